@@ -1,0 +1,200 @@
+"""Command line: parse arguments only, then hand over to the API.
+
+Exit codes: 0 nothing at or above ``--fail-on``; 1 a finding at or above it; 2 usage or input
+error (one line on stderr, no report); 3 the data passed but a check crashed.
+Heavy libraries are imported only after parsing, so ``auditor --help`` is fast.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+from auditor import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse's own code too)
+        self.exit(EXIT_USAGE, f"auditor: error: {message} (see auditor --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="auditor", description="Audit ML dataset splits for leakage, drift, "
+                "tokenization bugs and separability; writes report.html and report.json.")
+    p.add_argument("--version", action="version", version=f"auditor {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="audit splits described by audit.yaml or by flags")
+    run.add_argument("config", nargs="?", help="audit.yaml (paths inside are relative to it)")
+    for split in ("train", "val", "test"):
+        run.add_argument(f"--{split}", metavar="PATH", help=f"{split} split file")
+    run.add_argument("--label", help="label column")
+    run.add_argument("--time", help="time column (enables temporal checks)")
+    run.add_argument("--group", action="extend", nargs="+", default=[], metavar="COL",
+                     help="entity column(s) that must not cross splits")
+    run.add_argument("--id", action="extend", nargs="+", default=[], metavar="COL",
+                     help="identifier column(s): never features, ignored by duplicate checks")
+    run.add_argument("--text", action="extend", nargs="+", default=[], metavar="COL",
+                     help="free-text column(s)")
+    run.add_argument("--exclude", action="extend", nargs="+", default=[], metavar="COL",
+                     help="column(s) to ignore entirely")
+    run.add_argument("--seed", type=int, default=None, help="random seed (default: config or 0)")
+    _common(run)
+
+    demo = sub.add_parser("demo", help="audit bundled deterministic data with planted problems")
+    _common(demo, suite=False)
+    return p
+
+
+def _common(p: argparse.ArgumentParser, suite: bool = True) -> None:
+    p.add_argument("--out", metavar="DIR", help="output directory (default reports/<UTC time>)")
+    if suite:
+        p.add_argument("--suite", metavar="NAME|PATH", help="suite name in checks/ or a path")
+    p.add_argument("--fail-on", choices=["warn", "fail"], default="fail",
+                   help="lowest severity that makes the exit code 1 (default: fail)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary output")
+    p.add_argument("-v", "--verbose", action="store_true", help="log details (tracebacks of "
+                   "crashed checks) to stderr")
+
+
+def default_out_dir() -> Path:
+    return Path("reports") / datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")
+
+
+def prepare_out_dir(out: str | None) -> Path:
+    """Create the output directory and prove it is writable before any work is done."""
+    from auditor.errors import InputError
+
+    path = Path(out) if out else default_out_dir()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".auditor-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as err:
+        raise InputError(f"{path}: output directory is not writable ({err.strerror or err})") \
+            from None
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        build_parser().print_help(sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "verbose", False):
+        import logging
+        logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
+    from auditor.errors import AuditorError
+
+    try:
+        if args.command == "demo":
+            return _demo(args)
+        return _run(args)
+    except AuditorError as err:
+        print(f"auditor: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("auditor: interrupted; no report was written", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("auditor: error: out of memory while loading the data; sample the splits or run "
+              "on a larger machine", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as err:  # a bug of ours outside any check: one line, not a traceback
+        import logging
+        logging.getLogger("auditor").debug("internal error", exc_info=True)
+        print(f"auditor: internal error: {type(err).__name__}: {err} (rerun with --verbose "
+              "for the traceback; no report was written)", file=sys.stderr)
+        return EXIT_CRASH
+
+
+def _run(args: argparse.Namespace) -> int:
+    from auditor.config import config_from_flags, load_config
+
+    flags = any([args.train, args.val, args.test])
+    if args.config and flags:
+        from auditor.errors import ConfigError
+        raise ConfigError("give either an audit.yaml or --train/--test flags, not both")
+    if args.config:
+        cfg = load_config(args.config)
+        if args.seed is not None:
+            cfg = cfg.model_copy(update={"seed": args.seed})
+    else:
+        cfg = config_from_flags(train=args.train, val=args.val, test=args.test,
+                                label=args.label, time=args.time, groups=args.group,
+                                ids=args.id, text=args.text, exclude=args.exclude,
+                                seed=args.seed or 0)
+    out = prepare_out_dir(args.out)
+    return execute(cfg, out, suite=args.suite, fail_on=args.fail_on, quiet=args.quiet)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from auditor.config import load_config
+    from auditor.demo import write_demo
+
+    out = prepare_out_dir(args.out)
+    config_path = write_demo(out / "data")
+    cfg = load_config(config_path)
+    code = execute(cfg, out, suite=None, fail_on=args.fail_on, quiet=args.quiet)
+    if code == EXIT_FINDINGS and not args.quiet:
+        print("The demo data has planted problems, so a non-zero exit code is the expected "
+              "outcome: the audit caught them.", file=sys.stderr)
+    return code
+
+
+def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool) -> int:
+    """Run the audit, write report.json then report.html atomically, print the verdict."""
+    from auditor.api import run_audit
+    from auditor.output import write_atomic
+    from auditor.render import render_html
+
+    progress = not quiet and sys.stderr.isatty() and not os.environ.get("CI")
+    report = run_audit(cfg, suite=suite, progress=progress)
+    doc = report.to_dict()
+    import json
+
+    write_atomic(out / "report.json", json.dumps(doc, indent=1, ensure_ascii=False,
+                                                 allow_nan=False))
+    write_atomic(out / "report.html", render_html(doc))
+    code = report.exit_code(fail_on)
+    if not quiet:
+        print_summary(report, out, code)
+    print(out / "report.html")
+    return code
+
+
+def print_summary(report: Any, out: Path, code: int) -> None:
+    """A rich table of checks and a plain-words verdict, on stderr."""
+    from rich.console import Console
+    from rich.table import Table
+
+    colors = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta",
+              "skipped": "dim"}
+    console = Console(file=sys.stderr, highlight=False)
+    table = Table(show_header=True, header_style="bold", expand=False)
+    table.add_column("status")
+    table.add_column("check")
+    table.add_column("summary", overflow="fold")
+    table.add_column("time", justify="right")
+    for c in report.checks:
+        table.add_row(f"[{colors[c.status]}]{c.status}[/]", c.id, c.summary,
+                      f"{c.duration_s:.2f}s", )
+    console.print(table, markup=True)
+    words = {0: "PASS: nothing at or above the --fail-on level.",
+             1: "FAIL: the audit found problems at or above the --fail-on level "
+                "(exit code 1). Read the failed checks in the report.",
+             3: "ERROR: the data passed, but a check crashed (exit code 3); the report marks "
+                "it as error."}
+    console.print(f"[bold]{words.get(code, '')}[/]  status={report.status}, "
+                  f"{report.duration_s:.1f}s", markup=True)
+    console.print(f"report: {out / 'report.html'}  (and {out / 'report.json'})", markup=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,493 @@
+"""Loading splits with polars, resolving column roles once, and caching shared work.
+
+``open_splits`` turns file paths (or in-memory frames) into an :class:`AuditData`: every split
+read with a lazy scan and collected once, dtypes harmonised across splits (so a row hashes the
+same in train and in test), column roles resolved (label, time, groups, ids, text, features =
+the rest), and schema differences recorded for the ``schema.consistency`` check. Problems that
+make the audit impossible raise :class:`~auditor.errors.InputError` naming the file and column.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from auditor.config import AuditConfig, Columns, Tokens
+from auditor.errors import InputError
+
+REFERENCE = "reference"
+
+
+class Kind(StrEnum):
+    """How a column is treated by detectors."""
+
+    NUMERIC = "numeric"
+    BOOLEAN = "boolean"
+    CATEGORICAL = "categorical"
+    DATETIME = "datetime"
+    TEXT = "text"
+    NESTED = "nested"
+    NULL = "null"
+
+
+class LabelKind(StrEnum):
+    BINARY = "binary"
+    MULTICLASS = "multiclass"
+    NUMERIC = "numeric"
+
+
+@dataclass
+class SplitInfo:
+    name: str
+    path: str | None
+    rows: int
+    columns: int
+
+
+@dataclass
+class SchemaIssue:
+    """A difference between splits that the audit survived (reported by schema.consistency)."""
+
+    severity: str  # info | warn | fail
+    column: str
+    problem: str  # missing | dtype | nested | null_type | cast
+    message: str
+    splits: list[str] = field(default_factory=list)
+    dtypes: dict[str, str] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading files
+# ---------------------------------------------------------------------------------------------
+
+_PARQUET = (".parquet", ".pq")
+_CSV = (".csv", ".tsv", ".txt")
+_JSONL = (".jsonl", ".ndjson", ".json")
+_IPC = (".arrow", ".ipc", ".feather")
+_COMPRESSED = (".gz", ".gzip", ".zst", ".zstd")
+
+
+def _format_of(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSED:
+        suffixes = suffixes[:-1]
+    ext = suffixes[-1] if suffixes else ""
+    for fmt, exts in (("parquet", _PARQUET), ("csv", _CSV), ("jsonl", _JSONL), ("ipc", _IPC)):
+        if ext in exts:
+            return fmt
+    raise InputError(f"{path}: unsupported file type {ext or '(no extension)'!r}; expected "
+                     "Parquet, CSV, JSON Lines, Arrow IPC (optionally .gz/.zst) or a directory "
+                     "of Parquet files")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:300] if text else type(err).__name__
+
+
+def scan_table(path: Path) -> pl.LazyFrame:
+    """A lazy scan of one split file or a directory of Parquet files."""
+    if not path.exists():
+        raise InputError(f"{path}: file not found")
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _PARQUET)
+        if not files:
+            raise InputError(f"{path}: directory contains no Parquet files (*.parquet)")
+        return pl.scan_parquet([str(p) for p in files])
+    fmt = _format_of(path)
+    if fmt == "parquet":
+        return pl.scan_parquet(path)
+    if fmt == "ipc":
+        return pl.scan_ipc(path)
+    if fmt == "jsonl":
+        return pl.scan_ndjson(path, infer_schema_length=10_000)
+    sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
+    return pl.scan_csv(path, separator=sep, infer_schema_length=10_000, try_parse_dates=True)
+
+
+def read_table(path: Path) -> pl.DataFrame:
+    """Read one split into memory (collect once); any reader error becomes one InputError."""
+    lf = scan_table(path)
+    try:
+        df = lf.collect()
+    except InputError:
+        raise
+    except Exception as err:  # polars raises many types; the user needs one line
+        fmt = "Parquet" if path.is_dir() else _format_of(path)
+        raise InputError(f"{path}: cannot read as {fmt}: {_first_line(err)}") from None
+    if not path.is_dir() and _format_of(path) == "csv" and df.width == 1:
+        name = df.columns[0]
+        for sep in (";", "\t", "|"):
+            if sep in name:
+                raise InputError(f"{path}: read one column named {name[:60]!r}: the file seems "
+                                 f"to use {sep!r} as delimiter, expected ','")
+    return df
+
+
+def to_polars(obj: Any, name: str) -> pl.DataFrame:
+    """Accept a polars DataFrame/LazyFrame, a pandas DataFrame, or a path."""
+    if isinstance(obj, pl.DataFrame):
+        return obj
+    if isinstance(obj, pl.LazyFrame):
+        return obj.collect()
+    if isinstance(obj, (str, Path)):
+        return read_table(Path(obj))
+    if type(obj).__module__.startswith("pandas"):
+        try:
+            return pl.from_pandas(obj)
+        except Exception as err:
+            raise InputError(f"split {name!r}: cannot convert pandas DataFrame: "
+                             f"{_first_line(err)}") from None
+    raise InputError(f"split {name!r}: expected a polars/pandas DataFrame or a file path; "
+                     f"got {type(obj).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Dtype harmonisation
+# ---------------------------------------------------------------------------------------------
+
+def kind_of(dtype: pl.DataType) -> Kind:
+    if dtype == pl.Null:
+        return Kind.NULL
+    if dtype == pl.Boolean:
+        return Kind.BOOLEAN
+    if dtype.is_numeric():
+        return Kind.NUMERIC
+    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, (pl.Categorical, pl.Enum)):
+        return Kind.CATEGORICAL
+    if isinstance(dtype, (pl.Datetime, pl.Date)):
+        return Kind.DATETIME
+    if isinstance(dtype, pl.Duration):
+        return Kind.NUMERIC
+    return Kind.NESTED  # List, Array, Struct, Object, Binary, Time, Decimal-like oddities
+
+
+def _target_dtype(kinds: set[Kind], dtypes: list[pl.DataType]) -> pl.DataType | None:
+    """The common dtype for a column whose per-split kinds are ``kinds``; None if incompatible."""
+    kinds = kinds - {Kind.NULL}
+    if not kinds:
+        return pl.Null()
+    if kinds <= {Kind.NUMERIC, Kind.BOOLEAN} and Kind.NUMERIC in kinds:
+        non_null = [d for d in dtypes if d != pl.Null]
+        if len(kinds) == 1 and len({str(d) for d in non_null}) == 1:
+            return non_null[0]
+        if any(d.is_float() or isinstance(d, pl.Duration) for d in non_null):
+            return pl.Float64()
+        return pl.Int64() if all(d.is_integer() or d == pl.Boolean for d in non_null) \
+            else pl.Float64()
+    if len(kinds) > 1:
+        return None
+    (kind,) = kinds
+    if kind == Kind.BOOLEAN:
+        return pl.Boolean()
+    if kind == Kind.CATEGORICAL:
+        return pl.String()
+    if kind == Kind.DATETIME:
+        non_null = [d for d in dtypes if d != pl.Null]
+        zones = {getattr(d, "time_zone", None) for d in non_null}
+        if len({str(d) for d in non_null}) == 1:
+            return non_null[0]
+        tz = "UTC" if any(zones - {None}) else None
+        return pl.Datetime("us", tz)
+    return None  # nested: not harmonised
+
+
+def _cast(df: pl.DataFrame, col: str, dtype: pl.DataType) -> pl.Expr:
+    src = df.schema[col]
+    if isinstance(dtype, pl.Datetime) and dtype.time_zone and isinstance(src, pl.Datetime):
+        if src.time_zone is None:
+            return pl.col(col).dt.replace_time_zone("UTC").dt.cast_time_unit("us")
+        return pl.col(col).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+    if isinstance(dtype, pl.Datetime) and dtype.time_zone and isinstance(src, pl.Date):
+        return pl.col(col).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+    return pl.col(col).cast(dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# AuditData
+# ---------------------------------------------------------------------------------------------
+
+class AuditData:
+    """The loaded splits (in time order of use), their column roles and cached shared work.
+
+    Detectors read from it and never mutate it. Cached work (row hashes) is shared by checks.
+    """
+
+    def __init__(self, splits: dict[str, pl.DataFrame], *, columns: Columns,
+                 tokens: Tokens | None = None, paths: dict[str, str | None] | None = None,
+                 reference: pl.DataFrame | None = None, reference_path: str | None = None,
+                 seed: int = 0, kinds: dict[str, Kind] | None = None,
+                 features: list[str] | None = None,
+                 schema_issues: list[SchemaIssue] | None = None) -> None:
+        self.splits = splits
+        self.columns = columns
+        self.tokens = tokens
+        self.paths = paths or {k: None for k in splits}
+        self.reference = reference
+        self.reference_path = reference_path
+        self.seed = seed
+        self.kinds = kinds or {}
+        self.features = features or []
+        self.schema_issues = schema_issues or []
+        self._hash_cache: dict[tuple[str, tuple[str, ...]], pl.Series] = {}
+        self._label_kind: LabelKind | None | bool = False
+
+    # -- structure -----------------------------------------------------------------------------
+    @property
+    def split_names(self) -> list[str]:
+        return list(self.splits)
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (earlier, later) pair of splits in their declared order."""
+        names = self.split_names
+        return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+
+    def rows(self, split: str) -> int:
+        return self.splits[split].height
+
+    def info(self) -> dict[str, dict[str, Any]]:
+        out = {name: {"path": self.paths.get(name), "rows": df.height, "columns": df.width}
+               for name, df in self.splits.items()}
+        if self.reference is not None:
+            out[REFERENCE] = {"path": self.reference_path, "rows": self.reference.height,
+                              "columns": self.reference.width, "role": "reference"}
+        return out
+
+    @property
+    def label(self) -> str | None:
+        return self.columns.label
+
+    def features_of(self, *kinds: Kind) -> list[str]:
+        return [c for c in self.features if self.kinds.get(c) in kinds]
+
+    def duplicate_columns(self) -> list[str]:
+        """Columns that define a row for duplicate detection: everything but ids, excluded,
+        token and nested columns."""
+        skip = set(self.columns.ids) | set(self.columns.exclude)
+        if self.tokens:
+            skip |= set(self.tokens.columns())
+        common = self.common_columns()
+        return [c for c in common if c not in skip and self.kinds.get(c) != Kind.NESTED]
+
+    def common_columns(self) -> list[str]:
+        """Columns present in every split with a harmonised dtype, in train's column order."""
+        first = next(iter(self.splits.values()))
+        return [c for c in first.columns if c in self.kinds]
+
+    @property
+    def label_kind(self) -> LabelKind | None:
+        """binary (2 distinct values), multiclass (strings/booleans or <= 20 integer values),
+        numeric (anything else numeric); None without a label."""
+        if self._label_kind is False:
+            self._label_kind = self._detect_label_kind()
+        return self._label_kind  # type: ignore[return-value]
+
+    def _detect_label_kind(self) -> LabelKind | None:
+        y = self.label
+        if not y:
+            return None
+        values = pl.concat([df.select(pl.col(y)) for df in self.splits.values()])[y]
+        n = values.drop_nulls().n_unique()
+        if n <= 2:
+            return LabelKind.BINARY
+        dtype = values.dtype
+        if dtype.is_float():
+            whole = values.drop_nulls().drop_nans()
+            if (whole == whole.round(0)).all() and n <= 20:
+                return LabelKind.MULTICLASS
+            return LabelKind.NUMERIC
+        if dtype.is_integer():
+            return LabelKind.MULTICLASS if n <= 20 else LabelKind.NUMERIC
+        return LabelKind.MULTICLASS
+
+    # -- cached shared work -------------------------------------------------------------------
+    def row_hashes(self, split: str, columns: list[str]) -> pl.Series:
+        """64-bit hash of each row over ``columns`` (seeded; same dtype -> same hash in every
+        split). -0.0 and 0.0 hash alike, as do NaN and NaN, and null and null."""
+        key = (split, tuple(columns))
+        if key not in self._hash_cache:
+            frame = self.splits[split].select(columns)
+            self._hash_cache[key] = frame.hash_rows(seed=self.seed % (2**32))
+        return self._hash_cache[key]
+
+
+def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens | None,
+               paths: dict[str, str | None]) -> tuple[dict[str, pl.DataFrame], dict[str, Kind],
+                                                      list[SchemaIssue]]:
+    """Cast each shared column to one dtype across splits; record what could not be."""
+    issues: list[SchemaIssue] = []
+    names = list(frames)
+    first = frames[names[0]]
+    all_cols: list[str] = list(first.columns)
+    for df in frames.values():
+        all_cols += [c for c in df.columns if c not in all_cols]
+    token_cols = set(tokens.columns()) if tokens else set()
+    kinds: dict[str, Kind] = {}
+    casts: dict[str, dict[str, pl.Expr]] = {n: {} for n in names}
+    for col in all_cols:
+        present = [n for n in names if col in frames[n].columns]
+        missing = [n for n in names if n not in present]
+        if missing:
+            issues.append(SchemaIssue(
+                "fail" if REFERENCE not in missing else "warn", col, "missing",
+                f"column {col!r} is in {', '.join(present)} but missing from "
+                f"{', '.join(missing)}; it is left out of cross-split checks",
+                splits=missing))
+            continue
+        dtypes = [frames[n].schema[col] for n in names]
+        split_kinds = {kind_of(d) for d in dtypes}
+        if col in token_cols:
+            kinds[col] = Kind.NESTED if Kind.NESTED in split_kinds else split_kinds.pop()
+            continue
+        target = _target_dtype(split_kinds, dtypes)
+        if target is None and Kind.NESTED not in split_kinds:
+            issues.append(SchemaIssue(
+                "fail", col, "dtype",
+                f"column {col!r} has incompatible types across splits "
+                f"({', '.join(f'{n}: {d}' for n, d in zip(names, dtypes))}); it is left out "
+                "of cross-split checks", splits=names,
+                dtypes={n: str(d) for n, d in zip(names, dtypes)}))
+            continue
+        if target is None:
+            kinds[col] = Kind.NESTED
+            continue
+        if target == pl.Null:
+            kinds[col] = Kind.NULL
+            continue
+        for n in names:
+            if frames[n].schema[col] != target:
+                casts[n][col] = _cast(frames[n], col, target).alias(col)
+        if len({str(d) for d in dtypes if d != pl.Null}) > 1:
+            issues.append(SchemaIssue(
+                "info", col, "cast",
+                f"column {col!r} has compatible but different types across splits "
+                f"({', '.join(f'{n}: {d}' for n, d in zip(names, dtypes))}); compared as "
+                f"{target}", splits=names, dtypes={n: str(d) for n, d in zip(names, dtypes)}))
+        kinds[col] = kind_of(target)
+    out = {}
+    for n, df in frames.items():
+        try:
+            out[n] = df.with_columns(list(casts[n].values())) if casts[n] else df
+        except Exception as err:
+            col = next(iter(casts[n]))
+            raise InputError(f"{paths.get(n) or n}: cannot convert column {col!r} to a type "
+                             f"shared with the other splits: {_first_line(err)}") from None
+    return out, kinds, issues
+
+
+def _check_roles(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens | None,
+                 paths: dict[str, str | None]) -> None:
+    """Declared columns must exist in every split (else the audit cannot run: exit 2)."""
+    required: list[tuple[str, str]] = [(c, r) for c, r in columns.declared().items()
+                                       if r != "exclude"]
+    if tokens:
+        required += [(c, "tokens") for c in tokens.columns()]
+    for name, df in frames.items():
+        where = paths.get(name) or f"split {name!r}"
+        if df.height == 0:
+            raise InputError(f"{where}: split {name!r} has 0 rows")
+        seen: set[str] = set()
+        for col in df.columns:
+            if col in seen:
+                raise InputError(f"{where}: duplicate column name {col!r}")
+            seen.add(col)
+        for col, role in required:
+            if col not in df.columns:
+                hint = ""
+                import difflib
+                close = difflib.get_close_matches(col, df.columns, n=1, cutoff=0.6)
+                if close:
+                    hint = f" (did you mean {close[0]!r}?)"
+                raise InputError(f"{where}: {role} column {col!r} not found{hint}; columns are "
+                                 f"{', '.join(map(repr, df.columns[:12]))}"
+                                 f"{' ...' if df.width > 12 else ''}")
+
+
+def _resolve_features(frames: dict[str, pl.DataFrame], kinds: dict[str, Kind],
+                      columns: Columns, tokens: Tokens | None,
+                      issues: list[SchemaIssue]) -> list[str]:
+    roles = columns.declared()
+    token_cols = set(tokens.columns()) if tokens else set()
+    first = next(iter(frames.values()))
+    features = []
+    for col in first.columns:
+        if col not in kinds or col in roles or col in token_cols:
+            continue
+        kind = kinds[col]
+        if kind == Kind.NESTED:
+            issues.append(SchemaIssue("info", col, "nested",
+                                      f"column {col!r} is a nested/binary type "
+                                      f"({first.schema[col]}); it is not audited as a feature"))
+            continue
+        if kind == Kind.NULL:
+            issues.append(SchemaIssue("warn", col, "null_type",
+                                      f"column {col!r} is null in every split; it carries no "
+                                      "information and is not audited"))
+            continue
+        features.append(col)
+    for col in columns.text:
+        kinds[col] = Kind.TEXT if kinds.get(col) == Kind.CATEGORICAL else kinds.get(col, Kind.TEXT)
+    return features
+
+
+def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
+                     tokens: Tokens | None = None, paths: dict[str, str | None] | None = None,
+                     reference: pl.DataFrame | None = None, reference_path: str | None = None,
+                     seed: int = 0) -> AuditData:
+    """Validate roles, harmonise dtypes across splits (and the reference), resolve features."""
+    paths = dict(paths or {n: None for n in frames})
+    if REFERENCE in frames:
+        raise InputError(f"split name {REFERENCE!r} is reserved for the reference dataset")
+    _check_roles(frames, columns, tokens, paths)
+    all_frames = dict(frames)
+    if reference is not None:
+        _check_roles({REFERENCE: reference}, columns, None, {REFERENCE: reference_path})
+        all_frames[REFERENCE] = reference
+        paths[REFERENCE] = reference_path
+    harmonised, kinds, issues = _harmonise(all_frames, columns, tokens, paths)
+    ref = harmonised.pop(REFERENCE, None)
+    _check_label(harmonised, columns, paths)
+    features = _resolve_features(harmonised, kinds, columns, tokens, issues)
+    return AuditData(harmonised, columns=columns, tokens=tokens, paths=paths, reference=ref,
+                     reference_path=reference_path, seed=seed, kinds=kinds, features=features,
+                     schema_issues=issues)
+
+
+def _check_label(frames: dict[str, pl.DataFrame], columns: Columns,
+                 paths: dict[str, str | None]) -> None:
+    y = columns.label
+    if not y:
+        return
+    for name, df in frames.items():
+        if y not in df.columns:
+            continue
+        if kind_of(df.schema[y]) == Kind.NESTED:
+            raise InputError(f"{paths.get(name) or name}: label column {y!r} has type "
+                             f"{df.schema[y]}; expected numbers, strings or booleans")
+
+
+def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> AuditData:
+    """Read every split of ``cfg`` into AuditData; ``frames`` supplies in-memory splits (and
+    optionally the reference, under the key ``"reference"``) instead of files."""
+    loaded: dict[str, pl.DataFrame] = {}
+    paths: dict[str, str | None] = {}
+    for name, path in cfg.datasets.items():
+        if frames and name in frames:
+            loaded[name] = to_polars(frames[name], name)
+            paths[name] = None
+        else:
+            loaded[name] = read_table(Path(path))
+            paths[name] = str(path)
+    reference = None
+    if frames and REFERENCE in frames:
+        reference = to_polars(frames[REFERENCE], REFERENCE)
+    elif cfg.reference is not None:
+        reference = read_table(Path(cfg.reference))
+    return build_audit_data(loaded, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
+                            reference=reference,
+                            reference_path=(None if frames and REFERENCE in frames
+                                            else str(cfg.reference) if cfg.reference else None),
+                            seed=cfg.seed)

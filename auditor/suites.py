@@ -1,0 +1,116 @@
+"""Suites: YAML files in ``checks/`` naming which checks run and with which parameters.
+
+```yaml
+description: what this suite is for
+checks:
+  leakage.duplicates: {fail_above: 0.001}
+  schema.consistency: {}
+```
+A suite is a name (a file in the built-in ``checks/`` folder, shipped inside the wheel as
+``auditor/suites``) or a path. ``thresholds:`` in audit.yaml overrides parameters by field name.
+Unknown ids, unknown parameters and wrongly typed values fail here, before any data is loaded.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from auditor.errors import ConfigError
+from auditor.registry import load_check_class
+
+
+def builtin_suite_dirs() -> list[Path]:
+    """Where built-in suites live: inside the installed package, or the repo's ``checks/``."""
+    pkg = Path(__file__).resolve().parent
+    return [pkg / "suites", pkg.parent / "checks"]
+
+
+def builtin_suites() -> list[str]:
+    names: set[str] = set()
+    for d in builtin_suite_dirs():
+        if d.is_dir():
+            names |= {p.stem for p in d.glob("*.yaml")}
+    return sorted(names)
+
+
+def suite_path(name: str) -> Path:
+    """Resolve a suite name or path to a file."""
+    if name.endswith((".yaml", ".yml")) or "/" in name:
+        path = Path(name)
+        if not path.is_file():
+            raise ConfigError(f"suite file {name!r} not found")
+        return path
+    for d in builtin_suite_dirs():
+        path = d / f"{name}.yaml"
+        if path.is_file():
+            return path
+    known = builtin_suites()
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ConfigError(f"unknown suite {name!r}{hint}; built-in suites: {', '.join(known)}")
+
+
+def read_suite(name: str) -> dict[str, dict[str, Any]]:
+    """The suite's ``checks:`` mapping, id -> parameters (in file order)."""
+    import yaml
+
+    path = suite_path(name)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: invalid YAML: {str(err).splitlines()[0]}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("checks"), dict):
+        raise ConfigError(f"{path}: a suite needs a 'checks:' mapping of check id -> parameters")
+    unknown = set(raw) - {"checks", "description"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {sorted(unknown)[0]!r}; a suite has "
+                          "'description' and 'checks'")
+    out: dict[str, dict[str, Any]] = {}
+    for check_id, params in raw["checks"].items():
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise ConfigError(f"{path}: checks.{check_id}: expected a mapping of parameters; "
+                              f"got {params!r}")
+        out[str(check_id)] = params
+    return out
+
+
+def build_check(check_id: str, params: dict[str, Any], source: str) -> Any:
+    """Construct a check from its id and parameters, with one clear error per mistake."""
+    from pydantic import TypeAdapter, ValidationError
+
+    cls = load_check_class(check_id)
+    names = [f.name for f in fields(cls)]
+    for key in params:
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{source}: {check_id}.{key}: unknown parameter{hint}; "
+                              f"parameters are {', '.join(names)}")
+    try:
+        return TypeAdapter(cls).validate_python(params)
+    except ValidationError as err:
+        e = err.errors()[0]
+        key = ".".join(str(p) for p in e["loc"])
+        raise ConfigError(f"{source}: {check_id}.{key}: {e['msg']}; got "
+                          f"{e.get('input')!r}") from None
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"{source}: {check_id}: {err}") from None
+
+
+def load_checks(suite: str, overrides: dict[str, dict[str, Any]] | None = None) -> list[Any]:
+    """Instantiate every check of ``suite`` with ``overrides`` applied (in suite order)."""
+    spec = read_suite(suite)
+    overrides = overrides or {}
+    for check_id in overrides:
+        if check_id not in spec:
+            load_check_class(check_id)  # unknown id -> ConfigError with a suggestion
+            raise ConfigError(f"thresholds: {check_id!r} is not part of suite {suite!r}")
+        if not isinstance(overrides[check_id], dict):
+            raise ConfigError(f"thresholds: {check_id}: expected a mapping of parameters")
+    return [build_check(cid, {**params, **overrides.get(cid, {})},
+                        source=f"suite {suite!r}" if cid not in overrides else "thresholds")
+            for cid, params in spec.items()]
