@@ -153,9 +153,7 @@ def json_safe(obj: Any) -> Any:
         return obj if math.isfinite(obj) else None
     if isinstance(obj, (datetime, date)):
         return obj.isoformat()
-    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
-        return json_safe(obj.item())
-    if hasattr(obj, "tolist"):  # numpy array
+    if hasattr(obj, "tolist"):  # numpy scalar or array, polars Series
         return json_safe(obj.tolist())
     if isinstance(obj, Path):
         return str(obj)

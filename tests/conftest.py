@@ -1,0 +1,59 @@
+"""Shared fixtures: small seeded frames, split files on disk, and a CLI runner."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+
+def clean_frame(n: int, seed: int, offset: int = 0) -> pl.DataFrame:
+    """A random tabular split with no planted problem: unique ids, continuous features."""
+    rng = np.random.default_rng(seed)
+    x1 = rng.normal(size=n)
+    return pl.DataFrame({
+        "row_id": np.arange(offset, offset + n),
+        "x1": x1,
+        "x2": rng.normal(size=n),
+        "cat": rng.choice(["a", "b", "c", "d"], n),
+        "y": (rng.random(n) < 1 / (1 + np.exp(-0.5 * x1))).astype(np.int64),
+    })
+
+
+@pytest.fixture
+def clean_splits() -> dict[str, pl.DataFrame]:
+    return {"train": clean_frame(800, 1), "test": clean_frame(200, 2, offset=10_000)}
+
+
+@pytest.fixture
+def write_splits(tmp_path: Path):
+    """Write frames as Parquet into tmp_path; return {split: path}."""
+    def write(frames: dict[str, pl.DataFrame], suffix: str = ".parquet") -> dict[str, Path]:
+        out = {}
+        for name, df in frames.items():
+            path = tmp_path / f"{name}{suffix}"
+            if suffix == ".parquet":
+                df.write_parquet(path)
+            elif suffix == ".csv":
+                df.write_csv(path)
+            elif suffix == ".jsonl":
+                df.write_ndjson(path)
+            elif suffix == ".arrow":
+                df.write_ipc(path)
+            out[name] = path
+        return out
+    return write
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m auditor ARGS`` in a subprocess, as a user would."""
+    return subprocess.run([sys.executable, "-m", "auditor", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def cli():
+    return run_cli

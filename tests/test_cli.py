@@ -1,0 +1,146 @@
+"""The CLI end to end, through a subprocess, on files in a temp folder."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from auditor import cli as cli_module
+
+
+def _yaml(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "audit.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_clean_splits_exit_0_and_write_both_reports(tmp_path, clean_splits, write_splits, cli):
+    write_splits(clean_splits)
+    cfg = _yaml(tmp_path, "datasets: {train: train.parquet, test: test.parquet}\n"
+                          "columns: {label: y, ids: [row_id]}\n")
+    out = tmp_path / "out"
+    r = cli("run", cfg, "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(out / "report.html")
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["status"] == "pass"
+    assert doc["datasets"]["train"]["rows"] == 800
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_planted_duplicates_exit_1(tmp_path, clean_splits, write_splits, cli):
+    train, test = clean_splits["train"], clean_splits["test"]
+    test = pl.concat([test, train.head(10).with_columns(pl.col("row_id") + 50_000)])
+    paths = write_splits({"train": train, "test": test})
+    out = tmp_path / "o"
+    r = cli("run", "--train", paths["train"], "--test", paths["test"], "--label", "y",
+            "--id", "row_id", "--out", out)
+    assert r.returncode == 1, r.stderr
+    assert "FAIL" in r.stderr
+    doc = json.loads((out / "report.json").read_text())
+    dup = next(c for c in doc["checks"] if c["id"] == "leakage.duplicates")
+    assert dup["status"] == "fail"
+    assert dup["findings"][0]["count"] == 10
+
+
+def test_fail_on_warn_turns_a_warning_into_exit_1(tmp_path, clean_splits, write_splits, cli):
+    train, test = clean_splits["train"], clean_splits["test"]
+    test = pl.concat([test, train.head(10).with_columns(pl.col("row_id") + 50_000)])
+    write_splits({"train": train, "test": test})
+    # 10 of 210 rows (4.8%) copied: above warn_above (0) but below this fail_above (0.5)
+    cfg = _yaml(tmp_path, "datasets: {train: train.parquet, test: test.parquet}\n"
+                          "columns: {label: y, ids: [row_id]}\n"
+                          "thresholds: {leakage.duplicates: {fail_above: 0.5}}\n")
+    assert cli("run", cfg, "--out", tmp_path / "a", "--quiet").returncode == 0
+    assert cli("run", cfg, "--out", tmp_path / "b", "--quiet", "--fail-on",
+               "warn").returncode == 1
+    doc = json.loads((tmp_path / "a" / "report.json").read_text())
+    dup = next(c for c in doc["checks"] if c["id"] == "leakage.duplicates")
+    assert dup["status"] == "warn" and dup["params"]["fail_above"] == 0.5
+
+
+def test_missing_file_exit_2_one_line(tmp_path, cli):
+    r = cli("run", "--train", tmp_path / "nope.parquet", "--test", tmp_path / "x.parquet")
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1
+    assert "nope.parquet: file not found" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_unknown_yaml_key_exit_2_with_suggestion(tmp_path, clean_splits, write_splits, cli):
+    write_splits(clean_splits)
+    cfg = _yaml(tmp_path, "datasets: {train: train.parquet, test: test.parquet}\n"
+                          "columns: {lable: y}\n")
+    r = cli("run", cfg, "--out", tmp_path / "o")
+    assert r.returncode == 2
+    assert "columns.lable: unknown key (did you mean 'label'?)" in r.stderr
+    assert not (tmp_path / "o" / "report.json").exists()
+
+
+def test_missing_label_column_exit_2_names_file_and_column(tmp_path, clean_splits,
+                                                           write_splits, cli):
+    paths = write_splits({"train": clean_splits["train"],
+                          "test": clean_splits["test"].drop("y")})
+    r = cli("run", "--train", paths["train"], "--test", paths["test"], "--label", "y",
+            "--out", tmp_path / "o")
+    assert r.returncode == 2
+    assert str(paths["test"]) in r.stderr and "label column 'y' not found" in r.stderr
+
+
+def test_no_arguments_is_a_usage_error(cli):
+    r = cli("run")
+    assert r.returncode == 2
+    assert "audit.yaml or at least --train" in r.stderr
+
+
+def test_crashing_check_gives_exit_3_and_report(tmp_path, clean_splits, write_splits,
+                                                monkeypatch, capsys):
+    from auditor.detectors.duplicates import Duplicates
+
+    def boom(self, data):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(Duplicates, "run", boom)
+    paths = write_splits(clean_splits)
+    code = cli_module.main(["run", "--train", str(paths["train"]), "--test",
+                            str(paths["test"]), "--label", "y", "--out",
+                            str(tmp_path / "o"), "--quiet"])
+    assert code == 3
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    assert statuses["leakage.duplicates"] == "error"
+    assert statuses["schema.consistency"] == "pass"
+    assert doc["checks"][1]["error"] == "RuntimeError: kaboom"
+
+
+def test_demo_exits_1_and_prints_report_path(tmp_path, cli):
+    out = tmp_path / "demo"
+    r = cli("demo", "--out", out)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.strip() == str(out / "report.html")
+    assert "planted problems" in r.stderr
+    doc = json.loads((out / "report.json").read_text())
+    dup = next(c for c in doc["checks"] if c["id"] == "leakage.duplicates")
+    train_test = next(f for f in dup["findings"] if f["splits"] == ["train", "test"])
+    assert train_test["count"] == 30 and train_test["severity"] == "fail"
+
+
+def test_unwritable_output_dir_exit_2(tmp_path, clean_splits, write_splits, cli):
+    paths = write_splits(clean_splits)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = cli("run", "--train", paths["train"], "--test", paths["test"], "--out",
+            blocker / "sub")
+    assert r.returncode == 2
+    assert "output directory is not writable" in r.stderr
+
+
+def test_cli_module_does_not_import_heavy_libraries():
+    import subprocess
+    import sys
+
+    code = ("import sys, auditor.cli; heavy = [m for m in ('torch', 'sklearn', 'polars', "
+            "'numpy', 'matplotlib', 'scipy') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]"
