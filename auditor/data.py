@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -232,7 +232,9 @@ class AuditData:
         self.kinds = kinds or {}
         self.features = features or []
         self.schema_issues = schema_issues or []
+        self.pipeline: list[Path] = []
         self._hash_cache: dict[tuple[str, tuple[str, ...]], pl.Series] = {}
+        self._cache: dict[Any, Any] = {}
         self._label_kind: LabelKind | None | bool = False
 
     # -- structure -----------------------------------------------------------------------------
@@ -304,6 +306,13 @@ class AuditData:
         return LabelKind.MULTICLASS
 
     # -- cached shared work -------------------------------------------------------------------
+    def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
+        """Compute ``factory()`` once per run and share it between checks (e.g. a loaded
+        tokenizer, per-column ranks). ``key`` must be hashable and name what is computed."""
+        if key not in self._cache:
+            self._cache[key] = factory()
+        return self._cache[key]
+
     def row_hashes(self, split: str, columns: list[str]) -> pl.Series:
         """64-bit hash of each row over ``columns`` (seeded; same dtype -> same hash in every
         split). -0.0 and 0.0 hash alike, as do NaN and NaN, and null and null."""
@@ -486,8 +495,10 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
         reference = to_polars(frames[REFERENCE], REFERENCE)
     elif cfg.reference is not None:
         reference = read_table(Path(cfg.reference))
-    return build_audit_data(loaded, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
+    data = build_audit_data(loaded, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                             reference=reference,
                             reference_path=(None if frames and REFERENCE in frames
                                             else str(cfg.reference) if cfg.reference else None),
                             seed=cfg.seed)
+    data.pipeline = list(cfg.pipeline)
+    return data

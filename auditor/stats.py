@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from auditor.report import Severity
 
 
@@ -64,3 +66,27 @@ def fmt_share(x: float) -> str:
         if round(pct, digits) != 0:
             return f"{pct:.{digits}f}%"
     return f"{pct:.2g}%"
+
+
+def cramers_v(table: np.ndarray) -> float:
+    """Bias-corrected Cramér's V of an r x c contingency table of counts (Bergsma 2013).
+
+    phi2 = chi2 / n;  phi2c = max(0, phi2 - (k-1)(r-1)/(n-1));
+    r~ = r - (r-1)^2/(n-1);  k~ = k - (k-1)^2/(n-1);  V = sqrt(phi2c / min(k~-1, r~-1)).
+    Rows/columns that are all zero are dropped first. 0 for a table with one row or column.
+    ``chi2`` is Pearson's statistic without continuity correction (scipy's
+    ``chi2_contingency(table, correction=False)``).
+    """
+    t = np.asarray(table, dtype=float)
+    t = t[t.sum(1) > 0][:, t.sum(0) > 0]
+    n = t.sum()
+    r, k = t.shape
+    if r < 2 or k < 2 or n < 2:
+        return 0.0
+    expected = np.outer(t.sum(1), t.sum(0)) / n
+    chi2 = ((t - expected) ** 2 / expected).sum()
+    phi2c = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
+    r_c = r - (r - 1) ** 2 / (n - 1)
+    k_c = k - (k - 1) ** 2 / (n - 1)
+    denom = min(k_c - 1, r_c - 1)
+    return float(math.sqrt(phi2c / denom)) if denom > 0 else 0.0
