@@ -1,0 +1,123 @@
+"""Time the default suite (or some checks) on generated data; print per-check wall time,
+total wall time and peak RSS as a table.
+
+    python bench/run.py --sizes 100000 1000000            # full default suite
+    python bench/run.py --sizes 1000000 --no-models       # without separability probes
+    python bench/run.py --sizes 1000000 --checks drift.features drift.label
+
+Each size runs in a fresh subprocess (so peak RSS is per size), wrapped in `/usr/bin/time -v`
+when it is installed (Debian package `time`); the child also reports its own
+`resource.getrusage` peak. Data come from bench/make_data.py (generated on first use).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+
+def child(rows: int, checks: list[str] | None, no_models: bool, data_dir: Path) -> None:
+    """Run one audit in this process and print a JSON line with timings."""
+    sys.path.insert(0, str(HERE))
+    from make_data import generate
+
+    paths = generate(rows, data_dir)
+    from auditor.api import run_audit
+    from auditor.config import parse_config
+    from auditor.suites import read_suite
+
+    suite = read_suite("default")
+    ids = [c for c in suite if (not checks or c in checks)
+           and not (no_models and c.startswith("separability."))]
+    suite_file = data_dir / f"bench-suite-{os.getpid()}.yaml"
+    import yaml
+    suite_file.write_text(yaml.safe_dump({"checks": {c: suite[c] for c in ids}}, sort_keys=False))
+    cfg = parse_config({"datasets": {k: str(v) for k, v in paths.items()},
+                        "columns": {"label": "label", "time": "event_ts", "groups": ["user_id"],
+                                    "ids": ["row_id"], "text": ["notes"]},
+                        "suite": str(suite_file)}, base_dir=data_dir, source="bench")
+    t0 = time.perf_counter()
+    report = run_audit(cfg)
+    wall = time.perf_counter() - t0
+    suite_file.unlink()
+    t1 = time.perf_counter()
+    report.to_html()
+    render = time.perf_counter() - t1
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print("BENCH " + json.dumps({
+        "rows": rows, "wall_s": wall, "render_s": render, "peak_rss_mb": peak_kb / 1024,
+        "checks": [{"id": c.id, "status": c.status, "s": c.duration_s,
+                    "summary": c.summary[:90]} for c in report.checks]}))
+
+
+def run_size(rows: int, args: argparse.Namespace) -> dict:
+    cmd = [sys.executable, __file__, "--child", str(rows), "--data", str(args.data)]
+    if args.checks:
+        cmd += ["--checks", *args.checks]
+    if args.no_models:
+        cmd.append("--no-models")
+    timer = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
+    if timer:
+        cmd = [timer, "-v", *cmd]
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    outer = time.perf_counter() - t
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BENCH ")), None)
+    if line is None:
+        sys.exit(f"benchmark child failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    res = json.loads(line[6:])
+    res["process_s"] = outer
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    res["time_v_peak_mb"] = int(m.group(1)) / 1024 if m else None
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="auditor benchmark")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    ap.add_argument("--checks", nargs="+")
+    ap.add_argument("--no-models", action="store_true", help="skip separability.* checks")
+    ap.add_argument("--data", type=Path, default=HERE / "data")
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.checks, args.no_models, args.data)
+        return
+    results = [run_size(n, args) for n in args.sizes]
+    ids = [c["id"] for c in results[0]["checks"]]
+    head = f"{'check':32}" + "".join(f"{r['rows']:>14,}" for r in results)
+    print(head)
+    print("-" * len(head))
+    for cid in ids:
+        row = f"{cid:32}"
+        for r in results:
+            c = next((c for c in r["checks"] if c["id"] == cid), None)
+            row += f"{(c['s'] if c else float('nan')):>13.2f}s"
+        print(row)
+    print("-" * len(head))
+    for label, key, unit in (("audit wall (load + checks)", "wall_s", "s"),
+                             ("html render", "render_s", "s"),
+                             ("process wall (incl. startup)", "process_s", "s"),
+                             ("peak RSS (getrusage)", "peak_rss_mb", " MB"),
+                             ("peak RSS (/usr/bin/time -v)", "time_v_peak_mb", " MB")):
+        vals = "".join(f"{r[key]:>13.1f}{unit}" if r.get(key) is not None else f"{'n/a':>14}"
+                       for r in results)
+        print(f"{label:32}{vals}")
+    print()
+    for r in results:
+        print(f"status at {r['rows']:,} rows: " + ", ".join(
+            f"{c['id']}={c['status']}" for c in r["checks"]))
+
+
+if __name__ == "__main__":
+    main()
