@@ -108,23 +108,52 @@ def scan_table(path: Path) -> pl.LazyFrame:
     return pl.scan_csv(path, separator=sep, infer_schema_length=10_000, try_parse_dates=True)
 
 
+_FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON Lines", "ipc": "Arrow IPC"}
+
+
 def read_table(path: Path) -> pl.DataFrame:
     """Read one split into memory (collect once); any reader error becomes one InputError."""
     lf = scan_table(path)
+    fmt = "parquet" if path.is_dir() else _format_of(path)
     try:
         df = lf.collect()
     except InputError:
         raise
     except Exception as err:  # polars raises many types; the user needs one line
-        fmt = "Parquet" if path.is_dir() else _format_of(path)
-        raise InputError(f"{path}: cannot read as {fmt}: {_first_line(err)}") from None
-    if not path.is_dir() and _format_of(path) == "csv" and df.width == 1:
+        reason = _first_line(err)
+        if "utf-8" in reason.lower() or "utf8" in reason.lower():
+            reason += " (expected UTF-8 text; re-encode the file, e.g. with iconv)"
+        raise InputError(f"{path}: cannot read as {_FORMAT_NAMES[fmt]}: {reason}") from None
+    if fmt == "csv":
+        _check_csv_shape(path, df)
+    return df
+
+
+def _check_csv_shape(path: Path, df: pl.DataFrame) -> None:
+    """Catch what polars reads silently: a wrong delimiter, duplicate header names (renamed
+    ``x_duplicated_0``), and a truncated last line (fewer fields than the header)."""
+    if df.width == 1:
         name = df.columns[0]
         for sep in (";", "\t", "|"):
             if sep in name:
                 raise InputError(f"{path}: read one column named {name[:60]!r}: the file seems "
                                  f"to use {sep!r} as delimiter, expected ','")
-    return df
+    for col in df.columns:
+        base, dup, _ = col.rpartition("_duplicated_")
+        if dup and base in df.columns:
+            raise InputError(f"{path}: duplicate column name {base!r} in the header")
+    if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
+        return  # compressed: the reader already validated the stream
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        fh.seek(max(0, size - 65536))
+        tail = fh.read()
+    if tail and not tail.endswith(b"\n"):
+        last = tail.rsplit(b"\n", 1)[-1]
+        sep = b"\t" if path.suffix.lower() == ".tsv" else b","
+        if b'"' not in last and last.count(sep) + 1 < df.width:
+            raise InputError(f"{path}: the file looks truncated: its last line has "
+                             f"{last.count(sep) + 1} of {df.width} fields and no line end")
 
 
 def to_polars(obj: Any, name: str) -> pl.DataFrame:
@@ -451,6 +480,8 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     if REFERENCE in frames:
         raise InputError(f"split name {REFERENCE!r} is reserved for the reference dataset")
     _check_roles(frames, columns, tokens, paths)
+    frames = {n: _parse_time_strings(df, columns.time, paths.get(n) or n)
+              for n, df in frames.items()}
     all_frames = dict(frames)
     if reference is not None:
         _check_roles({REFERENCE: reference}, columns, None, {REFERENCE: reference_path})
@@ -460,9 +491,55 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     ref = harmonised.pop(REFERENCE, None)
     _check_label(harmonised, columns, paths)
     features = _resolve_features(harmonised, kinds, columns, tokens, issues)
+    if not features and tokens is None:
+        first = next(iter(harmonised))
+        raise InputError(f"{paths.get(first) or first}: no feature columns to audit: every "
+                         "column is a declared role (label, time, groups, ids, text, exclude), "
+                         "nested, or missing from another split")
+    issues += _label_nulls(harmonised, columns.label)
     return AuditData(harmonised, columns=columns, tokens=tokens, paths=paths, reference=ref,
                      reference_path=reference_path, seed=seed, kinds=kinds, features=features,
                      schema_issues=issues)
+
+
+def _label_nulls(frames: dict[str, pl.DataFrame], label: str | None) -> list[SchemaIssue]:
+    if not label:
+        return []
+    out = []
+    for name, df in frames.items():
+        n = df[label].null_count()
+        if df.schema[label].is_float():
+            n += int(df[label].is_nan().sum())
+        if n:
+            out.append(SchemaIssue(
+                "warn", label, "label_nulls",
+                f"label {label!r} is missing in {n:,} of {df.height:,} {name} rows "
+                f"({100 * n / df.height:.1f}%); label-based checks use labelled rows only",
+                splits=[name]))
+    return out
+
+
+def _parse_time_strings(df: pl.DataFrame, col: str | None, where: str) -> pl.DataFrame:
+    """A declared time column stored as text is parsed (ISO 8601, offsets converted to UTC);
+    a value that does not parse is an input error naming it."""
+    if not col or df.schema[col] != pl.String:
+        return df
+    raw = df[col]
+    parsed = None
+    for kwargs in ({"time_zone": "UTC"}, {}):
+        try:
+            parsed = raw.str.to_datetime(strict=False, time_unit="us", **kwargs)
+            break
+        except Exception:
+            continue
+    if parsed is None or parsed.null_count() > raw.null_count():
+        bad = raw.filter(raw.is_not_null() & (parsed.is_null() if parsed is not None
+                                              else raw.is_not_null())).head(1)
+        example = bad[0] if bad.len() else "?"
+        raise InputError(f"{where}: time column {col!r} holds text that is not a date/time "
+                         f"(e.g. {str(example)[:40]!r}); expected ISO 8601 such as "
+                         "2025-01-31 or 2025-01-31T12:00:00Z")
+    return df.with_columns(parsed.alias(col))
 
 
 def _check_label(frames: dict[str, pl.DataFrame], columns: Columns,

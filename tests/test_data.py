@@ -51,7 +51,7 @@ def test_every_format_reads_the_same_frame(tmp_path, name):
 @pytest.mark.parametrize("setup, expected", [
     (lambda p: None, "file not found"),
     (lambda p: p.mkdir(), "directory contains no Parquet files"),
-    (lambda p: p.write_bytes(b"PAR1 this is not parquet"), "cannot read as parquet"),
+    (lambda p: p.write_bytes(b"PAR1 this is not parquet"), "cannot read as Parquet"),
 ])
 def test_unreadable_inputs_raise_one_line(tmp_path, setup, expected):
     path = tmp_path / ("d" if "directory" in expected else "x.parquet")
