@@ -28,7 +28,8 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     return Report(status=overall_status(results),
                   started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                   duration_s=round(time.perf_counter() - t0, 3), seed=cfg.seed,
-                  datasets=data.info(), checks=results, tool_version=__version__)
+                  datasets=data.info(), checks=results, tool_version=__version__,
+                  notes=list(data.notes))
 
 
 def audit(*, train: Any = None, test: Any = None, val: Any = None,

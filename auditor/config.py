@@ -83,6 +83,7 @@ class AuditConfig(_Strict):
     seed: int = 0
     thresholds: dict[str, dict[str, Any]] = Field(default_factory=dict)
     pipeline: list[Path] = Field(default_factory=list)
+    memory_budget_gb: float | None = Field(default=None, gt=0)
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
 

@@ -262,6 +262,7 @@ class AuditData:
         self.features = features or []
         self.schema_issues = schema_issues or []
         self.pipeline: list[Path] = []
+        self.notes: list[str] = []
         self._hash_cache: dict[tuple[str, tuple[str, ...]], pl.Series] = {}
         self._cache: dict[Any, Any] = {}
         self._label_kind: LabelKind | None | bool = False
@@ -555,27 +556,111 @@ def _check_label(frames: dict[str, pl.DataFrame], columns: Columns,
                              f"{df.schema[y]}; expected numbers, strings or booleans")
 
 
+# Peak memory of an audit relative to the in-memory size of its data (hashes, joins, the union
+# of splits for preprocessing fingerprints, rank columns). Measured with bench/run.py.
+WORKING_SET_FACTOR = 3.0
+
+
+def estimate_bytes(path: Path) -> int:
+    """In-memory size of a split estimated before reading it: Parquet footers give the
+    uncompressed size; text formats count their bytes (x5 when compressed)."""
+    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _PARQUET) \
+        if path.is_dir() else [path]
+    total = 0
+    for f in files:
+        try:
+            if f.suffix.lower() in _PARQUET:
+                import pyarrow.parquet as pq
+                meta = pq.ParquetFile(f).metadata
+                total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            else:
+                size = f.stat().st_size
+                total += size * (5 if f.suffix.lower() in _COMPRESSED else 1)
+        except Exception:  # unreadable files are reported by read_table with a clear message
+            continue
+    return total
+
+
+def available_memory_bytes() -> int:
+    """MemAvailable from /proc/meminfo (Linux), else total physical memory."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import os
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def memory_budget_bytes(budget_gb: float | None) -> int:
+    """The configured budget, or 60% of the memory available now."""
+    if budget_gb is not None:
+        return int(budget_gb * 1024**3)
+    return int(0.6 * available_memory_bytes())
+
+
+def read_sample(path: Path, fraction: float, seed: int) -> pl.DataFrame:
+    """A seeded uniform sample of about ``fraction`` of the rows, read with streaming so the
+    whole file never sits in memory."""
+    lf = scan_table(path).with_row_index("__row")
+    keep = (pl.col("__row").hash(seed) % 1_000_000) < int(fraction * 1_000_000)
+    try:
+        return lf.filter(keep).drop("__row").collect(engine="streaming")
+    except Exception as err:
+        fmt = "parquet" if path.is_dir() else _format_of(path)
+        raise InputError(f"{path}: cannot read as {_FORMAT_NAMES[fmt]}: "
+                         f"{_first_line(err)}") from None
+
+
 def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> AuditData:
     """Read every split of ``cfg`` into AuditData; ``frames`` supplies in-memory splits (and
-    optionally the reference, under the key ``"reference"``) instead of files."""
+    optionally the reference, under the key ``"reference"``) instead of files.
+
+    Before reading, the working set (in-memory size x WORKING_SET_FACTOR) is compared with the
+    memory budget (``memory_budget_gb``, default 60% of available RAM); beyond it every file is
+    read as a seeded uniform sample that fits, and the report says so in its notes.
+    """
+    frames = frames or {}
+    files = {name: Path(p) for name, p in cfg.datasets.items() if name not in frames}
+    if cfg.reference is not None and REFERENCE not in frames:
+        files[REFERENCE] = Path(cfg.reference)
+    for path in files.values():
+        if not path.exists():
+            raise InputError(f"{path}: file not found")
+    need = WORKING_SET_FACTOR * sum(estimate_bytes(p) for p in files.values())
+    budget = memory_budget_bytes(cfg.memory_budget_gb)
+    fraction = min(1.0, budget / need) if need else 1.0
+    notes: list[str] = []
+    if fraction < 1.0:
+        notes.append(f"The data need about {need / 1024**3:.1f} GB of memory to audit, above "
+                     f"the budget of {budget / 1024**3:.1f} GB: every split file was read as a "
+                     f"seeded uniform sample of {fraction:.1%} of its rows, and every count in "
+                     "this report refers to those samples. Set memory_budget_gb in audit.yaml "
+                     "to change the budget.")
+
+    def load(path: Path) -> pl.DataFrame:
+        return read_table(path) if fraction >= 1.0 else read_sample(path, fraction, cfg.seed)
+
     loaded: dict[str, pl.DataFrame] = {}
     paths: dict[str, str | None] = {}
     for name, path in cfg.datasets.items():
-        if frames and name in frames:
+        if name in frames:
             loaded[name] = to_polars(frames[name], name)
             paths[name] = None
         else:
-            loaded[name] = read_table(Path(path))
+            loaded[name] = load(Path(path))
             paths[name] = str(path)
     reference = None
-    if frames and REFERENCE in frames:
+    if REFERENCE in frames:
         reference = to_polars(frames[REFERENCE], REFERENCE)
     elif cfg.reference is not None:
-        reference = read_table(Path(cfg.reference))
+        reference = load(Path(cfg.reference))
     data = build_audit_data(loaded, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                             reference=reference,
-                            reference_path=(None if frames and REFERENCE in frames
+                            reference_path=(None if REFERENCE in frames
                                             else str(cfg.reference) if cfg.reference else None),
                             seed=cfg.seed)
     data.pipeline = list(cfg.pipeline)
+    data.notes = notes
     return data

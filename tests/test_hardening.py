@@ -318,3 +318,24 @@ def test_interrupted_render_leaves_no_report_html(tmp_path, monkeypatch, capsys)
     assert code == 130
     assert not (tmp_path / "o" / "report.html").exists()
     assert not [p for p in (tmp_path / "o").iterdir() if p.name.startswith(".report")]
+
+
+def test_data_beyond_the_memory_budget_are_sampled_and_the_report_says_so(tmp_path, capsys):
+    train = clean_frame(20_000, 1)
+    test = pl.concat([clean_frame(5_000, 2, 50_000), train.head(1000)
+                      .with_columns(pl.col("row_id") + 90_000)])
+    b = {"train": _write(tmp_path, "train.parquet", train),
+         "test": _write(tmp_path, "test.parquet", test)}
+    from auditor.data import WORKING_SET_FACTOR, estimate_bytes
+    need = WORKING_SET_FACTOR * sum(estimate_bytes(p) for p in b.values())
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   "columns: {label: y, ids: [row_id]}\n"
+                   f"memory_budget_gb: {need / 2 / 1024**3!r}\n")
+    code = cli.main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert code == 1
+    assert "seeded uniform sample of 50.0% of its rows" in doc["notes"][0]
+    rows = doc["datasets"]["train"]["rows"]
+    assert 9_000 < rows < 11_000
+    assert "seeded uniform sample" in (tmp_path / "o" / "report.html").read_text()
