@@ -34,7 +34,10 @@ def render_chart(spec: dict[str, Any]) -> str:
     draw = _DRAWERS.get(str(kind))
     if draw is None:
         return ""
-    with matplotlib.rc_context(_RC):
+    import warnings
+
+    with matplotlib.rc_context(_RC), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. glyphs missing from the font: text stays text
         fig = Figure(figsize=(spec.get("width", 6.4), spec.get("height", 3.0)), dpi=100)
         ax = fig.add_subplot(1, 1, 1)
         draw(ax, spec)
