@@ -13,10 +13,11 @@ Unknown ids, unknown parameters and wrongly typed values fail here, before any d
 from __future__ import annotations
 
 import difflib
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from auditor.checks import Cost
 from auditor.errors import ConfigError
 from auditor.registry import load_check_class
 
@@ -82,7 +83,13 @@ def build_check(check_id: str, params: dict[str, Any], source: str) -> Any:
     """Construct a check from its id and parameters, with one clear error per mistake."""
     from pydantic import TypeAdapter, ValidationError
 
-    cls = load_check_class(check_id)
+    try:
+        cls = load_check_class(check_id)
+    except ConfigError:
+        raise
+    except Exception as err:  # a broken check module must not sink the whole run
+        return BrokenCheck(broken_id=check_id,
+                           message=f"cannot import the check: {type(err).__name__}: {err}")
     names = [f.name for f in fields(cls)]
     for key in params:
         if key not in names:
@@ -99,6 +106,23 @@ def build_check(check_id: str, params: dict[str, Any], source: str) -> Any:
                           f"{e.get('input')!r}") from None
     except (ValueError, TypeError) as err:
         raise ConfigError(f"{source}: {check_id}: {err}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BrokenCheck:
+    """A check whose module failed to import; it reports ``error`` when run."""
+
+    broken_id: str
+    message: str
+    title: ClassVar[str] = "Check that could not be loaded"
+    cost: ClassVar[Cost] = Cost.CHEAP
+
+    @property
+    def id(self) -> str:
+        return self.broken_id
+
+    def run(self, data: Any) -> list[Any]:
+        raise RuntimeError(self.message)
 
 
 def load_checks(suite: str, overrides: dict[str, dict[str, Any]] | None = None) -> list[Any]:

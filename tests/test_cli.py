@@ -104,14 +104,15 @@ def test_crashing_check_gives_exit_3_and_report(tmp_path, clean_splits, write_sp
     monkeypatch.setattr(Duplicates, "run", boom)
     paths = write_splits(clean_splits)
     code = cli_module.main(["run", "--train", str(paths["train"]), "--test",
-                            str(paths["test"]), "--label", "y", "--out",
+                            str(paths["test"]), "--label", "y", "--id", "row_id", "--out",
                             str(tmp_path / "o"), "--quiet"])
     assert code == 3
     doc = json.loads((tmp_path / "o" / "report.json").read_text())
     statuses = {c["id"]: c["status"] for c in doc["checks"]}
     assert statuses["leakage.duplicates"] == "error"
     assert statuses["schema.consistency"] == "pass"
-    assert doc["checks"][1]["error"] == "RuntimeError: kaboom"
+    assert next(c for c in doc["checks"]
+                if c["id"] == "leakage.duplicates")["error"] == "RuntimeError: kaboom"
 
 
 def test_demo_exits_1_and_prints_report_path(tmp_path, cli):

@@ -66,3 +66,17 @@ def test_crash_becomes_error_and_others_still_run():
     assert all(r.duration_s >= 0 for r in results)
     assert count.params == {"warn_above": 1}
     assert crash.description.startswith("A check that always crashes")
+
+
+def test_a_check_module_that_fails_to_import_becomes_an_error(monkeypatch):
+    from auditor import registry
+    from auditor.suites import load_checks
+
+    monkeypatch.setitem(registry.CHECKS, "leakage.duplicates",
+                        "auditor.detectors.no_such_module:Nothing")
+    checks = load_checks("default")
+    results = {r.id: r for r in run_checks(checks, _data())}
+    broken = results["leakage.duplicates"]
+    assert broken.status == Status.ERROR
+    assert "cannot import the check: ModuleNotFoundError" in broken.error
+    assert results["schema.consistency"].status != Status.ERROR
