@@ -1,0 +1,457 @@
+"""Feature and label drift between splits, or between every split and a reference snapshot.
+
+Statistics and binning live in :mod:`auditor.drift_stats` (per column) and
+:mod:`auditor.stats` (PSI, KS, chi-square, Jensen–Shannon, Benjamini–Hochberg).
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from auditor.checks import Cost
+from auditor.data import REFERENCE, AuditData, Kind, LabelKind
+from auditor.drift_stats import (CATEGORICAL_KINDS, MISSING, NUMERIC_KINDS, ColumnDrift,
+                                 Sample, bins_table, category_chart, compare, fmt_value,
+                                 numeric_chart, prepare)
+from auditor.errors import NotApplicable
+from auditor.report import Finding, Severity
+from auditor.stats import bh_adjust, fmt_count, fmt_share, grade_at_least
+
+_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
+_COLORS = {Severity.FAIL: "#C44E52", Severity.WARN: "#DD8452", Severity.INFO: "#4C72B0"}
+DRIFT_KINDS = NUMERIC_KINDS + CATEGORICAL_KINDS
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared by both checks
+# ---------------------------------------------------------------------------------------------
+
+def comparisons(data: AuditData) -> list[tuple[str, str]]:
+    """(reference, compared) pairs: with a reference dataset, (reference, split) for every
+    split (scheduled mode); otherwise every later split against the first (train), plus each
+    consecutive pair after the first (train, val, test -> train/val, train/test, val/test)."""
+    names = data.split_names
+    if data.reference is not None:
+        return [(REFERENCE, s) for s in names]
+    first = names[0]
+    return [(first, s) for s in names[1:]] + [(names[i], names[i + 1])
+                                              for i in range(1, len(names) - 1)]
+
+
+def frame_of(data: AuditData, name: str) -> pl.DataFrame:
+    return data.reference if name == REFERENCE and data.reference is not None \
+        else data.splits[name]
+
+
+@dataclass
+class Verdict:
+    """How one column is graded: the statistic that decided, and whether it was significant."""
+
+    severity: Severity
+    raw: Severity          # the effect-size grade before the p-value requirement
+    metric: str
+    value: float | None
+    threshold: float
+    p_adj: float | None
+    ks_p_adj: float | None
+
+
+def _validate(check: Any) -> None:
+    if not isinstance(check.n_bins, int) or not 2 <= check.n_bins <= 1000:
+        raise ValueError(f"n_bins must be an integer in [2, 1000]; got {check.n_bins!r}")
+    if not 0 < check.epsilon < 0.01:
+        raise ValueError(f"epsilon must be in (0, 0.01); got {check.epsilon!r}")
+    if not 0 < check.alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {check.alpha!r}")
+    for stat in ("psi", "ks", "cramers_v"):
+        warn, fail = getattr(check, f"{stat}_warn_at"), getattr(check, f"{stat}_fail_at")
+        for name, v in ((f"{stat}_warn_at", warn), (f"{stat}_fail_at", fail)):
+            if not isinstance(v, (int, float)) or v < 0 or (stat != "psi" and v > 1):
+                raise ValueError(f"{name} must be a number in [0, {'inf' if stat == 'psi' else 1}]"
+                                 f"; got {v!r}")
+        if warn > fail:
+            raise ValueError(f"{stat}_warn_at must be <= {stat}_fail_at; got {warn!r} > {fail!r}")
+    for name in ("top_categories", "hist_bins"):
+        v = getattr(check, name)
+        if not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer; got {v!r}")
+
+
+def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> Verdict:
+    """Grade by effect size (PSI; KS D for numerics, Cramér's V for categoricals), each grade
+    kept only if its test's BH-adjusted p-value is below ``alpha``; the worst grade wins."""
+    candidates = [("psi", cd.psi, check.psi_warn_at, check.psi_fail_at, p_adj)]
+    if cd.gap is not None:
+        candidates.append(("ks_d", cd.gap.d, check.ks_warn_at, check.ks_fail_at, ks_p_adj))
+    if cd.cramers_v is not None:
+        candidates.append(("cramers_v", cd.cramers_v, check.cramers_v_warn_at,
+                           check.cramers_v_fail_at, p_adj))
+    best: Verdict | None = None
+    for metric, value, warn, fail, p in candidates:
+        raw = grade_at_least(value, warn=warn, fail=fail)
+        significant = p is not None and not math.isnan(p) and p < check.alpha
+        eff = raw if significant else Severity.INFO
+        key = (_RANK[eff], _RANK[raw])
+        if best is None or key > (_RANK[best.severity], _RANK[best.raw]):
+            best = Verdict(eff, raw, metric, value, fail, p_adj, ks_p_adj)
+    assert best is not None
+    return best
+
+
+def compare_all(check: Any, columns: list[str], ref: dict[str, Sample],
+                cur: dict[str, Sample]) -> list[tuple[ColumnDrift, Verdict]]:
+    """Compare every column; adjust every p-value of the comparison together (BH), grade."""
+    def one(c: str) -> ColumnDrift:
+        return compare(c, ref[c], cur[c], n_bins=check.n_bins, epsilon=check.epsilon)
+
+    if len(columns) > 1 and sum(len(ref[c].values if ref[c].values is not None else ())
+                                for c in columns) > 200_000:
+        # numpy and polars release the GIL: columns compared in parallel, results in order
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            drifts = list(pool.map(one, columns))
+    else:
+        drifts = [one(c) for c in columns]
+    family = [d.chi2_p for d in drifts] + [d.ks_p if d.ks_p is not None else math.nan
+                                           for d in drifts]
+    adjusted = bh_adjust(np.array(family, dtype=float))
+    n = len(drifts)
+    out = []
+    for i, d in enumerate(drifts):
+        ks_adj = None if d.ks_p is None else float(adjusted[n + i])
+        out.append((d, judge(check, d, float(adjusted[i]), ks_adj)))
+    return out
+
+
+def _num(x: float | None) -> str:
+    """An effect size for a message: 4 significant digits, so 0.2498 does not read as 0.25."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:.4g}"
+
+
+def _p(x: float | None) -> str:
+    if x is None or math.isnan(x):
+        return "n/a"
+    return "< 1e-300" if x == 0 else f"{x:.2g}"
+
+
+def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
+                   ) -> tuple[str, int]:
+    """The finding's sentence (count, denominator and share first) and its count."""
+    col = cd.column
+    ea = cd.ref_counts / cd.ref_counts.sum()
+    eb = cd.cur_counts / cd.cur_counts.sum()
+    top_term = int(np.nanargmax(cd.psi_terms)) if np.isfinite(cd.psi_terms).any() else 0
+    if cd.bins[top_term] == MISSING or (cd.gap is None and cd.kind in NUMERIC_KINDS):
+        count = cd.cur_missing
+        lead = (f"{fmt_count(count)} of {fmt_count(cd.cur_rows)} {cur} rows "
+                f"({fmt_share(count / cd.cur_rows)}) have {col} missing against "
+                f"{fmt_share(cd.ref_missing / cd.ref_rows)} of {ref} rows")
+    elif cd.gap is not None and not cd.per_value:
+        n_b = cd.cur_rows - cd.cur_missing
+        count = int(round(cd.gap.cdf_b * n_b))
+        lead = (f"{fmt_count(count)} of {fmt_count(n_b)} non-missing {cur} rows "
+                f"({fmt_share(cd.gap.cdf_b)}) have {col} <= {fmt_value(cd.gap.x, cd.kind)} "
+                f"against {fmt_share(cd.gap.cdf_a)} of {ref} rows")
+    else:
+        moved = np.round(np.abs(eb - ea), 12)  # ties (binary: both classes) -> the rarer one
+        i = int(np.lexsort((ea, -moved))[0])
+        count = int(cd.cur_counts[i])
+        shown = cd.bins[i] if len(cd.bins[i]) <= 40 else cd.bins[i][:39] + "…"
+        what = f"{col} = {shown!r}" if cd.bins[i] != MISSING else f"{col} missing"
+        lead = (f"{fmt_count(count)} of {fmt_count(cd.cur_rows)} {cur} rows "
+                f"({fmt_share(float(eb[i]))}) have {what} against {fmt_share(float(ea[i]))} of "
+                f"{ref} rows")
+    stats = f"PSI {_num(cd.psi)}"
+    if cd.cramers_v is not None:
+        stats += f", Cramér's V {_num(cd.cramers_v)}"
+    stats += f", chi-square p_adj {_p(v.p_adj)}"
+    if cd.gap is not None:
+        stats += f"; KS D {_num(cd.gap.d)}, p_adj {_p(v.ks_p_adj)}"
+    text = f"{col}: {lead} ({stats})"
+    if cd.n_new:
+        k = cd.n_new
+        rows = cd.unseen_rows or 0
+        text += (f"; {k:,} new categor{'y' if k == 1 else 'ies'} hold {fmt_count(rows)} {cur} "
+                 f"rows ({fmt_share(rows / cd.cur_rows)})")
+    elif cd.per_value and cd.unseen_rows:
+        text += (f"; {fmt_count(cd.unseen_rows)} {cur} rows "
+                 f"({fmt_share(cd.unseen_rows / cd.cur_rows)}) hold values unseen in {ref}")
+    if cd.n_vanished:
+        k = cd.n_vanished
+        text += f"; {k:,} {ref} categor{'y is' if k == 1 else 'ies are'} absent from {cur}"
+    if cd.all_unique:
+        text += (f"; every {col} value is unique in both splits, as in an id: declare it under "
+                 "columns.ids if it is not a feature")
+    if v.raw != Severity.INFO and v.severity == Severity.INFO:
+        text += f"; the shift is not significant after Benjamini–Hochberg (alpha {alpha:g})"
+    return text, count
+
+
+def _r(x: float | None, digits: int = 6) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return float(f"{x:.{digits}g}")
+
+
+def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"psi": _r(cd.psi), "chi2 p": _r(cd.chi2_p), "p_adj": _r(v.p_adj)}
+    if cd.gap is not None:
+        out.update({"ks_d": _r(cd.gap.d), "ks p": _r(cd.ks_p), "ks_p_adj": _r(v.ks_p_adj),
+                    "ks location": fmt_value(cd.gap.x, cd.kind) if cd.kind == Kind.DATETIME
+                    else _r(cd.gap.x, 10)})
+    if cd.cramers_v is not None:
+        out["cramers_v"] = _r(cd.cramers_v)
+    out["js"] = _r(cd.js)
+    if cd.kind in NUMERIC_KINDS:
+        out["wasserstein"] = _r(cd.wasserstein)
+    out.update({
+                f"{ref} missing rate": _r(cd.ref_missing / cd.ref_rows),
+                f"{cur} missing rate": _r(cd.cur_missing / cd.cur_rows),
+                "unseen_rate": _r(cd.unseen_rate), "binning": (
+                    "per category" if cd.kind in CATEGORICAL_KINDS else
+                    "per reference value" if cd.per_value else "reference quantiles")})
+    return out
+
+
+def evidence(check: Any, cd: ColumnDrift, v: Verdict, ref: str, cur: str,
+             ref_s: Sample, cur_s: Sample) -> dict[str, Any]:
+    if cd.kind in NUMERIC_KINDS:
+        assert ref_s.values is not None and cur_s.values is not None
+        chart = numeric_chart(cd, ref_s.values, cur_s.values, ref, cur, check.hist_bins,
+                              check.top_categories)
+    else:
+        chart = category_chart(cd, ref, cur, check.top_categories)
+    ev: dict[str, Any] = {"chart": chart, "statistics": statistics(cd, v, ref, cur),
+                          "bins": bins_table(cd, ref, cur, check.top_categories)}
+    cap = check.top_categories
+    if cd.new_categories:
+        ev["new categories"] = [{"value": c[:60], f"{cur} rows": n}
+                                for c, n in cd.new_categories[:cap]]
+    if cd.vanished_categories:
+        ev["vanished categories"] = [{"value": c[:60], f"{ref} rows": n}
+                                     for c, n in cd.vanished_categories[:cap]]
+    return ev
+
+
+def table_row(cd: ColumnDrift, v: Verdict, kind: str) -> dict[str, Any]:
+    return {"column": cd.column, "kind": kind, "psi": _r(cd.psi),
+            "ks_d": _r(cd.gap.d) if cd.gap else None, "p_adj": _r(v.p_adj, 3),
+            "ks_p_adj": _r(v.ks_p_adj, 3), "cramers_v": _r(cd.cramers_v), "js": _r(cd.js),
+            "wasserstein": _r(cd.wasserstein), "null_rate_delta": _r(cd.null_rate_delta),
+            "unseen_rate": _r(cd.unseen_rate), "verdict": str(v.severity)}
+
+
+# ---------------------------------------------------------------------------------------------
+# drift.features
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureDrift:
+    """Features whose distribution moved between splits (or from the reference snapshot).
+
+    A fail means a model trained on the first split is evaluated (or served) on data that
+    looks different, so its metric may not carry over; a drifted feature can also reveal a
+    broken pipeline (a unit change, a new category, a column filled differently). Fix: check
+    the feature's extraction in the later split, retrain on recent data, or reweight.
+
+    Compared: every later split against the first (train), and each consecutive pair after it
+    (val against test); with ``reference:`` every split against the reference. Numeric
+    features (datetimes as seconds since the epoch) and categorical/boolean features are
+    compared; the declared time column (it moves by design), ids, groups, text and the label
+    (see ``drift.label``) are not. Statistics per column:
+
+    - PSI = sum_i (a_i - e_i) ln(a_i / e_i) over bins from the reference's quantiles
+      (``n_bins``; one bin per value when it has at most ``n_bins`` distinct values, plus an
+      "other values" bin), one bin per category for categoricals, and one bin for missing
+      values (null, NaN); shares below ``epsilon`` (1e-4) are raised to it.
+    - KS D = max |F_ref - F_cur| over non-missing values, p-value as
+      ``scipy.stats.ks_2samp`` (exact up to 10,000 rows a side, asymptotic above).
+    - chi-square test (no continuity correction) of the 2 x bins table of counts; its p-value
+      qualifies PSI and Cramér's V (bias-corrected, categoricals only).
+    - Jensen–Shannon distance (base 2) on the PSI bins; Wasserstein-1 distance between the
+      non-missing values divided by the reference's IQR (its std when the IQR is 0);
+      missing-rate delta; unseen rate (share of compared rows holding a category or, for
+      per-value bins, a value the reference never had).
+
+    Severity comes from effect sizes, since at a million rows every p-value is tiny: PSI >= 0.1
+    warns, >= 0.25 fails (the usual credit-scoring bands; a normal mean shift of d standard
+    deviations gives PSI about d^2, so 0.1 is about 0.3 sd and 0.25 about 0.5 sd); KS D >= 0.1
+    warns, >= 0.2 fails (the CDFs differ by 10 / 20 percentage points somewhere: about a 0.25 /
+    0.5 sd mean shift); Cramér's V >= 0.1 warns, >= 0.25 fails (Cohen's small and between small
+    and medium effect). Each grade also needs its test's p-value, Benjamini–Hochberg adjusted
+    over every test of the comparison (all columns, chi-square and KS together), below
+    ``alpha``; a large but non-significant effect is reported as info.
+    """
+
+    id: ClassVar[str] = "drift.features"
+    title: ClassVar[str] = "Feature drift between splits"
+    cost: ClassVar[Cost] = Cost.STATS
+    n_bins: int = 10
+    epsilon: float = 1e-4
+    psi_warn_at: float = 0.1
+    psi_fail_at: float = 0.25
+    ks_warn_at: float = 0.1
+    ks_fail_at: float = 0.2
+    cramers_v_warn_at: float = 0.1
+    cramers_v_fail_at: float = 0.25
+    alpha: float = 0.05
+    top_categories: int = 20    # categories in charts, rows in bin tables and example lists
+    hist_bins: int = 30         # equal-width bins of the overlaid histogram
+    max_chart_features: int = 50
+
+    def __post_init__(self) -> None:
+        _validate(self)
+        if not isinstance(self.max_chart_features, int) or self.max_chart_features < 1:
+            raise ValueError("max_chart_features must be a positive integer; "
+                             f"got {self.max_chart_features!r}")
+
+    def run(self, data: AuditData) -> list[Finding]:
+        pairs = comparisons(data)
+        if not pairs:
+            raise NotApplicable("only one split and no reference: nothing to compare")
+        kinds = {c: data.kinds[c] for c in data.features if data.kinds.get(c) in DRIFT_KINDS}
+        if not kinds:
+            raise NotApplicable("no numeric, datetime, categorical or boolean feature columns")
+        samples: dict[str, dict[str, Sample]] = {}
+        for name in dict.fromkeys(n for pair in pairs for n in pair):
+            samples[name] = prepare(frame_of(data, name), kinds)
+        skipped = _not_compared(data, kinds)
+        findings: list[Finding] = []
+        for i, (ref, cur) in enumerate(pairs):
+            graded = compare_all(self, list(kinds), samples[ref], samples[cur])
+            findings += self._comparison_findings(graded, ref, cur, samples, data,
+                                                  skipped if i == 0 else [])
+        return findings
+
+    def _comparison_findings(self, graded: list[tuple[ColumnDrift, Verdict]], ref: str,
+                             cur: str, samples: dict[str, dict[str, Sample]], data: AuditData,
+                             skipped: list[dict[str, str]]) -> list[Finding]:
+        order = sorted(graded, key=lambda g: (-_RANK[g[1].severity], -_RANK[g[1].raw],
+                                              -np.nan_to_num(g[0].psi, nan=-1.0), g[0].column))
+        column_findings = []
+        for cd, v in order:
+            if v.raw == Severity.INFO:
+                continue
+            message, count = describe_drift(cd, v, ref, cur, self.alpha)
+            column_findings.append(Finding(
+                severity=v.severity, message=message, metric=v.metric, value=_r(v.value),
+                threshold=v.threshold, count=count, subject=cd.column, splits=[ref, cur],
+                evidence=evidence(self, cd, v, ref, cur, samples[ref][cd.column],
+                                  samples[cur][cd.column])))
+        flagged = [g for g in order if g[1].severity != Severity.INFO]
+        n_fail = sum(g[1].severity == Severity.FAIL for g in flagged)
+        worst = max(graded, key=lambda g: (np.nan_to_num(g[0].psi, nan=-1.0)))
+        n = len(graded)
+        message = (f"{len(flagged):,} of {n:,} features ({fmt_share(len(flagged) / n)}) drifted "
+                   f"from {ref} to {cur} ({n_fail:,} fail, {len(flagged) - n_fail:,} warn); "
+                   f"largest PSI {_num(worst[0].psi)} on {worst[0].column}")
+        by_psi = sorted(graded, key=lambda g: (-np.nan_to_num(g[0].psi, nan=-1.0),
+                                               g[0].column))[:self.max_chart_features]
+        chart = {"type": "bar", "title": f"PSI per feature, {ref} → {cur}",
+                 "labels": [g[0].column for g in by_psi],
+                 "values": [_r(g[0].psi) or 0.0 for g in by_psi],
+                 "colors": [_COLORS[g[1].severity] for g in by_psi],
+                 "lines": [self.psi_warn_at, self.psi_fail_at], "horizontal": True,
+                 "xlabel": "PSI", "width": 7.0, "height": min(12.0, 1.2 + 0.22 * len(by_psi))}
+        ev: dict[str, Any] = {"chart": chart, "features": [
+            table_row(cd, v, str(data.kinds[cd.column])) for cd, v in order]}
+        if skipped:
+            ev["not compared"] = skipped
+        summary = Finding(severity=Severity.INFO, message=message, metric="drifted_features",
+                          value=len(flagged) / n, count=len(flagged), subject="",
+                          splits=[ref, cur], evidence=ev)
+        return [summary] + column_findings
+
+
+def _not_compared(data: AuditData, kinds: dict[str, Kind]) -> list[dict[str, str]]:
+    cols = data.columns
+    reasons = {}
+    if cols.time:
+        reasons[cols.time] = "declared time column: it moves between splits by design"
+    if cols.label:
+        reasons[cols.label] = "label: see drift.label"
+    for c in cols.ids:
+        reasons.setdefault(c, "declared id column")
+    for c in cols.groups:
+        reasons.setdefault(c, "declared group column")
+    for c in cols.text:
+        reasons.setdefault(c, "declared text column")
+    for c in data.features:
+        if c not in kinds:
+            reasons.setdefault(c, f"{data.kinds.get(c)} column")
+    return [{"column": c, "reason": r} for c, r in list(reasons.items())[:200]]
+
+
+# ---------------------------------------------------------------------------------------------
+# drift.label
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class LabelDrift:
+    """The label's distribution differs between splits (or from the reference snapshot).
+
+    A fail means the class balance (or the target's distribution) the model is evaluated on is
+    not the one it was trained on: accuracy-type metrics and calibration shift with it even for
+    a perfect model, and a sudden change often means a labelling or join problem. Fix: check
+    the labelling of the later split, report metrics per class, or resample/reweight.
+
+    Same comparisons, statistics and thresholds as ``drift.features``: a binary or multiclass
+    label is compared per class (PSI, chi-square with bias-corrected Cramér's V, Jensen–Shannon
+    distance); a numeric label by PSI over the reference's quantile bins and KS D (plus
+    Jensen–Shannon and normalised Wasserstein). Severity by effect size (PSI >= 0.1 / 0.25,
+    KS D >= 0.1 / 0.2, Cramér's V >= 0.1 / 0.25 warn / fail), each qualified by its
+    Benjamini–Hochberg-adjusted p-value below ``alpha`` (adjusted over the comparison's tests).
+    """
+
+    id: ClassVar[str] = "drift.label"
+    title: ClassVar[str] = "Label distribution shift"
+    cost: ClassVar[Cost] = Cost.STATS
+    n_bins: int = 10
+    epsilon: float = 1e-4
+    psi_warn_at: float = 0.1
+    psi_fail_at: float = 0.25
+    ks_warn_at: float = 0.1
+    ks_fail_at: float = 0.2
+    cramers_v_warn_at: float = 0.1
+    cramers_v_fail_at: float = 0.25
+    alpha: float = 0.05
+    top_categories: int = 20
+    hist_bins: int = 30
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def run(self, data: AuditData) -> list[Finding]:
+        y = data.label
+        if not y:
+            raise NotApplicable("no label column declared")
+        pairs = comparisons(data)
+        if not pairs:
+            raise NotApplicable("only one split and no reference: nothing to compare")
+        kind = Kind.NUMERIC if data.label_kind == LabelKind.NUMERIC else Kind.CATEGORICAL
+        frames = {n: frame_of(data, n) for n in dict.fromkeys(n for p in pairs for n in p)}
+        values = pl.concat([f.select(pl.col(y).cast(pl.String)) for f in frames.values()])[y]
+        distinct = values.drop_nulls().unique().sort()
+        if distinct.len() == 0:
+            raise NotApplicable(f"label {y!r} is missing in every row")
+        if distinct.len() == 1:
+            raise NotApplicable(f"label {y!r} has a single class ({distinct[0]!r}) in every "
+                                "split: no distribution to compare")
+        samples = {n: prepare(f, {y: kind}) for n, f in frames.items()}
+        findings = []
+        for ref, cur in pairs:
+            ((cd, v),) = compare_all(self, [y], samples[ref], samples[cur])
+            message, count = describe_drift(cd, v, ref, cur, self.alpha)
+            findings.append(Finding(
+                severity=v.severity, message=message, metric=v.metric, value=_r(v.value),
+                threshold=v.threshold, count=count, subject=y, splits=[ref, cur],
+                evidence=evidence(self, cd, v, ref, cur, samples[ref][y], samples[cur][y])))
+        return findings

@@ -1,0 +1,505 @@
+"""drift.features and drift.label: statistics equal scipy's, planted drift is flagged on exactly
+the planted columns, clean halves of one distribution are not, and the modes and edge cases."""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+from scipy.spatial.distance import jensenshannon
+
+from auditor.config import Columns
+from auditor.data import AuditData, Kind, build_audit_data
+from auditor.detectors.drift import FeatureDrift, LabelDrift, comparisons
+from auditor.drift_stats import (MISSING, OTHER_VALUES, Sample, compare, numeric_bins,
+                                 prepare, quantile_edges)
+from auditor.errors import NotApplicable
+from auditor.report import Severity
+from auditor.stats import bh_adjust, chi2_test, cramers_v, ecdf_gap, js_distance, ks_pvalue, psi
+
+
+def _data(frames, reference=None, **roles):
+    return build_audit_data(frames, columns=Columns(**roles), reference=reference)
+
+
+def _flagged(findings, splits=None):
+    return {f.subject: f for f in findings
+            if f.subject and f.severity != Severity.INFO
+            and (splits is None or f.splits == list(splits))}
+
+
+def _summary(findings, splits):
+    (f,) = [f for f in findings if f.subject == "" and f.splits == list(splits)]
+    return f
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared numerics against scipy
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n1,n2,ints", [(50, 37, False), (300, 120, True), (1, 9, False),
+                                        (2000, 2000, True)])
+def test_ecdf_gap_equals_scipy_ks_statistic_and_wasserstein(n1, n2, ints):
+    rng = np.random.default_rng(n1 + n2)
+    a = rng.integers(0, 12, n1).astype(float) if ints else rng.normal(size=n1)
+    b = rng.integers(2, 15, n2).astype(float) if ints else rng.normal(0.3, 1.4, n2)
+    gap = ecdf_gap(np.sort(a), np.sort(b))
+    ref = stats.ks_2samp(a, b)
+    assert gap.d == pytest.approx(ref.statistic, abs=1e-12)
+    assert gap.w1 == pytest.approx(stats.wasserstein_distance(a, b), abs=1e-9)
+    # the location is where the CDFs really differ by D
+    assert abs(np.mean(a <= gap.x) - np.mean(b <= gap.x)) == pytest.approx(gap.d, abs=1e-12)
+    assert gap.cdf_a == pytest.approx(np.mean(a <= gap.x))
+
+
+@pytest.mark.parametrize("n1,n2", [(40, 25), (900, 700), (9000, 10_000), (12_000, 3_000)])
+def test_ks_pvalue_matches_ks_2samp_auto_exact_and_asymptotic(n1, n2):
+    rng = np.random.default_rng(n1)
+    a, b = np.sort(rng.normal(size=n1)), np.sort(rng.normal(0.05, 1, n2))
+    gap = ecdf_gap(a, b)
+    ref = stats.ks_2samp(a, b, method="auto")
+    assert ks_pvalue(gap.d, n1, n2, a, b) == pytest.approx(ref.pvalue, abs=1e-9)
+    if max(n1, n2) > 10_000:  # asymptotic branch does not need the samples
+        assert ks_pvalue(gap.d, n1, n2) == pytest.approx(ref.pvalue, abs=1e-9)
+
+
+@pytest.mark.parametrize("table", [[[10, 20, 30], [12, 18, 40]], [[5, 0], [3, 9]],
+                                   [[100, 0, 7, 3], [80, 12, 0, 9]], [[4, 0, 6], [2, 0, 5]]])
+def test_chi2_test_equals_chi2_contingency_without_correction(table):
+    t = np.array(table)
+    kept = t[:, t.sum(0) > 0]
+    ref = stats.chi2_contingency(kept, correction=False)
+    chi2, p = chi2_test(t)
+    assert chi2 == pytest.approx(ref.statistic, abs=1e-9)
+    assert p == pytest.approx(ref.pvalue, abs=1e-9)
+
+
+def test_chi2_test_of_a_single_column_table_is_no_evidence():
+    assert chi2_test(np.array([[5], [7]])) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("p,q", [([1, 2, 3, 0], [0, 2, 2, 5]), ([0.5, 0.5], [0.5, 0.5]),
+                                 ([1, 0], [0, 1]), ([10, 20, 30, 40, 0], [11, 19, 33, 37, 1])])
+def test_js_distance_equals_scipy_jensenshannon_base_2(p, q):
+    assert js_distance(np.array(p), np.array(q)) == pytest.approx(
+        jensenshannon(p, q, base=2), abs=1e-9)
+
+
+def test_bh_adjust_equals_false_discovery_control_and_leaves_nan_out():
+    rng = np.random.default_rng(3)
+    p = np.concatenate([rng.random(20) ** 3, [0.0, 1.0, 0.04, 0.04]])
+    np.testing.assert_allclose(bh_adjust(p), stats.false_discovery_control(p, method="bh"),
+                               atol=1e-12)
+    with_nan = np.array([0.01, np.nan, 0.03, 0.5])
+    out = bh_adjust(with_nan)
+    assert math.isnan(out[1])
+    np.testing.assert_allclose(out[[0, 2, 3]], stats.false_discovery_control(
+        [0.01, 0.03, 0.5], method="bh"), atol=1e-12)
+
+
+def test_psi_matches_a_hand_computed_example():
+    # shares e = (0.5, 0.3, 0.2), a = (0.3, 0.3, 0.4)
+    value, terms = psi(np.array([50, 30, 20]), np.array([30, 30, 40]))
+    by_hand = (0.3 - 0.5) * math.log(0.3 / 0.5) + 0.0 + (0.4 - 0.2) * math.log(0.4 / 0.2)
+    assert value == pytest.approx(by_hand, abs=1e-12)  # 0.2407946
+    assert value == pytest.approx(0.2407945609, abs=1e-9)
+    assert terms[1] == 0.0 and terms.sum() == pytest.approx(value)
+
+
+def test_psi_raises_empty_bins_to_epsilon_and_empty_on_both_sides_adds_nothing():
+    # e = (1, 0 -> 1e-4, 0 -> 1e-4), a = (0.9, 0.1, 0 -> 1e-4)
+    value, terms = psi(np.array([100, 0, 0]), np.array([90, 10, 0]), epsilon=1e-4)
+    by_hand = (0.9 - 1.0) * math.log(0.9) + (0.1 - 1e-4) * math.log(0.1 / 1e-4)
+    assert value == pytest.approx(by_hand, abs=1e-12)  # 0.700621
+    assert terms[2] == 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Binning
+# ---------------------------------------------------------------------------------------------
+
+def test_quantile_bins_hold_equal_shares_of_a_reference_without_ties():
+    a = np.sort(np.random.default_rng(0).normal(size=1000))
+    labels, ca, cb, per_value, _ = numeric_bins(a, a[:500], 10, Kind.NUMERIC)
+    assert not per_value and len(labels) == 10 and list(ca) == [100] * 10
+    assert labels[0].startswith("<= ") and labels[-1].startswith("> ")
+
+
+def test_heavily_tied_reference_gives_no_empty_bin():
+    rng = np.random.default_rng(1)
+    # 65% zeros, 20% exactly 5, then a continuous tail whose top value repeats
+    a = np.sort(np.concatenate([np.zeros(650), np.full(200, 5.0), rng.exponential(size=120),
+                                np.full(30, 99.0)]))
+    edges = quantile_edges(a, 10)
+    assert len(edges) == len(np.unique(edges)) and (edges < a[-1]).all()
+    _, ca, _, per_value, _ = numeric_bins(a, a, 10, Kind.NUMERIC)
+    assert not per_value and (ca > 0).all() and ca.sum() == len(a)
+
+
+def test_few_distinct_values_are_binned_per_value_with_an_other_bin_for_unseen_values():
+    a = np.sort(np.repeat([1.0, 2.0, 3.0], [50, 30, 20]))
+    b = np.sort(np.repeat([1.0, 2.0, 4.0, 7.0], [40, 30, 20, 10]))
+    labels, ca, cb, per_value, unseen = numeric_bins(a, b, 10, Kind.NUMERIC)
+    assert per_value and labels == ["1", "2", "3", OTHER_VALUES]
+    assert list(ca) == [50, 30, 20, 0] and list(cb) == [40, 30, 0, 30] and unseen == 30
+
+
+def test_constant_reference_against_another_constant_is_total_drift():
+    a, b = np.full(500, 5.0), np.full(500, 6.0)
+    cd = compare("x", Sample(Kind.NUMERIC, 500, 0, values=a),
+                 Sample(Kind.NUMERIC, 500, 0, values=b), n_bins=10, epsilon=1e-4)
+    assert cd.gap.d == 1.0 and cd.psi > 5 and cd.unseen_rows == 500
+    assert cd.wasserstein is None  # a constant reference has no spread to normalise by
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-column statistics inside the check equal scipy's
+# ---------------------------------------------------------------------------------------------
+
+def test_numeric_column_statistics_equal_scipy():
+    rng = np.random.default_rng(5)
+    x_tr = np.where(rng.random(800) < 0.1, np.nan, rng.gamma(3, 2, 800))
+    x_te = np.where(rng.random(300) < 0.2, np.nan, rng.gamma(3, 2.4, 300))
+    df_tr = pl.DataFrame({"x": x_tr}).with_columns(pl.col("x").fill_nan(None))
+    df_te = pl.DataFrame({"x": x_te})  # NaN counts as missing too
+    kinds = {"x": Kind.NUMERIC}
+    cd = compare("x", prepare(df_tr, kinds)["x"], prepare(df_te, kinds)["x"], n_bins=10,
+                 epsilon=1e-4)
+    a, b = x_tr[~np.isnan(x_tr)], x_te[~np.isnan(x_te)]
+    ks = stats.ks_2samp(a, b)
+    assert cd.gap.d == pytest.approx(ks.statistic, abs=1e-12)
+    assert cd.ks_p == pytest.approx(ks.pvalue, abs=1e-9)
+    iqr = np.subtract(*np.quantile(a, [0.75, 0.25]))
+    assert cd.wasserstein == pytest.approx(stats.wasserstein_distance(a, b) / iqr, abs=1e-9)
+    assert cd.bins[-1] == MISSING
+    assert cd.ref_counts[-1] == np.isnan(x_tr).sum() and cd.cur_counts[-1] == np.isnan(x_te).sum()
+    assert cd.js == pytest.approx(jensenshannon(cd.ref_counts, cd.cur_counts, base=2), abs=1e-9)
+    table = np.vstack([cd.ref_counts, cd.cur_counts])
+    assert cd.chi2_p == pytest.approx(stats.chi2_contingency(table, correction=False).pvalue,
+                                      abs=1e-9)
+    assert cd.null_rate_delta == pytest.approx(np.isnan(x_te).mean() - np.isnan(x_tr).mean())
+
+
+def test_categorical_column_statistics_equal_scipy():
+    tr = pl.DataFrame({"c": ["a"] * 50 + ["b"] * 30 + ["c"] * 20 + [None] * 5})
+    te = pl.DataFrame({"c": ["a"] * 20 + ["b"] * 30 + ["z"] * 10 + [None] * 15})
+    kinds = {"c": Kind.CATEGORICAL}
+    cd = compare("c", prepare(tr, kinds)["c"], prepare(te, kinds)["c"], n_bins=10,
+                 epsilon=1e-4)
+    assert cd.bins == ["a", "b", "c", "z", MISSING]
+    assert list(cd.ref_counts) == [50, 30, 20, 0, 5] and list(cd.cur_counts) == [20, 30, 0, 10, 15]
+    table = np.vstack([cd.ref_counts, cd.cur_counts])
+    assert cd.chi2_p == pytest.approx(stats.chi2_contingency(table, correction=False).pvalue,
+                                      abs=1e-9)
+    assert cd.cramers_v == pytest.approx(cramers_v(table))
+    assert cd.js == pytest.approx(jensenshannon(table[0], table[1], base=2), abs=1e-9)
+    e, a = table[0] / 105, table[1] / 75
+    e, a = np.maximum(e, 1e-4), np.maximum(a, 1e-4)
+    assert cd.psi == pytest.approx(float(np.sum((a - e) * np.log(a / e))), abs=1e-12)
+    assert cd.new_categories == [("z", 10)] and cd.vanished_categories == [("c", 20)]
+    assert cd.unseen_rows == 10 and cd.unseen_rate == pytest.approx(10 / 75)
+
+
+# ---------------------------------------------------------------------------------------------
+# Planted and clean fixtures
+# ---------------------------------------------------------------------------------------------
+
+def _mixed(n: int, rng: np.random.Generator, *, shift=0.0, scale=1.0, new_cat=0.0):
+    cats = rng.choice(["red", "green", "blue"], n, p=[0.5, 0.3, 0.2]).astype(object)
+    cats[rng.random(n) < new_cat] = "purple"
+    t0 = datetime(2024, 1, 1)
+    return pl.DataFrame({
+        "shifted": rng.normal(10 + shift, 2, n),
+        "scaled": rng.normal(0, scale, n),
+        "colour": cats.astype(str),
+        "steady": rng.normal(size=n),
+        "skewed": rng.lognormal(size=n),
+        "count": rng.poisson(3, n),
+        "flag": rng.random(n) < 0.3,
+        "plan": rng.choice(["a", "b", "c", "d", "e"], n),
+        "seen": [t0 + timedelta(hours=int(h)) for h in rng.integers(0, 5000, n)],
+        "y": rng.integers(0, 2, n),
+    })
+
+
+def test_planted_mean_shift_variance_change_and_new_category_flag_exactly_those_columns():
+    rng = np.random.default_rng(11)
+    train = _mixed(20_000, rng)
+    test = _mixed(5_000, rng, shift=1.0, scale=2.0, new_cat=0.15)
+    findings = FeatureDrift().run(_data({"train": train, "test": test}, label="y"))
+    flagged = _flagged(findings)
+    assert set(flagged) == {"shifted", "scaled", "colour"}
+    assert flagged["shifted"].severity == Severity.FAIL  # 0.5 sd shift
+    assert all(f.splits == ["train", "test"] for f in flagged.values())
+    colour = flagged["colour"]
+    purple = int((test["colour"] == "purple").sum())
+    assert colour.evidence["new categories"] == [{"value": "purple", "test rows": purple}]
+    assert colour.evidence["statistics"]["unseen_rate"] == pytest.approx(purple / 5000, rel=1e-5)
+    assert f"1 new category hold {purple:,} test rows" in colour.message
+    summary = _summary(findings, ["train", "test"])
+    assert summary.count == 3 and summary.severity == Severity.INFO
+    assert summary.message.startswith("3 of 9 features (33.3%) drifted from train to test")
+    rows = summary.evidence["features"]
+    assert len(rows) == 9 and {r["column"] for r in rows if r["verdict"] != "info"} == set(flagged)
+    assert set(rows[0]) == {"column", "kind", "psi", "ks_d", "p_adj", "ks_p_adj", "cramers_v",
+                            "js", "wasserstein", "null_rate_delta", "unseen_rate", "verdict"}
+    chart = summary.evidence["chart"]
+    assert chart["type"] == "bar" and chart["lines"] == [0.1, 0.25] and len(chart["labels"]) == 9
+
+
+def test_flagged_columns_carry_overlaid_histograms_or_grouped_bars_and_psi_terms():
+    rng = np.random.default_rng(12)
+    train, test = _mixed(4000, rng), _mixed(2000, rng, shift=1.5, new_cat=0.3)
+    flagged = _flagged(FeatureDrift().run(_data({"train": train, "test": test}, label="y")))
+    hist = flagged["shifted"].evidence["chart"]
+    assert hist["type"] == "hist" and len(hist["edges"]) == 31
+    assert all(len(s) == 30 and sum(s) == pytest.approx(1.0) for s in hist["series"].values())
+    assert list(hist["series"]) == ["train", "test"]
+    bars = flagged["colour"].evidence["chart"]
+    assert bars["type"] == "grouped_bar" and "purple" in bars["categories"]
+    stats_ = flagged["shifted"].evidence["statistics"]
+    terms = [r["psi term"] for r in flagged["shifted"].evidence["bins"]]
+    assert len(terms) == 10 and sum(terms) == pytest.approx(stats_["psi"], rel=1e-4)
+    assert flagged["shifted"].metric in ("psi", "ks_d") and flagged["shifted"].count > 0
+
+
+def test_grouped_bar_shows_top_categories_and_one_other_bar():
+    rng = np.random.default_rng(13)
+    cats = [f"k{i:02d}" for i in range(30)]
+    train = pl.DataFrame({"c": rng.choice(cats, 3000)})
+    test = pl.DataFrame({"c": rng.choice(cats[:10], 1000)})
+    (f,) = _flagged(FeatureDrift().run(_data({"train": train, "test": test}))).values()
+    chart = f.evidence["chart"]
+    assert len(chart["categories"]) == 21 and chart["categories"][-1] == "other (10)"
+    assert all(sum(v) == pytest.approx(1.0) for v in chart["series"].values())
+    assert len(f.evidence["vanished categories"]) == 20  # 20 of the 20 vanished, capped
+    assert len(f.evidence["bins"]) == 21 and f.evidence["bins"][-1]["bin"] == "(other 10 bins)"
+
+
+@pytest.mark.parametrize("n", [1_000_000])
+def test_two_random_halves_of_one_distribution_flag_nothing(n):
+    """30 columns of mixed kinds, split at random into halves (n rows in all)."""
+    rng = np.random.default_rng(21)
+    cols = {}
+    for j in range(30):
+        kind = j % 6
+        if kind == 0:
+            cols[f"c{j}"] = rng.normal(j, 1 + j / 10, n)
+        elif kind == 1:
+            cols[f"c{j}"] = rng.lognormal(0, 1.5, n)
+        elif kind == 2:
+            cols[f"c{j}"] = rng.poisson(1 + j / 5, n)
+        elif kind == 3:
+            cols[f"c{j}"] = rng.choice([f"v{i}" for i in range(5 + j)], n)
+        elif kind == 4:
+            cols[f"c{j}"] = np.where(rng.random(n) < 0.3, np.nan, rng.exponential(size=n))
+        else:
+            cols[f"c{j}"] = rng.integers(0, 3, n) * 1.5  # per-value binning
+    df = pl.DataFrame(cols).with_columns(pl.col("c4", "c10").fill_nan(None))
+    mask = rng.random(n) < 0.5
+    data = _data({"train": df.filter(pl.Series(mask)), "test": df.filter(pl.Series(~mask))})
+    findings = FeatureDrift().run(data)
+    assert _flagged(findings) == {}
+    rows = _summary(findings, ["train", "test"]).evidence["features"]
+    assert len(rows) == 30 and max(r["psi"] for r in rows) < 0.01
+
+
+# ---------------------------------------------------------------------------------------------
+# Modes and edge cases
+# ---------------------------------------------------------------------------------------------
+
+def test_later_splits_are_compared_with_train_and_consecutive_pairs():
+    rng = np.random.default_rng(2)
+    frames = {s: _mixed(500, rng) for s in ("train", "val", "test", "holdout")}
+    assert comparisons(_data(frames)) == [("train", "val"), ("train", "test"),
+                                          ("train", "holdout"), ("val", "test"),
+                                          ("test", "holdout")]
+
+
+def test_val_against_test_flags_a_shift_that_appears_only_in_test():
+    rng = np.random.default_rng(3)
+    frames = {"train": _mixed(4000, rng), "val": _mixed(2000, rng),
+              "test": _mixed(2000, rng, shift=2.0)}
+    findings = FeatureDrift().run(_data(frames, label="y"))
+    assert set(_flagged(findings, ["train", "val"])) == set()
+    assert set(_flagged(findings, ["train", "test"])) == {"shifted"}
+    assert set(_flagged(findings, ["val", "test"])) == {"shifted"}
+
+
+def test_reference_mode_compares_every_split_with_the_reference_only():
+    rng = np.random.default_rng(4)
+    reference = _mixed(6000, rng)
+    frames = {"train": _mixed(3000, rng), "test": _mixed(3000, rng, shift=1.5)}
+    data = _data(frames, reference=reference, label="y")
+    findings = FeatureDrift().run(data)
+    assert {tuple(f.splits) for f in findings} == {("reference", "train"),
+                                                    ("reference", "test")}
+    assert _flagged(findings, ["reference", "train"]) == {}
+    assert set(_flagged(findings, ["reference", "test"])) == {"shifted"}
+    label = LabelDrift().run(data)
+    assert [f.splits for f in label] == [["reference", "train"], ["reference", "test"]]
+
+
+def test_new_and_vanished_categories_are_counted_and_listed():
+    train = pl.DataFrame({"c": ["a"] * 400 + ["b"] * 300 + ["c"] * 200 + ["gone"] * 100})
+    test = pl.DataFrame({"c": ["a"] * 150 + ["b"] * 100 + ["c"] * 80 + ["new1"] * 50
+                         + ["new2"] * 20})
+    (f,) = _flagged(FeatureDrift().run(_data({"train": train, "test": test}))).values()
+    assert f.subject == "c"
+    assert f.evidence["new categories"] == [{"value": "new1", "test rows": 50},
+                                            {"value": "new2", "test rows": 20}]
+    assert f.evidence["vanished categories"] == [{"value": "gone", "train rows": 100}]
+    assert "2 new categories hold 70 test rows (17.5%)" in f.message
+    assert "1 train category is absent from test" in f.message
+    assert f.evidence["statistics"]["unseen_rate"] == pytest.approx(70 / 400)
+
+
+def test_a_column_missing_in_every_test_row_is_flagged_by_its_missing_rate():
+    rng = np.random.default_rng(6)
+    train = pl.DataFrame({"x": rng.normal(size=1000), "z": pl.Series([None] * 1000,
+                                                                    dtype=pl.Float64)})
+    test = pl.DataFrame({"x": pl.Series([None] * 400, dtype=pl.Float64),
+                         "z": pl.Series([None] * 400, dtype=pl.Float64)})
+    findings = FeatureDrift().run(_data({"train": train, "test": test}))
+    flagged = _flagged(findings)
+    assert set(flagged) == {"x"}
+    f = flagged["x"]
+    assert f.count == 400 and f.severity == Severity.FAIL
+    assert f.message.startswith("x: 400 of 400 test rows (100.0%) have x missing against 0% of "
+                                "train rows")
+    rows = {r["column"]: r for r in _summary(findings, ["train", "test"]).evidence["features"]}
+    assert rows["x"]["null_rate_delta"] == 1.0 and rows["x"]["ks_d"] is None
+    assert rows["z"]["psi"] == 0.0 and rows["z"]["verdict"] == "info"
+
+
+def test_missing_rate_drift_of_a_numeric_column_is_flagged_even_when_values_do_not_move():
+    rng = np.random.default_rng(7)
+    x_te = rng.normal(size=3000)
+    x_te[rng.random(3000) < 0.3] = np.nan
+    train, test = pl.DataFrame({"x": rng.normal(size=6000)}), pl.DataFrame({"x": x_te})
+    (f,) = _flagged(FeatureDrift().run(_data({"train": train, "test": test}))).values()
+    assert f.metric == "psi" and "have x missing against 0% of train rows" in f.message
+    assert f.count == int(np.isnan(x_te).sum())
+
+
+def test_declared_time_column_drift_is_not_a_finding_but_other_datetimes_are():
+    rng = np.random.default_rng(8)
+
+    def frame(n, start, extra_days):
+        t0 = datetime.fromisoformat(start)
+        ts = [t0 + timedelta(minutes=int(m)) for m in np.sort(rng.integers(0, 60 * 24 * 90, n))]
+        return pl.DataFrame({"ts": ts, "opened": [t + timedelta(days=extra_days) for t in ts],
+                             "x": rng.normal(size=n)})
+
+    train, test = frame(3000, "2025-01-01", 0), frame(1000, "2025-06-01", 0)
+    findings = FeatureDrift().run(_data({"train": train, "test": test}, time="ts"))
+    assert set(_flagged(findings)) == {"opened"}  # an undeclared datetime moves with time
+    summary = _summary(findings, ["train", "test"])
+    assert {"column": "ts", "reason": "declared time column: it moves between splits by "
+            "design"} in summary.evidence["not compared"]
+    opened = _flagged(findings)["opened"]
+    assert opened.evidence["chart"]["type"] == "hist"
+    assert "seconds since 1970" in opened.evidence["chart"]["xlabel"]
+    assert {r["column"]: r["kind"] for r in summary.evidence["features"]}["opened"] == "datetime"
+
+
+def test_large_effect_on_tiny_samples_is_info_not_significant():
+    train = pl.DataFrame({"x": [1.0, 2, 3, 4, 5, 6]})
+    test = pl.DataFrame({"x": [3.0, 4, 5, 6, 7, 8]})
+    findings = FeatureDrift().run(_data({"train": train, "test": test}))
+    (f,) = [f for f in findings if f.subject == "x"]
+    assert f.severity == Severity.INFO
+    assert "not significant after Benjamini–Hochberg (alpha 0.05)" in f.message
+
+
+def test_one_split_without_reference_is_not_applicable():
+    data = _data({"train": _mixed(50, np.random.default_rng(0))}, label="y")
+    with pytest.raises(NotApplicable, match="only one split"):
+        FeatureDrift().run(data)
+    with pytest.raises(NotApplicable, match="only one split"):
+        LabelDrift().run(data)
+
+
+def test_only_text_and_id_columns_is_not_applicable():
+    df = pl.DataFrame({"id": [1, 2, 3], "notes": ["a b", "c d", "e f"]})
+    data = AuditData({"train": df, "test": df}, columns=Columns(ids=["id"], text=["notes"]),
+                     kinds={"id": Kind.NUMERIC, "notes": Kind.TEXT}, features=[])
+    with pytest.raises(NotApplicable, match="no numeric, datetime, categorical or boolean"):
+        FeatureDrift().run(data)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"n_bins": 1}, "n_bins must be an integer in"), ({"alpha": 0}, "alpha must be in"),
+    ({"psi_warn_at": 0.3}, "psi_warn_at must be <= psi_fail_at"),
+    ({"ks_fail_at": 1.5}, "ks_fail_at must be a number in"),
+    ({"epsilon": 0.5}, "epsilon must be in")])
+def test_invalid_parameters_are_rejected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        FeatureDrift(**kwargs)
+    with pytest.raises(ValueError, match=match):
+        LabelDrift(**kwargs)
+
+
+def test_the_demo_flags_the_planted_monthly_spend_shift():
+    from auditor.demo import make_demo
+
+    data = _data(make_demo(), label="churned", time="signup_ts", groups=["customer_id"],
+                 ids=["row_id"], text=["notes"])
+    findings = FeatureDrift().run(data)
+    assert "monthly_spend" in _flagged(findings, ["train", "test"])
+    assert "monthly_spend" not in _flagged(findings, ["train", "val"])
+
+
+# ---------------------------------------------------------------------------------------------
+# drift.label
+# ---------------------------------------------------------------------------------------------
+
+def test_binary_label_prevalence_shift_is_flagged_with_its_class_count():
+    rng = np.random.default_rng(9)
+    train = pl.DataFrame({"x": rng.normal(size=5000), "y": (rng.random(5000) < 0.2).astype(int)})
+    test = pl.DataFrame({"x": rng.normal(size=2000), "y": (rng.random(2000) < 0.45).astype(int)})
+    (f,) = LabelDrift().run(_data({"train": train, "test": test}, label="y"))
+    ones = int(test["y"].sum())
+    assert f.subject == "y" and f.severity == Severity.FAIL and f.splits == ["train", "test"]
+    assert f.count in (ones, 2000 - ones)
+    assert f.evidence["chart"]["type"] == "grouped_bar"
+    assert f.evidence["chart"]["series"]["test"][f.evidence["chart"]["categories"].index("1")] \
+        == pytest.approx(ones / 2000, abs=1e-6)
+    assert f.evidence["statistics"]["cramers_v"] > 0.2
+
+
+def test_clean_label_is_info_and_numeric_label_shift_uses_ks():
+    rng = np.random.default_rng(10)
+    def frame(y):
+        return pl.DataFrame({"x": rng.normal(size=len(y)), "y": y})
+
+    clean = LabelDrift().run(_data({"train": frame(rng.integers(0, 3, 3000)),
+                                    "test": frame(rng.integers(0, 3, 1000))}, label="y"))
+    assert [f.severity for f in clean] == [Severity.INFO]
+    shifted = LabelDrift().run(_data({"train": frame(rng.normal(0, 1, 3000)),
+                                      "test": frame(rng.normal(0.6, 1, 1000))}, label="y"))
+    (f,) = shifted
+    assert f.severity == Severity.FAIL and f.evidence["chart"]["type"] == "hist"
+    assert f.evidence["statistics"]["ks_d"] > 0.2
+
+
+def test_label_drift_without_label_or_with_one_class_is_not_applicable():
+    df = pl.DataFrame({"x": [1.0, 2.0, 3.0], "y": [1, 1, 1]})
+    with pytest.raises(NotApplicable, match="no label column declared"):
+        LabelDrift().run(_data({"train": df, "test": df}))
+    with pytest.raises(NotApplicable, match=r"label 'y' has a single class \('1'\)"):
+        LabelDrift().run(_data({"train": df, "test": df}, label="y"))
+
+
+def test_an_undeclared_id_column_drifts_and_the_message_says_to_declare_it():
+    rng = np.random.default_rng(14)
+    train = pl.DataFrame({"row_id": np.arange(800), "x": rng.normal(size=800)})
+    test = pl.DataFrame({"row_id": np.arange(10_000, 10_200), "x": rng.normal(size=200)})
+    (f,) = _flagged(FeatureDrift().run(_data({"train": train, "test": test}))).values()
+    assert f.subject == "row_id" and f.severity == Severity.FAIL
+    assert "every row_id value is unique in both splits" in f.message
+    assert _flagged(FeatureDrift().run(_data({"train": train, "test": test},
+                                             ids=["row_id"]))) == {}
