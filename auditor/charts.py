@@ -151,7 +151,9 @@ def _ranges(ax: Any, spec: dict[str, Any]) -> None:
     ax.invert_yaxis()
     if dates:
         import matplotlib.dates as mdates
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(mdates.AutoDateLocator()))
+        loc = mdates.AutoDateLocator()
+        ax.xaxis.set_major_locator(loc)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
     for x in spec.get("lines", []):
         ax.axvline(_as_number(x), color="#C44E52", linestyle="--", linewidth=1)
 

@@ -492,7 +492,7 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     ref = harmonised.pop(REFERENCE, None)
     _check_label(harmonised, columns, paths)
     features = _resolve_features(harmonised, kinds, columns, tokens, issues)
-    if not features and tokens is None:
+    if not features and tokens is None and not columns.text:
         first = next(iter(harmonised))
         raise InputError(f"{paths.get(first) or first}: no feature columns to audit: every "
                          "column is a declared role (label, time, groups, ids, text, exclude), "

@@ -1,4 +1,9 @@
-"""Rows shared between splits (exact copies), found by hashing and verified by comparison."""
+"""Rows shared between splits: exact copies, near copies, copies with conflicting labels.
+
+Candidates come from 64-bit row hashes joined across splits (linear in rows) and every candidate
+pair is verified value by value, so a hash collision cannot create a finding. Normalisation and
+the MinHash matching of free text live in :mod:`auditor.detectors.near_duplicates`.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,9 +13,10 @@ import numpy as np
 import polars as pl
 
 from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.data import AuditData, Kind
+from auditor.detectors.near_duplicates import conflicts_across, conflicts_within, near_matches
 from auditor.errors import NotApplicable
-from auditor.report import Finding
+from auditor.report import Finding, Severity
 from auditor.stats import fmt_count, fmt_share, grade, share
 
 CELL_CHARS = 60
@@ -18,28 +24,63 @@ CELL_CHARS = 60
 
 @dataclass(frozen=True, kw_only=True)
 class Duplicates:
-    """Rows of a later split that are exact copies of rows in an earlier split.
+    """Rows of a later split that are exact or near copies of rows in an earlier split.
 
     A fail means the evaluation partly measures memorisation: the model saw those rows (with
     their labels) in training. Fix: deduplicate before splitting, or drop the copies from the
     later split. A row is compared on every column except declared ids and excluded columns
-    (label included). Value = copied rows of the later split / its rows. Equality: null equals
-    null, NaN equals NaN and -0.0 equals 0.0. Candidates come from a 64-bit row hash and every
-    candidate pair is verified column by column, so a hash collision cannot create a finding.
+    (label included).
+
+    - ``duplicate_rows`` (every pair of splits): rows of the later split that are exact copies
+      of an earlier row / rows of the later split. Equality: null equals null, NaN equals NaN
+      and -0.0 equals 0.0. Graded by ``warn_above`` / ``fail_above``.
+    - ``near_duplicate_rows`` (reported when found): later rows that are not exact copies but
+      equal an earlier row after normalisation: floats rounded to ``significant_digits``
+      significant digits, strings NFKC-normalised, case-folded and whitespace-collapsed. Free-
+      text columns (``columns.text``) are not hashed: the other columns must be equal after
+      normalisation and every text column must have word-trigram Jaccard >= ``text_jaccard``
+      with the earlier row's: candidates from MinHash (128 permutations) and LSH bands chosen
+      to find >= 95% of pairs exactly at the threshold (more above it), keyed by the other
+      columns so only rows agreeing on them are compared; each candidate's exact Jaccard then
+      decides. Graded by ``near_warn_above`` / ``near_fail_above``.
+    - ``conflicting_labels`` (when a label is declared and conflicts exist): rows whose
+      features (all compared columns but the label, normalised as above, free text by its
+      normalised string) equal another row's while the label differs. Across splits: later rows
+      whose features occur in the earlier split with another label; within a split: every row
+      of such a group. Rows with a null label are left out. They cap the achievable accuracy and,
+      across splits, reward memorising the train label. Fix: adjudicate the label or drop the
+      contradicting copies. Graded by ``conflict_warn_above`` / ``conflict_fail_above`` (share
+      of the split's rows; by default any conflict warns and more than 5% fails, the point where
+      label noise visibly caps the metric).
+    - ``within_split_duplicates`` (when found): rows that exactly copy an earlier row of the
+      same split / the split's rows; info, or warn above ``within_warn_above`` (never fail:
+      repeated rows inflate weights but do not leak across splits).
     """
 
     id: ClassVar[str] = "leakage.duplicates"
     title: ClassVar[str] = "Rows shared between splits"
     cost: ClassVar[Cost] = Cost.CHEAP
-    warn_above: float = 0.0     # share of the later split's rows
+    warn_above: float = 0.0     # share of the later split's rows that are exact copies
     fail_above: float = 0.001
+    near_warn_above: float = 0.0     # share of the later split's rows that are near copies
+    near_fail_above: float = 0.001
+    significant_digits: int = 6
+    text_jaccard: float = 0.8
+    conflict_warn_above: float = 0.0   # share of rows with a conflicting label
+    conflict_fail_above: float = 0.05
+    within_warn_above: float = 0.01    # share of a split's rows that copy a row of that split
     max_examples: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("warn_above", "fail_above"):
+        for name in ("warn_above", "fail_above", "near_warn_above", "near_fail_above",
+                     "conflict_warn_above", "conflict_fail_above", "within_warn_above",
+                     "text_jaccard"):
             v = getattr(self, name)
             if not 0 <= v <= 1:
                 raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
+        if not 1 <= self.significant_digits <= 15:
+            raise ValueError("significant_digits must be an integer in [1, 15]; got "
+                             f"{self.significant_digits!r}")
         if self.max_examples < 0:
             raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
 
@@ -47,20 +88,142 @@ class Duplicates:
         if len(data.splits) < 2:
             raise NotApplicable("only one split: nothing to compare across splits")
         cols = data.duplicate_columns()
-        findings = []
+        text_cols = [c for c in data.columns.text if c in cols and data.kinds.get(c) == Kind.TEXT]
+        label = data.label if data.label in cols else None
+        features = [c for c in cols if c != label]
+        exact_f, near_f, conflict_f = [], [], []
         for earlier, later in data.pairs():
-            pairs = exact_matches(data, earlier, later, cols)
-            count = pairs.height
-            value = share(count, data.rows(later))
-            severity = grade(value, warn=self.warn_above, fail=self.fail_above)
-            findings.append(Finding(
-                severity=severity, metric="duplicate_rows", value=value,
-                threshold=self.fail_above, count=count, splits=[earlier, later],
-                message=f"{fmt_count(count)} of {fmt_count(data.rows(later))} {later} rows "
-                        f"({fmt_share(value)}) are exact copies of {earlier} rows",
-                evidence={"examples": examples(data, pairs, earlier, later, cols,
-                                               self.max_examples)} if count else {}))
-        return findings
+            exact = exact_matches(data, earlier, later, cols)
+            exact_f.append(self._exact(data, exact, earlier, later, cols))
+            if not cols:
+                continue
+            near = near_matches(data, earlier, later, cols, digits=self.significant_digits,
+                                text_cols=text_cols, threshold=self.text_jaccard)
+            near = near.join(exact.select("row_b"), on="row_b", how="anti")
+            if near.height:
+                near_f.append(self._near(data, near, earlier, later, cols, text_cols))
+            if label and features:
+                conf = conflicts_across(data, earlier, later, features, label,
+                                        self.significant_digits)
+                if conf.height:
+                    conflict_f.append(self._conflicts_across(data, conf, earlier, later,
+                                                             features, label))
+        within_f = []
+        for split in data.split_names:
+            if label and features:
+                conf = conflicts_within(data, split, features, label, self.significant_digits)
+                if conf.height:
+                    conflict_f.append(self._conflicts_within(data, conf, split, features, label))
+            copies = within_split_copies(data, split, cols)
+            if copies.height:
+                within_f.append(self._within(data, copies, split, cols))
+        return exact_f + near_f + conflict_f + within_f
+
+    # -- findings ------------------------------------------------------------------------------
+    def _exact(self, data: AuditData, pairs: pl.DataFrame, earlier: str, later: str,
+               cols: list[str]) -> Finding:
+        count = pairs.height
+        value = share(count, data.rows(later))
+        return Finding(
+            severity=grade(value, warn=self.warn_above, fail=self.fail_above),
+            metric="duplicate_rows", value=value, threshold=self.fail_above, count=count,
+            splits=[earlier, later],
+            message=f"{fmt_count(count)} of {fmt_count(data.rows(later))} {later} rows "
+                    f"({fmt_share(value)}) are exact copies of {earlier} rows",
+            evidence={"examples": examples(data, pairs, earlier, later, cols,
+                                           self.max_examples)} if count else {})
+
+    def _near(self, data: AuditData, pairs: pl.DataFrame, earlier: str, later: str,
+              cols: list[str], text_cols: list[str]) -> Finding:
+        count = pairs.height
+        value = share(count, data.rows(later))
+        rule = f"equal after rounding floats to {self.significant_digits} significant digits " \
+               "and normalising strings"
+        if text_cols:
+            rule += f", with {', '.join(text_cols)} at word-shingle Jaccard >= " \
+                    f"{self.text_jaccard:g}"
+        head = pairs.head(self.max_examples)
+        a = data.splits[earlier].select(cols)[head["row_a"]]
+        b = data.splits[later].select(cols)[head["row_b"]]
+        rows = []
+        for i, (ra, rb) in enumerate(zip(head["row_a"], head["row_b"])):
+            row: dict[str, Any] = {f"{earlier}_row": ra, f"{later}_row": rb}
+            for c in text_cols:
+                row[f"{c} Jaccard"] = round(float(head[f"jaccard_{c}"][i]), 4)
+            row["differences"] = _differences(a.row(i), b.row(i), cols)
+            rows.append(row)
+        evidence: dict[str, Any] = {"rule": rule, "examples": rows}
+        for c in text_cols:
+            jac = pairs[f"jaccard_{c}"]
+            evidence[f"{c} Jaccard over all pairs"] = {
+                "min": round(float(jac.min()), 4), "median": round(float(jac.median()), 4)}
+        return Finding(
+            severity=grade(value, warn=self.near_warn_above, fail=self.near_fail_above),
+            metric="near_duplicate_rows", value=value, threshold=self.near_fail_above,
+            count=count, splits=[earlier, later],
+            message=f"{fmt_count(count)} of {fmt_count(data.rows(later))} {later} rows "
+                    f"({fmt_share(value)}) are near copies of {earlier} rows ({rule}) but not "
+                    "exact copies",
+            evidence=evidence)
+
+    def _conflicts_across(self, data: AuditData, conf: pl.DataFrame, earlier: str,
+                          later: str, features: list[str], label: str) -> Finding:
+        count = conf.height
+        value = share(count, data.rows(later))
+        head = conf.head(self.max_examples)
+        ya = data.splits[earlier][label].gather(head["row_a"]).to_list()
+        yb = data.splits[later][label].gather(head["row_b"]).to_list()
+        cells = _cells(data.splits[later].select(features)[head["row_b"]], features)
+        rows = [{f"{earlier}_row": ra, f"{later}_row": rb, f"{label} in {earlier}": _value(a),
+                 f"{label} in {later}": _value(b), "features": v}
+                for ra, rb, a, b, v in zip(head["row_a"], head["row_b"], ya, yb, cells)]
+        return Finding(
+            severity=grade(value, warn=self.conflict_warn_above, fail=self.conflict_fail_above),
+            metric="conflicting_labels", value=value, threshold=self.conflict_fail_above,
+            count=count, splits=[earlier, later],
+            message=f"{fmt_count(count)} of {fmt_count(data.rows(later))} {later} rows "
+                    f"({fmt_share(value)}) have the same features as a {earlier} row but a "
+                    f"different {label}",
+            evidence={"examples": rows})
+
+    def _conflicts_within(self, data: AuditData, conf: pl.DataFrame, split: str,
+                          features: list[str], label: str) -> Finding:
+        count = conf.height
+        groups = conf["first_row"].n_unique()
+        value = share(count, data.rows(split))
+        head = conf.head(self.max_examples)
+        y = data.splits[split][label]
+        cells = _cells(data.splits[split].select(features)[head["row"]], features)
+        rows = [{"row": r, "first_row_of_group": f, label: _value(a),
+                 f"{label} of first row": _value(b), "features": v}
+                for r, f, a, b, v in zip(head["row"], head["first_row"],
+                                         y.gather(head["row"]).to_list(),
+                                         y.gather(head["first_row"]).to_list(), cells)]
+        return Finding(
+            severity=grade(value, warn=self.conflict_warn_above, fail=self.conflict_fail_above),
+            metric="conflicting_labels", value=value, threshold=self.conflict_fail_above,
+            count=count, splits=[split],
+            message=f"{fmt_count(count)} of {fmt_count(data.rows(split))} {split} rows "
+                    f"({fmt_share(value)}) share their features with another {split} row "
+                    f"that has a different {label} ({fmt_count(groups)} groups)",
+            evidence={"examples": rows})
+
+    def _within(self, data: AuditData, copies: pl.DataFrame, split: str,
+                cols: list[str]) -> Finding:
+        count = copies.height
+        value = share(count, data.rows(split))
+        severity = grade(value, warn=self.within_warn_above)
+        head = copies.head(self.max_examples)
+        cells = _cells(data.splits[split].select(cols)[head["row"]], cols)
+        rows = [{"row": r, "copy_of_row": f, "values": v}
+                for r, f, v in zip(head["row"], head["first_row"], cells)]
+        return Finding(
+            severity=severity if severity != Severity.FAIL else Severity.WARN,
+            metric="within_split_duplicates", value=value, threshold=self.within_warn_above,
+            count=count, splits=[split],
+            message=f"{fmt_count(count)} of {fmt_count(data.rows(split))} {split} rows "
+                    f"({fmt_share(value)}) are exact copies of another {split} row",
+            evidence={"examples": rows})
 
 
 def exact_matches(data: AuditData, earlier: str, later: str, cols: list[str]) -> pl.DataFrame:
@@ -74,13 +237,29 @@ def exact_matches(data: AuditData, earlier: str, later: str, cols: list[str]) ->
                                                                 "row_b": pl.UInt32})
     ha = pl.DataFrame({"h": data.row_hashes(earlier, cols)}).with_row_index("row_a")
     hb = pl.DataFrame({"h": data.row_hashes(later, cols)}).with_row_index("row_b")
-    first_a = ha.group_by("h").agg(pl.col("row_a").min())
+    first_a = ha.join(hb.select("h"), on="h", how="semi").group_by("h").agg(pl.col("row_a").min())
     cand = hb.join(first_a, on="h", how="inner").select("row_a", "row_b").sort("row_b")
     if cand.height == 0:
         return cand
     equal = rows_equal(data.splits[earlier], cand["row_a"], data.splits[later], cand["row_b"],
                        cols)
     return cand.filter(pl.Series(equal))
+
+
+def within_split_copies(data: AuditData, split: str, cols: list[str]) -> pl.DataFrame:
+    """Rows of ``split`` that exactly copy an earlier row of the same split: ``row`` and
+    ``first_row`` (the first row with those values), verified, sorted by row."""
+    if not cols:
+        return pl.DataFrame(schema={"row": pl.UInt32, "first_row": pl.UInt32})
+    h = (pl.DataFrame({"h": data.row_hashes(split, cols)}).with_row_index("row")
+         .filter(pl.col("h").is_duplicated()))
+    cand = (h.join(h.group_by("h").agg(pl.col("row").min().alias("first_row")), on="h")
+            .filter(pl.col("row") != pl.col("first_row")).select("row", "first_row")
+            .sort("row"))
+    if cand.height == 0:
+        return cand
+    df = data.splits[split]
+    return cand.filter(pl.Series(rows_equal(df, cand["first_row"], df, cand["row"], cols)))
 
 
 def rows_equal(fa: pl.DataFrame, ia: pl.Series, fb: pl.DataFrame, ib: pl.Series,
@@ -100,15 +279,37 @@ def examples(data: AuditData, pairs: pl.DataFrame, earlier: str, later: str, col
     head = pairs.head(limit)
     if head.height == 0:
         return []
-    shown = cols[:8]
-    values = data.splits[later].select(shown)[head["row_b"]]
+    cells = _cells(data.splits[later].select(cols)[head["row_b"]], cols)
+    return [{f"{earlier}_row": ra, f"{later}_row": rb, "values": v}
+            for (ra, rb), v in zip(head.select("row_a", "row_b").iter_rows(), cells)]
+
+
+def _cells(frame: pl.DataFrame, cols: list[str], shown: int = 8) -> list[str]:
+    """One short ``col=value, ...`` rendering per row of ``frame`` (first ``shown`` columns)."""
     out = []
-    for (ra, rb), row in zip(head.iter_rows(), values.iter_rows()):
-        cells = ", ".join(f"{c}={_cell(v)}" for c, v in zip(shown, row))
-        if len(cols) > len(shown):
-            cells += f", … (+{len(cols) - len(shown)} columns)"
-        out.append({f"{earlier}_row": ra, f"{later}_row": rb, "values": cells})
+    for row in frame.select(cols[:shown]).iter_rows():
+        text = ", ".join(f"{c}={_cell(v)}" for c, v in zip(cols[:shown], row))
+        if len(cols) > shown:
+            text += f", … (+{len(cols) - shown} columns)"
+        out.append(text)
     return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+
+
+def _differences(a: tuple[Any, ...], b: tuple[Any, ...], cols: list[str], shown: int = 6) -> str:
+    """``col: a → b; ...`` for the columns whose raw values differ between two rows."""
+    diff = [f"{c}: {_cell(x)} → {_cell(y)}" for c, x, y in zip(cols, a, b) if not _same(x, y)]
+    if len(diff) > shown:
+        diff = diff[:shown] + [f"… (+{len(diff) - shown} columns)"]
+    return "; ".join(diff) or "(identical)"
+
+
+def _value(v: Any) -> Any:
+    """Numbers and booleans as they are (JSON-native), anything else as a short string."""
+    return v if isinstance(v, (int, float, bool)) or v is None else _cell(v)
 
 
 def _cell(v: Any) -> str:

@@ -1,5 +1,8 @@
-"""leakage.duplicates: exact copies across every pair of splits, verified, ids ignored."""
+"""leakage.duplicates: exact and near copies across every pair of splits (verified, ids
+ignored), free text by MinHash, conflicting labels and within-split copies."""
 from __future__ import annotations
+
+import unicodedata
 
 import numpy as np
 import polars as pl
@@ -7,8 +10,10 @@ import pytest
 
 from auditor.config import Columns
 from auditor.data import AuditData, build_audit_data
+from auditor.detectors import near_duplicates as nd
 from auditor.detectors.duplicates import Duplicates
 from auditor.errors import NotApplicable
+from auditor.minhash import jaccard
 from auditor.report import Severity
 from tests.conftest import clean_frame
 
@@ -92,3 +97,254 @@ def test_one_split_is_not_applicable():
 def test_invalid_threshold_is_rejected():
     with pytest.raises(ValueError, match="fail_above must be a share in"):
         Duplicates(fail_above=1.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalisation
+# ---------------------------------------------------------------------------------------------
+
+WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi "
+         "rho sigma tau upsilon phi chi psi omega").split()
+
+
+@pytest.mark.parametrize("digits", [1, 3, 6, 9])
+def test_rounding_to_significant_digits_matches_python_decimal_formatting(digits):
+    rng = np.random.default_rng(digits)
+    x = rng.standard_normal(20_000) * 10.0 ** rng.integers(-10, 14, 20_000)
+    expected = np.array([float(f"{v:.{digits - 1}e}") for v in x])
+    np.testing.assert_array_equal(nd.round_significant(x, digits), expected)
+
+
+def test_values_rounding_to_the_same_decimal_are_bit_identical_across_a_power_of_ten():
+    r = nd.round_significant(np.array([9.9999996, 10.0000001, 1e-320, 1.0000001e-320,
+                                       1.2345678e300, 1.2345679e300]), 6)
+    assert r[0] == r[1] == 10.0
+    assert r[2] == r[3] and r[4] == r[5]
+
+
+def test_zero_negative_zero_nan_and_infinity_are_kept():
+    x = np.array([0.0, -0.0, np.nan, np.inf, -np.inf])
+    r = nd.round_significant(x, 6)
+    assert np.array_equal(r, x, equal_nan=True) and np.signbit(r[1])
+
+
+def test_strings_are_nfkc_casefolded_and_whitespace_collapsed_like_python():
+    texts = ["Straße", "STRASSE", "ﬁne", "ＡＢＣ  def", "  a\tb\n\nc  ", "ΟΔΟΣ", "ὈΔΥΣΣΕΎΣ",
+             "Ǆemal", "İstanbul", "a\u00a0b", "ꭰᎠ", "µ", None, ""]
+    got = nd.normalise_strings(pl.Series(texts)).to_list()
+    expected = [None if t is None else
+                " ".join(unicodedata.normalize("NFKC", t).casefold().split()) for t in texts]
+    assert got == expected
+
+
+def test_pair_jaccard_matches_the_reference_jaccard():
+    rng = np.random.default_rng(5)
+    a = [" ".join(rng.choice(WORDS, rng.integers(1, 40))) for _ in range(60)] + ["", None, "x"]
+    b = [" ".join(t.split()[:-3] + ["new", "words"]) if t else t for t in a[:60]] + \
+        ["", "", None]
+    got = nd.pair_jaccard(pl.Series(a), pl.Series(b))
+    expected = [jaccard(x or "", y or "") for x, y in zip(a, b)]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# Near duplicates
+# ---------------------------------------------------------------------------------------------
+
+def _mixed(n: int, seed: int, offset: int = 0, text: bool = False) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pl.DataFrame({
+        "row_id": np.arange(offset, offset + n),
+        "x": rng.normal(size=n),
+        "name": [f"Name {i}" for i in rng.integers(0, 10**6, n)],
+        "k": rng.integers(0, 5, n),
+        "y": rng.integers(0, 2, n),
+    })
+    if text:
+        df = df.with_columns(pl.Series("notes", [" ".join(rng.choice(WORDS, 40))
+                                                 for _ in range(n)]))
+    return df
+
+
+def _by(findings, metric):
+    return {tuple(f.splits): f for f in findings if f.metric == metric}
+
+
+def test_near_copies_are_reported_separately_from_exact_copies():
+    train, test = _mixed(1000, 1), _mixed(300, 2, 10_000)
+    near = train[10:19].with_columns(pl.col("x") * (1 + 3e-9), pl.col("row_id") + 50_000,
+                                     ("  " + pl.col("name").str.to_uppercase()).alias("name"))
+    exact = train[50:54].with_columns(pl.col("row_id") + 60_000)
+    test = pl.concat([test, near, exact])
+    f = Duplicates().run(_data({"train": train, "test": test}, label="y", ids=["row_id"]))
+    assert f[0].metric == "duplicate_rows" and f[0].count == 4
+    near_f = _by(f, "near_duplicate_rows")[("train", "test")]
+    assert near_f.count == 9 and near_f.subject == "" and near_f.severity == Severity.FAIL
+    assert near_f.value == pytest.approx(9 / 313)
+    assert near_f.message.startswith("9 of 313 test rows (2.9%) are near copies of train rows")
+    ex = near_f.evidence["examples"][0]
+    assert ex["train_row"] == 10 and ex["test_row"] == 300
+    assert "name: 'Name" in ex["differences"] and "x: " in ex["differences"]
+
+
+def test_values_beyond_the_significant_digits_are_not_near_copies():
+    train, test = _mixed(200, 1), _mixed(100, 2, 10_000)
+    test = pl.concat([test, train[:5].with_columns(pl.col("x") * (1 + 1e-3),
+                                                   pl.col("row_id") + 50_000)])
+    data = _data({"train": train, "test": test}, label="y", ids=["row_id"])
+    assert not _by(Duplicates().run(data), "near_duplicate_rows")
+    assert _by(Duplicates(significant_digits=2).run(data),
+               "near_duplicate_rows")[("train", "test")].count == 5
+
+
+def test_lightly_edited_free_text_is_a_near_copy_with_its_similarity_as_evidence():
+    train, test = _mixed(400, 1, text=True), _mixed(200, 2, 10_000, text=True)
+    edited = train[:6].with_columns(pl.col("row_id") + 50_000,
+                                    pl.col("notes").str.replace(r"^\w+ \w+", "EDITED WORDS"))
+    heavy = train[10:13].with_columns(pl.col("row_id") + 60_000,
+                                      pl.col("notes").str.replace(r"^(\w+ ){12}", ""))
+    moved = train[20:23].with_columns(pl.col("row_id") + 70_000, pl.col("x") + 1.0)
+    test = pl.concat([test, edited, heavy, moved])
+    data = _data({"train": train, "test": test}, label="y", ids=["row_id"], text=["notes"])
+    f = _by(Duplicates().run(data), "near_duplicate_rows")[("train", "test")]
+    assert f.count == 6
+    for ex, (a, b) in zip(f.evidence["examples"], zip(train[:6]["notes"], edited["notes"])):
+        assert ex["notes Jaccard"] == pytest.approx(jaccard(a, b), abs=1e-4)
+        assert 0.8 <= ex["notes Jaccard"] < 1
+    assert "notes at word-shingle Jaccard >= 0.8" in f.message
+    # the 12-word cut copies fall below 0.8 and are found only with a lower threshold
+    assert _by(Duplicates(text_jaccard=0.6).run(data),
+               "near_duplicate_rows")[("train", "test")].count == 9
+
+
+def test_clean_splits_with_free_text_have_no_near_copies():
+    data = _data({"train": _mixed(500, 1, text=True), "val": _mixed(200, 2, 5000, text=True),
+                  "test": _mixed(200, 3, 9000, text=True)},
+                 label="y", ids=["row_id"], text=["notes"])
+    findings = Duplicates().run(data)
+    assert [f.metric for f in findings] == ["duplicate_rows"] * 3
+    assert all(f.severity == Severity.INFO for f in findings)
+
+
+def test_near_copies_are_found_for_every_pair_of_splits():
+    train, val, test = _mixed(300, 1), _mixed(200, 2, 5000), _mixed(200, 3, 9000)
+    val = pl.concat([val, train[:3].with_columns(pl.col("x") + 1e-12,
+                                                 pl.col("row_id") + 50_000)])
+    test = pl.concat([test, val[:7].with_columns(pl.col("name").str.to_lowercase(),
+                                                 pl.col("row_id") + 60_000),
+                      train[5:7].with_columns(pl.col("name") + " ", pl.col("row_id") + 70_000)])
+    near = _by(Duplicates().run(_data({"train": train, "val": val, "test": test}, label="y",
+                                      ids=["row_id"])), "near_duplicate_rows")
+    assert {k: f.count for k, f in near.items()} == {("train", "val"): 3, ("train", "test"): 2,
+                                                     ("val", "test"): 7}
+
+
+def test_hash_collisions_cannot_create_near_or_conflict_findings(monkeypatch):
+    monkeypatch.setattr(nd, "row_keys",
+                        lambda frame, seed, height: pl.Series("h", np.zeros(height, np.uint64)))
+    data = _data({"train": _mixed(300, 1, text=True), "test": _mixed(200, 2, 9000, text=True)},
+                 label="y", ids=["row_id"], text=["notes"])
+    assert [f.metric for f in Duplicates().run(data)] == ["duplicate_rows"]
+    data = _data({"train": _mixed(300, 1), "test": _mixed(200, 2, 9000)}, label="y",
+                 ids=["row_id"])
+    assert [f.metric for f in Duplicates().run(data)] == ["duplicate_rows"]
+
+
+def test_an_all_null_column_does_not_stop_near_matching():
+    train, test = _mixed(100, 1), _mixed(50, 2, 1000)
+    test = pl.concat([test, train[:4].with_columns(pl.col("x") * (1 + 1e-9),
+                                                   pl.col("row_id") + 5000)])
+    frames = {n: d.with_columns(empty=pl.lit(None, dtype=pl.Float64))
+              for n, d in (("train", train), ("test", test))}
+    f = _by(Duplicates().run(_data(frames, label="y", ids=["row_id"])), "near_duplicate_rows")
+    assert f[("train", "test")].count == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Conflicting labels and within-split copies
+# ---------------------------------------------------------------------------------------------
+
+def test_same_features_with_a_different_label_are_conflicts_across_and_within_splits():
+    train, test = _mixed(1000, 1), _mixed(300, 2, 10_000)
+    flipped = train[100:104].with_columns((1 - pl.col("y")).alias("y"),
+                                          pl.col("row_id") + 50_000)
+    unlabelled = train[200:202].with_columns(pl.lit(None, dtype=pl.Int64).alias("y"),
+                                             pl.col("row_id") + 60_000)
+    test = pl.concat([test, flipped, unlabelled])
+    # within train: 3 rows repeat earlier rows' features with the other label -> 6 rows
+    train = pl.concat([train, train[300:303].with_columns((1 - pl.col("y")).alias("y"),
+                                                          pl.col("row_id") + 70_000)])
+    f = Duplicates().run(_data({"train": train, "test": test}, label="y", ids=["row_id"]))
+    conflicts = [x for x in f if x.metric == "conflicting_labels"]
+    across = next(x for x in conflicts if x.splits == ["train", "test"])
+    within = next(x for x in conflicts if x.splits == ["train"])
+    assert across.count == 4 and across.value == pytest.approx(4 / 306)
+    assert across.severity == Severity.WARN
+    assert across.message == ("4 of 306 test rows (1.3%) have the same features as a train row "
+                              "but a different y")
+    ex = across.evidence["examples"][0]
+    assert (ex["train_row"], ex["test_row"]) == (100, 300)
+    assert ex["y in train"] == train["y"][100] and ex["y in test"] == 1 - train["y"][100]
+    assert within.count == 6 and "(3 groups)" in within.message
+    assert not any(x.splits == ["test"] for x in conflicts)
+
+
+def test_conflicting_labels_grade_by_share():
+    train = pl.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [0, 0, 0, 0]})
+    test = pl.DataFrame({"x": [1.0, 2.0, 5.0, 6.0], "y": [1, 1, 0, 0]})
+    f = Duplicates().run(_data({"train": train, "test": test}, label="y"))
+    c = next(x for x in f if x.metric == "conflicting_labels")
+    assert c.count == 2 and c.severity == Severity.FAIL and c.threshold == 0.05
+
+
+def test_within_split_copies_warn_above_the_rate_threshold():
+    base = _mixed(1000, 1)
+    many = pl.concat([base, base[:25].with_columns(pl.col("row_id") + 50_000)])
+    few = pl.concat([base, base[:5].with_columns(pl.col("row_id") + 50_000)])
+    test = _mixed(100, 2, 90_000)
+    for train, count, severity in ((many, 25, Severity.WARN), (few, 5, Severity.INFO)):
+        f = [x for x in Duplicates().run(_data({"train": train, "test": test}, label="y",
+                                                ids=["row_id"]))
+             if x.metric == "within_split_duplicates"]
+        assert [(x.splits, x.count, x.severity) for x in f] == [(["train"], count, severity)]
+        assert f[0].evidence["examples"][0] == {
+            "row": 1000, "copy_of_row": 0, "values": f[0].evidence["examples"][0]["values"]}
+
+
+def test_invalid_near_duplicate_parameters_are_rejected():
+    with pytest.raises(ValueError, match="significant_digits must be an integer in"):
+        Duplicates(significant_digits=0)
+    with pytest.raises(ValueError, match="text_jaccard must be a share in"):
+        Duplicates(text_jaccard=1.2)
+
+
+def test_free_text_alone_is_compared_when_no_other_column_is_hashed():
+    rng = np.random.default_rng(8)
+    docs = [" ".join(rng.choice(WORDS, 30)) for _ in range(300)]
+    train = pl.DataFrame({"notes": docs[:200], "lang": ["en"] * 200})
+    test = pl.DataFrame({"notes": docs[200:] + [d.replace(" ", "  ", 3).upper() + " extra"
+                                                for d in docs[:4]], "lang": ["en"] * 104})
+    f = _by(Duplicates().run(_data({"train": train, "test": test}, text=["notes"])),
+            "near_duplicate_rows")[("train", "test")]
+    assert f.count == 4 and [e["train_row"] for e in f.evidence["examples"]] == [0, 1, 2, 3]
+
+
+def test_every_free_text_column_must_be_near_identical():
+    rng = np.random.default_rng(9)
+    n = 150
+    train = pl.DataFrame({"title": [" ".join(rng.choice(WORDS, 6)) for _ in range(n)],
+                          "body": [" ".join(rng.choice(WORDS, 40)) for _ in range(n)],
+                          "k": rng.integers(0, 3, n)})
+    test = pl.DataFrame({"title": [" ".join(rng.choice(WORDS, 6)) for _ in range(50)],
+                         "body": [" ".join(rng.choice(WORDS, 40)) for _ in range(50)],
+                         "k": rng.integers(0, 3, 50)})
+    edited_body = train[:5].with_columns(pl.col("body") + " one more")
+    other_title = train[10:13].with_columns(pl.lit("a different title here").alias("title"))
+    test = pl.concat([test, edited_body, other_title])
+    f = _by(Duplicates().run(_data({"train": train, "test": test}, text=["title", "body"])),
+            "near_duplicate_rows")[("train", "test")]
+    assert f.count == 5
+    ex = f.evidence["examples"][0]
+    assert ex["title Jaccard"] == 1.0
+    assert ex["body Jaccard"] == pytest.approx(jaccard(train["body"][0], edited_body["body"][0]),
+                                               abs=1e-4)

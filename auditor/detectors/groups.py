@@ -1,0 +1,234 @@
+"""Entities (customers, patients, devices, ...) whose rows fall into more than one split."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import polars as pl
+
+from auditor.checks import Cost
+from auditor.data import AuditData, Kind
+from auditor.errors import NotApplicable
+from auditor.report import Finding, Severity
+from auditor.stats import fmt_count, fmt_share, grade, share
+
+CELL_CHARS = 60
+ENTITY_NAME = re.compile(
+    r"(^|_)(id|ids|key|uuid|guid|user|customer|client|patient|account|member|device|session|"
+    r"subject|person|household|visitor|player|driver)(_|$)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupOverlap:
+    """Entities (customers, patients, ...) of a declared group column present in several splits.
+
+    A fail means the evaluation rewards recognising entities seen in training rather than
+    generalising to new ones: a model scores higher on returning customers than it will on new
+    customers. Fix: split by the group key (e.g. ``GroupShuffleSplit``/``GroupKFold``), or drop
+    the shared entities from the later split.
+
+    For each column in ``columns.groups`` and each pair of splits (earlier, later): value = rows
+    of the later split whose entity also occurs in the earlier split / rows of the later split
+    (``group_overlap_rows``, count = those rows); graded by ``warn_above`` / ``fail_above``
+    (default 0: any shared entity fails). Null values are not entities: they are never shared
+    and are counted separately (info). Evidence: the most-affected entities with their rows in
+    each split.
+
+    Without declared groups, columns that look like undeclared entity keys are suggested (info,
+    never a fail, metric ``candidate_group_column``): string or integer columns, not declared in
+    any role, with at least ``candidate_min_distinct`` distinct values and values shared across
+    splits, whose name looks like a key (``customer_id``, ``userKey``, ``session``, ...) or whose
+    values repeat within a split (mean rows per value between ``candidate_min_rows_per_value``
+    and ``candidate_max_rows_per_value``; integers must also leave gaps in their range, since
+    ages and counts fill theirs).
+    """
+
+    id: ClassVar[str] = "leakage.group_overlap"
+    title: ClassVar[str] = "Entities shared between splits"
+    cost: ClassVar[Cost] = Cost.CHEAP
+    warn_above: float = 0.0     # share of the later split's rows
+    fail_above: float = 0.0
+    max_examples: int = 20
+    suggest_candidates: bool = True
+    candidate_min_distinct: int = 20
+    candidate_min_rows_per_value: float = 1.5
+    candidate_max_rows_per_value: float = 100.0
+
+    def __post_init__(self) -> None:
+        for name in ("warn_above", "fail_above"):
+            v = getattr(self, name)
+            if not 0 <= v <= 1:
+                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
+        if self.max_examples < 0:
+            raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
+        if self.candidate_min_distinct < 2:
+            raise ValueError("candidate_min_distinct must be an integer >= 2; got "
+                             f"{self.candidate_min_distinct!r}")
+        if not 1 <= self.candidate_min_rows_per_value <= self.candidate_max_rows_per_value:
+            raise ValueError("candidate_min_rows_per_value must be >= 1 and <= "
+                             "candidate_max_rows_per_value; got "
+                             f"{self.candidate_min_rows_per_value!r}")
+
+    def run(self, data: AuditData) -> list[Finding]:
+        if len(data.splits) < 2:
+            raise NotApplicable("only one split: entities cannot cross splits")
+        groups = list(dict.fromkeys(data.columns.groups))
+        if groups:
+            findings = []
+            for col in groups:
+                findings += self._declared(data, col)
+            return findings
+        if not self.suggest_candidates:
+            raise NotApplicable("no group column declared (columns.groups)")
+        findings = [f for col in candidate_columns(data) if (f := self._candidate(data, col))]
+        if not findings:
+            raise NotApplicable("no group column declared (columns.groups), and no column looks "
+                                "like an entity key shared across splits")
+        return findings
+
+    # -- declared groups -----------------------------------------------------------------------
+    def _declared(self, data: AuditData, col: str) -> list[Finding]:
+        counts = entity_counts(data, col)
+        out = []
+        for earlier, later in data.pairs():
+            shared = shared_entities(counts, earlier, later)
+            rows = int(shared["rows_later"].sum()) if shared.height else 0
+            total = data.rows(later)
+            value = share(rows, total)
+            entities = counts[later].height
+            message = (f"{fmt_count(rows)} of {fmt_count(total)} {later} rows ({fmt_share(value)})"
+                       f" share a {col} with {earlier} ({fmt_count(shared.height)} of "
+                       f"{fmt_count(entities)} {later} {col} values also occur in {earlier})")
+            out.append(Finding(
+                severity=grade(value, warn=self.warn_above, fail=self.fail_above),
+                subject=col, splits=[earlier, later], metric="group_overlap_rows", value=value,
+                threshold=self.fail_above, count=rows, message=message,
+                evidence=self._evidence(shared, col, earlier, later) if rows else {}))
+        for split in data.split_names:
+            nulls = data.splits[split][col].null_count()
+            if nulls:
+                total = data.rows(split)
+                out.append(Finding(
+                    severity=Severity.INFO, subject=col, splits=[split], metric="null_group_rows",
+                    value=share(nulls, total), count=nulls,
+                    message=f"{fmt_count(nulls)} of {fmt_count(total)} {split} rows "
+                            f"({fmt_share(share(nulls, total))}) have no {col} (null); they "
+                            "are not compared across splits"))
+        return out
+
+    def _evidence(self, shared: pl.DataFrame, col: str, earlier: str,
+                  later: str) -> dict[str, Any]:
+        top = shared.head(self.max_examples)
+        rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
+                for e, a, b in top.select("entity", "rows_earlier", "rows_later").iter_rows()]
+        return {
+            "shared": {"entities": shared.height,
+                       f"{earlier} rows": int(shared["rows_earlier"].sum()),
+                       f"{later} rows": int(shared["rows_later"].sum())},
+            "top_entities": rows}
+
+    # -- suggestions ---------------------------------------------------------------------------
+    def _candidate(self, data: AuditData, col: str) -> Finding | None:
+        counts = entity_counts(data, col)
+        distinct = pl.concat([c.select("entity") for c in counts.values()]).n_unique()
+        if distinct < self.candidate_min_distinct:
+            return None
+        by_name = bool(ENTITY_NAME.search(snake(col)))
+        per_value = {s: share(int(c["rows"].sum()), c.height) for s, c in counts.items()}
+        repeats = any(self.candidate_min_rows_per_value <= v <= self.candidate_max_rows_per_value
+                      for v in per_value.values()) and _sparse_if_integer(data, col)
+        if not (by_name or repeats):
+            return None
+        best: tuple[float, str, str, pl.DataFrame] | None = None
+        table = []
+        for earlier, later in data.pairs():
+            shared = shared_entities(counts, earlier, later)
+            rows = int(shared["rows_later"].sum()) if shared.height else 0
+            value = share(rows, data.rows(later))
+            table.append({"splits": f"{earlier} → {later}", "later rows shared": rows,
+                          "share": round(value, 6), "entities shared": shared.height})
+            if rows and (best is None or value > best[0]):
+                best = (value, earlier, later, shared)
+        if best is None:
+            return None
+        value, earlier, later, shared = best
+        why = []
+        if by_name:
+            why.append("its name looks like an entity key")
+        if repeats:
+            mean = per_value[max(per_value, key=lambda s: data.rows(s))]
+            why.append(f"its values repeat ({mean:.1f} rows per value in the largest split)")
+        rows = int(shared["rows_later"].sum())
+        evidence = self._evidence(shared, col, earlier, later)
+        evidence["why"] = " and ".join(why)
+        evidence["pairs"] = table
+        return Finding(
+            severity=Severity.INFO, subject=col, splits=[earlier, later],
+            metric="candidate_group_column", value=value, count=rows,
+            message=f"{col} may be an undeclared entity key ({' and '.join(why)}): "
+                    f"{fmt_count(rows)} of {fmt_count(data.rows(later))} {later} rows "
+                    f"({fmt_share(value)}) share a {col} with {earlier}; declare it in "
+                    "columns.groups if one entity's rows must stay in one split",
+            evidence=evidence)
+
+
+def entity_counts(data: AuditData, col: str) -> dict[str, pl.DataFrame]:
+    """Per split: ``entity`` (non-null values of ``col``) and ``rows`` (rows per entity)."""
+    same_type = col in data.kinds
+    out = {}
+    for split, df in data.splits.items():
+        s = df[col] if same_type else df[col].cast(pl.String)
+        out[split] = (pl.DataFrame({"entity": s}).drop_nulls()
+                      .group_by("entity").agg(pl.len().cast(pl.Int64).alias("rows")))
+    return out
+
+
+def shared_entities(counts: dict[str, pl.DataFrame], earlier: str, later: str) -> pl.DataFrame:
+    """Entities in both splits: ``entity``, ``rows_earlier``, ``rows_later``; most-affected
+    first (rows in the later split, then in the earlier split, then the entity's text)."""
+    a = counts[earlier].rename({"rows": "rows_earlier"})
+    b = counts[later].rename({"rows": "rows_later"})
+    return (a.join(b, on="entity", how="inner")
+            .with_columns(pl.col("entity").cast(pl.String).alias("_key"))
+            .sort(["rows_later", "rows_earlier", "_key"], descending=[True, True, False])
+            .drop("_key"))
+
+
+def candidate_columns(data: AuditData) -> list[str]:
+    """Undeclared string or integer columns (the ones that could be entity keys)."""
+    roles = data.columns.declared()
+    out = []
+    for col in data.common_columns():
+        if col in roles:
+            continue
+        kind = data.kinds.get(col)
+        dtype = next(iter(data.splits.values())).schema[col]
+        if kind == Kind.CATEGORICAL or (kind == Kind.NUMERIC and dtype.is_integer()):
+            out.append(col)
+    return out
+
+
+def snake(name: str) -> str:
+    """``customerID`` -> ``customer_id``; other separators become ``_``."""
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    name = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+    return re.sub(r"[^0-9a-zA-Z]+", "_", name).lower()
+
+
+def _sparse_if_integer(data: AuditData, col: str) -> bool:
+    """Strings pass; integers pass when their distinct values fill under half of their range."""
+    values = pl.concat([df.select(pl.col(col)) for df in data.splits.values()])[col]
+    if not values.dtype.is_integer():
+        return True
+    lo, hi = values.min(), values.max()
+    if lo is None or hi is None:
+        return False
+    return values.n_unique() < 0.5 * (float(hi) - float(lo) + 1)
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v
+    s = str(v)
+    return s if len(s) <= CELL_CHARS else s[:CELL_CHARS - 1] + "…"

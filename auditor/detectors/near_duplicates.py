@@ -1,0 +1,350 @@
+"""Normalised row keys, near-duplicate matching (with MinHash on free text) and label conflicts.
+
+Helpers of ``leakage.duplicates`` (:mod:`auditor.detectors.duplicates`). Every match found from a
+hash is verified by comparing the normalised values themselves (and, for free text, the exact
+word-shingle Jaccard), so a hash collision can never create a finding.
+
+Normalisation (:func:`normalised_frame`):
+- floating-point (and decimal) columns are rounded to ``digits`` significant digits
+  (:func:`round_significant`); integers, booleans, dates and durations are exact values and are
+  kept as they are (rounding a 9-digit integer code would merge distinct codes);
+- strings are NFKC-normalised, case-folded (Unicode full case folding, as ``str.casefold``),
+  runs of whitespace collapsed to one space and the ends stripped.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from functools import cache
+
+import numpy as np
+import polars as pl
+
+from auditor.data import AuditData, Kind
+from auditor.minhash import Signatures, near_duplicate_pairs, shingle_hashes, signatures
+
+SHINGLE_WORDS = 3      # word k-grams for free text
+NUM_PERM = 128         # MinHash permutations per text column
+LSH_RECALL = 0.95      # LSH bands chosen so a pair exactly at the threshold is found this often
+CANDIDATE_SLACK = 0.1  # LSH estimate may be this far below the threshold; exact Jaccard decides
+_U64 = np.uint64
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalisation
+# ---------------------------------------------------------------------------------------------
+
+@cache
+def _casefold_table() -> dict[str, str]:
+    """lowercased char -> its full case folding, where the two differ (about 180 entries).
+
+    Applied after ``to_lowercase``, it turns lowercasing into Python's ``str.casefold`` (ß -> ss,
+    final sigma -> σ, Cherokee small letters -> capitals, ...). Built once per process.
+    """
+    table: dict[str, str] = {}
+    for cp in range(sys.maxunicode + 1):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = chr(cp)
+        folded, lowered = c.casefold(), c.lower()
+        if folded != lowered:
+            table[lowered] = folded
+    return table
+
+
+def normalise_strings(s: pl.Series) -> pl.Series:
+    """NFKC, case-fold, collapse whitespace runs to one space, strip the ends (null stays null).
+
+    Columns with few distinct values are normalised once per distinct value."""
+    s = s.cast(pl.String)
+    uniq = s.drop_nulls().unique()
+    if 4 * uniq.len() < s.len():
+        return s.replace_strict(uniq, _normalise_strings(uniq), default=None,
+                                return_dtype=pl.String)
+    return _normalise_strings(s)
+
+
+def _normalise_strings(s: pl.Series) -> pl.Series:
+    out = s.str.normalize("NFKC").str.to_lowercase()
+    if out.str.contains(r"[^\x00-\x7F]").any():
+        out = out.str.replace_many(_casefold_table())
+    return out.str.replace_all(r"\s+", " ").str.strip_chars(" ")
+
+
+_POW10 = np.array([10.0 ** i for i in range(23)])  # exact doubles 1 .. 1e22
+
+
+def round_significant(x: np.ndarray, digits: int) -> np.ndarray:
+    """``x`` rounded to ``digits`` significant digits (half to even on the scaled value).
+
+    For finite non-zero v: e = floor(log10|v|), k = digits - 1 - e, m = round(v * 10^k); if
+    |m| reaches 10^digits (9.9999996 -> 10.0000) then m /= 10, k -= 1, so each rounded decimal
+    has one (m, k); the result m * 10^-k is a function of (m, k) alone, hence values that round
+    to the same decimal get bit-identical results. It equals Python's ``float(f"{v:.{d-1}e}")``
+    whenever |k| <= 22 (10^k exact) and v * 10^k does not land on a rounding tie by its own
+    rounding error (rare for digits <= 12). 0, -0.0, NaN and ±inf are returned unchanged.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        ok = np.isfinite(x) & (x != 0)
+        k = np.where(ok, (digits - 1) - np.floor(np.log10(np.abs(x))), 0).astype(np.int64)
+        m = np.round(_scale(x, k))
+        big = np.abs(m) >= 10.0 ** digits
+        if big.any():
+            m[big] = np.round(m[big] / 10.0)
+            k[big] -= 1
+        return np.where(ok, _scale(m, -k), x)
+
+
+def _scale(v: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """v * 10^k; exact powers (|k| <= 22) give correctly rounded results, larger |k| use two
+    steps so that 10^k stays finite (results then within a few ulps, still deterministic)."""
+    kk = np.abs(k)
+    p = _POW10[np.minimum(kk, 22)]
+    out = np.multiply(v, p)
+    np.divide(v, p, out=out, where=k < 0)
+    far = np.flatnonzero(kk > 22)
+    if far.size:
+        kb = k[far]
+        h = kb // 2
+        out[far] = v[far] * np.power(10.0, h) * np.power(10.0, kb - h)
+    return out
+
+
+def round_significant_frame(df: pl.DataFrame, cols: list[str], digits: int) -> pl.DataFrame:
+    """``cols`` of ``df`` as Float64 rounded by :func:`round_significant` (nulls kept)."""
+    def one(c: str) -> pl.Series:
+        s = df[c].cast(pl.Float64)
+        r = pl.Series(c, round_significant(s.to_numpy(), digits))
+        return r if not s.has_nulls() else \
+            pl.select(pl.when(s.is_null()).then(None).otherwise(r)).to_series().alias(c)
+
+    if len(cols) < 2:
+        return pl.DataFrame([one(c) for c in cols])
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(cols), os.cpu_count() or 1)) as pool:
+        return pl.DataFrame(list(pool.map(one, cols)))  # numpy releases the GIL
+
+
+def _is_string(data: AuditData, df: pl.DataFrame, col: str) -> bool:
+    return data.kinds.get(col) in (Kind.CATEGORICAL, Kind.TEXT) or df.schema[col] == pl.String
+
+
+def _is_float(dtype: pl.DataType) -> bool:
+    return dtype.is_float() or dtype.is_decimal()
+
+
+def normalised_frame(data: AuditData, split: str, cols: list[str], digits: int) -> pl.DataFrame:
+    """``cols`` of ``split`` normalised for near-duplicate comparison. Cached per run: all float
+    columns of the split rounded once (threads over columns), each string column on its own."""
+    df = data.splits[split]
+
+    def round_all() -> pl.DataFrame:
+        floats = [c for c in data.duplicate_columns() if _is_float(df.schema[c])]
+        return round_significant_frame(df, floats, digits)
+
+    rounded = data.cached(("duplicates.rounded", split, digits), round_all)
+    out = []
+    for c in cols:
+        if _is_string(data, df, c):
+            out.append(data.cached(("duplicates.strings", split, c),
+                                   lambda c=c: normalise_strings(df[c])))
+        elif c in rounded.columns:
+            out.append(rounded[c])
+        elif _is_float(df.schema[c]):
+            out.append(round_significant_frame(df, [c], digits)[c])
+        else:
+            out.append(df[c])
+    return pl.DataFrame(out)
+
+
+def row_keys(frame: pl.DataFrame, seed: int, height: int) -> pl.Series:
+    """64-bit hash of each row of ``frame``; ``height`` zeros when it has no columns."""
+    if frame.width == 0:
+        return pl.Series("h", np.zeros(height, dtype=np.uint64))
+    return frame.hash_rows(seed=seed % (2**32))
+
+
+def frames_equal(fa: pl.DataFrame, ia: pl.Series | np.ndarray, fb: pl.DataFrame,
+                 ib: pl.Series | np.ndarray) -> np.ndarray:
+    """Element-wise equality of rows ``fa[ia]`` and ``fb[ib]`` over every column (null-safe)."""
+    ia, ib = pl.Series(ia), pl.Series(ib)
+    mask = np.ones(len(ia), dtype=bool)
+    for c in fa.columns:  # a loop over columns, vectorised over rows
+        mask &= fa[c].gather(ia).eq_missing(fb[c].gather(ib)).fill_null(False).to_numpy()
+    return mask
+
+
+_EMPTY_PAIRS = {"row_a": pl.UInt32, "row_b": pl.UInt32}
+
+
+def _empty_pairs(text_cols: list[str]) -> pl.DataFrame:
+    schema = dict(_EMPTY_PAIRS) | {f"jaccard_{c}": pl.Float64 for c in text_cols}
+    return pl.DataFrame(schema=schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# Near duplicates across two splits
+# ---------------------------------------------------------------------------------------------
+
+def near_matches(data: AuditData, earlier: str, later: str, cols: list[str], *, digits: int,
+                 text_cols: list[str], threshold: float) -> pl.DataFrame:
+    """Rows of ``later`` equal to a row of ``earlier`` after normalisation: ``row_a``, ``row_b``
+    and, per free-text column, ``jaccard_<col>`` (exact word-shingle Jaccard), sorted by row_b.
+
+    Without text columns: one candidate per later row from the normalised-row hash, verified
+    value by value. With text columns: the other columns must be equal after normalisation and
+    every text column must reach ``threshold`` Jaccard; candidates come from MinHash/LSH whose
+    signatures are keyed by the other columns' hash (only rows whose key occurs in both splits
+    are signed), then are verified exactly.
+    """
+    key_cols = [c for c in cols if c not in text_cols]
+    na = normalised_frame(data, earlier, key_cols, digits)
+    nb = normalised_frame(data, later, key_cols, digits)
+    ka = pl.DataFrame({"h": row_keys(na, data.seed, data.rows(earlier))}).with_row_index("row_a")
+    kb = pl.DataFrame({"h": row_keys(nb, data.seed, data.rows(later))}).with_row_index("row_b")
+    if not text_cols:
+        first_a = (ka.join(kb.select("h"), on="h", how="semi")
+                   .group_by("h").agg(pl.col("row_a").min()))
+        cand = kb.join(first_a, on="h", how="inner").select("row_a", "row_b").sort("row_b")
+        if cand.height == 0:
+            return _empty_pairs([])
+        return cand.filter(pl.Series(frames_equal(na, cand["row_a"], nb, cand["row_b"])))
+    ra = ka.join(kb.select("h").unique(), on="h", how="semi")
+    rb = kb.join(ka.select("h").unique(), on="h", how="semi")
+    if ra.height == 0 or rb.height == 0:
+        return _empty_pairs(text_cols)
+    sig_a = _keyed_signatures(data.splits[earlier], ra, text_cols, data.seed)
+    sig_b = _keyed_signatures(data.splits[later], rb, text_cols, data.seed)
+    pairs = near_duplicate_pairs(sig_a, sig_b, threshold=max(0.0, threshold - CANDIDATE_SLACK),
+                                 bands=lsh_bands(threshold) * len(text_cols), seed=data.seed)
+    if pairs.height == 0:
+        return _empty_pairs(text_cols)
+    cand = pl.DataFrame({
+        "row_a": ra["row_a"].gather(pairs["doc_a"]), "row_b": rb["row_b"].gather(pairs["doc_b"]),
+    })
+    keep = frames_equal(na, cand["row_a"], nb, cand["row_b"])
+    for c in text_cols:
+        jac = pair_jaccard(data.splits[earlier][c].gather(cand["row_a"]),
+                           data.splits[later][c].gather(cand["row_b"]), seed=data.seed)
+        cand = cand.with_columns(pl.Series(f"jaccard_{c}", jac))
+        keep &= jac >= threshold
+    return cand.filter(pl.Series(keep)).sort("row_b")
+
+
+def lsh_bands(threshold: float) -> int:
+    """The fewest LSH bands (of NUM_PERM / bands rows) that find a pair with Jaccard exactly
+    ``threshold`` with probability >= LSH_RECALL: 1 - (1 - t^r)^b >= 0.95. With 128
+    permutations: 8 bands of 16 rows from 0.95, 16 of 8 for 0.85-0.9, 32 of 4 for 0.6-0.8
+    (0.999 at 0.8, where 16 of 8 would give 0.947), 64 of 2 below; fewer bands, fewer false
+    candidates."""
+    for bands in (8, 16, 32, 64):
+        rows = NUM_PERM // bands
+        if 1 - (1 - threshold ** rows) ** bands >= LSH_RECALL:
+            return bands
+    return 64
+
+
+def _mix(v: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser: a bijection of uint64 that spreads every input bit."""
+    with np.errstate(over="ignore"):
+        v = (v ^ (v >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+        v = (v ^ (v >> _U64(27))) * _U64(0x94D049BB133111EB)
+        return v ^ (v >> _U64(31))
+
+
+def _keyed_signatures(df: pl.DataFrame, rows: pl.DataFrame, text_cols: list[str],
+                      seed: int) -> Signatures:
+    """MinHash signatures of each text column of ``rows`` side by side, every entry mixed with
+    the row's key hash so that two rows share an LSH band only when their keys are equal too.
+    A text without any word gets a constant signature: it matches other word-less texts."""
+    idx = rows.columns[0]
+    key = _mix(rows["h"].to_numpy().astype(np.uint64))
+    blocks = []
+    for c in text_cols:
+        sig = signatures(df[c].gather(rows[idx]), num_perm=NUM_PERM, k=SHINGLE_WORDS, seed=seed)
+        values = sig.values.copy()
+        values[sig.empty] = 0
+        blocks.append(values)
+    values = _mix(np.hstack(blocks) ^ key[:, None])
+    return Signatures(values=values, empty=np.zeros(len(values), dtype=bool))
+
+
+def pair_jaccard(a: pl.Series, b: pl.Series, *, seed: int = 0) -> np.ndarray:
+    """Exact Jaccard of word-shingle sets for each aligned pair (a[i], b[i]), vectorised.
+
+    Same shingles as :func:`auditor.minhash.jaccard`: two texts without words have Jaccard 1,
+    one without words 0.
+    """
+    n = len(a)
+    sa = shingle_hashes(a, k=SHINGLE_WORDS, seed=seed).unique()
+    sb = shingle_hashes(b, k=SHINGLE_WORDS, seed=seed).unique()
+    size_a = np.bincount(sa["doc"].to_numpy(), minlength=n)
+    size_b = np.bincount(sb["doc"].to_numpy(), minlength=n)
+    inter = np.bincount(sa.join(sb, on=["doc", "h"], how="inner")["doc"].to_numpy(),
+                        minlength=n)
+    union = size_a + size_b - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(union > 0, inter / np.maximum(union, 1), 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Same features, different label
+# ---------------------------------------------------------------------------------------------
+
+def _labelled(data: AuditData, split: str, features: list[str], label: str,
+              digits: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(normalised features, frame of row / key / normalised label for labelled rows)."""
+    feats = normalised_frame(data, split, features, digits)
+    y = normalised_frame(data, split, [label], digits)[label]
+    frame = (pl.DataFrame({"k": row_keys(feats, data.seed, data.rows(split)), "y": y})
+             .with_row_index("row")
+             .filter(pl.col("y").is_not_null()))
+    return feats, frame
+
+
+def conflicts_within(data: AuditData, split: str, features: list[str], label: str,
+                     digits: int) -> pl.DataFrame:
+    """Rows of ``split`` whose normalised features equal another row's but whose label differs.
+
+    Columns ``row``, ``first_row`` (the group's first row), ``y`` (this row's label) and
+    ``first_y``; every row of a conflicting group is listed (the count is rows affected).
+    """
+    feats, frame = _labelled(data, split, features, label, digits)
+    frame = frame.filter(pl.col("k").is_duplicated())
+    rep = frame.group_by("k").agg(pl.col("row").min().alias("first_row"))
+    cand = frame.join(rep, on="k").filter(
+        pl.col("y").n_unique().over("k") > 1).sort("row")
+    if cand.height == 0:
+        return pl.DataFrame(schema={"row": pl.UInt32, "first_row": pl.UInt32})
+    cand = cand.filter(pl.Series(frames_equal(feats, cand["first_row"], feats, cand["row"])))
+    cand = cand.filter(pl.col("y").n_unique().over("first_row") > 1)
+    first_y = frame.select(pl.col("row").alias("first_row"), pl.col("y").alias("first_y"))
+    return cand.join(first_y, on="first_row", how="left").select(
+        "row", "first_row", "y", "first_y").sort("row")
+
+
+def conflicts_across(data: AuditData, earlier: str, later: str, features: list[str],
+                     label: str, digits: int) -> pl.DataFrame:
+    """Rows of ``later`` whose normalised features equal a row of ``earlier`` that carries a
+    different label: ``row_a`` (such an earlier row), ``row_b``, ``y_a``, ``y_b``, by row_b."""
+    fa, a = _labelled(data, earlier, features, label, digits)
+    fb, b = _labelled(data, later, features, label, digits)
+    a = a.join(b.select("k").unique(), on="k", how="semi")
+    # per feature key of earlier: the rows carrying its smallest and its largest label
+    ends = a.group_by("k").agg(
+        lo_y=pl.col("y").min(), hi_y=pl.col("y").max(),
+        lo_row=pl.col("row").filter(pl.col("y") == pl.col("y").min()).min(),
+        hi_row=pl.col("row").filter(pl.col("y") == pl.col("y").max()).min())
+    cand = (b.join(ends, on="k")
+            .with_columns(use_lo=pl.col("y") != pl.col("lo_y"))
+            .filter(pl.col("use_lo") | (pl.col("y") != pl.col("hi_y")))
+            .select(pl.when("use_lo").then("lo_row").otherwise("hi_row").alias("row_a"),
+                    pl.col("row").alias("row_b"),
+                    pl.when("use_lo").then("lo_y").otherwise("hi_y").alias("y_a"),
+                    pl.col("y").alias("y_b"))
+            .sort("row_b"))
+    if cand.height == 0:
+        return cand
+    return cand.filter(pl.Series(frames_equal(fa, cand["row_a"], fb, cand["row_b"])))
