@@ -46,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=None, help="random seed (default: config or 0)")
     _common(run)
 
+    scan = sub.add_parser("scan-code", help="scan .py scripts / .ipynb notebooks for "
+                          "preprocessing fitted before the split (static analysis, no execution)")
+    scan.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    scan.add_argument("--fitter", action="extend", nargs="+", default=[], metavar="NAME",
+                      help="extra transformer class/function names to treat as fitted on data")
+    _common(scan, suite=False)
+
     demo = sub.add_parser("demo", help="audit bundled deterministic data with planted problems")
     _common(demo, suite=False)
     return p
@@ -95,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return _demo(args)
+        if args.command == "scan-code":
+            return _scan_code(args)
         return _run(args)
     except AuditorError as err:
         print(f"auditor: error: {err}", file=sys.stderr)
@@ -148,14 +157,28 @@ def _demo(args: argparse.Namespace) -> int:
     return code
 
 
+def _scan_code(args: argparse.Namespace) -> int:
+    from auditor.codescan import scan_report
+
+    paths = [Path(p) for p in args.paths]
+    out = prepare_out_dir(args.out)
+    return publish(scan_report(paths, args.fitter), out, fail_on=args.fail_on, quiet=args.quiet)
+
+
 def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool) -> int:
     """Run the audit, write report.json then report.html atomically, print the verdict."""
     from auditor.api import run_audit
-    from auditor.output import write_atomic
-    from auditor.render import render_html
 
     progress = not quiet and sys.stderr.isatty() and not os.environ.get("CI")
     report = run_audit(cfg, suite=suite, progress=progress)
+    return publish(report, out, fail_on=fail_on, quiet=quiet)
+
+
+def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
+    """Write report.json then report.html (each atomically), print the verdict; exit code."""
+    from auditor.output import write_atomic
+    from auditor.render import render_html
+
     doc = report.to_dict()
     import json
 

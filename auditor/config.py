@@ -154,6 +154,9 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     suite_path = Path(cfg.suite)
     if cfg.suite.endswith((".yaml", ".yml")) and not suite_path.is_absolute():
         updates["suite"] = str(resolve(suite_path))
+    for p in updates["pipeline"]:
+        if not p.exists():
+            raise ConfigError(f"{source}: pipeline: {p}: file not found")
     return cfg.model_copy(update=updates)
 
 

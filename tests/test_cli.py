@@ -145,3 +145,28 @@ def test_cli_module_does_not_import_heavy_libraries():
             "'numpy', 'matplotlib', 'scipy') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "[]"
+
+
+CORPUS = Path(__file__).parent / "codescan_corpus"
+
+
+def test_scan_code_exit_codes_and_report(tmp_path, cli):
+    leaky = cli("scan-code", CORPUS / "leak_scaler_before_split.py", "--out", tmp_path / "a",
+                "--quiet")
+    assert leaky.returncode == 1, leaky.stderr
+    doc = json.loads((tmp_path / "a" / "report.json").read_text())
+    (check,) = doc["checks"]
+    assert check["id"] == "leakage.preprocessing" and check["status"] == "fail"
+    assert check["findings"][0]["evidence"]["line"] == 12
+    clean = cli("scan-code", CORPUS / "clean_pipeline_cross_val.py", "--out", tmp_path / "b",
+                "--quiet")
+    assert clean.returncode == 0, clean.stderr
+    missing = cli("scan-code", tmp_path / "nope.py")
+    assert missing.returncode == 2 and "nope.py: file not found" in missing.stderr
+
+
+def test_pipeline_path_that_does_not_exist_is_a_config_error(tmp_path, cli):
+    cfg = _yaml(tmp_path, "datasets: {train: a.parquet}\npipeline: [make_splits.py]\n")
+    r = cli("run", cfg)
+    assert r.returncode == 2
+    assert "pipeline: " in r.stderr and "make_splits.py: file not found" in r.stderr

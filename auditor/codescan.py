@@ -1,0 +1,1415 @@
+"""Static scan of ML pipeline code for preprocessing fitted before the split (no execution).
+
+``scan_paths`` parses ``.py`` scripts and ``.ipynb`` notebooks (code cells concatenated in
+order; IPython magics blanked; every line mapped back to its cell) with :mod:`ast` and walks
+the statements in order, tracking an abstract value per variable through assignments,
+function calls (user functions are analysed with their arguments bound), loops and
+comprehensions. A data value carries its *role* (``full`` = not yet split, ``train``, ``val``,
+``test``, ``mix`` = train and test combined), its *roots* (where it was loaded), its *taints*
+(fits on unsplit data whose output it contains) and its *holdouts* (which test set it is).
+
+Findings (metric, what triggers it):
+
+- ``fit_before_split``: a transformer (scaler, imputer, decomposition, feature selector,
+  vectorizer, encoder, target encoder, resampler, clustering, or a name in ``extra_fitters``)
+  is fitted on unsplit data and either its output flows into ``train_test_split``, a
+  ``KFold``-style ``.split``, ``cross_val_*``/``*SearchCV``, or is sliced into variables named
+  train/val/test; or the fitted transformer is later applied to split parts of the same data.
+- ``fit_on_test``: a transformer or model is fitted on test data.
+- ``fit_on_train_and_test``: a transformer is fitted on a concatenation of train and test (a
+  model only when it is then evaluated on that test set); also a statistic of such a
+  concatenation applied to data.
+- ``test_reused_for_selection``: inside a loop that fits models, scores on the test set are
+  compared to pick among them (an ``if``/conditional comparison in the loop, or
+  ``max``/``argmax``/``sorted``/``idxmax`` over the scores afterwards); or test data drives
+  early stopping (``eval_set``/``validation_data`` with early stopping) and the same test set
+  is then evaluated again. A loop that only reports test scores (seeds, a table) is not
+  flagged.
+- ``global_statistic_before_split``: a pandas/numpy statistic of unsplit data (``mean``,
+  ``std``, ``median``, ``min``/``max``, ``quantile``, ``value_counts``, group aggregates) fills
+  or scales data that is split afterwards, or is applied to the split parts.
+
+Roles come from the split calls themselves (``train_test_split`` outputs alternate train,
+test; ``KFold.split`` yields train and validation indices) and, for data loaded or sliced into
+a variable, from its name (``X_train``, ``test_df``, ``X_val``, ``Xte``). Stateless transforms
+(``Normalizer``, ``HashingVectorizer``, ``FunctionTransformer``, ``PolynomialFeatures``,
+``LabelEncoder``, ``pd.get_dummies`` on unsplit data) are not fits. The analysis is
+flow-sensitive but path-insensitive (both branches of an ``if`` are walked; a loop body once).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import re
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from auditor.errors import InputError
+from auditor.report import Finding, Report, Severity
+
+FULL, TRAIN, VAL, TEST, MIX = "full", "train", "val", "test", "mix"
+SPLIT_ROLES = (TRAIN, VAL, TEST)
+CHECK_ID = "leakage.preprocessing"
+
+# -- vocabularies -----------------------------------------------------------------------------
+_FAMILY_NAMES = {
+    "scaler": "StandardScaler MinMaxScaler RobustScaler MaxAbsScaler QuantileTransformer "
+              "PowerTransformer KBinsDiscretizer SplineTransformer Normalization "
+              "Discretization",
+    "imputer": "SimpleImputer KNNImputer IterativeImputer",
+    "decomposition": "PCA KernelPCA IncrementalPCA TruncatedSVD FastICA NMF FactorAnalysis "
+                     "LatentDirichletAllocation SparsePCA MiniBatchSparsePCA DictionaryLearning "
+                     "UMAP TSNE Isomap LocallyLinearEmbedding GaussianRandomProjection "
+                     "SparseRandomProjection",
+    "selector": "SelectKBest SelectPercentile SelectFpr SelectFdr SelectFwe "
+                "GenericUnivariateSelect SelectFromModel RFE RFECV VarianceThreshold "
+                "SequentialFeatureSelector BorutaPy Boruta",
+    "vectorizer": "TfidfVectorizer CountVectorizer TfidfTransformer DictVectorizer Tokenizer "
+                  "TextVectorization StringLookup IntegerLookup",
+    "encoder": "OneHotEncoder OrdinalEncoder BinaryEncoder CountEncoder BaseNEncoder "
+               "HelmertEncoder SumEncoder BackwardDifferenceEncoder PolynomialEncoder",
+    "target_encoder": "TargetEncoder CatBoostEncoder LeaveOneOutEncoder WOEEncoder "
+                      "JamesSteinEncoder MEstimateEncoder GLMMEncoder QuantileEncoder "
+                      "SummaryEncoder",
+    "resampler": "SMOTE ADASYN BorderlineSMOTE SVMSMOTE SMOTENC SMOTEN KMeansSMOTE "
+                 "RandomOverSampler RandomUnderSampler SMOTETomek SMOTEENN NearMiss TomekLinks "
+                 "ClusterCentroids EditedNearestNeighbours",
+    "clustering": "KMeans MiniBatchKMeans GaussianMixture BayesianGaussianMixture Birch",
+}
+FAMILY: dict[str, str] = {n: fam for fam, names in _FAMILY_NAMES.items() for n in names.split()}
+STATELESS = set("Normalizer Binarizer FunctionTransformer PolynomialFeatures HashingVectorizer "
+                "MissingIndicator LabelEncoder LabelBinarizer MultiLabelBinarizer FeatureHasher "
+                "HashingEncoder".split())
+PIPELINES = set("Pipeline make_pipeline ColumnTransformer make_column_transformer FeatureUnion "
+                "make_union TransformedTargetRegressor".split())
+SEARCHES = set("GridSearchCV RandomizedSearchCV HalvingGridSearchCV HalvingRandomSearchCV "
+               "BayesSearchCV TuneSearchCV".split())
+SPLITTERS = set("KFold StratifiedKFold GroupKFold StratifiedGroupKFold RepeatedKFold "
+                "RepeatedStratifiedKFold ShuffleSplit StratifiedShuffleSplit GroupShuffleSplit "
+                "TimeSeriesSplit LeaveOneOut LeavePOut LeaveOneGroupOut LeavePGroupsOut "
+                "PredefinedSplit".split())
+CV_FUNCS = set("cross_val_score cross_validate cross_val_predict learning_curve "
+               "validation_curve permutation_test_score".split())
+FIT_FUNCS = {"scale": "scaler", "minmax_scale": "scaler", "robust_scale": "scaler",
+             "maxabs_scale": "scaler", "quantile_transform": "scaler",
+             "power_transform": "scaler"}
+_MODEL_RE = re.compile(r"(Classifier|Regressor|Regression|RegressionCV|Classification|SVC|SVR|"
+                       r"NB|Ridge|RidgeCV|Lasso|LassoCV|ElasticNet|ElasticNetCV|Perceptron|"
+                       r"Booster|Net|Model|Sequential|Forest|Tree|Trees|LGBM\w*|XGB\w*|"
+                       r"CatBoost\w*|LinearSVC|NuSVC|NuSVR|KNN\w*|Lars|LarsCV|OneClassSVM)$")
+FIT_METHODS = set("fit fit_transform fit_resample fit_sample partial_fit fit_predict "
+                  "fit_on_texts fit_on_sequences adapt".split())
+APPLY_METHODS = set("transform inverse_transform predict predict_proba predict_log_proba "
+                    "decision_function score_samples texts_to_sequences texts_to_matrix "
+                    "kneighbors apply sample".split())
+EVAL_METHODS = {"score", "evaluate"}
+_METRIC_RE = re.compile(r"(_score|_error|_loss|_report|^confusion_matrix|^roc_curve|"
+                        r"^precision_recall_curve|^accuracy|^auc|^r2|^rmse|^mae|^mse|^f1|"
+                        r"^precision|^recall)$")
+STAT_METHODS = set("mean std var median min max quantile mode sum nunique value_counts "
+                   "describe agg aggregate sem skew kurt kurtosis nanmean nanstd nanmedian "
+                   "percentile nanpercentile nanquantile ptp amin amax nanmin nanmax".split())
+AGG_NAMES = {"mean", "median", "std", "var", "sum", "count", "min", "max", "size", "nunique",
+             "first", "last", "sem", "skew", "prod"}
+COMPARE_FUNCS = {"max", "min", "sorted", "argmax", "argmin", "argsort", "nanargmax",
+                 "nanargmin", "idxmax", "idxmin", "nlargest", "nsmallest", "sort_values",
+                 "sort", "rank", "amax", "amin"}
+COMBINING_METHODS = {"append", "merge", "join", "concat", "combine_first", "vstack", "hstack",
+                     "extend", "union", "update", "concatenate"}
+ROW_METHODS = {"sample", "head", "tail", "query", "filter", "take", "truncate", "nsmallest",
+               "nlargest", "drop"}
+COSMETIC = {"reset_index", "copy", "to_numpy", "astype", "sort_index", "sort_values", "to_frame",
+            "squeeze", "ravel", "reshape", "flatten", "tolist", "to_pandas", "collect",
+            "dropna", "rename", "set_index"}
+META_ATTRS = {"shape", "columns", "dtypes", "size", "ndim", "dtype", "name", "names"}
+PASS_ATTRS = {"values", "T", "index", "loc", "iloc", "at", "iat", "str", "dt", "cat", "array",
+              "data", "text", "target", "X", "y"}
+CONST_FUNCS = set("len print isinstance issubclass type str repr hasattr getattr setattr "
+                  "display open input id hash format range callable vars dir help super "
+                  "Path bool".split())
+LOADER_RE = re.compile(r"^(read_\w+|scan_\w+|load_\w+|fetch_\w+|make_(classification|regression|"
+                       r"blobs|moons|circles|friedman\d|hastie_10_2|multilabel_classification|"
+                       r"sparse_uncorrelated|swiss_roll|s_curve|gaussian_quantiles|"
+                       r"low_rank_matrix|biclusters|checkerboard)|load|loadtxt|genfromtxt|"
+                       r"DataFrame|Series|array|asarray|from_pandas|from_numpy|open_dataset|"
+                       r"load_dataset)$")
+BUILTINS = set(dir(builtins))
+
+_TOKEN_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_TRAIN_T = {"train", "training", "trn", "xtrain", "ytrain", "xtr", "ytr", "dftrain",
+            "trainset", "traindf", "trainx", "trainy"}
+_TEST_T = {"test", "tests", "testing", "tst", "holdout", "xtest", "ytest", "xte", "yte",
+           "dftest", "testset", "testdf", "testx", "testy"}
+_VAL_T = {"val", "valid", "validation", "dev", "xval", "yval", "xvalid", "yvalid", "dfval",
+          "valset", "valdf", "xdev", "ydev"}
+_SHORT = {"tr": TRAIN, "te": TEST, "va": VAL, "vl": VAL}
+_SHORT_COMPANIONS = {"x", "y", "df", "idx", "ind", "data", "d", "ds", "dl", "loader", "set",
+                     "index", "indices", "ids", "mask", "frame"}
+
+
+def role_hint(name: str) -> str | None:
+    """train / val / test from a variable name (``X_train``, ``test_df``, ``Xte``), else None."""
+    tokens = [t.lower() for part in re.split(r"[_\W]+", name) for t in _TOKEN_RE.findall(part)]
+    found = set()
+    for t in tokens:
+        if t in _TRAIN_T or (t.startswith("train") and len(t) <= 12):
+            found.add(TRAIN)
+        elif t in _TEST_T or (t.startswith("test") and len(t) <= 10):
+            found.add(TEST)
+        elif t in _VAL_T or t.startswith("valid"):
+            found.add(VAL)
+        elif t in _SHORT and all(o in _SHORT_COMPANIONS or o.isdigit() or o == t
+                                 for o in tokens):
+            found.add(_SHORT[t])
+    return found.pop() if len(found) == 1 else None
+
+
+def combine_roles(roles: Iterable[str]) -> str:
+    rs = set(roles)
+    if MIX in rs or (TRAIN in rs and TEST in rs) or (VAL in rs and TEST in rs):
+        return MIX
+    for r in (TEST, VAL, TRAIN):
+        if r in rs:
+            return TRAIN if r == VAL and TRAIN in rs else r
+    return FULL
+
+
+# -- abstract values --------------------------------------------------------------------------
+@dataclass(eq=False)
+class Obj:
+    """A constructed estimator/transformer/splitter (mutable: shared by its aliases)."""
+
+    cls: str
+    kind: str                      # transformer | model | splitter
+    family: str
+    stateless: bool = False
+    search: bool = False
+    early_stop: bool = False
+    events: set[int] = field(default_factory=set)
+    mix_fits: list[tuple[int, frozenset[int], str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Val:
+    kind: str = "unknown"   # data stat score const object func module tuple dict iter unknown
+    role: str = FULL
+    roots: frozenset[int] = frozenset()
+    taints: frozenset[int] = frozenset()
+    holdouts: frozenset[int] = frozenset()
+    evals: frozenset[int] = frozenset()
+    subject: str = ""
+    name: str = ""
+    line: int = 0
+    obj: Obj | None = None
+    items: tuple["Val", ...] = ()
+    keys: tuple[Any, ...] = ()
+    node: Any = None
+    split_part: bool = False
+    index: bool = False
+    from_split: bool = False   # role train/val/test given by a split, not only by a name
+
+
+UNKNOWN = Val()
+CONST = Val("const")
+
+
+@dataclass
+class Event:
+    metric: str
+    family: str
+    cls: str
+    line: int
+    subject: str
+    roots: frozenset[int]
+    reported: bool = False
+
+
+@dataclass
+class Frame:
+    start: int
+    end: int
+    fits: bool = False
+    evals: list[int] = field(default_factory=list)
+    compared: bool = False
+
+
+@dataclass
+class Selection:
+    line: int
+    subject: str
+    holdouts: frozenset[int]
+    evals: frozenset[int]
+    how: str
+    reported: bool = False
+    early_stop: bool = False   # confirmed by a later test evaluation (loops: by a comparison)
+
+
+@dataclass
+class RawFinding:
+    metric: str
+    family: str
+    cls: str
+    line: int
+    subject: str
+    why: str
+
+
+# -- the scanner ------------------------------------------------------------------------------
+class Scanner:
+    """Abstract interpretation of one module; ``findings`` holds what it found."""
+
+    def __init__(self, extra_fitters: Sequence[str] = (),
+                 loc: Callable[[int], str] = lambda line: f"line {line}") -> None:
+        self.loc = loc
+        self.scopes: list[dict[str, Val]] = [{}]
+        self.events: list[Event] = []
+        self.findings: list[RawFinding] = []
+        self.frames: list[Frame] = []
+        self.selections: list[Selection] = []
+        self.eval_info: list[tuple[int, frozenset[int], str]] = []
+        self.returns: list[list[Val]] = []
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.analysed: set[int] = set()
+        self.active: list[int] = []
+        self.unknown_roots: dict[str, int] = {}
+        self.counter = 0
+        self.line = 0
+        self.in_test = False      # evaluating the condition of an if/while/conditional
+        self.target_name: str | None = None  # the variable an assignment binds
+        self.assigning = False    # evaluating the value of an assignment
+        self.extra_classes = {n for n in extra_fitters if n[:1].isupper()}
+        self.extra_funcs = {n for n in extra_fitters if not n[:1].isupper()}
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def fresh(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def lookup(self, name: str) -> Val | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def bind(self, name: str, v: Val) -> None:
+        self.scopes[-1][name] = v
+
+    def report(self, metric: str, family: str, cls: str, line: int, subject: str,
+               why: str) -> None:
+        if any(f.metric == metric and f.line == line for f in self.findings):
+            return
+        self.findings.append(RawFinding(metric, family, cls, line, subject, why))
+
+    def confirm(self, taints: frozenset[int], how: str) -> None:
+        """Tainted data reached a split: report the fits on unsplit data it carries."""
+        for e in sorted(taints):
+            ev = self.events[e]
+            if ev.reported:
+                continue
+            ev.reported = True
+            if ev.metric == "fit_before_split":
+                why = (f"{ev.cls} is fitted on {ev.subject or 'the data'} before the data is "
+                       f"split ({how} at {self.loc(self.line)}), so its fitted statistics "
+                       "include the evaluation rows")
+            else:
+                why = (f"a statistic of all rows of {ev.subject or 'the data'} fills or scales "
+                       f"the data before it is split ({how} at {self.loc(self.line)}), so the "
+                       "evaluation rows shaped the training features")
+            self.report(ev.metric, ev.family, ev.cls, ev.line, ev.subject, why)
+
+    def new_event(self, metric: str, family: str, cls: str, line: int, subject: str,
+                  roots: frozenset[int]) -> int:
+        self.events.append(Event(metric, family, cls, line, subject, roots))
+        return len(self.events) - 1
+
+    # -- entry ---------------------------------------------------------------------------------
+    def scan(self, tree: ast.Module) -> list[RawFinding]:
+        self.block(tree.body)
+        for fn in self.functions:  # functions never called: parameters are unknown data
+            if id(fn) not in self.analysed:
+                args = {a.arg: self.param_value(a.arg) for a in _all_args(fn)}
+                self.run_function(fn, args)
+        return self.findings
+
+    def param_value(self, name: str) -> Val:
+        if name in ("self", "cls"):
+            return UNKNOWN
+        hint = role_hint(name)
+        r = self.fresh()
+        return Val("data", role=hint or FULL, roots=frozenset({r}), subject=name,
+                   holdouts=frozenset({r}) if hint == TEST else frozenset())
+
+    # -- statements ----------------------------------------------------------------------------
+    def block(self, body: list[ast.stmt]) -> None:
+        for st in body:
+            self.stmt(st)
+
+    def stmt(self, st: ast.stmt) -> None:
+        self.line = getattr(st, "lineno", self.line)
+        if isinstance(st, ast.Expr):
+            self.ev(st.value)
+        elif isinstance(st, ast.Assign):
+            one = st.targets[0] if len(st.targets) == 1 else None
+            self.target_name = one.id if isinstance(one, ast.Name) else None
+            v = self.ev_assigned(st.value)
+            self.target_name = None
+            for t in st.targets:
+                self.assign(t, v, st.value)
+        elif isinstance(st, ast.AnnAssign) and st.value is not None:
+            self.assign(st.target, self.ev_assigned(st.value), st.value)
+        elif isinstance(st, ast.AugAssign):
+            cur = self.ev(st.target)
+            self.assigning = True
+            try:
+                new = self.combine([cur, self.ev(st.value)], role_of=cur)
+            finally:
+                self.assigning = False
+            self.assign(st.target, new, None)
+        elif isinstance(st, (ast.For, ast.AsyncFor)):
+            it = self.ev(st.iter)
+            frame = self.push_frame(st)
+            self.assign(st.target, self.elem_of(it), None)
+            self.block(st.body)
+            self.pop_frame(frame)
+            self.block(st.orelse)
+        elif isinstance(st, ast.While):
+            self.ev_test(st.test)
+            frame = self.push_frame(st)
+            self.block(st.body)
+            self.pop_frame(frame)
+            self.block(st.orelse)
+        elif isinstance(st, ast.If):
+            self.ev_test(st.test)
+            self.block(st.body)
+            self.block(st.orelse)
+        elif isinstance(st, (ast.With, ast.AsyncWith)):
+            for item in st.items:
+                v = self.ev(item.context_expr)
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, v, None)
+            self.block(st.body)
+        elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+            self.block(st.body)
+            for h in st.handlers:
+                self.block(h.body)
+            self.block(st.orelse)
+            self.block(st.finalbody)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.bind(st.name, Val("func", node=st, name=st.name))
+            self.functions.append(st)
+        elif isinstance(st, ast.ClassDef):
+            self.bind(st.name, Val("module", name=st.name))
+            for sub in st.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.functions.append(sub)
+        elif isinstance(st, ast.Return):
+            v = self.ev(st.value) if st.value is not None else CONST
+            if self.returns:
+                self.returns[-1].append(v)
+        elif isinstance(st, ast.Import):
+            for a in st.names:
+                self.bind(a.asname or a.name.split(".")[0],
+                          Val("module", name=a.name if a.asname else a.name.split(".")[0]))
+        elif isinstance(st, ast.ImportFrom):
+            for a in st.names:
+                self.bind(a.asname or a.name, Val("module", name=a.name))
+        elif isinstance(st, ast.Match):
+            self.ev(st.subject)
+            for case in st.cases:
+                self.block(case.body)
+        elif isinstance(st, (ast.Assert, ast.Raise, ast.Delete)):
+            for child in ast.iter_child_nodes(st):
+                if isinstance(child, ast.expr):
+                    self.ev(child)
+
+    def ev_assigned(self, node: ast.expr) -> Val:
+        self.assigning = True
+        try:
+            return self.ev(node)
+        finally:
+            self.assigning = False
+
+    def ev_test(self, node: ast.expr) -> Val:
+        saved, self.in_test = self.in_test, True
+        try:
+            return self.ev(node)
+        finally:
+            self.in_test = saved
+
+    def push_frame(self, node: ast.AST) -> Frame:
+        f = Frame(getattr(node, "lineno", self.line), getattr(node, "end_lineno", self.line))
+        self.frames.append(f)
+        return f
+
+    def pop_frame(self, frame: Frame) -> None:
+        self.frames.pop()
+        if not (frame.fits and frame.evals):
+            return
+        first = self.eval_info[frame.evals[0]]
+        holdouts = frozenset().union(*(self.eval_info[e][1] for e in frame.evals))
+        sel = Selection(first[0], first[2], holdouts, frozenset(frame.evals),
+                        how=f"models fitted in the loop at {self.loc(frame.start)} are scored "
+                            f"on the test set ({first[2]})")
+        if frame.compared:
+            self.report_selection(sel, "the test scores are compared inside the loop to pick "
+                                       "the best, and the best test score is the one reported")
+        else:
+            self.selections.append(sel)
+
+    def report_selection(self, sel: Selection, then: str) -> None:
+        if sel.reported:
+            return
+        sel.reported = True
+        self.report("test_reused_for_selection", "model", "", sel.line, sel.subject,
+                    f"{sel.how}; {then}, so the final test score is optimistic (use a "
+                    "validation split or cross-validation on train for the selection)")
+
+    # -- assignment ----------------------------------------------------------------------------
+    def assign(self, target: ast.expr, v: Val, value_node: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target.id, self.named(target.id, v, value_node))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = target.elts
+            nodes = (value_node.elts if isinstance(value_node, (ast.Tuple, ast.List))
+                     and len(value_node.elts) == len(elts) else [None] * len(elts))
+            if v.kind == "possplit":
+                k = len(elts)
+                parts = [self.split_part(v.items[0], TRAIN if i == 0 else TEST if i == k - 1
+                                         else VAL, v.line) for i in range(k)]
+                for t, p in zip(elts, parts):
+                    self.assign(t, p, None)
+                return
+            items = list(v.items) if v.kind in ("tuple", "dict") else []
+            if items and len(items) == len(elts) and not any(
+                    isinstance(e, ast.Starred) for e in elts):
+                for t, item, n in zip(elts, items, nodes):
+                    self.assign(t, item, n)
+            else:
+                elem = self.elem_of(v) if v.kind in ("tuple", "dict", "iter") else v
+                for t in elts:
+                    self.assign(t.value if isinstance(t, ast.Starred) else t, elem, None)
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, v, value_node)
+        elif isinstance(target, ast.Subscript) or (
+                isinstance(target, ast.Attribute) and _dotted(target) is None):
+            base = _base_name(target)
+            if base is None:
+                return
+            cur = self.lookup(base) or UNKNOWN
+            if cur.kind in ("data", "stat"):
+                new = self.combine([cur, v], role_of=cur)
+                self.bind(base, replace(new, subject=cur.subject, split_part=cur.split_part,
+                                        index=cur.index))
+            elif cur.kind in ("const", "tuple", "dict", "score", "unknown"):
+                new = self.combine([cur, v])
+                self.bind(base, new if new.kind != "const" else cur)
+        elif isinstance(target, ast.Attribute):
+            self.bind(_dotted(target) or "", v)
+
+    def named(self, name: str, v: Val, value_node: ast.expr | None) -> Val:
+        """The value bound to ``name``: the name's role hint applies to unsplit data (and a row
+        selection of unsplit data into a train/val/test name is a split)."""
+        hint = role_hint(name)
+        if v.kind == "data" and hint:
+            if v.split_part and v.role in (TRAIN, TEST, VAL) and hint != v.role:
+                holdouts = (v.holdouts or frozenset({self.fresh()})) if hint == TEST \
+                    else frozenset()
+                return replace(v, role=hint, holdouts=holdouts, split_part=False, subject=name)
+            if v.role == FULL:
+                split = value_node is not None and self.is_row_selection(value_node)
+                if split:
+                    self.confirm(v.taints, f"rows of it are selected into {name}")
+                r = self.fresh()
+                return replace(v, role=hint, subject=name, from_split=split,
+                               holdouts=frozenset({r}) if hint == TEST else frozenset())
+        if v.kind == "data":
+            return replace(v, subject=name)
+        return v
+
+    def is_row_selection(self, node: ast.expr) -> bool:
+        while True:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in COSMETIC:
+                node = node.func.value
+            elif isinstance(node, ast.Attribute) and node.attr in ("values", "T"):
+                node = node.value
+            else:
+                break
+        if isinstance(node, ast.Subscript):
+            sl = node.slice
+            if isinstance(sl, ast.Slice):
+                return True
+            if isinstance(sl, ast.Tuple) and sl.elts and isinstance(sl.elts[0], ast.Slice):
+                first = sl.elts[0]
+                return any(x is not None for x in (first.lower, first.upper, first.step))
+            if isinstance(sl, ast.Tuple) and sl.elts:
+                sl = sl.elts[0]
+            v = self.ev(sl)
+            return v.kind not in ("const", "tuple", "unknown", "module")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ROW_METHODS:
+            if node.func.attr == "drop":
+                kws = {k.arg: k.value for k in node.keywords}
+                if "columns" in kws or _const(kws.get("axis")) in (1, "columns"):
+                    return False
+                return bool(node.args) or "index" in kws
+            return True
+        return False
+
+    # -- values --------------------------------------------------------------------------------
+    def combine(self, vals: Iterable[Val], role_of: Val | None = None) -> Val:
+        flat = list(_flatten(vals))
+        datas = [v for v in flat if v.kind == "data"]
+        stats = [v for v in flat if v.kind == "stat"]
+        evals = frozenset().union(*(v.evals for v in flat))
+        taints = frozenset().union(*(v.taints for v in flat))
+        if datas:
+            role = role_of.role if role_of is not None and role_of.kind == "data" \
+                else combine_roles(d.role for d in datas)
+            roots = frozenset().union(*(d.roots for d in datas))
+            if stats:
+                taints |= self.apply_stats(stats, role, roots, datas)
+            first = role_of if role_of is not None and role_of.kind == "data" else datas[0]
+            return Val("data", role=role, roots=roots, taints=taints,
+                       holdouts=frozenset().union(*(d.holdouts for d in datas)), evals=evals,
+                       subject=first.subject, index=first.index,
+                       from_split=any(d.from_split for d in datas if d.role == role))
+        if stats:
+            return Val("stat", role=combine_roles(s.role for s in stats),
+                       roots=frozenset().union(*(s.roots for s in stats)), taints=taints,
+                       holdouts=frozenset().union(*(s.holdouts for s in stats)),
+                       evals=evals, subject=stats[0].subject, line=stats[0].line)
+        if evals:
+            return Val("score", evals=evals)
+        objs = [v for v in flat if v.kind == "object"]
+        if objs:
+            return objs[0]
+        return CONST
+
+    def apply_stats(self, stats: list[Val], role: str, roots: frozenset[int],
+                    datas: list[Val]) -> frozenset[int]:
+        """A statistic meets data: a pending event (unsplit data), or a finding when the data
+        is already split or the statistic mixes train and test rows."""
+        new = set()
+        split = any(d.from_split for d in datas)
+        for s in stats:
+            subject = s.subject or datas[0].subject
+            if s.role == MIX and self.assigning:
+                self.report("fit_on_train_and_test", "statistic", "", s.line, subject,
+                            f"a statistic of {subject} over rows of both train and test is "
+                            f"applied to data at {self.loc(self.line)}")
+            elif s.role == FULL and role in SPLIT_ROLES and split and s.roots & roots \
+                    and self.assigning:
+                self.report("global_statistic_before_split", "statistic", "", s.line, subject,
+                            f"a statistic of all rows of {subject}, test rows included, is "
+                            f"applied to the {role} part at {self.loc(self.line)}")
+            elif s.role == FULL and role == FULL:
+                new.add(self.new_event("global_statistic_before_split", "statistic", "",
+                                       s.line, subject, s.roots))
+        return frozenset(new)
+
+    def as_data(self, v: Val) -> Val:
+        if v.kind in ("data", "stat"):
+            return v
+        if v.kind in ("tuple", "dict", "iter"):
+            c = self.combine(v.items)
+            if c.kind == "data":
+                return c
+        r = self.fresh()
+        return Val("data", roots=frozenset({r}))
+
+    def elem_of(self, v: Val) -> Val:
+        if v.kind == "iter":
+            return v.items[0] if v.items else UNKNOWN
+        if v.kind in ("tuple", "dict"):
+            items = v.items
+            if items and all(i.kind == "tuple" and len(i.items) == len(items[0].items)
+                             for i in items):
+                return Val("tuple", items=tuple(self.combine(col) if not all(
+                    x.kind == "object" for x in col) else col[0]
+                    for col in zip(*(i.items for i in items))))
+            objs = [i for i in items if i.kind == "object"]
+            if objs and len(objs) == len(items):
+                return objs[0]
+            return self.combine(items)
+        if v.kind in ("data", "object", "score"):
+            return replace(v, index=False) if v.kind == "data" else v
+        return CONST if v.kind == "const" else UNKNOWN
+
+    def split_part(self, v: Val, role: str, holdout: int) -> Val:
+        d = self.as_data(v)
+        return replace(d, role=role, split_part=True, index=True, from_split=True,
+                       holdouts=frozenset({holdout}) if role == TEST else frozenset())
+
+    # -- expressions ---------------------------------------------------------------------------
+    def ev(self, node: ast.expr | None) -> Val:
+        if node is None:
+            return CONST
+        if isinstance(node, ast.Constant):
+            return CONST
+        if isinstance(node, ast.Name):
+            return self.ev_name(node.id)
+        if isinstance(node, ast.Attribute):
+            return self.ev_attribute(node)
+        if isinstance(node, ast.Subscript):
+            return self.ev_subscript(node)
+        if isinstance(node, ast.Call):
+            return self.ev_call(node)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return Val("tuple", items=tuple(self.ev(e) for e in node.elts))
+        if isinstance(node, ast.Dict):
+            return Val("dict", items=tuple(self.ev(v) for v in node.values),
+                       keys=tuple(_const(k) for k in node.keys))
+        if isinstance(node, ast.Compare):
+            vals = [self.ev(node.left)] + [self.ev(c) for c in node.comparators]
+            if self.in_test:  # a comparison that decides something (not an assert)
+                self.compared(vals)
+            return self.combine(vals)
+        if isinstance(node, ast.BinOp):
+            return self.combine([self.ev(node.left), self.ev(node.right)])
+        if isinstance(node, ast.UnaryOp):
+            return self.ev(node.operand)
+        if isinstance(node, ast.BoolOp):
+            return self.combine([self.ev(v) for v in node.values])
+        if isinstance(node, ast.IfExp):
+            self.ev_test(node.test)
+            return self.combine([self.ev(node.body), self.ev(node.orelse)])
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return self.ev_comprehension(node)
+        if isinstance(node, ast.NamedExpr):
+            v = self.ev(node.value)
+            self.assign(node.target, v, node.value)
+            return v
+        if isinstance(node, ast.Starred):
+            return self.ev(node.value)
+        if isinstance(node, ast.Await):
+            return self.ev(node.value)
+        if isinstance(node, ast.JoinedStr):
+            for v in node.values:
+                if isinstance(v, ast.FormattedValue):
+                    self.ev(v.value)
+            return CONST
+        if isinstance(node, ast.Slice):
+            return self.combine([self.ev(x) for x in (node.lower, node.upper, node.step)])
+        return UNKNOWN
+
+    def ev_name(self, name: str) -> Val:
+        v = self.lookup(name)
+        if v is not None:
+            return v
+        if name in BUILTINS:
+            return Val("module", name=name)
+        if name not in self.unknown_roots:
+            self.unknown_roots[name] = self.fresh()
+        r = self.unknown_roots[name]
+        hint = role_hint(name)
+        return Val("data", role=hint or FULL, roots=frozenset({r}), subject=name,
+                   holdouts=frozenset({r}) if hint == TEST else frozenset())
+
+    def ev_attribute(self, node: ast.Attribute) -> Val:
+        dotted = _dotted(node)
+        if dotted is not None:
+            v = self.lookup(dotted)
+            if v is not None:
+                return v
+        base = self.ev(node.value)
+        if base.kind == "module":
+            return Val("module", name=f"{base.name}.{node.attr}")
+        if base.kind in ("data", "stat"):
+            if node.attr in META_ATTRS:
+                return CONST
+            if node.attr in PASS_ATTRS or node.attr.startswith("_"):
+                return base
+            return replace(base, subject=node.attr)  # a column: df.age
+        if base.kind == "object":
+            return base if node.attr in ("named_steps", "best_estimator_", "steps") \
+                else UNKNOWN
+        return base if base.kind in ("score", "tuple", "dict") else UNKNOWN
+
+    def ev_subscript(self, node: ast.Subscript) -> Val:
+        base = self.ev(node.value)
+        idx = self.ev(node.slice)
+        key = _const(node.slice)
+        if base.kind in ("tuple", "dict"):
+            if base.kind == "dict" and key in base.keys:
+                return base.items[base.keys.index(key)]
+            if base.kind == "tuple" and isinstance(key, int) and -len(base.items) <= key \
+                    < len(base.items):
+                return base.items[key]
+            return self.elem_of(base)
+        if base.kind == "object":
+            return base
+        if base.kind in ("data", "stat"):
+            role, holdouts = base.role, base.holdouts
+            taints = base.taints  # a row mask's own taints describe the selection, not values
+            if idx.kind == "data" and idx.index and idx.role in SPLIT_ROLES \
+                    and base.role == FULL:
+                if base.taints:
+                    self.confirm(base.taints, "rows of it are selected with split indices")
+                role, holdouts = idx.role, idx.holdouts
+                from_split = True
+            else:
+                from_split = base.from_split
+            subject = key if isinstance(key, str) else base.subject
+            return replace(base, role=role, holdouts=holdouts, taints=taints, subject=subject,
+                           index=base.index, split_part=False, from_split=from_split)
+        return base if base.kind == "score" else UNKNOWN
+
+    def ev_comprehension(self, node: ast.expr) -> Val:
+        frame = self.push_frame(node)
+        for gen in node.generators:  # type: ignore[attr-defined]
+            self.assign(gen.target, self.elem_of(self.ev(gen.iter)), None)
+            for cond in gen.ifs:
+                self.ev_test(cond)
+        if isinstance(node, ast.DictComp):
+            self.ev(node.key)
+            elt = self.ev(node.value)
+        else:
+            elt = self.ev(node.elt)  # type: ignore[attr-defined]
+        self.pop_frame(frame)
+        return Val("tuple", items=(elt,))
+
+    def compared(self, vals: Iterable[Val]) -> None:
+        evals = frozenset().union(*(v.evals for v in _flatten(vals)))
+        if not evals:
+            return
+        for f in self.frames:
+            if evals & set(f.evals):
+                f.compared = True
+        for sel in self.selections:
+            if not sel.reported and evals & sel.evals:
+                self.report_selection(sel, f"the test scores are compared at "
+                                           f"{self.loc(self.line)} to pick the best")
+
+    # -- calls ---------------------------------------------------------------------------------
+    def ev_call(self, node: ast.Call) -> Val:
+        func = node.func
+        args = [self.ev(a) for a in node.args]
+        kwargs = {k.arg: self.ev(k.value) for k in node.keywords if k.arg}
+        if isinstance(func, ast.Attribute):
+            recv = self.ev_attribute_base(func)
+            meth = func.attr
+            if recv.kind == "object":
+                return self.object_method(recv.obj, meth, args, kwargs, node)  # type: ignore
+            if recv.kind in ("data", "stat"):
+                return self.data_method(recv, meth, args, kwargs, node, func.value)
+            if recv.kind == "module":
+                return self.named_call(meth, f"{recv.name}.{meth}", args, kwargs, node)
+            if recv.kind == "func":
+                return UNKNOWN
+            return self.container_method(recv, meth, args, kwargs, func.value)
+        if isinstance(func, ast.Name):
+            v = self.lookup(func.id)
+            if v is not None and v.kind == "func":
+                return self.call_user(v, args, kwargs)
+            if v is not None and v.kind == "object":
+                return self.object_method(v.obj, "predict", args, kwargs, node)  # type: ignore
+            name = v.name if v is not None and v.kind == "module" else func.id
+            return self.named_call(name.split(".")[-1], name, args, kwargs, node)
+        self.ev(func)
+        return self.combine(args + list(kwargs.values()))
+
+    def ev_attribute_base(self, func: ast.Attribute) -> Val:
+        dotted = _dotted(func.value) if isinstance(func.value, (ast.Name, ast.Attribute)) \
+            else None
+        if dotted is not None:
+            v = self.lookup(dotted)
+            if v is not None:
+                return v
+        return self.ev(func.value)
+
+    def named_call(self, short: str, qual: str, args: list[Val], kwargs: dict[str, Val],
+                   node: ast.Call) -> Val:
+        every = args + list(kwargs.values())
+        if short in self.extra_classes:
+            return Val("object", obj=Obj(short, "transformer", "custom"))
+        if short in self.extra_funcs:
+            return self.fit_function(short, "custom", args, kwargs, node)
+        if short in STATELESS:
+            return Val("object", obj=Obj(short, "transformer", "stateless", stateless=True))
+        if short in PIPELINES:
+            return self.make_pipeline(short, every)
+        if short in SEARCHES:
+            return Val("object", obj=Obj(short, "model", "model", search=True))
+        if short in SPLITTERS:
+            return Val("object", obj=Obj(short, "splitter", "splitter"))
+        if short in FAMILY:
+            return Val("object", obj=Obj(short, "transformer", FAMILY[short]))
+        if _MODEL_RE.search(short) and short[:1].isupper():
+            es = any(k in kwargs for k in ("early_stopping_rounds", "callbacks"))
+            return Val("object", obj=Obj(short, "model", "model", early_stop=es))
+        if short == "train_test_split":
+            return self.train_test_split(args, node)
+        if args and (short in ("array_split", "random_split") or (short == "split" and qual.split(
+                ".")[0] in ("numpy", "np", "torch", "jax", "cupy"))):
+            self.confirm(self.as_data(args[0]).taints, f"it is split by {short}")
+            return Val("possplit", items=(self.as_data(args[0]),), line=self.fresh())
+        if short in CV_FUNCS:
+            data = self.combine(args[1:3] + [kwargs[k] for k in ("X", "y") if k in kwargs])
+            self.confirm(data.taints, f"it is cross-validated by {short}")
+            return CONST
+        if short in FIT_FUNCS:
+            return self.fit_function(short, FIT_FUNCS[short], args, kwargs, node)
+        if short == "get_dummies":
+            data = self.combine(args[:1] + [kwargs[k] for k in ("data",) if k in kwargs])
+            if data.kind == "data" and data.role == MIX:
+                self.report("fit_on_train_and_test", "encoder", "get_dummies", node.lineno,
+                            data.subject, f"pd.get_dummies learns its categories from "
+                            f"{data.subject or 'data'}, which combines train and test rows")
+            return self.combine(every)
+        if _METRIC_RE.search(short) and short not in ("make_scorer", "get_scorer"):
+            return self.evaluation(self.combine(every), node)
+        if short in COMPARE_FUNCS:
+            self.compared(every)
+            if "." in qual and not any(v.evals for v in _flatten(every)) and args \
+                    and short in STAT_METHODS:
+                return self.stat_of(self.combine(args[:1]), node)
+            return self.combine(args)
+        if "." in qual and short in STAT_METHODS and args:
+            return self.stat_of(self.combine(args[:1]), node)
+        if short in ("zip",):
+            return Val("iter", items=(Val("tuple", items=tuple(self.elem_of(a) for a in args)),))
+        if short == "enumerate" and args:
+            return Val("iter", items=(Val("tuple", items=(CONST, self.elem_of(args[0]))),))
+        if short in ("next", "iter") and args:
+            return self.elem_of(args[0]) if short == "next" else args[0]
+        if short in CONST_FUNCS:
+            return CONST
+        if LOADER_RE.match(short) and not any(v.kind == "data" for v in _flatten(every)):
+            r = self.fresh()
+            return Val("data", roots=frozenset({r}), line=node.lineno)
+        return self.combine(every)
+
+    def make_pipeline(self, short: str, every: list[Val]) -> Val:
+        objs = [v.obj for v in _flatten(every) if v.kind == "object" and v.obj]
+        if objs and objs[-1].kind == "model":
+            return Val("object", obj=Obj(short, "model", "model",
+                                         early_stop=objs[-1].early_stop))
+        stateful = [o for o in objs if o.kind == "transformer" and not o.stateless]
+        if not stateful:
+            return Val("object", obj=Obj(short, "transformer", "stateless", stateless=True))
+        return Val("object", obj=Obj(short, "transformer", stateful[0].family))
+
+    def train_test_split(self, args: list[Val], node: ast.Call) -> Val:
+        arrays = [self.as_data(a) for a in args if a.kind != "const"] or [self.as_data(UNKNOWN)]
+        for a in arrays:
+            self.confirm(a.taints, "it is split by train_test_split")
+        holdout = self.fresh()
+        items: list[Val] = []
+        for a in arrays:
+            items += [self.split_part(a, TRAIN, holdout), self.split_part(a, TEST, holdout)]
+        return Val("tuple", items=tuple(items))
+
+    def fit_function(self, short: str, family: str, args: list[Val], kwargs: dict[str, Val],
+                     node: ast.Call) -> Val:
+        data = self.as_data(self.combine(args[:1] + [kwargs[k] for k in ("X",) if k in kwargs]))
+        data = replace(data, subject=_subject(node, data, self.target_name))
+        obj = Obj(short, "transformer", family)
+        self.fit_transformer(obj, data, node)
+        return replace(data, taints=data.taints | frozenset(obj.events), split_part=False)
+
+    def stat_of(self, data: Val, node: ast.Call) -> Val:
+        if data.kind not in ("data", "stat"):
+            return data
+        return Val("stat", role=data.role, roots=data.roots, taints=data.taints,
+                   holdouts=data.holdouts, subject=data.subject, line=node.lineno)
+
+    def data_method(self, recv: Val, meth: str, args: list[Val], kwargs: dict[str, Val],
+                    node: ast.Call, recv_node: ast.expr) -> Val:
+        every = args + list(kwargs.values())
+        if any(v.evals for v in _flatten([recv])) and meth in COMPARE_FUNCS:
+            self.compared([recv])
+        if meth in STAT_METHODS or (meth == "transform" and any(
+                _const(a) in AGG_NAMES for a in node.args)):
+            return self.stat_of(recv, node)
+        if meth == "train_test_split":
+            self.confirm(recv.taints, "it is split by train_test_split")
+            holdout = self.fresh()
+            return Val("dict", items=(self.split_part(recv, TRAIN, holdout),
+                                      self.split_part(recv, TEST, holdout)),
+                       keys=("train", "test"))
+        if meth in ("items",):
+            return Val("iter", items=(Val("tuple", items=(CONST, self.elem_of(recv))),))
+        if meth in ("keys",):
+            return CONST
+        if meth in ("values",) and recv.kind != "data":
+            return Val("iter", items=(self.elem_of(recv),))
+        role_of = None if meth in COMBINING_METHODS else recv
+        out = self.combine([recv, *every], role_of=role_of)
+        if out.kind == "data" and meth not in COMBINING_METHODS:
+            out = replace(out, subject=recv.subject, index=recv.index)
+        if _const_kw(node, "inplace") is True:
+            base = _base_name(recv_node)
+            if base:
+                cur = self.lookup(base) or recv
+                self.bind(base, self.combine([cur, out], role_of=cur)
+                          if cur.kind == "data" else out)
+        return out
+
+    def container_method(self, recv: Val, meth: str, args: list[Val], kwargs: dict[str, Val],
+                         recv_node: ast.expr) -> Val:
+        every = args + list(kwargs.values())
+        if recv.evals and meth in COMPARE_FUNCS:
+            self.compared([recv])
+        if meth in ("append", "extend", "update", "insert", "add", "setdefault"):
+            base = _base_name(recv_node)
+            if base:
+                new = self.combine([recv, *every])
+                if new.kind == "const" and recv.kind in ("tuple", "dict"):
+                    new = Val("tuple", items=recv.items + tuple(every))
+                self.bind(base, new)
+            return CONST
+        if meth == "items":
+            return Val("iter", items=(Val("tuple", items=(CONST, self.elem_of(recv))),))
+        if meth == "values":
+            return Val("iter", items=(self.elem_of(recv),))
+        if meth in ("keys", "count", "index"):
+            return CONST
+        return self.combine([recv, *every])
+
+    # -- estimator methods ---------------------------------------------------------------------
+    def object_method(self, obj: Obj, meth: str, args: list[Val], kwargs: dict[str, Val],
+                      node: ast.Call) -> Val:
+        if obj.kind == "splitter":
+            if meth == "split":
+                data = self.combine(args[:2] + [kwargs[k] for k in ("X", "y") if k in kwargs])
+                self.confirm(data.taints, f"it is split by {obj.cls}.split")
+                d = self.as_data(data)
+                fold = self.fresh()
+                tr = replace(d, role=TRAIN, index=True, taints=frozenset(), holdouts=frozenset(),
+                             from_split=True)
+                va = replace(d, role=VAL, index=True, taints=frozenset(), from_split=True,
+                             holdouts=frozenset({fold}))
+                return Val("iter", items=(Val("tuple", items=(tr, va)),))
+            return CONST
+        data_args = [a for a in args if a.kind != "object"]
+        data_args += [kwargs[k] for k in ("X", "y", "x", "raw_documents", "texts", "data")
+                      if k in kwargs]
+        if meth in FIT_METHODS:
+            data = self.as_data(self.combine(data_args[:2]))
+            data = replace(data, subject=_subject(node, data, self.target_name))
+            if obj.kind == "transformer":
+                self.fit_transformer(obj, data, node)
+            else:
+                self.fit_model(obj, data, kwargs, node)
+            if meth in ("fit", "partial_fit", "fit_on_texts", "fit_on_sequences", "adapt"):
+                return Val("object", obj=obj)
+            out = replace(data, taints=data.taints | frozenset(obj.events), split_part=False)
+            if meth in ("fit_resample", "fit_sample"):
+                y = self.as_data(data_args[1]) if len(data_args) > 1 else out
+                return Val("tuple", items=(out, replace(y, taints=y.taints | frozenset(
+                    obj.events))))
+            return out
+        if meth in APPLY_METHODS:
+            data = self.combine(data_args[:1])
+            if data.kind != "data":
+                return UNKNOWN
+            if obj.kind == "transformer":
+                if data.role in SPLIT_ROLES and data.from_split:
+                    for e in sorted(obj.events):
+                        ev = self.events[e]
+                        if not ev.reported and ev.roots & data.roots:
+                            self.confirm(frozenset({e}), f"the fitted {obj.cls} is applied to "
+                                                         f"the {data.role} part")
+                return replace(data, taints=data.taints | frozenset(obj.events),
+                               split_part=False)
+            self.check_mix_fit(obj, data)
+            return replace(data, split_part=False, index=False)
+        if meth in EVAL_METHODS and obj.kind == "model":
+            data = self.combine(data_args[:2])
+            if data.kind == "data":
+                self.check_mix_fit(obj, data)
+                return self.evaluation(data, node)
+            return CONST
+        if meth in ("get_params", "set_params"):
+            return Val("object", obj=obj) if meth == "set_params" else CONST
+        return UNKNOWN
+
+    def fit_transformer(self, obj: Obj, data: Val, node: ast.Call) -> None:
+        if obj.stateless:
+            return
+        line = node.lineno
+        subject = data.subject
+        if data.role == TEST:
+            self.report("fit_on_test", obj.family, obj.cls, line, subject,
+                        f"{obj.cls} is fitted on {subject or 'test data'}, which is test data: "
+                        "fit on train and only transform the test set")
+            obj.events = set()
+        elif data.role == MIX:
+            self.report("fit_on_train_and_test", obj.family, obj.cls, line, subject,
+                        f"{obj.cls} is fitted on {subject or 'data'}, which combines train and "
+                        "test rows: fit on train only")
+            obj.events = set()
+        elif data.role == FULL:
+            obj.events = {self.new_event("fit_before_split", obj.family, obj.cls, line,
+                                         subject, data.roots)}
+        else:
+            obj.events = set()
+
+    def fit_model(self, obj: Obj, data: Val, kwargs: dict[str, Val], node: ast.Call) -> None:
+        for f in self.frames:
+            f.fits = True
+        if obj.search:
+            self.confirm(data.taints, f"it is cross-validated inside {obj.cls}.fit")
+        if data.role == TEST:
+            self.report("fit_on_test", "model", obj.cls, node.lineno, data.subject,
+                        f"{obj.cls} is trained on {data.subject or 'test data'}, which is "
+                        "test data")
+        elif data.role == MIX:
+            obj.mix_fits.append((node.lineno, data.holdouts, data.subject))
+        else:
+            obj.mix_fits = []
+        monitored = self.combine([kwargs[k] for k in ("eval_set", "validation_data")
+                                  if k in kwargs])
+        stops = obj.early_stop or any(k in kwargs for k in ("early_stopping_rounds",
+                                                            "callbacks"))
+        if monitored.kind == "data" and monitored.role in (TEST, MIX) and stops:
+            self.selections.append(Selection(
+                node.lineno, monitored.subject, monitored.holdouts, frozenset(),
+                how=f"{obj.cls} stops early on the test set ({monitored.subject})",
+                early_stop=True))
+
+    def check_mix_fit(self, obj: Obj, data: Val) -> None:
+        if data.role != TEST:
+            return
+        for line, holdouts, subject in obj.mix_fits:
+            if holdouts & data.holdouts:
+                self.report("fit_on_train_and_test", "model", obj.cls, line, subject,
+                            f"{obj.cls} is trained on {subject or 'data'}, which includes the "
+                            f"test rows it is evaluated on at {self.loc(self.line)}")
+
+    def evaluation(self, data: Val, node: ast.Call) -> Val:
+        if data.kind != "data" or data.role not in (TEST, MIX) or not data.holdouts:
+            return self.combine([data]) if data.kind == "score" else CONST
+        eid = len(self.eval_info)
+        self.eval_info.append((node.lineno, data.holdouts, data.subject))
+        for f in self.frames:
+            f.evals.append(eid)
+        for sel in self.selections:
+            if sel.early_stop and not sel.reported and sel.holdouts & data.holdouts:
+                self.report_selection(sel, f"the same test set is evaluated again at "
+                                           f"{self.loc(node.lineno)}")
+        return Val("score", evals=frozenset({eid}))
+
+    # -- user functions ------------------------------------------------------------------------
+    def call_user(self, fv: Val, args: list[Val], kwargs: dict[str, Val]) -> Val:
+        fn = fv.node
+        if id(fn) in self.active or len(self.active) >= 4:
+            return UNKNOWN
+        params = _all_args(fn)
+        bound: dict[str, Val] = {}
+        positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        for name, v in zip(positional, args):
+            bound[name] = v
+        for name, v in kwargs.items():
+            bound[name] = v
+        for a in params:
+            if a.arg not in bound:
+                bound[a.arg] = CONST
+        return self.run_function(fn, bound)
+
+    def run_function(self, fn: Any, bound: dict[str, Val]) -> Val:
+        self.analysed.add(id(fn))
+        self.active.append(id(fn))
+        self.scopes.append(dict(bound))
+        self.returns.append([])
+        saved = self.line
+        try:
+            self.block(fn.body)
+        finally:
+            self.scopes.pop()
+            rets = self.returns.pop()
+            self.active.pop()
+            self.line = saved
+        if not rets:
+            return CONST
+        if all(r.kind == "tuple" for r in rets) and len({len(r.items) for r in rets}) == 1:
+            return rets[-1]
+        return rets[-1]
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _flatten(vals: Iterable[Val], depth: int = 0) -> Iterable[Val]:
+    for v in vals:
+        if v.kind in ("tuple", "dict", "iter") and depth < 4:
+            yield from _flatten(v.items, depth + 1)
+        else:
+            yield v
+
+
+def _const(node: ast.expr | None) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    return None
+
+
+def _const_kw(node: ast.Call, name: str) -> Any:
+    for k in node.keywords:
+        if k.arg == name:
+            return _const(k.value)
+    return None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def _base_name(node: ast.expr) -> str | None:
+    """The variable a subscript/attribute chain modifies (``df`` of ``df.loc[m, "a"]``)."""
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+        if isinstance(node, ast.Call):
+            node = node.func
+            continue
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.attr not in PASS_ATTRS and node.attr not in ("loc", "iloc"):
+            dotted = _dotted(node)
+            return dotted
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _subject(call: ast.Call, data: Val, target: str | None = None) -> str:
+    """What a fit is applied to, as written: a variable, a column, the variable the result is
+    assigned to, or the expression."""
+    arg = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg in ("X", "raw_documents", "x")), None)
+    if isinstance(arg, ast.Name):
+        return arg.id
+    if isinstance(arg, ast.Subscript) and isinstance(_const(arg.slice), str):
+        return str(_const(arg.slice))
+    if arg is None:
+        return data.subject
+    if target:
+        return target
+    text = ast.unparse(arg)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _all_args(fn: Any) -> list[ast.arg]:
+    a = fn.args
+    out = list(a.posonlyargs) + list(a.args) + list(a.kwonlyargs)
+    if a.vararg:
+        out.append(a.vararg)
+    if a.kwarg:
+        out.append(a.kwarg)
+    return out
+
+
+# -- sources ----------------------------------------------------------------------------------
+@dataclass
+class Source:
+    path: Path
+    text: str
+    cells: list[tuple[int, int] | None]   # per line of text: (cell number, line in cell)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.path.suffix.lower() == ".ipynb"
+
+    def where(self, line: int) -> dict[str, Any]:
+        if not self.is_notebook:
+            return {"line": line}
+        cell, cl = self.cells[line - 1] or (0, line)
+        return {"cell": cell, "line": cl}
+
+    def snippet(self, line: int) -> str:
+        lines = self.text.splitlines()
+        s = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        return s if len(s) <= 160 else s[:159] + "…"
+
+
+_CELL_MAGIC_PY = {"time", "timeit", "capture", "prun", "debug"}
+_SHELL_ASSIGN = re.compile(r"^(\s*[\w\s,]+=)\s*[!%].*$")
+
+
+def _clean_cell(src: str) -> list[str]:
+    lines = src.splitlines()
+    if lines and lines[0].lstrip().startswith("%%"):
+        magic = lines[0].lstrip()[2:].split()[0] if lines[0].strip() != "%%" else ""
+        if magic not in _CELL_MAGIC_PY:
+            return [""] * len(lines)
+        lines = ["", *lines[1:]]
+    out = []
+    for line in lines:
+        s = line.lstrip()
+        indent = line[: len(line) - len(s)]
+        if s.startswith(("%", "!")) or (s.endswith("?") and not s.startswith("#")):
+            out.append(indent + "pass" if indent else "")
+        elif _SHELL_ASSIGN.match(line):
+            out.append(_SHELL_ASSIGN.sub(r"\1 None", line))
+        else:
+            out.append(line)
+    return out
+
+
+def load_source(path: Path) -> Source:
+    """Read a script or notebook into one Python text with a line -> cell map."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"{path}: cannot read: {getattr(err, 'strerror', None) or err}") \
+            from None
+    if path.suffix.lower() != ".ipynb":
+        return Source(path, raw, [None] * (raw.count("\n") + 1))
+    try:
+        nb = json.loads(raw)
+        cells = nb.get("cells")
+        if cells is None:  # nbformat 3
+            cells = [c for ws in nb.get("worksheets", []) for c in ws.get("cells", [])]
+    except (json.JSONDecodeError, AttributeError) as err:
+        raise InputError(f"{path}: not a Jupyter notebook (invalid JSON: {err})") from None
+    text: list[str] = []
+    where: list[tuple[int, int] | None] = []
+    notes = []
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", cell.get("input", ""))
+        src = "".join(src) if isinstance(src, list) else str(src)
+        lines = _clean_cell(src)
+        try:
+            ast.parse("\n".join(lines))
+        except SyntaxError as err:
+            notes.append(f"cell {number} skipped: {err.msg} at line {err.lineno}")
+            lines = [""] * len(lines)
+        except (RecursionError, ValueError) as err:
+            notes.append(f"cell {number} skipped: {type(err).__name__}")
+            lines = [""] * len(lines)
+        for i, line in enumerate(lines, 1):
+            text.append(line)
+            where.append((number, i))
+    return Source(path, "\n".join(text), where, notes)
+
+
+def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*") if f.suffix.lower() in (".py", ".ipynb")
+                          and not any(part.startswith(".") or part in ("__pycache__",
+                                                                      "site-packages")
+                                      for part in f.relative_to(p).parts))
+        elif not p.exists():
+            raise InputError(f"{p}: file not found")
+        elif p.suffix.lower() not in (".py", ".ipynb"):
+            raise InputError(f"{p}: unsupported file type {p.suffix or '(no extension)'!r}; "
+                             "expected a Python script (.py) or a Jupyter notebook (.ipynb)")
+        else:
+            out.append(p)
+    return out
+
+
+_TITLES = {
+    "fit_before_split": "fitted before the split",
+    "fit_on_test": "fitted on test data",
+    "fit_on_train_and_test": "fitted on train and test combined",
+    "test_reused_for_selection": "test set used for model selection and final evaluation",
+    "global_statistic_before_split": "global statistic applied before the split",
+}
+
+
+def scan_source(src: Source, extra_fitters: Sequence[str] = ()) -> list[Finding]:
+    """Findings for one loaded source (a syntax error is one warn finding)."""
+    try:
+        tree = ast.parse(src.text, filename=str(src.path))
+    except (RecursionError, ValueError) as err:  # nesting too deep, NUL bytes
+        return [Finding(severity=Severity.WARN, metric="code_unparsed", subject="",
+                        message=f"{src.path.name}: cannot parse ({type(err).__name__}); the "
+                                "file was not scanned",
+                        evidence={"file": str(src.path), "why": str(err)[:200]})]
+    except SyntaxError as err:
+        loc = src.where(err.lineno or 1)
+        return [Finding(severity=Severity.WARN, metric="code_unparsed", subject="",
+                        message=f"{_loc(src, err.lineno or 1)}: cannot parse ({err.msg}); the "
+                                "file was not scanned",
+                        evidence={"file": str(src.path), **loc, "why": err.msg})]
+    try:
+        raw = Scanner(extra_fitters, loc=lambda line: _loc(src, line, short=True)).scan(tree)
+    except RecursionError:
+        return [Finding(severity=Severity.WARN, metric="code_unparsed", subject="",
+                        message=f"{src.path.name}: expressions nested too deeply to follow; "
+                                "the file was not scanned",
+                        evidence={"file": str(src.path), "why": "recursion limit"})]
+    findings = []
+    for f in sorted(raw, key=lambda f: (f.line, f.metric)):
+        findings.append(Finding(
+            severity=Severity.FAIL, metric=f.metric, subject=f.subject, count=None,
+            message=f"{_loc(src, f.line)}: {f.why}.",
+            evidence={"file": str(src.path), **src.where(f.line), "snippet": src.snippet(f.line),
+                      "why": f.why, "kind": _TITLES[f.metric], "family": f.family,
+                      "transformer": f.cls or None}))
+    return findings
+
+
+def _loc(src: Source, line: int, short: bool = False) -> str:
+    w = src.where(line)
+    if short:
+        return f"cell {w['cell']} line {w['line']}" if "cell" in w else f"line {line}"
+    if "cell" in w:
+        return f"{src.path.name} cell {w['cell']} line {w['line']}"
+    return f"{src.path.name}:{line}"
+
+
+def scan_paths(paths: list[Path], extra_fitters: Sequence[str] = ()) -> list[Finding]:
+    """Scan scripts/notebooks (directories: every ``*.py``/``*.ipynb`` below) for preprocessing
+    leaks; one Finding per leak, ``subject`` = the variable or column, evidence = file, line
+    (and cell for notebooks), snippet, why. Raises InputError for a missing or unsupported
+    file."""
+    findings: list[Finding] = []
+    for p in expand_paths(paths):
+        findings += scan_source(load_source(p), extra_fitters)
+    return findings
+
+
+def scan_report(paths: list[Path], extra_fitters: Sequence[str] = ()) -> Report:
+    """A complete Report (one ``leakage.preprocessing`` check) for ``auditor scan-code``."""
+    from datetime import datetime, timezone
+
+    from auditor import __version__
+    from auditor.checks import describe
+    from auditor.detectors.preprocessing import PreprocessingFit
+    from auditor.report import CheckResult, overall_status, status_from_findings
+    from auditor.runner import summarize
+
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    files = expand_paths(paths)
+    findings: list[Finding] = []
+    notes = []
+    lines = 0
+    for p in files:
+        src = load_source(p)
+        lines += len(src.text.splitlines())
+        findings += scan_source(src, extra_fitters)
+        notes += [f"{p}: {n}" for n in src.notes]
+    if not any(f.severity != Severity.INFO for f in findings):
+        findings.append(Finding(
+            severity=Severity.INFO, metric="files_scanned", value=float(len(files)),
+            count=len(files),
+            message=f"0 of {len(files)} file{'s' * (len(files) != 1)} ({lines:,} lines) fit a "
+                    "transformer before the split, on test data, or reuse the test set for "
+                    "model selection."))
+    check = PreprocessingFit(extra_fitters=tuple(extra_fitters))
+    duration = round(time.perf_counter() - t0, 4)
+    result = CheckResult(id=CHECK_ID, title=PreprocessingFit.title,
+                         status=status_from_findings(findings), duration_s=duration,
+                         summary=summarize(findings), findings=findings,
+                         description=describe(check),
+                         params={"extra_fitters": list(extra_fitters)})
+    shown = ", ".join(p.name for p in files[:5])
+    more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+    notes.insert(0, f"Static scan of {len(files)} file{'s' * (len(files) != 1)} "
+                    f"({lines:,} lines of code, nothing executed): {shown}{more}.")
+    return Report(status=overall_status([result]),
+                  started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"), duration_s=duration,
+                  seed=0, datasets={}, checks=[result], tool_version=__version__, notes=notes)

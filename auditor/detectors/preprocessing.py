@@ -1,0 +1,754 @@
+"""Preprocessing fitted on more than train: exact fingerprints in the data, leaks in the code.
+
+A transform fitted on train alone leaves exact statistics on train (mean 0 and std 1 after a
+standard scaler, min 0 and max 1 after a min-max scaler, ...); fitted on train+val+test before
+the split, it leaves them exact on the union of the splits instead. This module looks for those
+exact statistics per numeric column, with tolerances derived from floating-point precision and
+sample size, and (when ``pipeline:`` names scripts or notebooks) runs the static code scan of
+:mod:`auditor.codescan` and reports its findings in the same check.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from auditor.checks import Cost
+from auditor.data import AuditData, Kind, LabelKind
+from auditor.errors import InputError, NotApplicable
+from auditor.report import Finding, Severity
+from auditor.stats import fmt_count, fmt_share, share
+
+EPS64 = float(np.finfo(np.float64).eps)
+EPS32 = float(np.finfo(np.float32).eps)
+_SEPARATORS = "_=:.- "
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreprocessingFit:
+    """Columns whose scaling, imputation or encoding was fitted on rows of later splits (val,
+    test), and pipeline code that fits a transformer before the split, on test data, or reuses
+    the test set for model selection.
+
+    A fail means the evaluation is optimistic: statistics of the evaluation rows (their mean,
+    range, missing-value fill, categories or labels) went into the features the model was
+    trained and scored on. Fix: split first, fit every transformer on train only (a sklearn
+    ``Pipeline`` inside cross-validation does this), then apply it to val and test.
+
+    Fingerprints, per numeric column, over the union ``F`` of train with the later splits (every
+    prefix train+val, train+val+test; a fit set that includes the last split fails, one that
+    stops earlier warns) against train alone; ``eps`` is the machine epsilon of the column's
+    dtype (2^-52 Float64, 2^-23 Float32), ``k = ulp_slack``, ``C = max_centre_ratio``, ``n`` the
+    non-null rows, ``zmax`` the largest ``|x|``:
+
+    - standard scaling: ``|mean_F| <= k (eps (C + zmax) + eps64 zmax sqrt(n))`` and
+      ``|std_F - 1| <= k (eps (1 + zmax) + eps64 zmax^2 sqrt(n))`` for ddof 0 or 1, while train
+      exceeds its own tolerances. The eps·C term covers rounding of the fitted centre (up to
+      ``|mu|/sigma = C`` of the raw column), eps·zmax the rounding of stored values, the sqrt(n)
+      terms float64 accumulation. Sampling puts a train-only fit's union mean about
+      ``sqrt(n_later)/n`` from 0 and a union fit's train mean about
+      ``sd sqrt(1 - n_train/n) / sqrt(n_train)`` from 0 (reported as ``train_z``): both are many
+      orders of magnitude above these tolerances, so near-standardised data never matches.
+    - min-max scaling: ``F``'s min and max equal (0, 1) or (-1, 1) within
+      ``k (eps + eps64 C)``, each held by at most ``max_bound_rows`` rows (a scaler maps one
+      row to each bound; a naturally bounded rate, share or tf-idf weight piles rows up at 0
+      or 1), while train's range is not that.
+    - robust scaling: ``F``'s median is 0 and IQR (linear quantiles) is 1 within
+      ``k (eps (C + max|q|) + eps64 C)``; train's are not.
+      Scaling fingerprints skip integer-valued columns (a natural integer column can have
+      median 0 and IQR 1).
+    - mean/median imputation: a value ``v`` repeated at least ``min_imputed`` times and
+      ``spike_ratio`` times more often than its six nearest distinct values equals the mean or
+      median of ``F``'s other values (within ``k (eps max(1,|v|) + eps64 zmax sqrt(n))``) but
+      not train's. Filling with the mean (median) leaves ``v`` the mean (median) of the whole
+      column, which is how candidates are found. Skipped for integer-valued columns (a natural
+      mode) and, for the median, when ``v`` holds half the rows (it is then the median anyway).
+    - one-hot / vocabulary: a non-negative column that is 0 in every train row and non-zero in a
+      later split. Fails when it belongs to a name-prefix group whose rows sum to exactly 1
+      (one-hot) or have an L2 norm of 0 or 1 (tf-idf); warns when it has non-negative siblings
+      that are non-zero in train, or when random assignment would leave all its ``m`` non-zero
+      rows out of train with chance ``(1 - n_train/n)^m < one_hot_chance``.
+    - target encoding (binary or numeric label): a float column within the label's range with at
+      most ``max_levels`` distinct values in the later splits; levels are the values of a
+      categorical column it is a function of (else its own values). The encoded value of each
+      level is fitted as ``(n ybar + m p) / (n + m)`` (per-level count and label mean over the
+      fit set, ``p`` its label mean, ``m`` >= 0 the smoothing, estimated); fails when the fit on
+      ``F`` leaves a weighted RMSE within float tolerance or below ``encoding_rmse_ratio`` times
+      the fit on train (an encoding fitted on an outside population fits both about equally).
+
+    With ``pipeline:`` scripts or notebooks in audit.yaml, the static scan of
+    :func:`auditor.codescan.scan_paths` adds one finding per leak in the code
+    (``fit_before_split``, ``fit_on_test``, ``fit_on_train_and_test``,
+    ``test_reused_for_selection``, ``global_statistic_before_split``) with file, line (and
+    cell), snippet and why; ``extra_fitters`` names more transformer classes or fit functions.
+    """
+
+    id: ClassVar[str] = "leakage.preprocessing"
+    title: ClassVar[str] = "Preprocessing fitted before the split"
+    cost: ClassVar[Cost] = Cost.STATS
+    ulp_slack: float = 16.0           # k: multiples of the float error bounds
+    max_centre_ratio: float = 1000.0  # C: largest |mean|/sd of a raw column covered
+    min_rows: int = 20                # rows needed in train and in the fit set
+    min_imputed: int = 5              # a fill value repeated at least this often
+    spike_ratio: float = 5.0          # ... and this many times more often than its neighbours
+    one_hot_chance: float = 0.001     # chance a column is all-zero in train by random assignment
+    max_bound_rows: int = 2           # min-max: rows allowed at each exact bound (ties)
+    max_levels: int = 200             # target encoding: distinct values in the later splits
+    encoding_rmse_ratio: float = 0.1  # fit on F explains the encoding this much better than train
+    extra_fitters: tuple[str, ...] = ()  # code scan: more transformer classes or fit functions
+    max_examples: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("ulp_slack", "spike_ratio"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and v >= 1):
+                raise ValueError(f"{name} must be a number >= 1; got {v!r}")
+        if not (isinstance(self.max_centre_ratio, (int, float)) and self.max_centre_ratio >= 0):
+            raise ValueError(f"max_centre_ratio must be a number >= 0; got "
+                             f"{self.max_centre_ratio!r}")
+        for name in ("one_hot_chance", "encoding_rmse_ratio"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and 0 <= v <= 1):
+                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
+        if not (isinstance(self.max_bound_rows, int) and self.max_bound_rows >= 1):
+            raise ValueError(f"max_bound_rows must be an integer >= 1; got "
+                             f"{self.max_bound_rows!r}")
+        for name in ("min_rows", "min_imputed", "max_levels"):
+            v = getattr(self, name)
+            if not (isinstance(v, int) and v >= 2):
+                raise ValueError(f"{name} must be an integer >= 2; got {v!r}")
+        if not (isinstance(self.max_examples, int) and self.max_examples >= 0):
+            raise ValueError(f"max_examples must be an integer >= 0; got {self.max_examples!r}")
+        fitters = self.extra_fitters
+        if isinstance(fitters, str) or not all(isinstance(f, str) and f.isidentifier()
+                                                for f in fitters):
+            raise ValueError(f"extra_fitters must be a list of Python names; got {fitters!r}")
+        object.__setattr__(self, "extra_fitters", tuple(fitters))
+
+    # ------------------------------------------------------------------------------------------
+    def run(self, data: AuditData) -> list[Finding]:
+        findings: list[Finding] = []
+        scanned = ""
+        if data.pipeline:
+            from auditor.codescan import scan_paths
+
+            try:
+                findings += scan_paths(list(data.pipeline), self.extra_fitters)
+                scanned = (f" and scanned {len(data.pipeline)} pipeline "
+                           f"file{'s' * (len(data.pipeline) > 1)}")
+            except InputError as err:
+                findings.append(Finding(
+                    severity=Severity.WARN, metric="pipeline_unreadable", message=str(err),
+                    evidence={"files": [str(p) for p in data.pipeline]}))
+        if len(data.splits) < 2:
+            if not data.pipeline:
+                raise NotApplicable("only one split and no pipeline code: nothing can have "
+                                    "been fitted across splits")
+        else:
+            findings += self.fingerprints(data)
+        if not any(f.severity != Severity.INFO for f in findings):
+            cols = data.features_of(Kind.NUMERIC, Kind.BOOLEAN)
+            findings.append(Finding(
+                severity=Severity.INFO, metric="columns_checked", value=0.0,
+                count=len(cols) if len(data.splits) > 1 else 0,
+                message=f"0 of {fmt_count(len(cols))} numeric columns carry the fingerprint of a "
+                        f"scaler, imputer or encoder fitted beyond train{scanned}; nothing "
+                        "found." if len(data.splits) > 1 else
+                        f"Scanned {len(data.pipeline)} pipeline file(s); nothing found."))
+        return findings
+
+    def fingerprints(self, data: AuditData) -> list[Finding]:
+        names = data.split_names
+        cols = data.features_of(Kind.NUMERIC, Kind.BOOLEAN)
+        if not cols:
+            return []
+        frames = {n: _one_chunk(data.splits[n].select(cols)) for n in names}
+        fit_sets = [names[:i] for i in range(len(names), 1, -1)]  # largest first
+        unions = {tuple(s): pl.concat([frames[n] for n in s], rechunk=True) for s in fit_sets}
+        per_split = {n: summarise(frames[n], cols) for n in names}
+        per_set = {s: summarise(u, cols) for s, u in unions.items()}
+        ctx = _Context(data, names, cols, frames, fit_sets, unions, per_split, per_set)
+        findings: list[Finding] = []
+        eps: dict[str, float] = {}
+        for c in cols:
+            dtype = data.splits[names[0]].schema[c]
+            if dtype.is_float():
+                eps[c] = EPS32 if dtype == pl.Float32 else EPS64
+                scaling = self._scaling(ctx, c, eps[c])
+                if scaling:
+                    findings.append(scaling)
+        findings += self._imputations(ctx, eps)
+        findings += self._zero_in_train(ctx)
+        findings += self._target_encoding(ctx)
+        return findings
+
+    # -- tolerances ----------------------------------------------------------------------------
+    def tol_mean(self, eps: float, zmax: float, n: int) -> float:
+        return self.ulp_slack * (eps * (self.max_centre_ratio + zmax)
+                                 + EPS64 * zmax * math.sqrt(n))
+
+    def tol_std(self, eps: float, zmax: float, n: int) -> float:
+        return self.ulp_slack * (eps * (1 + zmax) + EPS64 * zmax ** 2 * math.sqrt(n))
+
+    def tol_minmax(self, eps: float) -> float:
+        return self.ulp_slack * (eps + EPS64 * self.max_centre_ratio)
+
+    def tol_robust(self, eps: float, qmax: float) -> float:
+        return self.ulp_slack * (eps * (self.max_centre_ratio + qmax)
+                                 + EPS64 * self.max_centre_ratio)
+
+    # -- scaling -------------------------------------------------------------------------------
+    def _standard(self, s: dict[str, Any], eps: float) -> tuple[bool, float, float]:
+        """(matches, |mean|, tolerance on the mean) for one summary."""
+        n, zmax = int(s["n"]), float(s["maxabs"])
+        tm, ts = self.tol_mean(eps, zmax, n), self.tol_std(eps, zmax, n)
+        dev_std = min(abs(s["std0"] - 1), abs(s["std1"] - 1))
+        return abs(s["mean"]) <= tm and dev_std <= ts, abs(s["mean"]), tm
+
+    def _minmax(self, s: dict[str, Any], eps: float) -> tuple[bool, float, float, tuple]:
+        tol = self.tol_minmax(eps)
+        best = (False, math.inf, tol, (0.0, 1.0))
+        for lo, hi in ((0.0, 1.0), (-1.0, 1.0)):
+            dev = max(abs(s["min"] - lo), abs(s["max"] - hi))
+            if dev <= tol:
+                return True, dev, tol, (lo, hi)
+            if dev < best[1]:
+                best = (False, dev, tol, (lo, hi))
+        return best
+
+    def _robust(self, s: dict[str, Any], eps: float) -> tuple[bool, float, float]:
+        tol = self.tol_robust(eps, max(abs(s["q25"]), abs(s["q75"])))
+        dev = max(abs(s["median"]), abs(s["q75"] - s["q25"] - 1))
+        return dev <= tol, dev, tol
+
+    def _scaling(self, ctx: _Context, c: str, eps: float) -> Finding | None:
+        train = ctx.per_split[ctx.names[0]][c]
+        if train["n"] < self.min_rows or not train["std0"] > 0:
+            return None
+        for fit_set in ctx.fit_sets:
+            s = ctx.per_set[tuple(fit_set)][c]
+            if s["n"] < self.min_rows or s["integral"] or not _finite(s):
+                continue
+            ok, dev, tol = self._standard(s, eps)
+            if ok and not self._standard(train, eps)[0]:
+                return self._scaling_finding(ctx, c, fit_set, "standard", dev, tol, eps)
+            ok, dev, tol, rng = self._minmax(s, eps)
+            ok = ok and max(s["n_at_min"], s["n_at_max"]) <= self.max_bound_rows
+            if ok and not (self._minmax(train, eps)[0]
+                           and self._minmax(train, eps)[3] == rng):
+                return self._scaling_finding(ctx, c, fit_set, "minmax", dev, tol, eps, rng)
+            ok, dev, tol = self._robust(s, eps)
+            if ok and not self._robust(train, eps)[0]:
+                return self._scaling_finding(ctx, c, fit_set, "robust", dev, tol, eps)
+        return None
+
+    def _scaling_finding(self, ctx: _Context, c: str, fit_set: list[str], kind: str,
+                         dev: float, tol: float, eps: float,
+                         rng: tuple[float, float] = (0.0, 1.0)) -> Finding:
+        s = ctx.per_set[tuple(fit_set)][c]
+        train_name = ctx.names[0]
+        t = ctx.per_split[train_name][c]
+        later = fit_set[1:]
+        n_later = int(s["n"] - t["n"])
+        label = "+".join(fit_set)
+        if kind == "standard":
+            what, metric = "standard scaler", "standard_scaling_fit"
+            sd = _sd(s)
+            se = sd * math.sqrt(max(0.0, 1 - t["n"] / s["n"])) / math.sqrt(t["n"])
+            stats = {"mean": "mean", "std (ddof 0)": "std0", "std (ddof 1)": "std1"}
+            over = (f"standardised over {label} (mean {_g(s['mean'])}, std {_g(_closest1(s))} "
+                    f"over {fmt_count(int(s['n']))} rows)")
+            train_txt = (f"over {train_name} alone it is not (mean {_g(t['mean'])}, std "
+                         f"{_g(_closest1(t))})")
+            extra = {"train_z": t["mean"] / se if se > 0 else None,
+                     "random_subset_sd_of_train_mean": se,
+                     "tolerance_std": self.tol_std(eps, s["maxabs"], int(s["n"]))}
+            dev_fn = lambda x: abs(x["mean"])  # noqa: E731
+        elif kind == "minmax":
+            what, metric = "min-max scaler", "minmax_scaling_fit"
+            stats = {"min": "min", "max": "max"}
+            over = (f"scaled to [{_g(rng[0])}, {_g(rng[1])}] over {label} (min {_g(s['min'])}, "
+                    f"max {_g(s['max'])} over {fmt_count(int(s['n']))} rows)")
+            train_txt = (f"over {train_name} alone the range is [{_g(t['min'])}, "
+                         f"{_g(t['max'])}]")
+            extra = {"range": list(rng)}
+            dev_fn = lambda x: max(abs(x["min"] - rng[0]), abs(x["max"] - rng[1]))  # noqa: E731
+        else:
+            what, metric = "robust scaler", "robust_scaling_fit"
+            stats = {"median": "median", "q25": "q25", "q75": "q75"}
+            over = (f"robust-scaled over {label} (median {_g(s['median'])}, IQR "
+                    f"{_g(s['q75'] - s['q25'])} over {fmt_count(int(s['n']))} rows)")
+            train_txt = (f"over {train_name} alone it is not (median {_g(t['median'])}, IQR "
+                         f"{_g(t['q75'] - t['q25'])})")
+            extra = {}
+            dev_fn = lambda x: max(abs(x["median"]), abs(x["q75"] - x["q25"] - 1))  # noqa: E731
+        table = {name: {k: ctx.per_split[name][c][v] for k, v in stats.items()}
+                 | {"rows": int(ctx.per_split[name][c]["n"])} for name in ctx.names}
+        table[label] = {k: s[v] for k, v in stats.items()} | {"rows": int(s["n"])}
+        labels = list(ctx.names) + [label]
+        devs = [dev_fn(ctx.per_split[n][c]) for n in ctx.names] + [dev_fn(s)]
+        chart = {"type": "bar", "log": True, "labels": labels,
+                 "values": [max(d, 1e-18) for d in devs], "lines": [tol],
+                 "title": f"{c}: distance from an exact {what} fit (dashed: tolerance)",
+                 "ylabel": "|deviation|", "colors": ["#4C72B0"] * len(ctx.names) + ["#C44E52"]}
+        return Finding(
+            severity=self._severity(ctx, fit_set), metric=metric, value=dev, threshold=tol,
+            count=n_later, subject=c, splits=list(fit_set),
+            message=f"{c} is {over}, but {train_txt}: the {what} was fitted with "
+                    f"{fmt_count(n_later)} {'+'.join(later)} rows "
+                    f"({fmt_share(share(n_later, int(s['n'])))} of its rows).",
+            evidence={"fit_set": label, "statistics": table, "tolerance": tol,
+                      "dtype_eps": eps, **extra, "chart": chart})
+
+    def _severity(self, ctx: _Context, fit_set: list[str]) -> Severity:
+        return Severity.FAIL if fit_set[-1] == ctx.names[-1] else Severity.WARN
+
+    # -- imputation ----------------------------------------------------------------------------
+    def tol_fill(self, eps: float, s: dict[str, Any], v: float) -> float:
+        return self.ulp_slack * (eps * max(1.0, abs(v)) + EPS64 * s["maxabs"] * math.sqrt(s["n"]))
+
+    def _imputations(self, ctx: _Context, eps: dict[str, float]) -> list[Finding]:
+        """Mean/median fill values of a fit beyond train.
+
+        Filling missing values with ``v`` = the mean (median) of the observed values leaves
+        ``v`` the mean (median) of the filled column, so candidates are found in one select per
+        fit set: how many values lie within tolerance of the set's mean and median. Only
+        candidates are then checked in detail (neighbour counts, others' median, train).
+        """
+        cols = [c for c in eps if not ctx.per_set[tuple(ctx.fit_sets[0])][c]["integral"]]
+        findings: dict[str, Finding] = {}
+        for fit_set in ctx.fit_sets:  # largest first: report the widest fit
+            stats = ctx.per_set[tuple(fit_set)]
+            todo = [c for c in cols if c not in findings and stats[c]["n"] >= self.min_rows
+                    and _finite(stats[c]) and stats[c]["std0"] > 0]
+            if not todo:
+                continue
+            exprs = []
+            for c in todo:
+                x = pl.col(c).cast(pl.Float64).fill_nan(None)
+                for k in ("mean", "median"):
+                    v = stats[c][k]
+                    tol = self.tol_fill(eps[c], stats[c], v)
+                    exprs.append(((x - v).abs() <= tol).sum().alias(f"{c}\x00{k}"))
+            row = ctx.unions[tuple(fit_set)].select(exprs).row(0, named=True)
+            for c in todo:
+                for k in ("mean", "median"):
+                    cnt = int(row[f"{c}\x00{k}"])
+                    if cnt >= self.min_imputed and c not in findings:
+                        f = self._imputation(ctx, c, eps[c], fit_set, k, cnt)
+                        if f is not None:
+                            findings[c] = f
+        return [findings[c] for c in cols if c in findings]
+
+    def _imputation(self, ctx: _Context, c: str, eps: float, fit_set: list[str], stat: str,
+                    cnt: int) -> Finding | None:
+        s = ctx.per_set[tuple(fit_set)][c]
+        v = float(s[stat])
+        tol = self.tol_fill(eps, s, v)
+        values = ctx.unions[tuple(fit_set)][c].cast(pl.Float64).fill_nan(None).drop_nulls()
+        if stat == "median" and 2 * cnt >= values.len():
+            return None  # a value held by half the rows is the median whatever was filled
+        others = values.filter((values - v).abs() > tol)
+        vc = others.value_counts(name="count")
+        dist = (vc[c] - v).abs()
+        neighbour = int(vc["count"].gather(dist.arg_sort().head(6)).max() or 1) \
+            if vc.height else 1
+        if cnt < self.spike_ratio * neighbour:
+            return None
+        fit_stats = _fill_candidates(values.to_numpy(), v, tol)
+        if not fit_stats:
+            return None
+        if stat == "median" and min(abs(v - fit_stats["median"]),
+                                    abs(v - fit_stats["median_with_one_copy"])) > tol:
+            return None  # a natural spike that happens to sit at the median
+        train_vals = ctx.frames[ctx.names[0]][c].cast(pl.Float64).fill_nan(None) \
+            .drop_nulls().to_numpy()
+        if len(train_vals) < self.min_rows:
+            return None
+        train_stats = _fill_candidates(train_vals, v, tol)
+        if not train_stats or any(abs(v - x) <= tol for x in train_stats.values()):
+            return None  # fitted on train: correct
+        return self._imputation_finding(ctx, c, fit_set, v, cnt, stat, fit_stats, train_stats,
+                                        tol, neighbour)
+
+    def _imputation_finding(self, ctx: _Context, c: str, fit_set: list[str], v: float,
+                            cnt: int, stat: str, stats: dict[str, float],
+                            train_stats: dict[str, float], tol: float,
+                            neighbour: int) -> Finding:
+        label = "+".join(fit_set)
+        train_name = ctx.names[0]
+        n_set = int(ctx.per_set[tuple(fit_set)][c]["n"])
+        per_split = {n: int(((ctx.frames[n][c].cast(pl.Float64) - v).abs() <= tol).sum())
+                     for n in ctx.names}
+        hit = stat if stat == "mean" or abs(v - stats["median"]) <= tol \
+            else "median_with_one_copy"
+        return Finding(
+            severity=self._severity(ctx, fit_set), metric="imputation_fit",
+            value=abs(v - stats[hit]), threshold=tol, count=cnt, subject=c,
+            splits=list(fit_set),
+            message=f"{fmt_count(cnt)} of {fmt_count(n_set)} {label} rows "
+                    f"({fmt_share(share(cnt, n_set))}) hold {c} = {_g(v)}, the {stat} of the "
+                    f"column's other values over {label} ({_g(stats[hit])}), not over "
+                    f"{train_name} ({_g(train_stats[hit])}): the {stat} imputer was fitted "
+                    f"with the {'+'.join(fit_set[1:])} rows.",
+            evidence={"fill_value": v, "rows_with_value": per_split, "fit_set": label,
+                      f"{label}_statistics": stats, f"{train_name}_statistics": train_stats,
+                      "largest_neighbour_count": neighbour, "tolerance": tol})
+
+    # -- one-hot / vocabulary columns ----------------------------------------------------------
+    def _zero_in_train(self, ctx: _Context) -> list[Finding]:
+        train_name = ctx.names[0]
+        later = ctx.names[1:]
+        union = ctx.per_set[tuple(ctx.names)]
+        findings = []
+        cache: dict[tuple[str, ...], str | None] = {}
+        for c in ctx.cols:
+            t = ctx.per_split[train_name][c]
+            if t["n"] == 0 or t["nonzero"] > 0 or union[c]["negative"] > 0:
+                continue
+            nonzero = {n: int(ctx.per_split[n][c]["nonzero"]) for n in later}
+            m = sum(nonzero.values())
+            if m == 0:
+                continue
+            structure, group = self._group_structure(ctx, c, cache)
+            chance = (1 - t["n"] / union[c]["n"]) ** m
+            siblings = [g for g in group if g != c
+                        and ctx.per_split[train_name][g]["nonzero"] > 0]
+            if structure:
+                severity = Severity.FAIL
+            elif len(siblings) >= 2 or chance < self.one_hot_chance:
+                severity = Severity.WARN
+            else:
+                continue
+            first = next(n for n in later if nonzero[n] > 0)
+            n_first = ctx.data.rows(first)
+            why = {"one_hot": "it belongs to a one-hot group whose columns sum to 1 in every "
+                              "row: the encoder learned this category from later splits",
+                   "l2": "it belongs to a group of columns with unit L2 norm per row "
+                         "(tf-idf): the vocabulary was learned from later splits",
+                   None: f"a column zero in every {train_name} row is what an encoder or "
+                         "vocabulary fitted on later splits produces"}[structure]
+            findings.append(Finding(
+                severity=severity, metric="category_from_later_split",
+                value=share(nonzero[first], n_first), threshold=0.0, count=m, subject=c,
+                splits=[train_name, *later],
+                message=f"{c} is 0 in all {fmt_count(int(t['n']))} {train_name} rows but "
+                        f"non-zero in {fmt_count(nonzero[first])} of {fmt_count(n_first)} "
+                        f"{first} rows ({fmt_share(share(nonzero[first], n_first))}); {why}.",
+                evidence={"nonzero_rows": {train_name: 0, **nonzero},
+                          "group": group[:self.max_examples], "structure": structure,
+                          "chance_under_random_split": chance}))
+        return findings
+
+    def _group_structure(self, ctx: _Context, c: str, cache: dict[tuple[str, ...], str | None]
+                         ) -> tuple[str | None, list[str]]:
+        """The strongest structure of a name-prefix group containing ``c``: ``one_hot`` (0/1
+        columns summing to 1 per row), ``l2`` (non-negative, unit L2 norm per row) or None."""
+        union = ctx.per_set[tuple(ctx.names)]
+        best: list[str] = []
+        for i in sorted((i for i, ch in enumerate(c) if ch in _SEPARATORS and 0 < i), reverse=True):
+            prefix = c[:i + 1]
+            group = [g for g in ctx.cols if g.startswith(prefix)]
+            if len(group) < 2:
+                continue
+            if len(group) > len(best):
+                best = group
+            key = tuple(group)
+            if key not in cache:
+                cache[key] = _row_structure(ctx, group, union)
+            if cache[key]:
+                return cache[key], group
+        return None, best
+
+    # -- target encoding -----------------------------------------------------------------------
+    def _target_encoding(self, ctx: _Context) -> list[Finding]:
+        data = ctx.data
+        y = data.label
+        if not y or data.label_kind not in (LabelKind.BINARY, LabelKind.NUMERIC):
+            return []
+        names = ctx.names
+        ys = {n: _label_values(data, n) for n in names}
+        if any(v is None for v in ys.values()):
+            return []
+        yall = pl.concat([ys[n] for n in names]).drop_nulls()
+        if yall.len() == 0:
+            return []
+        ylo, yhi = float(yall.min()), float(yall.max())
+        ymax = max(abs(ylo), abs(yhi), 1.0)
+        keys = [k for k in data.features_of(Kind.CATEGORICAL, Kind.NUMERIC, Kind.BOOLEAN)
+                if not data.splits[names[0]].schema[k].is_float()]
+        later_frames = [data.splits[n] for n in names[1:]]
+        findings = []
+        for c in ctx.cols:
+            dtype = data.splits[names[0]].schema[c]
+            s = ctx.per_set[tuple(names)][c]
+            if not dtype.is_float() or s["integral"] or not _finite(s):
+                continue
+            eps = EPS32 if dtype == pl.Float32 else EPS64
+            if s["min"] < ylo - 1e-9 * ymax or s["max"] > yhi + 1e-9 * ymax:
+                continue
+            later = pl.concat([f.select(c) for f in later_frames])[c].fill_nan(None)
+            n_levels = later.drop_nulls().n_unique()
+            if not 2 <= n_levels <= min(self.max_levels, later.len() // 2):
+                continue
+            candidates = [k for k in (_level_key(data, c, keys, names),) if k]
+            if data.splits[names[0]][c].n_unique() <= self.max_levels:
+                candidates.append(c)  # levels = the encoded values (no cross-fitting on train)
+            fit, key = None, c
+            for key in candidates:
+                fit = _encoding_fits(data, c, key, ys, names, ctx.fit_sets)
+                if fit is not None:
+                    break
+            if fit is None:
+                continue
+            rmse_train = fit[names[0]]["rmse"]
+            n_max = max(f["rows"] for f in fit.values())
+            tol = self.ulp_slack * ymax * (eps + EPS64 * math.sqrt(n_max))
+            if rmse_train <= tol:
+                continue
+            for fit_set in ctx.fit_sets:
+                f = fit["+".join(fit_set)]
+                exact = f["rmse"] <= tol
+                if exact or f["rmse"] <= self.encoding_rmse_ratio * rmse_train:
+                    findings.append(self._encoding_finding(ctx, c, key, fit_set, fit, tol,
+                                                           exact))
+                    break
+        return findings
+
+    def _encoding_finding(self, ctx: _Context, c: str, key: str, fit_set: list[str],
+                          fit: dict[str, Any], tol: float, exact: bool) -> Finding:
+        label = "+".join(fit_set)
+        train_name = ctx.names[0]
+        f, t = fit[label], fit[train_name]
+        n_later = sum(ctx.data.rows(n) for n in fit_set[1:])
+        levels = f["levels"]
+        if exact:
+            how = (f"{c} equals the per-level mean label over {label} exactly (RMSE "
+                   f"{_g(f['rmse'])} across {levels} levels of {key}) but not over {train_name} "
+                   f"(RMSE {_g(t['rmse'])})")
+        else:
+            how = (f"{c} matches the per-level mean label over {label} far more closely (RMSE "
+                   f"{_g(f['rmse'])}) than over {train_name} (RMSE {_g(t['rmse'])}) across "
+                   f"{levels} levels of {key}")
+        return Finding(
+            severity=self._severity(ctx, fit_set), metric="target_encoding_fit",
+            value=f["rmse"], threshold=tol if exact else self.encoding_rmse_ratio * t["rmse"],
+            count=n_later, subject=c, splits=list(fit_set),
+            message=f"{how}: the target encoding used the labels of "
+                    f"{fmt_count(n_later)} {'+'.join(fit_set[1:])} rows "
+                    f"({fmt_share(share(n_later, n_later + ctx.data.rows(train_name)))} of "
+                    "its rows).",
+            evidence={"level_key": key, "levels": levels, "fit_set": label,
+                      "rmse": {label: f["rmse"], train_name: t["rmse"]},
+                      "smoothing_m": {label: f["m"], train_name: t["m"]},
+                      "tolerance": tol, "examples": f["examples"][:self.max_examples]})
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared work
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Context:
+    data: AuditData
+    names: list[str]
+    cols: list[str]
+    frames: dict[str, pl.DataFrame]
+    fit_sets: list[list[str]]
+    unions: dict[tuple[str, ...], pl.DataFrame]
+    per_split: dict[str, dict[str, dict[str, Any]]]
+    per_set: dict[tuple[str, ...], dict[str, dict[str, Any]]]
+
+
+_AGGS = ("n", "mean", "std0", "std1", "min", "max", "median", "q25", "q75", "maxabs",
+         "integral", "nonzero", "negative", "n_at_min", "n_at_max")
+
+
+def summarise(frame: pl.DataFrame, cols: list[str]) -> dict[str, dict[str, Any]]:
+    """Per-column statistics in one polars select; nulls and NaN are ignored.
+
+    Keys: n (non-null count), mean, std0/std1 (ddof 0/1), min, max, median, q25/q75 (linear
+    interpolation, as numpy's default), maxabs, integral (every value a whole number),
+    nonzero, negative, n_at_min and n_at_max (counts).
+    """
+    exprs = []
+    for i, c in enumerate(cols):
+        dtype = frame.schema[c]
+        x = pl.col(c).cast(pl.Float64)
+        if dtype.is_float():
+            x = x.fill_nan(None)
+        exprs += [x.count().alias(f"{i}|n"), x.mean().alias(f"{i}|mean"),
+                  x.std(ddof=0).alias(f"{i}|std0"), x.std(ddof=1).alias(f"{i}|std1"),
+                  x.min().alias(f"{i}|min"), x.max().alias(f"{i}|max"),
+                  x.median().alias(f"{i}|median"),
+                  x.quantile(0.25, interpolation="linear").alias(f"{i}|q25"),
+                  x.quantile(0.75, interpolation="linear").alias(f"{i}|q75"),
+                  x.abs().max().alias(f"{i}|maxabs"),
+                  (x == x.round(0)).all().alias(f"{i}|integral"),
+                  (x != 0).sum().alias(f"{i}|nonzero"), (x < 0).sum().alias(f"{i}|negative"),
+                  (x == x.min()).sum().alias(f"{i}|n_at_min"),
+                  (x == x.max()).sum().alias(f"{i}|n_at_max")]
+    row = frame.select(exprs).row(0, named=True)
+    out: dict[str, dict[str, Any]] = {}
+    for i, c in enumerate(cols):
+        d = {k: row[f"{i}|{k}"] for k in _AGGS}
+        for k in ("mean", "std0", "std1", "min", "max", "median", "q25", "q75", "maxabs"):
+            d[k] = math.nan if d[k] is None else float(d[k])
+        d["integral"] = bool(d["integral"]) if d["n"] else False
+        out[c] = d
+    return out
+
+
+def _one_chunk(frame: pl.DataFrame) -> pl.DataFrame:
+    """Quantiles on a many-chunk frame rechunk per expression: do it once."""
+    return frame.rechunk() if frame.n_chunks() > 1 else frame
+
+
+def _finite(s: dict[str, Any]) -> bool:
+    return all(math.isfinite(s[k]) for k in ("mean", "std0", "min", "max", "maxabs"))
+
+
+def _sd(s: dict[str, Any]) -> float:
+    return s["std1"] if math.isfinite(s["std1"]) else s["std0"]
+
+
+def _closest1(s: dict[str, Any]) -> float:
+    return min((s["std0"], s["std1"]), key=lambda v: abs(v - 1) if math.isfinite(v) else 9e9)
+
+
+def _g(x: float) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return str(x)
+    if x == 0:
+        return "0"
+    return f"{x:.4g}" if 1e-3 <= abs(x) < 1e6 else f"{x:.3g}"
+
+
+def _fill_candidates(values: np.ndarray, v: float, tol: float = 0.0) -> dict[str, float]:
+    """What a mean or median imputer fitted on ``values`` would have filled: the mean and median
+    of the values other than ``v`` (farther than ``tol``), and the median with one copy of ``v``
+    kept (an observed value that was itself the median of an odd count)."""
+    others = values[np.abs(values - v) > tol]
+    if others.size == 0:
+        return {}
+    return {"mean": float(others.mean()), "median": float(np.median(others)),
+            "median_with_one_copy": float(np.median(np.append(others, v)))}
+
+
+def _row_structure(ctx: _Context, group: list[str], union: dict[str, dict[str, Any]]
+                   ) -> str | None:
+    if any(union[g]["negative"] > 0 or union[g]["n"] == 0 for g in group):
+        return None
+    binary = all(union[g]["integral"] and union[g]["max"] <= 1 for g in group)
+    exprs = [pl.col(g).cast(pl.Float64) for g in group]
+    ok_one_hot, ok_l2, any_one = binary, True, False
+    for frame in ctx.frames.values():
+        sums = frame.select(pl.sum_horizontal(exprs).alias("s"),
+                            pl.sum_horizontal([e * e for e in exprs]).alias("q"),
+                            pl.any_horizontal([e.is_null() for e in exprs]).alias("null"))
+        if sums["null"].any():
+            return None
+        if ok_one_hot:
+            ok_one_hot = bool((sums["s"] == 1).all())
+        q = sums["q"]
+        ok_l2 = ok_l2 and bool((((q - 1).abs() <= 1e-6) | (q == 0)).all())
+        any_one = any_one or bool(((q - 1).abs() <= 1e-6).any())
+    if ok_one_hot:
+        return "one_hot"
+    if ok_l2 and any_one and not binary:
+        return "l2"
+    return None
+
+
+def _label_values(data: AuditData, split: str) -> pl.Series | None:
+    """The label as floats (binary non-numeric labels: 1 for the larger value)."""
+    y = data.splits[split][data.label]  # type: ignore[index]
+    if y.dtype.is_numeric() or y.dtype == pl.Boolean:
+        out = y.cast(pl.Float64)
+        return out.fill_nan(None) if y.dtype.is_float() else out
+    if data.label_kind != LabelKind.BINARY:
+        return None
+    label = str(data.label)
+    values = sorted(pl.concat([data.splits[n][label].drop_nulls().cast(pl.String)
+                               for n in data.split_names]).unique().to_list())
+    return (y.cast(pl.String) == values[-1]).cast(pl.Float64)
+
+
+def _level_key(data: AuditData, c: str, keys: list[str], names: list[str]) -> str | None:
+    """A raw categorical column of which ``c`` is a function in the later splits."""
+    later = pl.concat([data.splits[n].select([c, *(k for k in keys if k != c)])
+                       for n in names[1:]])
+    for k in keys:
+        if k == c:
+            continue
+        levels = later[k].n_unique()
+        if not 2 <= levels <= later.height // 2:
+            continue  # constant, or nearly one row per level (an undeclared id)
+        per = later.filter(pl.col(c).is_not_null()).group_by(k).agg(
+            pl.col(c).n_unique().alias("u"))
+        if per.height >= 2 and per["u"].max() == 1:
+            return k
+    return None
+
+
+def _encoding_fits(data: AuditData, c: str, key: str, ys: dict[str, pl.Series],
+                   names: list[str], fit_sets: list[list[str]]) -> dict[str, Any] | None:
+    """Weighted RMSE of ``v = (n ybar + m p)/(n + m)`` per level, for train and every fit set."""
+    def frame(n: str) -> pl.DataFrame:
+        f = data.splits[n]
+        return pl.DataFrame({"k": f[key], "v": f[c].cast(pl.Float64).fill_nan(None),
+                             "y": ys[n]})
+
+    later = pl.concat([frame(n) for n in names[1:]]).drop_nulls("v")
+    mapping = later.group_by("k").agg(pl.col("v").first(), pl.len().alias("w"))
+    out: dict[str, Any] = {}
+    train_levels = frame(names[0]).drop_nulls("y").group_by("k").agg(pl.len().alias("nt"))
+    mapping = mapping.join(train_levels, on="k", how="inner")
+    if mapping.height < 2:
+        return None
+    for fs in [[names[0]], *fit_sets]:
+        rows = pl.concat([frame(n) for n in fs]).drop_nulls("y")
+        p = float(rows["y"].mean())
+        lv = rows.group_by("k").agg(pl.len().alias("n"), pl.col("y").mean().alias("ybar"))
+        j = mapping.join(lv, on="k", how="inner").sort("w", "k", descending=[True, False],
+                                                      nulls_last=True)
+        n, ybar, v, w = (j[x].to_numpy().astype(float) for x in ("n", "ybar", "v", "w"))
+        rmse, m = _best_smoothing(n, ybar, v, w, p)
+        out["+".join(fs)] = {
+            "rmse": rmse, "m": m, "levels": j.height, "rows": rows.height,
+            "examples": [{"level": _short(k), "value": vv, "label_mean": yb, "rows": int(nn)}
+                         for k, vv, yb, nn in zip(j["k"].head(20).to_list(), v[:20], ybar[:20],
+                                                  n[:20])]}
+    return out
+
+
+def _best_smoothing(n: np.ndarray, ybar: np.ndarray, v: np.ndarray, w: np.ndarray,
+                    p: float) -> tuple[float, float]:
+    """Smallest weighted RMSE of ``v - (n ybar + m p)/(n + m)`` over m in {0, m_hat}, where
+    m_hat is the weighted median of the per-level implied ``m = n (ybar - v)/(v - p)``."""
+    def rmse(m: float) -> float:
+        fitted = (n * ybar + m * p) / (n + m)
+        return float(math.sqrt(np.sum(w * (v - fitted) ** 2) / np.sum(w)))
+
+    best = (rmse(0.0), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        implied = n * (ybar - v) / (v - p)
+    ok = np.isfinite(implied) & (implied >= 0)
+    if ok.any():
+        order = np.argsort(implied[ok])
+        cw = np.cumsum(w[ok][order])
+        m_hat = float(implied[ok][order][np.searchsorted(cw, cw[-1] / 2)])
+        r = rmse(m_hat)
+        if r < best[0]:
+            best = (r, m_hat)
+    return best
+
+
+def _short(v: Any, n: int = 40) -> Any:
+    if isinstance(v, str) and len(v) > n:
+        return v[:n - 1] + "…"
+    return v
+

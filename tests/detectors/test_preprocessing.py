@@ -1,0 +1,404 @@
+"""leakage.preprocessing: fingerprints of transforms fitted beyond train, and pipeline code."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from auditor.config import Columns
+from auditor.data import AuditData, build_audit_data
+from auditor.detectors.preprocessing import (PreprocessingFit, _best_smoothing,
+                                             _fill_candidates, summarise)
+from auditor.errors import NotApplicable
+from auditor.report import Severity
+
+CORPUS = Path(__file__).parents[1] / "codescan_corpus"
+N_TRAIN, N_TEST = 800, 200
+N = N_TRAIN + N_TEST
+
+
+def _data(columns: dict[str, np.ndarray], sizes: tuple[int, ...] = (N_TRAIN, N_TEST),
+          names: tuple[str, ...] = ("train", "test"), **roles) -> AuditData:
+    frame = pl.DataFrame(columns)
+    bounds = np.cumsum((0,) + sizes)
+    frames = {n: frame[int(a):int(b)] for n, a, b in zip(names, bounds[:-1], bounds[1:])}
+    return build_audit_data(frames, columns=Columns(**roles))
+
+
+def _flagged(findings, severity=Severity.FAIL):
+    return {(f.subject, f.metric) for f in findings if f.severity == severity}
+
+
+def _raw(seed: int, n: int = N, loc: float = 50.0, scale: float = 10.0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(loc, scale, n)
+
+
+def _with_extremes_late(x: np.ndarray, n_train: int = N_TRAIN) -> np.ndarray:
+    """Move the global min and max into the later splits (a union fit shows only then)."""
+    x = x.copy()
+    lo, hi = int(np.argmin(x)), int(np.argmax(x))
+    for src, dst in ((lo, n_train), (hi, n_train + 1)):
+        x[[src, dst]] = x[[dst, src]]
+    return x
+
+
+# -- reference implementations ---------------------------------------------------------------
+
+def test_summary_statistics_match_numpy():
+    rng = np.random.default_rng(3)
+    x = rng.normal(2, 3, 501)
+    x[:7] = np.nan
+    frame = pl.DataFrame({"x": x, "k": rng.integers(-3, 4, 501)}).with_columns(
+        pl.when(pl.int_range(pl.len()) == 10).then(None).otherwise(pl.col("x")).alias("x"))
+    s = summarise(frame, ["x", "k"])
+    v = x[~np.isnan(x)]
+    v = np.delete(v, 10 - 7)
+    for name, ref in (("mean", v.mean()), ("std0", v.std()), ("std1", v.std(ddof=1)),
+                      ("min", v.min()), ("max", v.max()), ("median", np.median(v)),
+                      ("q25", np.percentile(v, 25)), ("q75", np.percentile(v, 75)),
+                      ("maxabs", np.abs(v).max())):
+        assert s["x"][name] == pytest.approx(ref, abs=1e-9, rel=1e-12), name
+    assert s["x"]["n"] == v.size
+    assert s["x"]["nonzero"] == np.count_nonzero(v) and s["x"]["negative"] == (v < 0).sum()
+    assert (s["x"]["n_at_min"], s["x"]["n_at_max"]) == (1, 1)
+    k = frame["k"].to_numpy()
+    assert s["k"]["integral"] and not s["x"]["integral"]
+    assert (s["k"]["n_at_min"], s["k"]["n_at_max"]) == ((k == -3).sum(), (k == 3).sum())
+    assert s["k"]["q75"] == np.percentile(k, 75) and s["k"]["std1"] == pytest.approx(
+        k.std(ddof=1), abs=1e-12)
+
+
+def test_fill_candidates_match_simple_imputer_statistics():
+    from sklearn.impute import SimpleImputer
+
+    rng = np.random.default_rng(1)
+    for n_obs in (300, 301):  # even and odd counts of observed values
+        obs = rng.normal(size=n_obs)
+        x = np.concatenate([obs, np.full(40, np.nan)])
+        mean = SimpleImputer().fit(x[:, None]).statistics_[0]
+        median = SimpleImputer(strategy="median").fit(x[:, None]).statistics_[0]
+        filled_mean = np.where(np.isnan(x), mean, x)
+        filled_median = np.where(np.isnan(x), median, x)
+        # the identity the candidate search relies on: the fill value stays the statistic
+        assert filled_mean.mean() == pytest.approx(mean, abs=1e-12)
+        assert np.median(filled_median) == pytest.approx(median, abs=1e-12)
+        assert _fill_candidates(filled_mean, mean)["mean"] == pytest.approx(mean, abs=1e-12)
+        got = _fill_candidates(filled_median, median)
+        assert min(abs(got["median"] - median),
+                   abs(got["median_with_one_copy"] - median)) <= 1e-12
+
+
+def test_smoothing_fit_recovers_sklearn_target_encoder():
+    from sklearn.preprocessing import TargetEncoder
+
+    rng = np.random.default_rng(2)
+    cat = rng.integers(0, 12, 600)
+    y = rng.normal(cat / 4, 1.0)
+    enc = TargetEncoder(smooth=7.5, target_type="continuous").fit(cat[:, None], y)
+    v = enc.encodings_[0]
+    n = np.bincount(cat).astype(float)
+    ybar = np.bincount(cat, weights=y) / n
+    rmse, m = _best_smoothing(n, ybar, v, np.ones_like(v), float(y.mean()))
+    assert rmse <= 1e-12 and m == pytest.approx(7.5, abs=1e-9)
+    rmse0, m0 = _best_smoothing(n, ybar, ybar, np.ones_like(v), float(y.mean()))
+    assert rmse0 == 0.0 and m0 == 0.0
+
+
+# -- planted fingerprints ----------------------------------------------------------------------
+
+def test_standard_scaler_fitted_on_train_and_test_fails():
+    from sklearn.preprocessing import StandardScaler
+
+    raw = _raw(0)
+    z = StandardScaler().fit_transform(raw[:, None])[:, 0]
+    (f,) = [f for f in PreprocessingFit().run(_data({"x": z})) if f.severity != "info"]
+    assert (f.subject, f.metric, f.severity) == ("x", "standard_scaling_fit", Severity.FAIL)
+    assert f.count == N_TEST and f.splits == ["train", "test"]
+    assert f.value == pytest.approx(abs(z.mean()), abs=1e-15) and f.value <= f.threshold
+    assert f.message.startswith("x is standardised over train+test")
+    assert f.message.endswith("the standard scaler was fitted with 200 test rows (20.0% of "
+                              "its rows).")
+    se = z.std(ddof=1) * math.sqrt(1 - N_TRAIN / N) / math.sqrt(N_TRAIN)
+    assert f.evidence["train_z"] == pytest.approx(z[:N_TRAIN].mean() / se, rel=1e-9)
+    assert f.evidence["chart"]["labels"] == ["train", "test", "train+test"]
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_standardisation_is_recognised_for_either_ddof_and_float32(ddof, dtype):
+    raw = _raw(1, loc=200.0, scale=3.0)
+    z = ((raw - raw.mean()) / raw.std(ddof=ddof)).astype(dtype)
+    assert _flagged(PreprocessingFit().run(_data({"x": z}))) == {("x", "standard_scaling_fit")}
+
+
+@pytest.mark.parametrize("lo, hi", [(0.0, 1.0), (-1.0, 1.0)])
+def test_minmax_scaler_fitted_with_test_extremes_fails(lo, hi):
+    from sklearn.preprocessing import MinMaxScaler
+
+    raw = _with_extremes_late(_raw(2))
+    x = MinMaxScaler(feature_range=(lo, hi)).fit_transform(raw[:, None])[:, 0]
+    (f,) = [f for f in PreprocessingFit().run(_data({"x": x})) if f.severity != "info"]
+    assert (f.subject, f.metric, f.count) == ("x", "minmax_scaling_fit", N_TEST)
+    assert f.evidence["range"] == [lo, hi]
+
+
+def test_robust_scaler_fitted_on_train_and_test_fails():
+    from sklearn.preprocessing import RobustScaler
+
+    x = RobustScaler().fit_transform(_raw(3)[:, None])[:, 0]
+    assert _flagged(PreprocessingFit().run(_data({"x": x}))) == {("x", "robust_scaling_fit")}
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_imputer_fitted_on_train_and_test_fails(strategy):
+    from sklearn.impute import SimpleImputer
+
+    raw = _raw(4)
+    missing = np.random.default_rng(5).random(N) < 0.08
+    raw[missing] = np.nan
+    x = SimpleImputer(strategy=strategy).fit_transform(raw[:, None])[:, 0]
+    (f,) = [f for f in PreprocessingFit().run(_data({"x": x})) if f.severity != "info"]
+    assert (f.subject, f.metric) == ("x", "imputation_fit")
+    natural = int(np.sum(raw == x[missing][0]))
+    assert f.count == int(missing.sum()) + natural
+    assert f.evidence["rows_with_value"] == {"train": int(missing[:N_TRAIN].sum()) + int(
+        np.sum(raw[:N_TRAIN] == x[missing][0])), "test": int(missing[N_TRAIN:].sum()) + int(
+        np.sum(raw[N_TRAIN:] == x[missing][0]))}
+    assert f.message.startswith(f"{f.count} of 1,000 train+test rows")
+
+
+def test_one_hot_encoder_fitted_with_a_test_only_category_fails():
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(6)
+    city = rng.choice(["Bergen", "Oslo", "Tromso"], N)
+    city[:N_TRAIN][city[:N_TRAIN] == "Tromso"] = "Bergen"
+    onehot = OneHotEncoder(sparse_output=False).fit_transform(city[:, None])
+    cols = {f"city_{c}": onehot[:, i].astype(np.int64) for i, c in
+            enumerate(["Bergen", "Oslo", "Tromso"])}
+    (f,) = [f for f in PreprocessingFit().run(_data(cols)) if f.severity != "info"]
+    assert (f.subject, f.metric, f.severity) == ("city_Tromso", "category_from_later_split",
+                                                 Severity.FAIL)
+    assert f.count == int(np.sum(city == "Tromso")) and f.evidence["structure"] == "one_hot"
+    assert f.message.startswith(f"city_Tromso is 0 in all 800 train rows but non-zero in "
+                                f"{f.count} of 200 test rows")
+
+
+def test_tfidf_vocabulary_learned_from_test_documents_fails():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    rng = np.random.default_rng(7)
+    words = np.array(["alpha", "beta", "gamma", "delta", "omega"])
+    docs = [" ".join(rng.choice(words[:4], 5)) for _ in range(N)]
+    late = rng.choice(np.arange(N_TRAIN, N), 12, replace=False)
+    for i in late:
+        docs[i] += " omega"
+    vec = TfidfVectorizer().fit(docs)
+    matrix = vec.transform(docs).toarray()
+    cols = {f"w_{t}": matrix[:, i] for i, t in enumerate(vec.get_feature_names_out())}
+    (f,) = [f for f in PreprocessingFit().run(_data(cols)) if f.severity != "info"]
+    assert (f.subject, f.count, f.evidence["structure"]) == ("w_omega", 12, "l2")
+
+
+def test_mean_target_encoding_over_all_rows_fails_and_names_the_level_column():
+    rng = np.random.default_rng(8)
+    cat = rng.choice([f"c{i}" for i in range(15)], N)
+    p = {f"c{i}": 0.1 + 0.05 * i for i in range(15)}
+    y = (rng.random(N) < np.vectorize(p.get)(cat)).astype(np.int64)
+    frame = pl.DataFrame({"cat": cat, "y": y})
+    te = frame.with_columns(pl.col("y").mean().over("cat").alias("cat_te"))["cat_te"]
+    data = _data({"cat": cat, "cat_te": te.to_numpy(), "y": y}, label="y")
+    (f,) = [f for f in PreprocessingFit().run(data) if f.severity != "info"]
+    assert (f.subject, f.metric, f.count) == ("cat_te", "target_encoding_fit", N_TEST)
+    assert f.evidence["level_key"] == "cat" and f.evidence["levels"] == 15
+    assert f.value <= f.threshold and "exactly" in f.message
+
+
+def test_smoothed_target_encoder_fitted_on_all_rows_fails_without_a_raw_column():
+    from sklearn.preprocessing import TargetEncoder
+
+    rng = np.random.default_rng(9)
+    cat = rng.integers(0, 20, N)
+    y = rng.normal(cat / 5, 1.0)
+    te = TargetEncoder(smooth=10.0, target_type="continuous").fit(cat[:, None], y) \
+        .transform(cat[:, None])[:, 0]
+    data = _data({"te": te, "y": y}, label="y")
+    (f,) = [f for f in PreprocessingFit().run(data) if f.severity != "info"]
+    assert (f.subject, f.metric) == ("te", "target_encoding_fit")
+    assert f.evidence["level_key"] == "te" and f.evidence["smoothing_m"]["train+test"] == \
+        pytest.approx(10.0, rel=1e-6)
+
+
+def test_fit_on_train_and_val_only_warns_and_names_the_splits():
+    from sklearn.preprocessing import StandardScaler
+
+    raw = _raw(10)
+    z = raw.copy()
+    z[:900] = StandardScaler().fit_transform(raw[:900, None])[:, 0]
+    z[900:] = (raw[900:] - raw[:900].mean()) / raw[:900].std()
+    data = _data({"x": z}, sizes=(700, 200, 100), names=("train", "val", "test"))
+    (f,) = [f for f in PreprocessingFit().run(data) if f.severity != "info"]
+    assert (f.severity, f.splits, f.count) == (Severity.WARN, ["train", "val"], 200)
+    assert "train+val" in f.message
+
+
+# -- clean look-alikes -------------------------------------------------------------------------
+
+def _clean_columns() -> dict[str, np.ndarray]:
+    """Columns that resemble fingerprints but were fitted on train only, or are natural."""
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, RobustScaler, StandardScaler
+
+    rng = np.random.default_rng(11)
+    raw = _with_extremes_late(_raw(12))
+    cols: dict[str, np.ndarray] = {}
+    cols["std_on_train"] = StandardScaler().fit(raw[:N_TRAIN, None]).transform(raw[:, None])[:, 0]
+    train_mean, train_sd = raw[:N_TRAIN].mean(), raw[:N_TRAIN].std(ddof=1)
+    cols["zscored_upstream_on_train"] = (raw - train_mean) / train_sd
+    big = rng.normal(50, 10, 20_000)  # z-scored upstream on another sample
+    cols["zscored_upstream"] = (rng.normal(50, 10, N) - big.mean()) / big.std()
+    cols["near_standard"] = rng.normal(0, 1, N)
+    cols["minmax_on_train"] = MinMaxScaler().fit(raw[:N_TRAIN, None]).transform(raw[:, None])[:, 0]
+    cols["robust_on_train"] = RobustScaler().fit(raw[:N_TRAIN, None]).transform(raw[:, None])[:, 0]
+    cols["probability"] = 1 / (1 + np.exp(-rng.normal(0, 2, N)))
+    cols["clipped_rate"] = np.clip(rng.normal(0.5, 0.4, N), 0, 1)
+    share = np.where(rng.random(N) < 0.4, 0.0, rng.beta(2, 5, N))
+    share[N_TRAIN + 17] = 1.0  # a naturally bounded share: mass at 0, one exact 1 in test
+    cols["share_with_mass_at_zero"] = share
+    cols["poisson_count"] = rng.poisson(3, N).astype(np.float64)
+    cols["integer_mode"] = rng.choice([1.0, 2.0, 3.0], N, p=[0.2, 0.6, 0.2])
+    cols["ones_and_minus_ones"] = rng.choice([-1.0, 1.0], N)
+    imp = raw.copy()
+    miss = rng.random(N) < 0.1
+    imp[miss] = np.nan
+    imputer = SimpleImputer().fit(imp[:N_TRAIN, None])
+    cols["imputed_on_train"] = imputer.transform(imp[:, None])[:, 0]
+    cols["zero_inflated"] = np.where(rng.random(N) < 0.3, 0.0, rng.gamma(2.0, 3.0, N))
+    city = rng.choice(["a", "b", "c"], N)
+    city[N_TRAIN:][:5] = "d"
+    enc = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(city[:N_TRAIN, None])
+    for i, c in enumerate(enc.categories_[0]):
+        cols[f"city_{c}"] = enc.transform(city[:, None])[:, i]
+    rare = np.zeros(N, dtype=np.int64)
+    rare[[N_TRAIN + 3, N_TRAIN + 70]] = 1
+    cols["rare_flag"] = rare
+    cols["constant"] = np.full(N, 0.5)
+    return cols
+
+
+def test_clean_look_alikes_do_not_fail_or_warn():
+    cols = _clean_columns()
+    rng = np.random.default_rng(13)
+    cat = rng.choice([f"k{i}" for i in range(10)], N)
+    y = (rng.random(N) < 0.3).astype(np.int64)
+    train_means = pl.DataFrame({"cat": cat[:N_TRAIN], "y": y[:N_TRAIN]}).group_by("cat").agg(
+        pl.col("y").mean().alias("m"))
+    te = pl.DataFrame({"cat": cat}).join(train_means, on="cat", how="left")["m"].to_numpy()
+    cols |= {"cat": cat, "cat_te_on_train": te,
+             "discount": rng.choice([0.05, 0.1, 0.2], N), "y": y}
+    findings = PreprocessingFit().run(_data(cols, label="y"))
+    assert [f for f in findings if f.severity != Severity.INFO] == []
+    (info,) = findings
+    n_numeric = sum(1 for c in cols if c not in ("cat", "y"))
+    assert info.message.startswith(f"0 of {n_numeric} numeric columns carry the fingerprint")
+
+
+def test_fingerprint_recall_and_false_positives_on_planted_and_clean_columns():
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler
+
+    planted: dict[str, np.ndarray] = {}
+    for seed in range(3):
+        raw = _with_extremes_late(_raw(100 + seed, loc=10.0 * seed - 5, scale=1 + seed))
+        planted[f"std_{seed}"] = StandardScaler().fit_transform(raw[:, None])[:, 0]
+        planted[f"minmax_{seed}"] = MinMaxScaler().fit_transform(raw[:, None])[:, 0]
+        planted[f"robust_{seed}"] = RobustScaler().fit_transform(raw[:, None])[:, 0]
+        holes = raw.copy()
+        holes[np.random.default_rng(seed).random(N) < 0.05] = np.nan
+        for strategy in ("mean", "median"):
+            planted[f"impute_{strategy}_{seed}"] = SimpleImputer(strategy=strategy) \
+                .fit_transform(holes[:, None])[:, 0]
+    clean = _clean_columns()
+    findings = PreprocessingFit().run(_data(planted | clean))
+    flagged = {f.subject for f in findings if f.severity != Severity.INFO}
+    recall = len(flagged & set(planted)) / len(planted)
+    false_positives = len(flagged & set(clean))
+    print(f"\ndata fingerprints: {len(planted)} planted columns, recall {recall:.3f}; "
+          f"{len(clean)} clean look-alike columns, false positives {false_positives}")
+    assert recall == 1.0 and false_positives == 0
+
+
+# -- edge cases, pipeline code, validation ------------------------------------------------------
+
+def test_constant_null_nan_and_infinite_columns_are_skipped_quietly():
+    x = _raw(14)
+    x[::10] = np.nan
+    inf = _raw(15)
+    inf[3] = np.inf
+    data = _data({"const": np.zeros(N), "nulls": [None] * N, "nan_x": x, "inf": inf,
+                  "flag": np.zeros(N, dtype=bool)})
+    findings = PreprocessingFit().run(data)
+    assert [f.severity for f in findings] == [Severity.INFO]
+
+
+def test_single_class_and_boolean_labels_do_not_break_target_encoding():
+    rng = np.random.default_rng(16)
+    x = rng.choice([0.2, 0.4], N)
+    for y in (np.ones(N, dtype=np.int64), rng.random(N) < 0.5):
+        findings = PreprocessingFit().run(_data({"x": x, "y": y}, label="y"))
+        assert [f.severity for f in findings] == [Severity.INFO]
+
+
+def test_one_split_without_pipeline_is_not_applicable():
+    with pytest.raises(NotApplicable, match="only one split and no pipeline code"):
+        PreprocessingFit().run(_data({"x": _raw(17)}, sizes=(N,), names=("train",)))
+
+
+def test_pipeline_code_findings_join_the_data_findings():
+    data = _data({"x": _raw(18)}, sizes=(N,), names=("train",))
+    data.pipeline = [CORPUS / "leak_scaler_before_split.py",
+                     CORPUS / "clean_pipeline_cross_val.py"]
+    (f,) = PreprocessingFit().run(data)
+    assert (f.metric, f.subject, f.evidence["line"]) == ("fit_before_split", "X", 12)
+
+
+def test_an_unreadable_pipeline_file_is_a_warning_not_a_crash(tmp_path):
+    data = _data({"x": _raw(19)})
+    data.pipeline = [tmp_path / "missing.py"]
+    findings = PreprocessingFit().run(data)
+    assert [(f.severity, f.metric) for f in findings] == [(Severity.WARN, "pipeline_unreadable")]
+    assert "missing.py: file not found" in findings[0].message
+
+
+def test_extra_fitters_reach_the_code_scan(tmp_path):
+    script = tmp_path / "p.py"
+    script.write_text("from sklearn.model_selection import train_test_split\n"
+                      "X = my_rank_gauss(load())\n"
+                      "a, b = train_test_split(X)\n")
+    data = _data({"x": _raw(20)})
+    data.pipeline = [script]
+    assert _flagged(PreprocessingFit(extra_fitters=("my_rank_gauss",)).run(data)) == {
+        ("X", "fit_before_split")}
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"ulp_slack": 0.5}, "ulp_slack must be a number >= 1"),
+    ({"one_hot_chance": 2.0}, "one_hot_chance must be a share in [0, 1]"),
+    ({"min_rows": 1}, "min_rows must be an integer >= 2"),
+    ({"max_centre_ratio": -1}, "max_centre_ratio must be a number >= 0"),
+    ({"max_bound_rows": 0}, "max_bound_rows must be an integer >= 1"),
+    ({"extra_fitters": "MyScaler"}, "extra_fitters must be a list of Python names"),
+])
+def test_invalid_parameters_are_rejected(kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        PreprocessingFit(**kwargs)
+
+
+def test_default_suite_builds_the_check_with_a_list_of_fitters():
+    from auditor.suites import build_check
+
+    check = build_check("leakage.preprocessing", {"extra_fitters": ["A", "b_fit"]}, "test")
+    assert check.extra_fitters == ("A", "b_fit")
