@@ -6,6 +6,7 @@ thing everywhere: a value strictly beyond the threshold is flagged.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -90,3 +91,382 @@ def cramers_v(table: np.ndarray) -> float:
     k_c = k - (k - 1) ** 2 / (n - 1)
     denom = min(k_c - 1, r_c - 1)
     return float(math.sqrt(phi2c / denom)) if denom > 0 else 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing two distributions (drift): PSI, KS, Wasserstein, Jensen–Shannon, chi-square, BH
+# ---------------------------------------------------------------------------------------------
+
+PSI_EPSILON = 1e-4
+KS_EXACT_MAX_N = 10_000  # scipy.stats.ks_2samp(method="auto") is exact up to this sample size
+
+
+def psi(expected: np.ndarray, actual: np.ndarray, *,
+        epsilon: float = PSI_EPSILON) -> tuple[float, np.ndarray]:
+    """Population stability index of two histograms over the same bins, and each bin's term.
+
+    ``expected`` (reference) and ``actual`` (compared) are counts per bin. Shares
+    e_i = expected_i / sum(expected) and a_i = actual_i / sum(actual) are clipped below at
+    ``epsilon`` (default 1e-4, i.e. one row in 10,000) so an empty bin adds a finite term and a
+    bin empty on both sides adds exactly 0; shares are not renormalised after clipping.
+    PSI = sum_i (a_i - e_i) * ln(a_i / e_i) >= 0. NaN (and NaN terms) when a side is empty.
+    """
+    e = np.asarray(expected, dtype=float)
+    a = np.asarray(actual, dtype=float)
+    if e.sum() <= 0 or a.sum() <= 0:
+        return math.nan, np.full(e.shape, math.nan)
+    e = np.maximum(e / e.sum(), epsilon)
+    a = np.maximum(a / a.sum(), epsilon)
+    terms = (a - e) * np.log(a / e)
+    return float(terms.sum()), terms
+
+
+class EcdfGap(NamedTuple):
+    """How two samples' empirical CDFs differ: the KS statistic ``d`` = max |F_a - F_b|, the
+    value ``x`` where it is reached (F evaluated as the share <= x), both CDFs there, and the
+    Wasserstein-1 distance ``w1`` = integral |F_a - F_b| dx."""
+
+    d: float
+    x: float
+    cdf_a: float
+    cdf_b: float
+    w1: float
+
+
+def ecdf_gap(a: np.ndarray, b: np.ndarray) -> EcdfGap:
+    """KS statistic and Wasserstein-1 distance of two **sorted**, non-empty float samples.
+
+    One merge of the sorted arrays (a binary search of ``b`` in ``a``) and a few linear passes:
+    at every position of the merged order, F_a = (#a so far) / n_a and F_b = (#b so far) / n_b;
+    D is their largest gap at the last position of each run of equal values (so ties count as
+    one step), W1 = sum |F_a - F_b| * (next value - value). Equal to
+    ``scipy.stats.ks_2samp(a, b).statistic`` and ``scipy.stats.wasserstein_distance(a, b)``
+    (same arithmetic, up to summation order for W1) without their O(n log n) searches.
+    """
+    n1, n2 = len(a), len(b)
+    n = n1 + n2
+    pos = np.searchsorted(a, b, side="right")
+    pos += np.arange(n2, dtype=pos.dtype)
+    is_b = np.zeros(n, dtype=bool)
+    is_b[pos] = True
+    x = np.empty(n, dtype=float)
+    x[pos] = b
+    x[~is_b] = a
+    c2 = np.cumsum(is_b)
+    c1 = np.arange(1, n + 1) - c2
+    gap = c1 / n1 - c2 / n2
+    step = np.diff(x)
+    with np.errstate(invalid="ignore"):
+        w1 = float(np.sum(np.abs(gap[:-1]) * step))
+    ends = np.flatnonzero(np.append(step != 0, True))
+    i = ends[np.argmax(np.abs(gap[ends]))]
+    return EcdfGap(float(abs(gap[i])), float(x[i]), float(c1[i] / n1), float(c2[i] / n2), w1)
+
+
+def ks_pvalue(d: float, n1: int, n2: int, a: np.ndarray | None = None,
+              b: np.ndarray | None = None) -> float:
+    """Two-sided two-sample KS p-value as ``scipy.stats.ks_2samp(method="auto")`` gives it.
+
+    Exact (scipy's own computation, called on the samples ``a`` and ``b``) when
+    max(n1, n2) <= 10,000; otherwise Smirnov's asymptotic form
+    p = kstwo.sf(D, round(n1 * n2 / (n1 + n2))), computed from ``d`` alone. NaN for an empty
+    sample.
+    """
+    from scipy import stats
+
+    if n1 == 0 or n2 == 0 or math.isnan(d):
+        return math.nan
+    if max(n1, n2) <= KS_EXACT_MAX_N and a is not None and b is not None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return float(stats.ks_2samp(a, b, method="auto").pvalue)
+    m, n = sorted([float(n1), float(n2)], reverse=True)
+    return float(np.clip(stats.kstwo.sf(d, np.round(m * n / (m + n))), 0.0, 1.0))
+
+
+def js_distance(p: np.ndarray, q: np.ndarray) -> float:
+    """Jensen–Shannon distance, base 2 (0 = same distribution, 1 = disjoint), of two
+    histograms over the same bins; equals ``scipy.spatial.distance.jensenshannon(p, q, base=2)``.
+
+    p and q are normalised to sum 1, m = (p + q) / 2,
+    JS = sqrt((KL(p || m) + KL(q || m)) / (2 ln 2)). NaN when a side is empty.
+    """
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    if p.sum() <= 0 or q.sum() <= 0:
+        return math.nan
+    p = p / p.sum()
+    q = q / q.sum()
+    m = (p + q) / 2
+
+    def kl(x: np.ndarray) -> float:
+        nz = x > 0
+        return float(np.sum(x[nz] * np.log(x[nz] / m[nz])))
+
+    return math.sqrt(max(0.0, (kl(p) + kl(q)) / (2 * math.log(2))))
+
+
+def chi2_test(table: np.ndarray) -> tuple[float, float]:
+    """Pearson's chi-square test of independence of an r x c table of counts, without
+    continuity correction: (statistic, p-value) as
+    ``scipy.stats.chi2_contingency(table, correction=False)`` gives them.
+
+    Rows and columns that are all zero are dropped first; a table left with fewer than two
+    rows or columns gives (0.0, 1.0). chi2 = sum (O - E)^2 / E with E = row total * column
+    total / n; p = P(chi2_dof > chi2), dof = (r - 1)(c - 1).
+    """
+    from scipy import stats
+
+    t = np.asarray(table, dtype=float)
+    t = t[t.sum(1) > 0][:, t.sum(0) > 0]
+    if t.ndim != 2 or min(t.shape) < 2:
+        return 0.0, 1.0
+    expected = np.outer(t.sum(1), t.sum(0)) / t.sum()
+    chi2 = float(((t - expected) ** 2 / expected).sum())
+    dof = (t.shape[0] - 1) * (t.shape[1] - 1)
+    return chi2, float(stats.chi2.sf(chi2, dof))
+
+
+def bh_adjust(pvalues: np.ndarray | list[float]) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (false discovery rate), equal to
+    ``scipy.stats.false_discovery_control(p, method="bh")``.
+
+    With the m finite p-values sorted ascending, p_adj(i) = min over j >= i of p(j) * m / j,
+    capped at 1. NaN entries are not part of the family and stay NaN.
+    """
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, math.nan)
+    ok = np.isfinite(p)
+    m = int(ok.sum())
+    if m == 0:
+        return out
+    vals = p[ok]
+    order = np.argsort(vals, kind="stable")
+    scaled = vals[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    res = np.empty(m)
+    res[order] = adjusted
+    out[ok] = res
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Rank-based association (single-feature AUC, Spearman, correlation ratio) and bootstrap CIs.
+# Reference implementations on numpy arrays; detectors compute the same formulas from polars
+# aggregates (see auditor/detectors/label_association.py) and are tested against these.
+# ---------------------------------------------------------------------------------------------
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks with ties given their average rank (``scipy.stats.rankdata``'s
+    "average"). ``x`` must be free of NaN."""
+    x = np.asarray(x)
+    n = x.shape[0]
+    if n == 0:
+        return np.empty(0)
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    new = np.r_[True, xs[1:] != xs[:-1]]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], n]
+    ranks = np.empty(n)
+    ranks[order] = ((starts + ends + 1) / 2.0)[np.cumsum(new) - 1]
+    return ranks
+
+
+def auc_from_rank_sum(rank_sum_pos: np.ndarray | float, n_pos: np.ndarray | float,
+                      n_neg: np.ndarray | float) -> np.ndarray:
+    """Mann–Whitney AUC = (R1 - n1(n1+1)/2) / (n1 n0), R1 the sum of the positives' average
+    ranks among all n1 + n0 rows: P(score_pos > score_neg) + P(tie)/2. Vectorised; NaN
+    where a class is empty."""
+    r = np.asarray(rank_sum_pos, dtype=float)
+    n1 = np.asarray(n_pos, dtype=float)
+    n0 = np.asarray(n_neg, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (r - n1 * (n1 + 1) / 2) / (n1 * n0)
+    return np.where((n1 > 0) & (n0 > 0), out, np.nan)
+
+
+def roc_auc(scores: np.ndarray, positive: np.ndarray) -> float:
+    """Binary ROC AUC of ``scores`` for the boolean ``positive`` (sklearn's roc_auc_score,
+    ties counted half). NaN when a class is empty."""
+    scores = np.asarray(scores, dtype=float)
+    positive = np.asarray(positive, dtype=bool)
+    ranks = average_ranks(scores)
+    n1 = int(positive.sum())
+    return float(auc_from_rank_sum(ranks[positive].sum(), n1, positive.size - n1))
+
+
+def ovr_aucs(scores: np.ndarray, codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """One-vs-rest AUC per class k: column k of ``scores`` (n x K; a 1-D score is used for
+    every class) for ``codes == k``. NaN for a class absent from (or the only class in)
+    ``codes``. The macro average is ``np.nanmean`` of the result, as sklearn's
+    ``roc_auc_score(multi_class="ovr", average="macro")`` over the classes present."""
+    scores = np.asarray(scores, dtype=float)
+    codes = np.asarray(codes)
+    out = np.full(n_classes, np.nan)
+    for k in range(n_classes):  # a loop over classes, vectorised over rows
+        s = scores[:, k] if scores.ndim == 2 else scores
+        out[k] = roc_auc(s, codes == k)
+    return out
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r (two-pass, centred); NaN when either input is constant or n < 2."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.size < 2:
+        return float("nan")
+    xc, yc = x - x.mean(), y - y.mean()
+    denom = math.sqrt(float((xc * xc).sum()) * float((yc * yc).sum()))
+    return float((xc * yc).sum() / denom) if denom > 0 else float("nan")
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho: Pearson's r of the average ranks (scipy's spearmanr)."""
+    return pearson(average_ranks(np.asarray(x)), average_ranks(np.asarray(y)))
+
+
+def correlation_ratio(groups: np.ndarray, values: np.ndarray) -> float:
+    """Correlation ratio eta = sqrt(SS_between / SS_total) of ``values`` over ``groups``:
+    SS_between = sum_g n_g (mean_g - mean)^2, SS_total = sum_i (v_i - mean)^2. In [0, 1];
+    with two groups it equals |Pearson's r| of values with the group indicator. NaN when
+    ``values`` is constant."""
+    values = np.asarray(values, dtype=float)
+    _, inv = np.unique(np.asarray(groups), return_inverse=True)
+    vc = values - values.mean()
+    n_g = np.bincount(inv)
+    s_g = np.bincount(inv, weights=vc)
+    total = float((vc * vc).sum())
+    if total <= 0:
+        return float("nan")
+    return float(math.sqrt(min(1.0, float((s_g * s_g / n_g).sum()) / total)))
+
+
+def correlation_ratio_from_moments(n: np.ndarray, mean: np.ndarray, var: np.ndarray
+                                   ) -> np.ndarray:
+    """eta from per-group counts, means and population variances (ddof 0), along axis 0
+    (groups) for every column at once: SS_within = sum n_g var_g, SS_between =
+    sum n_g (mean_g - mean)^2, eta = sqrt(SS_between / (SS_within + SS_between))."""
+    n = np.asarray(n, dtype=float)
+    mean = np.nan_to_num(np.asarray(mean, dtype=float))
+    var = np.nan_to_num(np.asarray(var, dtype=float))
+    total_n = n.sum(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grand = (n * mean).sum(0) / total_n
+        between = (n * (mean - grand) ** 2).sum(0)
+        ss = (n * var).sum(0) + between
+        eta = np.sqrt(np.clip(between / ss, 0.0, 1.0))
+    return np.where(ss > 0, eta, np.nan)
+
+
+def point_biserial_from_moments(n: np.ndarray, mean: np.ndarray, var: np.ndarray
+                                ) -> np.ndarray:
+    """Pearson's r of a value with a binary label from per-class (rows 0 and 1) counts, means
+    and population variances: r = (mean1 - mean0) sqrt(n0 n1) / (n sqrt(SS_total / n)).
+    Signed; its magnitude equals :func:`correlation_ratio_from_moments` over the two classes."""
+    eta = correlation_ratio_from_moments(n, mean, var)
+    sign = np.sign(np.nan_to_num(np.asarray(mean, dtype=float)[1] -
+                                 np.asarray(mean, dtype=float)[0]))
+    both = (np.asarray(n, dtype=float) > 0).all(0)  # a class without rows: r is undefined
+    return np.where(both, np.where(sign == 0, np.where(np.isnan(eta), np.nan, 0.0), sign * eta),
+                    np.nan)
+
+
+def _level_sums(scores: np.ndarray, weights: np.ndarray, positive: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct score level (ascending), weighted positive and negative counts; weights
+    is (B, n)."""
+    order = np.argsort(scores, kind="mergesort")
+    s = scores[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    w = weights[:, order]
+    pos = positive[order]
+    p = np.add.reduceat(np.where(pos, w, 0), starts, axis=1)
+    q = np.add.reduceat(np.where(pos, 0, w), starts, axis=1)
+    return p.astype(float), q.astype(float)
+
+
+def weighted_auc(scores: np.ndarray, positive: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """AUC under row weights, one per row of ``weights`` (B x n): with per-level weighted
+    positives P_l and negatives N_l, AUC = sum_l P_l (N_<l + N_l / 2) / (sum P sum N). With
+    integer weights it is the AUC of the rows repeated that many times (bootstrap counts)."""
+    p, q = _level_sums(np.asarray(scores, dtype=float), np.atleast_2d(weights),
+                       np.asarray(positive, dtype=bool))
+    below = np.cumsum(q, axis=1) - q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (p * (below + q / 2)).sum(1) / (p.sum(1) * q.sum(1))
+
+
+def bootstrap_counts(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_boot, n) resampling counts: how often each row is drawn in each bootstrap
+    resample of size n (multinomial, drawn with replacement)."""
+    draws = rng.integers(0, n, size=(n_boot, n))
+    flat = draws + (np.arange(n_boot) * n)[:, None]
+    return np.bincount(flat.ravel(), minlength=n_boot * n).reshape(n_boot, n)
+
+
+def percentile_ci(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The central ``level`` percentile interval of bootstrap ``samples`` (NaNs dropped)."""
+    s = np.asarray(samples, dtype=float)
+    s = s[np.isfinite(s)]
+    if s.size == 0:
+        return float("nan"), float("nan")
+    a = (1 - level) / 2
+    return float(np.quantile(s, a)), float(np.quantile(s, 1 - a))
+
+
+def bootstrap_auc_ci(scores: np.ndarray, codes: np.ndarray, n_classes: int, *,
+                     n_boot: int = 300, level: float = 0.95, seed: int = 0
+                     ) -> tuple[float, float]:
+    """Percentile bootstrap CI of the (macro one-vs-rest) AUC: ``scores`` is (n,) for a
+    binary label (positive = code 1) or (n, K) with column k scoring class k. Every resample
+    re-draws n rows with replacement; the AUC of each is computed exactly (ties half) from
+    resampling counts, vectorised over resamples."""
+    scores = np.asarray(scores, dtype=float)
+    codes = np.asarray(codes)
+    rng = np.random.default_rng(seed)
+    counts = bootstrap_counts(codes.size, n_boot, rng)
+    if scores.ndim == 1:
+        return percentile_ci(weighted_auc(scores, codes == 1, counts), level)
+    per_class = np.vstack([weighted_auc(scores[:, k], codes == k, counts)
+                           for k in range(n_classes) if (codes == k).any()])
+    with np.errstate(invalid="ignore"):
+        macro = np.nanmean(np.where(np.isfinite(per_class), per_class, np.nan), axis=0)
+    return percentile_ci(macro, level)
+
+
+def bootstrap_spearman_ci(x: np.ndarray, y: np.ndarray, *, n_boot: int = 300,
+                          level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap CI of Spearman's rho: weighted Pearson's r of the sample's average
+    ranks under resampling counts (ranks are not recomputed within a resample: a standard,
+    slightly conservative approximation that keeps the bootstrap vectorised)."""
+    rx = average_ranks(np.asarray(x))
+    ry = average_ranks(np.asarray(y))
+    rng = np.random.default_rng(seed)
+    w = bootstrap_counts(rx.size, n_boot, rng).astype(float)
+    tot = w.sum(1)
+    mx = (w @ rx) / tot
+    my = (w @ ry) / tot
+    cov = (w @ (rx * ry)) / tot - mx * my
+    vx = (w @ (rx * rx)) / tot - mx * mx
+    vy = (w @ (ry * ry)) / tot - my * my
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return percentile_ci(cov / np.sqrt(vx * vy), level)
+
+
+def roc_points(scores: np.ndarray, positive: np.ndarray, max_points: int = 200
+               ) -> tuple[list[float], list[float]]:
+    """The ROC curve (fpr, tpr) of ``scores`` (higher = more positive), one point per distinct
+    score from (0, 0) to (1, 1), thinned to at most ``max_points`` evenly spaced points."""
+    scores = np.asarray(scores, dtype=float)
+    positive = np.asarray(positive, dtype=bool)
+    p, q = _level_sums(-scores, np.ones((1, scores.size)), positive)
+    tp = np.r_[0.0, np.cumsum(p[0])]
+    fp = np.r_[0.0, np.cumsum(q[0])]
+    if tp[-1] == 0 or fp[-1] == 0:
+        return [], []
+    keep = np.unique(np.linspace(0, tp.size - 1, min(max_points, tp.size)).round().astype(int))
+    return ([round(float(v), 5) for v in fp[keep] / fp[-1]],
+            [round(float(v), 5) for v in tp[keep] / tp[-1]])

@@ -1,0 +1,367 @@
+"""Features whose association with the label is implausibly strong, per split and across splits.
+
+For a class label, numeric features reuse the per-class rank statistics shared with
+``leakage.single_feature_auc`` (:func:`auditor.label_stats.shared_rank_stats`): Pearson's
+point-biserial r, Spearman's rho and the correlation ratio follow from per-class counts, means
+and variances of values and ranks. Level-based measures use numpy bincounts of level codes.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from auditor.checks import Cost
+from auditor.data import AuditData, Kind, LabelKind
+from auditor.errors import NotApplicable
+from auditor.label_stats import (RANKED, YCOL, LabelView, label_view, level_codes,
+                                 missing_count, ranked_columns, shared_rank_stats,
+                                 shared_spearman_aggs)
+from auditor.report import Finding, Severity
+from auditor.stats import (correlation_ratio_from_moments, cramers_v, fmt_count, fmt_share,
+                           grade_at_least, point_biserial_from_moments, share)
+
+CELL_CHARS = 40
+
+
+def cut(v: Any) -> str:
+    s = str(v)
+    return s if len(s) <= CELL_CHARS else s[:CELL_CHARS - 1] + "…"
+
+
+def r4(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(float(x), 4)
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage.feature_label_correlation
+# ---------------------------------------------------------------------------------------------
+
+MEASURES = ("pearson", "spearman", "eta", "cramers_v", "missingness")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureLabelAssociation:
+    """A fail means a column is nearly a copy of the label (association >= 0.9: Pearson,
+    Spearman, correlation ratio or Cramér's V, by type), or is far more associated with the
+    label in train than in a later split (association_drop): the signature of a field filled
+    in after the outcome in historical data. Drop it or rebuild it from what is known at
+    prediction time.
+
+    Why: an association that strong is usually a field filled in after the outcome, a
+    recoding of the label, or a join artefact; a train-only association means the model will
+    learn a shortcut that does not exist when it is used on new rows.
+
+    Measures, by kind of feature and label (each in [0, 1] as a magnitude, the column's
+    association being the largest): numeric or datetime feature vs binary or numeric label:
+    |Pearson's r| and |Spearman's rho| on rows with a value (both reported); numeric feature vs
+    multiclass label: correlation ratio eta = sqrt(SS_between / SS_total) over the classes;
+    categorical or boolean feature vs class label: bias-corrected Cramér's V (Bergsma 2013),
+    missing values being a level of their own; categorical or boolean feature vs numeric label:
+    eta of the label over the feature's levels. A numeric feature with at most
+    ``max_levels_as_categorical`` distinct values in train is also measured as categorical
+    (Cramér's V) against a class label. A numeric feature with missing values also gets the
+    association of its missingness indicator with the label ("missingness": Cramér's V for a
+    class label, eta for a numeric one), since a missing pattern can leak too. The graded
+    association is the largest over the splits (inclusive: >= ``warn_above`` warns,
+    >= ``fail_above`` fails).
+    association_drop = train association - later association, on the measure strongest in
+    train; it warns at >= ``drop_warn_above`` and fails at >= ``drop_fail_above``, only when
+    the train association is >= ``drop_min_train`` (below that, a drop is ordinary noise) and
+    the later split has at least ``min_rows`` rows with a value (and, for level-based measures,
+    5 rows per level on average). With one split only, train is measured and no drop is
+    computed. Evidence: a bar chart of the strongest associations with the thresholds as
+    lines, and per flagged column every measure per split (and its most frequent levels).
+    """
+
+    id: ClassVar[str] = "leakage.feature_label_correlation"
+    title: ClassVar[str] = "Features implausibly associated with the label"
+    cost: ClassVar[Cost] = Cost.STATS
+    warn_above: float = 0.7
+    fail_above: float = 0.9
+    drop_warn_above: float = 0.3
+    drop_fail_above: float = 0.5
+    drop_min_train: float = 0.5
+    min_rows: int = 50
+    max_levels_as_categorical: int = 10
+    top: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("warn_above", "fail_above", "drop_warn_above", "drop_fail_above",
+                     "drop_min_train"):
+            v = getattr(self, name)
+            if not 0 <= v <= 1:
+                raise ValueError(f"{name} must be in [0, 1]; got {v!r}")
+        if self.warn_above > self.fail_above:
+            raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
+                             f"{self.fail_above!r}")
+        for name in ("min_rows", "max_levels_as_categorical", "top"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {v!r}")
+
+    def run(self, data: AuditData) -> list[Finding]:
+        view = label_view(data)
+        cols = [c for c in data.features if data.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
+        if not cols:
+            raise NotApplicable("no numeric, boolean, categorical or datetime feature")
+        as_levels = self._level_columns(data, view)
+        per_split = {s: self.measure(data, view, s, as_levels) for s in view.frames}
+        train = view.train
+        findings: list[Finding] = []
+        best: dict[str, tuple[float, str, str]] = {}  # col -> (association, measure, split)
+        for c in cols:
+            vals = [(a, i, m, s) for i, s in enumerate(per_split)
+                    for a, m in [strongest(per_split[s][c])] if a is not None]
+            if vals:  # ties go to the later split
+                a, _, m, s = max(vals)
+                best[c] = (a, m, s)
+        for c in cols:
+            if c not in best:
+                continue
+            a, measure, split = best[c]
+            sev = grade_at_least(a, warn=self.warn_above, fail=self.fail_above)
+            if sev != Severity.INFO:
+                findings.append(self._strength(data, view, c, a, measure, split, sev,
+                                               per_split))
+        if len(view.frames) > 1:
+            for c in cols:
+                f = self._drop(data, view, c, per_split, train)
+                if f:
+                    findings.append(f)
+        findings.append(self._overview(data, view, cols, best, per_split))
+        return findings
+
+    # -- measurement -------------------------------------------------------------------------
+    def _level_columns(self, data: AuditData, view: LabelView) -> set[str]:
+        """Columns measured by levels: categorical, boolean, and (for a class label) numeric
+        columns with few distinct values in train."""
+        out = set(data.features_of(Kind.CATEGORICAL, Kind.BOOLEAN))
+        if view.kind != LabelKind.NUMERIC:
+            distinct = shared_rank_stats(data, view, view.train)["distinct"]
+            out |= {c for c, k in zip(ranked_columns(data), distinct)
+                    if data.kinds[c] == Kind.NUMERIC and k <= self.max_levels_as_categorical}
+        return out
+
+    def measure(self, data: AuditData, view: LabelView, split: str, as_levels: set[str]
+                ) -> dict[str, dict[str, Any]]:
+        """col -> {measure: signed or unsigned value, "rows": n, "with_value": n_nm,
+        "levels": L}."""
+        frame = view.frames[split]
+        out: dict[str, dict[str, Any]] = {}
+        ranked = ranked_columns(data)
+        n = frame.height
+        if view.kind == LabelKind.NUMERIC:
+            st = shared_spearman_aggs(data, view, split)
+            for j, c in enumerate(ranked):
+                if data.kinds[c] == Kind.BOOLEAN:
+                    continue
+                m = {"rows": n, "with_value": int(st["nn"][j])}
+                for key in ("pearson", "spearman", "missingness"):
+                    if math.isfinite(st[key][j]):
+                        m[key] = float(st[key][j])
+                out[c] = m
+        else:
+            st = shared_rank_stats(data, view, split)
+            nums = [c for c in ranked if data.kinds[c] != Kind.BOOLEAN]
+            for c in nums:
+                j = ranked.index(c)
+                cnt = st["count"][:, j]
+                m: dict[str, Any] = {"rows": n, "with_value": int(cnt.sum())}
+                if view.kind == LabelKind.BINARY:
+                    m["pearson"] = _scalar(point_biserial_from_moments(
+                        cnt[:, None], st["mean"][:, [j]], st["var"][:, [j]]))
+                    rank_mean = np.divide(st["rank_sum"][:, j], cnt, out=np.zeros(2),
+                                          where=cnt > 0)
+                    m["spearman"] = _scalar(point_biserial_from_moments(
+                        cnt[:, None], rank_mean[:, None], st["rank_var"][:, [j]]))
+                else:
+                    m["eta"] = _scalar(correlation_ratio_from_moments(
+                        cnt[:, None], st["mean"][:, [j]], st["var"][:, [j]]))
+                missing = st["n"] - cnt
+                if missing.sum() > 0:
+                    m["missingness"] = cramers_v(np.vstack([cnt, missing]))
+                out[c] = m
+        y = frame[YCOL].to_numpy()
+        for c in as_levels:
+            codes, n_levels = level_codes(frame[c])
+            m = out.setdefault(c, {"rows": n})
+            m["with_value"] = n - missing_count(frame, c)
+            m["levels"] = n_levels
+            if view.kind == LabelKind.NUMERIC:
+                m["eta"] = _eta_by_codes(codes, n_levels, y)
+            else:
+                table = np.bincount(codes * view.n_classes + y,
+                                    minlength=n_levels * view.n_classes)
+                m["cramers_v"] = cramers_v(table.reshape(n_levels, view.n_classes))
+        return out
+
+    # -- findings ----------------------------------------------------------------------------
+    def _rows(self, view: LabelView, c: str, per_split: dict[str, dict[str, dict[str, Any]]]
+              ) -> list[dict[str, Any]]:
+        rows = []
+        for s, cols in per_split.items():
+            m = cols[c]
+            a, measure = strongest(m)
+            row: dict[str, Any] = {"split": s, "rows": m["rows"],
+                                   "rows_with_value": m.get("with_value")}
+            row.update({k: r4(m[k]) for k in MEASURES if k in m})
+            row.update(association=r4(a), measure=measure)
+            rows.append(row)
+        return rows
+
+    def _strength(self, data: AuditData, view: LabelView, c: str, a: float, measure: str,
+                  split: str, sev: Severity, per_split: dict[str, Any]) -> Finding:
+        m = per_split[split][c]
+        rows = int(m["rows"])
+        with_value = int(m.get("with_value", rows))
+        threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
+        count, what = ((rows - with_value, "missing") if measure == "missingness"
+                       else (with_value, "with a value"))
+        evidence: dict[str, Any] = {"splits": self._rows(view, c, per_split)}
+        if "levels" in m:
+            evidence["levels"] = level_table(view, view.frames[view.train][c],
+                                             view.frames[view.train][YCOL])
+        return Finding(
+            severity=sev, metric="association", value=r4(a), threshold=threshold,
+            count=count, subject=c, splits=[split],
+            message=f"{c} is associated with {view.column} at {a:.3f} ({_label(measure)}) in "
+                    f"{split}, {what} in {fmt_count(count)} of {fmt_count(rows)} rows "
+                    f"({fmt_share(share(count, rows))}); {sev.value} at >= {threshold}",
+            evidence=evidence)
+
+    def _drop(self, data: AuditData, view: LabelView, c: str,
+              per_split: dict[str, dict[str, dict[str, Any]]], train: str) -> Finding | None:
+        mt = per_split[train][c]
+        a_train, measure = strongest(mt)
+        if a_train is None or a_train < self.drop_min_train:
+            return None
+        worst: tuple[float, str, float] | None = None
+        for s in list(per_split)[1:]:
+            ms = per_split[s][c]
+            with_value = ms.get("with_value", ms["rows"])
+            if measure == "missingness":
+                with_value = ms["rows"]
+            if with_value < self.min_rows:
+                continue
+            if measure in ("cramers_v", "eta") and "levels" in ms and \
+                    with_value < 5 * ms["levels"]:
+                continue
+            later = ms.get(measure)
+            later = 0.0 if later is None or not math.isfinite(later) else abs(later)
+            drop = a_train - later
+            if worst is None or drop > worst[0]:
+                worst = (drop, s, later)
+        if worst is None:
+            return None
+        drop, s, later = worst
+        sev = grade_at_least(drop, warn=self.drop_warn_above, fail=self.drop_fail_above)
+        if sev == Severity.INFO:
+            return None
+        ms = per_split[s][c]
+        rows, with_value = ms["rows"], int(ms.get("with_value", ms["rows"]))
+        return Finding(
+            severity=sev, metric="association_drop", value=r4(drop),
+            threshold=self.drop_fail_above if sev == Severity.FAIL else self.drop_warn_above,
+            count=with_value, subject=c, splits=[train, s],
+            message=f"{c} is far more associated with {view.column} in {train} "
+                    f"({_label(measure)} {a_train:.3f}) than in {s} ({later:.3f}, over "
+                    f"{fmt_count(with_value)} of {fmt_count(rows)} {s} rows with a value, "
+                    f"{fmt_share(share(with_value, rows))}): leakage in train only, typical "
+                    f"of a field filled in after the outcome",
+            evidence={"splits": self._rows(view, c, per_split)})
+
+    def _overview(self, data: AuditData, view: LabelView, cols: list[str],
+                  best: dict[str, tuple[float, str, str]], per_split: dict[str, Any]
+                  ) -> Finding:
+        ranked = sorted(best, key=lambda c: -best[c][0])
+        flagged = sum(best[c][0] >= self.warn_above for c in ranked)
+        top = ranked[: self.top]
+        table = []
+        for c in top:
+            row: dict[str, Any] = {"feature": c, "kind": str(data.kinds[c]),
+                                   "measure": best[c][1]}
+            for s in per_split:
+                row[s] = r4(strongest(per_split[s][c])[0])
+            table.append(row)
+        value = best[ranked[0]][0] if ranked else None
+        strongest_txt = (f"; strongest: {ranked[0]} ({best[ranked[0]][0]:.3f}, "
+                         f"{_label(best[ranked[0]][1])}, {best[ranked[0]][2]})"
+                         if ranked else "")
+        chart = {"type": "bar", "title": f"Strongest associations with {view.column}",
+                 "labels": top, "values": [r4(best[c][0]) for c in top],
+                 "lines": [self.warn_above, self.fail_above], "horizontal": True,
+                 "xlabel": f"association, max over splits (dashed: warn {self.warn_above}, "
+                           f"fail {self.fail_above})",
+                 "height": max(2.4, 0.28 * len(top) + 1.0)}
+        return Finding(
+            severity=Severity.INFO, metric="max_association", value=r4(value),
+            threshold=self.warn_above, count=flagged, subject="", splits=list(per_split),
+            message=f"{flagged} of {len(cols)} features ({fmt_share(share(flagged, len(cols)))}"
+                    f") are associated with {view.column} at >= {self.warn_above}"
+                    f"{strongest_txt}",
+            evidence={"chart": chart, "top_features": table})
+
+
+def strongest(m: dict[str, Any]) -> tuple[float | None, str]:
+    """The largest magnitude among the measures of one column in one split, and its name."""
+    best: tuple[float | None, str] = (None, "")
+    for k in MEASURES:
+        v = m.get(k)
+        if v is not None and math.isfinite(v) and (best[0] is None or abs(v) > best[0]):
+            best = (abs(float(v)), k)
+    return best
+
+
+def _label(measure: str) -> str:
+    return {"pearson": "|Pearson r|", "spearman": "|Spearman rho|", "eta": "correlation ratio",
+            "cramers_v": "Cramér's V", "missingness": "missingness vs label"}.get(measure,
+                                                                                 measure)
+
+
+def _scalar(a: np.ndarray) -> float | None:
+    v = float(np.asarray(a).ravel()[0])
+    return v if math.isfinite(v) else None
+
+
+def _eta_by_codes(codes: np.ndarray, n_levels: int, y: np.ndarray) -> float | None:
+    """Correlation ratio of ``y`` over integer level codes (bincount, centred)."""
+    yc = y - y.mean()
+    n = np.bincount(codes, minlength=n_levels)
+    s = np.bincount(codes, weights=yc, minlength=n_levels)
+    total = float((yc * yc).sum())
+    if total <= 0:
+        return None
+    nz = n > 0
+    return math.sqrt(min(1.0, float((s[nz] ** 2 / n[nz]).sum()) / total))
+
+
+def level_table(view: LabelView, values: pl.Series, y: pl.Series, limit: int = 10
+                ) -> list[dict[str, Any]]:
+    """The ``limit`` most frequent levels of a column in train with the label per level:
+    the positive share (binary), the most common class and its share (multiclass) or the
+    mean (numeric)."""
+    df = pl.DataFrame({"v": values, "y": y})
+    if df.schema["v"].is_float():
+        df = df.with_columns(pl.col("v").fill_nan(None))
+    if view.kind == LabelKind.NUMERIC:
+        agg = [pl.len().alias("rows"), pl.col("y").mean().alias("label_mean")]
+    elif view.kind == LabelKind.BINARY:
+        agg = [pl.len().alias("rows"), pl.col("y").mean().alias("positive_share")]
+    else:
+        agg = [pl.len().alias("rows"), pl.col("y").mode().first().alias("top_class"),
+               (pl.col("y") == pl.col("y").mode().first()).mean().alias("top_class_share")]
+    g = df.group_by("v").agg(agg).sort(["rows", "v"], descending=[True, False],
+                                      nulls_last=True).head(limit)
+    out = []
+    for row in g.iter_rows(named=True):
+        v = row.pop("v")
+        item: dict[str, Any] = {"level": "(missing)" if v is None else cut(v)}
+        for k, x in row.items():
+            item[k] = (cut(view.classes[x]) if k == "top_class" else
+                       r4(x) if isinstance(x, float) else x)
+        out.append(item)
+    return out

@@ -1,0 +1,383 @@
+"""One feature alone predicting the label: its AUC fitted on train and evaluated on every split.
+
+Rank-based and vectorised across columns (no model is fitted per column): numeric, datetime and
+boolean features use the per-class rank sums shared with the association check
+(:func:`auditor.label_stats.shared_rank_stats`); categorical features are target-rate encoded
+with numpy bincounts and their scores ranked in one polars select.
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from auditor.checks import Cost
+from auditor.data import AuditData, Kind, LabelKind
+from auditor.errors import NotApplicable
+from auditor.label_stats import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
+                                 class_rank_stats, encoded_figures, eval_ranked, eval_spearman,
+                                 fit_ranked, fit_spearman, float_values, label_view,
+                                 missing_count, oriented_scores, ranked_columns,
+                                 shared_rank_stats, shared_spearman_aggs, spearman_aggs,
+                                 target_encode, value_expr)
+from auditor.report import Finding, Severity
+from auditor.stats import (bootstrap_auc_ci, bootstrap_spearman_ci, fmt_count, fmt_share,
+                           grade_at_least, roc_points, share)
+
+@dataclass
+class Scored:
+    """One column's figures: per split the (macro) AUC or Spearman's rho and the per-class
+    values; for a ranked column its fitted orientation (column ``index`` of ``fit``)."""
+
+    column: str
+    kind: str
+    encoded: bool
+    values: dict[str, float] = field(default_factory=dict)
+    per_class: dict[str, np.ndarray] = field(default_factory=dict)
+    fit: RankFit | None = None
+    index: int = 0
+    is_id: bool = False
+    binned: bool = False
+
+    def graded(self) -> tuple[float, str] | None:
+        """The largest figure over splits and its split (a tie goes to the later split: a
+        held-out figure is the stronger evidence)."""
+        vals = [(v, i, s) for i, (s, v) in enumerate(self.values.items()) if math.isfinite(v)]
+        if not vals:
+            return None
+        v, _, s = max(vals)
+        return v, s
+
+
+@dataclass(frozen=True, kw_only=True)
+class SingleFeatureAUC:
+    """A fail means one column alone nearly determines the label (AUC >= 0.95, fitted on
+    train): in tabular data almost never a legitimate signal, but a field filled in after the
+    outcome, a proxy of the label or a join artefact. Drop it or rebuild it from what is known
+    at prediction time; an id column that warns means rows were exported in outcome order.
+
+    Why these thresholds: a single column that separates the classes that well is typically a
+    cancellation date for churn, a status code written when the case closed, or a column joined
+    from the outcome table; real predictors rarely exceed 0.85 alone. A declared id column with
+    a high AUC only warns (it is not a feature) and means the export was sorted by outcome:
+    shuffle before splitting.
+
+    Per feature (numeric, boolean, datetime, categorical; text columns skipped) and split:
+    AUC = (R1 - n1(n1+1)/2) / (n1 n0), R1 the sum of the positives' average ranks
+    (Mann–Whitney U, ties counted half). Missing values are information: they form one tied
+    block whose place (below all values, above all, or at a cut between values) is fitted on
+    train with the direction and kept for the other splits; the in-train AUC of a numeric
+    column is the best over both directions, i.e. max(AUC, 1 - AUC). Categorical columns:
+    target-rate encoding fitted on train, rate_c = (positives_c + m p) / (n_c + m), m =
+    ``smoothing``, p the train rate; missing is a level, unseen levels get p; the in-train AUC
+    uses ``folds``-fold cross-fitted rates. Multiclass labels: macro mean of one-vs-rest AUCs;
+    numeric columns are then cut into at most 32 train-quantile bins (missing a bin of its own)
+    and encoded like categories, since the one-vs-rest ranks of a raw value cannot separate a
+    class in the middle of the range. Numeric labels: Spearman's rho (metric abs_spearman: |rho| in
+    train, in train's direction on later splits). The graded value is the largest figure over
+    the splits (a leak in train only still misleads training); with one split, the in-train
+    figure. Grades are inclusive: >= ``warn_above`` warns, >= ``fail_above`` fails; ids warn at
+    >= ``id_warn_above`` and never fail. Flagged columns get a percentile bootstrap 95% CI
+    (``n_boot`` resamples of at most ``ci_rows`` sampled rows: conservative for larger splits)
+    and ROC curves. A string id is ranked on a seeded sample of ``id_sample_rows`` rows.
+    """
+
+    id: ClassVar[str] = "leakage.single_feature_auc"
+    title: ClassVar[str] = "Features that alone predict the label"
+    cost: ClassVar[Cost] = Cost.STATS
+    warn_above: float = 0.85
+    fail_above: float = 0.95
+    id_warn_above: float = 0.85
+    smoothing: float = 20.0
+    folds: int = 5
+    n_boot: int = 300
+    ci_rows: int = 10_000
+    id_sample_rows: int = 200_000
+    top: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("warn_above", "fail_above", "id_warn_above"):
+            v = getattr(self, name)
+            if not 0.5 <= v <= 1:
+                raise ValueError(f"{name} must be an AUC in [0.5, 1]; got {v!r}")
+        if self.warn_above > self.fail_above:
+            raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
+                             f"{self.fail_above!r}")
+        if not self.smoothing >= 0:
+            raise ValueError(f"smoothing must be >= 0; got {self.smoothing!r}")
+        for name, low in (("folds", 2), ("n_boot", 10), ("ci_rows", 100),
+                          ("id_sample_rows", 1000), ("top", 1)):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}; got {v!r}")
+
+    # -- run ---------------------------------------------------------------------------------
+    def run(self, data: AuditData) -> list[Finding]:
+        view = label_view(data)
+        feats = [c for c in data.features if data.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
+        ids = [c for c in data.columns.ids
+               if data.kinds.get(c) not in (None, Kind.NESTED, Kind.NULL, Kind.TEXT)]
+        if not feats and not ids:
+            raise NotApplicable("no numeric, boolean, categorical or datetime feature to test")
+        scored: list[Scored] = []
+        ranked = ranked_columns(data)
+        if ranked and view.kind == LabelKind.MULTICLASS:
+            # one-vs-rest ranks of a raw value cannot separate a middle class: bin and encode
+            scored += self._encoded(view, ranked, data.seed, binned=True,
+                                    kinds=[str(data.kinds[c]) for c in ranked])
+        elif ranked:
+            shared = (shared_spearman_aggs if view.kind == LabelKind.NUMERIC
+                      else shared_rank_stats)
+            stats = {s: shared(data, view, s) for s in view.frames}
+            scored += self._ranked(view, view.frames, ranked, stats,
+                                   [str(data.kinds[c]) for c in ranked])
+        cats = data.features_of(Kind.CATEGORICAL)
+        if cats:
+            scored += self._encoded(view, cats, data.seed)
+        for c in ids:  # few; each on its own (a string id on a sample)
+            frames = self._id_frames(view, c, data.seed)
+            stats = ({} if view.kind == LabelKind.NUMERIC else
+                     {s: class_rank_stats(f, [value_expr(c, f.schema[c])], view.n_classes,
+                                          moments=False) for s, f in frames.items()})
+            (sc,) = self._ranked(view, frames, [c], stats, ["id"])
+            sc.is_id = True
+            scored.append(sc)
+        out = [f for sc in scored for f in [self._finding(data, view, sc)] if f is not None]
+        out.sort(key=lambda f: ({"fail": 0, "warn": 1, "info": 2}[f.severity], -(f.value or 0)))
+        out.append(self._overview(view, [sc for sc in scored if not sc.is_id]))
+        return out
+
+    def _ranked(self, view: LabelView, frames: dict[str, pl.DataFrame], cols: list[str],
+                stats: dict[str, dict[str, Any]], kinds: list[str]) -> list[Scored]:
+        """Figures of ranked columns in every split, oriented on train."""
+        train = view.train
+        figures: dict[str, np.ndarray] = {}
+
+        def values(split: str, fit: RankFit) -> list[np.ndarray | None]:
+            """Float values where needed: a finite fitted cut and missing values here."""
+            f = frames[split]
+            need = np.isfinite(fit.cut).any(0)
+            return [float_values(f, c) if need[j] and missing_count(f, c) else None
+                    for j, c in enumerate(cols)]
+
+        if view.kind == LabelKind.NUMERIC:
+            aggs = stats or {s: spearman_aggs(f, [value_expr(c, f.schema[c]) for c in cols])
+                             for s, f in frames.items()}
+            figures[train], fit = fit_spearman(aggs[train])
+            for s in list(frames)[1:]:
+                figures[s] = eval_spearman(aggs[s], values(s, fit), fit)
+        else:
+            figures[train], fit = fit_ranked(stats[train], view.targets)
+            for s in list(frames)[1:]:
+                figures[s] = eval_ranked(stats[s], view.targets, values(s, fit),
+                                         frames[s][YCOL].to_numpy(), view.n_classes, fit)
+        out = []
+        for j, c in enumerate(cols):
+            sc = Scored(c, kinds[j], encoded=False, fit=fit, index=j)
+            for s, a in figures.items():
+                sc.per_class[s] = a[:, j]
+                sc.values[s] = _macro(a[:, j])
+            out.append(sc)
+        return out
+
+    def _encoded(self, view: LabelView, cols: list[str], seed: int, binned: bool = False,
+                 kinds: list[str] | None = None) -> list[Scored]:
+        """Target-rate encode columns (categorical levels, or train-quantile bins of numeric
+        columns when ``binned``); their AUCs follow from per-level class counts."""
+        out = []
+        for j, c in enumerate(cols):  # a loop over columns, vectorised over rows
+            enc = self._encode(view, c, seed, binned)
+            sc = Scored(c, kinds[j] if kinds else str(Kind.CATEGORICAL), encoded=True,
+                        binned=binned)
+            for s in view.frames:
+                (sc.per_class[s],) = encoded_figures(view, s, [enc[s]])
+                sc.values[s] = _macro(sc.per_class[s])
+            out.append(sc)
+        return out
+
+    def _encode(self, view: LabelView, col: str, seed: int, binned: bool = False
+                ) -> dict[str, Encoded]:
+        return target_encode(view, col, smoothing=self.smoothing, folds=self.folds, seed=seed,
+                             binned=binned)
+
+    def _id_frames(self, view: LabelView, col: str, seed: int) -> dict[str, pl.DataFrame]:
+        """Each split's id column and label; a string id is ranked on a seeded sample (string
+        ranks are slow, and an id only ever warns)."""
+        out = {}
+        for s, f in view.frames.items():
+            frame = f.select(col, YCOL)
+            if f.height > self.id_sample_rows and frame.schema[col] == pl.String:
+                frame = frame.sample(n=self.id_sample_rows, seed=seed)
+            out[s] = frame
+        return out
+
+    # -- findings ----------------------------------------------------------------------------
+    def _finding(self, data: AuditData, view: LabelView, sc: Scored) -> Finding | None:
+        g = sc.graded()
+        if g is None:
+            return None
+        value, split = g
+        if sc.is_id:
+            sev = grade_at_least(value, warn=self.id_warn_above)
+            threshold = self.id_warn_above
+        else:
+            sev = grade_at_least(value, warn=self.warn_above, fail=self.fail_above)
+            threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
+        if sev == Severity.INFO:
+            return None
+        frames = (self._id_frames(view, sc.column, data.seed) if sc.is_id
+                  else {s: f.select(sc.column, YCOL) for s, f in view.frames.items()})
+        if sc.encoded:
+            scores = {s: e.rows() for s, e in
+                      self._encode(view, sc.column, data.seed, sc.binned).items()}
+        else:
+            scores = {s: oriented_scores(f, sc.column, sc.fit, sc.index)
+                      for s, f in frames.items()}
+        frame = frames[split]
+        n = frame.height
+        missing = missing_count(frame, sc.column)
+        ci = self._ci(view, frame, scores[split], sc, data.seed)
+        metric = {LabelKind.BINARY: "single_feature_auc",
+                  LabelKind.MULTICLASS: "single_feature_macro_auc"}.get(view.kind,
+                                                                        "abs_spearman")
+        where = (f"in {split} (in-train{', cross-fitted' if sc.encoded else ''})"
+                 if split == view.train else f"on {split} (fitted on {view.train})")
+        if view.kind == LabelKind.BINARY:
+            n1 = int((frame[YCOL] == 1).sum())
+            what = (f"separates {view.column}={view.classes[1]!r} from {view.classes[0]!r} "
+                    f"with AUC {value:.3f} {where}: {fmt_count(n)} rows, {fmt_count(n1)} "
+                    f"positive ({fmt_share(share(n1, n))})")
+        elif view.kind == LabelKind.MULTICLASS:
+            what = (f"separates the {view.n_classes} classes of {view.column} with macro "
+                    f"one-vs-rest AUC {value:.3f} {where}: {fmt_count(n)} labelled rows")
+        else:
+            what = (f"ranks {view.column} with |Spearman rho| {value:.3f} {where}: "
+                    f"{fmt_count(n)} labelled rows")
+        if missing:
+            what += (f"; {sc.column} is missing in {fmt_count(missing)} of {fmt_count(n)} "
+                     f"{split} rows ({fmt_share(share(missing, n))})")
+        message = (f"identifier {sc.column} carries label information: alone it {what}; "
+                   "exports sorted by outcome do this" if sc.is_id
+                   else f"{sc.column} alone {what}")
+        evidence: dict[str, Any] = {"splits": self._split_rows(view, frames, sc, split, ci)}
+        if view.kind != LabelKind.NUMERIC:
+            evidence["chart"] = self._roc_chart(view, frames, scores, sc, split)
+        evidence["orientation"] = describe_orientation(view, sc)
+        return Finding(severity=sev, metric=metric, value=r4(value), threshold=threshold,
+                       count=n, subject=sc.column,
+                       splits=[split] if split == view.train else [view.train, split],
+                       message=message, evidence=evidence)
+
+    def _ci(self, view: LabelView, frame: pl.DataFrame, scores: np.ndarray, sc: Scored,
+            data_seed: int) -> tuple[float, float]:
+        """Percentile bootstrap CI on at most ``ci_rows`` rows sampled without replacement,
+        seeded by the run's seed and the column name."""
+        seed = int(np.random.default_rng([data_seed, zlib.crc32(sc.column.encode())])
+                   .integers(2**31))
+        rng = np.random.default_rng(seed)
+        idx = (np.sort(rng.choice(frame.height, self.ci_rows, replace=False))
+               if frame.height > self.ci_rows else np.arange(frame.height))
+        y, s = frame[YCOL].to_numpy()[idx], scores[idx]
+        if view.kind == LabelKind.NUMERIC:
+            return bootstrap_spearman_ci(s[:, 0], y, n_boot=self.n_boot, seed=seed)
+        if view.kind == LabelKind.BINARY:
+            return bootstrap_auc_ci(s[:, 0], y, 2, n_boot=self.n_boot, seed=seed)
+        return bootstrap_auc_ci(s, y, view.n_classes, n_boot=self.n_boot, seed=seed)
+
+    def _split_rows(self, view: LabelView, frames: dict[str, pl.DataFrame], sc: Scored,
+                    graded: str, ci: tuple[float, float]) -> list[dict[str, Any]]:
+        rows = []
+        for s, f in frames.items():
+            row: dict[str, Any] = {
+                "split": s,
+                "evaluated": ("in-train" + (", cross-fitted" if sc.encoded else "")
+                              if s == view.train else f"fitted on {view.train}"),
+                "value": r4(sc.values.get(s, float("nan"))),
+                "ci_low": r4(ci[0]) if s == graded else None,
+                "ci_high": r4(ci[1]) if s == graded else None,
+                "rows": f.height, "missing": missing_count(f, sc.column)}
+            if view.kind == LabelKind.BINARY:
+                row["positives"] = int((f[YCOL] == 1).sum())
+            rows.append(row)
+        return rows
+
+    def _roc_chart(self, view: LabelView, frames: dict[str, pl.DataFrame],
+                   scores: dict[str, np.ndarray], sc: Scored, graded: str) -> dict[str, Any]:
+        """One ROC curve per split (<= 200 points each); for a multiclass label, of the class
+        the column separates best in the graded split, against the rest."""
+        k = 0
+        if view.kind == LabelKind.MULTICLASS:
+            pc = sc.per_class[graded]
+            k = int(np.argmax(np.where(np.isfinite(pc), pc, -np.inf)))
+        cls = view.targets[k]
+        curves = {}
+        for s, f in frames.items():
+            fpr, tpr = roc_points(scores[s][:, k], f[YCOL].to_numpy() == cls, 200)
+            if fpr:
+                curves[s + (" (in-train)" if s == view.train else "")] = {
+                    "fpr": fpr, "tpr": tpr, "auc": r4(float(sc.per_class[s][k]))}
+        title = f"ROC of {sc.column} alone"
+        if view.kind == LabelKind.MULTICLASS:
+            title += f" (class {view.classes[cls]!r} vs rest)"
+        return {"type": "roc", "title": title, "curves": curves}
+
+    def _overview(self, view: LabelView, scored: list[Scored]) -> Finding:
+        graded = sorted(((sc, g) for sc in scored for g in [sc.graded()] if g is not None),
+                        key=lambda t: -t[1][0])
+        flagged = sum(g[0] >= self.warn_above for _, g in graded)
+        metric = {LabelKind.BINARY: "max_single_feature_auc",
+                  LabelKind.MULTICLASS: "max_single_feature_macro_auc"}.get(
+                      view.kind, "max_abs_spearman")
+        name = "|Spearman rho|" if view.kind == LabelKind.NUMERIC else "AUC"
+        top = graded[: self.top]
+        table = [{"feature": sc.column, "kind": sc.kind,
+                  **{s + (" (in-train)" if s == view.train else ""): r4(v)
+                     for s, v in sc.values.items()}} for sc, _ in top]
+        strongest = (f"; strongest: {top[0][0].column} ({top[0][1][0]:.3f} on {top[0][1][1]})"
+                     if top else "")
+        chart = {"type": "bar", "title": f"Strongest single features for {view.column}",
+                 "labels": [sc.column for sc, _ in top], "values": [r4(g[0]) for _, g in top],
+                 "lines": [self.warn_above, self.fail_above], "horizontal": True,
+                 "xlabel": f"{name}, max over splits (dashed: warn {self.warn_above}, "
+                           f"fail {self.fail_above})",
+                 "height": max(2.4, 0.28 * len(top) + 1.0)}
+        return Finding(
+            severity=Severity.INFO, metric=metric, value=r4(top[0][1][0]) if top else None,
+            threshold=self.warn_above, count=flagged, subject="", splits=list(view.frames),
+            message=f"{flagged} of {len(scored)} features "
+                    f"({fmt_share(share(flagged, len(scored)))}) alone reach {name} >= "
+                    f"{self.warn_above}{strongest}",
+            evidence={"chart": chart, "top_features": table})
+
+
+def describe_orientation(view: LabelView, sc: Scored) -> str:
+    """How the column was turned into a score on train, in words."""
+    if sc.binned:
+        return (f"cut into at most {BINS} train-quantile bins (missing values a bin of their "
+                "own), each bin target-rate encoded on train; higher rate = more likely class")
+    if sc.encoded:
+        return ("target-rate encoding fitted on train (missing values a level of their own, "
+                "unseen levels at the train rate); higher rate = more positive")
+    assert sc.fit is not None
+    parts = []
+    for i, k in enumerate(view.targets[:5]):
+        who = "the label" if view.kind == LabelKind.NUMERIC else f"class {view.classes[k]!r}"
+        desc, cut = bool(sc.fit.descending[i, sc.index]), float(sc.fit.cut[i, sc.index])
+        place = ("below every value" if math.isnan(cut) else "above every value"
+                 if math.isinf(cut) else f"just above {cut:.6g}")
+        parts.append(f"{who}: {'lower' if desc else 'higher'} values score higher; missing "
+                     f"values rank {place} in the value order")
+    return "; ".join(parts) + (" …" if len(view.targets) > 5 else "")
+
+
+def r4(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(float(x), 4)
+
+
+def _macro(per_class: np.ndarray) -> float:
+    finite = per_class[np.isfinite(per_class)]
+    return float(finite.mean()) if finite.size else float("nan")

@@ -1,0 +1,233 @@
+"""leakage.feature_label_correlation: per-type association measures and train-only leaks."""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy.stats import chi2_contingency, pearsonr, spearmanr
+
+from auditor.config import Columns
+from auditor.data import AuditData, build_audit_data
+from auditor.demo import make_demo
+from auditor.detectors.label_association import FeatureLabelAssociation
+from auditor.errors import NotApplicable
+from auditor.label_stats import label_view, level_codes
+from auditor.report import Severity
+from tests.conftest import clean_frame
+
+
+def _data(frames, **roles) -> AuditData:
+    return build_audit_data(frames, columns=Columns(**roles))
+
+
+def _measures(data: AuditData, split: str = "train", check=None):
+    check = check or FeatureLabelAssociation()
+    view = label_view(data)
+    return check.measure(data, view, split, check._level_columns(data, view))
+
+
+def _v_reference(a, b) -> float:
+    """Bias-corrected Cramér's V from scipy's chi-square (no continuity correction)."""
+    _, ia = np.unique(np.asarray(a, dtype=str), return_inverse=True)
+    _, ib = np.unique(np.asarray(b, dtype=str), return_inverse=True)
+    table = np.zeros((ia.max() + 1, ib.max() + 1))
+    np.add.at(table, (ia, ib), 1)
+    chi2 = chi2_contingency(table, correction=False)[0]
+    n = table.sum()
+    r, k = table.shape
+    phi2c = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
+    rc, kc = r - (r - 1) ** 2 / (n - 1), k - (k - 1) ** 2 / (n - 1)
+    return float(np.sqrt(phi2c / min(rc - 1, kc - 1)))
+
+
+def _eta_reference(groups, values) -> float:
+    groups, values = np.asarray(groups, dtype=str), np.asarray(values, dtype=float)
+    mean = values.mean()
+    between = sum((groups == g).sum() * (values[groups == g].mean() - mean) ** 2
+                  for g in np.unique(groups))
+    return float(np.sqrt(between / ((values - mean) ** 2).sum()))
+
+
+# --- measures against scipy ---------------------------------------------------------------
+
+def test_binary_label_pearson_spearman_missingness_and_cramers_v_match_scipy():
+    rng = np.random.default_rng(0)
+    n = 400
+    y = rng.integers(0, 2, n)
+    x = np.round(rng.normal(size=n) + 0.8 * y, 1)
+    x[rng.random(n) < np.where(y == 1, 0.3, 0.1)] = np.nan
+    ts = (1_700_000_000_000_000 + rng.integers(0, 10**9, n) + y * 10**8).astype("datetime64[us]")
+    cat = rng.choice(["a", "b", "c", None], n)
+    data = _data({"train": pl.DataFrame({"x": pl.Series(x).fill_nan(None), "ts": ts,
+                                         "cat": list(cat), "y": y})}, label="y")
+    m = _measures(data)
+    ok = ~np.isnan(x)
+    assert m["x"]["pearson"] == pytest.approx(pearsonr(x[ok], y[ok])[0], abs=1e-9)
+    assert m["x"]["spearman"] == pytest.approx(spearmanr(x[ok], y[ok])[0], abs=1e-9)
+    assert m["x"]["missingness"] == pytest.approx(_v_reference(np.isnan(x), y), abs=1e-9)
+    assert m["x"]["with_value"] == ok.sum() and m["x"]["rows"] == n
+    t = ts.astype(np.int64).astype(float)
+    assert m["ts"]["pearson"] == pytest.approx(pearsonr(t, y)[0], abs=1e-9)
+    assert m["ts"]["spearman"] == pytest.approx(spearmanr(t, y)[0], abs=1e-9)
+    assert m["cat"]["cramers_v"] == pytest.approx(_v_reference(cat, y), abs=1e-9)
+
+
+def test_multiclass_label_eta_and_cramers_v_match_hand_computations():
+    rng = np.random.default_rng(1)
+    n = 500
+    y = rng.choice(["p", "q", "r"], n)
+    x = rng.normal(size=n) + (y == "q") * 0.7
+    few = rng.integers(0, 4, n) + (y == "r")  # numeric with 5 levels: measured as levels too
+    cat = np.where(rng.random(n) < 0.3, y, rng.choice(["p", "q", "r", "s"], n))
+    data = _data({"train": pl.DataFrame({"x": x, "few": few, "cat": cat, "y": y})}, label="y")
+    m = _measures(data)
+    assert m["x"]["eta"] == pytest.approx(_eta_reference(y, x), abs=1e-9)
+    assert m["few"]["cramers_v"] == pytest.approx(_v_reference(few, y), abs=1e-9)
+    assert m["few"]["eta"] == pytest.approx(_eta_reference(y, few), abs=1e-9)
+    assert m["cat"]["cramers_v"] == pytest.approx(_v_reference(cat, y), abs=1e-9)
+    assert "pearson" not in m["x"]
+
+
+def test_numeric_label_pearson_spearman_eta_and_missingness_match_scipy():
+    rng = np.random.default_rng(2)
+    n = 300
+    y = rng.standard_t(3, n)
+    x = np.round(y + rng.normal(size=n), 1)
+    x[rng.random(n) < 0.2] = np.nan
+    cat = rng.choice(["a", "b", None], n)
+    flag = rng.random(n) < 0.4
+    data = _data({"train": pl.DataFrame({"x": pl.Series(x).fill_nan(None), "cat": list(cat),
+                                         "flag": flag, "y": y})}, label="y")
+    m = _measures(data)
+    ok = ~np.isnan(x)
+    assert m["x"]["pearson"] == pytest.approx(pearsonr(x[ok], y[ok])[0], abs=1e-9)
+    assert m["x"]["spearman"] == pytest.approx(spearmanr(x[ok], y[ok])[0], abs=1e-9)
+    assert m["x"]["missingness"] == pytest.approx(abs(pearsonr(np.isnan(x), y)[0]), abs=1e-9)
+    assert m["cat"]["eta"] == pytest.approx(_eta_reference(cat, y), abs=1e-9)
+    assert m["flag"]["eta"] == pytest.approx(abs(pearsonr(flag, y)[0]), abs=1e-9)
+
+
+def test_level_codes_are_dense_with_missing_as_its_own_level():
+    codes, n = level_codes(pl.Series(["b", None, "a", "b"]))
+    assert n == 3 and codes[0] == codes[3] and codes[1] == 2 and len(set(codes)) == 3
+    codes, n = level_codes(pl.Series([1.5, float("nan"), None, 1.5]))
+    assert n == 2 and list(codes) == [0, 1, 1, 0]
+
+
+# --- planted problems ---------------------------------------------------------------------
+
+def _frame(n: int, seed: int, leak_in: bool, offset: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = clean_frame(n, seed, offset)
+    y = df["y"].to_numpy()
+    days = np.where(y == 1, rng.integers(0, 45, n).astype(float), np.nan)
+    code = np.where(rng.random(n) < 0.95, np.where(y == 1, "closed", "open"), "pending")
+    resolution = (y + rng.normal(size=n) * 0.05) if leak_in else rng.normal(size=n)
+    return df.with_columns(days_since_cancel=pl.Series(days).fill_nan(None),
+                           status=pl.Series(code), resolution=pl.Series(resolution))
+
+
+def test_planted_associations_are_found_with_their_subject_and_measure():
+    data = _data({"train": _frame(3000, 1, True), "test": _frame(1000, 2, False, 10_000)},
+                 label="y", ids=["row_id"])
+    findings = FeatureLabelAssociation().run(data)
+    strong = {f.subject: f for f in findings if f.metric == "association"}
+    f = strong["days_since_cancel"]
+    assert f.severity == Severity.FAIL and f.value == pytest.approx(1.0, abs=1e-3)
+    assert f.splits == ["test"] and f.message.startswith("days_since_cancel is associated")
+    assert "missingness" in f.message and f.count == int(data.splits["test"]["y"].eq(0).sum())
+    assert strong["status"].severity == Severity.FAIL and "Cramér's V" in strong["status"].message
+    assert strong["status"].evidence["levels"][0]["level"] in ("closed", "open")
+    assert strong["resolution"].splits == ["train"]
+    assert set(strong) == {"days_since_cancel", "status", "resolution"}
+
+
+def test_a_leak_in_train_only_is_flagged_as_an_association_drop():
+    data = _data({"train": _frame(3000, 1, True), "val": _frame(800, 3, True, 5000),
+                  "test": _frame(1000, 2, False, 10_000)}, label="y")
+    drops = [f for f in FeatureLabelAssociation().run(data) if f.metric == "association_drop"]
+    assert [(f.subject, f.splits, f.severity) for f in drops] == [
+        ("resolution", ["train", "test"], Severity.FAIL)]
+    f = drops[0]
+    assert f.value > 0.8 and f.count == 1000 and f.threshold == 0.5
+    assert "leakage in train only" in f.message
+    assert [r["split"] for r in f.evidence["splits"]] == ["train", "val", "test"]
+
+
+def test_the_demo_days_since_cancel_fails():
+    data = _data(make_demo(), label="churned", time="signup_ts", groups=["customer_id"],
+                 ids=["row_id"], text=["notes"])
+    failed = [f.subject for f in FeatureLabelAssociation().run(data)
+              if f.severity == Severity.FAIL]
+    assert failed == ["days_since_cancel"]
+
+
+# --- clean data ---------------------------------------------------------------------------
+
+def _clean_mix(n: int, seed: int) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    return clean_frame(n, seed, seed * 100_000).with_columns(
+        heavy=pl.Series(rng.standard_cauchy(n)),
+        many=pl.Series([f"u{v}" for v in rng.integers(0, 3000, n)]),
+        holes=pl.Series(np.where(rng.random(n) < 0.05, np.nan, rng.normal(size=n)))
+        .fill_nan(None),
+        flag=pl.Series(rng.random(n) < 0.5))
+
+
+def test_clean_splits_raise_nothing_above_info_and_chart_the_top_associations():
+    data = _data({"train": _clean_mix(4000, 1), "val": _clean_mix(600, 2),
+                  "test": _clean_mix(600, 3)}, label="y", ids=["row_id"])
+    findings = FeatureLabelAssociation().run(data)
+    assert [f.severity for f in findings] == [Severity.INFO]
+    overview = findings[0]
+    chart = overview.evidence["chart"]
+    assert chart["type"] == "bar" and chart["lines"] == [0.7, 0.9]
+    assert len(chart["labels"]) == 7 and chart["values"] == sorted(chart["values"], reverse=True)
+    assert overview.message.startswith("0 of 7 features (0%) are associated with y at >= 0.7")
+
+
+# --- edge cases ---------------------------------------------------------------------------
+
+def test_constant_and_all_null_columns_do_not_flag():
+    weird = pl.Series([float("nan"), float("inf"), float("-inf"), 1.0] * 125)
+    frame = clean_frame(500, 1).with_columns(const=pl.lit(2.0),
+                                             empty=pl.lit(None, dtype=pl.Float64),
+                                             one=pl.lit("k"), weird=weird)
+    data = _data({"train": frame, "test": frame}, label="y")
+    findings = FeatureLabelAssociation().run(data)
+    assert [f.severity for f in findings] == [Severity.INFO]
+    m = _measures(data)
+    assert m["const"].get("pearson") is None and m["empty"]["with_value"] == 0
+    assert m["one"]["cramers_v"] == 0.0
+    assert m["weird"]["with_value"] == 375 and np.isfinite(m["weird"]["spearman"])
+
+
+def test_single_class_label_is_not_applicable_with_a_reason():
+    frame = clean_frame(100, 1).with_columns(y=pl.lit(0))
+    with pytest.raises(NotApplicable, match="single class"):
+        FeatureLabelAssociation().run(_data({"train": frame, "test": frame}, label="y"))
+    with pytest.raises(NotApplicable, match="no label column declared"):
+        FeatureLabelAssociation().run(_data({"train": frame}))
+
+
+def test_one_split_measures_train_and_reports_no_drop():
+    findings = FeatureLabelAssociation().run(_data({"train": _frame(1000, 1, True)},
+                                                   label="y"))
+    assert {f.metric for f in findings} == {"association", "max_association"}
+    assert all(f.splits == ["train"] for f in findings if f.subject)
+
+
+def test_a_small_later_split_is_not_compared():
+    data = _data({"train": _frame(2000, 1, True), "test": _frame(30, 2, False, 10_000)},
+                 label="y")
+    assert not [f for f in FeatureLabelAssociation().run(data)
+                if f.metric == "association_drop"]
+
+
+def test_invalid_parameters_are_rejected():
+    with pytest.raises(ValueError, match="fail_above must be in"):
+        FeatureLabelAssociation(fail_above=2)
+    with pytest.raises(ValueError, match="warn_above must be <= fail_above"):
+        FeatureLabelAssociation(warn_above=0.95)
+    with pytest.raises(ValueError, match="min_rows must be an integer >= 1"):
+        FeatureLabelAssociation(min_rows=0)

@@ -1,0 +1,362 @@
+"""leakage.single_feature_auc: AUC of each feature alone, fitted on train, missingness counted."""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy.stats import spearmanr
+from sklearn.metrics import roc_auc_score
+
+from auditor.config import Columns
+from auditor.data import AuditData, build_audit_data
+from auditor.demo import make_demo
+from auditor.detectors.single_feature_auc import SingleFeatureAUC
+from auditor.errors import NotApplicable
+from auditor.label_stats import (encoded_figures, eval_ranked, eval_spearman, fit_ranked,
+                                 fit_spearman, float_values, label_view,
+                                 shared_rank_stats, spearman_aggs, target_encode, value_expr)
+from auditor.report import Severity
+from tests.conftest import clean_frame
+
+
+def _data(frames, **roles) -> AuditData:
+    return build_audit_data(frames, columns=Columns(**roles))
+
+
+def _with_nulls(x: np.ndarray, mask: np.ndarray) -> pl.Series:
+    return pl.Series(np.where(mask, np.nan, x)).fill_nan(None)
+
+
+def _best_placement_auc(x: np.ndarray, pos: np.ndarray) -> float:
+    """Brute force: the best AUC over both directions and every place of the missing block
+    (below all values, between any two distinct values, above all), with sklearn."""
+    miss = np.isnan(x)
+    levels = np.unique(x[~miss])
+    dense = np.searchsorted(levels, x[~miss]).astype(float)
+    best = 0.0
+    for place in np.arange(-0.5, levels.size, 1.0):
+        s = np.empty(x.size)
+        s[~miss], s[miss] = dense, place
+        a = roc_auc_score(pos, s)
+        best = max(best, a, 1 - a)
+    return best
+
+
+def _score_at(x: np.ndarray, cut: float, descending: bool) -> np.ndarray:
+    """The score a fitted orientation gives: missing just above ``cut`` (NaN: below all)."""
+    s = np.where(np.isnan(x), -np.inf if np.isnan(cut) else np.nextafter(cut, np.inf), x)
+    return -s if descending else s
+
+
+def _tied_with_nulls(rng, n, effect):
+    y = rng.integers(0, 2, n)
+    x = np.round(rng.normal(size=n) + effect * y, 1)
+    miss = rng.random(n) < np.where(y == 1, 0.25, 0.05)
+    return np.where(miss, np.nan, x), y
+
+
+# --- the statistic against sklearn / scipy ------------------------------------------------
+
+def test_binary_auc_matches_sklearn_over_every_missing_block_place_and_on_test():
+    rng = np.random.default_rng(0)
+    xtr, ytr = _tied_with_nulls(rng, 400, 0.6)
+    xte, yte = _tied_with_nulls(rng, 200, 0.6)
+    data = _data({"train": pl.DataFrame({"x": pl.Series(xtr).fill_nan(None), "y": ytr}),
+                  "test": pl.DataFrame({"x": pl.Series(xte).fill_nan(None), "y": yte})},
+                 label="y")
+    view = label_view(data)
+    st = {s: shared_rank_stats(data, view, s) for s in view.frames}
+    train_auc, fit = fit_ranked(st["train"], view.targets)
+    assert train_auc[0, 0] == pytest.approx(_best_placement_auc(xtr, ytr == 1), abs=1e-9)
+    test_auc = eval_ranked(st["test"], view.targets, [xte], yte, 2, fit)
+    expected = roc_auc_score(yte, _score_at(xte, fit.cut[0, 0], fit.descending[0, 0]))
+    assert test_auc[0, 0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_without_missing_values_the_auc_is_direction_free_mann_whitney():
+    rng = np.random.default_rng(1)
+    x = np.round(rng.normal(size=300), 1)
+    y = (rng.random(300) < 1 / (1 + np.exp(1.5 * x))).astype(int)  # lower x -> positive
+    data = _data({"train": pl.DataFrame({"x": x, "y": y})}, label="y")
+    view = label_view(data)
+    auc, fit = fit_ranked(shared_rank_stats(data, view, "train"), view.targets)
+    assert auc[0, 0] == pytest.approx(1 - roc_auc_score(y, x), abs=1e-9)
+    assert fit.descending[0, 0] and np.isnan(fit.cut[0, 0])
+
+
+def test_multiclass_macro_auc_is_the_mean_of_per_class_best_placements():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 3, 450)
+    x = np.round(rng.normal(size=450) + (y == 1) * 1.0 - (y == 2) * 0.5, 1)
+    x[rng.random(450) < np.where(y == 2, 0.3, 0.05)] = np.nan
+    data = _data({"train": pl.DataFrame({"x": pl.Series(x).fill_nan(None),
+                                         "y": np.array(["a", "b", "c"])[y]})}, label="y")
+    view = label_view(data)
+    auc, _ = fit_ranked(shared_rank_stats(data, view, "train"), view.targets)
+    expected = [_best_placement_auc(x, y == k) for k in range(3)]
+    np.testing.assert_allclose(auc[:, 0], expected, atol=1e-9)
+
+
+def test_numeric_label_spearman_matches_scipy_over_block_places_and_on_test():
+    rng = np.random.default_rng(3)
+
+    def split(n):
+        y = rng.normal(size=n)
+        x = np.round(y + rng.normal(size=n), 1)
+        x[rng.random(n) < 0.15] = np.nan
+        return x, y
+
+    (xtr, ytr), (xte, yte) = split(300), split(150)
+    data = _data({"train": pl.DataFrame({"x": pl.Series(xtr).fill_nan(None), "y": ytr}),
+                  "test": pl.DataFrame({"x": pl.Series(xte).fill_nan(None), "y": yte})},
+                 label="y")
+    view = label_view(data)
+    frames = view.frames
+    aggs = {s: spearman_aggs(f, [value_expr("x", f.schema["x"])]) for s, f in frames.items()}
+    rho, fit = fit_spearman(aggs["train"])
+    miss = np.isnan(xtr)
+    levels = np.unique(xtr[~miss])
+    dense = np.searchsorted(levels, xtr[~miss]).astype(float)
+    best = 0.0
+    for place in np.arange(-0.5, levels.size, 1.0):
+        s = np.empty(xtr.size)
+        s[~miss], s[miss] = dense, place
+        best = max(best, abs(spearmanr(s, ytr)[0]))
+    assert rho[0, 0] == pytest.approx(best, abs=1e-9)
+    got = eval_spearman(aggs["test"], [xte], fit)[0, 0]
+    s = _score_at(xte, fit.cut[0, 0], fit.descending[0, 0])
+    s = np.where(np.isinf(s), np.sign(s) * 1e300, s)
+    assert got == pytest.approx(spearmanr(s, yte)[0], abs=1e-9)
+
+
+def test_target_rate_encoding_matches_a_hand_computation_and_sklearn():
+    rng = np.random.default_rng(4)
+    levels = np.array(["a", "b", "c", "d", None], dtype=object)
+    tr = rng.integers(0, 5, 500)
+    ytr = (rng.random(500) < np.array([0.1, 0.3, 0.5, 0.7, 0.9])[tr]).astype(int)
+    te = rng.integers(0, 5, 200)
+    yte = (rng.random(200) < np.array([0.1, 0.3, 0.5, 0.7, 0.9])[te]).astype(int)
+    test_vals = levels[te].copy()
+    test_vals[:10] = "unseen"
+    data = _data({"train": pl.DataFrame({"c": list(levels[tr]), "y": ytr}),
+                  "test": pl.DataFrame({"c": list(test_vals), "y": yte})}, label="y")
+    view = label_view(data)
+    m, p = 20.0, ytr.mean()
+    rate = {}
+    for v in set(levels[tr]):
+        sel = np.array([a == v for a in levels[tr]])
+        rate[v] = (ytr[sel].sum() + m * p) / (sel.sum() + m)
+    expected = np.array([rate.get(v, p) for v in test_vals])
+    scores = target_encode(view, "c", smoothing=m, folds=5, seed=0)
+    np.testing.assert_allclose(scores["test"].rows()[:, 0], expected, atol=1e-12)
+    (auc,) = encoded_figures(view, "test", [scores["test"]])
+    assert auc[0] == pytest.approx(roc_auc_score(yte, expected), abs=1e-9)
+    # train: out-of-fold rates, same folds as the implementation (seeded)
+    fold = np.random.default_rng([0, 7]).integers(0, 5, 500)
+    codes = np.array([list(levels).index(v) for v in levels[tr]])
+    oof = np.empty(500)
+    for f in range(5):
+        out = fold != f
+        pf = ytr[out].mean()
+        for k in range(5):
+            sel = out & (codes == k)
+            oof[(fold == f) & (codes == k)] = (ytr[sel].sum() + m * pf) / (sel.sum() + m)
+    np.testing.assert_allclose(scores["train"].rows()[:, 0], oof, atol=1e-12)
+    (auc,) = encoded_figures(view, "train", [scores["train"]])
+    assert auc[0] == pytest.approx(roc_auc_score(ytr, oof), abs=1e-9)
+
+
+def test_multiclass_encoding_auc_matches_sklearn_ovr_macro():
+    rng = np.random.default_rng(5)
+    def split(n):
+        c = rng.integers(0, 6, n)
+        y = np.where(rng.random(n) < 0.6, c % 3, rng.integers(0, 3, n))
+        return pl.DataFrame({"c": np.array(list("pqrstu"))[c], "y": np.array(list("xyz"))[y]})
+    data = _data({"train": split(600), "test": split(300)}, label="y")
+    view = label_view(data)
+    scores = target_encode(view, "c", smoothing=20.0, folds=5, seed=0)
+    rows = scores["test"].rows()
+    assert np.allclose(rows.sum(1), 1.0)  # smoothed class rates are probabilities
+    (per_class,) = encoded_figures(view, "test", [scores["test"]])
+    expected = roc_auc_score(view.y("test"), rows, multi_class="ovr", average="macro")
+    assert per_class.mean() == pytest.approx(expected, abs=1e-9)
+
+
+def test_float_values_read_datetimes_as_microseconds_and_nan_as_missing():
+    f = pl.DataFrame({"t": pl.Series([0, None, 5_000_000], dtype=pl.Int64)
+                      .cast(pl.Datetime("us")), "x": [1.0, float("nan"), None]})
+    np.testing.assert_array_equal(float_values(f, "t"), [0.0, np.nan, 5e6])
+    assert np.isnan(float_values(f, "x")[1:]).all()
+
+
+# --- planted problems ---------------------------------------------------------------------
+
+def _churn(n: int, seed: int, offset: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = clean_frame(n, seed, offset)
+    y = df["y"].to_numpy()
+    days = np.where(y == 1, rng.integers(0, 45, n).astype(float), np.nan)
+    status = np.where((y == 1) & (rng.random(n) < 0.97), "cancelled",
+                      rng.choice(["active", "paused", "trial"], n))
+    hidden = np.where((y == 1) & (rng.random(n) < 0.9) | (rng.random(n) < 0.02), np.nan,
+                      rng.normal(size=n))
+    return df.with_columns(days_since_cancel=pl.Series(days).fill_nan(None),
+                           status=pl.Series(status),
+                           only_missing=pl.Series(hidden).fill_nan(None))
+
+
+def test_planted_leaks_are_found_with_their_subject():
+    data = _data({"train": _churn(3000, 1), "test": _churn(800, 2, 10_000)}, label="y",
+                 ids=["row_id"])
+    findings = SingleFeatureAUC().run(data)
+    by = {f.subject: f for f in findings if f.subject}
+    f = by["days_since_cancel"]
+    assert f.severity == Severity.FAIL and f.value == pytest.approx(1.0, abs=1e-9)
+    assert f.splits == ["train", "test"] and f.count == 800
+    assert f.metric == "single_feature_auc" and f.threshold == 0.95
+    assert "missing in" in f.message and f.message.startswith("days_since_cancel alone")
+    assert by["status"].severity == Severity.FAIL and by["status"].value > 0.95
+    assert by["only_missing"].severity in (Severity.WARN, Severity.FAIL)
+    assert by["only_missing"].value > 0.9
+    assert {"x2", "cat", "row_id"}.isdisjoint(by)  # uninformative columns are not flagged
+
+
+def test_flagged_features_carry_a_ci_and_roc_curves_per_split():
+    data = _data({"train": _churn(3000, 1), "val": _churn(500, 3, 5000),
+                  "test": _churn(800, 2, 10_000)}, label="y")
+    f = next(f for f in SingleFeatureAUC(n_boot=100).run(data) if f.subject == "status")
+    rows = {r["split"]: r for r in f.evidence["splits"]}
+    graded = rows[f.splits[-1]]
+    assert graded["ci_low"] <= f.value + 1e-4 and graded["ci_high"] >= f.value - 0.02
+    curves = f.evidence["chart"]["curves"]
+    assert f.evidence["chart"]["type"] == "roc" and len(curves) == 3
+    assert all(len(c["fpr"]) <= 200 and c["fpr"][0] == 0 for c in curves.values())
+
+
+def test_an_id_sorted_by_label_warns_and_never_fails():
+    train = clean_frame(2000, 1).sort("y").with_columns(row_id=pl.int_range(0, 2000))
+    data = _data({"train": train, "test": clean_frame(500, 2, 10_000)}, label="y",
+                 ids=["row_id"])
+    f = next(f for f in SingleFeatureAUC().run(data) if f.subject == "row_id")
+    assert f.severity == Severity.WARN and f.value == pytest.approx(1.0)
+    assert f.splits == ["train"] and f.message.startswith("identifier row_id carries label")
+
+
+def test_a_string_id_sorted_by_label_is_found_on_a_sample():
+    def string_ids(df: pl.DataFrame) -> pl.DataFrame:
+        return df.with_columns(row_id=pl.format("R{}", pl.int_range(0, df.height)
+                                                .cast(pl.String).str.zfill(6)))
+    train = string_ids(clean_frame(3000, 1).sort("y"))
+    data = _data({"train": train, "test": string_ids(clean_frame(500, 2))}, label="y",
+                 ids=["row_id"])
+    f = next(f for f in SingleFeatureAUC(id_sample_rows=1000).run(data)
+             if f.subject == "row_id")
+    assert f.severity == Severity.WARN and f.count == 1000 and f.value > 0.99
+
+
+def test_multiclass_and_numeric_labels_use_their_metrics():
+    rng = np.random.default_rng(6)
+    n = 1500
+    cls = rng.integers(0, 3, n)
+    # class "b" sits in the middle of the leak's range: binned encoding still separates it
+    frame = pl.DataFrame({"x": rng.normal(size=n), "leak": cls * 2.0 + rng.normal(size=n) * 0.1,
+                          "y": np.array(["a", "b", "c"])[cls]})
+    f = next(f for f in SingleFeatureAUC().run(_data({"train": frame[:1000],
+                                                      "test": frame[1000:]}, label="y"))
+             if f.subject)
+    assert (f.subject, f.metric, f.severity) == ("leak", "single_feature_macro_auc",
+                                                 Severity.FAIL)
+    y = rng.normal(size=n)
+    frame = pl.DataFrame({"x": rng.normal(size=n), "leak": -y + rng.normal(size=n) * 0.01,
+                          "y": y})
+    f = next(f for f in SingleFeatureAUC().run(_data({"train": frame[:1000],
+                                                      "test": frame[1000:]}, label="y"))
+             if f.subject)
+    assert (f.subject, f.metric, f.severity) == ("leak", "abs_spearman", Severity.FAIL)
+    graded = next(r for r in f.evidence["splits"] if r["ci_low"] is not None)
+    assert "chart" not in f.evidence and graded["ci_low"] > 0.99
+
+
+def test_the_demo_days_since_cancel_fails():
+    data = _data(make_demo(), label="churned", time="signup_ts", groups=["customer_id"],
+                 ids=["row_id"], text=["notes"])
+    failed = [f.subject for f in SingleFeatureAUC().run(data) if f.severity == Severity.FAIL]
+    assert failed == ["days_since_cancel"]
+
+
+# --- clean data ---------------------------------------------------------------------------
+
+def _clean_mix(n: int, seed: int) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = clean_frame(n, seed, seed * 100_000)
+    return df.with_columns(
+        heavy=pl.Series(rng.standard_cauchy(n)),
+        many=pl.Series([f"u{v}" for v in rng.integers(0, 3000, n)]),
+        holes=pl.Series(np.where(rng.random(n) < 0.05, np.nan, rng.normal(size=n)))
+        .fill_nan(None),
+        cat_holes=pl.Series(rng.choice(["a", "b", None], n, p=[0.5, 0.45, 0.05])),
+        when=pl.datetime_range(pl.datetime(2025, 1, 1), pl.datetime(2025, 1, 1) +
+                               pl.duration(minutes=n - 1), "1m", eager=True))
+
+
+def test_clean_splits_raise_nothing_above_info():
+    data = _data({"train": _clean_mix(4000, 1), "val": _clean_mix(1000, 2),
+                  "test": _clean_mix(1000, 3)}, label="y", ids=["row_id"])
+    findings = SingleFeatureAUC().run(data)
+    assert [f.severity for f in findings] == [Severity.INFO]
+    overview = findings[0]
+    assert overview.metric == "max_single_feature_auc" and overview.count == 0
+    assert overview.message.startswith("0 of 8 features (0%) alone reach AUC >= 0.85")
+    assert len(overview.evidence["top_features"]) == 8
+    assert overview.evidence["chart"]["lines"] == [0.85, 0.95]
+
+
+# --- edge cases ---------------------------------------------------------------------------
+
+def test_constant_and_all_null_columns_score_one_half():
+    def odd(df: pl.DataFrame) -> pl.DataFrame:
+        return df.with_columns(const=pl.lit(3.0), empty=pl.lit(None, dtype=pl.Float64),
+                               weird=pl.Series([float("nan"), float("inf"), float("-inf"),
+                                                1.0] * (df.height // 4)))
+    data = _data({"train": odd(clean_frame(500, 1)), "test": odd(clean_frame(200, 2, 1000))},
+                 label="y")
+    findings = SingleFeatureAUC().run(data)
+    assert [f.severity for f in findings] == [Severity.INFO]
+    table = {r["feature"]: r for r in findings[-1].evidence["top_features"]}
+    assert table["const"]["train (in-train)"] == 0.5 and table["const"]["test"] == 0.5
+    assert table["empty"]["train (in-train)"] == 0.5
+    assert 0.4 < table["weird"]["test"] < 0.6
+
+
+def test_single_class_and_missing_label_are_not_applicable():
+    frame = clean_frame(100, 1).with_columns(y=pl.lit(1))
+    with pytest.raises(NotApplicable, match=r"single class \(1\) in every split"):
+        SingleFeatureAUC().run(_data({"train": frame, "test": frame}, label="y"))
+    mixed = clean_frame(100, 2)
+    with pytest.raises(NotApplicable, match="single class .* in train"):
+        SingleFeatureAUC().run(_data({"train": frame, "test": mixed}, label="y"))
+    with pytest.raises(NotApplicable, match="no label column declared"):
+        SingleFeatureAUC().run(_data({"train": frame}))
+
+
+def test_one_split_grades_the_in_train_figure():
+    data = _data({"train": _churn(1000, 1)}, label="y")
+    f = next(f for f in SingleFeatureAUC().run(data) if f.subject == "days_since_cancel")
+    assert f.severity == Severity.FAIL and f.splits == ["train"]
+    assert "in train (in-train)" in f.message
+
+
+def test_runs_are_deterministic():
+    frames = {"train": _churn(1500, 1), "test": _churn(400, 2, 9000)}
+    a = SingleFeatureAUC(n_boot=50).run(_data(frames, label="y"))
+    b = SingleFeatureAUC(n_boot=50).run(_data(frames, label="y"))
+    assert a == b
+
+
+def test_invalid_parameters_are_rejected():
+    with pytest.raises(ValueError, match="fail_above must be an AUC in"):
+        SingleFeatureAUC(fail_above=1.5)
+    with pytest.raises(ValueError, match="warn_above must be <= fail_above"):
+        SingleFeatureAUC(warn_above=0.99)
+    with pytest.raises(ValueError, match="folds must be an integer >= 2"):
+        SingleFeatureAUC(folds=1)
