@@ -1,0 +1,458 @@
+"""The per-row structure of tokenized splits, computed once per run and shared by the
+``tokens.*`` checks: where padding is, what the content starts and ends with, how the attention
+mask and the labels line up with it, and token counts.
+
+Padding is found from the ids: the leading and trailing runs of ``pad_id``. When the pad id is
+also the EOS (GPT-2 pipelines pad with ``<|endoftext|>``) or the BOS, the first token of such a
+run may be a real EOS/BOS. Whether it is, is learned once from the data (``eos_kept``,
+``bos_kept``): with an attention mask, the majority of rows vote (mask 1 on the first token of
+the run means it is content); without one, the EOS is taken as content when the shortest
+trailing run is one token long or most runs are exactly one token long. A row whose mask is 0 on
+exactly the whole run, or on all of it but its first token, follows its mask (so a row that
+lacks its EOS is told apart from one whose mask hides it); a mask that is 1 on more of the run
+is a mask covering padding. Everything is
+vectorised over the flattened ids of a chunk of rows (offsets + ``reduceat``), never per row.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from auditor.data import AuditData
+from auditor.errors import NotApplicable
+
+CHUNK_ROWS = 65_536
+# Classification of a row's labels against its ids (``SplitLayout.shift``).
+NO_LABELS, AMBIGUOUS, MISALIGNED = -1, -2, -3
+SHIFTS = (0, 1, 2)
+
+
+def tokenizer_of(data: AuditData) -> Any:
+    """The run's tokenizer adapter, loaded once and shared by every tokens.* check."""
+    if data.tokens is None:
+        raise NotApplicable("no tokens: section in the config")
+    from auditor.tokenizers import load_tokenizer
+
+    spec = data.tokens.tokenizer
+    return data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The ids the checks rely on: tokenizer values, overridden by the tokens: section."""
+
+    vocab_size: int
+    pad: int | None
+    bos: int | None
+    eos: int | None
+    unk: int | None
+    specials: np.ndarray  # sorted control ids
+
+    def lookup(self, ids: list[int] | np.ndarray) -> np.ndarray:
+        """A boolean table over [0, vocab_size] (the last slot is 'outside the vocabulary')."""
+        table = np.zeros(self.vocab_size + 1, dtype=bool)
+        ids = np.asarray(ids, dtype=np.int64)
+        table[ids[(ids >= 0) & (ids < self.vocab_size)]] = True
+        return table
+
+
+def roles_of(data: AuditData, vocab_size: int | None = None) -> Roles:
+    tok = tokenizer_of(data)
+    t = data.tokens
+    assert t is not None
+
+    def pick(override: int | None, default: int | None) -> int | None:
+        return override if override is not None else default
+
+    roles = dict(pad=pick(t.pad_id, tok.pad_id), bos=pick(t.bos_id, tok.bos_id),
+                 eos=pick(t.eos_id, tok.eos_id), unk=tok.unk_id)
+    specials = set(tok.special_ids) | {v for v in roles.values() if v is not None}
+    return Roles(vocab_size=int(vocab_size or tok.vocab_size),
+                 specials=np.array(sorted(specials), dtype=np.int64), **roles)
+
+
+# ---------------------------------------------------------------------------------------------
+# Flattened chunks
+# ---------------------------------------------------------------------------------------------
+
+class Flat:
+    """A chunk of list rows flattened: ``values`` (all elements), ``lens`` and ``offsets``.
+    Positions and spans are built with cumulative sums over the flat array, not per row."""
+
+    def __init__(self, values: np.ndarray, lens: np.ndarray, null: np.ndarray) -> None:
+        self.values = values
+        self.lens = lens
+        self.null = null
+        self.offsets = np.zeros(len(lens), dtype=np.int64)
+        np.cumsum(lens[:-1], out=self.offsets[1:])
+        self.nonempty = lens > 0
+        self._pos: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, s: pl.Series) -> "Flat":
+        lens = s.list.len().fill_null(0).to_numpy().astype(np.int64)
+        flat = s.explode(empty_as_null=False, keep_nulls=False)
+        if flat.null_count():  # a null inside a list: never a valid id (-1 is out of vocab)
+            flat = flat.fill_null(-1)
+        if not (flat.dtype.is_integer() or flat.dtype == pl.Boolean):
+            flat = flat.cast(pl.Int64, strict=False).fill_null(-1)
+        return cls(flat.to_numpy(), lens, s.is_null().to_numpy())
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def pos(self) -> np.ndarray:
+        """Each element's position inside its row (int32, cached)."""
+        if self._pos is None:
+            step = np.ones(len(self.values), dtype=np.int32)
+            ne = self.nonempty
+            starts, lens = self.offsets[ne], self.lens[ne]
+            if len(starts):
+                step[starts[0]] = 0
+                step[starts[1:]] = 1 - lens[:-1]
+            self._pos = np.cumsum(step, dtype=np.int32)
+        return self._pos
+
+    def span(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Elements whose position in their row lies in [lo, hi) of that row."""
+        lo = np.clip(lo, 0, self.lens)
+        hi = np.clip(hi, lo, self.lens)
+        counts = np.stack([lo, hi - lo, self.lens - hi], axis=1).ravel()
+        pattern = np.tile(np.array([False, True, False]), len(self.lens))
+        return np.repeat(pattern, counts)
+
+    def within(self, k: int) -> np.ndarray:
+        """Elements whose row continues for at least ``k`` more elements."""
+        return self.span(np.zeros(len(self.lens), np.int64), np.maximum(self.lens - k, 0)) \
+            if k else np.ones(len(self.values), dtype=bool)
+
+    def row_sum(self, x: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(self.lens), dtype=np.int64)
+        if self.nonempty.any():
+            out[self.nonempty] = np.add.reduceat(x, self.offsets[self.nonempty],
+                                                 dtype=np.int64)
+        return out
+
+    def rows_of(self, idx: np.ndarray) -> np.ndarray:
+        """The row of each flat element index in ``idx``."""
+        return np.searchsorted(self.offsets, idx, side="right") - 1
+
+    def runs(self, flag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Length of the leading and of the trailing run of ``flag`` in every row."""
+        lead = np.zeros(len(self.lens), dtype=np.int64)
+        trail = np.zeros(len(self.lens), dtype=np.int64)
+        ne = self.nonempty
+        if not ne.any():
+            return lead, trail
+        pos = self.pos()
+        big = np.iinfo(np.int32).max
+        first = np.minimum.reduceat(np.where(flag, big, pos), self.offsets[ne])
+        last = np.maximum.reduceat(np.where(flag, -1, pos), self.offsets[ne])
+        lens = self.lens[ne]
+        lead[ne] = np.where(first == big, lens, first)
+        trail[ne] = lens - 1 - last
+        return lead, trail
+
+
+def _aligned(df: pl.DataFrame, ids: str, other: str) -> np.ndarray:
+    """Rows whose ``other`` list has the same length as the ids list (and is not null)."""
+    return df.select((pl.col(other).list.len() == pl.col(ids).list.len()).fill_null(False)
+                     )[:, 0].to_numpy()
+
+
+# ---------------------------------------------------------------------------------------------
+# The layout
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class SplitLayout:
+    """Per-row arrays for one split (row order as stored)."""
+
+    length: np.ndarray            # stored list length
+    null: np.ndarray              # input_ids is null
+    pad_left: np.ndarray
+    pad_right: np.ndarray
+    first: np.ndarray             # first content id (-1 when no content)
+    last: np.ndarray              # last content id (-1 when no content)
+    unk: np.ndarray               # UNK ids in the content
+    oov: np.ndarray               # ids outside [0, vocab_size) anywhere in the row
+    mask_aligned: np.ndarray | None = None   # mask present with the ids' length
+    mask_bad: np.ndarray | None = None       # mask values other than 0/1
+    mask_on_pad: np.ndarray | None = None    # padding positions with mask 1
+    mask_off_content: np.ndarray | None = None  # content positions with mask 0
+    labels_aligned: np.ndarray | None = None
+    labels_on_pad: np.ndarray | None = None  # padding positions with label != ignore_index
+    labels_active: np.ndarray | None = None  # content positions with label != ignore_index
+    labels_oov: np.ndarray | None = None     # active labels outside [0, vocab_size)
+    shift: np.ndarray | None = None          # 0/1/2, NO_LABELS, AMBIGUOUS or MISALIGNED
+    specials_inside: pl.DataFrame | None = None  # (row, id, n): control ids inside the content
+    token_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @property
+    def rows(self) -> int:
+        return len(self.length)
+
+    @property
+    def content(self) -> np.ndarray:
+        return self.length - self.pad_left - self.pad_right
+
+
+@dataclass
+class Layout:
+    roles: Roles
+    splits: dict[str, SplitLayout]
+    side: str                     # right | left | none (dominant padding side)
+    eos_kept: bool                # pad == eos: the first token of the trailing run is content
+    bos_kept: bool
+    how: str                      # one sentence on how padding was told from content
+    max_length: int               # declared max_length, else the longest stored row
+    max_length_declared: bool
+
+    @property
+    def total_rows(self) -> int:
+        return sum(s.rows for s in self.splits.values())
+
+    def concat(self, name: str) -> np.ndarray:
+        """One per-row array over every split, in split order."""
+        return np.concatenate([getattr(s, name) for s in self.splits.values()])
+
+
+def layout_of(data: AuditData, vocab_size: int | None = None) -> Layout:
+    """The shared layout (cached per run and vocabulary size)."""
+    if data.tokens is None:
+        raise NotApplicable("no tokens: section in the config")
+    return data.cached(("tokens.layout", vocab_size), lambda: _build(data, vocab_size))
+
+
+def token_frame(data: AuditData, split: str) -> pl.DataFrame:
+    """The split's token columns, fixed-size arrays turned into lists (cached per run)."""
+    t = data.tokens
+    assert t is not None
+
+    def build() -> pl.DataFrame:
+        df = data.splits[split]
+        cols = [c for c in (t.input_ids, t.attention_mask, t.labels) if c]
+        return df.select([pl.col(c).arr.to_list() if isinstance(df.schema[c], pl.Array)
+                          else pl.col(c) for c in cols])
+
+    return data.cached(("tokens.frame", split), build)
+
+
+def _chunks(df: pl.DataFrame):
+    for start in range(0, max(df.height, 1), CHUNK_ROWS):
+        yield df.slice(start, CHUNK_ROWS)
+
+
+def _build(data: AuditData, vocab_size: int | None) -> Layout:
+    t = data.tokens
+    assert t is not None
+    roles = roles_of(data, vocab_size)
+    ids_col, mask_col = t.input_ids, t.attention_mask
+    for name, df in data.splits.items():
+        if not isinstance(df.schema[ids_col], (pl.List, pl.Array)):
+            raise NotApplicable(f"{ids_col!r} in {name} is {df.schema[ids_col]}, not a list of "
+                                "token ids")
+    inferred = ""
+    if roles.pad is None and mask_col:
+        pad = _pad_from_mask(data, ids_col, mask_col)
+        if pad is not None:
+            roles = replace(roles, pad=pad)
+            inferred = (f"No pad id declared and none in the tokenizer: {pad} is taken as the pad "
+                        "id, as the id under most attention-mask zeros.")
+    # Pass 1: pad runs and mask zero runs, to learn the pattern.
+    runs: dict[str, tuple[np.ndarray, ...]] = {}
+    for name, df in data.splits.items():
+        parts = []
+        for chunk in _chunks(token_frame(data, name)):
+            f = Flat.of(chunk[ids_col])
+            lead, trail = f.runs(f.values == roles.pad) if roles.pad is not None else (
+                np.zeros(len(f.lens), np.int64), np.zeros(len(f.lens), np.int64))
+            zl = np.full(len(f.lens), -1, np.int64)
+            zt = np.full(len(f.lens), -1, np.int64)
+            if mask_col:
+                ok = _aligned(chunk, ids_col, mask_col)
+                if ok.any():
+                    m = Flat.of(chunk.filter(pl.Series(ok))[mask_col])
+                    zl[ok], zt[ok] = m.runs(m.values == 0)
+            parts.append((f.lens, lead, trail, zl, zt))
+        runs[name] = tuple(np.concatenate([p[i] for p in parts]) for i in range(5))
+    lens, lead, trail, zl, zt = (np.concatenate([r[i] for r in runs.values()]) for i in range(5))
+    eos_kept, how_e = _learn_kept(roles.pad is not None and roles.pad == roles.eos, trail, zt,
+                                  lens, "EOS", "trailing")
+    bos_kept, how_b = _learn_kept(roles.pad is not None and roles.pad == roles.bos, lead, zl,
+                                  lens, "BOS", "leading")
+    full = lead >= lens
+    right = int(((trail - eos_kept > 0) & ~full).sum())
+    left = int(((lead - bos_kept > 0) & ~full).sum())
+    side = "none" if right == left == 0 else ("right" if right >= left else "left")
+    how = " ".join(x for x in (
+        inferred, "No pad id: every token is content." if roles.pad is None else
+        f"Padding = runs of pad id {roles.pad} at the row ends.", how_e, how_b) if x)
+    max_len = t.max_length or int(max((int(r[0].max()) if len(r[0]) else 0)
+                                      for r in runs.values()))
+    splits = {name: _pass2(data, token_frame(data, name), roles, runs[name], eos_kept,
+                           bos_kept, side) for name in data.splits}
+    return Layout(roles=roles, splits=splits, side=side, eos_kept=eos_kept, bos_kept=bos_kept,
+                  how=how, max_length=max_len, max_length_declared=t.max_length is not None)
+
+
+def _pad_from_mask(data: AuditData, ids_col: str, mask_col: str) -> int | None:
+    """The id under >= 90% of the attention-mask zeros of the first chunk of rows (or None)."""
+    for name in data.splits:
+        chunk = token_frame(data, name).slice(0, CHUNK_ROWS)
+        ok = _aligned(chunk, ids_col, mask_col)
+        if not ok.any():
+            continue
+        sub = chunk.filter(pl.Series(ok))
+        x = Flat.of(sub[ids_col]).values
+        zero = Flat.of(sub[mask_col]).values == 0
+        if not zero.any():
+            continue
+        under = x[zero]
+        ids, counts = np.unique(under, return_counts=True)
+        best = int(np.argmax(counts))
+        if counts[best] >= 0.9 * len(under) and ids[best] >= 0:
+            return int(ids[best])
+    return None
+
+
+def _learn_kept(applies: bool, run: np.ndarray, mask_zeros: np.ndarray, lens: np.ndarray,
+                what: str, where: str) -> tuple[bool, str]:
+    """Whether the first pad token of a run is a real BOS/EOS (pad id == that id)."""
+    if not applies:
+        return False, ""
+    cand = (run >= 1) & (run < lens)
+    voted = cand & (mask_zeros >= 0)
+    if voted.any():
+        kept = bool(np.mean(run[voted] - mask_zeros[voted] >= 1) >= 0.5)
+        return kept, (f"pad id = {what}: the attention mask of most rows "
+                      f"{'keeps' if kept else 'does not keep'} the first {where} pad token, so it "
+                      f"is taken as {'a real ' + what if kept else 'padding'}.")
+    if not len(run):
+        return False, ""
+    with_run = run[run >= 1]
+    kept = bool(len(with_run) and (with_run.min() == 1 and run.min() >= 1
+                                   or np.mean(run == 1) >= 0.5))
+    return kept, (f"pad id = {what} and no attention mask: the first {where} pad token is taken "
+                  f"as {'a real ' + what if kept else 'padding'} (inferred from run lengths).")
+
+
+def _pass2(data: AuditData, df: pl.DataFrame, roles: Roles, runs: tuple[np.ndarray, ...],
+           eos_kept: bool, bos_kept: bool, side: str) -> SplitLayout:
+    t = data.tokens
+    assert t is not None
+    _, lead_all, trail_all, zl_all, zt_all = runs
+    parts: list[dict[str, Any]] = []
+    counts = np.zeros(roles.vocab_size + 1, dtype=np.int64)
+    special = roles.lookup(roles.specials)
+    start = 0
+    for chunk in _chunks(df):
+        n = chunk.height
+        f = Flat.of(chunk[t.input_ids])
+        lead, trail = lead_all[start:start + n], trail_all[start:start + n]
+        zl, zt = zl_all[start:start + n], zt_all[start:start + n]
+        full = (lead >= f.lens) & (f.lens > 0)
+        pad_l = np.maximum(lead - bos_kept, 0)
+        pad_r = np.maximum(trail - eos_kept, 0)
+        # pad == EOS (BOS): where the mask settles whether the run's first token is content
+        # (mask zeros on exactly the run, or on all of it but that token), follow the mask
+        if roles.pad is not None and roles.pad == roles.eos:
+            pad_r = np.where((trail >= 1) & ((zt == trail) | (zt == trail - 1)), zt, pad_r)
+        if roles.pad is not None and roles.pad == roles.bos:
+            pad_l = np.where((lead >= 1) & ((zl == lead) | (zl == lead - 1)), zl, pad_l)
+        pad_l = np.where(full, f.lens if side == "left" else 0, pad_l)
+        pad_r = np.where(full, 0 if side == "left" else f.lens, pad_r)
+        content_n = f.lens - pad_l - pad_r
+        content = f.span(pad_l, f.lens - pad_r)
+        interior = f.span(pad_l + 1, f.lens - pad_r - 1)
+        x = f.values
+        in_vocab = (x >= 0) & (x < roles.vocab_size)
+        xc = np.where(in_vocab, x, roles.vocab_size)
+        has = content_n > 0
+        first = np.full(n, -1, np.int64)
+        last = np.full(n, -1, np.int64)
+        first[has] = x[(f.offsets + pad_l)[has]]
+        last[has] = x[(f.offsets + f.lens - pad_r - 1)[has]]
+        counts += np.bincount(np.where(content, xc, roles.vocab_size),
+                              minlength=roles.vocab_size + 1)
+        inner = np.flatnonzero(interior & special[xc])
+        part: dict[str, Any] = dict(
+            length=f.lens, null=f.null, pad_left=pad_l, pad_right=pad_r, first=first, last=last,
+            unk=(f.row_sum(content & (x == roles.unk)) if roles.unk is not None
+                 else np.zeros(n, np.int64)),
+            oov=f.row_sum(~in_vocab),
+            specials_inside=pl.DataFrame({"row": f.rows_of(inner) + start,
+                                          "id": x[inner].astype(np.int64)}))
+        if t.attention_mask:
+            part.update(_mask_stats(chunk, t.input_ids, t.attention_mask, f, content))
+        if t.labels:
+            part.update(_label_stats(chunk, t, f, content, roles))
+        parts.append(part)
+        start += n
+    merged = {k: (pl.concat([p[k] for p in parts]) if k == "specials_inside"
+                  else np.concatenate([p[k] for p in parts])) for k in parts[0]}
+    merged["specials_inside"] = (merged["specials_inside"].group_by("row", "id")
+                                 .agg(n=pl.len()))
+    return SplitLayout(token_counts=counts[:roles.vocab_size], **merged)
+
+
+def _subset(chunk: pl.DataFrame, ok: np.ndarray, ids_col: str, f: Flat,
+            content: np.ndarray) -> tuple[Flat, np.ndarray, pl.DataFrame]:
+    """The ids and content flags restricted to rows ``ok`` (no copy when every row is ok)."""
+    if ok.all():
+        return f, content, chunk
+    sub = chunk.filter(pl.Series(ok))
+    keep = f.span(np.zeros(len(ok), np.int64), np.where(ok, f.lens, 0))
+    fs = Flat.of(sub[ids_col])
+    return fs, content[keep], sub
+
+
+def _mask_stats(chunk: pl.DataFrame, ids_col: str, mask_col: str, f: Flat,
+                content: np.ndarray) -> dict[str, np.ndarray]:
+    n = chunk.height
+    ok = _aligned(chunk, ids_col, mask_col)
+    out = {k: np.zeros(n, np.int64) for k in ("mask_bad", "mask_on_pad", "mask_off_content")}
+    out["mask_aligned"] = ok
+    if ok.any():
+        fs, cont, sub = _subset(chunk, ok, ids_col, f, content)
+        m = Flat.of(sub[mask_col]).values
+        out["mask_bad"][ok] = fs.row_sum((m != 0) & (m != 1))
+        out["mask_on_pad"][ok] = fs.row_sum(~cont & (m != 0))
+        out["mask_off_content"][ok] = fs.row_sum(cont & (m == 0))
+    return out
+
+
+def _label_stats(chunk: pl.DataFrame, t: Any, f: Flat, content: np.ndarray,
+                 roles: Roles) -> dict[str, np.ndarray]:
+    n = chunk.height
+    ok = _aligned(chunk, t.input_ids, t.labels)
+    zeros = {k: np.zeros(n, np.int64) for k in ("labels_on_pad", "labels_active", "labels_oov")}
+    out: dict[str, np.ndarray] = dict(labels_aligned=ok, shift=np.full(n, NO_LABELS, np.int64),
+                                      **zeros)
+    if not ok.any():
+        return out
+    fs, cont, sub = _subset(chunk, ok, t.input_ids, f, content)
+    x = fs.values
+    lab = Flat.of(sub[t.labels]).values
+    active = (lab != t.ignore_index) & cont
+    n_active = fs.row_sum(active)
+    out["labels_on_pad"][ok] = fs.row_sum(~cont & (lab != t.ignore_index))
+    out["labels_active"][ok] = n_active
+    out["labels_oov"][ok] = fs.row_sum(active & ((lab < 0) | (lab >= roles.vocab_size)))
+    follows = []
+    for s in SHIFTS:
+        eq = np.zeros(len(x), dtype=bool)
+        if s < len(x):
+            eq[:len(x) - s] = lab[:len(x) - s] == x[s:]
+        match = fs.row_sum(active & fs.within(s) & eq)
+        follows.append((n_active > s) & (match >= n_active - s))
+    follows_arr = np.stack(follows, axis=1)
+    k = follows_arr.sum(axis=1)
+    shift = np.where(k == 1, np.argmax(follows_arr, axis=1), np.where(k > 1, AMBIGUOUS,
+                                                                      MISALIGNED))
+    shift = np.where(n_active == 0, NO_LABELS, shift)
+    out["shift"][ok] = shift
+    return out

@@ -1,0 +1,173 @@
+"""tokens.lengths: sequence lengths, truncation, EOS cut by truncation, length and token drift."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from auditor.checks import Cost
+from auditor.data import AuditData
+from auditor.detectors.token_findings import (RowProblem, check_non_negative, check_shares,
+                                              require_tokens, row_finding, short)
+from auditor.detectors.token_layout import Layout, layout_of, tokenizer_of
+from auditor.report import Finding, Severity
+from auditor.stats import chi2_test, fmt_count, grade, js_distance, psi, share
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequenceLengths:
+    """Sequence lengths: truncation at max_length, EOS cut by truncation, and length drift.
+
+    A warning means many rows hit max_length (long documents are cut, and where rows end with
+    EOS the cut rows lose it, so the model rarely learns to stop on long inputs), or the length
+    distribution (content tokens, padding excluded) differs between splits (PSI over the first
+    split's deciles: 0.1 moderate, 0.25 large). Token-frequency drift (Jensen–Shannon distance,
+    base 2, of the content-token distributions) is reported as information with the tokens
+    whose share moved most. Fix: raise max_length, chunk long documents with EOS per chunk, or
+    rebalance the splits.
+
+    Truncated = content length >= max_length (declared in tokens:, else the longest stored row).
+    EOS cut = truncated rows without the EOS at the end, counted only when most uncut rows end
+    with EOS. PSI = sum (a_i - e_i) ln(a_i / e_i) over bins (auditor.stats.psi); the effect
+    size decides and significance qualifies: a PSI above a threshold whose chi-square test of
+    homogeneity on the same 2 x bins table has p >= ``alpha`` (small splits, where empty bins
+    inflate PSI) is reported as information.
+    """
+
+    id: ClassVar[str] = "tokens.lengths"
+    title: ClassVar[str] = "Sequence lengths and truncation"
+    cost: ClassVar[Cost] = Cost.CHEAP
+    truncation_warn_above: float = 0.05
+    truncation_fail_above: float | None = None
+    eos_cut_warn_above: float = 0.0
+    eos_cut_fail_above: float | None = None
+    psi_warn_above: float = 0.1
+    psi_fail_above: float = 0.25
+    alpha: float = 0.01                # a PSI above a threshold must also be significant
+    bins: int = 10
+    top_tokens: int = 15
+
+    def __post_init__(self) -> None:
+        check_shares(self, "truncation_warn_above", "truncation_fail_above", "eos_cut_warn_above",
+                "eos_cut_fail_above")
+        check_non_negative(self, "psi_warn_above", "psi_fail_above", "top_tokens")
+        check_shares(self, "alpha")
+        if self.bins < 2:
+            raise ValueError(f"bins must be >= 2; got {self.bins!r}")
+
+    def run(self, data: AuditData) -> list[Finding]:
+        require_tokens(data)
+        lay = layout_of(data)
+        col = data.tokens.input_ids
+        findings = [self._distribution(lay, col)]
+        trunc = {n: s.content >= lay.max_length for n, s in lay.splits.items()}
+        limit = (f"max_length {lay.max_length:,}" if lay.max_length_declared else
+                 f"the longest stored row ({lay.max_length:,} tokens; max_length not declared)")
+        p = RowProblem.of(lay, trunc)
+        if p.count:
+            sev = grade(share(p.count, p.total), warn=self.truncation_warn_above,
+                        fail=self.truncation_fail_above)
+            findings.append(row_finding(p, severity=sev, metric="truncated_rows", subject=col,
+                                     threshold=self.truncation_warn_above,
+                                     message=p.sentence("rows", f"reach {limit}: they were "
+                                                        "probably truncated"), evidence={}))
+        eos = lay.roles.eos
+        uncut = np.concatenate([(s.content > 0) & ~trunc[n] for n, s in lay.splits.items()])
+        last = lay.concat("last")
+        if eos is not None and uncut.any() and np.mean(last[uncut] == eos) >= 0.5 and p.count:
+            cut = {n: trunc[n] & (s.last != eos) for n, s in lay.splits.items()}
+            q = RowProblem.of(lay, cut)
+            if q.count:
+                sev = grade(share(q.count, q.total), warn=self.eos_cut_warn_above,
+                            fail=self.eos_cut_fail_above)
+                findings.append(row_finding(
+                    q, severity=sev, metric="eos_cut", subject=col,
+                    threshold=self.eos_cut_warn_above,
+                    message=q.sentence("rows", f"lost their EOS (id {eos}) to truncation at "
+                                       f"{limit}, while the other rows end with it"),
+                    evidence={"examples": [{"split": s, "row": r} for s, r in
+                                           q.examples(20)]}))
+        findings += self._drift(data, lay, col)
+        return findings
+
+    def _distribution(self, lay: Layout, col: str) -> Finding:
+        content = {n: s.content for n, s in lay.splits.items()}
+        hi = max((int(c.max()) for c in content.values() if len(c)), default=0)
+        lo = min((int(c.min()) for c in content.values() if len(c)), default=0)
+        edges = np.unique(np.linspace(lo, hi + 1, min(31, hi - lo + 2)).round())
+        series = {n: (np.histogram(c, bins=edges)[0] / max(len(c), 1)).round(6).tolist()
+                  for n, c in content.items()}
+        table = [{"split": n, "rows": len(c), "mean": round(float(c.mean()), 1) if len(c) else 0,
+                  "p50": int(np.percentile(c, 50)) if len(c) else 0,
+                  "p95": int(np.percentile(c, 95)) if len(c) else 0,
+                  "max": int(c.max()) if len(c) else 0} for n, c in content.items()]
+        desc = "; ".join(f"{r['split']} median {r['p50']:,}, p95 {r['p95']:,}" for r in table)
+        return Finding(severity=Severity.INFO, metric="length_distribution", subject=col,
+                       splits=list(content), count=sum(len(c) for c in content.values()),
+                       message=f"Content length in tokens (padding excluded): {desc}.",
+                       evidence={"chart": {"type": "hist", "edges": edges.tolist(),
+                                           "series": series, "xlabel": "content tokens",
+                                           "ylabel": "share of rows",
+                                           "title": "Sequence length per split"},
+                                 "by_split": table})
+
+    def _drift(self, data: AuditData, lay: Layout, col: str) -> list[Finding]:
+        names = list(lay.splits)
+        if len(names) < 2:
+            return []
+        base = lay.splits[names[0]]
+        qs = np.quantile(base.content, np.linspace(0, 1, self.bins + 1)[1:-1]) \
+            if base.rows else np.array([])
+        edges = np.concatenate([[-np.inf], np.unique(qs), [np.inf]])
+        e_counts = np.histogram(base.content, bins=edges)[0]
+        tok = tokenizer_of(data)
+        out = []
+        for later in names[1:]:
+            s = lay.splits[later]
+            a_counts = np.histogram(s.content, bins=edges)[0]
+            value, _ = psi(e_counts, a_counts)
+            _, pvalue = chi2_test(np.vstack([e_counts, a_counts]))
+            sev = grade(value, warn=self.psi_warn_above, fail=self.psi_fail_above)
+            note = ""
+            if sev != Severity.INFO and not pvalue < self.alpha:
+                sev, note = Severity.INFO, (f"; not significant at this sample size "
+                                            f"(p = {pvalue:.2g} >= {self.alpha})")
+            m_a = float(base.content.mean()) if base.rows else 0.0
+            m_b = float(s.content.mean()) if s.rows else 0.0
+            out.append(Finding(
+                severity=sev, metric="length_psi", subject=col, value=value,
+                threshold=self.psi_fail_above, count=s.rows, splits=[names[0], later],
+                message=(f"Length PSI {names[0]} → {later} is {value:.3f} (mean content length "
+                         f"{m_a:,.1f} → {m_b:,.1f} tokens over {fmt_count(s.rows)} {later} rows)"
+                         f"{note}"),
+                evidence={"p-value": pvalue, "bins": [
+                    {"content length": _bin_label(edges, i), names[0]: int(e_counts[i]),
+                     later: int(a_counts[i])} for i in range(len(e_counts))]}))
+            js = js_distance(base.token_counts, s.token_counts)
+            pa = base.token_counts / max(base.token_counts.sum(), 1)
+            pb = s.token_counts / max(s.token_counts.sum(), 1)
+            diff = pb - pa
+            top = np.argsort(-np.abs(diff), kind="stable")[:self.top_tokens]
+            top = top[np.abs(diff[top]) > 0]
+            names_ = tok.token_strings(top.tolist())
+            rows = [{"id": int(i), "token": short(repr(sv), 40),
+                     f"{names[0]} share": round(float(pa[i]), 6),
+                     f"{later} share": round(float(pb[i]), 6)} for i, sv in zip(top, names_)]
+            out.append(Finding(
+                severity=Severity.INFO, metric="token_frequency_js", subject=col, value=js,
+                count=int(s.token_counts.sum()), splits=[names[0], later],
+                message=(f"Token-frequency Jensen–Shannon distance {names[0]} → {later} is "
+                         f"{js:.3f} over {fmt_count(int(s.token_counts.sum()))} {later} content "
+                         "tokens (0 = same distribution, 1 = disjoint)"),
+                evidence={"tokens whose share moved most": rows}))
+        return out
+
+
+def _bin_label(edges: np.ndarray, i: int) -> str:
+    lo, hi = edges[i], edges[i + 1]
+    if not np.isfinite(lo):
+        return f"< {hi:g}"
+    if not np.isfinite(hi):
+        return f">= {lo:g}"
+    return f"[{lo:g}, {hi:g})"

@@ -1,0 +1,292 @@
+"""tokens.roundtrip: decode(encode(text)) against text, and stored ids against encode(text)."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from auditor.checks import Cost
+from auditor.data import AuditData
+from auditor.detectors.token_findings import by_split_text, short
+from auditor.detectors.token_layout import Layout, layout_of, token_frame, tokenizer_of
+from auditor.errors import NotApplicable
+from auditor.report import Finding, Severity
+from auditor.stats import fmt_count, fmt_share, grade, share
+
+CATEGORIES = ("exact", "normalised", "unk", "whitespace", "other")
+LABELS = {"exact": "identical", "normalised": "equal after the tokenizer's normaliser",
+          "unk": "characters lost to UNK", "whitespace": "whitespace-only difference",
+          "other": "other difference"}
+BATCH = 8_192
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundTrip:
+    """Texts that do not survive decode(encode(text)), and stored ids that are not encode(text).
+
+    A fail means the tokenizer loses information the model needs (characters become UNK or are
+    changed beyond the tokenizer's own normalisation), or the stored ``input_ids`` were not
+    produced from the stored text by this tokenizer: another tokenizer or version tokenized the
+    data, or text and ids are misaligned. Fix: ship the tokenizer that made the data, re-tokenize,
+    or choose a tokenizer with byte fallback.
+
+    Each sampled row is classified, first match wins: exact; equal after the tokenizer's own
+    normaliser (expected loss such as lowercasing or NFKC: information); characters lost to UNK
+    (the encoding holds the UNK id); whitespace-only difference; other. Stale: the stored ids of
+    the content (padding dropped, control tokens removed) differ from encode(text) with control
+    tokens removed, where a row cut at max_length only needs to be a prefix. Up to
+    ``sample_rows`` rows per split are checked (a seeded sample when larger, stated in the
+    message). Values are shares of the checked rows.
+    """
+
+    id: ClassVar[str] = "tokens.roundtrip"
+    title: ClassVar[str] = "Tokenizer round-trip and stale tokenization"
+    cost: ClassVar[Cost] = Cost.STATS
+    sample_rows: int = 100_000
+    lossy_warn_above: float = 0.0      # share of rows in 'unk' or 'other'
+    lossy_fail_above: float = 0.001
+    whitespace_warn_above: float = 0.01
+    stale_warn_above: float = 0.0
+    stale_fail_above: float = 0.001
+    max_examples: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("lossy_warn_above", "lossy_fail_above", "whitespace_warn_above",
+                     "stale_warn_above", "stale_fail_above"):
+            v = getattr(self, name)
+            if not 0 <= v <= 1:
+                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
+        if self.sample_rows < 1:
+            raise ValueError(f"sample_rows must be >= 1; got {self.sample_rows!r}")
+        if self.max_examples < 0:
+            raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
+
+    def run(self, data: AuditData) -> list[Finding]:
+        if data.tokens is None:
+            raise NotApplicable("no tokens: section in the config")
+        if not data.tokens.text:
+            raise NotApplicable("no raw text column declared (tokens.text)")
+        tok = tokenizer_of(data)
+        lay = layout_of(data)
+        results = {name: self._split(data, lay, tok, name, i)
+                   for i, name in enumerate(data.splits)}
+        return [self._roundtrip_finding(data, tok, results),
+                *self._whitespace_finding(data, tok, results),
+                self._stale_finding(data, tok, results)]
+
+    # -- per split -------------------------------------------------------------------------
+    def _split(self, data: AuditData, lay: Layout, tok: Any, name: str, i: int) -> dict[str, Any]:
+        t = data.tokens
+        df = data.splits[name]
+        rows = np.arange(df.height)
+        if df.height > self.sample_rows:
+            rng = np.random.default_rng([data.seed, i])
+            rows = np.sort(rng.choice(df.height, self.sample_rows, replace=False))
+        text = df[t.text].cast(pl.String)[rows]
+        keep = text.is_not_null().to_numpy()
+        rows, text = rows[keep], text.filter(pl.Series(keep))
+        encoded, decoded = [], []
+        for start in range(0, len(text), BATCH):
+            batch = text.slice(start, BATCH).to_list()
+            enc = tok.encode_batch(batch)
+            decoded += tok.decode_batch(enc)
+            encoded.append(pl.Series("enc", enc, dtype=pl.List(pl.Int64)))
+        enc_s = (pl.concat(encoded) if encoded
+                 else pl.Series("enc", [], dtype=pl.List(pl.Int64)))
+        frame = pl.DataFrame({"row": rows, "text": text, "dec": pl.Series(decoded,
+                                                                           dtype=pl.String),
+                              "enc": enc_s})
+        category = self._categories(frame, tok)
+        stale, stored, enc_plain = self._stale(data, lay, name, frame)
+        return {"rows": df.height, "checked": frame.height, "frame": frame,
+                "category": category, "stale": stale, "stored": stored, "enc": enc_plain}
+
+    def _categories(self, frame: pl.DataFrame, tok: Any) -> np.ndarray:
+        cat = np.full(frame.height, "exact", dtype=object)
+        exact = (frame["text"] == frame["dec"]).fill_null(False).to_numpy()
+        rest = np.flatnonzero(~exact)
+        if not len(rest):
+            return cat
+        sub = frame[rest]
+        # the tokenizer's normaliser is a per-string call in every backend
+        n_text = pl.Series([tok.normalise(s) for s in sub["text"].to_list()], dtype=pl.String)
+        n_dec = pl.Series([tok.normalise(s) for s in sub["dec"].to_list()], dtype=pl.String)
+        norm = (n_text == n_dec).to_numpy()
+        unk = (sub["enc"].list.contains(tok.unk_id).fill_null(False).to_numpy()
+               if tok.unk_id is not None else np.zeros(len(rest), dtype=bool))
+        ws = (n_text.str.replace_all(r"\s+", "") == n_dec.str.replace_all(r"\s+", "")).to_numpy()
+        cat[rest] = np.where(norm, "normalised", np.where(unk, "unk", np.where(
+            ws, "whitespace", "other")))
+        return cat
+
+    def _stale(self, data: AuditData, lay: Layout, name: str, frame: pl.DataFrame
+               ) -> tuple[np.ndarray, pl.Series, pl.Series]:
+        t = data.tokens
+        s = lay.splits[name]
+        rows = frame["row"].to_numpy()
+        specials = pl.Series(lay.roles.specials.tolist(), dtype=pl.Int64)
+        drop = pl.element().filter(~pl.element().is_in(specials.implode()))
+        stored = pl.DataFrame({
+            "ids": token_frame(data, name)[t.input_ids][rows].cast(pl.List(pl.Int64)),
+            "off": s.pad_left[rows], "n": s.content[rows]}).select(
+            pl.col("ids").list.slice(pl.col("off"), pl.col("n")).list.eval(drop))["ids"]
+        enc = frame["enc"].list.eval(drop)
+        cut = s.content[rows] >= lay.max_length
+        cmp = pl.DataFrame({"s": stored, "e": enc, "cut": cut}).select(
+            ok=((pl.col("s") == pl.col("e").list.head(pl.col("s").list.len()))
+                & ((pl.col("s").list.len() == pl.col("e").list.len()) | pl.col("cut")))
+            .fill_null(False))["ok"].to_numpy()
+        return ~cmp, stored, enc
+
+    # -- findings --------------------------------------------------------------------------
+    def _sample_note(self, results: dict[str, dict[str, Any]]) -> str:
+        sampled = [f"{fmt_count(r['checked'])} of {fmt_count(r['rows'])} {n} rows"
+                   for n, r in results.items() if r["checked"] < r["rows"]]
+        return f" (a seeded sample: {', '.join(sampled)})" if sampled else ""
+
+    def _roundtrip_finding(self, data: AuditData, tok: Any,
+                           results: dict[str, dict[str, Any]]) -> Finding:
+        checked = sum(r["checked"] for r in results.values())
+        counts = {c: sum(int((r["category"] == c).sum()) for r in results.values())
+                  for c in CATEGORIES}
+        lossy = counts["unk"] + counts["other"]
+        per_split = {n: int(np.isin(r["category"], ["unk", "other"]).sum())
+                     for n, r in results.items()}
+        value = share(lossy, checked)
+        sev = grade(value, warn=self.lossy_warn_above, fail=self.lossy_fail_above)
+        parts = ", ".join(f"{fmt_count(counts[c])} {LABELS[c]}" for c in CATEGORIES
+                          if counts[c])
+        if lossy:
+            message = (f"{fmt_count(lossy)} of {fmt_count(checked)} rows ({fmt_share(value)}) "
+                       f"lose text in decode(encode(text)){by_split_text(per_split)}: {parts}"
+                       f"{self._sample_note(results)}")
+        else:
+            message = (f"All {fmt_count(checked)} checked rows survive decode(encode(text)) "
+                       f"up to the tokenizer's normaliser: {parts}{self._sample_note(results)}")
+        table = [{"split": n, "checked": r["checked"],
+                  **{LABELS[c]: int((r["category"] == c).sum()) for c in CATEGORIES}}
+                 for n, r in results.items()]
+        evidence: dict[str, Any] = {"by_split": table}
+        worst = self._examples(results, ("other", "unk", "whitespace", "normalised"), tok)
+        if worst:
+            evidence["worst examples"] = worst
+        return Finding(severity=sev, metric="roundtrip_loss", subject=data.tokens.text,
+                       value=value, threshold=self.lossy_fail_above, count=lossy,
+                       splits=[n for n, c in per_split.items() if c] or list(results),
+                       message=message, evidence=evidence)
+
+    def _whitespace_finding(self, data: AuditData, tok: Any,
+                            results: dict[str, dict[str, Any]]) -> list[Finding]:
+        checked = sum(r["checked"] for r in results.values())
+        per_split = {n: int((r["category"] == "whitespace").sum()) for n, r in results.items()}
+        n = sum(per_split.values())
+        if not n:
+            return []
+        value = share(n, checked)
+        return [Finding(
+            severity=grade(value, warn=self.whitespace_warn_above), metric="roundtrip_whitespace",
+            subject=data.tokens.text, value=value, threshold=self.whitespace_warn_above, count=n,
+            splits=[k for k, v in per_split.items() if v],
+            message=(f"{fmt_count(n)} of {fmt_count(checked)} rows ({fmt_share(value)}) come "
+                     f"back from decode(encode(text)) with different whitespace"
+                     f"{by_split_text({k: v for k, v in per_split.items() if v})}: harmless "
+                     "for prose, destructive for code and tables"),
+            evidence={"examples": self._examples(results, ("whitespace",), tok)})]
+
+    def _examples(self, results: dict[str, dict[str, Any]], cats: tuple[str, ...],
+                  tok: Any) -> list[dict[str, Any]]:
+        """The rows with the largest length change first, with a character-level diff."""
+        picked: list[tuple[int, str, int, str, str, str]] = []
+        for name, r in results.items():
+            frame = r["frame"]
+            idx = np.flatnonzero(np.isin(r["category"], cats))
+            if not len(idx):
+                continue
+            sub = frame[idx].with_columns(cat=pl.Series(r["category"][idx].astype(str)),
+                                          d=(pl.col("text").str.len_chars()
+                                             - pl.col("dec").str.len_chars()).abs())
+            rank = {c: i for i, c in enumerate(cats)}
+            sub = sub.with_columns(rk=pl.col("cat").replace_strict(rank, return_dtype=pl.Int64))
+            for row, text, dec, cat, d, rk in sub.sort(["rk", "d"], descending=[False, True]) \
+                    .head(self.max_examples).select("row", "text", "dec", "cat", "d", "rk") \
+                    .iter_rows():
+                picked.append((rk, name, row, text, dec, cat))
+        picked.sort(key=lambda p: p[0])
+        out = []
+        for _, name, row, text, dec, cat in picked[:self.max_examples]:
+            if cat not in ("exact", "normalised"):  # show what the normaliser does not explain
+                text, dec = tok.normalise(text), tok.normalise(dec)
+            out.append({"split": name, "row": row, "category": LABELS[cat],
+                        **char_diff(text, dec)})
+        return out
+
+    def _stale_finding(self, data: AuditData, tok: Any,
+                       results: dict[str, dict[str, Any]]) -> Finding:
+        t = data.tokens
+        checked = sum(r["checked"] for r in results.values())
+        per_split = {n: int(r["stale"].sum()) for n, r in results.items()}
+        n = sum(per_split.values())
+        value = share(n, checked)
+        sev = grade(value, warn=self.stale_warn_above, fail=self.stale_fail_above)
+        if not n:
+            return Finding(severity=Severity.INFO, metric="stale_tokenization",
+                           subject=t.input_ids, value=0.0, threshold=self.stale_fail_above,
+                           count=0, splits=list(results),
+                           message=(f"Stored {t.input_ids} equal encode({t.text}) in all "
+                                    f"{fmt_count(checked)} checked rows"
+                                    f"{self._sample_note(results)}"))
+        examples = []
+        for name, r in results.items():
+            stored, enc = r["stored"], r["enc"]
+            for i in np.flatnonzero(r["stale"])[:max(0, self.max_examples - len(examples))]:
+                examples.append({"split": name, "row": int(r["frame"]["row"][int(i)]),
+                                 **id_diff(stored[int(i)], enc[int(i)], tok)})
+        return Finding(
+            severity=sev, metric="stale_tokenization", subject=t.input_ids, value=value,
+            threshold=self.stale_fail_above, count=n,
+            splits=[k for k, v in per_split.items() if v],
+            message=(f"{fmt_count(n)} of {fmt_count(checked)} rows ({fmt_share(value)}) have "
+                     f"stored {t.input_ids} that differ from encode({t.text})"
+                     f"{by_split_text({k: v for k, v in per_split.items() if v})}: the data was "
+                     "tokenized by another tokenizer or version, or text and ids are misaligned"
+                     f"{self._sample_note(results)}"),
+            evidence={"examples": examples})
+
+
+def char_diff(a: str, b: str, limit: int = 4000, context: int = 24) -> dict[str, str]:
+    """The first differences between text ``a`` and decoded ``b``, with a little context."""
+    sm = difflib.SequenceMatcher(None, a[:limit], b[:limit], autojunk=False)
+    ops = [op for op in sm.get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return {"text": short(a), "decoded": short(b), "diff": "(beyond the first "
+                f"{limit:,} characters)" if a != b else "(none)"}
+    _, i1, _, j1, _ = ops[0]
+    changes = "; ".join(f"{tag} {a[i1_:i2_][:20]!r} → {b[j1_:j2_][:20]!r} at {i1_}"
+                        for tag, i1_, i2_, j1_, j2_ in ops[:3])
+    more = f" (+{len(ops) - 3} more)" if len(ops) > 3 else ""
+    return {"text": short(("…" if i1 > context else "") + a[max(0, i1 - context):i1 + 56]),
+            "decoded": short(("…" if j1 > context else "") + b[max(0, j1 - context):j1 + 56]),
+            "diff": short(changes + more, 200)}
+
+
+def id_diff(stored: Any, enc: Any, tok: Any, context: int = 3) -> dict[str, Any]:
+    """Where stored ids first differ from encode(text), shown as ids and token strings."""
+    def as_list(v: Any) -> list[int]:
+        if v is None:
+            return []
+        return v.to_list() if hasattr(v, "to_list") else list(v)
+
+    s, e = as_list(stored), as_list(enc)
+    k = next((i for i, (x, y) in enumerate(zip(s, e)) if x != y), min(len(s), len(e)))
+    lo = max(0, k - context)
+
+    def view(ids: list[int]) -> str:
+        part = ids[lo:k + context + 1]
+        strings = tok.token_strings(part)
+        return short(" ".join(f"{i}:{t!r}" for i, t in zip(part, strings)), 160)
+
+    return {"first difference at": k, "stored": view(s), "encode(text)": view(e),
+            "stored length": len(s), "encoded length": len(e)}

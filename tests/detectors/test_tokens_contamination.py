@@ -1,0 +1,150 @@
+"""tokens.contamination on the Lee corpus (train = lee_background, test = lee): no natural
+overlap; planted exact copies, near-duplicates and embedded passages are found, each by the
+right detector, and the n-gram overlap ratio equals a set-based reference."""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import polars as pl
+import pytest
+
+from auditor.config import Columns
+from auditor.data import build_audit_data
+from auditor.detectors.token_contamination import (Contamination, longest_shared_span,
+                                                   ngram_hashes)
+from auditor.errors import NotApplicable
+from auditor.report import Severity
+from tests.tokenizer_fixtures import lee_test, lee_train, token_data  # noqa: F401
+
+
+def _frame(texts: list[str]) -> pl.DataFrame:
+    return pl.DataFrame({"text": texts, "input_ids": [[0]] * len(texts)})
+
+
+def _data(train: list[str], *evals: list[str]):
+    frames = {"train": _frame(train)}
+    for name, texts in zip(("val", "test"), evals) if len(evals) == 2 else \
+            zip(("test",), evals):
+        frames[name] = _frame(texts)
+    return token_data(frames, "unused", attention_mask=None, labels=None)
+
+
+def _words(s: str) -> list[str]:
+    return re.findall(r"\w+", unicodedata.normalize("NFKC", s).lower())
+
+
+@pytest.fixture(scope="module")
+def planted(lee_train, lee_test):
+    """lee.cor with rows 0-2 exact copies (case/spacing changed), 3-4 one word changed,
+    5-6 a 60-word passage of a train document inside new text."""
+    test = list(lee_test)
+    test[0] = "  " + lee_train[10].upper() + "  "
+    test[1] = lee_train[20].replace(" ", "   ")
+    test[2] = lee_train[30]
+    for i, src in ((3, 40), (4, 50)):
+        w = lee_train[src].split()
+        w[len(w) // 2] = "zebra"
+        test[i] = " ".join(w)
+    for i, src in ((5, 60), (6, 70)):
+        test[i] = ("An unrelated opening sentence about gardens. "
+                   + " ".join(lee_train[src].split()[:60]) + " Then a different ending.")
+    return test
+
+
+def test_the_lee_corpus_test_documents_are_not_in_its_training_documents(lee_train, lee_test):
+    (f,) = Contamination().run(_data(lee_train, lee_test))
+    assert (f.count, f.severity, f.splits) == (0, Severity.INFO, ["train", "test"])
+    assert f.message.startswith("0 of 50 test documents (0%) also occur in train")
+
+
+def test_planted_copies_are_found_by_the_right_detector(lee_train, planted):
+    (f,) = Contamination().run(_data(lee_train, planted))
+    assert (f.subject, f.count, f.severity) == ("text", 7, Severity.FAIL)
+    assert f.value == pytest.approx(7 / 50)
+    by = {r["detector"]: r["documents"] for r in f.evidence["by_detector"]}
+    assert by == {"exact copies (normalised text)": 3, "near-duplicates (Jaccard >= 0.8)": 2,
+                  "with >= 50% of their 13-grams in train": 2,
+                  "any 13-gram shared (GPT-3 'dirty')": 7}
+    assert f.evidence["rows_to_drop"]["rows"] == [0, 1, 2, 3, 4, 5, 6]
+    ex = {e["test_row"]: e for e in f.evidence["examples"]}
+    assert ex[0]["train_row"] == 10 and ex[0]["detector"] == "exact"
+    assert ex[3]["train_row"] == 40 and ex[3]["detector"] == "near-duplicate"
+    assert ex[5]["train_row"] == 60 and ex[5]["detector"] == "n-gram overlap"
+    passage = _words(" ".join(lee_train[60].split()[:60]))
+    assert ex[5]["shared span"].startswith(f"({len(passage)} words) {' '.join(passage[:3])}")
+
+
+def test_each_detector_can_be_turned_off(lee_train, planted):
+    (f,) = Contamination(exact=False, near_duplicates=False).run(_data(lee_train, planted))
+    assert f.count == 7  # the n-gram detector alone sees every planted document
+    (g,) = Contamination(ngram=0).run(_data(lee_train, planted))
+    assert g.count == 5 and "dirty" not in str(g.evidence["by_detector"])
+
+
+def test_ngram_overlap_ratio_equals_a_set_based_reference(lee_train, planted):
+    n = 13
+    train_grams = set()
+    for t in lee_train:
+        w = _words(t)
+        train_grams |= {tuple(w[i:i + n]) for i in range(len(w) - n + 1)}
+    ref = {}
+    for j, t in enumerate(planted):
+        w = _words(t)
+        grams = [tuple(w[i:i + n]) for i in range(len(w) - n + 1)]
+        hit = sum(g in train_grams for g in grams)
+        if hit:
+            ref[j] = hit / len(grams)
+    got, _, _ = Contamination()._ngram(pl.Series(lee_train), pl.Series(planted), seed=0)
+    assert dict(zip(got["test_row"].to_list(), got["overlap"].to_list())) == pytest.approx(ref)
+
+
+def test_the_ngram_prefilter_finds_the_same_near_duplicates_as_minhash_over_everything(
+        lee_train, planted):
+    train, test = pl.Series(lee_train), pl.Series(planted)
+    check = Contamination()
+    _, cand_a, cand_b = check._ngram(train, test, seed=0)
+    assert len(cand_a) < len(lee_train) / 2  # the prefilter leaves most documents out
+    filtered = check._near(train, test, 0, {}, cand_a, cand_b)
+    everything = check._near(train, test, 0, {}, None, None)
+    assert filtered.sort("test_row").equals(everything.sort("test_row"))
+    assert filtered["test_row"].to_list() == [0, 1, 2, 3, 4]
+
+
+def test_ngram_hashes_give_one_hash_per_window_and_equal_windows_hash_alike():
+    texts = pl.Series(["a b c d e", "x a b c d", "short", None])
+    g = ngram_hashes(texts, 3, seed=0)
+    assert g.group_by("doc").len().sort("doc").rows() == [(0, 3), (1, 3)]
+    h = {(d, p): x for d, p, x in g.iter_rows()}
+    assert h[(0, 0)] == h[(1, 1)] and h[(0, 1)] == h[(1, 2)]  # "a b c", "b c d"
+    assert h[(0, 0)] != h[(0, 1)]
+
+
+def test_val_and_test_are_each_compared_with_train(lee_train, planted, lee_test):
+    findings = Contamination().run(_data(lee_train, planted, lee_test))
+    assert [(f.splits, f.count) for f in findings] == [(["train", "val"], 7),
+                                                       (["train", "test"], 0)]
+
+
+def test_the_longest_shared_span_is_shown_from_the_evaluation_text():
+    span, n = longest_shared_span("Intro. The quick brown Fox jumps!", "a quick brown fox b")
+    assert (span, n) == ("quick brown fox", 3)
+
+
+def test_one_split_or_no_text_is_not_applicable(lee_train, clean_splits):
+    with pytest.raises(NotApplicable, match="only one split"):
+        Contamination().run(token_data({"train": _frame(lee_train[:5])}, "unused",
+                                       attention_mask=None, labels=None))
+    data = token_data({"train": _frame(lee_train[:5]), "test": _frame(lee_train[5:9])},
+                      "unused", text=None, attention_mask=None, labels=None)
+    with pytest.raises(NotApplicable, match="tokens.text"):
+        Contamination().run(data)
+    with pytest.raises(NotApplicable, match="no tokens: section"):
+        Contamination().run(build_audit_data(clean_splits, columns=Columns(label="y")))
+
+
+@pytest.mark.parametrize("bad", [dict(jaccard_at=1.2), dict(num_perm=100, bands=16),
+                                 dict(ngram=-1), dict(shingle=0)])
+def test_invalid_parameters_are_rejected(bad):
+    with pytest.raises(ValueError, match="must be"):
+        Contamination(**bad)

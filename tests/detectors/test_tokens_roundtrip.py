@@ -1,0 +1,130 @@
+"""tokens.roundtrip: categories of decode(encode(text)) differences and stale stored ids, with
+the lossless GPT-2 BPE, SentencePiece with byte fallback, and the lossy BERT WordPiece."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from auditor.config import Columns
+from auditor.data import build_audit_data
+from auditor.detectors.token_roundtrip import RoundTrip, char_diff
+from auditor.errors import NotApplicable
+from auditor.report import Severity
+from auditor.tokenizers import load_tokenizer
+from tests.tokenizer_fixtures import (bert_json, gpt2_json, lee_train,  # noqa: F401
+                                      sp_model, token_data, tokenized_frame, with_rows)
+
+EOT = 50256
+
+
+def _by_metric(findings):
+    return {f.metric: f for f in findings}
+
+
+def test_lossless_tokenizers_round_trip_every_real_document(gpt2_json, sp_model, lee_train):
+    for path, kw, extra in ((gpt2_json, dict(eos=EOT, pad=EOT), dict(pad_id=EOT)),
+                            (sp_model, dict(bos=1, eos=2), {})):
+        tok = load_tokenizer(str(path))
+        frames = {"train": tokenized_frame(tok, lee_train[:40], **kw),
+                  "test": tokenized_frame(tok, lee_train[40:60], **kw)}
+        f = _by_metric(RoundTrip().run(token_data(frames, path, **extra)))
+        assert f["roundtrip_loss"].severity == Severity.INFO
+        assert f["roundtrip_loss"].count == 0
+        assert "60 identical" in f["roundtrip_loss"].message
+        assert f["stale_tokenization"].count == 0
+        assert "roundtrip_whitespace" not in f
+
+
+def test_wordpiece_categories_equal_a_row_by_row_reference(bert_json, lee_train):
+    bert = load_tokenizer(str(bert_json))
+    texts = list(lee_train[:30])
+    texts[0] = "already lowercase plain words"
+    texts[1] = "Café in Zürich"                     # normaliser: lowercase + strip accents
+    texts[2] = texts[2] + " 😀"                      # emoji -> [UNK]
+    texts[3] = "spaces  inside,and punctuation"      # whitespace-only difference
+    frame = tokenized_frame(bert, texts, bos=101, eos=102, pad=0)
+    f = _by_metric(RoundTrip().run(token_data({"train": frame}, bert_json)))
+
+    def category(text: str) -> str:
+        ids = bert.encode_batch([text])[0]
+        dec = bert.decode_batch([ids])[0]
+        if dec == text:
+            return "exact"
+        if bert.normalise(dec) == bert.normalise(text):
+            return "normalised"
+        if 100 in ids:
+            return "unk"
+        squash = lambda s: re.sub(r"\s+", "", bert.normalise(s))  # noqa: E731
+        return "whitespace" if squash(dec) == squash(text) else "other"
+
+    ref = [category(t) for t in texts]
+    assert ref[:4] == ["exact", "normalised", "unk", "whitespace"]
+    table = f["roundtrip_loss"].evidence["by_split"][0]
+    assert table["identical"] == ref.count("exact")
+    assert table["equal after the tokenizer's normaliser"] == ref.count("normalised")
+    assert table["characters lost to UNK"] == ref.count("unk")
+    assert table["whitespace-only difference"] == ref.count("whitespace")
+    assert f["roundtrip_loss"].count == ref.count("unk") + ref.count("other")
+    assert f["roundtrip_loss"].severity == Severity.FAIL
+    assert f["roundtrip_whitespace"].count == ref.count("whitespace")
+    worst = f["roundtrip_loss"].evidence["worst examples"]
+    assert worst[0]["category"] in ("other difference", "characters lost to UNK")
+
+
+def test_stale_ids_from_another_text_are_counted_and_cut_rows_are_not(gpt2_json, lee_train):
+    gpt2 = load_tokenizer(str(gpt2_json))
+    frame = tokenized_frame(gpt2, lee_train[:50], eos=EOT, pad=EOT, max_length=200)
+    width = len(frame["input_ids"][0])
+    rows = (4, 8, 15, 23, 42)
+    stale = {}
+    for i in rows:  # ids of a lowercased text stored beside the original text
+        ids = (gpt2.encode_batch([frame["text"][i].lower()])[0] + [EOT])[:200]
+        stale[i] = ids + [EOT] * (width - len(ids))
+    frame = with_rows(frame, "input_ids", stale)
+    f = _by_metric(RoundTrip().run(token_data({"train": frame}, gpt2_json, pad_id=EOT,
+                                              max_length=200, labels=None)))
+    s = f["stale_tokenization"]
+    assert (s.subject, s.count, s.severity) == ("input_ids", 5, Severity.FAIL)
+    assert [e["row"] for e in s.evidence["examples"]] == list(rows)
+    assert s.evidence["examples"][0]["first difference at"] == 0
+    # rows cut at max_length only need to be a prefix of encode(text): many are, none flagged
+    assert sum(len(r) >= 199 for r in gpt2.encode_batch(frame["text"].to_list())) > 5
+
+
+def test_large_splits_are_sampled_and_the_message_says_so(gpt2_json, lee_train):
+    gpt2 = load_tokenizer(str(gpt2_json))
+    frame = tokenized_frame(gpt2, lee_train[:80], eos=EOT, pad=EOT)
+    data = token_data({"train": frame}, gpt2_json, pad_id=EOT)
+    first = RoundTrip(sample_rows=25).run(data)
+    f = _by_metric(first)["roundtrip_loss"]
+    assert "a seeded sample: 25 of 80 train rows" in f.message
+    assert f.evidence["by_split"][0]["checked"] == 25
+    again = RoundTrip(sample_rows=25).run(token_data({"train": frame}, gpt2_json, pad_id=EOT))
+    assert [x.message for x in again] == [x.message for x in first]
+
+
+def test_char_diff_shows_the_first_difference_with_context():
+    d = char_diff("The café opened in 2001.", "the cafe opened in 2001.")
+    assert d["diff"] == "replace 'T' → 't' at 0; replace 'é' → 'e' at 7"
+    assert char_diff("same", "same")["diff"] == "(none)"
+
+
+def test_without_a_text_column_the_check_is_not_applicable(gpt2_json, lee_train):
+    gpt2 = load_tokenizer(str(gpt2_json))
+    frame = tokenized_frame(gpt2, lee_train[:5], eos=EOT, pad=EOT).drop("text")
+    with pytest.raises(NotApplicable, match="tokens.text"):
+        RoundTrip().run(token_data({"train": frame}, gpt2_json, text=None))
+
+
+def test_without_a_tokens_section_the_check_is_not_applicable(clean_splits):
+    data = build_audit_data(clean_splits, columns=Columns(label="y", ids=["row_id"]))
+    with pytest.raises(NotApplicable, match="no tokens: section"):
+        RoundTrip().run(data)
+
+
+@pytest.mark.parametrize("bad", [dict(sample_rows=0), dict(lossy_fail_above=2.0),
+                                 dict(max_examples=-1)])
+def test_invalid_parameters_are_rejected(bad):
+    with pytest.raises(ValueError, match="must be"):
+        RoundTrip(**bad)
