@@ -151,6 +151,15 @@ def _demo(args: argparse.Namespace) -> int:
     config_path = write_demo(out / "data")
     cfg = load_config(config_path)
     code = execute(cfg, out, suite=None, fail_on=args.fail_on, quiet=args.quiet)
+    try:  # the tokenized example needs the `tokens` extra (tokenizers)
+        from auditor.demo_tokens import write_token_demo
+        token_cfg = load_config(write_token_demo(out / "tokens" / "data"))
+    except ImportError as err:
+        print(f"(tokenized demo skipped: {err}; install auditor[tokens])", file=sys.stderr)
+    else:
+        token_code = execute(token_cfg, out / "tokens", suite=None, fail_on=args.fail_on,
+                             quiet=args.quiet)
+        code = EXIT_FINDINGS if EXIT_FINDINGS in (code, token_code) else max(code, token_code)
     if code == EXIT_FINDINGS and not args.quiet:
         print("The demo data has planted problems, so a non-zero exit code is the expected "
               "outcome: the audit caught them.", file=sys.stderr)

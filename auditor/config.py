@@ -147,10 +147,13 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     }
     if cfg.reference is not None:
         updates["reference"] = resolve(cfg.reference)
-    if cfg.tokens is not None and not Path(cfg.tokens.tokenizer).is_absolute():
-        tok = resolve(Path(cfg.tokens.tokenizer))
-        if tok.exists():
-            updates["tokens"] = cfg.tokens.model_copy(update={"tokenizer": str(tok)})
+    if cfg.tokens is not None:
+        kind, sep, rest = cfg.tokens.tokenizer.partition(":")
+        prefixed = sep and kind in ("sentencepiece", "hf", "tokenizers", "transformers")
+        local = Path(rest if prefixed else cfg.tokens.tokenizer)
+        if not local.is_absolute() and (prefixed or not sep) and resolve(local).exists():
+            spec = f"{kind}:{resolve(local)}" if prefixed else str(resolve(local))
+            updates["tokens"] = cfg.tokens.model_copy(update={"tokenizer": spec})
     suite_path = Path(cfg.suite)
     if cfg.suite.endswith((".yaml", ".yml")) and not suite_path.is_absolute():
         updates["suite"] = str(resolve(suite_path))

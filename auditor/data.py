@@ -663,4 +663,9 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
                             seed=cfg.seed)
     data.pipeline = list(cfg.pipeline)
     data.notes = notes
+    if cfg.tokens is not None:  # a tokenizer that cannot load is an input error (exit 2)
+        from auditor.tokenizers import load_tokenizer
+
+        spec = cfg.tokens.tokenizer
+        data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))
     return data

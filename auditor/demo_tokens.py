@@ -66,8 +66,8 @@ def train_tokenizer(texts: list[str], vocab_size: int = 800) -> object:
     try:
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     except ImportError as err:  # the tokens extra is not installed
-        raise RuntimeError("the tokenized demo needs the 'tokenizers' package "
-                           "(pip install 'auditor[tokens]')") from err
+        raise ImportError("the tokenized demo needs the 'tokenizers' package "
+                          "(pip install 'auditor[tokens]')") from err
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()

@@ -119,8 +119,12 @@ def test_demo_exits_1_and_prints_report_path(tmp_path, cli):
     out = tmp_path / "demo"
     r = cli("demo", "--out", out)
     assert r.returncode == 1, r.stderr
-    assert r.stdout.strip() == str(out / "report.html")
+    assert r.stdout.split() == [str(out / "report.html"), str(out / "tokens" / "report.html")]
     assert "planted problems" in r.stderr
+    tokens = json.loads((out / "tokens" / "report.json").read_text())
+    assert tokens["status"] == "fail"
+    assert {c["id"] for c in tokens["checks"] if c["status"] == "fail"} >= {
+        "tokens.special_tokens", "tokens.contamination"}
     doc = json.loads((out / "report.json").read_text())
     dup = next(c for c in doc["checks"] if c["id"] == "leakage.duplicates")
     train_test = next(f for f in dup["findings"] if f["splits"] == ["train", "test"])
@@ -170,3 +174,15 @@ def test_pipeline_path_that_does_not_exist_is_a_config_error(tmp_path, cli):
     r = cli("run", cfg)
     assert r.returncode == 2
     assert "pipeline: " in r.stderr and "make_splits.py: file not found" in r.stderr
+
+
+def test_tokenizer_that_cannot_load_is_an_input_error(tmp_path, cli):
+    from auditor.demo_tokens import write_token_demo
+
+    cfg = write_token_demo(tmp_path / "tok")
+    text = cfg.read_text()
+    import re
+    cfg.write_text(re.sub(r"tokenizer: .*", "tokenizer: missing/tokenizer.json", text))
+    r = cli("run", cfg, "--out", tmp_path / "o")
+    assert r.returncode == 2
+    assert "tokens.tokenizer 'missing/tokenizer.json'" in r.stderr and "not found" in r.stderr
