@@ -6,7 +6,8 @@ checks:
   leakage.duplicates: {fail_above: 0.001}
   schema.consistency: {}
 ```
-A suite is a name (a file in the built-in ``checks/`` folder, shipped inside the wheel as
+A suite may start from another (``extends: default``), drop checks (``exclude: [...]``) and
+override parameters (``checks:``). A suite is a name (a file in the built-in ``checks/`` folder, shipped inside the wheel as
 ``auditor/suites``) or a path. ``thresholds:`` in audit.yaml overrides parameters by field name.
 Unknown ids, unknown parameters and wrongly typed values fail here, before any data is loaded.
 """
@@ -53,7 +54,7 @@ def suite_path(name: str) -> Path:
     raise ConfigError(f"unknown suite {name!r}{hint}; built-in suites: {', '.join(known)}")
 
 
-def read_suite(name: str) -> dict[str, dict[str, Any]]:
+def read_suite(name: str, _depth: int = 0) -> dict[str, dict[str, Any]]:
     """The suite's ``checks:`` mapping, id -> parameters (in file order)."""
     import yaml
 
@@ -62,20 +63,30 @@ def read_suite(name: str) -> dict[str, dict[str, Any]]:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: invalid YAML: {str(err).splitlines()[0]}") from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("checks"), dict):
+    if not isinstance(raw, dict) or not isinstance(raw.get("checks", {}), dict):
         raise ConfigError(f"{path}: a suite needs a 'checks:' mapping of check id -> parameters")
-    unknown = set(raw) - {"checks", "description"}
+    unknown = set(raw) - {"checks", "description", "extends", "exclude"}
     if unknown:
         raise ConfigError(f"{path}: unknown key {sorted(unknown)[0]!r}; a suite has "
-                          "'description' and 'checks'")
+                          "'description', 'extends', 'exclude' and 'checks'")
     out: dict[str, dict[str, Any]] = {}
+    if raw.get("extends"):  # start from another suite, drop `exclude`, then apply `checks`
+        if _depth > 5:
+            raise ConfigError(f"{path}: 'extends' nests too deeply (a cycle?)")
+        out = read_suite(str(raw["extends"]), _depth + 1)
+        for check_id in raw.get("exclude") or []:
+            if check_id not in out:
+                raise ConfigError(f"{path}: exclude: {check_id!r} is not in suite "
+                                  f"{raw['extends']!r}")
+            del out[check_id]
+    raw.setdefault("checks", {})
     for check_id, params in raw["checks"].items():
         if params is None:
             params = {}
         if not isinstance(params, dict):
             raise ConfigError(f"{path}: checks.{check_id}: expected a mapping of parameters; "
                               f"got {params!r}")
-        out[str(check_id)] = params
+        out[str(check_id)] = {**out.get(str(check_id), {}), **params}
     return out
 
 

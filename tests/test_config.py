@@ -79,3 +79,24 @@ def test_unknown_suite_and_suite_file(tmp_path):
     suite.write_text("checks:\n  leakage.nope: {}\n")
     with pytest.raises(ConfigError, match="unknown check id 'leakage.nope'"):
         load_checks(str(suite))
+
+
+def test_fast_suite_is_default_without_model_probes():
+    from auditor.suites import read_suite
+    default, fast = read_suite("default"), read_suite("fast")
+    assert set(default) - set(fast) == {"separability.adversarial", "separability.label_probe",
+                                        "separability.memorisation"}
+    assert all(fast[k] == default[k] for k in fast)
+
+
+def test_suite_extends_and_overrides(tmp_path):
+    suite = tmp_path / "mine.yaml"
+    suite.write_text("extends: fast\nexclude: [drift.label]\n"
+                     "checks:\n  leakage.duplicates: {fail_above: 0.05}\n")
+    checks = {c.id: c for c in load_checks(str(suite))}
+    assert "drift.label" not in checks and "separability.label_probe" not in checks
+    assert checks["leakage.duplicates"].fail_above == 0.05
+    assert checks["leakage.duplicates"].warn_above == 0.0
+    suite.write_text("extends: fast\nexclude: [separability.label_probe]\n")
+    with pytest.raises(ConfigError, match="is not in suite 'fast'"):
+        load_checks(str(suite))
