@@ -27,8 +27,8 @@ import numpy as np
 import polars as pl
 
 from auditor.data import Kind
-from auditor.stats import (EcdfGap, chi2_test, cramers_v, ecdf_gap, js_distance, ks_pvalue,
-                           psi)
+from auditor.stats import (EcdfGap, chi2_test, clip_text, cramers_v, ecdf_gap, inverted_cdf,
+                           js_distance, ks_pvalue, psi, run_starts)
 
 MISSING = "(missing)"
 OTHER_VALUES = "(other values)"
@@ -107,7 +107,8 @@ def prepare(df: pl.DataFrame, kinds: dict[str, Kind]) -> dict[str, Sample]:
     out: dict[str, Sample] = {}
     numeric = [c for c, k in kinds.items() if k in NUMERIC_KINDS]
     if numeric:
-        exprs = [_as_float(c, df.schema[c]).fill_nan(None).sort(nulls_last=True).alias(c)
+        schema = df.schema  # built anew on every access: once, not once per column
+        exprs = [_as_float(c, schema[c]).fill_nan(None).sort(nulls_last=True).alias(c)
                  for c in numeric]
         frame = df.select(exprs)
         for c in numeric:
@@ -142,20 +143,13 @@ def fmt_value(x: float, kind: Kind) -> str:
 
 def distinct_sorted(a: np.ndarray) -> np.ndarray:
     """The distinct values of a sorted array, in order (one linear pass)."""
-    if len(a) == 0:
-        return a
-    keep = np.empty(len(a), dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
+    return a[run_starts(a)]
 
 
 def quantile_edges(a: np.ndarray, n_bins: int) -> np.ndarray:
     """Inner bin edges from the sorted reference ``a``: inverted-CDF quantiles at j/n_bins,
     deduplicated, without the maximum (see the module docstring)."""
-    n = len(a)
-    idx = (np.arange(1, n_bins, dtype=np.int64) * n + n_bins - 1) // n_bins - 1  # ceil(jn/k)-1
-    edges = np.unique(a[np.clip(idx, 0, n - 1)])
+    edges = np.unique(inverted_cdf(a, n_bins))
     return edges[edges < a[-1]]
 
 
@@ -208,8 +202,9 @@ def scale_of(a: np.ndarray) -> float:
     interpolation, as numpy.quantile), or its standard deviation when the IQR is 0."""
     if len(a) == 0:
         return 0.0
-    iqr = sorted_quantile(a, 0.75) - sorted_quantile(a, 0.25)
-    return iqr if iqr > 0 else float(np.std(a))
+    with np.errstate(invalid="ignore"):  # ±inf values: the scale is NaN, W1 goes unscaled
+        iqr = sorted_quantile(a, 0.75) - sorted_quantile(a, 0.25)
+        return iqr if iqr > 0 else float(np.std(a))
 
 
 def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon: float
@@ -295,7 +290,7 @@ def bins_table(cd: ColumnDrift, ref: str, cur: str, limit: int) -> list[dict[str
     if len(order) > limit:
         order = np.lexsort((order, -np.nan_to_num(cd.psi_terms)))[:limit]
         order.sort()
-    rows = [{"bin": cd.bins[i][:60], f"{ref} share": round(float(ea[i]), 6),
+    rows = [{"bin": clip_text(cd.bins[i]), f"{ref} share": round(float(ea[i]), 6),
              f"{cur} share": round(float(eb[i]), 6), "psi term": round(float(cd.psi_terms[i]), 6)}
             for i in order]
     rest = np.setdiff1d(np.arange(len(cd.bins)), order)
@@ -328,12 +323,13 @@ def category_chart(cd: ColumnDrift, ref: str, cur: str, top: int) -> dict[str, A
 def numeric_chart(cd: ColumnDrift, a: np.ndarray, b: np.ndarray, ref: str, cur: str,
                   n_bins: int, top: int) -> dict[str, Any]:
     """Overlaid histogram (shares of non-missing rows) over ``n_bins`` equal-width bins between
-    the 0.5% and 99.5% quantiles of both samples; values beyond fall in the end bins. Columns
-    binned per value get a side-by-side bar chart instead."""
-    if cd.per_value or len(a) == 0 or len(b) == 0:
+    the 0.5% and 99.5% quantiles of both samples' finite values; values beyond (±inf too) fall
+    in the end bins. Columns binned per value get a side-by-side bar chart instead."""
+    fa, fb = _finite_part(a), _finite_part(b)  # ±inf would make the edges inf or NaN
+    if cd.per_value or len(fa) == 0 or len(fb) == 0:
         return category_chart(cd, ref, cur, top)
-    lo = min(sorted_quantile(a, 0.005), sorted_quantile(b, 0.005))
-    hi = max(sorted_quantile(a, 0.995), sorted_quantile(b, 0.995))
+    lo = min(sorted_quantile(fa, 0.005), sorted_quantile(fb, 0.005))
+    hi = max(sorted_quantile(fa, 0.995), sorted_quantile(fb, 0.995))
     if not hi > lo:
         lo, hi = lo - 0.5, hi + 0.5
     edges = np.linspace(lo, hi, n_bins + 1)
@@ -347,3 +343,8 @@ def numeric_chart(cd: ColumnDrift, a: np.ndarray, b: np.ndarray, ref: str, cur: 
     return {"type": "hist", "title": f"{cd.column}: distribution of non-missing values",
             "edges": [float(f"{e:.10g}") for e in edges], "series": {ref: hist(a), cur: hist(b)},
             "xlabel": xlabel, "ylabel": "share of non-missing rows", "width": 7.0, "height": 3.2}
+
+
+def _finite_part(a: np.ndarray) -> np.ndarray:
+    """The finite values of a sorted float array (a contiguous slice: -inf first, +inf last)."""
+    return a[np.searchsorted(a, -np.inf, side="right"):np.searchsorted(a, np.inf)]

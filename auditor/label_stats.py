@@ -31,7 +31,7 @@ import polars as pl
 
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
-from auditor.stats import pearson
+from auditor.stats import inverted_cdf, map_columns, pearson, run_starts, tie_ranks
 
 YCOL = "__auditor_label"
 RANKED = (Kind.NUMERIC, Kind.DATETIME, Kind.BOOLEAN)
@@ -135,7 +135,7 @@ def value_expr(col: str, dtype: pl.DataType) -> pl.Expr:
 
 def float_values(frame: pl.DataFrame, col: str) -> np.ndarray | None:
     """The column as float64 with NaN for missing; None for a string column."""
-    dtype = frame.schema[col]
+    dtype = frame.get_column(col).dtype  # not frame.schema: built anew, O(columns), per call
     if dtype == pl.String:
         return None
     s = frame.select(value_expr(col, dtype).cast(pl.Float64)).to_series()
@@ -165,15 +165,7 @@ def sorted_ranks(values: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     order = np.argsort(v)
     v = v[order]
     pos = order if pos is None else pos[order]
-    n = v.size
-    if n == 0:
-        return pos, v, np.empty(0)
-    new = np.empty(n, bool)
-    new[0] = True
-    np.not_equal(v[1:], v[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    ends = np.r_[starts[1:], n]
-    return pos, v, np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    return pos, v, tie_ranks(v)
 
 
 def cut_edges(v: np.ndarray) -> np.ndarray:
@@ -182,21 +174,10 @@ def cut_edges(v: np.ndarray) -> np.ndarray:
     missing block above everything) is always a candidate."""
     if v.size == 0:
         return np.array([np.inf])
-    distinct = v[np.r_[True, v[1:] != v[:-1]]]
-    if distinct.size > N_CUTS:
-        at = np.ceil(np.linspace(0, 1, N_CUTS)[1:] * v.size).astype(np.int64) - 1
-        distinct = np.unique(v[at])
+    distinct = v[run_starts(v)]
+    if distinct.size > N_CUTS:  # the maximum is left out: a cut there equals +inf
+        distinct = np.unique(inverted_cdf(v, N_CUTS))
     return np.r_[distinct.astype(float), np.inf]
-
-
-def _map_columns(fn: Any, n: int) -> list[Any]:
-    """``[fn(j) for j in range(n)]`` on polars' thread pool size (numpy sorts run in parallel)."""
-    workers = min(n, pl.thread_pool_size())
-    if workers <= 1:
-        return [fn(j) for j in range(n)]
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(fn, range(n)))
 
 
 def class_rank_stats(frame: pl.DataFrame, exprs: list[pl.Expr], n_classes: int, *,
@@ -236,10 +217,10 @@ def class_rank_stats(frame: pl.DataFrame, exprs: list[pl.Expr], n_classes: int, 
             seg = np.repeat(np.arange(edges.size + 1), np.diff(np.r_[0, at, v.size]))
             counts = np.bincount(seg * k + yc, minlength=(edges.size + 1) * k)
             cuts = (edges, np.cumsum(counts.reshape(edges.size + 1, k), axis=0)[:-1])
-        distinct = int(np.count_nonzero(v[1:] != v[:-1])) + 1 if v.size else 0
+        distinct = int(run_starts(v).sum())
         return (*out, distinct, cuts)
 
-    results = _map_columns(one, len(exprs))
+    results = map_columns(one, range(len(exprs)))
     keys = ["count", "rank_sum"] + (["rank_var", "mean", "var"] if moments else [])
     out: dict[str, Any] = {"n": np.bincount(y, minlength=k).astype(float)}
     for i, key in enumerate(keys):
@@ -257,7 +238,8 @@ def shared_rank_stats(data: AuditData, view: LabelView, split: str) -> dict[str,
     frame = view.frames[split]
 
     def compute() -> dict[str, np.ndarray]:
-        return class_rank_stats(frame, [value_expr(c, frame.schema[c]) for c in cols],
+        schema = frame.schema  # built anew on every access: once, not once per column
+        return class_rank_stats(frame, [value_expr(c, schema[c]) for c in cols],
                                 view.n_classes, moments=True)
     return data.cached(("label_stats.rank_stats", split, tuple(cols)), compute)
 
@@ -421,7 +403,7 @@ def spearman_aggs(frame: pl.DataFrame, exprs: list[pl.Expr], *, moments: bool = 
                 extra = (pearson((v - v[0]).astype(float), ys), pearson(r, ry), missing)
         return float(r @ q), float(r @ r), float(q.sum()), float(pos.size), cuts, *extra
 
-    res = _map_columns(one, len(exprs))
+    res = map_columns(one, range(len(exprs)))
     col = lambda i: np.array([x[i] for x in res], dtype=float)  # noqa: E731
     out = {"c": col(0), "sr": col(1), "q": col(2), "nn": col(3), "n": float(n),
            "ssq": float(qc @ qc), "qc": qc, "cuts": [x[4] for x in res]}
@@ -437,8 +419,8 @@ def shared_spearman_aggs(data: AuditData, view: LabelView, split: str) -> dict[s
     frame = view.frames[split]
 
     def compute() -> dict[str, Any]:
-        return spearman_aggs(frame, [value_expr(c, frame.schema[c]) for c in cols],
-                             moments=True)
+        schema = frame.schema  # built anew on every access: once, not once per column
+        return spearman_aggs(frame, [value_expr(c, schema[c]) for c in cols], moments=True)
     return data.cached(("label_stats.spearman_aggs", split, tuple(cols)), compute)
 
 
@@ -505,7 +487,8 @@ def oriented_scores(frame: pl.DataFrame, col: str, fit: RankFit, j: int) -> np.n
     """(n, K') per-row scores of ranked column j under its fitted orientation: the average
     rank among non-missing values, the missing block at (values <= cut) + 1/2, negated when
     descending."""
-    pos, _, ranks = sorted_ranks(frame.select(value_expr(col, frame.schema[col])).to_series())
+    dtype = frame.get_column(col).dtype
+    pos, _, ranks = sorted_ranks(frame.select(value_expr(col, dtype)).to_series())
     r = np.full(frame.height, np.nan)
     r[pos] = ranks
     x = float_values(frame, col)

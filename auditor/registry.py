@@ -14,6 +14,21 @@ from auditor.errors import ConfigError
 CHECKS: dict[str, str] = {
     "schema.consistency": "auditor.detectors.schema:SchemaConsistency",
     "leakage.duplicates": "auditor.detectors.duplicates:Duplicates",
+    "leakage.group_overlap": "auditor.detectors.groups:GroupOverlap",
+    "leakage.temporal": "auditor.detectors.temporal:TemporalHoldout",
+    "leakage.single_feature_auc": "auditor.detectors.single_feature_auc:SingleFeatureAUC",
+    "leakage.feature_label_correlation":
+        "auditor.detectors.label_association:FeatureLabelAssociation",
+    "leakage.preprocessing": "auditor.detectors.preprocessing:PreprocessingFit",
+    "drift.features": "auditor.detectors.drift:FeatureDrift",
+    "drift.label": "auditor.detectors.drift:LabelDrift",
+    "separability.adversarial": "auditor.detectors.separability:AdversarialValidation",
+    "separability.label_probe": "auditor.detectors.separability:LabelProbe",
+    "separability.memorisation": "auditor.detectors.memorisation:Memorisation",
+    "tokens.roundtrip": "auditor.detectors.token_roundtrip:RoundTrip",
+    "tokens.special_tokens": "auditor.detectors.tokens:SpecialTokens",
+    "tokens.contamination": "auditor.detectors.token_contamination:Contamination",
+    "tokens.lengths": "auditor.detectors.token_lengths:SequenceLengths",
 }
 
 

@@ -6,7 +6,7 @@ thing everywhere: a value strictly beyond the threshold is flagged.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 import numpy as np
 
@@ -63,10 +63,10 @@ def fmt_share(x: float) -> str:
     if x == 0:
         return "0%"
     pct = 100 * x
-    for digits in (1, 2, 3, 4):
-        if round(pct, digits) != 0:
+    for digits in (1, 2, 3, 4):  # neither 0% for a non-zero share nor 100% for a partial one
+        if round(pct, digits) != 0 and (x >= 1 or round(pct, digits) < 100):
             return f"{pct:.{digits}f}%"
-    return f"{pct:.2g}%"
+    return f"{pct:.2g}%" if pct < 1 else f"{math.floor(pct * 1e4) / 1e4:.4f}%"
 
 
 def cramers_v(table: np.ndarray) -> float:
@@ -155,10 +155,10 @@ def ecdf_gap(a: np.ndarray, b: np.ndarray) -> EcdfGap:
     c2 = np.cumsum(is_b)
     c1 = np.arange(1, n + 1) - c2
     gap = c1 / n1 - c2 / n2
-    step = np.diff(x)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):  # inf - inf
+        step = np.diff(x)
         w1 = float(np.sum(np.abs(gap[:-1]) * step))
-    ends = np.flatnonzero(np.append(step != 0, True))
+    ends = np.flatnonzero(np.append(x[1:] != x[:-1], True))  # not step != 0: inf - inf
     i = ends[np.argmax(np.abs(gap[ends]))]
     return EcdfGap(float(abs(gap[i])), float(x[i]), float(c1[i] / n1), float(c2[i] / n2), w1)
 
@@ -266,12 +266,8 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
     if n == 0:
         return np.empty(0)
     order = np.argsort(x, kind="mergesort")
-    xs = x[order]
-    new = np.r_[True, xs[1:] != xs[:-1]]
-    starts = np.flatnonzero(new)
-    ends = np.r_[starts[1:], n]
     ranks = np.empty(n)
-    ranks[order] = ((starts + ends + 1) / 2.0)[np.cumsum(new) - 1]
+    ranks[order] = tie_ranks(x[order])
     return ranks
 
 
@@ -470,3 +466,92 @@ def roc_points(scores: np.ndarray, positive: np.ndarray, max_points: int = 200
     keep = np.unique(np.linspace(0, tp.size - 1, min(max_points, tp.size)).round().astype(int))
     return ([round(float(v), 5) for v in fp[keep] / fp[-1]],
             [round(float(v), 5) for v in tp[keep] / tp[-1]])
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared by the detectors: message fragments, evidence cells, runs and ranks of sorted arrays,
+# inverted-CDF quantiles, and maps over columns on a thread pool.
+# ---------------------------------------------------------------------------------------------
+
+def fmt_rows(count: int, total: int, noun: str) -> str:
+    """``"37 of 1,200 val rows (3.1%)"``: count, denominator and share as every finding message
+    states them; ``noun`` names what is counted (``"val rows"``, ``"rows with a value"``)."""
+    return f"{fmt_count(count)} of {fmt_count(total)} {noun} ({fmt_share(share(count, total))})"
+
+
+def clip_text(v: object, limit: int = 60) -> str:
+    """``str(v)`` cut to at most ``limit`` characters, the last one an ellipsis when cut."""
+    s = str(v)
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def round_finite(x: float | None, digits: int = 4) -> float | None:
+    """``x`` rounded to ``digits`` decimals for the report; None for None, NaN and ±inf."""
+    return None if x is None or not math.isfinite(x) else round(float(x), digits)
+
+
+def run_starts(v: np.ndarray) -> np.ndarray:
+    """For a sorted array: True where a run of equal values begins (one linear pass)."""
+    new = np.empty(len(v), dtype=bool)
+    if len(v):
+        new[0] = True
+        np.not_equal(v[1:], v[:-1], out=new[1:])
+    return new
+
+
+def tie_ranks(v: np.ndarray) -> np.ndarray:
+    """1-based ranks of a sorted array, ties sharing the mean of their ranks (the "average"
+    method of ``scipy.stats.rankdata``)."""
+    if len(v) == 0:
+        return np.empty(0)
+    starts = np.flatnonzero(run_starts(v))
+    ends = np.r_[starts[1:], len(v)]
+    return np.repeat((starts + ends + 1) / 2.0, ends - starts)
+
+
+def inverted_cdf(v: np.ndarray, steps: int) -> np.ndarray:
+    """Quantiles of a sorted, non-empty array at q = j / steps, j = 1 .. steps - 1, by the
+    inverted CDF (numpy's ``method="inverted_cdf"``): the smallest value with F(value) >= q,
+    i.e. ``v[ceil(j n / steps) - 1]``, in exact integer arithmetic. Not deduplicated."""
+    n = len(v)
+    j = np.arange(1, steps, dtype=np.int64)
+    return v[np.clip((j * n + steps - 1) // steps - 1, 0, n - 1)]
+
+
+def map_columns(fn: Callable[[Any], Any], items: Iterable[Any], workers: int | None = None
+                ) -> list[Any]:
+    """``[fn(x) for x in items]`` on a thread pool (numpy sorts and polars release the GIL),
+    results in the order of ``items``; serial for one item or one worker. ``workers`` defaults
+    to polars' thread pool size (``POLARS_MAX_THREADS``)."""
+    items = list(items)
+    if workers is None:
+        import polars as pl
+
+        workers = pl.thread_pool_size()
+    workers = min(workers, len(items))
+    if workers <= 1:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
+
+
+def check_params(check: object, names: tuple[str, ...] | list[str], ok: Callable[[Any], bool],
+                 what: str) -> None:
+    """Validate parameters of a check in ``__post_init__``: for each of ``names``, raise
+    ``ValueError("<name> must be <what>; got <value>")`` unless ``ok(value)`` holds (a value
+    ``ok`` cannot compare, such as a string for a number, fails too)."""
+    for name in names:
+        v = getattr(check, name)
+        try:
+            good = bool(ok(v))
+        except TypeError:
+            good = False
+        if not good:
+            raise ValueError(f"{name} must be {what}; got {v!r}")
+
+
+def is_share(v: float) -> bool:
+    """A share in [0, 1] (NaN is not)."""
+    return 0 <= v <= 1

@@ -158,3 +158,53 @@ def test_roc_points_match_sklearn_and_are_thinned():
     fpr, tpr = roc_points(rng.normal(size=5000), rng.random(5000) < 0.3, max_points=200)
     assert len(fpr) <= 200 and (fpr[0], tpr[0]) == (0.0, 0.0) and (fpr[-1], tpr[-1]) == (1, 1)
     assert roc_points(x, np.zeros(300, bool)) == ([], [])
+
+
+# --- shared helpers of the detectors (auditor.stats) -------------------------------------------
+
+def test_tie_ranks_of_a_sorted_array_match_rankdata():
+    from auditor.stats import tie_ranks
+
+    v = np.sort(_tied(np.random.default_rng(5), 300))
+    assert np.array_equal(tie_ranks(v), rankdata(v))
+    assert tie_ranks(np.array([])).size == 0
+
+
+def test_inverted_cdf_matches_numpy_for_every_length():
+    from auditor.stats import inverted_cdf
+
+    for n in range(1, 80):
+        v = np.sort(np.random.default_rng(n).normal(size=n))
+        for steps in (2, 7, 10):
+            ref = np.quantile(v, np.arange(1, steps) / steps, method="inverted_cdf")
+            assert np.array_equal(inverted_cdf(v, steps), ref), (n, steps)
+
+
+def test_fmt_share_never_rounds_a_partial_share_to_all_or_nothing():
+    from auditor.stats import fmt_rows, fmt_share
+
+    assert fmt_share(0.99999) == "99.999%" and fmt_share(1 - 1e-10) == "99.9999%"
+    assert fmt_share(1.0) == "100.0%" and fmt_share(0.5) == "50.0%"
+    assert fmt_rows(37, 1200, "val rows") == "37 of 1,200 val rows (3.1%)"
+
+
+def test_map_columns_keeps_the_order_of_its_items():
+    from auditor.stats import map_columns
+
+    assert map_columns(lambda x: x * x, range(50), workers=4) == [x * x for x in range(50)]
+    assert map_columns(str, [], workers=4) == []
+
+
+def test_check_params_names_the_parameter_and_rejects_wrong_types():
+    from dataclasses import dataclass
+
+    from auditor.stats import check_params, is_share
+
+    @dataclass
+    class P:
+        a: object = 0.5
+
+    check_params(P(), ("a",), is_share, "a share in [0, 1]")
+    for bad in (1.5, float("nan"), "0.5"):
+        with pytest.raises(ValueError, match=r"a must be a share in \[0, 1\]; got"):
+            check_params(P(bad), ("a",), is_share, "a share in [0, 1]")

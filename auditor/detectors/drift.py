@@ -6,7 +6,6 @@ Statistics and binning live in :mod:`auditor.drift_stats` (per column) and
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -20,7 +19,8 @@ from auditor.drift_stats import (CATEGORICAL_KINDS, MISSING, NUMERIC_KINDS, Colu
                                  numeric_chart, prepare)
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
-from auditor.stats import bh_adjust, fmt_count, fmt_share, grade_at_least
+from auditor.stats import (bh_adjust, clip_text, fmt_rows, fmt_share, grade_at_least,
+                           map_columns)
 
 _RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 _COLORS = {Severity.FAIL: "#C44E52", Severity.WARN: "#DD8452", Severity.INFO: "#4C72B0"}
@@ -109,15 +109,8 @@ def compare_all(check: Any, columns: list[str], ref: dict[str, Sample],
     def one(c: str) -> ColumnDrift:
         return compare(c, ref[c], cur[c], n_bins=check.n_bins, epsilon=check.epsilon)
 
-    if len(columns) > 1 and sum(len(ref[c].values if ref[c].values is not None else ())
-                                for c in columns) > 200_000:
-        # numpy and polars release the GIL: columns compared in parallel, results in order
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            drifts = list(pool.map(one, columns))
-    else:
-        drifts = [one(c) for c in columns]
+    big = sum(len(ref[c].values if ref[c].values is not None else ()) for c in columns)
+    drifts = map_columns(one, columns, workers=None if big > 200_000 else 1)
     family = [d.chi2_p for d in drifts] + [d.ks_p if d.ks_p is not None else math.nan
                                            for d in drifts]
     adjusted = bh_adjust(np.array(family, dtype=float))
@@ -151,23 +144,21 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     top_term = int(np.nanargmax(cd.psi_terms)) if np.isfinite(cd.psi_terms).any() else 0
     if cd.bins[top_term] == MISSING or (cd.gap is None and cd.kind in NUMERIC_KINDS):
         count = cd.cur_missing
-        lead = (f"{fmt_count(count)} of {fmt_count(cd.cur_rows)} {cur} rows "
-                f"({fmt_share(count / cd.cur_rows)}) have {col} missing against "
+        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {col} missing against "
                 f"{fmt_share(cd.ref_missing / cd.ref_rows)} of {ref} rows")
     elif cd.gap is not None and not cd.per_value:
         n_b = cd.cur_rows - cd.cur_missing
         count = int(round(cd.gap.cdf_b * n_b))
-        lead = (f"{fmt_count(count)} of {fmt_count(n_b)} non-missing {cur} rows "
-                f"({fmt_share(cd.gap.cdf_b)}) have {col} <= {fmt_value(cd.gap.x, cd.kind)} "
-                f"against {fmt_share(cd.gap.cdf_a)} of {ref} rows")
+        lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} <= "
+                f"{fmt_value(cd.gap.x, cd.kind)} against {fmt_share(cd.gap.cdf_a)} of {ref} rows")
     else:
         moved = np.round(np.abs(eb - ea), 12)  # ties (binary: both classes) -> the rarer one
         i = int(np.lexsort((ea, -moved))[0])
         count = int(cd.cur_counts[i])
-        shown = cd.bins[i] if len(cd.bins[i]) <= 40 else cd.bins[i][:39] + "…"
-        what = f"{col} = {shown!r}" if cd.bins[i] != MISSING else f"{col} missing"
-        lead = (f"{fmt_count(count)} of {fmt_count(cd.cur_rows)} {cur} rows "
-                f"({fmt_share(float(eb[i]))}) have {what} against {fmt_share(float(ea[i]))} of "
+        what = (f"{col} = {clip_text(cd.bins[i], 40)!r}" if cd.bins[i] != MISSING
+                else f"{col} missing")
+        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {what} against "
+                f"{fmt_share(float(ea[i]))} of "
                 f"{ref} rows")
     stats = f"PSI {_num(cd.psi)}"
     if cd.cramers_v is not None:
@@ -179,11 +170,11 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     if cd.n_new:
         k = cd.n_new
         rows = cd.unseen_rows or 0
-        text += (f"; {k:,} new categor{'y' if k == 1 else 'ies'} hold {fmt_count(rows)} {cur} "
-                 f"rows ({fmt_share(rows / cd.cur_rows)})")
+        text += (f"; {k:,} new categor{'y' if k == 1 else 'ies'} hold {rows:,} {cur} rows "
+                 f"({fmt_share(rows / cd.cur_rows)})")
     elif cd.per_value and cd.unseen_rows:
-        text += (f"; {fmt_count(cd.unseen_rows)} {cur} rows "
-                 f"({fmt_share(cd.unseen_rows / cd.cur_rows)}) hold values unseen in {ref}")
+        text += (f"; {cd.unseen_rows:,} {cur} rows ({fmt_share(cd.unseen_rows / cd.cur_rows)}) "
+                 f"hold values unseen in {ref}")
     if cd.n_vanished:
         k = cd.n_vanished
         text += f"; {k:,} {ref} categor{'y is' if k == 1 else 'ies are'} absent from {cur}"
@@ -233,10 +224,10 @@ def evidence(check: Any, cd: ColumnDrift, v: Verdict, ref: str, cur: str,
                           "bins": bins_table(cd, ref, cur, check.top_categories)}
     cap = check.top_categories
     if cd.new_categories:
-        ev["new categories"] = [{"value": c[:60], f"{cur} rows": n}
+        ev["new categories"] = [{"value": clip_text(c), f"{cur} rows": n}
                                 for c, n in cd.new_categories[:cap]]
     if cd.vanished_categories:
-        ev["vanished categories"] = [{"value": c[:60], f"{ref} rows": n}
+        ev["vanished categories"] = [{"value": clip_text(c), f"{ref} rows": n}
                                      for c, n in cd.vanished_categories[:cap]]
     return ev
 
@@ -350,7 +341,7 @@ class FeatureDrift:
         n_fail = sum(g[1].severity == Severity.FAIL for g in flagged)
         worst = max(graded, key=lambda g: (np.nan_to_num(g[0].psi, nan=-1.0)))
         n = len(graded)
-        message = (f"{len(flagged):,} of {n:,} features ({fmt_share(len(flagged) / n)}) drifted "
+        message = (f"{fmt_rows(len(flagged), n, 'features')} drifted "
                    f"from {ref} to {cur} ({n_fail:,} fail, {len(flagged) - n_fail:,} warn); "
                    f"largest PSI {_num(worst[0].psi)} on {worst[0].column}")
         by_psi = sorted(graded, key=lambda g: (-np.nan_to_num(g[0].psi, nan=-1.0),
@@ -438,8 +429,10 @@ class LabelDrift:
             raise NotApplicable("only one split and no reference: nothing to compare")
         kind = Kind.NUMERIC if data.label_kind == LabelKind.NUMERIC else Kind.CATEGORICAL
         frames = {n: frame_of(data, n) for n in dict.fromkeys(n for p in pairs for n in p)}
-        values = pl.concat([f.select(pl.col(y).cast(pl.String)) for f in frames.values()])[y]
-        distinct = values.drop_nulls().unique().sort()
+        values = pl.concat([f.select(y) for f in frames.values()])[y]
+        if values.dtype.is_float():
+            values = values.fill_nan(None)  # NaN is a missing label, not a class
+        distinct = values.drop_nulls().unique().sort().cast(pl.String)
         if distinct.len() == 0:
             raise NotApplicable(f"label {y!r} is missing in every row")
         if distinct.len() == 1:

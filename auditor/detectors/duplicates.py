@@ -14,10 +14,11 @@ import polars as pl
 
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind
-from auditor.detectors.near_duplicates import conflicts_across, conflicts_within, near_matches
+from auditor.detectors.near_duplicates import (conflicts_across, conflicts_within, first_copies,
+                                               first_matches, frames_equal, near_matches)
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_share, grade, share
+from auditor.stats import check_params, clip_text, fmt_count, fmt_rows, grade, is_share, share
 
 CELL_CHARS = 60
 
@@ -72,17 +73,12 @@ class Duplicates:
     max_examples: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("warn_above", "fail_above", "near_warn_above", "near_fail_above",
-                     "conflict_warn_above", "conflict_fail_above", "within_warn_above",
-                     "text_jaccard"):
-            v = getattr(self, name)
-            if not 0 <= v <= 1:
-                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
-        if not 1 <= self.significant_digits <= 15:
-            raise ValueError("significant_digits must be an integer in [1, 15]; got "
-                             f"{self.significant_digits!r}")
-        if self.max_examples < 0:
-            raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
+        check_params(self, ("warn_above", "fail_above", "near_warn_above", "near_fail_above",
+                            "conflict_warn_above", "conflict_fail_above", "within_warn_above",
+                            "text_jaccard"), is_share, "a share in [0, 1]")
+        check_params(self, ("significant_digits",),
+                     lambda v: isinstance(v, int) and 1 <= v <= 15, "an integer in [1, 15]")
+        check_params(self, ("max_examples",), lambda v: v >= 0, ">= 0")
 
     def run(self, data: AuditData) -> list[Finding]:
         if len(data.splits) < 2:
@@ -128,8 +124,8 @@ class Duplicates:
             severity=grade(value, warn=self.warn_above, fail=self.fail_above),
             metric="duplicate_rows", value=value, threshold=self.fail_above, count=count,
             splits=[earlier, later],
-            message=f"{fmt_count(count)} of {fmt_count(data.rows(later))} {later} rows "
-                    f"({fmt_share(value)}) are exact copies of {earlier} rows",
+            message=f"{fmt_rows(count, data.rows(later), f'{later} rows')} are exact copies "
+                    f"of {earlier} rows",
             evidence={"examples": examples(data, pairs, earlier, later, cols,
                                            self.max_examples)} if count else {})
 
@@ -161,9 +157,8 @@ class Duplicates:
             severity=grade(value, warn=self.near_warn_above, fail=self.near_fail_above),
             metric="near_duplicate_rows", value=value, threshold=self.near_fail_above,
             count=count, splits=[earlier, later],
-            message=f"{fmt_count(count)} of {fmt_count(data.rows(later))} {later} rows "
-                    f"({fmt_share(value)}) are near copies of {earlier} rows ({rule}) but not "
-                    "exact copies",
+            message=f"{fmt_rows(count, data.rows(later), f'{later} rows')} are near copies "
+                    f"of {earlier} rows ({rule}) but not exact copies",
             evidence=evidence)
 
     def _conflicts_across(self, data: AuditData, conf: pl.DataFrame, earlier: str,
@@ -181,9 +176,8 @@ class Duplicates:
             severity=grade(value, warn=self.conflict_warn_above, fail=self.conflict_fail_above),
             metric="conflicting_labels", value=value, threshold=self.conflict_fail_above,
             count=count, splits=[earlier, later],
-            message=f"{fmt_count(count)} of {fmt_count(data.rows(later))} {later} rows "
-                    f"({fmt_share(value)}) have the same features as a {earlier} row but a "
-                    f"different {label}",
+            message=f"{fmt_rows(count, data.rows(later), f'{later} rows')} have the same "
+                    f"features as a {earlier} row but a different {label}",
             evidence={"examples": rows})
 
     def _conflicts_within(self, data: AuditData, conf: pl.DataFrame, split: str,
@@ -203,9 +197,9 @@ class Duplicates:
             severity=grade(value, warn=self.conflict_warn_above, fail=self.conflict_fail_above),
             metric="conflicting_labels", value=value, threshold=self.conflict_fail_above,
             count=count, splits=[split],
-            message=f"{fmt_count(count)} of {fmt_count(data.rows(split))} {split} rows "
-                    f"({fmt_share(value)}) share their features with another {split} row "
-                    f"that has a different {label} ({fmt_count(groups)} groups)",
+            message=f"{fmt_rows(count, data.rows(split), f'{split} rows')} share their "
+                    f"features with another {split} row that has a different {label} "
+                    f"({fmt_count(groups)} groups)",
             evidence={"examples": rows})
 
     def _within(self, data: AuditData, copies: pl.DataFrame, split: str,
@@ -221,8 +215,8 @@ class Duplicates:
             severity=severity if severity != Severity.FAIL else Severity.WARN,
             metric="within_split_duplicates", value=value, threshold=self.within_warn_above,
             count=count, splits=[split],
-            message=f"{fmt_count(count)} of {fmt_count(data.rows(split))} {split} rows "
-                    f"({fmt_share(value)}) are exact copies of another {split} row",
+            message=f"{fmt_rows(count, data.rows(split), f'{split} rows')} are exact copies "
+                    f"of another {split} row",
             evidence={"examples": rows})
 
 
@@ -235,10 +229,7 @@ def exact_matches(data: AuditData, earlier: str, later: str, cols: list[str]) ->
     if not cols:
         return pl.DataFrame({"row_a": [], "row_b": []}, schema={"row_a": pl.UInt32,
                                                                 "row_b": pl.UInt32})
-    ha = pl.DataFrame({"h": data.row_hashes(earlier, cols)}).with_row_index("row_a")
-    hb = pl.DataFrame({"h": data.row_hashes(later, cols)}).with_row_index("row_b")
-    first_a = ha.join(hb.select("h"), on="h", how="semi").group_by("h").agg(pl.col("row_a").min())
-    cand = hb.join(first_a, on="h", how="inner").select("row_a", "row_b").sort("row_b")
+    cand = first_matches(data.row_hashes(earlier, cols), data.row_hashes(later, cols))
     if cand.height == 0:
         return cand
     equal = rows_equal(data.splits[earlier], cand["row_a"], data.splits[later], cand["row_b"],
@@ -251,11 +242,7 @@ def within_split_copies(data: AuditData, split: str, cols: list[str]) -> pl.Data
     ``first_row`` (the first row with those values), verified, sorted by row."""
     if not cols:
         return pl.DataFrame(schema={"row": pl.UInt32, "first_row": pl.UInt32})
-    h = (pl.DataFrame({"h": data.row_hashes(split, cols)}).with_row_index("row")
-         .filter(pl.col("h").is_duplicated()))
-    cand = (h.join(h.group_by("h").agg(pl.col("row").min().alias("first_row")), on="h")
-            .filter(pl.col("row") != pl.col("first_row")).select("row", "first_row")
-            .sort("row"))
+    cand = first_copies(data.row_hashes(split, cols))
     if cand.height == 0:
         return cand
     df = data.splits[split]
@@ -265,12 +252,7 @@ def within_split_copies(data: AuditData, split: str, cols: list[str]) -> pl.Data
 def rows_equal(fa: pl.DataFrame, ia: pl.Series, fb: pl.DataFrame, ib: pl.Series,
                cols: list[str]) -> np.ndarray:
     """Element-wise row equality of ``fa[ia]`` and ``fb[ib]`` over ``cols`` (null-safe)."""
-    a = fa.select(cols)[ia]
-    b = fb.select(cols)[ib]
-    mask = np.ones(len(ia), dtype=bool)
-    for c in cols:  # a loop over columns, vectorised over rows
-        mask &= a[c].eq_missing(b[c]).fill_null(False).to_numpy()
-    return mask
+    return frames_equal(fa.select(cols), ia, fb.select(cols), ib)
 
 
 def examples(data: AuditData, pairs: pl.DataFrame, earlier: str, later: str, cols: list[str],
@@ -313,5 +295,4 @@ def _value(v: Any) -> Any:
 
 
 def _cell(v: Any) -> str:
-    s = repr(v) if isinstance(v, str) else str(v)
-    return s if len(s) <= CELL_CHARS else s[:CELL_CHARS - 1] + "…"
+    return clip_text(repr(v) if isinstance(v, str) else v, CELL_CHARS)

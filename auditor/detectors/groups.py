@@ -11,7 +11,7 @@ from auditor.checks import Cost
 from auditor.data import AuditData, Kind
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_share, grade, share
+from auditor.stats import check_params, clip_text, fmt_count, fmt_rows, grade, is_share, share
 
 CELL_CHARS = 60
 ENTITY_NAME = re.compile(
@@ -56,15 +56,10 @@ class GroupOverlap:
     candidate_max_rows_per_value: float = 100.0
 
     def __post_init__(self) -> None:
-        for name in ("warn_above", "fail_above"):
-            v = getattr(self, name)
-            if not 0 <= v <= 1:
-                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
-        if self.max_examples < 0:
-            raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
-        if self.candidate_min_distinct < 2:
-            raise ValueError("candidate_min_distinct must be an integer >= 2; got "
-                             f"{self.candidate_min_distinct!r}")
+        check_params(self, ("warn_above", "fail_above"), is_share, "a share in [0, 1]")
+        check_params(self, ("max_examples",), lambda v: v >= 0, ">= 0")
+        check_params(self, ("candidate_min_distinct",), lambda v: isinstance(v, int) and v >= 2,
+                     "an integer >= 2")
         if not 1 <= self.candidate_min_rows_per_value <= self.candidate_max_rows_per_value:
             raise ValueError("candidate_min_rows_per_value must be >= 1 and <= "
                              "candidate_max_rows_per_value; got "
@@ -92,29 +87,25 @@ class GroupOverlap:
         counts = entity_counts(data, col)
         out = []
         for earlier, later in data.pairs():
-            shared = shared_entities(counts, earlier, later)
-            rows = int(shared["rows_later"].sum()) if shared.height else 0
-            total = data.rows(later)
-            value = share(rows, total)
+            shared, rows, value = overlap(data, counts, earlier, later)
             entities = counts[later].height
-            message = (f"{fmt_count(rows)} of {fmt_count(total)} {later} rows ({fmt_share(value)})"
-                       f" share a {col} with {earlier} ({fmt_count(shared.height)} of "
-                       f"{fmt_count(entities)} {later} {col} values also occur in {earlier})")
+            message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
+                       f"{earlier} ({fmt_count(shared.height)} of {fmt_count(entities)} {later} "
+                       f"{col} values also occur in {earlier})")
             out.append(Finding(
                 severity=grade(value, warn=self.warn_above, fail=self.fail_above),
                 subject=col, splits=[earlier, later], metric="group_overlap_rows", value=value,
                 threshold=self.fail_above, count=rows, message=message,
                 evidence=self._evidence(shared, col, earlier, later) if rows else {}))
         for split in data.split_names:
-            nulls = data.splits[split][col].null_count()
+            nulls = data.rows(split) - int(counts[split]["rows"].sum())
             if nulls:
                 total = data.rows(split)
                 out.append(Finding(
                     severity=Severity.INFO, subject=col, splits=[split], metric="null_group_rows",
                     value=share(nulls, total), count=nulls,
-                    message=f"{fmt_count(nulls)} of {fmt_count(total)} {split} rows "
-                            f"({fmt_share(share(nulls, total))}) have no {col} (null); they "
-                            "are not compared across splits"))
+                    message=f"{fmt_rows(nulls, total, f'{split} rows')} have no {col} (null); "
+                            "they are not compared across splits"))
         return out
 
     def _evidence(self, shared: pl.DataFrame, col: str, earlier: str,
@@ -143,9 +134,7 @@ class GroupOverlap:
         best: tuple[float, str, str, pl.DataFrame] | None = None
         table = []
         for earlier, later in data.pairs():
-            shared = shared_entities(counts, earlier, later)
-            rows = int(shared["rows_later"].sum()) if shared.height else 0
-            value = share(rows, data.rows(later))
+            shared, rows, value = overlap(data, counts, earlier, later)
             table.append({"splits": f"{earlier} → {later}", "later rows shared": rows,
                           "share": round(value, 6), "entities shared": shared.height})
             if rows and (best is None or value > best[0]):
@@ -167,21 +156,33 @@ class GroupOverlap:
             severity=Severity.INFO, subject=col, splits=[earlier, later],
             metric="candidate_group_column", value=value, count=rows,
             message=f"{col} may be an undeclared entity key ({' and '.join(why)}): "
-                    f"{fmt_count(rows)} of {fmt_count(data.rows(later))} {later} rows "
-                    f"({fmt_share(value)}) share a {col} with {earlier}; declare it in "
-                    "columns.groups if one entity's rows must stay in one split",
+                    f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
+                    f"{earlier}; declare it in columns.groups if one entity's rows must stay in "
+                    "one split",
             evidence=evidence)
 
 
 def entity_counts(data: AuditData, col: str) -> dict[str, pl.DataFrame]:
-    """Per split: ``entity`` (non-null values of ``col``) and ``rows`` (rows per entity)."""
+    """Per split: ``entity`` (non-null values of ``col``; NaN counts as null) and ``rows``
+    (rows per entity)."""
     same_type = col in data.kinds
     out = {}
     for split, df in data.splits.items():
         s = df[col] if same_type else df[col].cast(pl.String)
+        if s.dtype.is_float():
+            s = s.fill_nan(None)
         out[split] = (pl.DataFrame({"entity": s}).drop_nulls()
                       .group_by("entity").agg(pl.len().cast(pl.Int64).alias("rows")))
     return out
+
+
+def overlap(data: AuditData, counts: dict[str, pl.DataFrame], earlier: str, later: str
+            ) -> tuple[pl.DataFrame, int, float]:
+    """The shared entities of a pair (:func:`shared_entities`), the later split's rows that
+    hold one, and their share of the later split's rows."""
+    shared = shared_entities(counts, earlier, later)
+    rows = int(shared["rows_later"].sum()) if shared.height else 0
+    return shared, rows, share(rows, data.rows(later))
 
 
 def shared_entities(counts: dict[str, pl.DataFrame], earlier: str, later: str) -> pl.DataFrame:
@@ -198,12 +199,13 @@ def shared_entities(counts: dict[str, pl.DataFrame], earlier: str, later: str) -
 def candidate_columns(data: AuditData) -> list[str]:
     """Undeclared string or integer columns (the ones that could be entity keys)."""
     roles = data.columns.declared()
+    schema = next(iter(data.splits.values())).schema  # built anew on every access: once
     out = []
     for col in data.common_columns():
         if col in roles:
             continue
         kind = data.kinds.get(col)
-        dtype = next(iter(data.splits.values())).schema[col]
+        dtype = schema[col]
         if kind == Kind.CATEGORICAL or (kind == Kind.NUMERIC and dtype.is_integer()):
             out.append(col)
     return out
@@ -218,7 +220,7 @@ def snake(name: str) -> str:
 
 def _sparse_if_integer(data: AuditData, col: str) -> bool:
     """Strings pass; integers pass when their distinct values fill under half of their range."""
-    values = pl.concat([df.select(pl.col(col)) for df in data.splits.values()])[col]
+    values = pl.concat([df.select(pl.col(col)) for df in data.splits.values()])[col].drop_nulls()
     if not values.dtype.is_integer():
         return True
     lo, hi = values.min(), values.max()
@@ -230,5 +232,4 @@ def _sparse_if_integer(data: AuditData, col: str) -> bool:
 def _cell(v: Any) -> Any:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return v
-    s = str(v)
-    return s if len(s) <= CELL_CHARS else s[:CELL_CHARS - 1] + "…"
+    return clip_text(v, CELL_CHARS)

@@ -21,19 +21,11 @@ from auditor.label_stats import (RANKED, YCOL, LabelView, label_view, level_code
                                  missing_count, ranked_columns, shared_rank_stats,
                                  shared_spearman_aggs)
 from auditor.report import Finding, Severity
-from auditor.stats import (correlation_ratio_from_moments, cramers_v, fmt_count, fmt_share,
-                           grade_at_least, point_biserial_from_moments, share)
+from auditor.stats import (check_params, clip_text, correlation_ratio_from_moments, cramers_v,
+                           fmt_rows, grade_at_least, is_share, point_biserial_from_moments)
+from auditor.stats import round_finite as r4
 
 CELL_CHARS = 40
-
-
-def cut(v: Any) -> str:
-    s = str(v)
-    return s if len(s) <= CELL_CHARS else s[:CELL_CHARS - 1] + "…"
-
-
-def r4(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else round(float(x), 4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -90,18 +82,13 @@ class FeatureLabelAssociation:
     top: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("warn_above", "fail_above", "drop_warn_above", "drop_fail_above",
-                     "drop_min_train"):
-            v = getattr(self, name)
-            if not 0 <= v <= 1:
-                raise ValueError(f"{name} must be in [0, 1]; got {v!r}")
+        check_params(self, ("warn_above", "fail_above", "drop_warn_above", "drop_fail_above",
+                            "drop_min_train"), is_share, "in [0, 1]")
         if self.warn_above > self.fail_above:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
-        for name in ("min_rows", "max_levels_as_categorical", "top"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {v!r}")
+        check_params(self, ("min_rows", "max_levels_as_categorical", "top"),
+                     lambda v: isinstance(v, int) and v >= 1, "an integer >= 1")
 
     def run(self, data: AuditData) -> list[Finding]:
         view = label_view(data)
@@ -166,9 +153,9 @@ class FeatureLabelAssociation:
                 out[c] = m
         else:
             st = shared_rank_stats(data, view, split)
-            nums = [c for c in ranked if data.kinds[c] != Kind.BOOLEAN]
-            for c in nums:
-                j = ranked.index(c)
+            for j, c in enumerate(ranked):
+                if data.kinds[c] == Kind.BOOLEAN:
+                    continue
                 cnt = st["count"][:, j]
                 m: dict[str, Any] = {"rows": n, "with_value": int(cnt.sum())}
                 if view.kind == LabelKind.BINARY:
@@ -229,8 +216,8 @@ class FeatureLabelAssociation:
             severity=sev, metric="association", value=r4(a), threshold=threshold,
             count=count, subject=c, splits=[split],
             message=f"{c} is associated with {view.column} at {a:.3f} ({_label(measure)}) in "
-                    f"{split}, {what} in {fmt_count(count)} of {fmt_count(rows)} rows "
-                    f"({fmt_share(share(count, rows))}); {sev.value} at >= {threshold}",
+                    f"{split}, {what} in {fmt_rows(count, rows, 'rows')}; {sev.value} at >= "
+                    f"{threshold}",
             evidence=evidence)
 
     def _drop(self, data: AuditData, view: LabelView, c: str,
@@ -269,9 +256,8 @@ class FeatureLabelAssociation:
             count=with_value, subject=c, splits=[train, s],
             message=f"{c} is far more associated with {view.column} in {train} "
                     f"({_label(measure)} {a_train:.3f}) than in {s} ({later:.3f}, over "
-                    f"{fmt_count(with_value)} of {fmt_count(rows)} {s} rows with a value, "
-                    f"{fmt_share(share(with_value, rows))}): leakage in train only, typical "
-                    f"of a field filled in after the outcome",
+                    f"{fmt_rows(with_value, rows, f'{s} rows')} with a value): leakage in train "
+                    "only, typical of a field filled in after the outcome",
             evidence={"splits": self._rows(view, c, per_split)})
 
     def _overview(self, data: AuditData, view: LabelView, cols: list[str],
@@ -300,8 +286,8 @@ class FeatureLabelAssociation:
         return Finding(
             severity=Severity.INFO, metric="max_association", value=r4(value),
             threshold=self.warn_above, count=flagged, subject="", splits=list(per_split),
-            message=f"{flagged} of {len(cols)} features ({fmt_share(share(flagged, len(cols)))}"
-                    f") are associated with {view.column} at >= {self.warn_above}"
+            message=f"{fmt_rows(flagged, len(cols), 'features')} are associated with "
+                    f"{view.column} at >= {self.warn_above}"
                     f"{strongest_txt}",
             evidence={"chart": chart, "top_features": table})
 
@@ -351,17 +337,17 @@ def level_table(view: LabelView, values: pl.Series, y: pl.Series, limit: int = 1
         agg = [pl.len().alias("rows"), pl.col("y").mean().alias("label_mean")]
     elif view.kind == LabelKind.BINARY:
         agg = [pl.len().alias("rows"), pl.col("y").mean().alias("positive_share")]
-    else:
-        agg = [pl.len().alias("rows"), pl.col("y").mode().first().alias("top_class"),
-               (pl.col("y") == pl.col("y").mode().first()).mean().alias("top_class_share")]
+    else:  # mode() lists tied modes in no fixed order: the smallest class code breaks ties
+        agg = [pl.len().alias("rows"), pl.col("y").mode().min().alias("top_class"),
+               (pl.col("y") == pl.col("y").mode().min()).mean().alias("top_class_share")]
     g = df.group_by("v").agg(agg).sort(["rows", "v"], descending=[True, False],
                                       nulls_last=True).head(limit)
     out = []
     for row in g.iter_rows(named=True):
         v = row.pop("v")
-        item: dict[str, Any] = {"level": "(missing)" if v is None else cut(v)}
+        item: dict[str, Any] = {"level": "(missing)" if v is None else clip_text(v, CELL_CHARS)}
         for k, x in row.items():
-            item[k] = (cut(view.classes[x]) if k == "top_class" else
+            item[k] = (clip_text(view.classes[x], CELL_CHARS) if k == "top_class" else
                        r4(x) if isinstance(x, float) else x)
         out.append(item)
     return out

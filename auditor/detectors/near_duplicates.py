@@ -13,7 +13,6 @@ Normalisation (:func:`normalised_frame`):
 """
 from __future__ import annotations
 
-import os
 import sys
 from functools import cache
 
@@ -22,6 +21,7 @@ import polars as pl
 
 from auditor.data import AuditData, Kind
 from auditor.minhash import Signatures, near_duplicate_pairs, shingle_hashes, signatures
+from auditor.stats import map_columns
 
 SHINGLE_WORDS = 3      # word k-grams for free text
 NUM_PERM = 128         # MinHash permutations per text column
@@ -119,16 +119,11 @@ def round_significant_frame(df: pl.DataFrame, cols: list[str], digits: int) -> p
         return r if not s.has_nulls() else \
             pl.select(pl.when(s.is_null()).then(None).otherwise(r)).to_series().alias(c)
 
-    if len(cols) < 2:
-        return pl.DataFrame([one(c) for c in cols])
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=min(len(cols), os.cpu_count() or 1)) as pool:
-        return pl.DataFrame(list(pool.map(one, cols)))  # numpy releases the GIL
+    return pl.DataFrame(map_columns(one, cols))  # numpy releases the GIL
 
 
-def _is_string(data: AuditData, df: pl.DataFrame, col: str) -> bool:
-    return data.kinds.get(col) in (Kind.CATEGORICAL, Kind.TEXT) or df.schema[col] == pl.String
+def _is_string(data: AuditData, dtype: pl.DataType, col: str) -> bool:
+    return data.kinds.get(col) in (Kind.CATEGORICAL, Kind.TEXT) or dtype == pl.String
 
 
 def _is_float(dtype: pl.DataType) -> bool:
@@ -139,20 +134,22 @@ def normalised_frame(data: AuditData, split: str, cols: list[str], digits: int) 
     """``cols`` of ``split`` normalised for near-duplicate comparison. Cached per run: all float
     columns of the split rounded once (threads over columns), each string column on its own."""
     df = data.splits[split]
+    schema = df.schema  # built anew on every access: once, not once per column
 
     def round_all() -> pl.DataFrame:
-        floats = [c for c in data.duplicate_columns() if _is_float(df.schema[c])]
+        floats = [c for c in data.duplicate_columns() if _is_float(schema[c])]
         return round_significant_frame(df, floats, digits)
 
     rounded = data.cached(("duplicates.rounded", split, digits), round_all)
+    done = set(rounded.columns)
     out = []
     for c in cols:
-        if _is_string(data, df, c):
+        if _is_string(data, schema[c], c):
             out.append(data.cached(("duplicates.strings", split, c),
                                    lambda c=c: normalise_strings(df[c])))
-        elif c in rounded.columns:
+        elif c in done:
             out.append(rounded[c])
-        elif _is_float(df.schema[c]):
+        elif _is_float(schema[c]):
             out.append(round_significant_frame(df, [c], digits)[c])
         else:
             out.append(df[c])
@@ -168,12 +165,32 @@ def row_keys(frame: pl.DataFrame, seed: int, height: int) -> pl.Series:
 
 def frames_equal(fa: pl.DataFrame, ia: pl.Series | np.ndarray, fb: pl.DataFrame,
                  ib: pl.Series | np.ndarray) -> np.ndarray:
-    """Element-wise equality of rows ``fa[ia]`` and ``fb[ib]`` over every column (null-safe)."""
+    """Element-wise equality of rows ``fa[ia]`` and ``fb[ib]`` over every column of ``fa``
+    (null equals null, NaN equals NaN, -0.0 equals 0.0)."""
     ia, ib = pl.Series(ia), pl.Series(ib)
     mask = np.ones(len(ia), dtype=bool)
     for c in fa.columns:  # a loop over columns, vectorised over rows
         mask &= fa[c].gather(ia).eq_missing(fb[c].gather(ib)).fill_null(False).to_numpy()
     return mask
+
+
+def first_matches(ha: pl.Series, hb: pl.Series) -> pl.DataFrame:
+    """Candidate pairs from row hashes of two frames: for every row of b (``row_b``) whose
+    hash occurs in a, the first such row of a (``row_a``); sorted by ``row_b``. Linear in
+    rows (hash joins). Candidates still need verifying (:func:`frames_equal`)."""
+    ka = pl.DataFrame({"h": ha}).with_row_index("row_a")
+    kb = pl.DataFrame({"h": hb}).with_row_index("row_b")
+    first_a = ka.join(kb.select("h"), on="h", how="semi").group_by("h").agg(pl.col("row_a").min())
+    return kb.join(first_a, on="h", how="inner").select("row_a", "row_b").sort("row_b")
+
+
+def first_copies(h: pl.Series) -> pl.DataFrame:
+    """Candidate copies within one frame from its row hashes: every row (``row``) whose hash
+    an earlier row has, with the first row of that hash (``first_row``); sorted by row."""
+    k = pl.DataFrame({"h": h}).with_row_index("row").filter(pl.col("h").is_duplicated())
+    return (k.join(k.group_by("h").agg(pl.col("row").min().alias("first_row")), on="h")
+            .filter(pl.col("row") != pl.col("first_row")).select("row", "first_row")
+            .sort("row"))
 
 
 _EMPTY_PAIRS = {"row_a": pl.UInt32, "row_b": pl.UInt32}
@@ -202,15 +219,15 @@ def near_matches(data: AuditData, earlier: str, later: str, cols: list[str], *, 
     key_cols = [c for c in cols if c not in text_cols]
     na = normalised_frame(data, earlier, key_cols, digits)
     nb = normalised_frame(data, later, key_cols, digits)
-    ka = pl.DataFrame({"h": row_keys(na, data.seed, data.rows(earlier))}).with_row_index("row_a")
-    kb = pl.DataFrame({"h": row_keys(nb, data.seed, data.rows(later))}).with_row_index("row_b")
+    ha = row_keys(na, data.seed, data.rows(earlier))
+    hb = row_keys(nb, data.seed, data.rows(later))
     if not text_cols:
-        first_a = (ka.join(kb.select("h"), on="h", how="semi")
-                   .group_by("h").agg(pl.col("row_a").min()))
-        cand = kb.join(first_a, on="h", how="inner").select("row_a", "row_b").sort("row_b")
+        cand = first_matches(ha, hb)
         if cand.height == 0:
             return _empty_pairs([])
         return cand.filter(pl.Series(frames_equal(na, cand["row_a"], nb, cand["row_b"])))
+    ka = pl.DataFrame({"h": ha}).with_row_index("row_a")
+    kb = pl.DataFrame({"h": hb}).with_row_index("row_b")
     ra = ka.join(kb.select("h").unique(), on="h", how="semi")
     rb = kb.join(ka.select("h").unique(), on="h", how="semi")
     if ra.height == 0 or rb.height == 0:
@@ -295,9 +312,12 @@ def pair_jaccard(a: pl.Series, b: pl.Series, *, seed: int = 0) -> np.ndarray:
 
 def _labelled(data: AuditData, split: str, features: list[str], label: str,
               digits: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(normalised features, frame of row / key / normalised label for labelled rows)."""
+    """(normalised features, frame of row / key / normalised label for labelled rows: a null
+    or NaN label is no label)."""
     feats = normalised_frame(data, split, features, digits)
     y = normalised_frame(data, split, [label], digits)[label]
+    if y.dtype.is_float():
+        y = y.fill_nan(None)
     frame = (pl.DataFrame({"k": row_keys(feats, data.seed, data.rows(split)), "y": y})
              .with_row_index("row")
              .filter(pl.col("y").is_not_null()))

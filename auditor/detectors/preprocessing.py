@@ -20,7 +20,7 @@ from auditor.checks import Cost
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import InputError, NotApplicable
 from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_share, share
+from auditor.stats import check_params, clip_text, fmt_count, fmt_rows, fmt_share, is_share, share
 
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
@@ -102,26 +102,19 @@ class PreprocessingFit:
     max_examples: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("ulp_slack", "spike_ratio"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and v >= 1):
-                raise ValueError(f"{name} must be a number >= 1; got {v!r}")
-        if not (isinstance(self.max_centre_ratio, (int, float)) and self.max_centre_ratio >= 0):
-            raise ValueError(f"max_centre_ratio must be a number >= 0; got "
-                             f"{self.max_centre_ratio!r}")
-        for name in ("one_hot_chance", "encoding_rmse_ratio"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and 0 <= v <= 1):
-                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
-        if not (isinstance(self.max_bound_rows, int) and self.max_bound_rows >= 1):
-            raise ValueError(f"max_bound_rows must be an integer >= 1; got "
-                             f"{self.max_bound_rows!r}")
-        for name in ("min_rows", "min_imputed", "max_levels"):
-            v = getattr(self, name)
-            if not (isinstance(v, int) and v >= 2):
-                raise ValueError(f"{name} must be an integer >= 2; got {v!r}")
-        if not (isinstance(self.max_examples, int) and self.max_examples >= 0):
-            raise ValueError(f"max_examples must be an integer >= 0; got {self.max_examples!r}")
+        number = (int, float)
+        check_params(self, ("ulp_slack", "spike_ratio"),
+                     lambda v: isinstance(v, number) and v >= 1, "a number >= 1")
+        check_params(self, ("max_centre_ratio",), lambda v: isinstance(v, number) and v >= 0,
+                     "a number >= 0")
+        check_params(self, ("one_hot_chance", "encoding_rmse_ratio"),
+                     lambda v: isinstance(v, number) and is_share(v), "a share in [0, 1]")
+        check_params(self, ("max_bound_rows",), lambda v: isinstance(v, int) and v >= 1,
+                     "an integer >= 1")
+        check_params(self, ("min_rows", "min_imputed", "max_levels"),
+                     lambda v: isinstance(v, int) and v >= 2, "an integer >= 2")
+        check_params(self, ("max_examples",), lambda v: isinstance(v, int) and v >= 0,
+                     "an integer >= 0")
         fitters = self.extra_fitters
         if isinstance(fitters, str) or not all(isinstance(f, str) and f.isidentifier()
                                                 for f in fitters):
@@ -173,8 +166,9 @@ class PreprocessingFit:
         ctx = _Context(data, names, cols, frames, fit_sets, unions, per_split, per_set)
         findings: list[Finding] = []
         eps: dict[str, float] = {}
+        schema = data.splits[names[0]].schema  # built anew on every access: once
         for c in cols:
-            dtype = data.splits[names[0]].schema[c]
+            dtype = schema[c]
             if dtype.is_float():
                 eps[c] = EPS32 if dtype == pl.Float32 else EPS64
                 scaling = self._scaling(ctx, c, eps[c])
@@ -352,10 +346,11 @@ class PreprocessingFit:
         if stat == "median" and 2 * cnt >= values.len():
             return None  # a value held by half the rows is the median whatever was filled
         others = values.filter((values - v).abs() > tol)
-        vc = others.value_counts(name="count")
-        dist = (vc[c] - v).abs()
-        neighbour = int(vc["count"].gather(dist.arg_sort().head(6)).max() or 1) \
-            if vc.height else 1
+        # the six nearest distinct values (value_counts comes in no fixed order: ties in the
+        # distance are broken by the value, so the result does not depend on that order)
+        near = (others.value_counts(name="count").with_columns(d=(pl.col(c) - v).abs())
+                .sort(["d", c]).head(6))
+        neighbour = int(near["count"].max() or 1) if near.height else 1
         if cnt < self.spike_ratio * neighbour:
             return None
         fit_stats = _fill_candidates(values.to_numpy(), v, tol)
@@ -389,9 +384,8 @@ class PreprocessingFit:
             severity=self._severity(ctx, fit_set), metric="imputation_fit",
             value=abs(v - stats[hit]), threshold=tol, count=cnt, subject=c,
             splits=list(fit_set),
-            message=f"{fmt_count(cnt)} of {fmt_count(n_set)} {label} rows "
-                    f"({fmt_share(share(cnt, n_set))}) hold {c} = {_g(v)}, the {stat} of the "
-                    f"column's other values over {label} ({_g(stats[hit])}), not over "
+            message=f"{fmt_rows(cnt, n_set, f'{label} rows')} hold {c} = {_g(v)}, the {stat} "
+                    f"of the column's other values over {label} ({_g(stats[hit])}), not over "
                     f"{train_name} ({_g(train_stats[hit])}): the {stat} imputer was fitted "
                     f"with the {'+'.join(fit_set[1:])} rows.",
             evidence={"fill_value": v, "rows_with_value": per_split, "fit_set": label,
@@ -423,8 +417,8 @@ class PreprocessingFit:
                 severity = Severity.WARN
             else:
                 continue
-            first = next(n for n in later if nonzero[n] > 0)
-            n_first = ctx.data.rows(first)
+            hit = [n for n in later if nonzero[n] > 0]
+            n_hit = sum(ctx.data.rows(n) for n in hit)
             why = {"one_hot": "it belongs to a one-hot group whose columns sum to 1 in every "
                               "row: the encoder learned this category from later splits",
                    "l2": "it belongs to a group of columns with unit L2 norm per row "
@@ -433,11 +427,10 @@ class PreprocessingFit:
                          "vocabulary fitted on later splits produces"}[structure]
             findings.append(Finding(
                 severity=severity, metric="category_from_later_split",
-                value=share(nonzero[first], n_first), threshold=0.0, count=m, subject=c,
+                value=share(m, n_hit), threshold=0.0, count=m, subject=c,
                 splits=[train_name, *later],
                 message=f"{c} is 0 in all {fmt_count(int(t['n']))} {train_name} rows but "
-                        f"non-zero in {fmt_count(nonzero[first])} of {fmt_count(n_first)} "
-                        f"{first} rows ({fmt_share(share(nonzero[first], n_first))}); {why}.",
+                        f"non-zero in {fmt_rows(m, n_hit, '+'.join(hit) + ' rows')}; {why}.",
                 evidence={"nonzero_rows": {train_name: 0, **nonzero},
                           "group": group[:self.max_examples], "structure": structure,
                           "chance_under_random_split": chance}))
@@ -478,23 +471,26 @@ class PreprocessingFit:
             return []
         ylo, yhi = float(yall.min()), float(yall.max())
         ymax = max(abs(ylo), abs(yhi), 1.0)
+        schema = data.splits[names[0]].schema  # built anew on every access: once
         keys = [k for k in data.features_of(Kind.CATEGORICAL, Kind.NUMERIC, Kind.BOOLEAN)
-                if not data.splits[names[0]].schema[k].is_float()]
+                if not schema[k].is_float()]
         later_frames = [data.splits[n] for n in names[1:]]
-        findings = []
+        encoded = []  # float columns that could hold a target encoding
         for c in ctx.cols:
-            dtype = data.splits[names[0]].schema[c]
             s = ctx.per_set[tuple(names)][c]
-            if not dtype.is_float() or s["integral"] or not _finite(s):
+            if not schema[c].is_float() or s["integral"] or not _finite(s):
                 continue
-            eps = EPS32 if dtype == pl.Float32 else EPS64
             if s["min"] < ylo - 1e-9 * ymax or s["max"] > yhi + 1e-9 * ymax:
                 continue
             later = pl.concat([f.select(c) for f in later_frames])[c].fill_nan(None)
             n_levels = later.drop_nulls().n_unique()
-            if not 2 <= n_levels <= min(self.max_levels, later.len() // 2):
-                continue
-            candidates = [k for k in (_level_key(data, c, keys, names),) if k]
+            if 2 <= n_levels <= min(self.max_levels, later.len() // 2):
+                encoded.append(c)
+        level_keys = _level_keys(data, encoded, keys, names)
+        findings = []
+        for c in encoded:
+            eps = EPS32 if schema[c] == pl.Float32 else EPS64
+            candidates = [k for k in (level_keys[c],) if k]
             if data.splits[names[0]][c].n_unique() <= self.max_levels:
                 candidates.append(c)  # levels = the encoded values (no cross-fitting on train)
             fit, key = None, c
@@ -575,8 +571,9 @@ def summarise(frame: pl.DataFrame, cols: list[str]) -> dict[str, dict[str, Any]]
     nonzero, negative, n_at_min and n_at_max (counts).
     """
     exprs = []
+    schema = frame.schema  # built anew on every access: once, not once per column
     for i, c in enumerate(cols):
-        dtype = frame.schema[c]
+        dtype = schema[c]
         x = pl.col(c).cast(pl.Float64)
         if dtype.is_float():
             x = x.fill_nan(None)
@@ -677,21 +674,34 @@ def _label_values(data: AuditData, split: str) -> pl.Series | None:
     return (y.cast(pl.String) == values[-1]).cast(pl.Float64)
 
 
-def _level_key(data: AuditData, c: str, keys: list[str], names: list[str]) -> str | None:
-    """A raw categorical column of which ``c`` is a function in the later splits."""
-    later = pl.concat([data.splits[n].select([c, *(k for k in keys if k != c)])
-                       for n in names[1:]])
-    for k in keys:
-        if k == c:
+def _level_keys(data: AuditData, cols: list[str], keys: list[str], names: list[str]
+                ) -> dict[str, str | None]:
+    """For each column of ``cols``, the first raw column of ``keys`` (not itself) of which it
+    is a function in the later splits: every level of the key holding a value (not null, not
+    NaN) of the column carries one value, over at least two levels. Keys with one level, or nearly one row per
+    level (an undeclared id), are not used. One group_by per key, over all columns at once."""
+    out: dict[str, str | None] = {c: None for c in cols}
+    if not cols or not keys:
+        return out
+    later = pl.concat([data.splits[n].select(list(dict.fromkeys([*keys, *cols])))
+                       for n in names[1:]]).with_columns(pl.col(cols).fill_nan(None))
+    levels = later.select(pl.col(k).n_unique() for k in keys).row(0)
+    values = dict(zip(cols, later.select(pl.col(c).drop_nulls().n_unique() for c in cols).row(0)))
+    for k, n_levels in zip(keys, levels):
+        if not 2 <= n_levels <= later.height // 2:
             continue
-        levels = later[k].n_unique()
-        if not 2 <= levels <= later.height // 2:
-            continue  # constant, or nearly one row per level (an undeclared id)
-        per = later.filter(pl.col(c).is_not_null()).group_by(k).agg(
-            pl.col(c).n_unique().alias("u"))
-        if per.height >= 2 and per["u"].max() == 1:
-            return k
-    return None
+        # a function of k takes at most one value per level of k
+        todo = [c for c in cols if out[c] is None and c != k and values[c] <= n_levels]
+        if not todo:
+            continue
+        # distinct non-null values per level, for every column at once (one expression)
+        per = later.select(k, *todo).group_by(k).agg(pl.exclude(k).drop_nulls().n_unique())
+        groups = per.select((pl.exclude(k) >= 1).sum()).row(0)  # levels holding a value
+        most = per.select(pl.exclude(k).max()).row(0)
+        for c, g, u in zip(todo, groups, most):
+            if g >= 2 and u == 1:
+                out[c] = k
+    return out
 
 
 def _encoding_fits(data: AuditData, c: str, key: str, ys: dict[str, pl.Series],
@@ -748,7 +758,5 @@ def _best_smoothing(n: np.ndarray, ybar: np.ndarray, v: np.ndarray, w: np.ndarra
 
 
 def _short(v: Any, n: int = 40) -> Any:
-    if isinstance(v, str) and len(v) > n:
-        return v[:n - 1] + "…"
-    return v
+    return clip_text(v, n) if isinstance(v, str) else v
 

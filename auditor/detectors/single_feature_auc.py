@@ -25,8 +25,9 @@ from auditor.label_stats import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit
                                  shared_rank_stats, shared_spearman_aggs, spearman_aggs,
                                  target_encode, value_expr)
 from auditor.report import Finding, Severity
-from auditor.stats import (bootstrap_auc_ci, bootstrap_spearman_ci, fmt_count, fmt_share,
-                           grade_at_least, roc_points, share)
+from auditor.stats import (bootstrap_auc_ci, bootstrap_spearman_ci, check_params, fmt_count,
+                           fmt_rows, grade_at_least, roc_points)
+from auditor.stats import round_finite as r4
 
 @dataclass
 class Scored:
@@ -100,20 +101,16 @@ class SingleFeatureAUC:
     top: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("warn_above", "fail_above", "id_warn_above"):
-            v = getattr(self, name)
-            if not 0.5 <= v <= 1:
-                raise ValueError(f"{name} must be an AUC in [0.5, 1]; got {v!r}")
+        check_params(self, ("warn_above", "fail_above", "id_warn_above"),
+                     lambda v: 0.5 <= v <= 1, "an AUC in [0.5, 1]")
         if self.warn_above > self.fail_above:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
-        if not self.smoothing >= 0:
-            raise ValueError(f"smoothing must be >= 0; got {self.smoothing!r}")
+        check_params(self, ("smoothing",), lambda v: v >= 0, ">= 0")
         for name, low in (("folds", 2), ("n_boot", 10), ("ci_rows", 100),
                           ("id_sample_rows", 1000), ("top", 1)):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < low:
-                raise ValueError(f"{name} must be an integer >= {low}; got {v!r}")
+            check_params(self, (name,), lambda v, low=low: isinstance(v, int) and v >= low,
+                         f"an integer >= {low}")
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, data: AuditData) -> list[Finding]:
@@ -141,7 +138,7 @@ class SingleFeatureAUC:
         for c in ids:  # few; each on its own (a string id on a sample)
             frames = self._id_frames(view, c, data.seed)
             stats = ({} if view.kind == LabelKind.NUMERIC else
-                     {s: class_rank_stats(f, [value_expr(c, f.schema[c])], view.n_classes,
+                     {s: class_rank_stats(f, [value_expr(c, f[c].dtype)], view.n_classes,
                                           moments=False) for s, f in frames.items()})
             (sc,) = self._ranked(view, frames, [c], stats, ["id"])
             sc.is_id = True
@@ -165,7 +162,7 @@ class SingleFeatureAUC:
                     for j, c in enumerate(cols)]
 
         if view.kind == LabelKind.NUMERIC:
-            aggs = stats or {s: spearman_aggs(f, [value_expr(c, f.schema[c]) for c in cols])
+            aggs = stats or {s: spearman_aggs(f, [value_expr(c, f[c].dtype) for c in cols])
                              for s, f in frames.items()}
             figures[train], fit = fit_spearman(aggs[train])
             for s in list(frames)[1:]:
@@ -249,8 +246,8 @@ class SingleFeatureAUC:
         if view.kind == LabelKind.BINARY:
             n1 = int((frame[YCOL] == 1).sum())
             what = (f"separates {view.column}={view.classes[1]!r} from {view.classes[0]!r} "
-                    f"with AUC {value:.3f} {where}: {fmt_count(n)} rows, {fmt_count(n1)} "
-                    f"positive ({fmt_share(share(n1, n))})")
+                    f"with AUC {value:.3f} {where}: {fmt_count(n)} rows, "
+                    f"{fmt_rows(n1, n, 'positive')}")
         elif view.kind == LabelKind.MULTICLASS:
             what = (f"separates the {view.n_classes} classes of {view.column} with macro "
                     f"one-vs-rest AUC {value:.3f} {where}: {fmt_count(n)} labelled rows")
@@ -258,8 +255,7 @@ class SingleFeatureAUC:
             what = (f"ranks {view.column} with |Spearman rho| {value:.3f} {where}: "
                     f"{fmt_count(n)} labelled rows")
         if missing:
-            what += (f"; {sc.column} is missing in {fmt_count(missing)} of {fmt_count(n)} "
-                     f"{split} rows ({fmt_share(share(missing, n))})")
+            what += f"; {sc.column} is missing in {fmt_rows(missing, n, f'{split} rows')}"
         message = (f"identifier {sc.column} carries label information: alone it {what}; "
                    "exports sorted by outcome do this" if sc.is_id
                    else f"{sc.column} alone {what}")
@@ -348,8 +344,7 @@ class SingleFeatureAUC:
         return Finding(
             severity=Severity.INFO, metric=metric, value=r4(top[0][1][0]) if top else None,
             threshold=self.warn_above, count=flagged, subject="", splits=list(view.frames),
-            message=f"{flagged} of {len(scored)} features "
-                    f"({fmt_share(share(flagged, len(scored)))}) alone reach {name} >= "
+            message=f"{fmt_rows(flagged, len(scored), 'features')} alone reach {name} >= "
                     f"{self.warn_above}{strongest}",
             evidence={"chart": chart, "top_features": table})
 
@@ -373,9 +368,6 @@ def describe_orientation(view: LabelView, sc: Scored) -> str:
                      f"values rank {place} in the value order")
     return "; ".join(parts) + (" …" if len(view.targets) > 5 else "")
 
-
-def r4(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else round(float(x), 4)
 
 
 def _macro(per_class: np.ndarray) -> float:

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
+import numpy as np
 import polars as pl
 
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_share, grade, share
+from auditor.stats import check_params, fmt_count, fmt_rows, grade, is_share, share
 
 US = {"w": 7 * 86_400_000_000, "d": 86_400_000_000, "h": 3_600_000_000, "m": 60_000_000,
       "s": 1_000_000}
@@ -55,9 +56,10 @@ class TemporalHoldout:
       ``future_warn_above`` / ``future_fail_above``.
     Defaults: any out-of-order row warns and more than 1% fails (a handful of late-arriving
     rows with skewed clocks is common; a percent is a leak); a reversed pair or a gap below
-    ``min_gap`` always fails. Time zones follow data loading (mixed zones compared in UTC; naive times read as UTC). A
-    date time column covers its whole day: a feature is from the future when it is later than
-    the end of that day; a date feature counts from the start of its day.
+    ``min_gap`` always fails. Time zones follow data loading (mixed zones compared in UTC;
+    naive times read as UTC). A date time column covers its whole day: a feature is from the
+    future when it is later than the end of that day; a date feature counts from the start of
+    its day. A numeric time column compares numbers (NaN counts as no time).
     """
 
     id: ClassVar[str] = "leakage.temporal"
@@ -71,13 +73,10 @@ class TemporalHoldout:
     max_examples: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("warn_above", "fail_above", "future_warn_above", "future_fail_above"):
-            v = getattr(self, name)
-            if not 0 <= v <= 1:
-                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
+        check_params(self, ("warn_above", "fail_above", "future_warn_above", "future_fail_above"),
+                     is_share, "a share in [0, 1]")
         parse_duration(self.min_gap)
-        if self.max_examples < 0:
-            raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
+        check_params(self, ("max_examples",), lambda v: v >= 0, ">= 0")
 
     def run(self, data: AuditData) -> list[Finding]:
         col = data.columns.time
@@ -96,9 +95,9 @@ class TemporalHoldout:
                 findings.append(Finding(
                     severity=Severity.INFO, subject=col, splits=[split], metric="null_time_rows",
                     value=share(nulls, data.rows(split)), count=nulls,
-                    message=f"{fmt_count(nulls)} of {fmt_count(data.rows(split))} {split} rows "
-                            f"({fmt_share(share(nulls, data.rows(split)))}) have no {col} "
-                            "(null); they are left out of the time comparisons"))
+                    message=f"{fmt_rows(nulls, data.rows(split), f'{split} rows')} have no "
+                            f"{col} (null{', NaN' if not clock.is_time else ''}); they are left "
+                            "out of the time comparisons"))
         for earlier, later in data.pairs():
             lo_a, hi_a, n_a, _ = ranges[earlier]
             lo_b, hi_b, n_b, _ = ranges[later]
@@ -114,7 +113,7 @@ class TemporalHoldout:
                             f"starts {clock.text(lo_a)}): the splits run backwards",
                     evidence={"chart": {
                         "type": "ranges", "title": f"{col}: {later} against {earlier}",
-                        "rows": [{"label": s, "start": clock.text(lo), "end": clock.text(hi)}
+                        "rows": [clock.bar(s, lo, hi)
                                  for s, lo, hi in ((earlier, lo_a, hi_a), (later, lo_b, hi_b))],
                         "height": _chart_height(2)},
                         "ranges": [clock.range_row(earlier, lo_a, hi_a),
@@ -145,7 +144,7 @@ class TemporalHoldout:
                                  ranges[b][0] - ranges[a][1])})
         evidence: dict[str, Any] = {
             "chart": {"type": "ranges", "title": f"{col} range per split", "rows": [
-                {"label": r["split"], "start": r["first"], "end": r["last"]} for r in rows],
+                clock.bar(s, lo, hi) for s, (lo, hi, n, _) in ranges.items() if n],
                 "height": _chart_height(len(rows))},
             "ranges": rows}
         if gaps:
@@ -167,8 +166,7 @@ class TemporalHoldout:
         mask = (t < hi_a).fill_null(False)
         count = int(mask.sum())
         value = share(count, n_b)
-        of = f"{fmt_count(n_b)} {later} rows" + (
-            f" with a {col}" if n_b < data.rows(later) else "")
+        of = f"{later} rows" + (f" with a {col}" if n_b < data.rows(later) else "")
         evidence: dict[str, Any] = {}
         if count:
             hits = t.filter(mask)
@@ -179,19 +177,18 @@ class TemporalHoldout:
             bars.append((f"{later}, before {earlier} ends", hits.min(), hits.max()))
             evidence["chart"] = {
                 "type": "ranges", "title": f"{col}: {later} against the end of {earlier}",
-                "rows": [{"label": s, "start": clock.text(lo), "end": clock.text(hi)}
-                         for s, lo, hi in bars],
-                "lines": [clock.text(hi_a)], "height": _chart_height(len(bars))}
+                "rows": [clock.bar(s, lo, hi) for s, lo, hi in bars],
+                "lines": [clock.cell(hi_a)], "height": _chart_height(len(bars))}
             evidence["offending"] = {"rows": count, "earliest": clock.text(hits.min()),
                                      "latest": clock.text(hits.max()),
                                      f"{earlier} ends": clock.text(hi_a)}
-            evidence["examples"] = self._rows(data, later, col, mask)
+            evidence["examples"] = self._rows(data, later, clock, mask)
         return Finding(
             severity=grade(value, warn=self.warn_above, fail=self.fail_above), subject=col,
             splits=[earlier, later], metric="rows_before_previous_end", value=value,
             threshold=self.fail_above, count=count,
-            message=f"{fmt_count(count)} of {of} ({fmt_share(value)}) are dated before the end "
-                    f"of {earlier} ({clock.text(hi_a)})",
+            message=f"{fmt_rows(count, n_b, of)} are dated before the end of {earlier} "
+                    f"({clock.text(hi_a)})",
             evidence=evidence)
 
     def _gap(self, data: AuditData, col: str, clock: Clock, earlier: str, later: str,
@@ -205,17 +202,18 @@ class TemporalHoldout:
             severity=Severity.FAIL, subject=col, splits=[earlier, later],
             metric="gap_shorter_than_min_gap", value=gap / DAY_US, threshold=gap_us / DAY_US,
             count=count,
-            message=f"{start}, less than min_gap {self.min_gap}: {fmt_count(count)} of "
-                    f"{fmt_count(n_b)} {later} rows ({fmt_share(share(count, n_b))}) are dated "
-                    f"within {self.min_gap} after {earlier} ends ({clock.text(hi_a)})",
-            evidence={"examples": self._rows(data, later, col, mask)} if count else {})
+            message=f"{start}, less than min_gap {self.min_gap}: "
+                    f"{fmt_rows(count, n_b, f'{later} rows')} are dated within {self.min_gap} "
+                    f"after {earlier} ends ({clock.text(hi_a)})",
+            evidence={"examples": self._rows(data, later, clock, mask)} if count else {})
 
     def _future(self, data: AuditData, col: str, clock: Clock, feature: str) -> Finding:
         per_split, examples = [], []
         after_total = compared_total = 0
+        fclock = Clock.of(data, feature)
         for split, df in data.splits.items():
             own_end = clock.values(df) + (DAY_US - 1 if clock.is_date else 0)
-            f = Clock.of(data, feature).values(df)
+            f = fclock.values(df)
             both = own_end.is_not_null() & f.is_not_null()
             mask = (f > own_end).fill_null(False)
             after, compared = int(mask.sum()), int(both.sum())
@@ -229,25 +227,28 @@ class TemporalHoldout:
                                   "largest lead": clock.span(int(lead.max()))})
                 if len(examples) < self.max_examples:
                     examples += [{"split": split} | r for r in self._rows(
-                        data, split, col, mask, extra=feature)][:self.max_examples - len(examples)]
+                        data, split, clock, mask, extra=fclock)][:self.max_examples - len(examples)]
         value = share(after_total, compared_total)
         splits = [r["split"] for r in per_split] or data.split_names
+        both = f"rows with both {feature} and {col}"
         return Finding(
             severity=grade(value, warn=self.future_warn_above, fail=self.future_fail_above),
             subject=feature, splits=splits, metric="future_values", value=value,
             threshold=self.future_fail_above, count=after_total,
-            message=f"{fmt_count(after_total)} of {fmt_count(compared_total)} rows with both "
-                    f"{feature} and {col} ({fmt_share(value)}) have {feature} after their own "
-                    f"{col} (information from the future)",
+            message=f"{fmt_rows(after_total, compared_total, both)} have {feature} after their "
+                    f"own {col} (information from the future)",
             evidence={"per_split": per_split, "examples": examples} if after_total else {})
 
-    def _rows(self, data: AuditData, split: str, col: str, mask: pl.Series,
-              extra: str | None = None) -> list[dict[str, Any]]:
-        cols = [col] + ([extra] if extra else [])
-        head = (data.splits[split].select(cols).with_row_index("row")
-                .filter(mask).head(self.max_examples))
-        return [{"row": r[0]} | {c: _iso(v) for c, v in zip(cols, r[1:])}
-                for r in head.iter_rows()]
+    def _rows(self, data: AuditData, split: str, clock: Clock, mask: pl.Series,
+              extra: Clock | None = None) -> list[dict[str, Any]]:
+        """The first ``max_examples`` rows of ``mask``: row number and the time (and feature)
+        as text (rendered from epoch numbers: no Python datetime can overflow)."""
+        df = data.splits[split]
+        rows = np.flatnonzero(mask.fill_null(False).to_numpy())[:self.max_examples]
+        clocks = [clock] + ([extra] if extra else [])
+        values = [k.values(df).gather(rows).to_list() for k in clocks]
+        return [{"row": int(r)} | {k.col: k.cell(v[i]) for k, v in zip(clocks, values)}
+                for i, r in enumerate(rows)]
 
 
 @dataclass(frozen=True)
@@ -278,10 +279,11 @@ class Clock:
                             "(or numbers)")
 
     def values(self, df: pl.DataFrame) -> pl.Series:
-        """The column as Int64 epoch microseconds (dates and datetimes) or Float64 numbers."""
+        """The column as Int64 epoch microseconds (dates and datetimes) or Float64 numbers
+        (NaN as null: a NaN time is no time)."""
         c = pl.col(self.col)
         if not self.is_time:
-            return df.select(c.cast(pl.Float64)).to_series()
+            return df.select(c.cast(pl.Float64).fill_nan(None)).to_series()
         if self.is_date:
             c = c.cast(pl.Datetime("us"))
         return df.select(c.dt.epoch("us").cast(pl.Int64)).to_series()
@@ -292,7 +294,10 @@ class Clock:
             return "–"
         if not self.is_time:
             return f"{v:g}"
-        moment = _EPOCH + timedelta(microseconds=int(v))
+        try:
+            moment = _EPOCH + timedelta(microseconds=int(v))
+        except OverflowError:  # beyond Python's years 1-9999
+            return f"{int(v) / (365.2425 * DAY_US):+,.0f} years from 1970-01-01"
         if self.is_date:
             return moment.date().isoformat()
         if self.zoned:
@@ -316,10 +321,15 @@ class Clock:
     def range_row(self, split: str, lo: Any, hi: Any) -> dict[str, Any]:
         return {"split": split, "first": self.text(lo), "last": self.text(hi)}
 
+    def cell(self, v: Any) -> Any:
+        """A value for an evidence table: ISO text for times, the number itself else."""
+        return self.text(v) if self.is_time or v is None else v
+
+    def bar(self, label: str, lo: Any, hi: Any) -> dict[str, Any]:
+        """A row of a ``ranges`` chart: ISO text for times (the chart reads them as dates),
+        numbers for a numeric time column (text would not parse as a date)."""
+        return {"label": label, "start": self.cell(lo), "end": self.cell(hi)}
+
 
 def _chart_height(bars: int) -> float:
     return round(1.1 + 0.4 * bars, 2)
-
-
-def _iso(v: Any) -> Any:
-    return v.isoformat() if isinstance(v, (datetime, date)) else v

@@ -503,3 +503,33 @@ def test_an_undeclared_id_column_drifts_and_the_message_says_to_declare_it():
     assert "every row_id value is unique in both splits" in f.message
     assert _flagged(FeatureDrift().run(_data({"train": train, "test": test},
                                              ids=["row_id"]))) == {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Review fixes: infinite values and NaN labels
+# ---------------------------------------------------------------------------------------------
+
+def test_ecdf_gap_counts_ties_at_infinity_as_one_step():
+    a = np.sort(np.r_[np.full(5, -np.inf), np.arange(10.0), np.full(3, np.inf)])
+    b = np.sort(np.r_[np.full(1, -np.inf), np.arange(10.0) + 0.5, np.full(4, np.inf)])
+    assert ecdf_gap(a, a.copy()).d == 0.0
+    assert ecdf_gap(a, b).d == pytest.approx(stats.ks_2samp(a, b).statistic, abs=1e-12)
+
+
+def test_histogram_edges_stay_finite_when_a_column_holds_infinities():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=400)
+    train = pl.DataFrame({"x": np.where(np.arange(400) % 10 == 0, np.inf, x)})
+    test = pl.DataFrame({"x": np.where(np.arange(400) % 7 == 0, -np.inf, x + 3)})
+    (f,) = [f for f in FeatureDrift().run(_data({"train": train, "test": test}))
+            if f.subject == "x"]
+    chart = f.evidence["chart"]
+    assert chart["type"] == "hist" and all(math.isfinite(e) for e in chart["edges"])
+    assert sum(chart["series"]["train"]) == pytest.approx(1.0)  # ±inf land in the end bins
+
+
+def test_a_nan_label_is_missing_not_a_class():
+    train = pl.DataFrame({"x": np.arange(50.0), "y": np.r_[np.full(40, 1.0), np.full(10, np.nan)]})
+    test = pl.DataFrame({"x": np.arange(50.0), "y": np.r_[np.full(45, 1.0), np.full(5, np.nan)]})
+    with pytest.raises(NotApplicable, match="single class"):
+        LabelDrift().run(_data({"train": train, "test": test}, label="y"))

@@ -348,3 +348,11 @@ def test_every_free_text_column_must_be_near_identical():
     assert ex["title Jaccard"] == 1.0
     assert ex["body Jaccard"] == pytest.approx(jaccard(train["body"][0], edited_body["body"][0]),
                                                abs=1e-4)
+
+
+def test_a_nan_label_is_no_label_for_conflicts():
+    train = pl.DataFrame({"x": [1.0, 1.0, 2.0, 3.0], "y": [0.0, float("nan"), 1.0, 1.0]})
+    test = pl.DataFrame({"x": [1.0, 2.0, 5.0], "y": [float("nan"), 0.0, 1.0]})
+    findings = Duplicates().run(_data({"train": train, "test": test}, label="y"))
+    conflicts = [(f.splits, f.count) for f in findings if f.metric == "conflicting_labels"]
+    assert conflicts == [(["train", "test"], 1)]  # x=2 only; x=1 with a NaN label is none

@@ -177,3 +177,13 @@ def test_demo_flags_test_customers_seen_in_train():
     assert by_pair[("train", "test")].count == expected == 72
     assert by_pair[("train", "test")].severity == Severity.FAIL
     assert by_pair[("train", "val")].count == by_pair[("val", "test")].count == 0
+
+
+def test_nan_group_values_are_missing_not_a_shared_entity():
+    train = pl.DataFrame({"g": [1.0, 2.0, np.nan, np.nan], "x": [1, 2, 3, 4]})
+    test = pl.DataFrame({"g": [np.nan, 3.0, 1.0], "x": [5, 6, 7]})
+    findings = GroupOverlap().run(_data({"train": train, "test": test}, groups=["g"]))
+    (f,) = [f for f in findings if f.metric == "group_overlap_rows"]
+    assert (f.count, f.evidence["shared"]["entities"]) == (1, 1)
+    nulls = {f.splits[0]: f.count for f in findings if f.metric == "null_group_rows"}
+    assert nulls == {"train": 2, "test": 1}

@@ -231,3 +231,16 @@ def test_invalid_parameters_are_rejected():
         FeatureLabelAssociation(warn_above=0.95)
     with pytest.raises(ValueError, match="min_rows must be an integer >= 1"):
         FeatureLabelAssociation(min_rows=0)
+
+
+def test_level_table_breaks_a_tie_between_top_classes_by_the_first_class():
+    from auditor.detectors.label_association import level_table
+
+    cat = ["a"] * 4 + ["b"] * 2 + ["c"] * 6
+    y = ["z", "y", "z", "y", "x", "x", "x", "y", "z", "z", "y", "y"]  # a: y and z tie
+    data = _data({"train": pl.DataFrame({"cat": cat, "y": y})}, label="y")
+    view = label_view(data)
+    rows = {r["level"]: r for r in level_table(view, view.frames["train"]["cat"],
+                                                view.frames["train"]["__auditor_label"])}
+    assert (rows["a"]["top_class"], rows["a"]["top_class_share"]) == ("y", 0.5)
+    assert (rows["c"]["top_class"], rows["c"]["top_class_share"]) == ("y", 0.5)

@@ -402,3 +402,29 @@ def test_default_suite_builds_the_check_with_a_list_of_fitters():
 
     check = build_check("leakage.preprocessing", {"extra_fitters": ["A", "b_fit"]}, "test")
     assert check.extra_fitters == ("A", "b_fit")
+
+
+def test_level_keys_pick_the_first_key_each_column_is_a_function_of():
+    from auditor.detectors.preprocessing import _level_keys
+
+    rng = np.random.default_rng(12)
+    a, b = rng.integers(0, 8, N), rng.integers(0, 30, N)
+    cols = {"a": a, "b": b, "id": np.arange(N),
+            "of_a": np.where(np.arange(N) % 9 == 0, np.nan, a / 10 + 0.05),  # NaN = missing
+            "of_b": b / 100 + 0.001, "noise": rng.random(N).round(2)}
+    data = _data(cols)
+    found = _level_keys(data, ["of_a", "of_b", "noise"], ["a", "b", "id"], ["train", "test"])
+    assert found == {"of_a": "a", "of_b": "b", "noise": None}  # an id-like key is never used
+
+
+def test_a_category_new_in_two_later_splits_counts_both_in_one_sentence():
+    rng = np.random.default_rng(13)
+    sizes = (300, 100, 100)
+    city = np.r_[rng.choice(["A", "B"], 300), rng.choice(["A", "B", "T"], 200)]
+    cols = {f"city_{k}": (city == k).astype(np.int64) for k in "ABT"} | {"x": _raw(14, 500)}
+    data = _data(cols, sizes, ("train", "val", "test"))
+    (f,) = [f for f in PreprocessingFit().run(data) if f.metric == "category_from_later_split"]
+    m = int((city[300:] == "T").sum())
+    assert (f.subject, f.count, f.severity) == ("city_T", m, Severity.FAIL)
+    assert f.value == pytest.approx(m / 200)
+    assert f"non-zero in {m} of 200 val+test rows ({100 * m / 200:.1f}%)" in f.message

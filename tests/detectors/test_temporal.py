@@ -223,3 +223,17 @@ def test_demo_flags_test_rows_dated_inside_train():
     assert f[("train", "test")].count == expected == 88
     assert f[("train", "test")].severity == Severity.FAIL
     assert f[("val", "test")].count == 88 and f[("train", "val")].count == 0
+
+
+def test_a_numeric_time_column_treats_nan_as_no_time_and_charts_numbers():
+    train = pl.DataFrame({"t": np.arange(100.0), "x": np.arange(100)})
+    test = pl.DataFrame({"t": np.r_[np.arange(50.0) + 80, np.nan], "x": np.arange(51)})
+    findings = TemporalHoldout().run(_data({"train": train, "test": test}, time="t"))
+    (nulls,) = [f for f in findings if f.metric == "null_time_rows"]
+    assert nulls.count == 1 and nulls.splits == ["test"]
+    (before,) = [f for f in findings if f.metric == "rows_before_previous_end"]
+    assert before.count == 19 and before.message.startswith("19 of 50 test rows with a t (38.0%)")
+    chart = before.evidence["chart"]
+    assert chart["rows"][0] == {"label": "train", "start": 0.0, "end": 99.0}
+    assert chart["lines"] == [99.0] and render_chart(chart)
+    assert before.evidence["examples"][0] == {"row": 0, "t": 80.0}

@@ -1,0 +1,267 @@
+"""Near-copies across splits that hashing misses: evaluation rows unusually close to a train row."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable
+
+import numpy as np
+import polars as pl
+
+from auditor.checks import Cost
+from auditor.data import AuditData
+from auditor.detectors.duplicates import rows_equal
+from auditor.errors import NotApplicable
+from auditor.features import Encoder, model_features, sample_rows
+from auditor.report import Finding, Severity
+from auditor.stats import fmt_count, fmt_share, grade
+
+CHUNK_ROWS = 16_384     # reference rows per distance block (queries x chunk float32)
+ENCODE_ROWS = 131_072   # reference rows encoded at a time (bounds memory at 1M+ rows)
+CELL_CHARS = 40
+
+
+@dataclass(frozen=True, kw_only=True)
+class Memorisation:
+    """Rows of a later split lie far closer to a train row than train rows lie to each other.
+
+    A fail means a share of the evaluation rows are near-copies of training rows — jittered or
+    rounded copies, augmentations, oversampling (SMOTE) or interpolation done before the split —
+    so the evaluation partly measures memorisation. Exact and hash-equal copies are left to
+    ``leakage.duplicates``. Fix: deduplicate near-copies (or group them) before splitting, and
+    augment or oversample only inside the training split.
+
+    Features: numerics standardised with train's mean and sd (missing -> 0 plus an indicator),
+    categoricals one-hot over train's ``max_levels`` most frequent levels scaled by 1/sqrt(2) (a
+    level mismatch adds 1 to the squared distance, like one sd of a numeric column); the time
+    column and ids are not features. Distance: Euclidean, to the nearest row of the reference
+    (all of train up to ``max_reference_rows``, else a seeded sample). Baseline (chance): for up
+    to ``baseline_rows`` train rows in the reference, the distance to the nearest *other*
+    reference row; threshold = its ``baseline_quantile`` quantile. Up to ``eval_rows`` rows of
+    each later split are sampled; a sampled row whose feature values all equal some train row's
+    (64-bit hash of the feature columns, verified column by column) is an exact copy: it is
+    excluded and counted in the evidence, as are baseline rows with an exact copy elsewhere in
+    train. Near-copies = remaining sampled rows with distance < threshold (strictly, so
+    discrete data on a grid stays quiet).
+
+    By chance about ``baseline_quantile`` of the rows fall below the threshold, so the graded
+    value is the excess share, near-copy share minus ``baseline_quantile`` (warn above
+    ``warn_above``, fail above ``fail_above``), and it is flagged only when the count is also
+    significant under Binomial(rows, baseline_quantile) at ``alpha`` (the p-value qualifies,
+    the effect size decides). The count scales to the whole split by its sampling fraction.
+    """
+
+    id: ClassVar[str] = "separability.memorisation"
+    title: ClassVar[str] = "Near-copies of train rows (nearest-neighbour memorisation)"
+    cost: ClassVar[Cost] = Cost.STATS
+    warn_above: float = 0.01
+    fail_above: float = 0.05
+    baseline_quantile: float = 0.01
+    alpha: float = 0.001
+    eval_rows: int = 1_000
+    baseline_rows: int = 1_000
+    max_reference_rows: int = 1_000_000
+    max_levels: int = 10
+    max_examples: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("warn_above", "fail_above"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
+        for name in ("baseline_quantile", "alpha"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not 0 < v < 1:
+                raise ValueError(f"{name} must be a number in (0, 1); got {v!r}")
+        for name in ("eval_rows", "baseline_rows", "max_reference_rows", "max_levels"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer; got {v!r}")
+        if not isinstance(self.max_examples, int) or self.max_examples < 0:
+            raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
+
+    def run(self, data: AuditData) -> list[Finding]:
+        if len(data.splits) < 2:
+            raise NotApplicable("only one split: nothing to compare with train")
+        numeric, categorical = model_features(data)
+        cols = numeric + categorical
+        if not cols:
+            raise NotApplicable("no feature columns to measure distances on")
+        first, *later = data.split_names
+        train = data.splits[first]
+        if train.height < 3:
+            raise NotApplicable(f"{first} has {train.height} rows; the chance baseline needs "
+                                "at least 3")
+        seed = data.seed
+        ref_idx = sample_rows(train.height, self.max_reference_rows, seed + 11)
+        reference = train.select(cols)[ref_idx] if len(ref_idx) < train.height \
+            else train.select(cols)
+        enc = Encoder.fit(reference, numeric, categorical, max_levels=self.max_levels)
+        scale = 1 / math.sqrt(2)
+
+        # Baseline: reference rows without an exact copy elsewhere in train.
+        hashes = data.row_hashes(first, cols)
+        dup_in_train = hashes.is_duplicated().to_numpy()[ref_idx]
+        candidates = np.flatnonzero(~dup_in_train)
+        if len(candidates) < 2:
+            raise NotApplicable(f"every {first} row has an exact copy in {first} (discrete "
+                                "features?): distances say nothing beyond leakage.duplicates")
+        base_pos = candidates[sample_rows(len(candidates), self.baseline_rows, seed + 12)]
+        queries = [enc.dense(reference[base_pos], onehot_scale=scale)]
+        selves = [base_pos]
+        plans = []
+        for i, name in enumerate(later):
+            frame = data.splits[name]
+            pick = sample_rows(frame.height, self.eval_rows, seed + 13 + i)
+            exact = _exact_copies(data, first, name, cols, pick)
+            keep = pick[~exact]
+            plans.append((name, frame.height, pick, int(exact.sum()), keep))
+            queries.append(enc.dense(frame.select(cols)[keep], onehot_scale=scale))
+            selves.append(np.full(len(keep), -1))
+        Q = np.vstack(queries)
+        blocks = ((start, enc.dense(reference[start:start + ENCODE_ROWS], onehot_scale=scale))
+                  for start in range(0, reference.height, ENCODE_ROWS))
+        nearest = nearest_rows(Q, blocks, np.concatenate(selves))
+        R_near = enc.dense(reference[nearest], onehot_scale=scale).astype(np.float64)
+        dist = np.sqrt(((Q.astype(np.float64) - R_near) ** 2).sum(1))
+        baseline = dist[:len(base_pos)]
+        threshold = float(np.quantile(baseline, self.baseline_quantile))
+        findings = []
+        offset = len(base_pos)
+        for name, total, pick, n_exact, keep in plans:
+            d = dist[offset:offset + len(keep)]
+            nn = nearest[offset:offset + len(keep)]
+            offset += len(keep)
+            findings.append(self._finding(data, first, name, total, len(pick), n_exact, keep,
+                                          d, ref_idx[nn], baseline, threshold, len(ref_idx),
+                                          train.height, cols))
+        return findings
+
+    def _finding(self, data: AuditData, first: str, name: str, total: int, sampled: int,
+                 n_exact: int, keep: np.ndarray, d: np.ndarray, train_rows: np.ndarray,
+                 baseline: np.ndarray, threshold: float, n_ref: int, n_train: int,
+                 cols: list[str]) -> Finding:
+        from scipy.stats import binom
+
+        n = len(keep)
+        near = d < threshold
+        count = int(near.sum())
+        share = count / n if n else 0.0
+        q = self.baseline_quantile
+        excess = share - q
+        p_value = float(binom.sf(count - 1, n, q)) if n else 1.0
+        severity = grade(excess, warn=self.warn_above, fail=self.fail_above)
+        if p_value >= self.alpha:
+            severity = Severity.INFO
+        estimate = int(round(share * total))
+        message = (f"{fmt_count(count)} of {fmt_count(n)} sampled {name} rows ({fmt_share(share)}"
+                   f"; {fmt_share(q)} expected by chance) lie closer to a {first} row than "
+                   f"{fmt_share(1 - q)} of {first} rows lie to their nearest other {first} row "
+                   f"(distance < {threshold:.3g})")
+        if severity != Severity.INFO:
+            message += (f": near-copies that exact hashing misses, about {fmt_count(estimate)} "
+                        f"of {fmt_count(total)} {name} rows.")
+        else:
+            message += ": no more near-copies than chance."
+        order = np.argsort(d, kind="stable")
+        flagged = order[:count][:self.max_examples]
+        ev_hist = _histogram(baseline, d, first, name)
+        evidence: dict[str, Any] = {
+            "sampling": {f"{name}_rows_sampled": sampled, f"{name}_rows": total,
+                         "exact_copies_excluded": n_exact,
+                         f"{first}_reference_rows": n_ref, f"{first}_rows": n_train,
+                         "baseline_rows": len(baseline), "baseline_quantile": q,
+                         "distance_threshold": round(threshold, 6),
+                         "binomial_p_value": p_value, "features": len(cols)},
+            "chart": ev_hist}
+        if n_exact:
+            evidence["sampling"]["note"] = (f"{n_exact} sampled rows are exact copies of {first} "
+                                            "rows (reported by leakage.duplicates)")
+        if len(flagged):
+            evidence["closest_pairs"] = _examples(data, first, name, cols, keep[flagged],
+                                             train_rows[flagged], d[flagged])
+        return Finding(severity=severity, metric="near_copy_excess_share",
+                       value=round(excess, 6), threshold=self.fail_above, count=count,
+                       splits=[first, name], message=message, evidence=evidence)
+
+
+def nearest_rows(Q: np.ndarray, blocks: Iterable[tuple[int, np.ndarray]] | np.ndarray,
+                 selves: np.ndarray) -> np.ndarray:
+    """Index of the nearest reference row for each row of ``Q`` (squared Euclidean, float32);
+    the reference is an array or an iterable of (first row index, block) so that it never has
+    to be encoded whole; ``selves[i] >= 0`` excludes that reference row for query i.
+
+    One matrix product per CHUNK_ROWS rows: [Q, 1] @ [-2 R, |R|^2]^T = |q - r|^2 - |q|^2, whose
+    argmin over r is the nearest row (|q|^2 is constant per query)."""
+    if isinstance(blocks, np.ndarray):
+        blocks = [(0, blocks)]
+    Qa = np.hstack([Q, np.ones((len(Q), 1), np.float32)]).astype(np.float32)
+    best = np.full(len(Q), np.inf, np.float32)
+    arg = np.zeros(len(Q), np.int64)
+    rows = np.arange(len(Q))
+    has_self = selves >= 0
+    chunks = ((first + i, block[i:i + CHUNK_ROWS]) for first, block in blocks
+              for i in range(0, len(block), CHUNK_ROWS))
+    for start, C in chunks:
+        Ca = np.hstack([-2 * C, (C.astype(np.float32) ** 2).sum(1, keepdims=True)])
+        D = Qa @ Ca.T
+        inside = has_self & (selves >= start) & (selves < start + len(C))
+        D[rows[inside], selves[inside] - start] = np.inf
+        a = D.argmin(1)
+        v = D[rows, a]
+        better = v < best
+        best[better] = v[better]
+        arg[better] = a[better] + start
+    return arg
+
+
+def _exact_copies(data: AuditData, first: str, later: str, cols: list[str],
+                  pick: np.ndarray) -> np.ndarray:
+    """For each picked row of ``later``: do its feature values equal some row of ``first``?"""
+    ha = pl.DataFrame({"h": data.row_hashes(first, cols)}).with_row_index("row_a")
+    hb = pl.DataFrame({"h": data.row_hashes(later, cols)[pick], "pos": np.arange(len(pick))})
+    cand = hb.join(ha.group_by("h").agg(pl.col("row_a").min()), on="h", how="inner")
+    out = np.zeros(len(pick), dtype=bool)
+    if cand.height:
+        rows_b = pl.Series(pick[cand["pos"].to_numpy()])
+        equal = rows_equal(data.splits[first], cand["row_a"], data.splits[later], rows_b, cols)
+        out[cand["pos"].to_numpy()[equal]] = True
+    return out
+
+
+def _histogram(baseline: np.ndarray, d: np.ndarray, first: str, name: str) -> dict[str, Any]:
+    """Overlaid shares of log10 distances: the chance baseline vs the evaluation rows."""
+    both = np.concatenate([baseline, d])
+    pos = both[both > 0]
+    lo = math.floor(np.log10(pos.min()) * 4) / 4 if pos.size else -3.0
+    hi = math.ceil(np.log10(pos.max()) * 4) / 4 if pos.size else 1.0
+    hi = max(hi, lo + 0.25)
+    edges = np.linspace(lo, hi, min(40, int(round((hi - lo) * 8)) + 1) + 1)
+    out = {}
+    for label, v in ((f"chance: {first} → {first}", baseline), (f"{name} → {first}", d)):
+        logs = np.log10(np.clip(v, 10 ** lo, None))
+        counts, _ = np.histogram(logs, bins=edges)
+        out[label] = [round(float(c) / max(len(v), 1), 5) for c in counts]
+    return {"type": "hist", "edges": [round(float(e), 4) for e in edges], "series": out,
+            "title": f"Distance to the nearest {first} row", "xlabel": "log10 distance",
+            "ylabel": "share of rows"}
+
+
+def _examples(data: AuditData, first: str, name: str, cols: list[str], rows_b: np.ndarray,
+              rows_a: np.ndarray, d: np.ndarray) -> list[dict[str, Any]]:
+    """Example pairs: row numbers, distance and the values that differ (first few columns)."""
+    a = data.splits[first].select(cols)[rows_a]
+    b = data.splits[name].select(cols)[rows_b]
+    out = []
+    for ra, rb, dist, row_a, row_b in zip(rows_a, rows_b, d, a.iter_rows(), b.iter_rows()):
+        diffs = [f"{c}: {_cell(x)} → {_cell(y)}" for c, x, y in zip(cols, row_a, row_b)
+                 if x != y]
+        text = "; ".join(diffs[:4]) + (f"; … (+{len(diffs) - 4})" if len(diffs) > 4 else "")
+        out.append({f"{first}_row": int(ra), f"{name}_row": int(rb),
+                    "distance": round(float(dist), 5), "differences": text or "(none)"})
+    return out
+
+
+def _cell(v: Any) -> str:
+    s = f"{v:.6g}" if isinstance(v, float) else (repr(v) if isinstance(v, str) else str(v))
+    return s if len(s) <= CELL_CHARS else s[:CELL_CHARS - 1] + "…"

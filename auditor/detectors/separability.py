@@ -1,0 +1,358 @@
+"""Model-based probes: can a model tell the splits apart, and can it learn the label (not too
+well)? ``separability.adversarial`` (gradient boosting, scikit-learn) and
+``separability.label_probe`` (a tiny torch MLP; the model itself lives in
+:mod:`auditor.probe_model`)."""
+from __future__ import annotations
+
+import math
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator
+
+import numpy as np
+import polars as pl
+
+from auditor.checks import Cost
+from auditor.data import AuditData
+from auditor.errors import NotApplicable
+from auditor.features import Encoder, model_features, sample_rows
+from auditor.report import Finding, Severity
+from auditor.stats import fmt_count, grade_at_least
+
+ROWS_PER_THREAD = 20_000
+
+
+def _positive_int(obj: Any, *names: str) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be a positive integer; got {v!r}")
+
+
+def _share(obj: Any, *names: str) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise ValueError(f"{name} must be a number in [0, 1]; got {v!r}")
+
+
+@contextmanager
+def openmp_threads(rows: int) -> Iterator[None]:
+    """Limit OpenMP threads (scikit-learn's gradient boosting) to one per ROWS_PER_THREAD
+    rows: on small samples extra threads only wait for each other, and on a shared machine
+    they can make a fit many times slower."""
+    from threadpoolctl import threadpool_limits
+
+    cores = os.cpu_count() or 1
+    with threadpool_limits(limits=min(cores, max(1, rows // ROWS_PER_THREAD)),
+                           user_api="openmp"):
+        yield
+
+
+# =============================================================================================
+# separability.adversarial
+# =============================================================================================
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialValidation:
+    """A classifier can tell a later split's rows from train's rows: the splits differ jointly.
+
+    A fail means the evaluation set is not drawn from the training distribution, so its metric
+    does not estimate performance on the data the model was built for — even when every column
+    looks fine on its own (a shift in the joint distribution). Fix: split at random (or by
+    group) from one pool, or read the driving features: an undeclared id or timestamp, a
+    changed pipeline, a different population.
+
+    Method: for train and each later split, up to ``max_rows`` rows per split are sampled
+    (seeded, uniform) and labelled 0 (train) / 1 (later). Categorical columns become ordinal
+    codes over the levels of the sampled union (the ``max_levels`` most frequent levels seen at
+    least ``min_level_count`` times; the rest grouped as one "other" level) and use the model's
+    native categorical support; missing values stay missing. A scikit-learn
+    HistGradientBoostingClassifier is cross-validated over ``folds`` stratified folds; the value
+    is the mean held-out ROC AUC and its 95% interval mean ± 1.96 sd/sqrt(folds) over folds
+    (fold-to-fold variation only; the folds share training rows, so it is approximate). When
+    flagged, permutation importance (held-out AUC drop, ``importance_repeats`` repeats on at
+    most ``importance_rows`` rows of the first held-out fold) names the driving features, and
+    the first fold is refitted without the top feature and on it alone: alone it keeps most of
+    the AUC -> that column's own shift (drift.features sees it too); alone near chance but
+    without it the rest cannot separate -> a joint shift (marginals equal, relations changed);
+    neither -> spread over several columns. Gradient boosting uses one OpenMP thread per
+    20,000 sampled rows (at most the machine's cores).
+
+    Thresholds (inclusive): ``warn_at`` 0.65, ``fail_at`` 0.8. In a random split the expected
+    AUC is 0.5 (standard error about 0.002 with 50,000 rows per split, 0.03 with 500), so 0.65
+    is a real shift affecting a noticeable share of rows and 0.8 means most rows are
+    distinguishable. A declared
+    time column makes some separability between periods expected (seasonality, slow drift): the
+    message says so and the grade is capped at warn unless ``fail_with_time_column``. The time
+    column itself is never a feature. The default sizes keep the check to about ten CPU seconds
+    for 1M train + 250k test rows x 40 columns.
+    """
+
+    id: ClassVar[str] = "separability.adversarial"
+    title: ClassVar[str] = "Adversarial validation: can a model tell the splits apart?"
+    cost: ClassVar[Cost] = Cost.MODEL
+    warn_at: float = 0.65
+    fail_at: float = 0.8
+    fail_with_time_column: bool = False
+    max_rows: int = 50_000
+    folds: int = 3
+    max_iter: int = 60
+    learning_rate: float = 0.15
+    max_levels: int = 64
+    min_level_count: int = 20
+    importance_rows: int = 5_000
+    importance_repeats: int = 3
+    top_features: int = 10
+
+    def __post_init__(self) -> None:
+        _share(self, "warn_at", "fail_at", "learning_rate")
+        if self.warn_at > self.fail_at:
+            raise ValueError(f"warn_at must be <= fail_at; got {self.warn_at!r} > "
+                             f"{self.fail_at!r}")
+        _positive_int(self, "max_rows", "max_iter", "min_level_count", "importance_rows",
+                      "importance_repeats", "top_features")
+        if not isinstance(self.folds, int) or self.folds < 2:
+            raise ValueError(f"folds must be an integer >= 2; got {self.folds!r}")
+        if not isinstance(self.max_levels, int) or not 1 <= self.max_levels <= 250:
+            raise ValueError(f"max_levels must be an integer in [1, 250]; got "
+                             f"{self.max_levels!r}")
+
+    def run(self, data: AuditData) -> list[Finding]:
+        if len(data.splits) < 2:
+            raise NotApplicable("only one split: nothing to tell apart")
+        numeric, categorical = model_features(data)
+        if not numeric and not categorical:
+            raise NotApplicable("no feature columns to train on")
+        first, *later = data.split_names
+        small = [s for s in [first, *later] if data.rows(s) < 2 * self.folds]
+        if small:
+            raise NotApplicable(f"split {small[0]!r} has {data.rows(small[0])} rows; "
+                                f"{self.folds}-fold cross-validation needs at least "
+                                f"{2 * self.folds}")
+        return [self._pair(data, first, other, numeric, categorical, k)
+                for k, other in enumerate(later)]
+
+    def _fit(self, mask: np.ndarray, seed: int, X: np.ndarray, y: np.ndarray) -> Any:
+        """Fit the classifier. A column with no known value in these rows (possible in a small
+        fold) is set to 0 here: scikit-learn cannot bin an all-missing column."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        empty = np.isnan(X).all(0)
+        if empty.any():
+            X = X.copy()
+            X[:, empty] = 0.0
+        model = HistGradientBoostingClassifier(
+            max_iter=self.max_iter, learning_rate=self.learning_rate,
+            categorical_features=mask if mask.any() else None, random_state=seed % 2**32)
+        return model.fit(X, y)
+
+    def _pair(self, data: AuditData, first: str, later: str, numeric: list[str],
+              categorical: list[str], k: int) -> Finding:
+        from sklearn.metrics import roc_auc_score
+        from sklearn.model_selection import StratifiedKFold
+
+        seed = data.seed + 7919 * k
+        cols = numeric + categorical
+        a, b = data.splits[first], data.splits[later]
+        fa = a.select(cols)[sample_rows(a.height, self.max_rows, seed)]
+        fb = b.select(cols)[sample_rows(b.height, self.max_rows, seed + 1)]
+        union = pl.concat([fa, fb])
+        enc = Encoder.fit(union, numeric, categorical, max_levels=self.max_levels,
+                          min_count=self.min_level_count)
+        X, mask = enc.tree_matrix(union)
+        y = np.r_[np.zeros(fa.height, np.int8), np.ones(fb.height, np.int8)]
+        cv = StratifiedKFold(self.folds, shuffle=True, random_state=seed % 2**32)
+        aucs, first_fold = [], None
+        with openmp_threads(len(y)):
+            for tr, te in cv.split(X, y):
+                model = self._fit(mask, seed, X[tr], y[tr])
+                aucs.append(float(roc_auc_score(y[te], model.predict_proba(X[te])[:, 1])))
+                if first_fold is None:
+                    first_fold = (model, tr, te)
+        mean = float(np.mean(aucs))
+        half = 1.96 * float(np.std(aucs, ddof=1)) / math.sqrt(len(aucs))
+        severity = grade_at_least(mean, warn=self.warn_at, fail=self.fail_at)
+        time_col = data.columns.time
+        capped = severity == Severity.FAIL and time_col and not self.fail_with_time_column
+        if capped:
+            severity = Severity.WARN
+        evidence: dict[str, Any] = {"cross_validation": {
+            "folds": len(aucs), "fold_aucs": [round(v, 4) for v in aucs],
+            "mean_auc": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)],
+            f"{first}_rows_sampled": fa.height, f"{first}_rows": a.height,
+            f"{later}_rows_sampled": fb.height, f"{later}_rows": b.height,
+            "model": f"HistGradientBoostingClassifier(max_iter={self.max_iter}, "
+                     f"learning_rate={self.learning_rate}, early stopping when > 10,000 rows)",
+            "features": len(cols)}}
+        head = (f"A classifier tells {later} rows from {first} rows with cross-validated AUC "
+                f"{mean:.3f} (95% CI {mean - half:.3f}–{mean + half:.3f}; {len(aucs)} folds on "
+                f"{fmt_count(fa.height)} {first} + {fmt_count(fb.height)} {later} sampled rows, "
+                f"{len(cols)} features)")
+        if severity == Severity.INFO:
+            message = head + f": no joint shift at the {self.warn_at} warning level."
+        else:
+            with openmp_threads(len(y)):
+                message = head + self._explain(X, y, mask, first_fold, aucs[0], cols, seed,
+                                               first, later, evidence)
+        if time_col:
+            message += (f" A time column ({time_col!r}) is declared, so some separability "
+                        "between periods is expected (drift, seasonality)")
+            message += ("; the grade is capped at warn (fail_with_time_column=false)."
+                        if capped else ".")
+        return Finding(severity=severity, metric="adversarial_auc", value=round(mean, 6),
+                       threshold=self.fail_at, count=fb.height, splits=[first, later],
+                       message=message, evidence=evidence)
+
+    def _explain(self, X: np.ndarray, y: np.ndarray, mask: np.ndarray, first_fold: Any,
+                 fold_auc: float, cols: list[str], seed: int, first: str, later: str,
+                 evidence: dict[str, Any]) -> str:
+        """Drivers by permutation importance, then the first fold refitted without the top
+        feature and on the top feature alone: alone near the full AUC -> that column's own
+        shift; alone near chance but without it near chance -> a joint shift involving it;
+        otherwise spread over several columns."""
+        from sklearn.metrics import roc_auc_score
+
+        model, tr, te = first_fold
+        drivers, top = self._drivers(model, X, y, te, cols, seed)
+        evidence["drivers"] = drivers
+        evidence["chart"] = {
+            "type": "bar", "horizontal": True,
+            "labels": [d["feature"] for d in drivers],
+            "values": [d["auc_drop"] for d in drivers],
+            "title": f"What tells {later} from {first}: permutation importance",
+            "xlabel": "held-out AUC drop when the column is shuffled"}
+        keep = [j for j in range(X.shape[1]) if j != top]
+        refit = {}
+        for name, use in (("without", keep), ("alone", [top])):
+            if not use:
+                refit[name] = 0.5
+                continue
+            m = self._fit(mask[use], seed, X[tr][:, use], y[tr])
+            refit[name] = float(roc_auc_score(y[te], m.predict_proba(X[te][:, use])[:, 1]))
+        evidence["top_feature"] = {"feature": cols[top], "fold_auc": round(fold_auc, 4),
+                                   "auc_without_it": round(refit["without"], 4),
+                                   "auc_with_it_alone": round(refit["alone"], 4)}
+        excess = max(fold_auc - 0.5, 1e-9)
+        if (refit["alone"] - 0.5) >= 0.5 * excess:
+            how = f"{cols[top]!r} shifted on its own explains most of it (see drift.features)"
+        elif (fold_auc - refit["without"]) >= 0.5 * excess:
+            how = (f"{cols[top]!r} alone shows little, yet without it the rest cannot separate "
+                   "the splits: the shift lies in the joint distribution of "
+                   f"{cols[top]!r} with other columns")
+        else:
+            how = "the shift is spread over several columns"
+        return (f": the splits differ jointly. Strongest driver: {cols[top]!r} (first fold: AUC "
+                f"{fold_auc:.3f}, {refit['without']:.3f} without it, {refit['alone']:.3f} "
+                f"with it alone); {how}.")
+
+    def _drivers(self, model: Any, X: np.ndarray, y: np.ndarray, te: np.ndarray,
+                 cols: list[str], seed: int) -> tuple[list[dict[str, Any]], int]:
+        from sklearn.inspection import permutation_importance
+
+        sub = te[sample_rows(len(te), self.importance_rows, seed + 2)]
+        imp = permutation_importance(model, X[sub], y[sub], scoring="roc_auc",
+                                     n_repeats=self.importance_repeats,
+                                     random_state=seed % 2**32)
+        order = np.argsort(-imp.importances_mean, kind="stable")
+        drivers = [{"feature": cols[j], "auc_drop": round(float(imp.importances_mean[j]), 4),
+                    "sd": round(float(imp.importances_std[j]), 4)}
+                   for j in order[:self.top_features]]
+        return drivers, int(order[0])
+
+
+# =============================================================================================
+# separability.label_probe
+# =============================================================================================
+
+@dataclass(frozen=True, kw_only=True)
+class LabelProbe:
+    """A tiny model trained on train cannot learn the label, or learns it suspiciously well.
+
+    A fail means the inputs or labels are broken (the probe cannot even memorise 32 training
+    rows), or that one feature alone carries a suspiciously good score (a leak: computed after
+    the label, or from the future). A warning means the label does not generalise from train to
+    a later split (test score inside the chance band: labels misaligned with features, or no
+    signal), scores worse than chance, is suspiciously good, or that a latest-period holdout
+    inside train scores far below a random holdout (temporal leakage).
+
+    The probe is an MLP (two hidden layers of ``hidden`` units) over numerics standardised on
+    train (missing -> 0 plus an indicator column) and one-hot categoricals (train vocabulary,
+    ``max_levels`` levels per column). Steps, in the order a person debugging a model takes them:
+
+    1. Overfit one batch: ``overfit_rows`` train rows, full-batch Adam (lr 0.01) for at most
+       ``overfit_steps`` steps, must reach ``overfit_min_accuracy`` training accuracy (R² for a
+       numeric label); if not, the finding fails.
+    2. Train on up to ``train_rows`` sampled train rows for ``epochs`` epochs, score up to
+       ``eval_rows`` rows of each later split: ROC AUC (binary), macro one-vs-rest AUC
+       (multiclass), R² (numeric). Loss curves are evidence.
+    3. Chance band: the same probe retrained ``permutations`` times on permuted train labels,
+       each scored against a permutation of the evaluation labels — a draw from the null
+       "features carry no information about the label" (Ojala & Garriga's permutation test).
+       (Scored against the true evaluation labels instead, a model fitted to noise is a random
+       function of the features, and when a few features determine the label its score lands
+       anywhere from 0.1 to 0.9: a band too wide to judge anything.)
+       Band = null mean ± q · s · sqrt(1 + 1/P), a 99% prediction interval for one more null
+       retrain. For an AUC the null sd is known — permuting the evaluation labels gives the
+       Mann–Whitney sd sqrt((n0 + n1 + 1) / (12 n0 n1)) (binary; the root mean square over
+       classes / sqrt(classes) for macro AUC) — so s = max(measured sd, that sd) and
+       q = z(0.995) = 2.576; for R² s = max(measured sd, 0.005) and q = t(0.995, P - 1), so at
+       least 3 permutations (5 by default). Verdicts:
+       ">= suspicious_at" suspiciously good (warn), above the band learnable (pass), inside it
+       not learnable (warn), below it worse than chance (warn: label coding differs?).
+    4. With a declared time column: inside the train sample, a random ``time_holdout_share``
+       holdout vs the latest period of the same size; random minus latest score above
+       ``time_gap_warn`` warns.
+    5. When a split is suspiciously good: the ``ablate_top`` features with the strongest single-
+       feature score (folded AUC, or |Spearman| for a numeric label, on the train sample) are
+       each removed and the probe retrained; a drop of at least ``ablation_fail_drop`` fails
+       with that feature as subject.
+
+    Runs on CPU, or CUDA when available (``device="auto"``); seeded from the run's seed and
+    deterministic. Needs torch (``pip install 'auditor[probes]'``).
+    """
+
+    id: ClassVar[str] = "separability.label_probe"
+    title: ClassVar[str] = "Label probe: learnable, not too well"
+    cost: ClassVar[Cost] = Cost.MODEL
+    suspicious_at: float = 0.97
+    permutations: int = 5
+    train_rows: int = 20_000
+    eval_rows: int = 20_000
+    epochs: int = 8
+    batch_size: int = 256
+    hidden: int = 64
+    learning_rate: float = 0.001
+    overfit_rows: int = 32
+    overfit_steps: int = 500
+    overfit_min_accuracy: float = 0.99
+    time_holdout_share: float = 0.2
+    time_gap_warn: float = 0.05
+    ablate_top: int = 3
+    ablation_fail_drop: float = 0.05
+    max_levels: int = 20
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        _share(self, "suspicious_at", "overfit_min_accuracy", "time_gap_warn",
+               "ablation_fail_drop", "learning_rate")
+        _positive_int(self, "train_rows", "eval_rows", "epochs", "batch_size", "hidden",
+                      "overfit_steps", "max_levels")
+        if not isinstance(self.permutations, int) or self.permutations < 3:
+            raise ValueError(f"permutations must be an integer >= 3; got {self.permutations!r}")
+        if not isinstance(self.overfit_rows, int) or self.overfit_rows < 2:
+            raise ValueError(f"overfit_rows must be an integer >= 2; got {self.overfit_rows!r}")
+        if not isinstance(self.ablate_top, int) or self.ablate_top < 0:
+            raise ValueError(f"ablate_top must be an integer >= 0; got {self.ablate_top!r}")
+        if not 0 < self.time_holdout_share < 1:
+            raise ValueError(f"time_holdout_share must be a share in (0, 1); got "
+                             f"{self.time_holdout_share!r}")
+        if self.device not in ("auto", "cpu", "cuda") and not str(self.device).startswith(
+                "cuda:"):
+            raise ValueError(f"device must be auto, cpu or cuda; got {self.device!r}")
+
+    def run(self, data: AuditData) -> list[Finding]:
+        from auditor.label_probe import run_label_probe
+
+        return run_label_probe(self, data)

@@ -1,0 +1,321 @@
+"""The tiny torch probe behind ``separability.label_probe``, and the scores it is judged by.
+
+torch is an optional extra (``pip install 'auditor[probes]'``) and is imported inside the
+functions that need it; the scores (:func:`rank_auc`, :func:`macro_auc`, :func:`r2`,
+:func:`column_strengths`) are numpy only.
+
+The probe is an MLP ``d -> hidden -> hidden -> outputs`` with ReLU, trained with Adam on
+mini-batches drawn by a seeded permutation. Every fit runs inside ``torch.random.fork_rng`` with
+``torch.manual_seed(seed)`` and deterministic algorithms switched on (restored afterwards), so
+the caller's global torch state is untouched and two runs give identical numbers on the same
+machine. CPU by default; CUDA when ``torch.cuda.is_available()`` and ``device="auto"``.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from auditor.errors import NotApplicable
+
+BINARY, MULTICLASS, NUMERIC = "binary", "multiclass", "numeric"
+METRIC = {BINARY: "auc", MULTICLASS: "macro_auc", NUMERIC: "r2"}
+METRIC_TEXT = {BINARY: "AUC", MULTICLASS: "macro one-vs-rest AUC", NUMERIC: "R²"}
+
+
+def import_torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise NotApplicable("torch is not installed: pip install 'auditor[probes]'") from None
+    return torch
+
+
+def resolve_device(device: str) -> str:
+    torch = import_torch()
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+# ---------------------------------------------------------------------------------------------
+# Scores
+# ---------------------------------------------------------------------------------------------
+
+def rank_auc(scores: np.ndarray, y01: np.ndarray) -> float:
+    """ROC AUC by the Mann–Whitney rank formula with average ranks for ties:
+    (sum of positive ranks - n1 (n1 + 1) / 2) / (n1 n0). NaN when a class is absent."""
+    from scipy.stats import rankdata
+
+    y01 = np.asarray(y01).astype(bool)
+    n1 = int(y01.sum())
+    n0 = y01.size - n1
+    if n1 == 0 or n0 == 0:
+        return float("nan")
+    ranks = rankdata(np.asarray(scores, dtype=np.float64))
+    return float((ranks[y01].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def column_aucs(X: np.ndarray, y01: np.ndarray) -> np.ndarray:
+    """:func:`rank_auc` of every column of ``X`` at once (missing values rank lowest)."""
+    from scipy.stats import rankdata
+
+    X = np.asarray(X, dtype=np.float64)
+    y01 = np.asarray(y01).astype(bool)
+    n1 = int(y01.sum())
+    n0 = y01.size - n1
+    if n1 == 0 or n0 == 0 or X.shape[1] == 0:
+        return np.full(X.shape[1], np.nan)
+    low = np.where(np.isnan(X).all(0), 0.0, np.nanmin(np.where(np.isnan(X), np.inf, X), 0))
+    filled = np.where(np.isnan(X), low[None, :] - 1.0, X)
+    ranks = rankdata(filled, axis=0)
+    return (ranks[y01].sum(0) - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+
+def macro_auc(probs: np.ndarray, y: np.ndarray) -> float:
+    """Unweighted mean over classes of the one-vs-rest AUC of that class's probability, over
+    the classes present in ``y`` with at least one negative (sklearn's ``roc_auc_score(...,
+    multi_class="ovr", average="macro")`` when every class is present)."""
+    aucs = [rank_auc(probs[:, k], y == k) for k in range(probs.shape[1])]
+    aucs = [a for a in aucs if not math.isnan(a)]
+    return float(np.mean(aucs)) if aucs else float("nan")
+
+
+def r2(pred: np.ndarray, y: np.ndarray) -> float:
+    """Coefficient of determination 1 - sum (y - pred)^2 / sum (y - mean y)^2."""
+    y = np.asarray(y, dtype=np.float64)
+    sst = float(((y - y.mean()) ** 2).sum())
+    if sst == 0:
+        return float("nan")
+    return float(1 - ((y - np.asarray(pred, dtype=np.float64)) ** 2).sum() / sst)
+
+
+def score(task: str, out: np.ndarray, y: np.ndarray) -> float:
+    """The probe's score of raw outputs ``out`` against targets ``y`` (see :data:`METRIC`)."""
+    if task == BINARY:
+        return rank_auc(out[:, 0], y)
+    if task == MULTICLASS:
+        return macro_auc(softmax(out), y)
+    return r2(out[:, 0], y)
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(1, keepdims=True)
+
+
+def null_auc_sd(y01: np.ndarray) -> float:
+    """Standard deviation of the AUC of a score independent of the label (Mann–Whitney null):
+    sqrt((n0 + n1 + 1) / (12 n0 n1))."""
+    y01 = np.asarray(y01).astype(bool)
+    n1 = int(y01.sum())
+    n0 = y01.size - n1
+    return math.sqrt((n0 + n1 + 1) / (12 * n0 * n1)) if n0 and n1 else float("nan")
+
+
+def column_strengths(task: str, num: np.ndarray, codes: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """How well each column alone orders the label, in [0.5, 1] for classes (AUC folded as
+    max(AUC, 1 - AUC); multiclass: its mean over one-vs-rest classes) and |Spearman rho| for a
+    numeric label. Categorical columns are scored through their per-level label mean (in-sample
+    target encoding over the capped vocabulary)."""
+    targets = ([y == k for k in np.unique(y)] if task == MULTICLASS
+               else [y.astype(np.float64)])
+    out = np.zeros(num.shape[1] + codes.shape[1])
+    for t in targets:
+        cols = [num]
+        if codes.shape[1]:
+            enc = np.empty(codes.shape, dtype=np.float64)
+            for j in range(codes.shape[1]):  # a loop over columns, vectorised over rows
+                sums = np.bincount(codes[:, j], weights=t.astype(np.float64))
+                counts = np.bincount(codes[:, j])
+                enc[:, j] = (sums / np.maximum(counts, 1))[codes[:, j]]
+            cols.append(enc)
+        X = np.hstack(cols)
+        if task == NUMERIC:
+            from scipy.stats import rankdata
+
+            filled = np.where(np.isnan(X), np.nanmin(np.where(np.isnan(X), np.inf, X), 0) - 1, X)
+            rx = rankdata(filled, axis=0)
+            ry = rankdata(t)
+            rx -= rx.mean(0)
+            ry -= ry.mean()
+            denom = np.sqrt((rx ** 2).sum(0) * (ry ** 2).sum())
+            out += np.abs(np.divide((rx * ry[:, None]).sum(0), denom, out=np.zeros(X.shape[1]),
+                                    where=denom > 0))
+        else:
+            auc = column_aucs(X, t)
+            out += np.maximum(auc, 1 - auc)
+    return out / len(targets)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Settings:
+    hidden: int = 64
+    epochs: int = 8
+    batch_size: int = 256
+    lr: float = 1e-3
+    device: str = "cpu"
+
+
+@dataclass
+class Curves:
+    """Loss at evenly spaced steps: the mean training loss since the previous point and the
+    loss on a fixed subsample of each evaluation set."""
+
+    steps: list[int] = field(default_factory=list)
+    series: dict[str, list[float]] = field(default_factory=dict)
+
+
+@contextmanager
+def seeded(torch: Any, seed: int) -> Iterator[None]:
+    """Fork the CPU RNG, seed it, switch deterministic algorithms on and use one CPU thread
+    (the probe's matrices are small: more threads only wait for each other); restore all on
+    exit."""
+    prev = torch.are_deterministic_algorithms_enabled()
+    threads = torch.get_num_threads()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(prev)
+            torch.set_num_threads(threads)
+
+
+def _mlp(torch: Any, d: int, hidden: int, n_out: int) -> Any:
+    nn = torch.nn
+    return nn.Sequential(nn.Linear(d, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                         nn.Linear(hidden, n_out))
+
+
+def _targets(torch: Any, task: str, y: np.ndarray, device: str) -> Any:
+    if task == MULTICLASS:
+        return torch.as_tensor(y, dtype=torch.long, device=device)
+    return torch.as_tensor(y, dtype=torch.float32, device=device)
+
+
+def _loss(torch: Any, task: str, out: Any, t: Any) -> Any:
+    F = torch.nn.functional
+    if task == BINARY:
+        return F.binary_cross_entropy_with_logits(out[:, 0], t)
+    if task == MULTICLASS:
+        return F.cross_entropy(out, t)
+    return F.mse_loss(out[:, 0], t)
+
+
+class Probe:
+    """A fitted probe: ``predict(X)`` gives raw outputs (logits, or the standardised value)."""
+
+    def __init__(self, model: Any, device: str) -> None:
+        self.model = model
+        self.device = device
+
+    def predict(self, X: np.ndarray, batch: int = 65_536) -> np.ndarray:
+        torch = import_torch()
+        self.model.eval()
+        outs = []
+        with torch.no_grad():
+            for i in range(0, max(len(X), 1), batch):
+                xb = torch.as_tensor(X[i:i + batch], device=self.device)
+                outs.append(self.model(xb).float().cpu().numpy())
+        return np.concatenate(outs) if outs else np.zeros((0, 1), np.float32)
+
+
+def fit_probe(X: np.ndarray, y: np.ndarray, task: str, n_out: int, settings: Settings,
+              seed: int, curves_on: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+              points: int = 60) -> tuple[Probe, Curves]:
+    """Train the MLP for ``settings.epochs`` epochs; record loss curves when ``curves_on``
+    ({name: (X, y)} evaluation subsamples) is given, at most ``points`` points."""
+    torch = import_torch()
+    dev = settings.device
+    curves = Curves()
+    with seeded(torch, seed):
+        model = _mlp(torch, X.shape[1], settings.hidden, n_out).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
+        Xt = torch.as_tensor(X, device=dev)
+        yt = _targets(torch, task, y, dev)
+        evals = {k: (torch.as_tensor(a, device=dev), _targets(torch, task, b, dev))
+                 for k, (a, b) in (curves_on or {}).items()}
+        n, bs = len(X), settings.batch_size
+        total = settings.epochs * math.ceil(n / bs)
+        every = max(1, math.ceil(total / points))
+        gen = torch.Generator().manual_seed(seed)
+        step, run_sum, run_n = 0, 0.0, 0
+        for _ in range(settings.epochs):
+            perm = torch.randperm(n, generator=gen).to(dev)
+            model.train()
+            for i in range(0, n, bs):
+                idx = perm[i:i + bs]
+                loss = _loss(torch, task, model(Xt[idx]), yt[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                step += 1
+                if curves_on is not None:
+                    run_sum += float(loss.detach())
+                    run_n += 1
+                    if step % every == 0 or step == total:
+                        _record(torch, model, task, curves, step, run_sum / run_n, evals)
+                        run_sum, run_n = 0.0, 0
+    return Probe(model, dev), curves
+
+
+def _record(torch: Any, model: Any, task: str, curves: Curves, step: int, train_loss: float,
+            evals: dict[str, tuple[Any, Any]]) -> None:
+    curves.steps.append(step)
+    curves.series.setdefault("train (running mean)", []).append(round(train_loss, 5))
+    model.eval()
+    with torch.no_grad():
+        for name, (xe, ye) in evals.items():
+            curves.series.setdefault(name, []).append(
+                round(float(_loss(torch, task, model(xe), ye)), 5))
+    model.train()
+
+
+def overfit_batch(X: np.ndarray, y: np.ndarray, task: str, n_out: int, settings: Settings,
+                  seed: int, steps: int, target: float, lr: float = 1e-2,
+                  check_every: int = 10) -> tuple[float, int]:
+    """Full-batch Adam on a few rows until the training accuracy (R² for a numeric label)
+    reaches ``target`` or ``steps`` run out; returns (best score, steps used)."""
+    torch = import_torch()
+    dev = settings.device
+    best = float("-inf")
+    with seeded(torch, seed):
+        model = _mlp(torch, X.shape[1], settings.hidden, n_out).to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        Xt = torch.as_tensor(X, device=dev)
+        yt = _targets(torch, task, y, dev)
+        for step in range(1, steps + 1):
+            out = model(Xt)
+            loss = _loss(torch, task, out, yt)
+            if not torch.isfinite(loss):
+                return float("nan"), step
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            if step % check_every == 0 or step == steps:
+                with torch.no_grad():
+                    o = model(Xt).float().cpu().numpy()
+                best = max(best, batch_fit(task, o, y))
+                if best >= target:
+                    return best, step
+    return best, steps
+
+
+def batch_fit(task: str, out: np.ndarray, y: np.ndarray) -> float:
+    """Training accuracy of raw outputs (R² for a numeric label)."""
+    if task == BINARY:
+        return float(((out[:, 0] > 0) == (y > 0.5)).mean())
+    if task == MULTICLASS:
+        return float((out.argmax(1) == y).mean())
+    return r2(out[:, 0], y)

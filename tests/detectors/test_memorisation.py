@@ -1,0 +1,169 @@
+"""separability.memorisation: evaluation rows far closer to a train row than chance."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy.spatial.distance import cdist
+
+from auditor.config import Columns
+from auditor.data import build_audit_data
+from auditor.detectors.memorisation import Memorisation, nearest_rows
+from auditor.errors import NotApplicable
+from auditor.features import Encoder
+from auditor.report import Severity, json_safe
+from tests.conftest import clean_frame
+
+COLS = [f"f{i}" for i in range(6)]
+
+
+def _frame(n, seed, offset=0):
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame({"row_id": np.arange(offset, offset + n),
+                         **{c: rng.normal(size=n) for c in COLS},
+                         "y": rng.integers(0, 2, n)})
+
+
+def _jittered(rows: pl.DataFrame, seed, scale=0.002, offset=50_000):
+    rng = np.random.default_rng(seed)
+    return rows.with_columns([pl.col(c) + rng.normal(0, scale, rows.height) for c in COLS]
+                             + [pl.col("row_id") + offset])
+
+
+def _data(frames, **roles):
+    roles.setdefault("label", "y")
+    roles.setdefault("ids", ["row_id"])
+    return build_audit_data(frames, columns=Columns(**roles))
+
+
+def _reference_count(train: pl.DataFrame, test: pl.DataFrame, q=0.01):
+    """Brute force with scipy: standardise on train, nearest-neighbour distances, threshold at
+    the q-quantile of train's nearest-other distances, count test rows strictly below it."""
+    a, b = train.select(COLS).to_numpy(), test.select(COLS).to_numpy()
+    mean, sd = a.mean(0), a.std(0)
+    a, b = (a - mean) / sd, (b - mean) / sd
+    within = cdist(a, a)
+    np.fill_diagonal(within, np.inf)
+    threshold = np.quantile(within.min(1), q)
+    return int((cdist(b, a).min(1) < threshold).sum()), threshold
+
+
+def test_jittered_copies_of_train_rows_are_counted_against_the_chance_baseline():
+    train = _frame(1000, 1)
+    test = pl.concat([_frame(300, 2, 10_000), _jittered(train[200:240], 3)])
+    f, = Memorisation().run(_data({"train": train, "test": test}))
+    expected, threshold = _reference_count(train, test)
+    assert f.count == expected and 40 <= f.count <= 46
+    assert f.evidence["sampling"]["distance_threshold"] == pytest.approx(threshold, rel=1e-5)
+    assert f.value == pytest.approx(f.count / 340 - 0.01)
+    assert f.severity == Severity.FAIL and f.splits == ["train", "test"]
+    assert f.metric == "near_copy_excess_share" and f.threshold == 0.05
+    ex = f.evidence["closest_pairs"]
+    assert len(ex) == 20 and all(e["test_row"] >= 300 for e in ex)  # the closest are the copies
+    assert all(e["train_row"] == e["test_row"] - 100 for e in ex)
+    assert "f0: " in ex[0]["differences"] and ex[0]["distance"] < 0.02
+    assert f.message.startswith(f"{f.count} of 340 sampled test rows (")
+    assert "1.0% expected by chance" in f.message and "near-copies that exact hashing" in f.message
+    chart = f.evidence["chart"]
+    assert chart["type"] == "hist" and len(chart["edges"]) == len(
+        next(iter(chart["series"].values()))) + 1
+
+
+def test_clean_splits_stay_quiet():
+    for seed in (2, 5, 8):
+        train, test = _frame(1000, 1), _frame(400, seed, 10_000)
+        f, = Memorisation().run(_data({"train": train, "test": test}))
+        assert f.severity == Severity.INFO
+        assert f.count == _reference_count(train, test)[0]
+        assert "no more near-copies than chance" in f.message
+
+
+def test_exact_copies_are_left_to_leakage_duplicates():
+    train = _frame(800, 1)
+    clean = _frame(300, 2, 10_000)
+    copies = train[10:15].with_columns(pl.col("row_id") + 90_000, pl.col("y") * 0 + 1)
+    base, = Memorisation().run(_data({"train": train, "test": clean}))
+    f, = Memorisation().run(_data({"train": train, "test": pl.concat([clean, copies])}))
+    assert f.evidence["sampling"]["exact_copies_excluded"] == 5
+    assert f.count == base.count and "leakage.duplicates" in f.evidence["sampling"]["note"]
+
+
+def test_nearest_rows_matches_brute_force_and_excludes_self():
+    rng = np.random.default_rng(0)
+    R = rng.normal(size=(40_000, 5)).astype(np.float32)  # more than one block
+    Q = np.vstack([rng.normal(size=(30, 5)), R[[3, 20_000, 39_999]]]).astype(np.float32)
+    selves = np.r_[np.full(30, -1), [3, 20_000, 39_999]]
+    got = nearest_rows(Q, R, selves)
+    d = cdist(Q.astype(np.float64), R.astype(np.float64))
+    d[np.arange(30, 33), selves[30:]] = np.inf
+    assert got.tolist() == d.argmin(1).tolist()
+
+
+def test_one_hot_levels_add_one_to_the_squared_distance():
+    frame = pl.DataFrame({"x": [0.0, 2.0], "c": ["a", "b"]})
+    enc = Encoder.fit(frame, ["x"], ["c"])
+    X = enc.dense(frame, onehot_scale=1 / math.sqrt(2))
+    assert ((X[0] - X[1]) ** 2).sum() == pytest.approx(4 / 1 + 1)  # (2 / sd 1)^2 + 1
+
+
+def test_discrete_features_on_a_grid_stay_quiet():
+    rng = np.random.default_rng(4)
+
+    def frame(n, levels=(60, 40)):
+        return pl.DataFrame({"a": rng.integers(0, levels[0], n),
+                             "b": rng.choice(["u", "v", "w"], n),
+                             "c": rng.integers(0, levels[1], n), "y": rng.integers(0, 2, n)})
+    f, = Memorisation().run(build_audit_data({"train": frame(800), "test": frame(300)},
+                                             columns=Columns(label="y")))
+    assert f.severity == Severity.INFO and f.count == 0
+    assert f.evidence["sampling"]["exact_copies_excluded"] > 0
+    coarse = {"train": frame(800, (3, 3)), "test": frame(300, (3, 3))}
+    with pytest.raises(NotApplicable, match="every train row has an exact copy in train"):
+        Memorisation().run(build_audit_data(coarse, columns=Columns(label="y")))
+
+
+def test_missing_values_and_categoricals_are_handled_and_runs_are_deterministic():
+    train, test = clean_frame(600, 1), clean_frame(300, 2, 10_000)
+    train = train.with_columns(pl.when(pl.col("x2") > 1).then(None).otherwise(pl.col("x2"))
+                               .alias("x2"))
+    frames = {"train": train, "val": test.head(150), "test": test.tail(150)}
+    first = Memorisation().run(_data(frames))
+    second = Memorisation().run(_data(frames))
+    assert [f.splits for f in first] == [["train", "val"], ["train", "test"]]
+    dump = [json.dumps(json_safe([asdict(f) for f in r]), allow_nan=False)
+            for r in (first, second)]
+    assert dump[0] == dump[1]
+
+
+def test_sampling_is_stated_and_scaled_to_the_split():
+    train = _frame(1000, 1)
+    test = pl.concat([_frame(900, 2, 10_000), _jittered(train[:300], 3)])
+    f, = Memorisation(eval_rows=400, baseline_rows=500).run(_data({"train": train,
+                                                                   "test": test}))
+    s = f.evidence["sampling"]
+    assert s["test_rows_sampled"] == 400 and s["test_rows"] == 1200 and s["baseline_rows"] == 500
+    estimate = round(f.count / 400 * 1200)
+    assert f"about {estimate:,} of 1,200 test rows" in f.message
+
+
+def test_memorisation_is_not_applicable_without_two_splits_or_features():
+    with pytest.raises(NotApplicable, match="only one split"):
+        Memorisation().run(_data({"train": _frame(50, 1)}))
+    data = _data({"train": _frame(50, 1), "test": _frame(50, 2)})
+    data.features = []
+    with pytest.raises(NotApplicable, match="no feature columns"):
+        Memorisation().run(data)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(fail_above=2.0), "fail_above must be a share in"),
+    (dict(baseline_quantile=0.0), "baseline_quantile must be a number in"),
+    (dict(eval_rows=0), "eval_rows must be a positive integer"),
+])
+def test_memorisation_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Memorisation(**kwargs)

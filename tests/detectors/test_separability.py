@@ -1,0 +1,430 @@
+"""separability.adversarial and separability.label_probe (with the feature encoder and the
+probe's scores they share)."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import asdict
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy.stats import ks_2samp, norm, spearmanr
+from scipy.stats import t as student
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.metrics import r2_score, roc_auc_score
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from threadpoolctl import threadpool_limits
+
+from auditor.config import Columns
+from auditor.data import build_audit_data
+from auditor.detectors.separability import AdversarialValidation, LabelProbe
+from auditor.errors import NotApplicable
+from auditor.features import Encoder, sample_rows
+from auditor.label_probe import chance_band
+from auditor.probe_model import (column_aucs, column_strengths, macro_auc, null_auc_sd, r2,
+                                 rank_auc)
+from auditor.report import Severity, json_safe
+from tests.conftest import clean_frame
+
+FAST = dict(train_rows=2_000, eval_rows=1_000, epochs=6)
+
+
+def _data(frames, **roles):
+    return build_audit_data(frames, columns=Columns(**roles))
+
+
+def _by_metric(findings, metric):
+    return [f for f in findings if f.metric == metric]
+
+
+def _dump(findings):
+    return json.dumps(json_safe([asdict(f) for f in findings]), allow_nan=False)
+
+
+def _signal_frame(n, seed, offset=0, noise=0.5):
+    """x1 drives the label strongly; x2 and cat are noise."""
+    rng = np.random.default_rng(seed)
+    x1 = rng.normal(size=n)
+    return pl.DataFrame({
+        "row_id": np.arange(offset, offset + n),
+        "x1": x1, "x2": rng.normal(size=n),
+        "cat": rng.choice(["a", "b", "c"], n),
+        "y": (x1 + noise * rng.normal(size=n) > 0).astype(np.int64)})
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared numerics against references
+# ---------------------------------------------------------------------------------------------
+
+def test_rank_auc_matches_sklearn_with_ties():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        y = rng.integers(0, 2, 300)
+        s = rng.integers(0, 7, 300).astype(float)  # many ties
+        assert rank_auc(s, y) == pytest.approx(roc_auc_score(y, s), abs=1e-9)
+    assert math.isnan(rank_auc(np.ones(4), np.ones(4)))
+
+
+def test_column_aucs_match_sklearn_per_column_with_missing_ranked_lowest():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 4))
+    X[rng.random((200, 4)) < 0.1] = np.nan
+    y = rng.integers(0, 2, 200)
+    got = column_aucs(X, y)
+    for j in range(4):
+        filled = np.where(np.isnan(X[:, j]), np.nanmin(X[:, j]) - 1, X[:, j])
+        assert got[j] == pytest.approx(roc_auc_score(y, filled), abs=1e-9)
+
+
+def test_macro_auc_and_r2_match_sklearn():
+    rng = np.random.default_rng(2)
+    logits = rng.normal(size=(300, 4))
+    probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    y = rng.integers(0, 4, 300)
+    assert macro_auc(probs, y) == pytest.approx(
+        roc_auc_score(y, probs, multi_class="ovr", average="macro"), abs=1e-9)
+    t, p = rng.normal(size=100), rng.normal(size=100)
+    assert r2(p, t) == pytest.approx(r2_score(t, p), abs=1e-9)
+
+
+def test_numeric_label_strength_is_absolute_spearman():
+    rng = np.random.default_rng(3)
+    num = rng.normal(size=(150, 3))
+    y = num[:, 0] * 2 - num[:, 1] + rng.normal(size=150)
+    got = column_strengths("numeric", num, np.zeros((150, 0), np.int32), y)
+    for j in range(3):
+        assert got[j] == pytest.approx(abs(spearmanr(num[:, j], y)[0]), abs=1e-9)
+
+
+def test_null_auc_sd_matches_simulated_random_scores():
+    rng = np.random.default_rng(4)
+    y = np.r_[np.zeros(60), np.ones(40)].astype(bool)
+    ranks = np.argsort(np.argsort(rng.random((4000, 100)), axis=1), axis=1) + 1
+    sims = (ranks[:, y].sum(1) - 40 * 41 / 2) / (40 * 60)
+    assert roc_auc_score(y, ranks[0]) == pytest.approx(sims[0], abs=1e-12)
+    assert null_auc_sd(y) == pytest.approx(np.std(sims), rel=0.05)
+
+
+def test_chance_band_is_a_prediction_interval_with_a_floored_sd():
+    y = np.r_[np.zeros(5000), np.ones(5000)]
+    null = [0.50, 0.52, 0.47, 0.55, 0.49]
+    lo, hi = chance_band("binary", null, y)
+    half = norm.ppf(0.995) * max(np.std(null, ddof=1), null_auc_sd(y)) * math.sqrt(1 + 1 / 5)
+    assert (lo, hi) == pytest.approx((np.mean(null) - half, np.mean(null) + half), abs=1e-12)
+    lo2, hi2 = chance_band("binary", [0.5] * 5, y)  # no spread: the Mann–Whitney floor applies
+    assert hi2 - 0.5 == pytest.approx(norm.ppf(0.995) * null_auc_sd(y) * math.sqrt(1.2))
+    r2_null = [-0.02, -0.01, -0.03, -0.015]  # R²: no known null sd, a t interval
+    lo3, hi3 = chance_band("numeric", r2_null, np.zeros(10))
+    half3 = student.ppf(0.995, 3) * np.std(r2_null, ddof=1) * math.sqrt(1 + 1 / 4)
+    assert (lo3, hi3) == pytest.approx((np.mean(r2_null) - half3, np.mean(r2_null) + half3))
+
+
+def test_encoder_standardises_on_the_fitted_frame_and_groups_rare_levels():
+    fit = pl.DataFrame({"x": [1.0, 3.0, None, float("inf")], "c": ["a", "a", "b", None],
+                        "t": pl.Series([0, 1, 2, 3]).cast(pl.Datetime("ms"))})
+    enc = Encoder.fit(fit, ["x", "t"], ["c"], max_levels=1)
+    assert enc.mean[0] == 2.0 and enc.scale[0] == 1.0 and enc.missing == ("x",)
+    assert enc.levels == {"c": ("a",)}
+    other = pl.DataFrame({"x": [5.0, None], "c": ["z", None],
+                          "t": pl.Series([0, 3]).cast(pl.Datetime("ms"))})
+    num = enc.numeric_values(other)
+    assert num[0, 0] == 3.0 and np.isnan(num[1, 0])
+    assert num[:, 1] == pytest.approx([(0 - 0.0015) / np.std([0, .001, .002, .003]),
+                                       (0.003 - 0.0015) / np.std([0, .001, .002, .003])])
+    assert enc.codes(other).ravel().tolist() == [1, 2]  # other level, missing
+    dense = enc.dense(other)
+    assert enc.owners() == ["x", "t", "x", "c", "c", "c"]
+    assert dense.tolist()[1] == pytest.approx([0.0, num[1, 1], 1.0, 0, 0, 1])
+
+
+def test_sample_rows_keeps_everything_below_the_cap_and_is_seeded():
+    assert sample_rows(5, 10, 0).tolist() == [0, 1, 2, 3, 4]
+    a, b = sample_rows(1000, 10, 3), sample_rows(1000, 10, 3)
+    assert a.tolist() == b.tolist() and len(set(a.tolist())) == 10
+
+
+# ---------------------------------------------------------------------------------------------
+# separability.adversarial
+# ---------------------------------------------------------------------------------------------
+
+def test_adversarial_passes_a_clean_random_split():
+    data = _data({"train": clean_frame(1500, 1), "test": clean_frame(500, 2, 10_000)},
+                 label="y", ids=["row_id"])
+    (f,) = AdversarialValidation().run(data)
+    assert f.severity == Severity.INFO and f.value < 0.6
+    assert f.splits == ["train", "test"] and f.metric == "adversarial_auc"
+    assert "no joint shift" in f.message and "drivers" not in f.evidence
+
+
+def test_adversarial_flags_a_joint_shift_whose_marginals_are_identical():
+    rng = np.random.default_rng(5)
+    n = 1500
+    a, b = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
+    b[:, 1] = 0.95 * b[:, 0] + math.sqrt(1 - 0.95 ** 2) * b[:, 1]  # same N(0,1) marginal
+    train = pl.DataFrame({"u": a[:, 0], "v": a[:, 1]})
+    test = pl.DataFrame({"u": b[:, 0], "v": b[:, 1]})
+    for col in ("u", "v"):  # per-feature drift sees nothing
+        assert ks_2samp(train[col], test[col]).pvalue > 0.01
+    (f,) = AdversarialValidation().run(_data({"train": train, "test": test}))
+    assert f.severity in (Severity.WARN, Severity.FAIL) and f.value >= 0.65
+    assert {d["feature"] for d in f.evidence["drivers"]} == {"u", "v"}
+    top = f.evidence["top_feature"]
+    assert top["auc_with_it_alone"] < 0.6 and top["auc_without_it"] < 0.6
+    assert "the shift lies in the joint distribution of" in f.message
+
+
+def test_adversarial_cv_auc_equals_sklearn_cross_validation_on_the_same_matrix():
+    train, test = clean_frame(400, 1), clean_frame(300, 2, 10_000)
+    test = test.with_columns(pl.col("x1") + 0.8)
+    data = _data({"train": train, "test": test}, label="y", ids=["row_id"])
+    check = AdversarialValidation()
+    (f,) = check.run(data)
+    union = pl.concat([train.select("x1", "x2", "cat"), test.select("x1", "x2", "cat")])
+    enc = Encoder.fit(union, ["x1", "x2"], ["cat"], max_levels=64, min_count=20)
+    X, mask = enc.tree_matrix(union)
+    y = np.r_[np.zeros(400), np.ones(300)]
+    model = HistGradientBoostingClassifier(max_iter=60, learning_rate=0.15,
+                                           categorical_features=mask, random_state=0)
+    with threadpool_limits(1):  # the check uses one thread at this size; so must the reference
+        ref = cross_val_score(model, X, y, scoring="roc_auc",
+                              cv=StratifiedKFold(3, shuffle=True, random_state=0))
+    assert f.evidence["cross_validation"]["fold_aucs"] == pytest.approx(ref, abs=1e-4)
+    assert f.value == pytest.approx(ref.mean(), abs=1e-6)
+    half = 1.96 * np.std(ref, ddof=1) / math.sqrt(3)
+    assert f.evidence["cross_validation"]["ci95"] == pytest.approx(
+        [ref.mean() - half, ref.mean() + half], abs=1e-4)
+
+
+def test_adversarial_names_the_shifted_column_and_its_removal_restores_chance():
+    train, test = clean_frame(1500, 1), clean_frame(1500, 2, 10_000)
+    test = test.with_columns(pl.col("x2") + 3.0)
+    (f,) = AdversarialValidation().run(_data({"train": train, "test": test}, label="y",
+                                             ids=["row_id"]))
+    assert f.severity == Severity.FAIL and f.value > 0.9
+    assert f.evidence["drivers"][0]["feature"] == "x2"
+    top = f.evidence["top_feature"]
+    assert top["feature"] == "x2" and top["auc_without_it"] < 0.6
+    assert top["auc_with_it_alone"] > 0.9
+    assert "Strongest driver: 'x2'" in f.message
+    assert "'x2' shifted on its own explains most of it" in f.message
+    assert f.evidence["chart"]["type"] == "bar" and f.evidence["chart"]["labels"][0] == "x2"
+
+
+def test_adversarial_uses_categorical_levels_and_missing_values():
+    train, test = clean_frame(1200, 1), clean_frame(1200, 2, 10_000)
+    test = test.with_columns(pl.when(pl.col("cat") == "a").then(pl.lit("new"))
+                             .otherwise(pl.col("cat")).alias("cat"),
+                             pl.when(pl.col("x1") > 1).then(None).otherwise(pl.col("x1"))
+                             .alias("x1"))
+    (f,) = AdversarialValidation().run(_data({"train": train, "test": test}, label="y",
+                                             ids=["row_id"]))
+    assert f.severity != Severity.INFO
+    assert {d["feature"] for d in f.evidence["drivers"][:2]} == {"cat", "x1"}
+
+
+def test_a_declared_time_column_caps_the_grade_and_says_why():
+    train, test = clean_frame(1000, 1), clean_frame(1000, 2, 10_000)
+    train = train.with_columns(ts=pl.Series(np.arange(1000)))
+    test = test.with_columns(pl.col("x2") + 3.0, ts=pl.Series(np.arange(1000, 2000)))
+    roles = dict(label="y", ids=["row_id"], time="ts")
+    (f,) = AdversarialValidation().run(_data({"train": train, "test": test}, **roles))
+    assert f.severity == Severity.WARN and f.value > 0.9
+    assert "time column ('ts') is declared" in f.message and "capped at warn" in f.message
+    assert "ts" not in [d["feature"] for d in f.evidence["drivers"]]  # never a feature
+    (g,) = AdversarialValidation(fail_with_time_column=True).run(
+        _data({"train": train, "test": test}, **roles))
+    assert g.severity == Severity.FAIL
+
+
+def test_adversarial_compares_train_with_every_later_split_and_is_deterministic():
+    frames = {"train": clean_frame(600, 1), "val": clean_frame(300, 2, 5000),
+              "test": clean_frame(300, 3, 9000)}
+    first = AdversarialValidation().run(_data(frames, label="y", ids=["row_id"]))
+    second = AdversarialValidation().run(_data(frames, label="y", ids=["row_id"]))
+    assert [f.splits for f in first] == [["train", "val"], ["train", "test"]]
+    assert _dump(first) == _dump(second)
+
+
+def test_adversarial_is_not_applicable_without_two_splits_or_features():
+    with pytest.raises(NotApplicable, match="only one split"):
+        AdversarialValidation().run(_data({"train": clean_frame(50, 1)}))
+    no_features = _data({"train": clean_frame(50, 1), "test": clean_frame(50, 2)}, label="y")
+    no_features.features = []  # the loader refuses such data; the check must not rely on it
+    with pytest.raises(NotApplicable, match="no feature columns"):
+        AdversarialValidation().run(no_features)
+    tiny = {"train": clean_frame(50, 1), "test": clean_frame(4, 2)}
+    with pytest.raises(NotApplicable, match="'test' has 4 rows"):
+        AdversarialValidation().run(_data(tiny, label="y"))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(warn_at=0.9, fail_at=0.8), "warn_at must be <= fail_at"),
+    (dict(folds=1), "folds must be an integer >= 2"),
+    (dict(max_levels=300), "max_levels must be an integer in"),
+    (dict(fail_at=1.5), "fail_at must be a number in"),
+])
+def test_adversarial_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        AdversarialValidation(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# separability.label_probe
+# ---------------------------------------------------------------------------------------------
+
+def test_probe_on_learnable_clean_data_is_learnable_and_keeps_its_loss_curves():
+    data = _data({"train": _signal_frame(2000, 1), "test": _signal_frame(600, 2, 10_000)},
+                 label="y", ids=["row_id"])
+    findings = LabelProbe(**FAST).run(data)
+    assert not [f for f in findings if f.severity == Severity.FAIL]
+    (overfit,) = _by_metric(findings, "overfit_one_batch")
+    assert overfit.severity == Severity.INFO and overfit.value >= 0.99
+    (f,) = _by_metric(findings, "probe_auc")
+    assert f.evidence["result"]["verdict"] == "learnable" and f.severity == Severity.INFO
+    assert 0.8 < f.value < 0.97 and f.value > f.evidence["result"]["chance_band"][1]
+    assert len(f.evidence["result"]["permuted_label_scores"]) == 5 and f.count == 600
+    chart = f.evidence["chart"]
+    assert chart["type"] == "lines" and 2 <= len(chart["x"]) <= 200
+    assert set(chart["series"]) == {"train (running mean)", "test"}
+    assert all(len(v) == len(chart["x"]) for v in chart["series"].values())
+    assert chart["series"]["train (running mean)"][-1] < chart["series"]["train (running mean)"][0]
+    assert f.evidence["probe"]["epochs"] == 6 and f.evidence["probe"]["train_rows_used"] == 2000
+    assert not _by_metric(findings, "ablation_drop") and not _by_metric(findings,
+                                                                        "time_holdout_gap")
+
+
+def test_probe_flags_a_leaky_feature_and_ablation_points_at_it():
+    rng = np.random.default_rng(9)
+
+    def leaky(df):
+        return df.with_columns(leak=pl.Series(df["y"].to_numpy() + rng.normal(0, 0.05,
+                                                                             df.height)))
+    data = _data({"train": leaky(_signal_frame(2000, 1, noise=2.0)),
+                  "test": leaky(_signal_frame(600, 2, 10_000, noise=2.0))},
+                 label="y", ids=["row_id"])
+    findings = LabelProbe(**FAST).run(data)
+    (f,) = _by_metric(findings, "probe_auc")
+    assert f.evidence["result"]["verdict"] == "suspiciously good"
+    assert f.severity == Severity.WARN
+    assert f.value > 0.99 and f.threshold == 0.97
+    ablation = _by_metric(findings, "ablation_drop")
+    assert [a.subject for a in ablation][0] == "leak" and len(ablation) == 3
+    assert [a.subject for a in ablation if a.severity == Severity.FAIL] == ["leak"]
+    top = ablation[0]
+    assert top.value > 0.2 and "'leak' carries the suspiciously good score" in top.message
+    assert top.evidence["single_feature_score"] > 0.99
+    assert top.evidence["strongest_features"][0]["feature"] == "leak"
+
+
+def test_a_label_misaligned_by_one_row_fits_one_batch_but_does_not_generalise():
+    def shifted(df):
+        return df.with_columns(pl.col("y").shift(1).fill_null(0))
+    data = _data({"train": shifted(_signal_frame(2000, 1)),
+                  "test": shifted(_signal_frame(600, 2, 10_000))}, label="y", ids=["row_id"])
+    findings = LabelProbe(**FAST).run(data)
+    (overfit,) = _by_metric(findings, "overfit_one_batch")
+    assert overfit.severity == Severity.INFO and overfit.value >= 0.99
+    (f,) = _by_metric(findings, "probe_auc")
+    lo, hi = f.evidence["result"]["chance_band"]
+    assert lo <= f.value <= hi
+    assert f.evidence["result"]["verdict"] == "not learnable" and f.severity == Severity.WARN
+    assert "labels do not generalise from train to test" in f.message
+    assert "although the probe fits a single batch" in f.message
+
+
+def test_constant_inputs_fail_the_overfit_one_batch_check():
+    rng = np.random.default_rng(3)
+    frame = pl.DataFrame({"x": np.ones(400), "c": ["k"] * 400,
+                          "v": rng.choice(["p", "q"], 400),  # varies, but two inputs only
+                          "y": rng.integers(0, 2, 400)})
+    findings = LabelProbe(**FAST, permutations=3).run(
+        _data({"train": frame, "test": frame.head(100)}, label="y"))
+    (overfit,) = _by_metric(findings, "overfit_one_batch")
+    assert overfit.severity == Severity.FAIL and overfit.value < 0.99
+    assert "the labels or inputs are broken" in overfit.message
+    assert overfit.evidence["batch"]["constant_input_columns"] == ["x", "c"]
+    idx = np.sort(np.random.default_rng([0, 1]).choice(400, 32, replace=False))  # the batch
+    batch = frame[idx].with_columns(pl.col("y").n_unique().over("v").alias("labels"))
+    conflicting = int((batch["labels"] > 1).sum())
+    assert overfit.evidence["batch"]["rows_with_identical_inputs_and_different_labels"] \
+        == conflicting
+    assert "2 of 3 columns constant in the batch" in overfit.message
+    (f,) = _by_metric(findings, "probe_auc")
+    assert "cannot even fit a single batch" in f.message
+
+
+def test_a_latest_period_holdout_far_below_a_random_one_is_a_temporal_signal():
+    rng = np.random.default_rng(11)
+    n = 2500
+    x1 = rng.normal(size=n)
+    late = np.arange(n) >= int(n * 0.8)
+    y = np.where(late, rng.integers(0, 2, n), (x1 + 0.3 * rng.normal(size=n) > 0))
+    train = pl.DataFrame({"ts": np.arange(n), "x1": x1, "x2": rng.normal(size=n),
+                          "y": y.astype(np.int64)})
+    test = _signal_frame(500, 2).drop("row_id", "cat").with_columns(
+        ts=pl.Series(np.arange(n, n + 500)))
+    findings = LabelProbe(**dict(FAST, train_rows=2500)).run(
+        _data({"train": train, "test": test}, label="y", time="ts"))
+    (f,) = _by_metric(findings, "time_holdout_gap")
+    assert f.severity == Severity.WARN and f.value > 0.2
+    assert f.evidence["holdouts"]["holdout_rows"] == 500 and f.count == 500
+    holdouts = f.evidence["holdouts"]
+    assert holdouts["random_holdout_score"] > 0.8 > holdouts["latest_holdout_score"] + 0.2
+    assert "latest 20% by 'ts'" in f.message and "random split overstates" in f.message
+
+
+def test_probe_handles_multiclass_and_numeric_labels():
+    rng = np.random.default_rng(12)
+
+    def frame(n, kind):
+        x = rng.normal(size=(n, 3))
+        y = (np.digitize(x[:, 0], [-0.7, 0, 0.7]) if kind == "multi"
+             else 3 * x[:, 0] + x[:, 1] + rng.normal(size=n) + 0.5 * np.arange(n) / n)
+        return pl.DataFrame({"a": x[:, 0], "b": x[:, 1], "c": x[:, 2], "y": y})
+    multi = LabelProbe(**FAST, ablate_top=0).run(
+        _data({"train": frame(1500, "multi"), "test": frame(400, "multi")}, label="y"))
+    (m,) = _by_metric(multi, "probe_macro_auc")
+    assert m.evidence["result"]["verdict"] in ("learnable", "suspiciously good")
+    assert m.value > 0.85
+    num = LabelProbe(**FAST, ablate_top=0).run(
+        _data({"train": frame(1500, "num"), "test": frame(400, "num")}, label="y"))
+    (r,) = _by_metric(num, "probe_r2")
+    assert r.evidence["result"]["verdict"] == "learnable" and 0.6 < r.value < 0.97
+    assert "R²" in r.message
+
+
+def test_probe_is_deterministic():
+    frames = {"train": _signal_frame(1000, 1), "test": _signal_frame(300, 2, 10_000)}
+    check = LabelProbe(**FAST, permutations=3)
+    first = check.run(_data(frames, label="y", ids=["row_id"]))
+    second = check.run(_data(frames, label="y", ids=["row_id"]))
+    assert _dump(first) == _dump(second)
+
+
+def test_probe_is_not_applicable_without_a_usable_label_or_torch(monkeypatch):
+    frames = {"train": clean_frame(100, 1), "test": clean_frame(50, 2)}
+    with pytest.raises(NotApplicable, match="no label column declared"):
+        LabelProbe().run(_data(frames))
+    single = {k: v.with_columns(y=pl.lit(1)) for k, v in frames.items()}
+    with pytest.raises(NotApplicable, match="single class in train"):
+        LabelProbe().run(_data(single, label="y"))
+    with pytest.raises(NotApplicable, match="only one split"):
+        LabelProbe().run(_data({"train": clean_frame(100, 1)}, label="y"))
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(NotApplicable, match=r"torch is not installed: pip install "
+                                            r"'auditor\[probes\]'"):
+        LabelProbe().run(_data(frames, label="y"))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(permutations=2), "permutations must be an integer >= 3"),
+    (dict(suspicious_at=1.2), "suspicious_at must be a number in"),
+    (dict(time_holdout_share=1.0), "time_holdout_share must be a share in"),
+    (dict(device="tpu"), "device must be auto, cpu or cuda"),
+    (dict(epochs=0), "epochs must be a positive integer"),
+])
+def test_probe_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        LabelProbe(**kwargs)
