@@ -224,8 +224,7 @@ def _target_dtype(kinds: set[Kind], dtypes: list[pl.DataType]) -> pl.DataType | 
     return None  # nested: not harmonised
 
 
-def _cast(df: pl.DataFrame, col: str, dtype: pl.DataType) -> pl.Expr:
-    src = df.schema[col]
+def _cast(src: pl.DataType, col: str, dtype: pl.DataType) -> pl.Expr:
     if isinstance(dtype, pl.Datetime) and dtype.time_zone and isinstance(src, pl.Datetime):
         if src.time_zone is None:
             return pl.col(col).dt.replace_time_zone("UTC").dt.cast_time_unit("us")
@@ -359,15 +358,20 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
     """Cast each shared column to one dtype across splits; record what could not be."""
     issues: list[SchemaIssue] = []
     names = list(frames)
-    first = frames[names[0]]
-    all_cols: list[str] = list(first.columns)
-    for df in frames.values():
-        all_cols += [c for c in df.columns if c not in all_cols]
+    # polars builds a new Schema on every `.schema` access: read each split's once (a lookup
+    # per column inside the loop would make loading quadratic in the number of columns)
+    schemas = {n: dict(df.schema) for n, df in frames.items()}
+    all_cols: list[str] = list(schemas[names[0]])
+    seen = set(all_cols)
+    for n in names[1:]:
+        new_cols = [c for c in schemas[n] if c not in seen]
+        all_cols += new_cols
+        seen.update(new_cols)
     token_cols = set(tokens.columns()) if tokens else set()
     kinds: dict[str, Kind] = {}
     casts: dict[str, dict[str, pl.Expr]] = {n: {} for n in names}
     for col in all_cols:
-        present = [n for n in names if col in frames[n].columns]
+        present = [n for n in names if col in schemas[n]]
         missing = [n for n in names if n not in present]
         if missing:
             issues.append(SchemaIssue(
@@ -376,7 +380,7 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
                 f"{', '.join(missing)}; it is left out of cross-split checks",
                 splits=missing))
             continue
-        dtypes = [frames[n].schema[col] for n in names]
+        dtypes = [schemas[n][col] for n in names]
         split_kinds = {kind_of(d) for d in dtypes}
         if col in token_cols:
             kinds[col] = Kind.NESTED if Kind.NESTED in split_kinds else split_kinds.pop()
@@ -397,8 +401,8 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
             kinds[col] = Kind.NULL
             continue
         for n in names:
-            if frames[n].schema[col] != target:
-                casts[n][col] = _cast(frames[n], col, target).alias(col)
+            if schemas[n][col] != target:
+                casts[n][col] = _cast(schemas[n][col], col, target).alias(col)
         if len({str(d) for d in dtypes if d != pl.Null}) > 1:
             issues.append(SchemaIssue(
                 "info", col, "cast",
@@ -451,15 +455,16 @@ def _resolve_features(frames: dict[str, pl.DataFrame], kinds: dict[str, Kind],
     roles = columns.declared()
     token_cols = set(tokens.columns()) if tokens else set()
     first = next(iter(frames.values()))
+    first_schema = dict(first.schema)
     features = []
-    for col in first.columns:
+    for col in first_schema:
         if col not in kinds or col in roles or col in token_cols:
             continue
         kind = kinds[col]
         if kind == Kind.NESTED:
             issues.append(SchemaIssue("info", col, "nested",
                                       f"column {col!r} is a nested/binary type "
-                                      f"({first.schema[col]}); it is not audited as a feature"))
+                                      f"({first_schema[col]}); it is not audited as a feature"))
             continue
         if kind == Kind.NULL:
             issues.append(SchemaIssue("warn", col, "null_type",

@@ -49,7 +49,10 @@ def run_check(check: Any, data: AuditData) -> CheckResult:
     except NotApplicable as reason:
         return CheckResult(status=Status.SKIPPED, duration_s=round(time.perf_counter() - t0, 4),
                            summary=f"Skipped: {reason}", **base)
-    except Exception as err:  # isolation is the point: one bad check must not sink the run
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as err:  # isolation is the point: one bad check must not sink the
+        # run; BaseException too, since polars' Rust panics (PanicException) derive from it
         log.debug("check %s crashed:\n%s", check.id, traceback.format_exc())
         message = f"{type(err).__name__}: {err}".strip()
         return CheckResult(status=Status.ERROR, duration_s=round(time.perf_counter() - t0, 4),

@@ -80,3 +80,21 @@ def test_a_check_module_that_fails_to_import_becomes_an_error(monkeypatch):
     assert broken.status == Status.ERROR
     assert "cannot import the check: ModuleNotFoundError" in broken.error
     assert results["schema.consistency"].status != Status.ERROR
+
+
+def test_a_rust_panic_style_base_exception_is_contained():
+    class PanicLike(BaseException):
+        pass
+
+    @dataclass(frozen=True, kw_only=True)
+    class _Panics:
+        """A check whose library panics (polars raises PanicException, a BaseException)."""
+        id: ClassVar[str] = "test.panic"
+        title: ClassVar[str] = "panic"
+        cost: ClassVar[Cost] = Cost.CHEAP
+
+        def run(self, data):
+            raise PanicLike("out of range datetime")
+
+    (result,) = run_checks([_Panics()], _data())
+    assert result.status == Status.ERROR and result.error == "PanicLike: out of range datetime"

@@ -48,10 +48,10 @@ class SchemaConsistency:
 
 def _roles_table(data: AuditData) -> list[dict[str, str]]:
     roles = data.columns.declared()
-    first = next(iter(data.splits.values()))
+    schema = dict(next(iter(data.splits.values())).schema)
     rows = []
-    for col in first.columns[:200]:
+    for col in list(schema)[:200]:
         role = roles.get(col) or ("feature" if col in data.features else "not audited")
         rows.append({"column": col, "role": role, "kind": str(data.kinds.get(col, "-")),
-                     "dtype": str(first.schema[col])})
+                     "dtype": str(schema[col])})
     return rows
