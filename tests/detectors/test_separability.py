@@ -187,7 +187,7 @@ def test_adversarial_cv_auc_equals_sklearn_cross_validation_on_the_same_matrix()
     y = np.r_[np.zeros(400), np.ones(300)]
     model = HistGradientBoostingClassifier(max_iter=60, learning_rate=0.15,
                                            categorical_features=mask, random_state=0)
-    with threadpool_limits(1):  # the check uses one thread at this size; so must the reference
+    with threadpool_limits(1):  # the check fits on one thread; so does the reference
         ref = cross_val_score(model, X, y, scoring="roc_auc",
                               cv=StratifiedKFold(3, shuffle=True, random_state=0))
     assert f.evidence["cross_validation"]["fold_aucs"] == pytest.approx(ref, abs=1e-4)
