@@ -321,6 +321,8 @@ class AuditData:
         if not y:
             return None
         values = pl.concat([df.select(pl.col(y)) for df in self.splits.values()])[y]
+        if values.dtype.is_float():  # NaN is a missing label, not a class
+            values = values.fill_nan(None)
         n = values.drop_nulls().n_unique()
         if n <= 2:
             return LabelKind.BINARY

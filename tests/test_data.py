@@ -120,3 +120,4 @@ def test_label_kinds():
     assert kind(["a", "b", "c"]) == LabelKind.MULTICLASS
     assert kind([0, 1, 2, 3]) == LabelKind.MULTICLASS
     assert kind([0.1 * i for i in range(40)]) == LabelKind.NUMERIC
+    assert kind([0.0, 1.0, float("nan"), None]) == LabelKind.BINARY
