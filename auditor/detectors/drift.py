@@ -245,7 +245,28 @@ def table_row(cd: ColumnDrift, v: Verdict, kind: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
-class FeatureDrift:
+class DriftThresholds:
+    """Parameters shared by the drift checks: bins, effect-size thresholds (inclusive) and the
+    significance level of the Benjamini-Hochberg-adjusted p-values."""
+
+    n_bins: int = 10
+    epsilon: float = 1e-4
+    psi_warn_at: float = 0.1
+    psi_fail_at: float = 0.25
+    ks_warn_at: float = 0.1
+    ks_fail_at: float = 0.2
+    cramers_v_warn_at: float = 0.1
+    cramers_v_fail_at: float = 0.25
+    alpha: float = 0.05
+    top_categories: int = 20    # categories in charts, rows in bin tables and example lists
+    hist_bins: int = 30         # equal-width bins of the overlaid histogram
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureDrift(DriftThresholds):
     """Features whose distribution moved between splits (or from the reference snapshot).
 
     A fail means a model trained on the first split is evaluated (or served) on data that
@@ -285,21 +306,10 @@ class FeatureDrift:
     id: ClassVar[str] = "drift.features"
     title: ClassVar[str] = "Feature drift between splits"
     cost: ClassVar[Cost] = Cost.STATS
-    n_bins: int = 10
-    epsilon: float = 1e-4
-    psi_warn_at: float = 0.1
-    psi_fail_at: float = 0.25
-    ks_warn_at: float = 0.1
-    ks_fail_at: float = 0.2
-    cramers_v_warn_at: float = 0.1
-    cramers_v_fail_at: float = 0.25
-    alpha: float = 0.05
-    top_categories: int = 20    # categories in charts, rows in bin tables and example lists
-    hist_bins: int = 30         # equal-width bins of the overlaid histogram
     max_chart_features: int = 50
 
     def __post_init__(self) -> None:
-        _validate(self)
+        super().__post_init__()
         if not isinstance(self.max_chart_features, int) or self.max_chart_features < 1:
             raise ValueError("max_chart_features must be a positive integer; "
                              f"got {self.max_chart_features!r}")
@@ -386,7 +396,7 @@ def _not_compared(data: AuditData, kinds: dict[str, Kind]) -> list[dict[str, str
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
-class LabelDrift:
+class LabelDrift(DriftThresholds):
     """The label's distribution differs between splits (or from the reference snapshot).
 
     A fail means the class balance (or the target's distribution) the model is evaluated on is
@@ -405,20 +415,6 @@ class LabelDrift:
     id: ClassVar[str] = "drift.label"
     title: ClassVar[str] = "Label distribution shift"
     cost: ClassVar[Cost] = Cost.STATS
-    n_bins: int = 10
-    epsilon: float = 1e-4
-    psi_warn_at: float = 0.1
-    psi_fail_at: float = 0.25
-    ks_warn_at: float = 0.1
-    ks_fail_at: float = 0.2
-    cramers_v_warn_at: float = 0.1
-    cramers_v_fail_at: float = 0.25
-    alpha: float = 0.05
-    top_categories: int = 20
-    hist_bins: int = 30
-
-    def __post_init__(self) -> None:
-        _validate(self)
 
     def run(self, data: AuditData) -> list[Finding]:
         y = data.label
