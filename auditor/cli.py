@@ -91,6 +91,9 @@ def prepare_out_dir(out: str | None) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from auditor.allocator import tune_for_batch
+
+    tune_for_batch()
     if args.command is None:
         build_parser().print_help(sys.stderr)
         return EXIT_USAGE

@@ -3,8 +3,8 @@
 Shared by ``leakage.duplicates`` (free-text columns) and ``tokens.contamination``.
 
 - Shingles: word k-grams of the normalised text (NFKC, lowercased, words = ``\\w+`` runs); a
-  document shorter than k words is one shingle. Built with polars list/explode expressions,
-  hashed to 64 bits by polars.
+  document shorter than k words is one shingle. Words are hashed by polars, k-grams combined
+  from the word hashes with prefix sums (:mod:`auditor.textnorm`).
 - Signature: for each of ``num_perm`` hash functions h_i(x) = (a_i * x + b_i mod 2^64) >> 32
   (multiply-shift, a_i odd), the minimum over the document's shingles. The share of equal
   signature entries of two documents estimates their Jaccard similarity |A ∩ B| / |A ∪ B|.
@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from auditor.textnorm import WORD, fold, rolling_ngram_hashes, word_hashes
+
 EMPTY = np.uint64(np.iinfo(np.uint64).max)
 
 
@@ -35,20 +37,18 @@ class Signatures:
 
 def shingle_hashes(texts: pl.Series, k: int = 3, seed: int = 0) -> pl.DataFrame:
     """Columns ``doc`` (row index into ``texts``) and ``h`` (u64 hash of each word k-gram),
-    sorted by doc. Null and word-less documents produce no rows."""
-    words = (pl.DataFrame({"t": texts.cast(pl.String)}).with_row_index("doc")
-             .select("doc", pl.col("t").str.normalize("NFKC").str.to_lowercase()
-                     .str.extract_all(r"\w+").alias("w"))
-             .explode("w").drop_nulls("w"))
-    if words.height == 0:
-        return pl.DataFrame({"doc": [], "h": []}, schema={"doc": pl.UInt32, "h": pl.UInt64})
-    words = words.with_columns(pos=pl.int_range(pl.len(), dtype=pl.Int64).over("doc"),
-                               n=pl.len().over("doc").cast(pl.Int64))
-    gram = pl.concat_str([pl.col("w").shift(-j).over("doc") for j in range(k)],
-                         separator=" ", ignore_nulls=True)
-    keep = (pl.col("pos") <= pl.col("n") - k) | ((pl.col("n") < k) & (pl.col("pos") == 0))
-    return (words.with_columns(g=gram).filter(keep)
-            .select("doc", pl.col("g").hash(seed).alias("h")))
+    sorted by doc. Null and word-less documents produce no rows; a document of 1 to k-1 words
+    is one shingle (the hash of its words joined by spaces)."""
+    flat, lens = word_hashes(texts, seed)
+    doc, _, h = rolling_ngram_hashes(flat, lens, k, seed, with_pos=False)
+    short = np.flatnonzero((lens > 0) & (lens < k))
+    if len(short):
+        words = fold(texts.gather(short)).str.extract_all(WORD).list.join(" ")
+        doc = np.concatenate([doc, short.astype(np.int64)])
+        h = np.concatenate([h, words.hash(seed).to_numpy()])
+        order = np.argsort(doc, kind="stable")
+        doc, h = doc[order], h[order]
+    return pl.DataFrame({"doc": doc, "h": h}, schema={"doc": pl.UInt32, "h": pl.UInt64})
 
 
 def signatures(texts: pl.Series, *, num_perm: int = 128, k: int = 3, seed: int = 0,

@@ -124,8 +124,11 @@ def main() -> None:
         print(f"data: {args.docs:,} train + {test_docs:,} test documents in {folder} "
               f"({time.perf_counter() - t0:.1f} s to generate)", flush=True)
 
+        from auditor.allocator import tune_for_batch
         from auditor.config import load_config
         from auditor.data import open_splits
+
+        tune_for_batch()  # as the auditor command does
         from auditor.registry import load_check_class
         from auditor.runner import run_check
 

@@ -25,60 +25,36 @@ from auditor.detectors.token_findings import short
 from auditor.errors import NotApplicable
 from auditor.report import Finding
 from auditor.stats import fmt_count, fmt_share, grade, share
+from auditor.textnorm import WORD, collapse_whitespace, fold, rolling_ngram_hashes, word_hashes
 
-WORD = r"\w+"
 _WORD_RE = re.compile(WORD)
 KIND_ORDER = ("exact", "near-duplicate", "n-gram overlap")
 MAX_TRAIN_DOCS_PER_NGRAM = 4   # an n-gram shared by many train documents names only a few
 
 
-def normalised_text(col: pl.Expr) -> pl.Expr:
-    """NFKC, lowercase, whitespace runs collapsed to one space, trimmed."""
-    return (col.cast(pl.String).str.normalize("NFKC").str.to_lowercase()
-            .str.replace_all(r"\s+", " ").str.strip_chars())
-
-
-def word_hashes(texts: pl.Series, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Flat 64-bit hashes of the words (``\\w+`` of NFKC-lowercased text) of every document and
-    each document's word count."""
-    words = pl.DataFrame({"t": texts.cast(pl.String)}).select(
-        pl.col("t").str.normalize("NFKC").str.to_lowercase().str.extract_all(WORD))["t"]
-    lens = words.list.len().fill_null(0).to_numpy().astype(np.int64)
-    flat = words.explode(empty_as_null=False, keep_nulls=False).hash(seed).to_numpy()
-    return flat, lens
+def normalised_text(texts: pl.Series, *, folded: bool = False) -> pl.Series:
+    """NFKC, lowercase, whitespace runs collapsed to one space, trimmed. ``folded``: the texts
+    already are NFKC-lowercased (:func:`auditor.textnorm.fold`)."""
+    return pl.DataFrame({"t": texts if folded else fold(texts)}).select(
+        collapse_whitespace(pl.col("t")))["t"]
 
 
 def ngram_hashes(texts: pl.Series, n: int, seed: int) -> pl.DataFrame:
     """Columns ``doc`` (row index into ``texts``), ``pos`` (word position) and ``h`` (a 64-bit
-    hash of the word n-gram starting there). Documents shorter than n words give no row.
-
-    h = sum_j word_hash[pos + j] * m_j  (mod 2^64) with odd random multipliers m_j, computed
-    over the flattened word hashes of all documents at once."""
+    hash of the word n-gram starting there, :func:`auditor.textnorm.rolling_ngram_hashes`).
+    Documents shorter than n words give no row."""
     return ngram_hashes_and_lengths(texts, n, seed)[0]
 
 
-def ngram_hashes_and_lengths(texts: pl.Series, n: int, seed: int
-                             ) -> tuple[pl.DataFrame, np.ndarray]:
-    """:func:`ngram_hashes` and every document's number of words."""
-    flat, lens = word_hashes(texts, seed)
-    schema = {"doc": pl.Int64, "pos": pl.Int64, "h": pl.UInt64}
-    total = len(flat)
-    if total < n:
-        return pl.DataFrame({k: [] for k in schema}, schema=schema), lens
-    mult = np.random.default_rng([seed, n]).integers(1, 2**63, n, dtype=np.uint64) | np.uint64(1)
-    m = total - n + 1
-    h = np.zeros(m, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(n):  # a loop over the n-gram's positions, vectorised over all words
-            h += flat[j:j + m] * mult[j]
-        h ^= h >> np.uint64(29)
-    offsets = np.zeros(len(lens), dtype=np.int64)
-    np.cumsum(lens[:-1], out=offsets[1:])
-    doc = np.repeat(np.arange(len(lens), dtype=np.int64), lens)[:m]
-    pos = np.arange(m, dtype=np.int64) - offsets[doc]
-    valid = pos <= lens[doc] - n
-    return (pl.DataFrame({"doc": doc[valid], "pos": pos[valid], "h": h[valid]}, schema=schema),
-            lens)
+def ngram_hashes_and_lengths(texts: pl.Series, n: int, seed: int, *, folded: bool = False,
+                             with_pos: bool = True) -> tuple[pl.DataFrame, np.ndarray]:
+    """:func:`ngram_hashes` (without ``pos`` unless ``with_pos``) and every document's number
+    of words."""
+    flat, lens = word_hashes(texts, seed, folded=folded)
+    doc, pos, h = rolling_ngram_hashes(flat, lens, n, seed, with_pos=with_pos)
+    cols = {"doc": doc, **({"pos": pos} if with_pos else {}), "h": h}
+    schema = {"doc": pl.Int64, **({"pos": pl.Int64} if with_pos else {}), "h": pl.UInt64}
+    return pl.DataFrame(cols, schema=schema), lens
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,7 +125,7 @@ class Contamination:
         train_name = names[0]
         train = data.splits[train_name][col].cast(pl.String)
         seed = data.seed % (2**32)
-        shared: dict[str, Any] = {}
+        shared: dict[str, Any] = {"folded": fold(train)}  # NFKC + lowercase once per split
         findings = []
         for later in names[1:]:
             test = data.splits[later][col].cast(pl.String)
@@ -166,13 +142,14 @@ class Contamination:
         frames = []
         schema = {"test_row": pl.Int64, "train_row": pl.Int64, "kind": pl.String,
                   "jaccard": pl.Float64, "overlap": pl.Float64}
+        train_f, test_f = shared["folded"], fold(test)
         if self.exact:
-            frames.append(self._exact(train, test, seed, shared))
+            frames.append(self._exact(train_f, test_f, seed, shared))
         dirty = pl.DataFrame(schema={"test_row": pl.Int64, "train_row": pl.Int64,
                                      "overlap": pl.Float64})
         cand_a = cand_b = None
         if self.ngram:
-            dirty, cand_a, cand_b = self._ngram(train, test, seed)
+            dirty, cand_a, cand_b = self._ngram(train_f, test_f, seed)
             frames.append(dirty.filter(pl.col("overlap") >= self.ngram_ratio_at)
                           .with_columns(kind=pl.lit("n-gram overlap"),
                                         jaccard=pl.lit(None, pl.Float64)))
@@ -190,20 +167,25 @@ class Contamination:
             overlap=pl.coalesce("overlap", "o2", pl.lit(0.0))).drop("o2")
         return allm, dirty
 
-    def _exact(self, train: pl.Series, test: pl.Series, seed: int,
+    def _exact(self, train_f: pl.Series, test_f: pl.Series, seed: int,
                shared: dict[str, Any]) -> pl.DataFrame:
+        """Equal normalised text: hashes joined, then the matched pairs' strings compared (the
+        training side keeps only hashes, not a second copy of its text)."""
         if "exact" not in shared:
-            ta = (pl.DataFrame({"t": train}).with_row_index("train_row")
-                  .select(pl.col("train_row").cast(pl.Int64), n=normalised_text(pl.col("t")))
-                  .filter(pl.col("n").str.len_bytes() > 0)
-                  .with_columns(h=pl.col("n").hash(seed))
-                  .group_by("h").agg(pl.col("train_row").min(), pl.col("n").first()))
-            shared["exact"] = ta
-        ta = shared["exact"]
-        tb = (pl.DataFrame({"t": test}).with_row_index("test_row")
-              .select(pl.col("test_row").cast(pl.Int64), m=normalised_text(pl.col("t")))
+            shared["exact"] = (
+                pl.DataFrame({"n": normalised_text(train_f, folded=True)})
+                .with_row_index("train_row")
+                .filter(pl.col("n").str.len_bytes() > 0)
+                .select(pl.col("train_row").cast(pl.Int64), h=pl.col("n").hash(seed))
+                .group_by("h").agg(pl.col("train_row").min()))
+        tb = (pl.DataFrame({"m": normalised_text(test_f, folded=True)})
+              .with_row_index("test_row")
+              .select(pl.col("test_row").cast(pl.Int64), "m")
               .filter(pl.col("m").str.len_bytes() > 0).with_columns(h=pl.col("m").hash(seed)))
-        return (tb.join(ta, on="h").filter(pl.col("n") == pl.col("m"))
+        hits = tb.join(shared["exact"], on="h")
+        same = (normalised_text(train_f.gather(hits["train_row"]), folded=True)
+                == hits["m"]).fill_null(False)
+        return (hits.filter(same)
                 .select("test_row", "train_row", kind=pl.lit("exact"), jaccard=pl.lit(1.0),
                         overlap=pl.lit(None, pl.Float64)))
 
@@ -238,15 +220,17 @@ class Contamination:
                ) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
         """Per test document with any n-gram in train: its overlap ratio and the train document
         sharing most of its n-grams. Also the near-duplicate candidates: documents (train and
-        test) that share an n-gram or have fewer than 3n words (see ``_near_candidates``)."""
+        test) that share an n-gram or have fewer than 3n words (see ``_near_candidates``).
+        ``train`` and ``test`` are folded (:func:`auditor.textnorm.fold`)."""
         n = self.ngram
         short = 3 * n
-        tg, lens_b = ngram_hashes_and_lengths(test, n, seed)
+        tg, lens_b = ngram_hashes_and_lengths(test, n, seed, folded=True)
         out_schema = {"test_row": pl.Int64, "train_row": pl.Int64, "overlap": pl.Float64}
         wanted = tg.select("h").unique()
         hits, short_a = [], []
         for start in range(0, train.len(), self.chunk_docs):
-            ag, lens_a = ngram_hashes_and_lengths(train.slice(start, self.chunk_docs), n, seed)
+            ag, lens_a = ngram_hashes_and_lengths(train.slice(start, self.chunk_docs), n, seed,
+                                                  folded=True, with_pos=False)
             short_a.append(np.flatnonzero(lens_a < short) + start)
             hits.append(ag.join(wanted, on="h", how="semi")
                         .select("h", (pl.col("doc") + start).alias("train_row")).unique())

@@ -1,0 +1,93 @@
+"""Text normalisation and word n-gram hashing shared by the text detectors, vectorised.
+
+- :func:`fold`: NFKC then lowercase. NFKC is the expensive step (~1 s per 100 MB of text) and
+  leaves ASCII unchanged, so it runs only on the rows holding a non-ASCII character.
+- :func:`collapse_whitespace`: whitespace runs to one space, ends trimmed.
+- :func:`word_hashes`: 64-bit polars hashes of the words (``\\w+`` runs) of folded text, flat,
+  with each document's word count.
+- :func:`rolling_ngram_hashes`: one 64-bit hash per window of n consecutive words of each
+  document, computed over the flat word hashes of all documents at once with prefix sums.
+"""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+WORD = r"\w+"
+_NON_ASCII = r"[^\x00-\x7F]"
+
+
+def fold(texts: pl.Series) -> pl.Series:
+    """NFKC-normalised, lowercased ``texts`` (null stays null)."""
+    s = texts.cast(pl.String)
+    mask = s.str.contains(_NON_ASCII).fill_null(False)
+    if mask.any():
+        idx = mask.arg_true()
+        s = s.clone().scatter(idx, s.gather(idx).str.normalize("NFKC"))
+    return s.str.to_lowercase()
+
+
+def collapse_whitespace(col: pl.Expr) -> pl.Expr:
+    """Every whitespace run replaced by one space, ends trimmed. The pattern only matches runs of
+    two or more and single non-space whitespace, so ordinary single spaces cost nothing."""
+    return col.str.replace_all(r"\s\s+|[^\S ]", " ").str.strip_chars()
+
+
+def word_hashes(texts: pl.Series, seed: int, *, folded: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Flat u64 hashes of the words (``\\w+`` of :func:`fold` ed text) of every document in
+    order, and each document's word count (0 for null). ``folded``: the texts already are."""
+    words = pl.DataFrame({"t": texts if folded else fold(texts)}).lazy().select(
+        w=pl.col("t").str.extract_all(WORD)).select(
+        n=pl.col("w").list.len().fill_null(0).cast(pl.Int64),
+        h=pl.col("w").list.eval(pl.element().hash(seed))).collect()
+    lens = words["n"].to_numpy()
+    flat = words["h"].explode(empty_as_null=False, keep_nulls=False).to_numpy()
+    return flat.astype(np.uint64, copy=False), lens
+
+
+def rolling_ngram_hashes(flat: np.ndarray, lens: np.ndarray, n: int, seed: int, *,
+                         with_pos: bool = True
+                         ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Hashes of every window of ``n`` consecutive words inside each document.
+
+    With word hashes w_t (flat over all documents) and a random odd base B (mod 2^64), the
+    prefix sums P_k = sum_{t<k} w_t B^t give the window at t as
+    h_t = (P_{t+n} - P_t) * B^-t = sum_j w_{t+j} B^j, so all windows cost a few array passes
+    whatever n is; h is then mixed (xor-shift, odd multiply) so that its high bits depend on all
+    words. Windows that cross a document boundary are dropped. Returns (doc, pos, h): the
+    document index, the window's first word position in it (None unless ``with_pos``), and
+    the hash; documents with fewer than n words give no window."""
+    total = len(flat)
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64))
+    if total < n or n < 1:
+        return empty
+    rng = np.random.default_rng([seed, n])
+    base, mix = (rng.integers(1, 2**63, 2, dtype=np.uint64) | np.uint64(1))
+    inv = _inverse_mod_2_64(int(base))
+    with np.errstate(over="ignore"):
+        powers = np.empty(total, dtype=np.uint64)
+        powers[0] = 1
+        powers[1:] = base
+        np.cumprod(powers, out=powers)                       # B^t
+        prefix = np.zeros(total + 1, dtype=np.uint64)
+        np.cumsum(flat * powers, out=prefix[1:])             # P_k
+        m = total - n + 1
+        powers[0] = 1
+        powers[1:m] = np.uint64(inv)
+        np.cumprod(powers[:m], out=powers[:m])               # B^-t
+        h = (prefix[n:n + m] - prefix[:m]) * powers[:m]
+        h ^= h >> np.uint64(31)
+        h *= mix
+        h ^= h >> np.uint64(29)
+    ends = np.cumsum(lens)
+    valid = np.arange(n, m + n, dtype=np.int64) <= np.repeat(ends, lens)[:m]  # last word inside
+    idx = np.flatnonzero(valid)
+    doc = np.repeat(np.arange(len(lens), dtype=np.int64), lens)[idx]
+    pos = idx - (ends - lens)[doc] if with_pos else None
+    return doc, pos, h[idx]
+
+
+def _inverse_mod_2_64(b: int) -> int:
+    """The multiplicative inverse of odd ``b`` modulo 2^64."""
+    return pow(b, -1, 1 << 64)
