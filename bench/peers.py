@@ -8,6 +8,10 @@ peak RSS, the "Maximum resident set size" line):
 
 - auditor           the full default suite (`auditor run audit.yaml`, report.json + report.html)
 - auditor-drift     only drift.features + drift.label (the work Evidently's preset does)
+- auditor-dc        the checks that cover what Deepchecks' train_test_validation suite does
+                    (schema.consistency, drift.*, leakage.duplicates, leakage.temporal,
+                    leakage.single_feature_auc, leakage.feature_label_correlation,
+                    separability.adversarial), default parameters
 - evidently         Evidently's DataDriftPreset, train as reference, test as current
                     (bench/peers_evidently.py inside bench/.venv-evidently)
 - deepchecks        Deepchecks' train_test_validation suite
@@ -15,7 +19,8 @@ peak RSS, the "Maximum resident set size" line):
 
 Every tool loads the Parquet files itself (peers with pandas) and writes its HTML and JSON
 reports; all of it is inside the measured wall time. The table shows wall time, peak RSS, the
-ratio peer time / auditor time (auditor-drift for Evidently, the full suite for the rest), and
+ratio peer time / auditor time (auditor-drift for Evidently, auditor-dc for Deepchecks, each
+also against the full suite), and
 which of the planted problems of bench/make_data.py each tool flags. Results are written as
 JSON to bench/results/peers-<date>.json. Peers are optional and never dependencies of the
 project: a peer whose virtualenv is missing is skipped with a message; one that crashes or runs
@@ -56,7 +61,7 @@ PEERS: dict[str, dict[str, Any]] = {
                          "scikit-learn==1.5.2", "category-encoders==2.6.4",
                          "pyarrow==21.0.0"],  # pyarrow 26 needs NumPy 2
         "what": "Deepchecks train_test_validation suite",
-        "compare_with": "auditor",
+        "compare_with": "auditor-dc",
     },
 }
 VERSIONED = ("evidently", "deepchecks", "pandas", "numpy", "pyarrow", "scikit-learn", "scipy",
@@ -335,17 +340,35 @@ def other_flags(flags: list[dict]) -> list[str]:
 
 # ------------------------------------------------------------------------------------ driving
 
-def drift_suite(work: Path) -> Path:
-    """A suite with the default suite's drift.features and drift.label parameters."""
+# auditor's counterpart of each check of Deepchecks' train_test_validation suite (0.19):
+# DatasetsSizeComparison, NewLabelTrainTest -> schema.consistency / drift.label;
+# CategoryMismatchTrainTest, StringMismatchComparison, FeatureDrift -> drift.features;
+# LabelDrift -> drift.label; DateTrainTestLeakageDuplicates/Overlap -> leakage.temporal (and
+# leakage.duplicates); IndexTrainTestLeakage, TrainTestSamplesMix -> leakage.duplicates;
+# FeatureLabelCorrelationChange (PPS) -> leakage.single_feature_auc and
+# leakage.feature_label_correlation; MultivariateDrift (domain classifier) ->
+# separability.adversarial.
+SUBSETS = {
+    "auditor-drift": ("drift only", ("drift.features", "drift.label")),
+    "auditor-dc": ("the checks Deepchecks' train_test_validation shares", (
+        "schema.consistency", "drift.features", "drift.label", "leakage.duplicates",
+        "leakage.temporal", "leakage.single_feature_auc", "leakage.feature_label_correlation",
+        "separability.adversarial")),
+}
+
+
+def subset_suite(tool: str, work: Path) -> Path:
+    """A suite of the ``SUBSETS[tool]`` checks with the default suite's parameters."""
     import yaml
 
     sys.path.insert(0, str(ROOT))
     from auditor.suites import read_suite
 
     default = read_suite("default")
-    checks = {c: default.get(c, {}) for c in ("drift.features", "drift.label")}
-    path = work / "drift-suite.yaml"
-    path.write_text(yaml.safe_dump({"description": "bench: drift only", "checks": checks},
+    what, ids = SUBSETS[tool]
+    checks = {c: default.get(c, {}) for c in ids}
+    path = work / f"{tool}-suite.yaml"
+    path.write_text(yaml.safe_dump({"description": f"bench: {what}", "checks": checks},
                                    sort_keys=False))
     return path
 
@@ -367,8 +390,8 @@ def run_size(rows: int, tools: list[str], args: argparse.Namespace) -> dict[str,
             tdir.mkdir()
             if tool == "auditor":
                 res = run_auditor(paths, "default", tdir, args.timeout)
-            elif tool == "auditor-drift":
-                res = run_auditor(paths, str(drift_suite(tdir)), tdir, args.timeout)
+            elif tool in SUBSETS:
+                res = run_auditor(paths, str(subset_suite(tool, tdir)), tdir, args.timeout)
             else:
                 res = run_peer(tool, paths, tdir, args.timeout)
             if "flags" in res:
@@ -392,12 +415,16 @@ def ratio(results: dict[str, dict], tool: str) -> str:
     """Peer wall time / the wall time of the auditor run doing comparable work."""
     if tool not in PEERS:
         return ""
-    base = PEERS[tool]["compare_with"]
-    a, b = results.get(base, {}), results.get(tool, {})
-    if "flags" not in a or not (("flags" in b) or b.get("timed_out")):
+    b = results.get(tool, {})
+    if not (("flags" in b) or b.get("timed_out")):
         return ""
     more = ">" if b.get("timed_out") else ""
-    return f"{more}{b['wall_s'] / a['wall_s']:.1f}x vs {base}"
+    out = []
+    for base in dict.fromkeys((PEERS[tool]["compare_with"], "auditor")):
+        a = results.get(base, {})
+        if "flags" in a:
+            out.append(f"{more}{b['wall_s'] / a['wall_s']:.1f}x vs {base}")
+    return ", ".join(out)
 
 
 def print_table(all_results: dict[int, dict[str, dict]]) -> None:
@@ -405,7 +432,7 @@ def print_table(all_results: dict[int, dict[str, dict]]) -> None:
     short = {"duplicates": "dup", "group overlap": "grp", "temporal overlap": "tmp",
              "future datetime": "fut", "leaky feature": "leak", "drift num_03": "n03",
              "new category cat_low_2": "c2new", "preprocessing num_10": "n10"}
-    head = (f"{'tool':14}{'size':>11}{'wall s':>9}{'peak MB':>9}  {'ratio':<24}"
+    head = (f"{'tool':14}{'size':>11}{'wall s':>9}{'peak MB':>9}  {'ratio':<40}"
             + " ".join(f"{short[k]:>5}" for k in keys) + "  flagged")
     print("\n" + head)
     print("-" * len(head))
@@ -414,15 +441,16 @@ def print_table(all_results: dict[int, dict[str, dict]]) -> None:
             if "flags" not in r:
                 wall = f"{'>' + format(r['wall_s'], '.0f'):>9}" if r.get("timed_out") else ""
                 peak = f"{r['peak_rss_mb']:>9.0f}" if r.get("peak_rss_mb") else ""
-                print(f"{tool:14}{rows:>11,}{wall}{peak}  {ratio(results, tool):<24}"
+                print(f"{tool:14}{rows:>11,}{wall}{peak}  {ratio(results, tool):<40}"
                       f"{r['status']}")
                 continue
             marks = " ".join(f"{('yes' if r['planted'][k] else '-'):>5}" for k in keys)
             n = sum(bool(v) for v in r["planted"].values())
             print(f"{tool:14}{rows:>11,}{r['wall_s']:>9.1f}{r['peak_rss_mb'] or 0:>9.0f}  "
-                  f"{ratio(results, tool):<24}{marks}  {n}/{len(keys)}")
+                  f"{ratio(results, tool):<40}{marks}  {n}/{len(keys)}")
     print("\nratio = peer wall time / auditor wall time (Evidently against auditor-drift, the "
-          "same drift work; Deepchecks against the full suite). Wall time includes process "
+          "same drift work; Deepchecks against auditor-dc, the checks its suite shares; both "
+          "also against the full default suite). Wall time includes process "
           "start, imports, loading the Parquet files and writing the reports.")
     print("planted: " + "; ".join(f"{short[k]} = {k} ({PLANTED[k][0]})" for k in keys))
     for rows, results in all_results.items():
@@ -463,8 +491,8 @@ def main() -> None:
     ap.add_argument("--setup", action="store_true",
                     help="create the peers' virtualenvs under bench/ and exit")
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000])
-    ap.add_argument("--tools", nargs="+", default=["auditor", "auditor-drift", *PEERS],
-                    choices=["auditor", "auditor-drift", *PEERS])
+    ap.add_argument("--tools", nargs="+", default=["auditor", *SUBSETS, *PEERS],
+                    choices=["auditor", *SUBSETS, *PEERS])
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per tool and size")
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--results", type=Path, default=HERE / "results",
