@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from auditor.data import AuditData, Kind
+from auditor.textnorm import collapse_whitespace, fold
 from auditor.minhash import Signatures, near_duplicate_pairs, shingle_hashes, signatures
 from auditor.stats import map_columns
 
@@ -65,10 +66,10 @@ def normalise_strings(s: pl.Series) -> pl.Series:
 
 
 def _normalise_strings(s: pl.Series) -> pl.Series:
-    out = s.str.normalize("NFKC").str.to_lowercase()
+    out = fold(s)  # NFKC (on non-ASCII rows only) and lowercase
     if out.str.contains(r"[^\x00-\x7F]").any():
         out = out.str.replace_many(_casefold_table())
-    return out.str.replace_all(r"\s+", " ").str.strip_chars(" ")
+    return pl.DataFrame({"s": out}).select(collapse_whitespace(pl.col("s")))["s"].alias(s.name)
 
 
 _POW10 = np.array([10.0 ** i for i in range(23)])  # exact doubles 1 .. 1e22
