@@ -168,6 +168,62 @@ def sorted_ranks(values: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return pos, v, tie_ranks(v)
 
 
+MAX_PACKED_CLASSES = 16
+
+
+def class_sorted(values: pl.Series, y: np.ndarray, n_classes: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-missing values of a column in ascending order with their classes: (yc, v, r),
+    yc[i] the class code of the row holding v[i], r the average ranks. Same result as
+    ``pos, v, r = sorted_ranks(values); yc = y[pos]`` up to the order of classes inside a
+    run of tied values (which no statistic here depends on), computed by
+    :func:`packed_class_sort` when it applies (about 5x faster at 10M rows), else by
+    :func:`sorted_ranks`."""
+    if values.dtype != pl.String and n_classes <= MAX_PACKED_CLASSES:
+        fast = packed_class_sort(values.to_numpy(), y, n_classes)
+        if fast is not None:
+            return fast
+    pos, v, r = sorted_ranks(values)
+    return y[pos], v, r
+
+
+def packed_class_sort(x: np.ndarray, y: np.ndarray, n_classes: int
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Sort values and class codes together as one 64-bit key: the value's order-preserving
+    bits with the lowest b = bits(n_classes - 1) replaced by the class code, so one
+    (SIMD) ``np.sort`` replaces an argsort and two gathers. Integers are offset by their
+    minimum and shifted left by b, which is exact when max - min < 2^(63-b); floats (NaN =
+    missing dropped, -0.0 made +0.0) map to unsigned keys whose order is the float order, and
+    dropping b low bits is exact unless two distinct values differ only there: that is
+    checked (distinct values of x vs distinct keys) and None returned, as for other dtypes,
+    so the caller falls back to :func:`sorted_ranks`."""
+    b = max(1, (n_classes - 1).bit_length())
+    low = np.uint64((1 << b) - 1)
+    yu = y.astype(np.uint64)
+    if x.dtype.kind == "f":
+        keep = ~np.isnan(x)
+        xv = x[keep].astype(np.float64) + 0.0   # a copy; -0.0 + 0.0 is +0.0
+        u = xv.view(np.uint64)
+        sign = np.uint64(1 << 63)
+        u = np.where(u >= sign, ~u, u | sign)    # order-preserving float -> uint64
+        key = (u & ~low) | yu[keep]
+        key.sort()
+        v = np.sort(xv)
+        starts = run_starts(v)
+        if int(starts.sum()) != int(run_starts(key >> np.uint64(b)).sum()):
+            return None                          # distinct values share a key: not exact
+        return (key & low).astype(np.int64), v, tie_ranks(v)
+    if x.dtype.kind in "iu" and x.size:
+        lo, hi = int(x.min()), int(x.max())
+        if hi - lo >= 1 << (63 - b) or hi >= 1 << 63:
+            return None
+        key = ((x.astype(np.int64) - np.int64(lo)).astype(np.uint64) << np.uint64(b)) | yu
+        key.sort()
+        v = ((key >> np.uint64(b)).astype(np.int64) + np.int64(lo)).astype(x.dtype)
+        return (key & low).astype(np.int64), v, tie_ranks(v)
+    return None
+
+
 def cut_edges(v: np.ndarray) -> np.ndarray:
     """Candidate cut values from sorted non-missing values: every distinct value when there
     are at most N_CUTS, else the inverted-CDF quantiles at N_CUTS even steps; +inf (the
@@ -196,8 +252,7 @@ def class_rank_stats(frame: pl.DataFrame, exprs: list[pl.Expr], n_classes: int, 
 
     def one(j: int) -> tuple[np.ndarray, ...]:
         s = values.to_series(j)
-        pos, v, r = sorted_ranks(s)
-        yc = y[pos]
+        yc, v, r = class_sorted(s, y, k)
         count = np.bincount(yc, minlength=k).astype(float)
         rsum = np.bincount(yc, weights=r, minlength=k)
         out: list[Any] = [count, rsum]
@@ -211,7 +266,7 @@ def class_rank_stats(frame: pl.DataFrame, exprs: list[pl.Expr], n_classes: int, 
                 out += [xmean,
                         np.bincount(yc, weights=(xv - xmean[yc]) ** 2, minlength=k) / safe]
         cuts = None
-        if pos.size < y.size and s.dtype != pl.String:
+        if v.size < y.size and s.dtype != pl.String:
             edges = cut_edges(v)
             at = np.searchsorted(v, edges, side="right")
             seg = np.repeat(np.arange(edges.size + 1), np.diff(np.r_[0, at, v.size]))

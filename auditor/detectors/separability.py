@@ -5,19 +5,21 @@ well)? ``separability.adversarial`` (gradient boosting, scikit-learn) and
 from __future__ import annotations
 
 import math
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 import numpy as np
 import polars as pl
 
+from auditor import prewarm
 from auditor.checks import Cost
 from auditor.data import AuditData
 from auditor.errors import NotApplicable
 from auditor.features import Encoder, model_features, sample_rows
 from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, grade_at_least
+from auditor.stats import fmt_count, grade_at_least, map_columns, roc_auc
 
 def _positive_int(obj: Any, *names: str) -> None:
     for name in names:
@@ -35,14 +37,50 @@ def _share(obj: Any, *names: str) -> None:
 
 @contextmanager
 def single_openmp_thread() -> Iterator[None]:
-    """Run scikit-learn's gradient boosting on one OpenMP thread. At the sampled sizes a fit
-    takes about a second on one thread, while OpenMP threads competing with any other busy
-    process were measured 35-60x slower (0.5 s vs 17-31 s for 67k rows x 40 columns on 2
-    cores)."""
+    """Run scikit-learn's gradient boosting on one OpenMP thread (of the calling thread). At
+    the sampled sizes a fit takes about a second on one thread, while OpenMP threads competing
+    with any other busy process were measured 35-60x slower (0.5 s vs 17-31 s for 67k rows x
+    40 columns on 2 cores)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="openmp"):
         yield
+
+
+def fit_parallel(jobs: list[tuple[Any, ...]], fit: Callable[..., Any]) -> list[Any]:
+    """``[fit(*job) for job in jobs]`` on up to ``cpu_count`` Python threads, each fit on one
+    OpenMP thread: independent single-threaded fits (cross-validation folds) scale with the
+    cores without OpenMP's spin-waiting (scikit-learn's tree code releases the GIL)."""
+    def one(job: tuple[Any, ...]) -> Any:
+        with single_openmp_thread():  # OpenMP's thread count is per calling thread
+            return fit(*job)
+
+    return map_columns(one, jobs, workers=min(len(jobs), os.cpu_count() or 1))
+
+
+def permutation_auc_drops(model: Any, X: np.ndarray, positive: np.ndarray, repeats: int,
+                          seed: int) -> np.ndarray:
+    """Permutation importance (Breiman 2001) on held-out rows: drops[j, r] = AUC(X) -
+    AUC(X with column j permuted, repeat r), the AUC of ``model.predict_proba(.)[:, 1]`` for
+    the boolean ``positive``. The permutations are drawn from ``seed`` up front; the repeats
+    of a column are scored in one predict call, the columns on parallel threads."""
+    rng = np.random.default_rng([seed, 2])
+    n, p = X.shape
+    perms = [[rng.permutation(n) for _ in range(repeats)] for _ in range(p)]
+    with single_openmp_thread():
+        base = roc_auc(model.predict_proba(X)[:, 1], positive)
+
+    def column(j: int) -> np.ndarray:
+        stacked = np.tile(X, (repeats, 1))
+        for r in range(repeats):
+            stacked[r * n:(r + 1) * n, j] = X[perms[j][r], j]
+        with single_openmp_thread():
+            scores = model.predict_proba(stacked)[:, 1]
+        return np.array([base - roc_auc(scores[r * n:(r + 1) * n], positive)
+                         for r in range(repeats)])
+
+    rows = map_columns(column, range(p), workers=min(p, os.cpu_count() or 1))
+    return np.array(rows).reshape(p, repeats)
 
 
 # =============================================================================================
@@ -145,7 +183,7 @@ class AdversarialValidation:
 
     def _pair(self, data: AuditData, first: str, later: str, numeric: list[str],
               categorical: list[str], k: int) -> Finding:
-        from sklearn.metrics import roc_auc_score
+        prewarm.wait(*prewarm.SKLEARN)
         from sklearn.model_selection import StratifiedKFold
 
         seed = data.seed + 7919 * k
@@ -159,13 +197,12 @@ class AdversarialValidation:
         X, mask = enc.tree_matrix(union)
         y = np.r_[np.zeros(fa.height, np.int8), np.ones(fb.height, np.int8)]
         cv = StratifiedKFold(self.folds, shuffle=True, random_state=seed % 2**32)
-        aucs, first_fold = [], None
-        with single_openmp_thread():
-            for tr, te in cv.split(X, y):
-                model = self._fit(mask, seed, X[tr], y[tr])
-                aucs.append(float(roc_auc_score(y[te], model.predict_proba(X[te])[:, 1])))
-                if first_fold is None:
-                    first_fold = (model, tr, te)
+        splits = list(cv.split(X, y))
+        models = fit_parallel([(mask, X[tr], y[tr]) for tr, _ in splits],
+                              lambda m, Xf, yf: self._fit(m, seed, Xf, yf))
+        aucs = [float(roc_auc(m.predict_proba(X[te])[:, 1], y[te] == 1))
+                for m, (_, te) in zip(models, splits)]
+        first_fold = (models[0], *splits[0])
         mean = float(np.mean(aucs))
         half = 1.96 * float(np.std(aucs, ddof=1)) / math.sqrt(len(aucs))
         severity = grade_at_least(mean, warn=self.warn_at, fail=self.fail_at)
@@ -188,9 +225,8 @@ class AdversarialValidation:
         if severity == Severity.INFO:
             message = head + f": no joint shift at the {self.warn_at} warning level."
         else:
-            with single_openmp_thread():
-                message = head + self._explain(X, y, mask, first_fold, aucs[0], cols, seed,
-                                               first, later, evidence)
+            message = head + self._explain(X, y, mask, first_fold, aucs[0], cols, seed,
+                                           first, later, evidence)
         if time_col:
             message += (f" A time column ({time_col!r}) is declared, so some separability "
                         "between periods is expected (drift, seasonality)")
@@ -207,8 +243,6 @@ class AdversarialValidation:
         feature and on the top feature alone: alone near the full AUC -> that column's own
         shift; alone near chance but without it near chance -> a joint shift involving it;
         otherwise spread over several columns."""
-        from sklearn.metrics import roc_auc_score
-
         model, tr, te = first_fold
         drivers, top = self._drivers(model, X, y, te, cols, seed)
         evidence["drivers"] = drivers
@@ -219,13 +253,12 @@ class AdversarialValidation:
             "title": f"What tells {later} from {first}: permutation importance",
             "xlabel": "held-out AUC drop when the column is shuffled"}
         keep = [j for j in range(X.shape[1]) if j != top]
-        refit = {}
-        for name, use in (("without", keep), ("alone", [top])):
-            if not use:
-                refit[name] = 0.5
-                continue
-            m = self._fit(mask[use], seed, X[tr][:, use], y[tr])
-            refit[name] = float(roc_auc_score(y[te], m.predict_proba(X[te][:, use])[:, 1]))
+        uses = {name: use for name, use in (("without", keep), ("alone", [top])) if use}
+        fitted = fit_parallel([(mask[use], X[tr][:, use], y[tr]) for use in uses.values()],
+                              lambda m, Xf, yf: self._fit(m, seed, Xf, yf))
+        refit = {"without": 0.5, "alone": 0.5}
+        for (name, use), m in zip(uses.items(), fitted):
+            refit[name] = float(roc_auc(m.predict_proba(X[te][:, use])[:, 1], y[te] == 1))
         evidence["top_feature"] = {"feature": cols[top], "fold_auc": round(fold_auc, 4),
                                    "auc_without_it": round(refit["without"], 4),
                                    "auc_with_it_alone": round(refit["alone"], 4)}
@@ -244,15 +277,13 @@ class AdversarialValidation:
 
     def _drivers(self, model: Any, X: np.ndarray, y: np.ndarray, te: np.ndarray,
                  cols: list[str], seed: int) -> tuple[list[dict[str, Any]], int]:
-        from sklearn.inspection import permutation_importance
-
         sub = te[sample_rows(len(te), self.importance_rows, seed + 2)]
-        imp = permutation_importance(model, X[sub], y[sub], scoring="roc_auc",
-                                     n_repeats=self.importance_repeats,
-                                     random_state=seed % 2**32)
-        order = np.argsort(-imp.importances_mean, kind="stable")
-        drivers = [{"feature": cols[j], "auc_drop": round(float(imp.importances_mean[j]), 4),
-                    "sd": round(float(imp.importances_std[j]), 4)}
+        drops = permutation_auc_drops(model, X[sub], y[sub] == 1, self.importance_repeats,
+                                      seed)
+        mean, sd = drops.mean(1), drops.std(1)
+        order = np.argsort(-mean, kind="stable")
+        drivers = [{"feature": cols[j], "auc_drop": round(float(mean[j]), 4),
+                    "sd": round(float(sd[j]), 4)}
                    for j in order[:self.top_features]]
         return drivers, int(order[0])
 

@@ -428,3 +428,28 @@ def test_probe_is_not_applicable_without_a_usable_label_or_torch(monkeypatch):
 def test_probe_rejects_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         LabelProbe(**kwargs)
+
+
+def test_permutation_auc_drops_equal_a_plain_loop_with_sklearn_auc():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.metrics import roc_auc_score
+
+    from auditor.detectors.separability import permutation_auc_drops
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 4))
+    y = (X[:, 0] + 0.3 * X[:, 2] + 0.3 * rng.normal(size=600) > 0).astype(int)
+    model = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(X[:400], y[:400])
+    Xt, yt = X[400:], y[400:]
+    got = permutation_auc_drops(model, Xt, yt == 1, repeats=3, seed=11)
+    perm_rng = np.random.default_rng([11, 2])
+    perms = [[perm_rng.permutation(len(Xt)) for _ in range(3)] for _ in range(4)]
+    base = roc_auc_score(yt, model.predict_proba(Xt)[:, 1])
+    want = np.empty((4, 3))
+    for j in range(4):
+        for r in range(3):
+            Xp = Xt.copy()
+            Xp[:, j] = Xt[perms[j][r], j]
+            want[j, r] = base - roc_auc_score(yt, model.predict_proba(Xp)[:, 1])
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    assert got[0].mean() > 0.3 and abs(got[1].mean()) < 0.02  # x0 drives y, x1 is noise
