@@ -125,7 +125,7 @@ class Contamination:
         train_name = names[0]
         train = data.splits[train_name][col].cast(pl.String)
         seed = data.seed % (2**32)
-        shared: dict[str, Any] = {"folded": fold(train)}  # NFKC + lowercase once per split
+        shared: dict[str, Any] = {}
         findings = []
         for later in names[1:]:
             test = data.splits[later][col].cast(pl.String)
@@ -142,17 +142,17 @@ class Contamination:
         frames = []
         schema = {"test_row": pl.Int64, "train_row": pl.Int64, "kind": pl.String,
                   "jaccard": pl.Float64, "overlap": pl.Float64}
-        train_f, test_f = shared["folded"], fold(test)
-        if self.exact:
-            frames.append(self._exact(train_f, test_f, seed, shared))
+        test_f = fold(test)
         dirty = pl.DataFrame(schema={"test_row": pl.Int64, "train_row": pl.Int64,
                                      "overlap": pl.Float64})
         cand_a = cand_b = None
-        if self.ngram:
-            dirty, cand_a, cand_b = self._ngram(train_f, test_f, seed)
+        if self.ngram:  # one pass over train's chunks, which also hashes them for `exact`
+            dirty, cand_a, cand_b = self._ngram(train, test_f, seed, shared)
             frames.append(dirty.filter(pl.col("overlap") >= self.ngram_ratio_at)
                           .with_columns(kind=pl.lit("n-gram overlap"),
                                         jaccard=pl.lit(None, pl.Float64)))
+        if self.exact:
+            frames.insert(0, self._exact(train, test_f, seed, shared))
         if self.near_duplicates:
             frames.append(self._near(train, test, seed, shared, cand_a, cand_b))
         rank = {k: i for i, k in enumerate(KIND_ORDER)}
@@ -167,27 +167,38 @@ class Contamination:
             overlap=pl.coalesce("overlap", "o2", pl.lit(0.0))).drop("o2")
         return allm, dirty
 
-    def _exact(self, train_f: pl.Series, test_f: pl.Series, seed: int,
+    def _exact(self, train: pl.Series, test_f: pl.Series, seed: int,
                shared: dict[str, Any]) -> pl.DataFrame:
-        """Equal normalised text: hashes joined, then the matched pairs' strings compared (the
-        training side keeps only hashes, not a second copy of its text)."""
+        """Equal normalised text: hashes joined (train's table of hash -> first row is built
+        once, chunk by chunk, usually by the n-gram pass), then the matched pairs' normalised
+        strings compared, so a hash collision cannot report a copy."""
         if "exact" not in shared:
-            shared["exact"] = (
-                pl.DataFrame({"n": normalised_text(train_f, folded=True)})
-                .with_row_index("train_row")
-                .filter(pl.col("n").str.len_bytes() > 0)
-                .select(pl.col("train_row").cast(pl.Int64), h=pl.col("n").hash(seed))
-                .group_by("h").agg(pl.col("train_row").min()))
+            parts = [self._exact_hashes(fold(train.slice(start, self.chunk_docs)), start, seed)
+                     for start in range(0, train.len(), self.chunk_docs)]
+            shared["exact"] = self._exact_table(parts)
         tb = (pl.DataFrame({"m": normalised_text(test_f, folded=True)})
               .with_row_index("test_row")
               .select(pl.col("test_row").cast(pl.Int64), "m")
               .filter(pl.col("m").str.len_bytes() > 0).with_columns(h=pl.col("m").hash(seed)))
         hits = tb.join(shared["exact"], on="h")
-        same = (normalised_text(train_f.gather(hits["train_row"]), folded=True)
-                == hits["m"]).fill_null(False)
+        same = (normalised_text(train.gather(hits["train_row"])) == hits["m"]).fill_null(False)
         return (hits.filter(same)
                 .select("test_row", "train_row", kind=pl.lit("exact"), jaccard=pl.lit(1.0),
                         overlap=pl.lit(None, pl.Float64)))
+
+    @staticmethod
+    def _exact_hashes(folded: pl.Series, start: int, seed: int) -> pl.DataFrame:
+        """(h, train_row) of a chunk of folded training text; empty documents left out."""
+        return (pl.DataFrame({"n": normalised_text(folded, folded=True)})
+                .with_row_index("train_row", offset=start)
+                .filter(pl.col("n").str.len_bytes() > 0)
+                .select(pl.col("train_row").cast(pl.Int64), h=pl.col("n").hash(seed)))
+
+    @staticmethod
+    def _exact_table(parts: list[pl.DataFrame]) -> pl.DataFrame:
+        schema = {"train_row": pl.Int64, "h": pl.UInt64}
+        return (pl.concat(parts) if parts else pl.DataFrame(schema=schema)).group_by("h").agg(
+            pl.col("train_row").min())
 
     def _near(self, train: pl.Series, test: pl.Series, seed: int, shared: dict[str, Any],
               cand_a: np.ndarray | None, cand_b: np.ndarray | None) -> pl.DataFrame:
@@ -216,24 +227,33 @@ class Contamination:
             schema={"test_row": pl.Int64, "train_row": pl.Int64, "kind": pl.String,
                     "jaccard": pl.Float64, "overlap": pl.Float64})
 
-    def _ngram(self, train: pl.Series, test: pl.Series, seed: int
+    def _ngram(self, train: pl.Series, test_f: pl.Series, seed: int,
+               shared: dict[str, Any] | None = None
                ) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
         """Per test document with any n-gram in train: its overlap ratio and the train document
         sharing most of its n-grams. Also the near-duplicate candidates: documents (train and
         test) that share an n-gram or have fewer than 3n words (see ``_near_candidates``).
-        ``train`` and ``test`` are folded (:func:`auditor.textnorm.fold`)."""
+        ``test_f`` is folded (:func:`auditor.textnorm.fold`); ``train`` is raw text, folded
+        chunk by chunk (never all at once), and while a chunk is folded its exact-match hashes
+        go to ``shared["exact"]`` when the exact detector has not built them yet."""
         n = self.ngram
         short = 3 * n
-        tg, lens_b = ngram_hashes_and_lengths(test, n, seed, folded=True)
+        tg, lens_b = ngram_hashes_and_lengths(test_f, n, seed, folded=True)
         out_schema = {"test_row": pl.Int64, "train_row": pl.Int64, "overlap": pl.Float64}
         wanted = tg.select("h").unique()
-        hits, short_a = [], []
+        want_exact = shared is not None and self.exact and "exact" not in shared
+        hits, short_a, exact_parts = [], [], []
         for start in range(0, train.len(), self.chunk_docs):
-            ag, lens_a = ngram_hashes_and_lengths(train.slice(start, self.chunk_docs), n, seed,
-                                                  folded=True, with_pos=False)
+            chunk = fold(train.slice(start, self.chunk_docs))
+            if want_exact:
+                exact_parts.append(self._exact_hashes(chunk, start, seed))
+            ag, lens_a = ngram_hashes_and_lengths(chunk, n, seed, folded=True, with_pos=False)
+            del chunk
             short_a.append(np.flatnonzero(lens_a < short) + start)
             hits.append(ag.join(wanted, on="h", how="semi")
                         .select("h", (pl.col("doc") + start).alias("train_row")).unique())
+        if want_exact:
+            shared["exact"] = self._exact_table(exact_parts)
         train_hits = (pl.concat(hits).sort("train_row")
                       .group_by("h", maintain_order=True).head(MAX_TRAIN_DOCS_PER_NGRAM))
         matched = tg.join(train_hits, on="h")
