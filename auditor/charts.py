@@ -27,9 +27,6 @@ _RC = {"svg.fonttype": "none", "svg.hashsalt": "auditor", "font.size": 9,
 
 def render_chart(spec: dict[str, Any]) -> str:
     """SVG markup for one chart spec; an unknown type or bad spec yields an empty string."""
-    from auditor import prewarm
-
-    prewarm.wait(*prewarm.CHARTS)
     import matplotlib
     from matplotlib.figure import Figure
 

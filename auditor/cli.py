@@ -179,15 +179,8 @@ def _scan_code(args: argparse.Namespace) -> int:
 
 def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool) -> int:
     """Run the audit, write report.json then report.html atomically, print the verdict."""
-    from auditor import prewarm
     from auditor.api import run_audit
-    from auditor.suites import read_suite
 
-    try:
-        ids = list(read_suite(suite or cfg.suite))
-    except Exception:  # run_audit reports a bad suite properly
-        ids = []
-    prewarm.start(prewarm.for_checks(ids))  # overlaps the slow imports with loading the data
     progress = not quiet and sys.stderr.isatty() and not os.environ.get("CI")
     report = run_audit(cfg, suite=suite, progress=progress)
     return publish(report, out, fail_on=fail_on, quiet=quiet)

@@ -126,7 +126,9 @@ def read_table(path: Path) -> pl.DataFrame:
         raise InputError(f"{path}: cannot read as {_FORMAT_NAMES[fmt]}: {reason}") from None
     if fmt == "csv":
         _check_csv_shape(path, df)
-    return df
+    # one chunk per column: a directory of files loads as many chunks, and every later
+    # quantile, sort or gather would otherwise rechunk (copy) the columns it touches
+    return df.rechunk() if df.n_chunks() > 1 else df
 
 
 def _check_csv_shape(path: Path, df: pl.DataFrame) -> None:

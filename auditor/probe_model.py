@@ -27,9 +27,6 @@ METRIC_TEXT = {BINARY: "AUC", MULTICLASS: "macro one-vs-rest AUC", NUMERIC: "R²
 
 
 def import_torch() -> Any:
-    from auditor import prewarm
-
-    prewarm.wait(*prewarm.TORCH)
     try:
         import torch
     except ImportError:

@@ -13,7 +13,6 @@ from typing import Any, Callable, ClassVar, Iterator
 import numpy as np
 import polars as pl
 
-from auditor import prewarm
 from auditor.checks import Cost
 from auditor.data import AuditData
 from auditor.errors import NotApplicable
@@ -183,7 +182,6 @@ class AdversarialValidation:
 
     def _pair(self, data: AuditData, first: str, later: str, numeric: list[str],
               categorical: list[str], k: int) -> Finding:
-        prewarm.wait(*prewarm.SKLEARN)
         from sklearn.model_selection import StratifiedKFold
 
         seed = data.seed + 7919 * k
