@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--exclude", action="extend", nargs="+", default=[], metavar="COL",
                      help="column(s) to ignore entirely")
     run.add_argument("--seed", type=int, default=None, help="random seed (default: config or 0)")
+    run.add_argument("--write-clean", metavar="DIR", default=None,
+                     help="tokens.contamination writes each evaluation split without its "
+                          "contaminated rows to DIR/<split>.parquet")
     _common(run)
 
     scan = sub.add_parser("scan-code", help="scan .py scripts / .ipynb notebooks for "
@@ -142,6 +145,11 @@ def _run(args: argparse.Namespace) -> int:
                                 label=args.label, time=args.time, groups=args.group,
                                 ids=args.id, text=args.text, exclude=args.exclude,
                                 seed=args.seed or 0)
+    if args.write_clean:
+        over = dict(cfg.thresholds)
+        over["tokens.contamination"] = {**over.get("tokens.contamination", {}),
+                                        "clean_dir": str(Path(args.write_clean).resolve())}
+        cfg = cfg.model_copy(update={"thresholds": over})
     out = prepare_out_dir(args.out)
     return execute(cfg, out, suite=args.suite, fail_on=args.fail_on, quiet=args.quiet)
 

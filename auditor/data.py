@@ -264,6 +264,7 @@ class AuditData:
         self.schema_issues = schema_issues or []
         self.pipeline: list[Path] = []
         self.notes: list[str] = []
+        self.sampled = False  # True when the loader read samples to fit the memory budget
         self._hash_cache: dict[tuple[str, tuple[str, ...]], pl.Series] = {}
         self._cache: dict[Any, Any] = {}
         self._label_kind: LabelKind | None | bool = False
@@ -672,6 +673,7 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
                             seed=cfg.seed)
     data.pipeline = list(cfg.pipeline)
     data.notes = notes
+    data.sampled = fraction < 1.0
     if cfg.tokens is not None:  # a tokenizer that cannot load is an input error (exit 2)
         from auditor.tokenizers import load_tokenizer
 

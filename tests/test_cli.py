@@ -186,3 +186,23 @@ def test_tokenizer_that_cannot_load_is_an_input_error(tmp_path, cli):
     r = cli("run", cfg, "--out", tmp_path / "o")
     assert r.returncode == 2
     assert "tokens.tokenizer 'missing/tokenizer.json'" in r.stderr and "not found" in r.stderr
+
+
+def test_write_clean_writes_the_uncontaminated_test_rows(tmp_path, cli):
+    from auditor.demo_tokens import write_token_demo
+
+    cfg = write_token_demo(tmp_path / "tok")
+    inputs = {p: p.read_bytes() for p in (tmp_path / "tok").rglob("*") if p.is_file()}
+    r = cli("run", cfg, "--out", tmp_path / "o", "--write-clean", tmp_path / "clean",
+            "--suite", "fast")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    (f,) = next(c for c in doc["checks"] if c["id"] == "tokens.contamination")["findings"]
+    import polars as pl
+    clean = pl.read_parquet(tmp_path / "clean" / "test.parquet")
+    total = f["evidence"]["rows_to_drop"]["total"]
+    assert total == f["count"] > 0
+    assert clean.height == pl.read_parquet(next((tmp_path / "tok").rglob("test*.parquet"))
+                                           ).height - total
+    assert "wrote the" in f["evidence"]["clean_subset"]
+    assert all(p.read_bytes() == b for p, b in inputs.items())  # inputs untouched

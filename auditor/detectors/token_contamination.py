@@ -11,9 +11,12 @@ Three detectors, each vectorised over documents:
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import tempfile
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -97,6 +100,7 @@ class Contamination:
     chunk_docs: int = 100_000
     max_examples: int = 20
     max_listed_rows: int = 1_000
+    clean_dir: str | None = None       # write each evaluation split minus its contaminated rows
 
     def __post_init__(self) -> None:
         for name in ("warn_above", "fail_above", "jaccard_at", "ngram_ratio_at"):
@@ -130,9 +134,36 @@ class Contamination:
         for later in names[1:]:
             test = data.splits[later][col].cast(pl.String)
             matches, dirty = self._matches(train, test, seed, shared)
-            findings.append(self._finding(data, train_name, later, train, test, matches,
-                                          dirty))
+            finding = self._finding(data, train_name, later, train, test, matches, dirty)
+            if self.clean_dir is not None:
+                finding = self._write_clean(data, later, matches, finding)
+            findings.append(finding)
         return findings
+
+    def _write_clean(self, data: AuditData, split: str, m: pl.DataFrame,
+                     finding: Finding) -> Finding:
+        """Write ``split`` minus the contaminated rows; say where (or why not) in the finding."""
+        import dataclasses
+
+        target = Path(self.clean_dir or ".").expanduser() / f"{split}.parquet"
+        inputs = {Path(p).resolve() for p in data.paths.values() if p}
+        if data.sampled:
+            note = ("clean subset not written: the splits were read as samples (memory "
+                    "budget), and a clean subset of a sample would lose rows")
+        elif target.resolve() in inputs or any(target.resolve().is_relative_to(p)
+                                               for p in inputs if p.is_dir()):
+            note = f"clean subset not written: {target} is an input of this audit"
+        else:
+            df = data.splits[split]
+            drop = pl.Series(m["test_row"].unique().sort(), dtype=pl.Int64)
+            clean = (df.with_row_index("__row").filter(~pl.col("__row").is_in(drop.implode()))
+                     .drop("__row"))
+            write_parquet_atomic(clean, target)
+            note = (f"wrote the {fmt_count(clean.height)} clean {split} rows (of "
+                    f"{fmt_count(df.height)}) to {target}")
+        evidence = {**finding.evidence, "clean_subset": note}
+        return dataclasses.replace(finding, message=f"{finding.message}; {note}",
+                                   evidence=evidence)
 
     # -- detectors -----------------------------------------------------------------------------
     def _matches(self, train: pl.Series, test: pl.Series, seed: int,
@@ -364,3 +395,16 @@ def longest_shared_span(a: str, b: str, max_words: int = 5_000) -> tuple[str, in
     if not size:
         return "", 0
     return na[ma[i].start():ma[i + size - 1].end()], size
+
+
+def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
+    """``df`` to ``path`` as Parquet via a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        df.write_parquet(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -149,3 +149,27 @@ def test_one_split_or_no_text_is_not_applicable(lee_train, clean_splits):
 def test_invalid_parameters_are_rejected(bad):
     with pytest.raises(ValueError, match="must be"):
         Contamination(**bad)
+
+
+def test_clean_dir_writes_the_test_split_without_its_contaminated_rows(lee_train, planted,
+                                                                       tmp_path):
+    (f,) = Contamination(clean_dir=str(tmp_path / "clean")).run(_data(lee_train, planted))
+    clean = pl.read_parquet(tmp_path / "clean" / "test.parquet")
+    assert f.count == 7 and clean.height == len(planted) - 7
+    assert clean["text"].to_list() == planted[7:]  # rows 0-6 planted, order kept
+    assert clean.columns == ["text", "input_ids"]
+    assert "wrote the 43 clean test rows (of 50)" in f.evidence["clean_subset"]
+    assert not list((tmp_path / "clean").glob(".*tmp"))  # no temporary file left behind
+
+
+def test_clean_dir_never_writes_over_an_input_or_from_a_sample(lee_train, planted, tmp_path):
+    data = _data(lee_train, planted)
+    target = tmp_path / "test.parquet"
+    target.write_bytes(b"input")
+    data.paths = {"train": str(tmp_path / "train.parquet"), "test": str(target)}
+    (f,) = Contamination(clean_dir=str(tmp_path)).run(data)
+    assert target.read_bytes() == b"input" and "is an input of this audit" in f.message
+    data = _data(lee_train, planted)
+    data.sampled = True
+    (g,) = Contamination(clean_dir=str(tmp_path / "out")).run(data)
+    assert not (tmp_path / "out").exists() and "read as samples" in g.message
