@@ -146,6 +146,17 @@ def _run(args: argparse.Namespace) -> int:
                                 ids=args.id, text=args.text, exclude=args.exclude,
                                 seed=args.seed or 0)
     if args.write_clean:
+        from auditor.errors import ConfigError
+        from auditor.suites import read_suite
+
+        suite_name = args.suite or cfg.suite
+        if cfg.tokens is None or not cfg.tokens.text:
+            raise ConfigError("--write-clean needs a tokens: section with a text column: it "
+                              "writes the evaluation splits without the documents that "
+                              "tokens.contamination finds in train")
+        if "tokens.contamination" not in read_suite(suite_name):
+            raise ConfigError(f"--write-clean: suite {suite_name!r} does not run "
+                              "tokens.contamination")
         over = dict(cfg.thresholds)
         over["tokens.contamination"] = {**over.get("tokens.contamination", {}),
                                         "clean_dir": str(Path(args.write_clean).resolve())}

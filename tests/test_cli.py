@@ -206,3 +206,19 @@ def test_write_clean_writes_the_uncontaminated_test_rows(tmp_path, cli):
                                            ).height - total
     assert "wrote the" in f["evidence"]["clean_subset"]
     assert all(p.read_bytes() == b for p, b in inputs.items())  # inputs untouched
+
+
+def test_write_clean_without_tokens_or_without_the_check_is_a_usage_error(tmp_path, cli):
+    from auditor.demo_tokens import write_token_demo
+
+    cfg = write_token_demo(tmp_path / "tok")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("checks: {tokens.lengths: {}}\n")
+    r = cli("run", cfg, "--out", tmp_path / "o", "--write-clean", tmp_path / "c",
+            "--suite", suite)
+    assert r.returncode == 2 and "does not run tokens.contamination" in r.stderr
+    r = cli("run", "--train", cfg.parent / "train.parquet", "--test",
+            cfg.parent / "test.parquet", "--out", tmp_path / "o2", "--write-clean",
+            tmp_path / "c")
+    assert r.returncode == 2 and "--write-clean needs a tokens: section" in r.stderr
+    assert not (tmp_path / "c").exists()

@@ -63,7 +63,7 @@ def permutation_auc_drops(model: Any, X: np.ndarray, positive: np.ndarray, repea
     AUC(X with column j permuted, repeat r), the AUC of ``model.predict_proba(.)[:, 1]`` for
     the boolean ``positive``. The permutations are drawn from ``seed`` up front; the repeats
     of a column are scored in one predict call, the columns on parallel threads."""
-    rng = np.random.default_rng([seed, 2])
+    rng = np.random.default_rng([seed % 2**32, 2])
     n, p = X.shape
     perms = [[rng.permutation(n) for _ in range(repeats)] for _ in range(p)]
     with single_openmp_thread():
@@ -198,8 +198,9 @@ class AdversarialValidation:
         splits = list(cv.split(X, y))
         models = fit_parallel([(mask, X[tr], y[tr]) for tr, _ in splits],
                               lambda m, Xf, yf: self._fit(m, seed, Xf, yf))
-        aucs = [float(roc_auc(m.predict_proba(X[te])[:, 1], y[te] == 1))
-                for m, (_, te) in zip(models, splits)]
+        with single_openmp_thread():
+            aucs = [float(roc_auc(m.predict_proba(X[te])[:, 1], y[te] == 1))
+                    for m, (_, te) in zip(models, splits)]
         first_fold = (models[0], *splits[0])
         mean = float(np.mean(aucs))
         half = 1.96 * float(np.std(aucs, ddof=1)) / math.sqrt(len(aucs))
@@ -255,8 +256,10 @@ class AdversarialValidation:
         fitted = fit_parallel([(mask[use], X[tr][:, use], y[tr]) for use in uses.values()],
                               lambda m, Xf, yf: self._fit(m, seed, Xf, yf))
         refit = {"without": 0.5, "alone": 0.5}
-        for (name, use), m in zip(uses.items(), fitted):
-            refit[name] = float(roc_auc(m.predict_proba(X[te][:, use])[:, 1], y[te] == 1))
+        with single_openmp_thread():
+            for (name, use), m in zip(uses.items(), fitted):
+                refit[name] = float(roc_auc(m.predict_proba(X[te][:, use])[:, 1],
+                                            y[te] == 1))
         evidence["top_feature"] = {"feature": cols[top], "fold_auc": round(fold_auc, 4),
                                    "auc_without_it": round(refit["without"], 4),
                                    "auc_with_it_alone": round(refit["alone"], 4)}

@@ -142,8 +142,12 @@ class Contamination:
 
     def _write_clean(self, data: AuditData, split: str, m: pl.DataFrame,
                      finding: Finding) -> Finding:
-        """Write ``split`` minus the contaminated rows; say where (or why not) in the finding."""
+        """Write ``split`` minus the contaminated rows; say where (or why not) in the finding.
+        The rows come from the input file read again as stored (the loaded frame has
+        harmonised dtypes); in-memory splits (Python API) are written as given."""
         import dataclasses
+
+        from auditor.data import read_table
 
         target = Path(self.clean_dir or ".").expanduser() / f"{split}.parquet"
         inputs = {Path(p).resolve() for p in data.paths.values() if p}
@@ -154,13 +158,18 @@ class Contamination:
                                                for p in inputs if p.is_dir()):
             note = f"clean subset not written: {target} is an input of this audit"
         else:
-            df = data.splits[split]
+            source = data.paths.get(split)
+            df = read_table(Path(source)) if source else data.splits[split]
             drop = pl.Series(m["test_row"].unique().sort(), dtype=pl.Int64)
             clean = (df.with_row_index("__row").filter(~pl.col("__row").is_in(drop.implode()))
                      .drop("__row"))
-            write_parquet_atomic(clean, target)
-            note = (f"wrote the {fmt_count(clean.height)} clean {split} rows (of "
-                    f"{fmt_count(df.height)}) to {target}")
+            try:
+                write_parquet_atomic(clean, target)
+            except OSError as err:
+                note = f"clean subset not written to {target}: {err.strerror or err}"
+            else:
+                note = (f"wrote the {fmt_count(clean.height)} clean {split} rows (of "
+                        f"{fmt_count(df.height)}) to {target}")
         evidence = {**finding.evidence, "clean_subset": note}
         return dataclasses.replace(finding, message=f"{finding.message}; {note}",
                                    evidence=evidence)
@@ -349,7 +358,9 @@ class Contamination:
                 "how": (f"0-based row indices of {later} in stored order{first}"
                         f"; report.json lists them under this key. Drop them with e.g. "
                         f"df.with_row_index('i').filter(~pl.col('i').is_in(rows)).drop('i'). "
-                        "The audit itself never writes data.")}
+                        + ("" if self.clean_dir is not None else
+                           "The audit itself never writes data unless asked: "
+                           "--write-clean DIR (clean_dir) writes the clean subset."))}
         return Finding(severity=sev, metric="contaminated_documents", subject=data.tokens.text,
                        value=value, threshold=self.fail_above, count=count,
                        splits=[train_name, later], message=message, evidence=evidence)
@@ -404,6 +415,9 @@ def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
     os.close(fd)
     try:
         df.write_parquet(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; publish like a normal file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

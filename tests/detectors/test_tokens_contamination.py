@@ -173,3 +173,19 @@ def test_clean_dir_never_writes_over_an_input_or_from_a_sample(lee_train, plante
     data.sampled = True
     (g,) = Contamination(clean_dir=str(tmp_path / "out")).run(data)
     assert not (tmp_path / "out").exists() and "read as samples" in g.message
+
+
+def test_clean_subset_keeps_the_input_files_dtypes_and_survives_a_failed_write(
+        lee_train, planted, tmp_path):
+    data = _data(lee_train, planted)
+    stored = data.splits["test"].with_columns(k=pl.int_range(pl.len(), dtype=pl.Int32))
+    stored.write_parquet(tmp_path / "test_in.parquet")
+    data.splits["test"] = stored.with_columns(pl.col("k").cast(pl.Float64))  # as harmonised
+    data.paths = {"train": None, "test": str(tmp_path / "test_in.parquet")}
+    (f,) = Contamination(clean_dir=str(tmp_path / "clean")).run(data)
+    clean = pl.read_parquet(tmp_path / "clean" / "test.parquet")
+    assert clean.schema["k"] == pl.Int32 and clean["k"].to_list() == list(range(7, 50))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")  # a file where the folder should be: the write fails
+    (g,) = Contamination(clean_dir=str(blocker / "sub")).run(data)
+    assert g.count == 7 and "clean subset not written to" in g.message
