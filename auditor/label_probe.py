@@ -262,9 +262,9 @@ def _split_finding(check: "LabelProbe", p: Prepared, s: str, value: float, null:
                        message=f"The probe cannot be scored on {fmt_count(len(y))} {s} rows "
                                "(one class only, or a constant label).",
                        evidence={"result": {"verdict": "not scored"}, "probe": probe})
-    if value >= check.suspicious_at:
-        verdict, sev, threshold = "suspiciously good", Severity.WARN, check.suspicious_at
-        tail = (f": at or above {check.suspicious_at} it is suspiciously good — a feature may "
+    if value > check.suspicious_above:
+        verdict, sev, threshold = "suspiciously good", Severity.WARN, check.suspicious_above
+        tail = (f": above {check.suspicious_above} it is suspiciously good — a feature may "
                 "leak the label (see the ablation findings).")
     elif value > hi:
         verdict, sev, threshold = "learnable", Severity.INFO, hi

@@ -90,6 +90,16 @@ def read_suite(name: str, _depth: int = 0) -> dict[str, dict[str, Any]]:
     return out
 
 
+# Parameters renamed to the warn_above / fail_above convention (value > threshold); the old
+# inclusive *_at names are still accepted in suites and audit.yaml thresholds.
+RENAMED = {"psi_warn_at": "psi_warn_above", "psi_fail_at": "psi_fail_above",
+           "ks_warn_at": "ks_warn_above", "ks_fail_at": "ks_fail_above",
+           "cramers_v_warn_at": "cramers_v_warn_above",
+           "cramers_v_fail_at": "cramers_v_fail_above",
+           "warn_at": "warn_above", "fail_at": "fail_above",
+           "suspicious_at": "suspicious_above"}
+
+
 def build_check(check_id: str, params: dict[str, Any], source: str) -> Any:
     """Construct a check from its id and parameters, with one clear error per mistake."""
     from pydantic import TypeAdapter, ValidationError
@@ -102,6 +112,8 @@ def build_check(check_id: str, params: dict[str, Any], source: str) -> Any:
         return BrokenCheck(broken_id=check_id,
                            message=f"cannot import the check: {type(err).__name__}: {err}")
     names = [f.name for f in fields(cls)]
+    params = {RENAMED.get(k, k) if k not in names and RENAMED.get(k) in names else k: v
+              for k, v in params.items()}
     for key in params:
         if key not in names:
             close = difflib.get_close_matches(key, names, n=1, cutoff=0.5)

@@ -61,3 +61,31 @@ def test_check_contract(check_id, clean_splits):
     doc1 = json.dumps(json_safe([asdict(f) for f in first]), allow_nan=False)
     doc2 = json.dumps(json_safe([asdict(f) for f in second]), allow_nan=False)
     assert doc1 == doc2
+
+
+def test_old_inclusive_threshold_names_are_read_as_their_above_counterparts():
+    from auditor.suites import build_check
+
+    drift = build_check("drift.features", {"psi_fail_at": 0.5, "ks_warn_at": 0.15}, "t")
+    assert (drift.psi_fail_above, drift.ks_warn_above) == (0.5, 0.15)
+    adv = build_check("separability.adversarial", {"warn_at": 0.7, "fail_at": 0.9}, "t")
+    assert (adv.warn_above, adv.fail_above) == (0.7, 0.9)
+    probe = build_check("separability.label_probe", {"suspicious_at": 0.99}, "t")
+    assert probe.suspicious_above == 0.99
+
+
+def test_every_grading_threshold_follows_the_above_below_convention():
+    import dataclasses
+
+    from auditor.registry import CHECKS, load_check_class
+
+    for cid in CHECKS:
+        names = [f.name for f in dataclasses.fields(load_check_class(cid))]
+        assert not [n for n in names if n.endswith(("warn_at", "fail_at"))], cid
+
+
+def test_an_old_name_in_audit_yaml_thresholds_overrides_the_suites_new_name():
+    from auditor.suites import load_checks
+
+    checks = {c.id: c for c in load_checks("default", {"drift.features": {"psi_fail_at": 0.6}})}
+    assert checks["drift.features"].psi_fail_above == 0.6

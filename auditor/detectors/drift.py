@@ -19,7 +19,7 @@ from auditor.drift_stats import (CATEGORICAL_KINDS, MISSING, NUMERIC_KINDS, Colu
                                  numeric_chart, prepare)
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
-from auditor.stats import (bh_adjust, clip_text, fmt_rows, fmt_share, grade_at_least,
+from auditor.stats import (bh_adjust, clip_text, fmt_rows, fmt_share, grade,
                            map_columns)
 
 _RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
@@ -69,13 +69,13 @@ def _validate(check: Any) -> None:
     if not 0 < check.alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {check.alpha!r}")
     for stat in ("psi", "ks", "cramers_v"):
-        warn, fail = getattr(check, f"{stat}_warn_at"), getattr(check, f"{stat}_fail_at")
-        for name, v in ((f"{stat}_warn_at", warn), (f"{stat}_fail_at", fail)):
+        warn, fail = getattr(check, f"{stat}_warn_above"), getattr(check, f"{stat}_fail_above")
+        for name, v in ((f"{stat}_warn_above", warn), (f"{stat}_fail_above", fail)):
             if not isinstance(v, (int, float)) or v < 0 or (stat != "psi" and v > 1):
                 raise ValueError(f"{name} must be a number in [0, {'inf' if stat == 'psi' else 1}]"
                                  f"; got {v!r}")
         if warn > fail:
-            raise ValueError(f"{stat}_warn_at must be <= {stat}_fail_at; got {warn!r} > {fail!r}")
+            raise ValueError(f"{stat}_warn_above must be <= {stat}_fail_above; got {warn!r} > {fail!r}")
     for name in ("top_categories", "hist_bins"):
         v = getattr(check, name)
         if not isinstance(v, int) or v < 1:
@@ -85,15 +85,15 @@ def _validate(check: Any) -> None:
 def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> Verdict:
     """Grade by effect size (PSI; KS D for numerics, Cramér's V for categoricals), each grade
     kept only if its test's BH-adjusted p-value is below ``alpha``; the worst grade wins."""
-    candidates = [("psi", cd.psi, check.psi_warn_at, check.psi_fail_at, p_adj)]
+    candidates = [("psi", cd.psi, check.psi_warn_above, check.psi_fail_above, p_adj)]
     if cd.gap is not None:
-        candidates.append(("ks_d", cd.gap.d, check.ks_warn_at, check.ks_fail_at, ks_p_adj))
+        candidates.append(("ks_d", cd.gap.d, check.ks_warn_above, check.ks_fail_above, ks_p_adj))
     if cd.cramers_v is not None:
-        candidates.append(("cramers_v", cd.cramers_v, check.cramers_v_warn_at,
-                           check.cramers_v_fail_at, p_adj))
+        candidates.append(("cramers_v", cd.cramers_v, check.cramers_v_warn_above,
+                           check.cramers_v_fail_above, p_adj))
     best: Verdict | None = None
     for metric, value, warn, fail, p in candidates:
-        raw = grade_at_least(value, warn=warn, fail=fail)
+        raw = grade(value, warn=warn, fail=fail)
         significant = p is not None and not math.isnan(p) and p < check.alpha
         eff = raw if significant else Severity.INFO
         key = (_RANK[eff], _RANK[raw])
@@ -246,17 +246,17 @@ def table_row(cd: ColumnDrift, v: Verdict, kind: str) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True)
 class DriftThresholds:
-    """Parameters shared by the drift checks: bins, effect-size thresholds (inclusive) and the
+    """Parameters shared by the drift checks: bins, effect-size thresholds (exceeded: value > threshold) and the
     significance level of the Benjamini-Hochberg-adjusted p-values."""
 
     n_bins: int = 10
     epsilon: float = 1e-4
-    psi_warn_at: float = 0.1
-    psi_fail_at: float = 0.25
-    ks_warn_at: float = 0.1
-    ks_fail_at: float = 0.2
-    cramers_v_warn_at: float = 0.1
-    cramers_v_fail_at: float = 0.25
+    psi_warn_above: float = 0.1
+    psi_fail_above: float = 0.25
+    ks_warn_above: float = 0.1
+    ks_fail_above: float = 0.2
+    cramers_v_warn_above: float = 0.1
+    cramers_v_fail_above: float = 0.25
     alpha: float = 0.05
     top_categories: int = 20    # categories in charts, rows in bin tables and example lists
     hist_bins: int = 30         # equal-width bins of the overlaid histogram
@@ -293,11 +293,11 @@ class FeatureDrift(DriftThresholds):
       missing-rate delta; unseen rate (share of compared rows holding a category or, for
       per-value bins, a value the reference never had).
 
-    Severity comes from effect sizes, since at a million rows every p-value is tiny: PSI >= 0.1
-    warns, >= 0.25 fails (the usual credit-scoring bands; a normal mean shift of d standard
-    deviations gives PSI about d^2, so 0.1 is about 0.3 sd and 0.25 about 0.5 sd); KS D >= 0.1
-    warns, >= 0.2 fails (the CDFs differ by 10 / 20 percentage points somewhere: about a 0.25 /
-    0.5 sd mean shift); Cramér's V >= 0.1 warns, >= 0.25 fails (Cohen's small and between small
+    Severity comes from effect sizes, since at a million rows every p-value is tiny: PSI > 0.1
+    warns, > 0.25 fails (the usual credit-scoring bands; a normal mean shift of d standard
+    deviations gives PSI about d^2, so 0.1 is about 0.3 sd and 0.25 about 0.5 sd); KS D > 0.1
+    warns, > 0.2 fails (the CDFs differ by 10 / 20 percentage points somewhere: about a 0.25 /
+    0.5 sd mean shift); Cramér's V > 0.1 warns, > 0.25 fails (Cohen's small and between small
     and medium effect). Each grade also needs its test's p-value, Benjamini–Hochberg adjusted
     over every test of the comparison (all columns, chi-square and KS together), below
     ``alpha``; a large but non-significant effect is reported as info.
@@ -360,7 +360,7 @@ class FeatureDrift(DriftThresholds):
                  "labels": [g[0].column for g in by_psi],
                  "values": [_r(g[0].psi) or 0.0 for g in by_psi],
                  "colors": [_COLORS[g[1].severity] for g in by_psi],
-                 "lines": [self.psi_warn_at, self.psi_fail_at], "horizontal": True,
+                 "lines": [self.psi_warn_above, self.psi_fail_above], "horizontal": True,
                  "xlabel": "PSI", "width": 7.0, "height": min(12.0, 1.2 + 0.22 * len(by_psi))}
         ev: dict[str, Any] = {"chart": chart, "features": [
             table_row(cd, v, str(data.kinds[cd.column])) for cd, v in order]}
@@ -407,8 +407,8 @@ class LabelDrift(DriftThresholds):
     Same comparisons, statistics and thresholds as ``drift.features``: a binary or multiclass
     label is compared per class (PSI, chi-square with bias-corrected Cramér's V, Jensen–Shannon
     distance); a numeric label by PSI over the reference's quantile bins and KS D (plus
-    Jensen–Shannon and normalised Wasserstein). Severity by effect size (PSI >= 0.1 / 0.25,
-    KS D >= 0.1 / 0.2, Cramér's V >= 0.1 / 0.25 warn / fail), each qualified by its
+    Jensen–Shannon and normalised Wasserstein). Severity by effect size (PSI > 0.1 / 0.25,
+    KS D > 0.1 / 0.2, Cramér's V > 0.1 / 0.25 warn / fail), each qualified by its
     Benjamini–Hochberg-adjusted p-value below ``alpha`` (adjusted over the comparison's tests).
     """
 

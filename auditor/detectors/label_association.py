@@ -22,7 +22,7 @@ from auditor.label_stats import (RANKED, YCOL, LabelView, label_view, level_code
                                  shared_spearman_aggs)
 from auditor.report import Finding, Severity
 from auditor.stats import (check_params, clip_text, correlation_ratio_from_moments, cramers_v,
-                           fmt_rows, grade_at_least, is_share, point_biserial_from_moments)
+                           fmt_rows, grade, is_share, point_biserial_from_moments)
 from auditor.stats import round_finite as r4
 
 CELL_CHARS = 40
@@ -37,7 +37,7 @@ MEASURES = ("pearson", "spearman", "eta", "cramers_v", "missingness")
 
 @dataclass(frozen=True, kw_only=True)
 class FeatureLabelAssociation:
-    """A fail means a column is nearly a copy of the label (association >= 0.9: Pearson,
+    """A fail means a column is nearly a copy of the label (association > 0.9: Pearson,
     Spearman, correlation ratio or Cramér's V, by type), or is far more associated with the
     label in train than in a later split (association_drop): the signature of a field filled
     in after the outcome in historical data. Drop it or rebuild it from what is known at
@@ -58,10 +58,10 @@ class FeatureLabelAssociation:
     (Cramér's V) against a class label. A numeric feature with missing values also gets the
     association of its missingness indicator with the label ("missingness": Cramér's V for a
     class label, eta for a numeric one), since a missing pattern can leak too. The graded
-    association is the largest over the splits (inclusive: >= ``warn_above`` warns,
-    >= ``fail_above`` fails).
+    association is the largest over the splits (above ``warn_above`` warns, above
+    ``fail_above`` fails).
     association_drop = train association - later association, on the measure strongest in
-    train; it warns at >= ``drop_warn_above`` and fails at >= ``drop_fail_above``, only when
+    train; it warns above ``drop_warn_above`` and fails above ``drop_fail_above``, only when
     the train association is >= ``drop_min_train`` (below that, a drop is ordinary noise) and
     the later split has at least ``min_rows`` rows with a value (and, for level-based measures,
     5 rows per level on average). With one split only, train is measured and no drop is
@@ -110,7 +110,7 @@ class FeatureLabelAssociation:
             if c not in best:
                 continue
             a, measure, split = best[c]
-            sev = grade_at_least(a, warn=self.warn_above, fail=self.fail_above)
+            sev = grade(a, warn=self.warn_above, fail=self.fail_above)
             if sev != Severity.INFO:
                 findings.append(self._strength(data, view, c, a, measure, split, sev,
                                                per_split))
@@ -216,7 +216,7 @@ class FeatureLabelAssociation:
             severity=sev, metric="association", value=r4(a), threshold=threshold,
             count=count, subject=c, splits=[split],
             message=f"{c} is associated with {view.column} at {a:.3f} ({_label(measure)}) in "
-                    f"{split}, {what} in {fmt_rows(count, rows, 'rows')}; {sev.value} at >= "
+                    f"{split}, {what} in {fmt_rows(count, rows, 'rows')}; {sev.value} above "
                     f"{threshold}",
             evidence=evidence)
 
@@ -245,7 +245,7 @@ class FeatureLabelAssociation:
         if worst is None:
             return None
         drop, s, later = worst
-        sev = grade_at_least(drop, warn=self.drop_warn_above, fail=self.drop_fail_above)
+        sev = grade(drop, warn=self.drop_warn_above, fail=self.drop_fail_above)
         if sev == Severity.INFO:
             return None
         ms = per_split[s][c]
@@ -264,7 +264,7 @@ class FeatureLabelAssociation:
                   best: dict[str, tuple[float, str, str]], per_split: dict[str, Any]
                   ) -> Finding:
         ranked = sorted(best, key=lambda c: -best[c][0])
-        flagged = sum(best[c][0] >= self.warn_above for c in ranked)
+        flagged = sum(best[c][0] > self.warn_above for c in ranked)
         top = ranked[: self.top]
         table = []
         for c in top:
@@ -287,7 +287,7 @@ class FeatureLabelAssociation:
             severity=Severity.INFO, metric="max_association", value=r4(value),
             threshold=self.warn_above, count=flagged, subject="", splits=list(per_split),
             message=f"{fmt_rows(flagged, len(cols), 'features')} are associated with "
-                    f"{view.column} at >= {self.warn_above}"
+                    f"{view.column} above {self.warn_above}"
                     f"{strongest_txt}",
             evidence={"chart": chart, "top_features": table})
 

@@ -18,7 +18,7 @@ from auditor.data import AuditData
 from auditor.errors import NotApplicable
 from auditor.features import Encoder, model_features, sample_rows
 from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, grade_at_least, map_columns, roc_auc
+from auditor.stats import fmt_count, grade, map_columns, roc_auc
 
 def _positive_int(obj: Any, *names: str) -> None:
     for name in names:
@@ -112,7 +112,7 @@ class AdversarialValidation:
     neither -> spread over several columns. Gradient boosting runs on one thread (see
     ``single_openmp_thread``).
 
-    Thresholds (inclusive): ``warn_at`` 0.65, ``fail_at`` 0.8. In a random split the expected
+    Thresholds (exceeded: AUC > threshold): ``warn_above`` 0.65, ``fail_above`` 0.8. In a random split the expected
     AUC is 0.5 (standard error about 0.002 with 50,000 rows per split, 0.03 with 500), so 0.65
     is a real shift affecting a noticeable share of rows and 0.8 means most rows are
     distinguishable. A declared
@@ -125,8 +125,8 @@ class AdversarialValidation:
     id: ClassVar[str] = "separability.adversarial"
     title: ClassVar[str] = "Adversarial validation: can a model tell the splits apart?"
     cost: ClassVar[Cost] = Cost.MODEL
-    warn_at: float = 0.65
-    fail_at: float = 0.8
+    warn_above: float = 0.65
+    fail_above: float = 0.8
     fail_with_time_column: bool = False
     max_rows: int = 50_000
     folds: int = 3
@@ -139,10 +139,10 @@ class AdversarialValidation:
     top_features: int = 10
 
     def __post_init__(self) -> None:
-        _share(self, "warn_at", "fail_at", "learning_rate")
-        if self.warn_at > self.fail_at:
-            raise ValueError(f"warn_at must be <= fail_at; got {self.warn_at!r} > "
-                             f"{self.fail_at!r}")
+        _share(self, "warn_above", "fail_above", "learning_rate")
+        if self.warn_above > self.fail_above:
+            raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
+                             f"{self.fail_above!r}")
         _positive_int(self, "max_rows", "max_iter", "min_level_count", "importance_rows",
                       "importance_repeats", "top_features")
         if not isinstance(self.folds, int) or self.folds < 2:
@@ -204,7 +204,7 @@ class AdversarialValidation:
         first_fold = (models[0], *splits[0])
         mean = float(np.mean(aucs))
         half = 1.96 * float(np.std(aucs, ddof=1)) / math.sqrt(len(aucs))
-        severity = grade_at_least(mean, warn=self.warn_at, fail=self.fail_at)
+        severity = grade(mean, warn=self.warn_above, fail=self.fail_above)
         time_col = data.columns.time
         capped = severity == Severity.FAIL and time_col and not self.fail_with_time_column
         if capped:
@@ -222,7 +222,7 @@ class AdversarialValidation:
                 f"{fmt_count(fa.height)} {first} + {fmt_count(fb.height)} {later} sampled rows, "
                 f"{len(cols)} features)")
         if severity == Severity.INFO:
-            message = head + f": no joint shift at the {self.warn_at} warning level."
+            message = head + f": no joint shift at the {self.warn_above} warning level."
         else:
             message = head + self._explain(X, y, mask, first_fold, aucs[0], cols, seed,
                                            first, later, evidence)
@@ -232,7 +232,7 @@ class AdversarialValidation:
             message += ("; the grade is capped at warn (fail_with_time_column=false)."
                         if capped else ".")
         return Finding(severity=severity, metric="adversarial_auc", value=round(mean, 6),
-                       threshold=self.fail_at, count=fb.height, splits=[first, later],
+                       threshold=self.fail_above, count=fb.height, splits=[first, later],
                        message=message, evidence=evidence)
 
     def _explain(self, X: np.ndarray, y: np.ndarray, mask: np.ndarray, first_fold: Any,
@@ -326,7 +326,7 @@ class LabelProbe:
        classes / sqrt(classes) for macro AUC) — so s = max(measured sd, that sd) and
        q = z(0.995) = 2.576; for R² s = max(measured sd, 0.005) and q = t(0.995, P - 1), so at
        least 3 permutations (5 by default). Verdicts:
-       ">= suspicious_at" suspiciously good (warn), above the band learnable (pass), inside it
+       "> suspicious_above" suspiciously good (warn), above the band learnable (pass), inside it
        not learnable (warn), below it worse than chance (warn: label coding differs?).
     4. With a declared time column: inside the train sample, a random ``time_holdout_share``
        holdout vs the latest period of the same size; random minus latest score above
@@ -343,7 +343,7 @@ class LabelProbe:
     id: ClassVar[str] = "separability.label_probe"
     title: ClassVar[str] = "Label probe: learnable, not too well"
     cost: ClassVar[Cost] = Cost.MODEL
-    suspicious_at: float = 0.97
+    suspicious_above: float = 0.97
     permutations: int = 5
     train_rows: int = 20_000
     eval_rows: int = 20_000
@@ -362,7 +362,7 @@ class LabelProbe:
     device: str = "auto"
 
     def __post_init__(self) -> None:
-        _share(self, "suspicious_at", "overfit_min_accuracy", "time_gap_warn",
+        _share(self, "suspicious_above", "overfit_min_accuracy", "time_gap_warn",
                "ablation_fail_drop", "learning_rate")
         _positive_int(self, "train_rows", "eval_rows", "epochs", "batch_size", "hidden",
                       "overfit_steps", "max_levels")

@@ -26,7 +26,7 @@ from auditor.label_stats import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit
                                  target_encode, value_expr)
 from auditor.report import Finding, Severity
 from auditor.stats import (bootstrap_auc_ci, bootstrap_spearman_ci, check_params, fmt_count,
-                           fmt_rows, grade_at_least, roc_points)
+                           fmt_rows, grade, roc_points)
 from auditor.stats import round_finite as r4
 
 @dataclass
@@ -56,7 +56,7 @@ class Scored:
 
 @dataclass(frozen=True, kw_only=True)
 class SingleFeatureAUC:
-    """A fail means one column alone nearly determines the label (AUC >= 0.95, fitted on
+    """A fail means one column alone nearly determines the label (AUC > 0.95, fitted on
     train): in tabular data almost never a legitimate signal, but a field filled in after the
     outcome, a proxy of the label or a join artefact. Drop it or rebuild it from what is known
     at prediction time; an id column that warns means rows were exported in outcome order.
@@ -81,8 +81,8 @@ class SingleFeatureAUC:
     class in the middle of the range. Numeric labels: Spearman's rho (metric abs_spearman: |rho| in
     train, in train's direction on later splits). The graded value is the largest figure over
     the splits (a leak in train only still misleads training); with one split, the in-train
-    figure. Grades are inclusive: >= ``warn_above`` warns, >= ``fail_above`` fails; ids warn at
-    >= ``id_warn_above`` and never fail. Flagged columns get a percentile bootstrap 95% CI
+    figure. A value above ``warn_above`` warns, above ``fail_above`` fails; ids warn above
+    ``id_warn_above`` and never fail. Flagged columns get a percentile bootstrap 95% CI
     (``n_boot`` resamples of at most ``ci_rows`` sampled rows: conservative for larger splits)
     and ROC curves. A string id is ranked on a seeded sample of ``id_sample_rows`` rows.
     """
@@ -219,10 +219,10 @@ class SingleFeatureAUC:
             return None
         value, split = g
         if sc.is_id:
-            sev = grade_at_least(value, warn=self.id_warn_above)
+            sev = grade(value, warn=self.id_warn_above)
             threshold = self.id_warn_above
         else:
-            sev = grade_at_least(value, warn=self.warn_above, fail=self.fail_above)
+            sev = grade(value, warn=self.warn_above, fail=self.fail_above)
             threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
         if sev == Severity.INFO:
             return None
@@ -324,7 +324,7 @@ class SingleFeatureAUC:
     def _overview(self, view: LabelView, scored: list[Scored]) -> Finding:
         graded = sorted(((sc, g) for sc in scored for g in [sc.graded()] if g is not None),
                         key=lambda t: -t[1][0])
-        flagged = sum(g[0] >= self.warn_above for _, g in graded)
+        flagged = sum(g[0] > self.warn_above for _, g in graded)
         metric = {LabelKind.BINARY: "max_single_feature_auc",
                   LabelKind.MULTICLASS: "max_single_feature_macro_auc"}.get(
                       view.kind, "max_abs_spearman")
@@ -344,7 +344,7 @@ class SingleFeatureAUC:
         return Finding(
             severity=Severity.INFO, metric=metric, value=r4(top[0][1][0]) if top else None,
             threshold=self.warn_above, count=flagged, subject="", splits=list(view.frames),
-            message=f"{fmt_rows(flagged, len(scored), 'features')} alone reach {name} >= "
+            message=f"{fmt_rows(flagged, len(scored), 'features')} alone reach {name} > "
                     f"{self.warn_above}{strongest}",
             evidence={"chart": chart, "top_features": table})
 

@@ -433,8 +433,8 @@ def test_only_text_and_id_columns_is_not_applicable():
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"n_bins": 1}, "n_bins must be an integer in"), ({"alpha": 0}, "alpha must be in"),
-    ({"psi_warn_at": 0.3}, "psi_warn_at must be <= psi_fail_at"),
-    ({"ks_fail_at": 1.5}, "ks_fail_at must be a number in"),
+    ({"psi_warn_above": 0.3}, "psi_warn_above must be <= psi_fail_above"),
+    ({"ks_fail_above": 1.5}, "ks_fail_above must be a number in"),
     ({"epsilon": 0.5}, "epsilon must be in")])
 def test_invalid_parameters_are_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):

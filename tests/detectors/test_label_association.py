@@ -183,7 +183,7 @@ def test_clean_splits_raise_nothing_above_info_and_chart_the_top_associations():
     chart = overview.evidence["chart"]
     assert chart["type"] == "bar" and chart["lines"] == [0.7, 0.9]
     assert len(chart["labels"]) == 7 and chart["values"] == sorted(chart["values"], reverse=True)
-    assert overview.message.startswith("0 of 7 features (0%) are associated with y at >= 0.7")
+    assert overview.message.startswith("0 of 7 features (0%) are associated with y above 0.7")
 
 
 # --- edge cases ---------------------------------------------------------------------------

@@ -260,10 +260,10 @@ def test_adversarial_is_not_applicable_without_two_splits_or_features():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(warn_at=0.9, fail_at=0.8), "warn_at must be <= fail_at"),
+    (dict(warn_above=0.9, fail_above=0.8), "warn_above must be <= fail_above"),
     (dict(folds=1), "folds must be an integer >= 2"),
     (dict(max_levels=300), "max_levels must be an integer in"),
-    (dict(fail_at=1.5), "fail_at must be a number in"),
+    (dict(fail_above=1.5), "fail_above must be a number in"),
 ])
 def test_adversarial_rejects_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -420,7 +420,7 @@ def test_probe_is_not_applicable_without_a_usable_label_or_torch(monkeypatch):
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(permutations=2), "permutations must be an integer >= 3"),
-    (dict(suspicious_at=1.2), "suspicious_at must be a number in"),
+    (dict(suspicious_above=1.2), "suspicious_above must be a number in"),
     (dict(time_holdout_share=1.0), "time_holdout_share must be a share in"),
     (dict(device="tpu"), "device must be auto, cpu or cuda"),
     (dict(epochs=0), "epochs must be a positive integer"),

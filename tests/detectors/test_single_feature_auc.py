@@ -306,7 +306,7 @@ def test_clean_splits_raise_nothing_above_info():
     assert [f.severity for f in findings] == [Severity.INFO]
     overview = findings[0]
     assert overview.metric == "max_single_feature_auc" and overview.count == 0
-    assert overview.message.startswith("0 of 8 features (0%) alone reach AUC >= 0.85")
+    assert overview.message.startswith("0 of 8 features (0%) alone reach AUC > 0.85")
     assert len(overview.evidence["top_features"]) == 8
     assert overview.evidence["chart"]["lines"] == [0.85, 0.95]
 
