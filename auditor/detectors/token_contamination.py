@@ -11,9 +11,7 @@ Three detectors, each vectorised over documents:
 from __future__ import annotations
 
 import difflib
-import os
 import re
-import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +146,7 @@ class Contamination:
         import dataclasses
 
         from auditor.data import read_table
+        from auditor.output import write_parquet_atomic
 
         target = Path(self.clean_dir or ".").expanduser() / f"{split}.parquet"
         inputs = {Path(p).resolve() for p in data.paths.values() if p}
@@ -407,18 +406,3 @@ def longest_shared_span(a: str, b: str, max_words: int = 5_000) -> tuple[str, in
         return "", 0
     return na[ma[i].start():ma[i + size - 1].end()], size
 
-
-def write_parquet_atomic(df: pl.DataFrame, path: Path) -> None:
-    """``df`` to ``path`` as Parquet via a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        df.write_parquet(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; publish like a normal file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
