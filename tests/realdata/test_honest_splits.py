@@ -1,0 +1,43 @@
+"""Honest splits of real datasets (shipped in installed packages) must not FAIL any check.
+
+Each case runs the DEFAULT suite through ``auditor.audit``; the assertion message lists every
+failing finding. Cases whose remaining false FAIL belongs to another check's owner are marked
+xfail (non-strict) with the reason.
+"""
+from __future__ import annotations
+
+import pytest
+
+import auditor
+from tests.realdata.cases import HONEST, Case
+
+XFAIL: dict[str, str] = {
+    "breast_cancer": "A: strong legitimate features graded FAIL by single_feature_auc (fixing)",
+    "iris": "A: petal features graded FAIL by single_feature_auc/association (fixing)",
+    "flights": "B: drift.features FAILs tailnum (a high-cardinality id-like category, new "
+               "aircraft in a later period)",
+    "seattle_weather": "B: drift.label FAILs the weather label in a time split",
+    "fair": "C: leakage.duplicates FAILs natural duplicates of coarse survey answers",
+}
+
+
+def failing(report) -> list[str]:
+    return [f"{c.id}: {c.error or ''}" if c.status == "error" else
+            f"{c.id} [{f.subject}]: {f.message}"
+            for c in report.checks if c.status in ("fail", "error")
+            for f in (c.findings if c.status == "fail" else [None])
+            if f is None or f.severity == "fail"]
+
+
+def params():
+    for case in HONEST:
+        marks = ([pytest.mark.xfail(strict=False, reason=XFAIL[case.name])]
+                 if case.name in XFAIL else [])
+        yield pytest.param(case, id=case.name, marks=marks)
+
+
+@pytest.mark.parametrize("case", list(params()))
+def test_honest_split_of_real_data_has_no_fail(case: Case):
+    report = auditor.audit(**case.build())
+    bad = failing(report)
+    assert not bad, f"{case.name} ({case.why}):\n" + "\n".join(bad)
