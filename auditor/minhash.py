@@ -2,8 +2,10 @@
 
 Shared by ``leakage.duplicates`` (free-text columns) and ``tokens.contamination``.
 
-- Shingles: word k-grams of the normalised text (NFKC, lowercased, words = ``\\w+`` runs); a
-  document shorter than k words is one shingle. Words are hashed by polars, k-grams combined
+- Shingles: word k-grams of the normalised text (NFKC, lowercased, words = ``\\w+`` runs, and
+  single characters in scripts written without spaces, so Chinese, Japanese or Thai text is
+  shingled by character k-grams: :data:`auditor.textnorm.WORD`); a document shorter than k
+  words is one shingle. Words are hashed by polars, k-grams combined
   from the word hashes with prefix sums (:mod:`auditor.textnorm`).
 - Signature: for each of ``num_perm`` hash functions h_i(x) = (a_i * x + b_i mod 2^64) >> 32
   (multiply-shift, a_i odd), the minimum over the document's shingles. The share of equal

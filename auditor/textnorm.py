@@ -3,8 +3,12 @@
 - :func:`fold`: NFKC then lowercase. NFKC is the expensive step (~1 s per 100 MB of text) and
   leaves ASCII unchanged, so it runs only on the rows holding a non-ASCII character.
 - :func:`collapse_whitespace`: whitespace runs to one space, ends trimmed.
-- :func:`word_hashes`: 64-bit polars hashes of the words (``\\w+`` runs) of folded text, flat,
-  with each document's word count.
+- :func:`word_hashes`: 64-bit polars hashes of the words of folded text, flat, with each
+  document's word count. A word is a ``\\w+`` run, except in scripts written without spaces
+  (Chinese, Japanese kana, Thai, Lao, Khmer, Myanmar: :data:`UNSPACED`), where every character
+  is a word of its own: a Chinese sentence is one ``\\w+`` run, so word k-grams of it would be
+  the whole sentence and near-duplicate Jaccard would degrade to exact matching, while its
+  character k-grams are the usual CJK shingles.
 - :func:`rolling_ngram_hashes`: one 64-bit hash per window of n consecutive words of each
   document, computed over the flat word hashes of all documents at once with prefix sums.
 """
@@ -13,7 +17,19 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-WORD = r"\w+"
+# Code-point ranges of scripts written without spaces between words: CJK ideographs (with
+# extension A, compatibility ideographs, extensions B-H and the iteration/numeral marks),
+# Hiragana, Katakana and its phonetic extensions (without the punctuation ゠ and ・), Thai, Lao,
+# Khmer and Myanmar letters, vowel signs and digits (without their punctuation). Every code
+# point in these ranges is a word of its own (a combining vowel sign too: Python's ``\\w``
+# excludes marks that the Rust regex's includes, explicit ranges make both engines agree).
+UNSPACED = ("\\u3005-\\u3007\\u3021-\\u3029\\u3041-\\u309F\\u30A1-\\u30FA\\u30FC-\\u30FF"
+            "\\u31F0-\\u31FF\\u3400-\\u4DBF\\u4E00-\\u9FFF\\uF900-\\uFAFF"
+            "\\U00020000-\\U0003134F\\u0E01-\\u0E3A\\u0E40-\\u0E4E\\u0E50-\\u0E59"
+            "\\u0E81-\\u0EDF\\u1780-\\u17D3\\u17D7\\u17DC\\u17DD\\u17E0-\\u17E9"
+            "\\u1000-\\u1049\\u1050-\\u109F")
+WORD = rf"[{UNSPACED}]|[\w--[{UNSPACED}]]+"          # polars (Rust regex: class difference)
+WORD_PY = rf"[{UNSPACED}]|(?:(?![{UNSPACED}])\w)+"   # the same words for Python's re
 _NON_ASCII = r"[^\x00-\x7F]"
 
 
@@ -35,8 +51,9 @@ def collapse_whitespace(col: pl.Expr) -> pl.Expr:
 
 def word_hashes(texts: pl.Series, seed: int, *, folded: bool = False
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Flat u64 hashes of the words (``\\w+`` of :func:`fold` ed text) of every document in
-    order, and each document's word count (0 for null). ``folded``: the texts already are."""
+    """Flat u64 hashes of the words (:data:`WORD`: ``\\w+`` runs, single characters of
+    unspaced scripts) of :func:`fold` ed text of every document in order, and each document's
+    word count (0 for null). ``folded``: the texts already are."""
     words = pl.DataFrame({"t": texts if folded else fold(texts)}).lazy().select(
         w=pl.col("t").str.extract_all(WORD)).select(
         n=pl.col("w").list.len().fill_null(0).cast(pl.Int64),

@@ -61,3 +61,19 @@ def test_rolling_ngram_hashes_of_too_few_words_are_empty():
     flat, lens = word_hashes(pl.Series(["a b", "c"]), seed=0)
     doc, pos, h = rolling_ngram_hashes(flat, lens, 5, seed=0)
     assert len(doc) == len(pos) == len(h) == 0
+
+
+def test_unspaced_scripts_are_split_into_characters_and_other_scripts_into_w_runs():
+    from auditor.textnorm import WORD, WORD_PY
+
+    texts = ["这家餐厅的服务非常周到，价格合理。", "東京タワーに行きました、とても綺麗でした",
+             "ภาษาไทยไม่มีช่องว่าง ok", "iPhone15的电池 café naïve", "한국어는 띄어쓰기를 합니다",
+             "x_1 ・ ー々"]
+    got = pl.Series(texts).str.extract_all(WORD).to_list()
+    assert got == [re.findall(WORD_PY, t) for t in texts]
+    assert got[0][:4] == ["这", "家", "餐", "厅"] and len(got[0]) == 15
+    assert got[3] == ["iPhone15", "的", "电", "池", "café", "naïve"]
+    assert got[4] == ["한국어는", "띄어쓰기를", "합니다"]  # Korean is written with spaces
+    flat, lens = word_hashes(pl.Series(texts), seed=0)
+    assert lens.tolist() == [len(re.findall(WORD_PY, unicodedata.normalize("NFKC", t).lower()))
+                             for t in texts]

@@ -3,7 +3,9 @@
 Three detectors, each vectorised over documents:
 - exact: a 64-bit hash of the normalised text (NFKC, lowercased, whitespace runs collapsed,
   trimmed), joined across splits and verified by comparing the normalised strings;
-- near-duplicate: MinHash signatures and LSH banding on word shingles (auditor.minhash);
+- near-duplicate: MinHash signatures and LSH banding on word shingles (auditor.minhash; in
+  Chinese, Japanese, Thai and other scripts written without spaces every character is a word,
+  so shingles and n-grams there are character k-grams: auditor.textnorm.WORD);
 - long n-gram overlap (GPT-3 style): every word n-gram (n = 13) hashed, the hashes of the
   evaluation split joined with the training split's, and per evaluation document the share of
   its n-grams that occur in training (the overlap ratio).
@@ -26,9 +28,10 @@ from auditor.detectors.token_findings import short
 from auditor.errors import NotApplicable
 from auditor.report import Finding
 from auditor.stats import fmt_count, fmt_share, grade, share
-from auditor.textnorm import WORD, collapse_whitespace, fold, rolling_ngram_hashes, word_hashes
+from auditor.textnorm import (WORD_PY, collapse_whitespace, fold, rolling_ngram_hashes,
+                              word_hashes)
 
-_WORD_RE = re.compile(WORD)
+_WORD_RE = re.compile(WORD_PY)
 KIND_ORDER = ("exact", "near-duplicate", "n-gram overlap")
 MAX_TRAIN_DOCS_PER_NGRAM = 4   # an n-gram shared by many train documents names only a few
 
@@ -393,8 +396,9 @@ class Contamination:
 
 
 def longest_shared_span(a: str, b: str, max_words: int = 5_000) -> tuple[str, int]:
-    """The longest run of words (NFKC-lowercased ``\\w+``) that ``a`` and ``b`` share, shown as
-    the text of ``a`` from its first to its last word, and its length in words."""
+    """The longest run of words (NFKC-lowercased :data:`auditor.textnorm.WORD_PY`) that ``a``
+    and ``b`` share, shown as the text of ``a`` from its first to its last word, and its
+    length in words."""
     na = unicodedata.normalize("NFKC", a).lower()
     nb = unicodedata.normalize("NFKC", b).lower()
     ma = list(_WORD_RE.finditer(na))[:max_words]

@@ -189,3 +189,18 @@ def test_clean_subset_keeps_the_input_files_dtypes_and_survives_a_failed_write(
     blocker.write_text("x")  # a file where the folder should be: the write fails
     (g,) = Contamination(clean_dir=str(blocker / "sub")).run(data)
     assert g.count == 7 and "clean subset not written to" in g.message
+
+
+def test_edited_chinese_reviews_are_near_duplicates_and_unrelated_ones_are_not(lee_train):
+    from tests.test_minhash import EDITS_ZH, REVIEWS_ZH, UNRELATED_ZH
+
+    # Chinese has no spaces: shingles are character trigrams (a review was 5-6 \w+ "words")
+    train = lee_train[:40] + REVIEWS_ZH
+    test = [EDITS_ZH[i] for i in sorted(EDITS_ZH)] + UNRELATED_ZH + lee_train[100:104]
+    (f,) = Contamination().run(_data(train, test))
+    assert (f.count, f.severity) == (4, Severity.FAIL)
+    by = {r["detector"]: r["documents"] for r in f.evidence["by_detector"]}
+    assert by["near-duplicates (Jaccard >= 0.8)"] == 4
+    assert f.evidence["rows_to_drop"]["rows"] == [0, 1, 2, 3]
+    assert sorted((e["test_row"], e["train_row"]) for e in f.evidence["examples"]) == [
+        (j, 40 + i) for j, i in enumerate(sorted(EDITS_ZH))]
