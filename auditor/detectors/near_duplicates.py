@@ -145,11 +145,17 @@ def _is_float(dtype: pl.DataType) -> bool:
     return dtype.is_float() or dtype.is_decimal()
 
 
-def normalised_frame(data: AuditData, split: str, cols: list[str], digits: int) -> pl.DataFrame:
+def normalised_frame(data: AuditData, split: str, cols: list[str],
+                     digits: int | None) -> pl.DataFrame:
     """``cols`` of ``split`` normalised for near-duplicate comparison. Cached per run: all float
-    columns of the split rounded once (threads over columns), each string column on its own."""
+    columns of the split rounded once (threads over columns), each string column on its own.
+    ``digits=None`` keeps floats exact (strings are still normalised)."""
     df = data.splits[split]
     schema = df.schema  # built anew on every access: once, not once per column
+    if digits is None:
+        return pl.DataFrame([data.cached(("duplicates.strings", split, c),
+                                         lambda c=c: normalise_strings(df[c]))
+                             if _is_string(data, schema[c], c) else df[c] for c in cols])
 
     def round_all() -> pl.DataFrame:
         floats = [c for c in data.duplicate_columns() if _is_float(schema[c])]
@@ -326,9 +332,11 @@ def pair_jaccard(a: pl.Series, b: pl.Series, *, seed: int = 0) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 def _labelled(data: AuditData, split: str, features: list[str], label: str,
-              digits: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(normalised features, frame of row / key / normalised label for labelled rows: a null
-    or NaN label is no label)."""
+              digits: int | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(features, frame of row / key / label for labelled rows: a null or NaN label is no
+    label). Floats are compared exactly unless ``digits`` is given: two independent draws that
+    agree to 6 significant digits are different rows, not a label conflict; strings are
+    normalised (case, whitespace, NFKC)."""
     feats = normalised_frame(data, split, features, digits)
     y = normalised_frame(data, split, [label], digits)[label]
     if y.dtype.is_float():
@@ -340,8 +348,8 @@ def _labelled(data: AuditData, split: str, features: list[str], label: str,
 
 
 def conflicts_within(data: AuditData, split: str, features: list[str], label: str,
-                     digits: int) -> pl.DataFrame:
-    """Rows of ``split`` whose normalised features equal another row's but whose label differs.
+                     digits: int | None = None) -> pl.DataFrame:
+    """Rows of ``split`` whose features equal another row's but whose label differs.
 
     Columns ``row``, ``first_row`` (the group's first row), ``y`` (this row's label) and
     ``first_y``; every row of a conflicting group is listed (the count is rows affected).
@@ -361,8 +369,8 @@ def conflicts_within(data: AuditData, split: str, features: list[str], label: st
 
 
 def conflicts_across(data: AuditData, earlier: str, later: str, features: list[str],
-                     label: str, digits: int) -> pl.DataFrame:
-    """Rows of ``later`` whose normalised features equal a row of ``earlier`` that carries a
+                     label: str, digits: int | None = None) -> pl.DataFrame:
+    """Rows of ``later`` whose features equal a row of ``earlier`` that carries a
     different label: ``row_a`` (such an earlier row), ``row_b``, ``y_a``, ``y_b``, by row_b."""
     fa, a = _labelled(data, earlier, features, label, digits)
     fb, b = _labelled(data, later, features, label, digits)

@@ -89,9 +89,24 @@ def test_within_split_copies_count_each_later_row_once():
                                                            "values": "x=1"}
 
 
-def test_one_split_is_not_applicable():
-    with pytest.raises(NotApplicable, match="only one split"):
-        Duplicates().run(_data({"train": clean_frame(10, 1)}))
+def test_one_split_reports_within_split_copies_and_conflicting_labels():
+    train = clean_frame(500, 1)
+    train = pl.concat([train,
+                       train[10:13].with_columns(pl.col("row_id") + 10_000),
+                       train[20:22].with_columns((1 - pl.col("y")).alias("y"), pl.col("row_id") + 20_000)])
+    f = Duplicates().run(_data({"train": train}, label="y", ids=["row_id"]))
+    by = {x.metric: x for x in f}
+    assert set(by) == {"conflicting_labels", "within_split_duplicates"}
+    assert by["within_split_duplicates"].count == 3
+    assert by["within_split_duplicates"].message == ("3 of 505 train rows (0.6%) are exact "
+                                                     "copies of another train row")
+    assert by["conflicting_labels"].count == 4 and by["conflicting_labels"].splits == ["train"]
+
+
+def test_one_clean_split_passes_with_a_zero_count():
+    f = Duplicates().run(_data({"train": clean_frame(300, 1)}, label="y", ids=["row_id"]))
+    assert [(x.metric, x.count, x.severity) for x in f] == [
+        ("within_split_duplicates", 0, Severity.INFO)]
 
 
 def test_invalid_threshold_is_rejected():
@@ -356,3 +371,85 @@ def test_a_nan_label_is_no_label_for_conflicts():
     findings = Duplicates().run(_data({"train": train, "test": test}, label="y"))
     conflicts = [(f.splits, f.count) for f in findings if f.metric == "conflicting_labels"]
     assert conflicts == [(["train", "test"], 1)]  # x=2 only; x=1 with a NaN label is none
+
+
+def test_conflicts_compare_exact_values_not_rounded_ones():
+    # two independent draws that agree to 6 significant digits are different rows
+    train = pl.DataFrame({"x": [-1.5708761520684993, 0.25, 3.0], "y": [0, 1, 0]})
+    test = pl.DataFrame({"x": [-1.5708814571259122, 0.75, 3.0], "y": [1, 0, 1]})
+    findings = Duplicates().run(_data({"train": train, "test": test}, label="y"))
+    conflicts = [(f.splits, f.count) for f in findings if f.metric == "conflicting_labels"]
+    assert conflicts == [(["train", "test"], 1)]  # x=3.0 only
+    within = pl.DataFrame({"x": [-1.5708761520684993, -1.5708814571259122], "y": [0, 1]})
+    assert not [f for f in Duplicates().run(_data({"train": within}, label="y"))
+                if f.metric == "conflicting_labels"]
+
+
+def _fair() -> pl.DataFrame:
+    sm = pytest.importorskip("statsmodels.api")
+    return pl.from_pandas(sm.datasets.fair.load_pandas().data)
+
+
+def _random_split(df: pl.DataFrame, seed: int, frac: float = 0.8):
+    perm = np.random.default_rng(seed).permutation(df.height)
+    cut = int(frac * df.height)
+    return df[perm[:cut]], df[perm[cut:]]
+
+
+def test_natural_duplicates_of_an_honest_random_split_of_fair_do_not_fail():
+    train, test = _random_split(_fair(), 0)
+    f = next(x for x in Duplicates().run(_data({"train": train, "test": test},
+                                               label="affairs"))
+             if x.metric == "duplicate_rows")
+    copies = test.join(train.unique(), on=train.columns, how="semi", nulls_equal=True).height
+    repeat = train.filter(pl.struct(train.columns).is_duplicated()).height
+    assert f.count == copies and f.count > 200  # hundreds of natural copies
+    assert f.evidence["chance_baseline"]["repeating"] == repeat
+    assert f.evidence["chance_baseline"]["baseline"] == pytest.approx(repeat / train.height,
+                                                                      abs=1e-6)
+    assert f.value == pytest.approx(max(0.0, copies / test.height - repeat / train.height))
+    assert f.severity == Severity.INFO and "expected by chance" in f.message
+
+
+def test_copies_planted_into_a_random_split_of_fair_still_fail():
+    train, test = _random_split(_fair(), 1)
+    planted = train.sample(n=int(0.05 * train.height), seed=3)
+    test = pl.concat([test, planted])
+    f = next(x for x in Duplicates().run(_data({"train": train, "test": test},
+                                               label="affairs"))
+             if x.metric == "duplicate_rows")
+    assert f.severity == Severity.FAIL and f.evidence["chance_baseline"]["p_value"] < 1e-4
+
+
+def test_a_numeric_column_read_as_text_in_one_split_is_compared_as_text_not_dropped():
+    train = pl.DataFrame({"x": [1.5, 2.5, 3.5, 4.5], "z": [1, 2, 3, 4]})
+    test = pl.DataFrame({"x": ["1.5", "9.5", "NA", "4.5"], "z": [1, 2, 3, 4]})
+    f = Duplicates().run(_data({"train": train, "test": test}))
+    exact = next(x for x in f if x.metric == "duplicate_rows")
+    assert exact.count == 2 and [e["test_row"] for e in exact.evidence["examples"]] == [0, 3]
+    note = next(x for x in f if x.metric == "columns_not_compared")
+    assert note.severity == Severity.INFO and note.subject == ["x"]
+    assert note.evidence["compared_as_text"] == {"x": {"train": "Float64", "test": "String"}}
+
+
+def test_a_column_missing_from_a_split_is_named_as_left_out():
+    train = pl.DataFrame({"x": [1.0, 2.0], "w": [5, 6]})
+    test = pl.DataFrame({"x": [1.0, 3.0]})
+    note = next(x for x in Duplicates().run(_data({"train": train, "test": test}))
+                if x.metric == "columns_not_compared")
+    assert note.evidence["left_out"] == {"w": "missing from test"} and note.count == 1
+
+
+def test_conflicts_of_a_numeric_label_are_info_and_of_coarse_discrete_features_at_most_warn():
+    train, test = _random_split(_fair(), 0)
+    f = Duplicates().run(_data({"train": train, "test": test}, label="affairs"))
+    conflicts = [x for x in f if x.metric == "conflicting_labels"]
+    assert len(conflicts) == 3 and {x.severity for x in conflicts} == {Severity.INFO}
+    binary = [d.with_columns((pl.col("affairs") > 0).cast(pl.Int64).alias("had_affair"))
+              .drop("affairs") for d in (train, test)]
+    f = Duplicates().run(_data({"train": binary[0], "test": binary[1]}, label="had_affair"))
+    within = next(x for x in f if x.metric == "conflicting_labels" and x.splits == ["train"])
+    assert within.value > 0.05 and within.severity == Severity.WARN
+    assert "capped at warn" in within.message
+    assert Duplicates().run(_data({"train": binary[0], "test": binary[1]},
+                                  label="had_affair"))[0].severity != Severity.FAIL
