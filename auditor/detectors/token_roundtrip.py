@@ -34,12 +34,22 @@ class RoundTrip:
     or choose a tokenizer with byte fallback.
 
     Each sampled row is classified, first match wins: exact; equal after the tokenizer's own
-    normaliser (expected loss such as lowercasing or NFKC: information); characters lost to UNK
+    normaliser (an expected loss such as lowercasing or NFKC); characters lost to UNK
     (the encoding holds the UNK id); whitespace-only difference; other. Stale: the stored ids of
     the content (padding dropped, control tokens removed) differ from encode(text) with control
     tokens removed, where a row cut at max_length only needs to be a prefix. Up to
     ``sample_rows`` rows per split are checked (a seeded sample when larger, stated in the
     message). Values are shares of the checked rows.
+
+    Rows equal only after the normaliser are not lossy by the tokenizer's own definition, but
+    when the normaliser changes characters beyond case and whitespace (NFKC folding full-width
+    letters, ligatures, superscripts or compatibility ideographs into other characters;
+    accents stripped) the model never sees those characters. Normaliser changes = rows where
+    ``lower(squash(text)) != lower(squash(decode(encode(text))))`` (``squash`` drops
+    whitespace) among them; a warn above ``normaliser_warn_above`` (share of checked rows),
+    with the characters the normaliser rewrites (each character normalised alone) and the
+    number of rows holding each. A case-folding normaliser alone (an uncased model) is no
+    finding.
     """
 
     id: ClassVar[str] = "tokens.roundtrip"
@@ -49,13 +59,14 @@ class RoundTrip:
     lossy_warn_above: float = 0.0      # share of rows in 'unk' or 'other'
     lossy_fail_above: float = 0.001
     whitespace_warn_above: float = 0.01
+    normaliser_warn_above: float = 0.001  # share of rows the normaliser changes beyond case
     stale_warn_above: float = 0.0
     stale_fail_above: float = 0.001
     max_examples: int = 20
 
     def __post_init__(self) -> None:
         for name in ("lossy_warn_above", "lossy_fail_above", "whitespace_warn_above",
-                     "stale_warn_above", "stale_fail_above"):
+                     "normaliser_warn_above", "stale_warn_above", "stale_fail_above"):
             v = getattr(self, name)
             if not 0 <= v <= 1:
                 raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
@@ -75,6 +86,7 @@ class RoundTrip:
                    for i, name in enumerate(data.splits)}
         return [self._roundtrip_finding(data, tok, results),
                 *self._whitespace_finding(data, tok, results),
+                *self._normaliser_finding(data, tok, results),
                 self._stale_finding(data, tok, results)]
 
     # -- per split -------------------------------------------------------------------------
@@ -102,7 +114,8 @@ class RoundTrip:
         category = self._categories(frame, tok)
         stale, stored, enc_plain = self._stale(data, lay, name, frame)
         return {"rows": df.height, "checked": frame.height, "frame": frame,
-                "category": category, "stale": stale, "stored": stored, "enc": enc_plain}
+                "category": category, "stale": stale, "stored": stored, "enc": enc_plain,
+                "rewritten": (category == "normalised") & beyond_case(frame)}
 
     def _categories(self, frame: pl.DataFrame, tok: Any) -> np.ndarray:
         cat = np.full(frame.height, "exact", dtype=object)
@@ -196,13 +209,42 @@ class RoundTrip:
                      "for prose, destructive for code and tables"),
             evidence={"examples": self._examples(results, ("whitespace",), tok)})]
 
+    def _normaliser_finding(self, data: AuditData, tok: Any,
+                            results: dict[str, dict[str, Any]]) -> list[Finding]:
+        checked = sum(r["checked"] for r in results.values())
+        per_split = {n: int(r["rewritten"].sum()) for n, r in results.items()}
+        n = sum(per_split.values())
+        if not n:
+            return []
+        value = share(n, checked)
+        texts = pl.concat([r["frame"]["text"].filter(pl.Series(r["rewritten"]))
+                           for r in results.values()])
+        chars = rewritten_characters(texts, tok, self.max_examples)
+        shown = ", ".join(f"{c['character']!r} → {c['becomes']!r}" for c in chars[:5])
+        return [Finding(
+            severity=grade(value, warn=self.normaliser_warn_above),
+            metric="normaliser_rewrites", subject=data.tokens.text, value=value,
+            threshold=self.normaliser_warn_above, count=n,
+            splits=[k for k, v in per_split.items() if v],
+            message=(f"{fmt_count(n)} of {fmt_count(checked)} rows ({fmt_share(value)}) hold "
+                     f"characters the tokenizer's normaliser rewrites beyond case and whitespace"
+                     f"{by_split_text({k: v for k, v in per_split.items() if v})}"
+                     f"{' (' + shown + ')' if shown else ''}: the model never sees them, and "
+                     f"decode(encode(text)) does not give them back"
+                     f"{self._sample_note(results)}"),
+            evidence={"characters": chars,
+                      "examples": self._examples(results, ("normalised",), tok,
+                                                 only="rewritten")})]
+
     def _examples(self, results: dict[str, dict[str, Any]], cats: tuple[str, ...],
-                  tok: Any) -> list[dict[str, Any]]:
-        """The rows with the largest length change first, with a character-level diff."""
+                  tok: Any, only: str | None = None) -> list[dict[str, Any]]:
+        """The rows with the largest length change first, with a character-level diff;
+        ``only``: a boolean array of each split's results that rows must also satisfy."""
         picked: list[tuple[int, str, int, str, str, str]] = []
         for name, r in results.items():
             frame = r["frame"]
-            idx = np.flatnonzero(np.isin(r["category"], cats))
+            keep = np.isin(r["category"], cats)
+            idx = np.flatnonzero(keep & r[only] if only else keep)
             if not len(idx):
                 continue
             sub = frame[idx].with_columns(cat=pl.Series(r["category"][idx].astype(str)),
@@ -254,6 +296,31 @@ class RoundTrip:
                      "tokenized by another tokenizer or version, or text and ids are misaligned"
                      f"{self._sample_note(results)}"),
             evidence={"examples": examples})
+
+
+def beyond_case(frame: pl.DataFrame) -> np.ndarray:
+    """Rows whose ``text`` and ``dec`` differ after lowercasing and dropping whitespace."""
+    squash = [pl.col(c).str.replace_all(r"\s+", "").str.to_lowercase() for c in ("text", "dec")]
+    return frame.select(d=(squash[0] != squash[1]).fill_null(False))["d"].to_numpy()
+
+
+def rewritten_characters(texts: pl.Series, tok: Any, limit: int) -> list[dict[str, Any]]:
+    """The characters of ``texts`` that the tokenizer's normaliser, applied to the character
+    alone, turns into something else than its lowercase (whitespace ignored), with the number
+    of texts holding each, most frequent first (at most ``limit``). One normaliser call per
+    distinct character; the counting is one group_by."""
+    per_row = pl.DataFrame({"row": np.arange(texts.len()), "ch": texts.str.split("")}) \
+        .explode("ch").filter(pl.col("ch").str.len_chars() > 0).unique()
+    distinct = per_row["ch"].unique().sort().to_list()
+    becomes = {c: tok.normalise(c) for c in distinct}
+    changed = [c for c in distinct
+               if "".join(becomes[c].split()).lower() != "".join(c.split()).lower()]
+    if not changed:
+        return []
+    counts = (per_row.filter(pl.col("ch").is_in(changed)).group_by("ch").len()
+              .sort(["len", "ch"], descending=[True, False]).head(limit))
+    return [{"character": c, "code point": f"U+{ord(c[0]):04X}", "becomes": becomes[c],
+             "rows": int(k)} for c, k in counts.iter_rows()]
 
 
 def char_diff(a: str, b: str, limit: int = 4000, context: int = 24) -> dict[str, str]:

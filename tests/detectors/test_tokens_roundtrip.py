@@ -128,3 +128,76 @@ def test_without_a_tokens_section_the_check_is_not_applicable(clean_splits):
 def test_invalid_parameters_are_rejected(bad):
     with pytest.raises(ValueError, match="must be"):
         RoundTrip(**bad)
+
+
+@pytest.fixture(scope="module")
+def nfkc_json(tmp_path_factory, lee_train):
+    """A byte-level BPE trained here on the Lee corpus with an NFKC normaliser (as many
+    multilingual tokenizers have): lossless up to NFKC."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(lee_train, trainers.BpeTrainer(
+        vocab_size=2000, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=["<|endoftext|>"], show_progress=False))
+    path = tmp_path_factory.mktemp("nfkc") / "tokenizer.json"
+    tok.save(str(path))
+    return path
+
+
+FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+
+
+def test_an_nfkc_normaliser_rewriting_full_width_and_ligatures_warns_with_the_characters(
+        nfkc_json, lee_train):
+    import unicodedata
+
+    tok = load_tokenizer(str(nfkc_json))
+    texts = list(lee_train[:100])
+    # 27 of 100 documents typed with full-width digits or the "ﬁ" ligature (as text pasted
+    # from PDFs and East Asian keyboards is)
+    with_digits = [i for i, t in enumerate(texts) if re.search(r"\d", t)][:15]
+    with_fi = [i for i, t in enumerate(texts) if "fi" in t and i not in with_digits][:12]
+    for i in with_digits:
+        texts[i] = texts[i].translate(FULL_WIDTH)
+    for i in with_fi:
+        texts[i] = texts[i].replace("fi", "ﬁ")
+    frames = {"train": tokenized_frame(tok, texts[:80], eos=0, pad=0),
+              "test": tokenized_frame(tok, texts[80:], eos=0, pad=0)}
+    f = _by_metric(RoundTrip().run(token_data(frames, nfkc_json, pad_id=0)))
+
+    def squash(s: str) -> str:
+        return re.sub(r"\s+", "", s).lower()
+
+    ref = [i for i, t in enumerate(texts)
+           if squash(unicodedata.normalize("NFKC", t)) != squash(t)]
+    assert len(with_digits) + len(with_fi) == 27 and ref == sorted(with_digits + with_fi)
+    n = f["normaliser_rewrites"]
+    assert (n.subject, n.count, n.severity) == ("text", 27, Severity.WARN)
+    assert n.value == pytest.approx(0.27)
+    assert n.message.startswith("27 of 100 rows (27.0%) hold characters the tokenizer's "
+                                "normaliser rewrites beyond case and whitespace")
+    chars = {c["character"]: c for c in n.evidence["characters"]}
+    assert chars["ﬁ"]["becomes"] == "fi" and chars["ﬁ"]["rows"] == len(with_fi)
+    assert chars["１"]["becomes"] == "1" and chars["１"]["code point"] == "U+FF11"
+    assert chars["１"]["rows"] == sum("１" in texts[i] for i in with_digits)
+    assert {e["row"] for e in n.evidence["examples"] if e["split"] == "train"} <= set(ref)
+    # lossless up to NFKC: nothing lost, nothing stale
+    assert f["roundtrip_loss"].count == 0 and f["stale_tokenization"].count == 0
+    # the same text without the rewritten characters: no finding
+    clean = {"train": tokenized_frame(tok, list(lee_train[:80]), eos=0, pad=0)}
+    assert "normaliser_rewrites" not in _by_metric(
+        RoundTrip().run(token_data(clean, nfkc_json, pad_id=0)))
+
+
+def test_a_lowercasing_normaliser_alone_is_no_rewrite_finding(bert_json, lee_train):
+    bert = load_tokenizer(str(bert_json))
+    texts = [t for t in lee_train[:60] if t.isascii()][:30]
+    frame = tokenized_frame(bert, texts, bos=101, eos=102, pad=0)
+    f = _by_metric(RoundTrip().run(token_data({"train": frame}, bert_json)))
+    assert f["roundtrip_loss"].evidence["by_split"][0][
+        "equal after the tokenizer's normaliser"] > 0
+    assert "normaliser_rewrites" not in f
