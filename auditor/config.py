@@ -84,6 +84,7 @@ class AuditConfig(_Strict):
     thresholds: dict[str, dict[str, Any]] = Field(default_factory=dict)
     pipeline: list[Path] = Field(default_factory=list)
     memory_budget_gb: float | None = Field(default=None, gt=0)
+    expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
 
@@ -133,6 +134,11 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping of keys (datasets:, columns:, ...); "
                           f"got {type(raw).__name__}")
+    if isinstance(raw.get("datasets"), (str, Path)):  # a DatasetDict.save_to_disk folder
+        from auditor.hf import expand_dataset_dict
+        folder = Path(raw["datasets"])
+        raw = {**raw, "datasets": expand_dataset_dict(
+            folder if folder.is_absolute() else base_dir / folder, source)}
     try:
         cfg = AuditConfig.model_validate(raw)
     except ValidationError as err:
@@ -147,6 +153,11 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     }
     if cfg.reference is not None:
         updates["reference"] = resolve(cfg.reference)
+    if cfg.expectations is not None:
+        updates["expectations"] = resolve(cfg.expectations)
+        if not updates["expectations"].is_file():
+            raise ConfigError(f"{source}: expectations: {updates['expectations']}: "
+                              "file not found (a Great Expectations suite JSON)")
     if cfg.tokens is not None:
         kind, sep, rest = cfg.tokens.tokenizer.partition(":")
         prefixed = sep and kind in ("sentencepiece", "hf", "tokenizers", "transformers")

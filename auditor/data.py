@@ -93,6 +93,9 @@ def scan_table(path: Path) -> pl.LazyFrame:
     if not path.exists():
         raise InputError(f"{path}: file not found")
     if path.is_dir():
+        from auditor import hf  # a datasets save_to_disk folder (Arrow stream shards)
+        if hf.is_saved_dataset(path) or hf.is_saved_dataset_dict(path):
+            return hf.read_saved_dataset(path).lazy()
         files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _PARQUET)
         if not files:
             raise InputError(f"{path}: directory contains no Parquet files (*.parquet)")
@@ -101,7 +104,9 @@ def scan_table(path: Path) -> pl.LazyFrame:
     if fmt == "parquet":
         return pl.scan_parquet(path)
     if fmt == "ipc":
-        return pl.scan_ipc(path)
+        from auditor import hf  # datasets writes Arrow *stream* files named *.arrow
+        return hf.read_arrow_stream(path).lazy() if hf.is_arrow_stream(path) \
+            else pl.scan_ipc(path)
     if fmt == "jsonl":
         return pl.scan_ndjson(path, infer_schema_length=10_000)
     sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
@@ -166,6 +171,9 @@ def to_polars(obj: Any, name: str) -> pl.DataFrame:
         return obj.collect()
     if isinstance(obj, (str, Path)):
         return read_table(Path(obj))
+    if type(obj).__module__.split(".", 1)[0] == "datasets":  # Hugging Face Dataset
+        from auditor.hf import from_hf
+        return from_hf(obj, name)
     if type(obj).__module__.startswith("pandas"):
         try:
             return pl.from_pandas(obj)
@@ -574,7 +582,7 @@ WORKING_SET_FACTOR = 3.0
 def estimate_bytes(path: Path) -> int:
     """In-memory size of a split estimated before reading it: Parquet footers give the
     uncompressed size; text formats count their bytes (x5 when compressed)."""
-    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _PARQUET) \
+    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _PARQUET + (".arrow",)) \
         if path.is_dir() else [path]
     total = 0
     for f in files:

@@ -10,7 +10,13 @@
 - a directory — a local HF tokenizer folder: its ``tokenizer.json`` (read with ``tokenizers``,
   special-token roles from ``special_tokens_map.json`` / ``tokenizer_config.json``), else its
   SentencePiece ``tokenizer.model``, else ``transformers.AutoTokenizer`` with
-  ``local_files_only=True`` when transformers is installed.
+  ``local_files_only=True`` when transformers is installed;
+- a Hugging Face Hub name (``gpt2``, ``org/name``, optionally ``@revision``) that is not a local
+  path — its folder in the local Hugging Face cache, read as a directory above. Offline only:
+  the cache (``HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``) holds
+  ``models--<org>--<name>/snapshots/<commit>/tokenizer.json``; ``refs/<revision>`` (default
+  ``main``) names the commit. Nothing is ever downloaded: a name missing from the cache is an
+  input error (exit 2) saying where it was looked for.
 
 Every adapter offers the same members: ``encode_batch`` (raw text to ids, no BOS/EOS added by a
 post-processor, special-token strings in the text handled as the backend does by default),
@@ -320,6 +326,9 @@ def load_tokenizer(spec: str) -> TokenizerAdapter:
             return TransformersTokenizer(path)
         return _hf_from_path(path)
     path = Path(spec).expanduser()
+    if not path.exists() and _HUB_NAME.match(spec) and not _SP_NAME.search(spec) \
+            and not spec.endswith(".json"):
+        return _from_folder(cached_snapshot(spec), name=spec)
     _must_exist(path, spec)
     if path.is_dir():
         return _from_folder(path)
@@ -334,7 +343,8 @@ def _must_exist(path: Path, spec: str) -> None:
                              "a tokenizer folder, a SentencePiece .model or 'tiktoken:NAME')")
 
 
-def _hf_from_path(path: Path, roles: dict[str, str | None] | None = None) -> HFTokenizer:
+def _hf_from_path(path: Path, roles: dict[str, str | None] | None = None,
+                  name: str | None = None) -> HFTokenizer:
     from tokenizers import Tokenizer
 
     try:
@@ -342,12 +352,13 @@ def _hf_from_path(path: Path, roles: dict[str, str | None] | None = None) -> HFT
     except Exception as err:
         raise TokenizerError(f"{path}: not a readable tokenizer.json: "
                              f"{str(err).splitlines()[0][:200] if str(err) else err!r}") from None
-    return HFTokenizer(tok, name=path.name, roles=roles)
+    return HFTokenizer(tok, name=name or path.name, roles=roles)
 
 
-def _from_folder(folder: Path) -> TokenizerAdapter:
+def _from_folder(folder: Path, name: str | None = None) -> TokenizerAdapter:
     if (folder / "tokenizer.json").is_file():
-        return _hf_from_path(folder / "tokenizer.json", roles=_roles_from_dir(folder))
+        return _hf_from_path(folder / "tokenizer.json", roles=_roles_from_dir(folder),
+                             name=name)
     try:
         import transformers  # noqa: F401
     except ImportError:
@@ -357,3 +368,65 @@ def _from_folder(folder: Path) -> TokenizerAdapter:
         raise TokenizerError(f"{folder}: no tokenizer.json or *.model in the folder, and "
                              "transformers is not installed to read other formats") from None
     return TransformersTokenizer(folder)
+
+
+# ---------------------------------------------------------------------------------------------
+# Names resolved in the local Hugging Face cache (never the network)
+# ---------------------------------------------------------------------------------------------
+
+# ``gpt2``, ``openai-community/gpt2``, ``org/name@revision``: what the Hub accepts as a repo id
+_HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?(@[\w./-]+)?$")
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json")
+
+
+def hub_cache_dir() -> Path:
+    """The hub cache ``huggingface_hub`` uses: ``HF_HUB_CACHE`` (or the older
+    ``HUGGINGFACE_HUB_CACHE``), else ``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``,
+    else ``~/.cache/huggingface/hub``."""
+    env = os.environ
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if env.get(var):
+            return Path(env[var]).expanduser()
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]).expanduser() / "hub"
+    base = Path(env["XDG_CACHE_HOME"]).expanduser() if env.get("XDG_CACHE_HOME") \
+        else Path.home() / ".cache"
+    return base / "huggingface" / "hub"
+
+
+def cached_snapshot(name: str) -> Path:
+    """The snapshot folder of hub model ``name`` (``org/name[@revision]``) in the local cache.
+
+    ``refs/<revision>`` (default ``main``) gives the commit; a revision that is itself a commit
+    hash names its snapshot directly; with no ref, the one snapshot holding tokenizer files (the
+    most recently written when several do). Raises TokenizerError saying where it looked.
+    """
+    repo, _, revision = name.partition("@")
+    cache = hub_cache_dir()
+    folder = cache / ("models--" + repo.replace("/", "--"))
+    hint = (f"; give a local path instead, or fetch it once on a connected machine "
+            f"(`huggingface-cli download {repo} tokenizer.json tokenizer_config.json "
+            f"special_tokens_map.json`) and copy the cache (HF_HOME)")
+    if not folder.is_dir():
+        raise TokenizerError(f"tokens.tokenizer {name!r}: not a local path, and not in the "
+                             f"Hugging Face cache (looked for {folder}){hint}")
+    ref = folder / "refs" / (revision or "main")
+    commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else revision
+    snapshots = folder / "snapshots"
+    if commit:
+        snap = snapshots / commit
+        if not snap.is_dir():
+            raise TokenizerError(f"tokens.tokenizer {name!r}: revision "
+                                 f"{revision or 'main'!r} (commit {commit}) has no snapshot "
+                                 f"in {snapshots}{hint}")
+    else:
+        usable = [d for d in (sorted(snapshots.iterdir()) if snapshots.is_dir() else [])
+                  if d.is_dir() and any((d / f).is_file() for f in _TOKENIZER_FILES)]
+        if not usable:
+            raise TokenizerError(f"tokens.tokenizer {name!r}: no snapshot with tokenizer files "
+                                 f"in {snapshots}{hint}")
+        snap = max(usable, key=lambda d: (d.stat().st_mtime, d.name))
+    if not any((snap / f).is_file() for f in _TOKENIZER_FILES):
+        raise TokenizerError(f"tokens.tokenizer {name!r}: the cached snapshot {snap} has no "
+                             f"tokenizer file ({', '.join(_TOKENIZER_FILES)}){hint}")
+    return snap

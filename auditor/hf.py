@@ -1,0 +1,190 @@
+"""Hugging Face ``datasets`` as splits: in-memory objects and ``save_to_disk`` folders.
+
+What is accepted (the ``hf`` extra installs ``datasets``; reading folders needs only pyarrow):
+
+- a ``datasets.Dataset`` handed to :func:`auditor.audit` (``train=ds``), and a ``DatasetDict``
+  as ``splits=dd`` (its split names and order kept); an ``IterableDataset`` is refused (it
+  would have to be streamed to the end: materialise it with ``Dataset.from_generator`` first);
+- a ``Dataset.save_to_disk`` folder (``state.json`` + ``data-*-of-*.arrow``) as a split path;
+- a ``DatasetDict.save_to_disk`` folder (``dataset_dict.json`` + one folder per split) as
+  ``datasets: path/to/folder`` in audit.yaml, expanded to its splits in their saved order;
+- a single Arrow *stream* file (what ``datasets`` writes, e.g. ``data-00000-of-00001.arrow``),
+  told from an Arrow IPC *file* by its first bytes (an IPC file starts with ``ARROW1``).
+
+Reading goes through Arrow without a pandas copy: the ``.arrow`` files are memory-mapped and read
+with ``pyarrow.ipc.open_stream``, the table handed to ``polars.from_arrow``; an in-memory
+``Dataset`` gives its Arrow table (with its indices mapping applied, e.g. after ``select`` or
+``shuffle``). ``datasets`` and pyarrow are imported inside the functions that need them.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from auditor.errors import ConfigError, InputError
+
+_IPC_FILE_MAGIC = b"ARROW1"
+DATASET_STATE = "state.json"
+DATASET_DICT = "dataset_dict.json"
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:300] if text else type(err).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# Folders and files written by datasets
+# ---------------------------------------------------------------------------------------------
+
+def is_saved_dataset(path: Path) -> bool:
+    """A ``Dataset.save_to_disk`` folder: a directory holding ``state.json``."""
+    return path.is_dir() and (path / DATASET_STATE).is_file()
+
+
+def is_saved_dataset_dict(path: Path) -> bool:
+    """A ``DatasetDict.save_to_disk`` folder: a directory holding ``dataset_dict.json``."""
+    return path.is_dir() and (path / DATASET_DICT).is_file()
+
+
+def is_arrow_stream(path: Path) -> bool:
+    """True for an Arrow IPC *stream* file (no ``ARROW1`` file magic at its start)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(_IPC_FILE_MAGIC))
+    except OSError:
+        return False
+    return len(head) == len(_IPC_FILE_MAGIC) and head != _IPC_FILE_MAGIC
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise InputError(f"{path}: not a readable datasets metadata file: "
+                         f"{_first_line(err)}") from None
+
+
+def _stream_table(path: Path) -> Any:
+    """The pyarrow Table of one Arrow stream file, memory-mapped (no copy of the buffers)."""
+    import pyarrow as pa
+
+    try:
+        with pa.memory_map(str(path), "r") as source:
+            return pa.ipc.open_stream(source).read_all()
+    except Exception as err:  # ArrowInvalid and friends: one line for the user
+        raise InputError(f"{path}: cannot read as an Arrow stream (the format datasets "
+                         f"writes): {_first_line(err)}") from None
+
+
+def _to_polars(table: Any, where: str) -> pl.DataFrame:
+    try:
+        out = pl.from_arrow(table)
+    except Exception as err:
+        raise InputError(f"{where}: cannot convert the Arrow table to polars: "
+                         f"{_first_line(err)}") from None
+    if isinstance(out, pl.Series):  # from_arrow returns a Series for a bare array
+        out = out.to_frame()
+    return out
+
+
+def read_arrow_stream(path: Path) -> pl.DataFrame:
+    """One Arrow stream file as a DataFrame."""
+    return _to_polars(_stream_table(path), str(path))
+
+
+def read_saved_dataset(path: Path) -> pl.DataFrame:
+    """A ``Dataset.save_to_disk`` folder as one DataFrame: its shards in ``state.json`` order.
+
+    A ``DatasetDict`` folder is refused with the audit.yaml form that reads it.
+    """
+    if is_saved_dataset_dict(path):
+        splits = ", ".join(saved_splits(path))
+        raise InputError(f"{path}: is a DatasetDict folder (splits {splits}), not one split; "
+                         f"use `datasets: {path}` in audit.yaml for all its splits, or "
+                         f"{path}/<split> for one")
+    state = _read_json(path / DATASET_STATE)
+    files = state.get("_data_files") if isinstance(state, dict) else None
+    if not isinstance(files, list) or not files or \
+            not all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files):
+        raise InputError(f"{path / DATASET_STATE}: expected `_data_files` listing the Arrow "
+                         "shards, as Dataset.save_to_disk writes it")
+    if state.get("_indices_data_files"):
+        raise InputError(f"{path}: saved with an indices mapping (an old datasets version); "
+                         "re-save it with `ds.flatten_indices().save_to_disk(...)`")
+    tables = []
+    for f in files:
+        shard = path / f["filename"]
+        if not shard.is_file():
+            raise InputError(f"{shard}: shard listed in {DATASET_STATE} not found")
+        tables.append(_stream_table(shard))
+    import pyarrow as pa
+
+    try:
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    except Exception as err:
+        raise InputError(f"{path}: its shards do not share one schema: "
+                         f"{_first_line(err)}") from None
+    return _to_polars(table, str(path))
+
+
+def saved_splits(path: Path) -> list[str]:
+    """Split names of a ``DatasetDict.save_to_disk`` folder, in their saved order."""
+    raw = _read_json(path / DATASET_DICT)
+    splits = raw.get("splits") if isinstance(raw, dict) else None
+    if not isinstance(splits, list) or not splits or not all(isinstance(s, str) for s in splits):
+        raise InputError(f"{path / DATASET_DICT}: expected {{\"splits\": [...]}} as "
+                         "DatasetDict.save_to_disk writes it")
+    return splits
+
+
+def expand_dataset_dict(path: Path, source: str) -> dict[str, str]:
+    """``datasets: FOLDER`` in audit.yaml -> ``{split: FOLDER/split}`` in saved order."""
+    if not path.exists():
+        raise ConfigError(f"{source}: datasets: {path}: folder not found")
+    if not is_saved_dataset_dict(path):
+        hint = (" (it is a single Dataset folder: name its split, e.g. "
+                f"`datasets: {{train: {path.name}}}`)" if is_saved_dataset(path) else "")
+        raise ConfigError(f"{source}: datasets: {path}: expected a mapping of split names to "
+                          f"paths, or a DatasetDict.save_to_disk folder with {DATASET_DICT}"
+                          f"{hint}")
+    try:
+        names = saved_splits(path)
+    except InputError as err:
+        raise ConfigError(f"{source}: datasets: {err}") from None
+    return {name: str(path / name) for name in names}
+
+
+# ---------------------------------------------------------------------------------------------
+# In-memory datasets objects
+# ---------------------------------------------------------------------------------------------
+
+def is_hf_object(obj: Any) -> bool:
+    """A ``datasets`` object (checked by module, so ``datasets`` need not be imported)."""
+    return type(obj).__module__.split(".", 1)[0] == "datasets"
+
+
+def from_hf(obj: Any, name: str) -> pl.DataFrame:
+    """A ``datasets.Dataset`` as a DataFrame through its Arrow table (indices applied)."""
+    kind = type(obj).__name__
+    if kind in ("IterableDataset", "IterableDatasetDict"):
+        raise InputError(f"split {name!r}: a streaming {kind} cannot be audited as it is; "
+                         "materialise it first (e.g. Dataset.from_generator or "
+                         "load_dataset(..., streaming=False))")
+    if kind == "DatasetDict":
+        raise InputError(f"split {name!r}: got a whole DatasetDict "
+                         f"({', '.join(map(str, obj))}); pass it as "
+                         "audit(splits=dataset_dict) or pick one split")
+    if not hasattr(obj, "with_format") or not hasattr(obj, "num_rows"):
+        raise InputError(f"split {name!r}: expected a datasets.Dataset; got {kind}")
+    try:
+        # the arrow formatter applies the indices mapping (select/shuffle/filter) and returns
+        # the underlying table slices; every column, whatever set_format chose to show
+        table = obj.with_format("arrow")[:]
+    except Exception as err:
+        raise InputError(f"split {name!r}: cannot read the Dataset's Arrow table: "
+                         f"{_first_line(err)}") from None
+    return _to_polars(table, f"split {name!r}")
