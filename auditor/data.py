@@ -510,11 +510,8 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     ref = harmonised.pop(REFERENCE, None)
     _check_label(harmonised, columns, paths)
     features = _resolve_features(harmonised, kinds, columns, tokens, issues)
-    if not features and tokens is None and not columns.text:
-        first = next(iter(harmonised))
-        raise InputError(f"{paths.get(first) or first}: no feature columns to audit: every "
-                         "column is a declared role (label, time, groups, ids, text, exclude), "
-                         "nested, or missing from another split")
+    # No feature column is no reason to stop: duplicate, group, id, temporal and label checks
+    # need none; the checks that do say so as ``skipped`` (NotApplicable).
     issues += _label_nulls(harmonised, columns.label)
     return AuditData(harmonised, columns=columns, tokens=tokens, paths=paths, reference=ref,
                      reference_path=reference_path, seed=seed, kinds=kinds, features=features,

@@ -121,3 +121,30 @@ def test_label_kinds():
     assert kind([0, 1, 2, 3]) == LabelKind.MULTICLASS
     assert kind([0.1 * i for i in range(40)]) == LabelKind.NUMERIC
     assert kind([0.0, 1.0, float("nan"), None]) == LabelKind.BINARY
+
+
+def test_data_without_feature_columns_is_audited_and_feature_checks_are_skipped():
+    import datetime as dt
+
+    import numpy as np
+
+    import auditor
+
+    n = 600
+    df = pl.DataFrame({"idx": np.arange(n),
+                       "date": [dt.date(2020, 1, 1) + dt.timedelta(days=i // 3)
+                                for i in range(n)],
+                       "y": np.random.default_rng(0).integers(0, 2, n)})
+    data = build_audit_data({"train": df[:400], "test": df[400:]},
+                            columns=Columns(label="y", time="date", ids=["idx"]))
+    assert data.features == []
+    report = auditor.audit(train=df[:400], test=df[400:], label="y", time="date", ids=["idx"])
+    status = {c.id: c for c in report.checks}
+    for check in ("separability.memorisation", "separability.adversarial",
+                  "separability.label_probe", "drift.features", "leakage.preprocessing"):
+        assert status[check].status == "skipped" and "feature" in status[check].summary
+    assert status["leakage.temporal"].status == "pass"
+    assert status["drift.label"].status == "pass"
+    dup = status["leakage.duplicates"]
+    assert dup.status == "pass" and all(f.severity == "info" for f in dup.findings)
+    assert "(no feature column: rows compared on date, y only, info)" in dup.findings[0].message

@@ -86,13 +86,6 @@ def _empty_split(tmp):
         "empty.parquet: split 'test' has 0 rows"
 
 
-def _no_features(tmp):
-    df = pl.DataFrame({"row_id": [1, 2, 3], "y": [0, 1, 0]})
-    p = _write(tmp, "nf.parquet", df)
-    return ["--train", p, "--test", p, "--label", "y", "--id", "row_id"], \
-        "nf.parquet: no feature columns to audit"
-
-
 def _duplicate_names(tmp):
     p = tmp / "dup.csv"
     p.write_text("a,a,y\n1,2,0\n3,4,1\n")
@@ -150,7 +143,7 @@ def _unwritable_out(tmp):
 
 REFUSED: list[Callable] = [_missing, _empty_dir, _corrupt_parquet, _truncated_csv,
                            _wrong_delimiter, _non_utf8_csv, _non_utf8_jsonl, _empty_split,
-                           _no_features, _duplicate_names, _label_missing, _time_not_dates,
+                           _duplicate_names, _label_missing, _time_not_dates,
                            _bad_yaml, _unknown_key, _unknown_check, _threshold_type,
                            _unwritable_out]
 

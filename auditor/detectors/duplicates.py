@@ -71,6 +71,8 @@ class Duplicates:
       (missing from a split, nested in one) are named; columns of incompatible types across
       splits (a numeric column read as text in one CSV) are compared as text (cast to
       strings), never dropped silently.
+    - Without any feature column (only ids, a time, groups and a label) rows are compared on
+      those roles and every finding is info: equal (date, label) pairs are not copies.
     """
 
     id: ClassVar[str] = "leakage.duplicates"
@@ -104,6 +106,9 @@ class Duplicates:
         text_cols = [c for c in data.columns.text if c in cols and data.kinds.get(c) == Kind.TEXT]
         label = data.label if data.label in cols else None
         features = [c for c in cols if c != label]
+        roles_only = not set(features) & (set(data.features) | set(text_cols))
+        if roles_only:
+            features = []  # only roles (time, groups) left: equal dates are not equal features
         exact_f, near_f, conflict_f = [], [], []
         copies = {split: within_split_copies(data, split, cols, as_text)
                   for split in data.split_names}
@@ -138,7 +143,13 @@ class Duplicates:
             if copies[split].height or single:
                 within_f.append(self._within(data, copies[split], split, cols + as_text))
         notes = [self._left_out(text_types, left_out)] if text_types or left_out else []
-        return exact_f + near_f + conflict_f + within_f + notes
+        findings = exact_f + near_f + conflict_f + within_f
+        if roles_only and cols:  # rows that differ only by their id are not copies of anything
+            for f in findings:
+                f.severity = Severity.INFO
+                f.message += (f" (no feature column: rows compared on {', '.join(cols)} only, "
+                              "info)")
+        return findings + notes
 
     # -- findings ------------------------------------------------------------------------------
     def _exact(self, data: AuditData, pairs: pl.DataFrame, earlier: str, later: str,

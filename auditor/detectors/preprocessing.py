@@ -144,6 +144,9 @@ class PreprocessingFit:
             if not data.pipeline:
                 raise NotApplicable("only one split and no pipeline code: nothing can have "
                                     "been fitted across splits")
+        elif not data.features:
+            if not data.pipeline:
+                raise NotApplicable("no feature columns: no fitted transform to fingerprint")
         else:
             findings += self.fingerprints(data)
         if not any(f.severity != Severity.INFO for f in findings):
