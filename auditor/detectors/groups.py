@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 import polars as pl
 
 from auditor.checks import Cost
@@ -35,13 +36,26 @@ class GroupOverlap:
     and are counted separately (info). Evidence: the most-affected entities with their rows in
     each split.
 
+    Declared ids (``columns.ids``) get the same overlap count (``id_overlap_rows``): a record id
+    present in two splits is the same record in both, which ``leakage.duplicates`` cannot see
+    (ids are not compared there). Graded by ``id_warn_above`` / ``id_fail_above`` (default 0:
+    any shared id fails); the evidence says how many of the shared ids carry equal values in
+    every other compared column. Exception: when the id numbers the rows of every split from 0
+    or 1 (values exactly 0..n-1 or 1..n), it is a row number, not a record id, and its overlap
+    is info.
+
     Without declared groups, columns that look like undeclared entity keys are suggested (info,
-    never a fail, metric ``candidate_group_column``): string or integer columns, not declared in
-    any role, with at least ``candidate_min_distinct`` distinct values and values shared across
-    splits, whose name looks like a key (``customer_id``, ``userKey``, ``session``, ...) or whose
-    values repeat within a split (mean rows per value between ``candidate_min_rows_per_value``
-    and ``candidate_max_rows_per_value``; integers must also leave gaps in their range, since
-    ages and counts fill theirs).
+    never a fail, metric ``candidate_group_column``). A column must look like a key, not a
+    measurement: not declared in any role, values shared across splits, at least
+    ``candidate_min_distinct`` distinct values, and either
+    - a name that looks like a key (``customer_id``, ``userKey``, ``session``, ...) on a string
+      or integer column, or
+    - a string column whose values repeat within a split (mean rows per value between
+      ``candidate_min_rows_per_value`` and ``candidate_max_rows_per_value``), or
+    - an integer column with such repeats, at least ``candidate_min_integer_distinct``
+      distinct values, and gaps over half of its range (ids are sparse and numerous).
+    Floats are never suggested, nor integers with a few hundred values (months, ages,
+    counts: measurements repeat too, but they are not entities).
     """
 
     id: ClassVar[str] = "leakage.group_overlap"
@@ -54,9 +68,15 @@ class GroupOverlap:
     candidate_min_distinct: int = 20
     candidate_min_rows_per_value: float = 1.5
     candidate_max_rows_per_value: float = 100.0
+    candidate_min_integer_distinct: int = 1000
+    id_warn_above: float = 0.0  # share of the later split's rows whose declared id is shared
+    id_fail_above: float = 0.0
 
     def __post_init__(self) -> None:
-        check_params(self, ("warn_above", "fail_above"), is_share, "a share in [0, 1]")
+        check_params(self, ("warn_above", "fail_above", "id_warn_above", "id_fail_above"),
+                     is_share, "a share in [0, 1]")
+        check_params(self, ("candidate_min_integer_distinct",),
+                     lambda v: isinstance(v, int) and v >= 2, "an integer >= 2")
         check_params(self, ("max_examples",), lambda v: v >= 0, ">= 0")
         check_params(self, ("candidate_min_distinct",), lambda v: isinstance(v, int) and v >= 2,
                      "an integer >= 2")
@@ -69,18 +89,51 @@ class GroupOverlap:
         if len(data.splits) < 2:
             raise NotApplicable("only one split: entities cannot cross splits")
         groups = list(dict.fromkeys(data.columns.groups))
+        ids = [c for c in dict.fromkeys(data.columns.ids) if c not in groups]
+        findings: list[Finding] = []
+        for col in groups:
+            findings += self._declared(data, col)
+        for col in ids:
+            findings += self._ids(data, col)
         if groups:
-            findings = []
-            for col in groups:
-                findings += self._declared(data, col)
             return findings
-        if not self.suggest_candidates:
-            raise NotApplicable("no group column declared (columns.groups)")
-        findings = [f for col in candidate_columns(data) if (f := self._candidate(data, col))]
+        if self.suggest_candidates:
+            findings += [f for col in candidate_columns(data) if (f := self._candidate(data, col))]
         if not findings:
             raise NotApplicable("no group column declared (columns.groups), and no column looks "
                                 "like an entity key shared across splits")
         return findings
+
+    # -- declared ids ------------------------------------------------------------------------
+    def _ids(self, data: AuditData, col: str) -> list[Finding]:
+        """A declared id shared by two splits is the same record in both (the id is never a
+        feature, so leakage.duplicates cannot see it). Row numbers that restart in every split
+        (0..n-1 or 1..n) are not record ids: their overlap is info."""
+        counts = entity_counts(data, col)
+        numbering = all(_row_numbers(data.splits[s][col]) for s in data.split_names)
+        out = []
+        for earlier, later in data.pairs():
+            shared, rows, value = overlap(data, counts, earlier, later)
+            message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} carry a {col} that "
+                       f"also occurs in {earlier} ({fmt_count(shared.height)} of "
+                       f"{fmt_count(counts[later].height)} {later} {col} values)")
+            if numbering and rows:
+                severity = Severity.INFO
+                message += (f"; {col} numbers the rows of each split from "
+                            f"{int(data.splits[later][col].min())} (a row number, not a record "
+                            "id), so the overlap is info")
+            else:
+                severity = grade(value, warn=self.id_warn_above, fail=self.id_fail_above)
+                if rows:
+                    message += ": the same records are in both splits"
+            evidence = self._evidence(shared, col, earlier, later) if rows else {}
+            if rows and not numbering:
+                evidence["same_values"] = _same_record_rows(data, col, shared, earlier, later)
+            out.append(Finding(
+                severity=severity, subject=col, splits=[earlier, later], metric="id_overlap_rows",
+                value=value, threshold=self.id_fail_above, count=rows, message=message,
+                evidence=evidence))
+        return out
 
     # -- declared groups -----------------------------------------------------------------------
     def _declared(self, data: AuditData, col: str) -> list[Finding]:
@@ -127,8 +180,11 @@ class GroupOverlap:
             return None
         by_name = bool(ENTITY_NAME.search(snake(col)))
         per_value = {s: share(int(c["rows"].sum()), c.height) for s, c in counts.items()}
+        integer = data.kinds.get(col) == Kind.NUMERIC
         repeats = any(self.candidate_min_rows_per_value <= v <= self.candidate_max_rows_per_value
-                      for v in per_value.values()) and _sparse_if_integer(data, col)
+                      for v in per_value.values()) and (
+            not integer or (distinct >= self.candidate_min_integer_distinct
+                            and _sparse_if_integer(data, col)))
         if not (by_name or repeats):
             return None
         best: tuple[float, str, str, pl.DataFrame] | None = None
@@ -227,6 +283,34 @@ def _sparse_if_integer(data: AuditData, col: str) -> bool:
     if lo is None or hi is None:
         return False
     return values.n_unique() < 0.5 * (float(hi) - float(lo) + 1)
+
+
+def _row_numbers(s: pl.Series) -> bool:
+    """An integer column holding exactly 0..n-1 or 1..n (each once): a per-split row number."""
+    if not s.dtype.is_integer() or s.null_count():
+        return False
+    lo, hi = s.min(), s.max()
+    return lo in (0, 1) and hi - lo + 1 == s.len() and s.n_unique() == s.len()
+
+
+def _same_record_rows(data: AuditData, col: str, shared: pl.DataFrame, earlier: str,
+                      later: str) -> dict[str, int]:
+    """Of the shared ids, how many rows of ``later`` equal their ``earlier`` row (first with
+    that id) in every other compared column (those of leakage.duplicates)."""
+    from auditor.detectors.near_duplicates import frames_equal
+
+    cols = data.duplicate_columns()
+    ids = shared.select("entity")
+    a = (data.splits[earlier].select(pl.col(col).alias("entity")).with_row_index("row_a")
+         .join(ids, on="entity").group_by("entity").agg(pl.col("row_a").min()))
+    b = (data.splits[later].select(pl.col(col).alias("entity")).with_row_index("row_b")
+         .join(a, on="entity"))
+    equal = frames_equal(data.splits[earlier].select(cols), b["row_a"],
+                         data.splits[later].select(cols), b["row_b"]) if cols else \
+        np.ones(b.height, dtype=bool)
+    return {f"{later} rows with a shared {col}": b.height,
+            "equal in every other column": int(equal.sum()),
+            "different in some column": int(b.height - equal.sum())}
 
 
 def _cell(v: Any) -> Any:

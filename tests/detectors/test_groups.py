@@ -38,7 +38,8 @@ def _planted():
 def test_group_overlap_counts_rows_of_the_later_split_not_entities():
     train, val = _planted()
     (f,) = [x for x in GroupOverlap().run(_data({"train": train, "val": val}, label="y",
-                                                 ids=["row_id"], groups=["customer_id"]))]
+                                                 ids=["row_id"], groups=["customer_id"]))
+            if x.metric == "group_overlap_rows"]
     expected = sum(c in set(train["customer_id"]) for c in val["customer_id"])
     assert f.count == expected == 37
     assert (f.subject, f.splits, f.metric) == ("customer_id", ["train", "val"],
@@ -131,7 +132,7 @@ def _undeclared(seed: int, n: int, pool: int) -> pl.DataFrame:
 def test_undeclared_entity_keys_are_suggested_as_info_only():
     data = _data({"train": _undeclared(1, 3000, 800), "test": _undeclared(2, 1000, 800)},
                  label="y", ids=["row_id"])
-    findings = GroupOverlap().run(data)
+    findings = [f for f in GroupOverlap().run(data) if f.metric != "id_overlap_rows"]
     assert [f.subject for f in findings] == ["accountNo", "household", "ref"]
     assert all(f.severity == Severity.INFO and f.metric == "candidate_group_column"
                for f in findings)
@@ -147,12 +148,13 @@ def test_candidates_must_overlap_across_splits():
     test = test.with_columns(("T" + pl.col("accountNo")).alias("accountNo"),
                              ("T" + pl.col("ref")).alias("ref"), pl.col("household") + 1)
     with pytest.raises(NotApplicable, match="no column looks like an entity key"):
-        GroupOverlap().run(_data({"train": train, "test": test}, label="y", ids=["row_id"]))
+        GroupOverlap().run(_data({"train": train, "test": test}, label="y",
+                                 exclude=["row_id"]))
 
 
 def test_without_groups_or_candidates_the_check_is_not_applicable(clean_splits):
     with pytest.raises(NotApplicable, match="no group column declared"):
-        GroupOverlap().run(_data(clean_splits, label="y", ids=["row_id"]))
+        GroupOverlap().run(_data(clean_splits, label="y", exclude=["row_id"]))
 
 
 def test_entity_like_names_are_recognised_in_any_case_style():
@@ -169,7 +171,8 @@ def test_demo_flags_test_customers_seen_in_train():
     frames = make_demo()
     data = _data(frames, label="churned", time="signup_ts", groups=["customer_id"],
                  ids=["row_id"], text=["notes"])
-    by_pair = {tuple(f.splits): f for f in GroupOverlap().run(data)}
+    by_pair = {tuple(f.splits): f for f in GroupOverlap().run(data)
+               if f.metric == "group_overlap_rows"}
     train_ids = set(frames["train"]["customer_id"])
     expected = sum(c in train_ids for c in frames["test"]["customer_id"])
     # 45 planted customers, 3 of whose rows were then overwritten by the 30 exact copies of
@@ -187,3 +190,51 @@ def test_nan_group_values_are_missing_not_a_shared_entity():
     assert (f.count, f.evidence["shared"]["entities"]) == (1, 1)
     nulls = {f.splits[0]: f.count for f in findings if f.metric == "null_group_rows"}
     assert nulls == {"train": 2, "test": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# Declared ids
+# ---------------------------------------------------------------------------------------------
+
+def test_a_record_id_in_two_splits_is_reported_as_id_overlap():
+    train, test = _frame([f"C{i}" for i in range(500)], 1), _frame(
+        [f"N{i}" for i in range(200)], 2, 10_000)
+    # 6 train records re-appear in test with their id (4 unchanged, 2 with an updated x)
+    again = pl.concat([train[10:14], train[20:22].with_columns(pl.col("x") + 1)])
+    test = pl.concat([test, again])
+    findings = GroupOverlap().run(_data({"train": train, "test": test}, label="y",
+                                        ids=["row_id"], groups=["customer_id"]))
+    (f,) = [x for x in findings if x.metric == "id_overlap_rows"]
+    assert (f.subject, f.count, f.severity) == ("row_id", 6, Severity.FAIL)
+    assert f.value == pytest.approx(6 / 206)
+    assert f.message == ("6 of 206 test rows (2.9%) carry a row_id that also occurs in train "
+                         "(6 of 206 test row_id values): the same records are in both splits")
+    assert f.evidence["same_values"] == {"test rows with a shared row_id": 6,
+                                         "equal in every other column": 4,
+                                         "different in some column": 2}
+    assert f.evidence["shared"]["entities"] == 6
+
+
+def test_row_numbers_restarting_in_every_split_are_not_record_ids():
+    train, test = _frame([f"C{i}" for i in range(300)], 1), _frame(
+        [f"N{i}" for i in range(100)], 2)  # row_id 0..299 and 0..99
+    (f,) = GroupOverlap().run(_data({"train": train, "test": test}, label="y",
+                                    ids=["row_id"]))
+    assert (f.metric, f.count, f.severity) == ("id_overlap_rows", 100, Severity.INFO)
+    assert "a row number, not a record id" in f.message
+
+
+def test_measurements_are_not_suggested_as_entity_keys():
+    def frame(n: int, seed: int) -> pl.DataFrame:
+        r = np.random.default_rng(seed)
+        return pl.DataFrame({"months": r.integers(0, 120, n) * 3,   # sparse, repeating integers
+                             "amount": r.gamma(2.0, 50.0, n).round(0),
+                             "y": r.integers(0, 2, n)})
+    data = _data({"train": frame(3000, 1), "test": frame(1000, 2)}, label="y")
+    with pytest.raises(NotApplicable, match="no column looks like an entity key"):
+        GroupOverlap().run(data)
+    # an integer key with thousands of sparse values still is suggested
+    keyed = {s: d.with_columns(pl.Series("acct", np.random.default_rng(i).integers(
+        0, 2500, d.height) * 13)) for i, (s, d) in enumerate(data.splits.items())}
+    (f,) = GroupOverlap(candidate_min_integer_distinct=1000).run(_data(keyed, label="y"))
+    assert f.subject == "acct" and f.metric == "candidate_group_column"
