@@ -18,18 +18,46 @@ from auditor.suites import load_checks
 
 
 def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
-              suite: str | None = None, progress: bool = False) -> Report:
-    """Build the suite's checks (fails fast on config errors), load the data, run, report."""
+              suite: str | None = None, progress: bool = False, hash_mode: str = "full",
+              baseline: str | Path | dict[str, Any] | None = None) -> Report:
+    """Build the suite's checks (fails fast on config errors), load the data, run, apply the
+    config's waivers, record provenance (``inputs`` hashed with ``hash_mode``, ``config``,
+    ``versions``) and, with a ``baseline`` report (path or dict), mark what changed."""
+    from auditor.provenance import HASH_MODES, describe_inputs, resolved_config, versions
+    from auditor.waivers import apply_waivers
+
+    if hash_mode not in HASH_MODES:
+        from auditor.errors import ConfigError
+        raise ConfigError(f"hash must be one of {', '.join(HASH_MODES)}; got {hash_mode!r}")
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
+    base_doc, base_source = None, None
+    if baseline is not None:  # read before the run: an unusable baseline is a usage error
+        from auditor.baseline import read_report
+
+        base_doc = baseline if isinstance(baseline, dict) else read_report(baseline)
+        base_source = "<dict>" if isinstance(baseline, dict) else str(Path(baseline).resolve())
     checks = load_checks(suite or cfg.suite, cfg.thresholds)
     data = open_splits(cfg, frames)
     results = run_checks(checks, data, progress=progress)
-    return Report(status=overall_status(results),
-                  started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                  duration_s=round(time.perf_counter() - t0, 3), seed=cfg.seed,
-                  datasets=data.info(), checks=results, tool_version=__version__,
-                  notes=list(data.notes))
+    waived = apply_waivers(results, list(cfg.waivers))
+    if waived is not None:
+        results.append(waived)
+    config = resolved_config(cfg, checks)
+    if suite:
+        config["suite"] = suite
+    report = Report(status=overall_status(results),
+                    started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    duration_s=0.0, seed=cfg.seed,
+                    datasets=data.info(), checks=results, tool_version=__version__,
+                    notes=list(data.notes), inputs=describe_inputs(data, hash_mode),
+                    config=config, versions=versions())
+    if base_doc is not None:
+        from auditor.baseline import mark_changes
+
+        mark_changes(report, base_doc, base_source or "")
+    report.duration_s = round(time.perf_counter() - t0, 3)
+    return report
 
 
 def audit(*, train: Any = None, test: Any = None, val: Any = None,
@@ -39,11 +67,17 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
           exclude: list[str] | str | None = None, tokens: dict[str, Any] | None = None,
           reference: Any = None, suite: str = "default",
           thresholds: dict[str, dict[str, Any]] | None = None, seed: int = 0,
-          progress: bool = False) -> Report:
+          progress: bool = False, waivers: list[dict[str, Any]] | None = None,
+          hash: str = "full", baseline: str | Path | dict[str, Any] | None = None,
+          ledger: str | Path | None = None) -> Report:
     """Audit splits given as polars/pandas DataFrames or file paths.
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
-    have other split names. Column roles and thresholds mean the same as in audit.yaml.
+    have other split names. Column roles, thresholds and ``waivers`` (a list of
+    ``{check, subject, splits?, metric?, reason, owner, expires}``) mean the same as in
+    audit.yaml. ``hash`` is the provenance hash mode (``full`` or ``fast``), ``baseline`` a
+    previous report (path or dict) to mark findings new/persisting/resolved against, and
+    ``ledger`` a SQLite path or SQLAlchemy URL the run is appended to.
     """
     given = splits if splits is not None else {
         k: v for k, v in (("train", train), ("val", val), ("test", test)) if v is not None}
@@ -54,6 +88,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
         "columns": Columns(label=label, time=time, groups=groups or [], ids=ids or [],
                            text=text or [], exclude=exclude or []).model_dump(),
         "suite": suite, "seed": seed, "thresholds": thresholds or {},
+        "waivers": [dict(w) for w in waivers or []],
     }
     if tokens is not None:
         raw["tokens"] = Tokens.model_validate(tokens).model_dump()
@@ -63,4 +98,12 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
         else:
             in_memory["reference"] = reference
     cfg = parse_config(raw, base_dir=Path.cwd(), source="audit()")
-    return run_audit(cfg, frames=in_memory, progress=progress)
+    if ledger is not None:
+        from auditor.ledger import Ledger
+
+        store = Ledger(str(ledger))  # opened (and created) before the run: fail fast
+    report = run_audit(cfg, frames=in_memory, progress=progress, hash_mode=hash,
+                       baseline=baseline)
+    if ledger is not None:
+        store.append(report.to_dict(), report_path=None)
+    return report

@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="tokens.contamination writes each evaluation split without its "
                           "contaminated rows to DIR/<split>.parquet")
     _common(run)
+    _workflow_options(run)
 
     scan = sub.add_parser("scan-code", help="scan .py scripts / .ipynb notebooks for "
                           "preprocessing fitted before the split (static analysis, no execution)")
@@ -58,7 +59,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="audit bundled deterministic data with planted problems")
     _common(demo, suite=False)
+
+    verify = sub.add_parser("verify", help="exit 0 when the inputs recorded in a report.json "
+                            "are unchanged, 1 naming the changed file")
+    verify.add_argument("report", metavar="REPORT_JSON", help="a report.json of auditor run")
+    verify.add_argument("-q", "--quiet", action="store_true", help="no output, exit code only")
+
+    history = sub.add_parser("history", help="an HTML page of trends over the runs kept in "
+                             "a ledger")
+    history.add_argument("--ledger", metavar="PATH|URL", default=None,
+                         help="SQLite file or SQLAlchemy URL (default reports/ledger.sqlite)")
+    history.add_argument("--out", metavar="DIR", default=None,
+                         help="output directory for history.html (default reports/history)")
     return p
+
+
+def _workflow_options(p: argparse.ArgumentParser) -> None:
+    """Options of `run` for scheduled audits and sign-off (auditor.ledger, .baseline,
+    .provenance, .ci_outputs)."""
+    p.add_argument("--ledger", metavar="PATH|URL", default=None,
+                   help="append this run to a ledger: SQLite file or SQLAlchemy URL "
+                        "(default: ledger: in audit.yaml, else none)")
+    p.add_argument("--baseline", metavar="PATH|last", default=None,
+                   help="mark findings new/persisting/resolved against a previous report.json"
+                        " ('last': the newest run in the ledger or next to --out)")
+    p.add_argument("--junit", metavar="PATH", default=None,
+                   help="also write a JUnit XML file (one test case per check)")
+    p.add_argument("--summary-md", metavar="PATH", default=None,
+                   help="also write a Markdown verdict (e.g. $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--hash", choices=["full", "fast"], default="full",
+                   help="input hashes recorded for `auditor verify`: full SHA-256 (default) "
+                        "or fast (Parquet footer + size + mtime)")
 
 
 def _common(p: argparse.ArgumentParser, suite: bool = True) -> None:
@@ -139,6 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo(args)
         if args.command == "scan-code":
             return _scan_code(args)
+        if args.command == "verify":
+            return _verify(args)
+        if args.command == "history":
+            return _history(args)
         return _run(args)
     except AuditorError as err:
         print(f"auditor: error: {err}", file=sys.stderr)
@@ -191,7 +226,9 @@ def _run(args: argparse.Namespace) -> int:
                                         "clean_dir": str(Path(args.write_clean).resolve())}
         cfg = cfg.model_copy(update={"thresholds": over})
     out = prepare_out_dir(args.out)
-    return execute(cfg, out, suite=args.suite, fail_on=args.fail_on, quiet=args.quiet)
+    return execute(cfg, out, suite=args.suite, fail_on=args.fail_on, quiet=args.quiet,
+                   hash_mode=args.hash, baseline=args.baseline, ledger=args.ledger or cfg.ledger,
+                   junit=args.junit, summary_md=args.summary_md)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -225,13 +262,68 @@ def _scan_code(args: argparse.Namespace) -> int:
     return publish(scan_report(paths, args.fitter), out, fail_on=args.fail_on, quiet=args.quiet)
 
 
-def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool) -> int:
-    """Run the audit, write report.json then report.html atomically, print the verdict."""
+def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool,
+            hash_mode: str = "full", baseline: str | None = None, ledger: str | None = None,
+            junit: str | None = None, summary_md: str | None = None) -> int:
+    """Run the audit, write report.json then report.html atomically, print the verdict;
+    then the CI outputs (``junit``, ``summary_md``) and the ledger entry when asked. The
+    ledger and the baseline are opened before the run: unusable ones fail fast (exit 2)."""
     from auditor.api import run_audit
 
+    store = None
+    if ledger:
+        from auditor.ledger import Ledger
+        store = Ledger(ledger)
+    if baseline == "last":
+        from auditor.baseline import latest_report
+        baseline = str(latest_report(out, ledger))
     progress = not quiet and sys.stderr.isatty() and not os.environ.get("CI")
-    report = run_audit(cfg, suite=suite, progress=progress)
-    return publish(report, out, fail_on=fail_on, quiet=quiet)
+    report = run_audit(cfg, suite=suite, progress=progress, hash_mode=hash_mode,
+                       baseline=baseline)
+    code = publish(report, out, fail_on=fail_on, quiet=quiet)
+    if junit or summary_md or store is not None:
+        from auditor.output import write_atomic
+
+        doc = report.to_dict()
+        if junit:
+            from auditor.ci_outputs import junit_xml
+            write_atomic(Path(junit), junit_xml(doc, fail_on))
+        if summary_md:
+            from auditor.ci_outputs import summary_markdown
+            write_atomic(Path(summary_md), summary_markdown(doc, fail_on, code))
+        if store is not None:
+            store.append(doc, report_path=out / "report.json")
+    return code
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from auditor.verify import verify_inputs
+
+    ok, changed, unverifiable = verify_inputs(args.report)
+    if not args.quiet:
+        from auditor.grouping import printable
+        for line in ok + unverifiable:
+            print(f"  {printable(line)}", file=sys.stderr)
+        for line in changed:
+            print(f"auditor: CHANGED {printable(line)}", file=sys.stderr)
+        print("verify: " + (f"{len(changed):,} of {len(ok) + len(changed):,} inputs changed"
+                            if changed else f"all {len(ok):,} recorded inputs unchanged"),
+              file=sys.stderr)
+    return EXIT_FINDINGS if changed else EXIT_OK
+
+
+def _history(args: argparse.Namespace) -> int:
+    from auditor.errors import InputError
+    from auditor.history import write_history
+    from auditor.ledger import DEFAULT_LEDGER, is_url
+
+    target = args.ledger or DEFAULT_LEDGER
+    if not is_url(target) and not Path(target).is_file():
+        raise InputError(f"{target}: ledger not found (runs are appended with auditor run "
+                         "--ledger PATH or ledger: in audit.yaml)")
+    out = prepare_out_dir(args.out or str(Path("reports") / "history"))
+    print(write_history(target, out))
+    return EXIT_OK
 
 
 def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
@@ -269,6 +361,9 @@ def print_summary(report: Any, out: Path, code: int) -> None:
         table.add_row(f"[{colors[c.status]}]{c.status}[/]", c.id, c.summary,
                       f"{c.duration_s:.2f}s", )
     console.print(table, markup=True)
+    from auditor.grouping import finding_lines
+    for line in finding_lines(report.to_dict()):  # grouped, waived and resolved findings
+        console.print(line, markup=False, highlight=False)
     words = {0: "PASS: nothing at or above the --fail-on level.",
              1: "FAIL: the audit found problems at or above the --fail-on level "
                 "(exit code 1). Read the failed checks in the report.",

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from auditor.errors import ConfigError
+from auditor.waivers import Waiver
 
 
 class _Strict(BaseModel):
@@ -84,6 +85,8 @@ class AuditConfig(_Strict):
     thresholds: dict[str, dict[str, Any]] = Field(default_factory=dict)
     pipeline: list[Path] = Field(default_factory=list)
     memory_budget_gb: float | None = Field(default=None, gt=0)
+    waivers: list[Waiver] = Field(default_factory=list)  # accepted findings (auditor.waivers)
+    ledger: str | None = None  # run history: SQLite file or SQLAlchemy URL (auditor.ledger)
     expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
@@ -153,6 +156,8 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     }
     if cfg.reference is not None:
         updates["reference"] = resolve(cfg.reference)
+    if cfg.ledger and "://" not in cfg.ledger:  # a file path, not a SQLAlchemy URL
+        updates["ledger"] = str(resolve(Path(cfg.ledger)))
     if cfg.expectations is not None:
         updates["expectations"] = resolve(cfg.expectations)
         if not updates["expectations"].is_file():

@@ -498,6 +498,8 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     paths = dict(paths or {n: None for n in frames})
     if REFERENCE in frames:
         raise InputError(f"split name {REFERENCE!r} is reserved for the reference dataset")
+    frames, reference, columns, tokens, renamed = _rename_reserved(frames, reference, columns,
+                                                                   tokens)
     _check_roles(frames, columns, tokens, paths)
     frames = {n: _parse_time_strings(df, columns.time, paths.get(n) or n)
               for n, df in frames.items()}
@@ -506,6 +508,8 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
         _check_roles({REFERENCE: reference}, columns, None, {REFERENCE: reference_path})
         all_frames[REFERENCE] = reference
         paths[REFERENCE] = reference_path
+    all_frames = _empty_label(all_frames, columns.label, paths)
+    _check_token_types(frames, tokens, paths)
     harmonised, kinds, issues = _harmonise(all_frames, columns, tokens, paths)
     ref = harmonised.pop(REFERENCE, None)
     _check_label(harmonised, columns, paths)
@@ -513,9 +517,82 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     # No feature column is no reason to stop: duplicate, group, id, temporal and label checks
     # need none; the checks that do say so as ``skipped`` (NotApplicable).
     issues += _label_nulls(harmonised, columns.label)
+    issues += renamed
     return AuditData(harmonised, columns=columns, tokens=tokens, paths=paths, reference=ref,
                      reference_path=reference_path, seed=seed, kinds=kinds, features=features,
                      schema_issues=issues)
+
+
+def _empty_label(frames: dict[str, pl.DataFrame], label: str | None,
+                 paths: dict[str, str | None]) -> dict[str, pl.DataFrame]:
+    """A label with no value in a split (null or NaN in every row; an empty CSV column reads
+    as text) is typed Null there, so it takes the other splits' type; a label empty in every
+    split is an input error: nothing label-based can be audited."""
+    if not label:
+        return frames
+    empty = {n for n, df in frames.items()
+             if df[label].null_count() + (int(df[label].is_nan().sum())
+                                          if df.schema[label].is_float() else 0) == df.height}
+    if not empty:
+        return frames
+    if len(empty) == len(frames):
+        name = next(iter(frames))
+        raise InputError(f"{paths.get(name) or name}: label column {label!r} is empty (no "
+                         f"value in any of its {frames[name].height:,} rows, nor in the other "
+                         "splits); point the label at a column with values, or declare none")
+    return {n: df.with_columns(pl.lit(None).alias(label)) if n in empty else df
+            for n, df in frames.items()}
+
+
+_TOKEN_LISTS = (("input_ids", "token ids"), ("attention_mask", "0/1 mask values"),
+                ("labels", "label token ids"))
+
+
+def _check_token_types(frames: dict[str, pl.DataFrame], tokens: Tokens | None,
+                       paths: dict[str, str | None]) -> None:
+    """Declared token columns must hold lists (or arrays) of numbers, or booleans for the mask;
+    anything else (text, structs, lists of strings) is an input error naming the column."""
+    if tokens is None:
+        return
+    for name, df in frames.items():
+        for role, what in _TOKEN_LISTS:
+            col = getattr(tokens, role)
+            if not col or col not in df.columns:
+                continue
+            dtype = df.schema[col]
+            inner = dtype.inner if isinstance(dtype, (pl.List, pl.Array)) else None
+            if dtype == pl.Null or (inner is not None and (
+                    inner.is_numeric() or inner in (pl.Boolean, pl.Null))):
+                continue
+            raise InputError(f"{paths.get(name) or name}: tokens.{role} column {col!r} has type "
+                             f"{dtype}; expected a list of {what} (list<int>; CSV cannot hold "
+                             "lists: use Parquet or JSON Lines)")
+
+
+def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | None,
+                     columns: Columns, tokens: Tokens | None) -> tuple[
+                         dict[str, pl.DataFrame], pl.DataFrame | None, Columns, Tokens | None,
+                         list[SchemaIssue]]:
+    """User columns named "" or with the prefix of internal helper columns are renamed (see
+    :mod:`auditor.colnames`); declared roles follow; each rename is reported."""
+    from auditor.colnames import COLUMN_ROLES, TOKEN_ROLES, rename_map, renamed_roles
+
+    everything = [*frames.values(), *([reference] if reference is not None else [])]
+    mapping = rename_map(df.columns for df in everything)
+    if not mapping:
+        return frames, reference, columns, tokens, []
+
+    def rename(df: pl.DataFrame) -> pl.DataFrame:
+        return df.rename({k: v for k, v in mapping.items() if k in df.columns})
+
+    issues = [SchemaIssue("info", new, "renamed",
+                          f"column {old!r} is audited as {new!r}: names that are empty or start "
+                          "with '__auditor_' are kept for the auditor's own helper columns")
+              for old, new in mapping.items()]
+    return ({n: rename(df) for n, df in frames.items()},
+            rename(reference) if reference is not None else None,
+            renamed_roles(columns, mapping, COLUMN_ROLES),
+            renamed_roles(tokens, mapping, TOKEN_ROLES), issues)
 
 
 def _label_nulls(frames: dict[str, pl.DataFrame], label: str | None) -> list[SchemaIssue]:
@@ -618,10 +695,16 @@ def memory_budget_bytes(budget_gb: float | None) -> int:
 def read_sample(path: Path, fraction: float, seed: int) -> pl.DataFrame:
     """A seeded uniform sample of about ``fraction`` of the rows, read with streaming so the
     whole file never sits in memory."""
-    lf = scan_table(path).with_row_index("__row")
-    keep = (pl.col("__row").hash(seed) % 1_000_000) < int(fraction * 1_000_000)
+    from auditor.colnames import helper_name
+
+    lf = scan_table(path)
     try:
-        return lf.filter(keep).drop("__row").collect(engine="streaming")
+        row = helper_name("row", lf.collect_schema().names())
+    except Exception:
+        row = helper_name("row", [])  # the collect below reports the reader's error
+    keep = (pl.col(row).hash(seed) % 1_000_000) < int(fraction * 1_000_000)
+    try:
+        return lf.with_row_index(row).filter(keep).drop(row).collect(engine="streaming")
     except Exception as err:
         fmt = "parquet" if path.is_dir() else _format_of(path)
         raise InputError(f"{path}: cannot read as {_FORMAT_NAMES[fmt]}: "

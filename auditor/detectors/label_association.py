@@ -17,9 +17,10 @@ import polars as pl
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
-from auditor.label_stats import (RANKED, YCOL, LabelView, label_view, level_codes,
-                                 missing_count, ranked_columns, shared_rank_stats,
+from auditor.label_stats import (RANKED, YCOL, LabelView, float_values, label_view,
+                                 level_codes, missing_count, ranked_columns, shared_rank_stats,
                                  shared_spearman_aggs)
+from auditor.leak_rules import Rules, Verdict, judge, missing_purity, pure_region
 from auditor.report import Finding, Severity
 from auditor.stats import (check_params, clip_text, correlation_ratio_from_moments, cramers_v,
                            fmt_rows, grade, is_share, point_biserial_from_moments)
@@ -80,14 +81,20 @@ class FeatureLabelAssociation:
     min_rows: int = 50
     max_levels_as_categorical: int = 10
     top: int = 20
+    deterministic_above: float = 0.99
+    singular_gap: float = 0.15
+    pure_share: float = 0.9
+    pure_tolerance: float = 0.01
+    min_level_rows: int = 5
 
     def __post_init__(self) -> None:
         check_params(self, ("warn_above", "fail_above", "drop_warn_above", "drop_fail_above",
-                            "drop_min_train"), is_share, "in [0, 1]")
+                            "drop_min_train", "deterministic_above", "singular_gap",
+                            "pure_share", "pure_tolerance"), is_share, "in [0, 1]")
         if self.warn_above > self.fail_above:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
-        check_params(self, ("min_rows", "max_levels_as_categorical", "top"),
+        check_params(self, ("min_rows", "max_levels_as_categorical", "top", "min_level_rows"),
                      lambda v: isinstance(v, int) and v >= 1, "an integer >= 1")
 
     def run(self, data: AuditData) -> list[Finding]:
@@ -110,9 +117,9 @@ class FeatureLabelAssociation:
             if c not in best:
                 continue
             a, measure, split = best[c]
-            sev = grade(a, warn=self.warn_above, fail=self.fail_above)
-            if sev != Severity.INFO:
-                findings.append(self._strength(data, view, c, a, measure, split, sev,
+            if grade(a, warn=self.warn_above, fail=self.fail_above) != Severity.INFO:
+                verdict = self._judge(view, c, a, c in as_levels, best, per_split[train])
+                findings.append(self._strength(data, view, c, a, measure, split, verdict,
                                                per_split))
         if len(view.frames) > 1:
             for c in cols:
@@ -200,15 +207,53 @@ class FeatureLabelAssociation:
             rows.append(row)
         return rows
 
+    def _judge(self, view: LabelView, c: str, a: float, as_levels: bool,
+               best: dict[str, tuple[float, str, str]], train: dict[str, dict[str, Any]]
+               ) -> Verdict:
+        """The :mod:`auditor.leak_rules` verdict of a flagged column: its train association,
+        the other columns' associations and, for a binary label, the purest cut of its train
+        values (levels: their positive rate, levels under ``min_level_rows`` rows pooled) and
+        the class balance of its missing values."""
+        purity = missing = None
+        if view.kind == LabelKind.BINARY:
+            frame = view.frames[view.train]
+            y = frame[YCOL].to_numpy()
+            col = frame[c]
+            if as_levels or col.dtype == pl.String:
+                codes, n_levels = level_codes(col)
+                size = np.bincount(codes, minlength=n_levels)
+                codes = np.where(size[codes] >= self.min_level_rows, codes, n_levels)
+                size = np.bincount(codes, minlength=n_levels + 1)
+                pos = np.bincount(codes, weights=y.astype(float), minlength=n_levels + 1)
+                scores = (pos / np.maximum(size, 1))[codes]
+            else:
+                scores = float_values(frame, c)
+            purity = pure_region(scores, y, self.pure_tolerance)
+            miss = col.is_null().to_numpy()
+            if col.dtype.is_float():
+                miss = miss | col.is_nan().fill_null(False).to_numpy()
+            missing = missing_purity(miss, y)
+        rules = Rules(self.warn_above, self.fail_above, self.deterministic_above,
+                      self.singular_gap, self.pure_share, self.pure_tolerance)
+        in_train = strongest(train[c])[0] if c in train else None
+        return judge(rules, value=a, train_value=in_train if in_train is not None else 0.0,
+                     others=[(k, v[0]) for k, v in best.items() if k != c], name=c,
+                     what="association", purity=purity, missing=missing,
+                     classes=view.classes)
+
     def _strength(self, data: AuditData, view: LabelView, c: str, a: float, measure: str,
-                  split: str, sev: Severity, per_split: dict[str, Any]) -> Finding:
+                  split: str, verdict: Verdict, per_split: dict[str, Any]) -> Finding:
         m = per_split[split][c]
         rows = int(m["rows"])
         with_value = int(m.get("with_value", rows))
-        threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
+        sev = verdict.severity
+        threshold = {"near_deterministic": self.deterministic_above}.get(
+            verdict.rule, self.fail_above if verdict.rule == "threshold" and
+            sev == Severity.FAIL else self.warn_above)
         count, what = ((rows - with_value, "missing") if measure == "missingness"
                        else (with_value, "with a value"))
-        evidence: dict[str, Any] = {"splits": self._rows(view, c, per_split)}
+        evidence: dict[str, Any] = {"splits": self._rows(view, c, per_split),
+                                    "grading": verdict.evidence()}
         if "levels" in m:
             evidence["levels"] = level_table(view, view.frames[view.train][c],
                                              view.frames[view.train][YCOL])
@@ -216,8 +261,8 @@ class FeatureLabelAssociation:
             severity=sev, metric="association", value=r4(a), threshold=threshold,
             count=count, subject=c, splits=[split],
             message=f"{c} is associated with {view.column} at {a:.3f} ({_label(measure)}) in "
-                    f"{split}, {what} in {fmt_rows(count, rows, 'rows')}; {sev.value} above "
-                    f"{threshold}",
+                    f"{split}, {what} in {fmt_rows(count, rows, 'rows')}; {verdict.reason}; "
+                    f"graded {sev.value}",
             evidence=evidence)
 
     def _drop(self, data: AuditData, view: LabelView, c: str,

@@ -18,6 +18,7 @@ import polars as pl
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
+from auditor.leak_rules import Rules, judge, missing_purity, pure_region
 from auditor.label_stats import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
                                  class_rank_stats, encoded_figures, eval_ranked, eval_spearman,
                                  fit_ranked, fit_spearman, float_values, label_view,
@@ -42,6 +43,7 @@ class Scored:
     fit: RankFit | None = None
     index: int = 0
     is_id: bool = False
+    is_time: bool = False
     binned: bool = False
 
     def graded(self) -> tuple[float, str] | None:
@@ -99,14 +101,21 @@ class SingleFeatureAUC:
     ci_rows: int = 10_000
     id_sample_rows: int = 200_000
     top: int = 20
+    deterministic_above: float = 0.995
+    singular_gap: float = 0.15
+    pure_share: float = 0.9
+    pure_tolerance: float = 0.01
 
     def __post_init__(self) -> None:
-        check_params(self, ("warn_above", "fail_above", "id_warn_above"),
+        check_params(self, ("warn_above", "fail_above", "id_warn_above",
+                            "deterministic_above"),
                      lambda v: 0.5 <= v <= 1, "an AUC in [0.5, 1]")
         if self.warn_above > self.fail_above:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
         check_params(self, ("smoothing",), lambda v: v >= 0, ">= 0")
+        check_params(self, ("singular_gap", "pure_share", "pure_tolerance"),
+                     lambda v: 0 <= v <= 1, "a share in [0, 1]")
         for name, low in (("folds", 2), ("n_boot", 10), ("ci_rows", 100),
                           ("id_sample_rows", 1000), ("top", 1)):
             check_params(self, (name,), lambda v, low=low: isinstance(v, int) and v >= low,
@@ -118,6 +127,9 @@ class SingleFeatureAUC:
         feats = [c for c in data.features if data.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
         ids = [c for c in data.columns.ids
                if data.kinds.get(c) not in (None, Kind.NESTED, Kind.NULL, Kind.TEXT)]
+        time = data.columns.time
+        if time and data.kinds.get(time) not in RANKED or time == data.label:
+            time = None
         if not feats and not ids:
             raise NotApplicable("no numeric, boolean, categorical or datetime feature to test")
         scored: list[Scored] = []
@@ -143,9 +155,20 @@ class SingleFeatureAUC:
             (sc,) = self._ranked(view, frames, [c], stats, ["id"])
             sc.is_id = True
             scored.append(sc)
-        out = [f for sc in scored for f in [self._finding(data, view, sc)] if f is not None]
+        if time:  # not a feature, but a label that is a function of the date is a leak
+            frames = {s: f.select(time, YCOL) for s, f in view.frames.items()}
+            stats = ({} if view.kind == LabelKind.NUMERIC else
+                     {s: class_rank_stats(f, [value_expr(time, f[time].dtype)], view.n_classes,
+                                          moments=False) for s, f in frames.items()})
+            (sc,) = self._ranked(view, frames, [time], stats, ["time"])
+            sc.is_time = True
+            scored.append(sc)
+        features = [sc for sc in scored if not (sc.is_id or sc.is_time)]
+        figures = {sc.column: g[0] for sc in features for g in [sc.graded()] if g is not None}
+        out = [f for sc in scored for f in [self._finding(data, view, sc, figures)]
+               if f is not None]
         out.sort(key=lambda f: ({"fail": 0, "warn": 1, "info": 2}[f.severity], -(f.value or 0)))
-        out.append(self._overview(view, [sc for sc in scored if not sc.is_id]))
+        out.append(self._overview(view, features))
         return out
 
     def _ranked(self, view: LabelView, frames: dict[str, pl.DataFrame], cols: list[str],
@@ -213,7 +236,8 @@ class SingleFeatureAUC:
         return out
 
     # -- findings ----------------------------------------------------------------------------
-    def _finding(self, data: AuditData, view: LabelView, sc: Scored) -> Finding | None:
+    def _finding(self, data: AuditData, view: LabelView, sc: Scored,
+                 figures: dict[str, float]) -> Finding | None:
         g = sc.graded()
         if g is None:
             return None
@@ -223,7 +247,6 @@ class SingleFeatureAUC:
             threshold = self.id_warn_above
         else:
             sev = grade(value, warn=self.warn_above, fail=self.fail_above)
-            threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
         if sev == Severity.INFO:
             return None
         frames = (self._id_frames(view, sc.column, data.seed) if sc.is_id
@@ -237,6 +260,16 @@ class SingleFeatureAUC:
         frame = frames[split]
         n = frame.height
         missing = missing_count(frame, sc.column)
+        verdict = None
+        if sc.is_time:
+            threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
+        elif not sc.is_id:
+            verdict = self._judge(view, sc, value, frames, scores, figures)
+            sev = verdict.severity
+            threshold = {"singular": self.warn_above, "strong_not_singular": self.warn_above,
+                         "near_deterministic": self.deterministic_above}.get(
+                             verdict.rule, self.fail_above if sev == Severity.FAIL
+                             else self.warn_above)
         ci = self._ci(view, frame, scores[split], sc, data.seed)
         metric = {LabelKind.BINARY: "single_feature_auc",
                   LabelKind.MULTICLASS: "single_feature_macro_auc"}.get(view.kind,
@@ -256,10 +289,23 @@ class SingleFeatureAUC:
                     f"{fmt_count(n)} labelled rows")
         if missing:
             what += f"; {sc.column} is missing in {fmt_rows(missing, n, f'{split} rows')}"
-        message = (f"identifier {sc.column} carries label information: alone it {what}; "
-                   "exports sorted by outcome do this" if sc.is_id
-                   else f"{sc.column} alone {what}")
+        if sc.is_id:
+            message = (f"identifier {sc.column} carries label information: alone it {what}; "
+                       "exports sorted by outcome do this")
+        elif sc.is_time:
+            message = (f"time column {sc.column} alone {what}: "
+                       + ("the label is nearly a function of the date (a label derived from "
+                          "the date, or a period that holds one outcome); a model learns the "
+                          "calendar, not the rows" if sev == Severity.FAIL else
+                          "a strong trend of the label over time; prefer a split by time"))
+        else:
+            message = f"{sc.column} alone {what}; {verdict.reason}; graded {sev.value}"
         evidence: dict[str, Any] = {"splits": self._split_rows(view, frames, sc, split, ci)}
+        evidence["grading"] = (verdict.evidence() if verdict else
+                               {"rule": "identifier" if sc.is_id else "time_column",
+                                "reason": "identifiers warn above id_warn_above and never fail"
+                                if sc.is_id else "the time column is graded by warn_above "
+                                "and fail_above alone"})
         if view.kind != LabelKind.NUMERIC:
             evidence["chart"] = self._roc_chart(view, frames, scores, sc, split)
         evidence["orientation"] = describe_orientation(view, sc)
@@ -267,6 +313,30 @@ class SingleFeatureAUC:
                        count=n, subject=sc.column,
                        splits=[split] if split == view.train else [view.train, split],
                        message=message, evidence=evidence)
+
+    def _judge(self, view: LabelView, sc: Scored, value: float,
+               frames: dict[str, pl.DataFrame], scores: dict[str, np.ndarray],
+               figures: dict[str, float]):
+        """The :mod:`auditor.leak_rules` verdict of a flagged feature: its train figure,
+        the other features' figures and, for a binary label, the purest cut of its train
+        scores and the class balance of its missing values in train."""
+        train = view.train
+        purity = missing = None
+        if view.kind == LabelKind.BINARY:
+            y = frames[train][YCOL].to_numpy()
+            purity = pure_region(scores[train][:, 0], y, self.pure_tolerance)
+            col = frames[train][sc.column]
+            miss = col.is_null().to_numpy()
+            if col.dtype.is_float():
+                miss = miss | col.is_nan().fill_null(False).to_numpy()
+            missing = missing_purity(miss, y)
+        name = "|Spearman rho|" if view.kind == LabelKind.NUMERIC else "AUC"
+        rules = Rules(self.warn_above, self.fail_above, self.deterministic_above,
+                      self.singular_gap, self.pure_share, self.pure_tolerance)
+        return judge(rules, value=value, train_value=sc.values.get(train, float("nan")),
+                     others=[(c, v) for c, v in figures.items() if c != sc.column],
+                     name=sc.column, what=name, purity=purity, missing=missing,
+                     classes=view.classes)
 
     def _ci(self, view: LabelView, frame: pl.DataFrame, scores: np.ndarray, sc: Scored,
             data_seed: int) -> tuple[float, float]:

@@ -12,8 +12,6 @@ import auditor
 from tests.realdata.cases import HONEST, Case
 
 XFAIL: dict[str, str] = {
-    "breast_cancer": "A: strong legitimate features graded FAIL by single_feature_auc (fixing)",
-    "iris": "A: petal features graded FAIL by single_feature_auc/association (fixing)",
     "flights": "B: drift.features FAILs tailnum (a high-cardinality id-like category, new "
                "aircraft in a later period)",
     "seattle_weather": "B: drift.label FAILs the weather label in a time split",

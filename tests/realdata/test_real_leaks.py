@@ -6,10 +6,7 @@ import pytest
 import auditor
 from tests.realdata.cases import LEAKS, Case
 
-XFAIL: dict[str, str] = {
-    "flights_dep_delay": "A: dep_delay (AUC 0.90, far above every other feature) only warns",
-    "seatbelts_law": "A: the time column is not scored against the label yet",
-}
+XFAIL: dict[str, str] = {}
 
 
 def params():

@@ -1,0 +1,173 @@
+"""How a strong feature-label relation is graded: a leak, or a legitimately strong signal?
+
+Shared by ``leakage.single_feature_auc`` and ``leakage.feature_label_correlation``. A column
+whose figure (AUC, |rho|, association) is above the check's ``warn_above`` is judged with the
+context the audit already has, in this order (the first rule that applies decides):
+
+1. ``post_outcome_missingness`` (FAIL, binary label): the column is missing in at least
+   ``pure_share`` of one class's train rows and in at most ``pure_tolerance`` of the other
+   class's: a field filled in only for one outcome (a cancellation date that exists only for
+   churners) is written after the outcome.
+2. ``near_deterministic`` (FAIL): in train the figure is >= ``deterministic_above``, or (binary
+   label) one cut of the column's train score puts at least ``pure_share`` of one class's rows
+   beyond it with at most ``pure_tolerance`` of the other class's rows (an ROC point with
+   TPR >= 0.9 at FPR <= 0.01, from either end: a value or range present almost only for one
+   class and covering nearly all of it). Measured features of the world overlap between
+   classes; a column that does not is a recoding of the label.
+3. ``singular`` (FAIL): the column is stronger than every other feature by at least
+   ``singular_gap``: one column far above a background of weak ones is the signature of a
+   joined outcome field (arrival delay predicted by departure delay).
+4. ``strong_not_singular`` (WARN, also above ``fail_above``): at least one other feature comes
+   within ``singular_gap``: a family of strong, correlated measurements (breast-cancer radius,
+   perimeter and area) is what a real signal looks like, not a leak. Reported, not failed.
+5. ``threshold`` (plain ``warn_above``/``fail_above``): no other feature to compare with.
+
+Every graded finding carries ``evidence["grading"]`` = {rule, reason, ...} so a reader sees which
+rule decided and why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from auditor.report import Severity
+from auditor.stats import fmt_share, grade
+
+
+@dataclass(frozen=True)
+class Purity:
+    """The largest share of one class isolated by one cut of a score: ``share`` of class
+    ``cls`` lies beyond the cut (on ``side``) together with at most a ``tolerance`` share of
+    the other class's rows (a point of the ROC curve with TPR >= share at FPR <= tolerance,
+    read from either end and for either class: independent of the class balance)."""
+
+    share: float
+    cls: int
+    side: str  # "high" | "low"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    severity: Severity
+    rule: str
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def evidence(self) -> dict[str, Any]:
+        return {"rule": self.rule, "reason": self.reason, **self.details}
+
+
+def pure_region(scores: np.ndarray, y: np.ndarray, tolerance: float) -> Purity:
+    """Largest share of one class (binary ``y`` in {0, 1}) beyond a single cut of ``scores``
+    (ties kept together; NaN scores one tied block below all values) where the region holds
+    at most ``tolerance`` of the other class's rows. Vectorised: distinct values, bincounts,
+    cumulative sums from both ends."""
+    s = np.where(np.isnan(scores), -np.inf, scores)
+    if s.size == 0:
+        return Purity(0.0, 1, "high")
+    _, inv = np.unique(s, return_inverse=True)
+    pos = np.bincount(inv, weights=(y == 1).astype(float))
+    neg = np.bincount(inv).astype(float) - pos
+    best = Purity(0.0, 1, "high")
+    for cls, a, b in ((1, pos, neg), (0, neg, pos)):
+        n_a, n_b = a.sum(), b.sum()
+        if n_a == 0 or n_b == 0:
+            continue
+        for side, order in (("high", slice(None, None, -1)), ("low", slice(None))):
+            ca, cb = np.cumsum(a[order]) / n_a, np.cumsum(b[order]) / n_b
+            ok = cb <= tolerance
+            if ok.any() and ca[ok].max() > best.share:
+                best = Purity(float(ca[ok].max()), cls, side)
+    return best
+
+
+def missing_purity(missing: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
+    """For a binary label: (coverage, other, cls) of the missing values: the share of class
+    ``cls`` rows that are missing (the class where that share is larger) and the share of the
+    other class's rows that are missing."""
+    m = missing.astype(bool)
+    n1 = int((y == 1).sum())
+    n0 = y.size - n1
+    if not m.any() or n1 == 0 or n0 == 0:
+        return 0.0, 0.0, 1
+    m1 = int((y[m] == 1).sum())
+    r1, r0 = m1 / n1, (int(m.sum()) - m1) / n0
+    return (r1, r0, 1) if r1 >= r0 else (r0, r1, 0)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The thresholds of the judgement (fields of the checks that use it)."""
+
+    warn_above: float
+    fail_above: float
+    deterministic_above: float
+    singular_gap: float
+    pure_share: float
+    pure_tolerance: float
+
+
+def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[str, float]],
+          name: str, what: str, purity: Purity | None = None,
+          missing: tuple[float, float, int] | None = None,
+          classes: list[Any] | None = None) -> Verdict:
+    """Grade one column's figure ``value`` (already above ``warn_above``) in its context.
+
+    ``others``: (column, figure) of every other feature; ``what``: the figure's name ("AUC");
+    ``purity``/``missing``: binary-label evidence from :func:`pure_region` and
+    :func:`missing_purity` (None when not measured); ``classes``: the label's classes by code.
+    """
+    def cls_name(k: int) -> str:
+        return repr(classes[k]) if classes and k < len(classes) else str(k)
+
+    others = sorted(others, key=lambda t: -t[1])
+    runner = others[0] if others else None
+    close = [c for c, v in others if v >= value - rules.singular_gap]
+    details: dict[str, Any] = {
+        "value": round(value, 4), "train_value": round(train_value, 4),
+        "runner_up": ({"feature": runner[0], "value": round(runner[1], 4)} if runner else None),
+        "features_within_gap": len(close), "singular_gap": rules.singular_gap,
+        "deterministic_above": rules.deterministic_above, "pure_share": rules.pure_share}
+    if purity is not None:
+        details["pure_region"] = {"share": round(purity.share, 4),
+                                  "class": cls_name(purity.cls), "side": purity.side}
+    tol = rules.pure_tolerance
+    if missing is not None:
+        coverage, other, cls = missing
+        details["missing"] = {"class": cls_name(cls), "share_of_class": round(coverage, 4),
+                              "share_of_other_class": round(other, 4)}
+        if other <= tol and coverage >= rules.pure_share:
+            return Verdict(Severity.FAIL, "post_outcome_missingness",
+                           f"post-outcome missingness: {name} is missing in "
+                           f"{fmt_share(coverage)} of class {cls_name(cls)} rows and in "
+                           f"{fmt_share(other)} of the others: a field filled in only for one "
+                           "outcome is written after it", details)
+    if train_value >= rules.deterministic_above:
+        return Verdict(Severity.FAIL, "near_deterministic",
+                       f"near-deterministic: {what} {train_value:.3f} in train (>= "
+                       f"{rules.deterministic_above})", details)
+    if purity is not None and purity.share >= rules.pure_share:
+        return Verdict(Severity.FAIL, "near_deterministic",
+                       f"near-deterministic: one cut isolates {fmt_share(purity.share)} of "
+                       f"class {cls_name(purity.cls)} rows with at most {fmt_share(tol)} of the "
+                       f"other class's rows (>= {fmt_share(rules.pure_share)} fails)", details)
+    no_cut = (f"; no near-deterministic cut (at most {fmt_share(purity.share)} of one class "
+              f"beyond a cut with <= {fmt_share(tol)} of the other)" if purity is not None
+              else "")
+    if runner is None:
+        sev = grade(value, warn=rules.warn_above, fail=rules.fail_above)
+        return Verdict(sev, "threshold", f"no other feature to compare with; {what} "
+                       f"{value:.3f} against warn {rules.warn_above} / fail "
+                       f"{rules.fail_above}{no_cut}", details)
+    if not close:
+        return Verdict(Severity.FAIL, "singular",
+                       f"singular: {what} {value:.3f}, {value - runner[1]:.3f} above the "
+                       f"strongest other feature ({runner[0]}, {runner[1]:.3f}; a gap of "
+                       f">= {rules.singular_gap} fails){no_cut}", details)
+    return Verdict(Severity.WARN, "strong_not_singular",
+                   f"strong but not singular: {len(close)} other feature"
+                   f"{'s' if len(close) != 1 else ''} reach {what} >= "
+                   f"{value - rules.singular_gap:.3f} (within {rules.singular_gap}; strongest "
+                   f"{runner[0]} {runner[1]:.3f}){no_cut}", details)
