@@ -43,6 +43,8 @@ def render_html(report: dict[str, Any]) -> str:
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from markupsafe import Markup
 
+    from auditor.grouping import group_findings
+
     from auditor.charts import figure, max_width_px
 
     budget = {"left": MAX_CHARTS, "drawn": 0}
@@ -79,7 +81,8 @@ def render_html(report: dict[str, Any]) -> str:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = fmt_number
     env.globals.update(chart=chart, plotly=plotly, max_rows=MAX_TABLE_ROWS,
-                       table_columns=table_columns, is_table=is_table, subject_text=subject_text)
+                       table_columns=table_columns, is_table=is_table, subject_text=subject_text,
+                       group_findings=group_findings)
     counts: dict[str, int] = {}
     for c in report.get("checks", []):
         counts[c["status"]] = counts.get(c["status"], 0) + 1
@@ -104,3 +107,54 @@ def subject_text(subject: Any) -> str:
     if isinstance(subject, list):
         return ", ".join(str(s) for s in subject)
     return str(subject) if subject else "(dataset)"
+
+
+SUMMARY_STYLE = {"pass": "#1a7f37", "warn": "#b26b00", "fail": "#cf222e", "error": "#8250df",
+                 "skipped": "#6e7781", "info": "#0969da"}
+MAX_SUMMARY_GROUPS = 12
+
+
+def render_summary_html(report: dict[str, Any], links: dict[str, str] | None = None) -> str:
+    """A compact HTML summary (Jupyter's ``_repr_html_``): the verdict, one row per check and
+    the counted warn/fail findings grouped per check; ``links`` (label -> href) are listed
+    under the table (e.g. the written report.html)."""
+    from markupsafe import Markup, escape
+
+    from auditor.grouping import counted, group_findings
+
+    color = SUMMARY_STYLE
+    status = report.get("status", "skipped")
+    rows = []
+    for c in report.get("checks", []):
+        rows.append(Markup('<tr><td><b style="color:{}">{}</b></td><td><code>{}</code></td>'
+                           '<td>{}</td></tr>').format(color.get(c["status"], "#333"),
+                                                       c["status"], c["id"], c["summary"]))
+    groups = []
+    for c in report.get("checks", []):
+        for g in group_findings(counted(c.get("findings", []))):
+            groups.append(Markup("<li><b style=\"color:{}\">{}</b> <code>{}</code>: {}</li>")
+                          .format(color.get(g["severity"], "#333"), g["severity"], c["id"],
+                                  g["message"][:400]))
+    more = len(groups) - MAX_SUMMARY_GROUPS
+    datasets = ", ".join(f"{k}: {v.get('rows', 0):,} rows"
+                         for k, v in report.get("datasets", {}).items())
+    parts = [Markup('<div class="auditor-summary" style="font-family:sans-serif">'
+                    '<div style="background:{};color:#fff;padding:6px 12px;border-radius:6px;'
+                    'display:inline-block;font-weight:700">{}</div> <span>{} · auditor {} · {}'
+                    ' s</span>').format(color.get(status, "#333"), str(status).upper(),
+                                        datasets, report.get("tool_version", ""),
+                                        report.get("duration_s", 0)),
+             Markup('<table><thead><tr><th>status</th><th>check</th><th>summary</th></tr>'
+                    '</thead><tbody>{}</tbody></table>').format(Markup("").join(rows))]
+    if groups:
+        parts.append(Markup("<details><summary>{} finding group(s) that count</summary><ul>{}"
+                            "</ul>{}</details>").format(
+            len(groups), Markup("").join(groups[:MAX_SUMMARY_GROUPS]),
+            Markup("<p>... and {} more in the full report</p>").format(more) if more > 0
+            else ""))
+    if links:
+        parts.append(Markup("<p>{}</p>").format(Markup(" · ").join(
+            Markup('<a href="{}" target="_blank">{}</a>').format(href, label)
+            for label, href in links.items())))
+    parts.append(Markup("</div>"))
+    return str(escape(Markup("").join(parts)))

@@ -50,6 +50,10 @@ class Finding:
     subject: str | list[str] = ""
     splits: list[str] = field(default_factory=list)
     evidence: dict[str, Any] = field(default_factory=dict)
+    # workflow marks (serialised only when set): an accepted finding and its waiver
+    # {reason, owner, expires}; with a baseline report, "new", "persisting" or "resolved"
+    waived: dict[str, Any] | None = None
+    change: str | None = None
 
 
 @dataclass
@@ -80,12 +84,68 @@ class Report:
     tool_version: str = ""
     schema_version: int = SCHEMA_VERSION
     notes: list[str] = field(default_factory=list)
+    # provenance and workflow (serialised only when set; see DESIGN.md "compatible additions")
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    baseline: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         ordered = {k: d[k] for k in ("schema_version", "tool_version", "status", "started_at",
                                       "duration_s", "seed", "datasets", "checks", "notes")}
+        for c in ordered["checks"]:
+            for f in c["findings"]:
+                for key in ("waived", "change"):
+                    if f[key] is None:
+                        del f[key]
+        for key in ("inputs", "config", "versions", "baseline"):
+            if d[key]:
+                ordered[key] = d[key]
         return json_safe(ordered)
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> "Report":
+        """The Report a ``report.json`` dict describes (the inverse of :meth:`to_dict`)."""
+        checks = []
+        for c in doc.get("checks", []):
+            findings = [Finding(**{**f, "severity": Severity(f["severity"])})
+                        for f in c.get("findings", [])]
+            checks.append(CheckResult(**{**c, "status": Status(c["status"]),
+                                         "findings": findings}))
+        known = {"status", "started_at", "duration_s", "seed", "datasets", "tool_version",
+                 "schema_version", "notes", "inputs", "config", "versions", "baseline"}
+        fields = {k: v for k, v in doc.items() if k in known}
+        fields["status"] = Status(fields["status"])
+        return cls(checks=checks, **fields)
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> "Report":
+        """Read a ``report.json`` written by ``auditor run`` (or :meth:`to_json`)."""
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def passed(self, fail_on: Severity | str = Severity.FAIL) -> bool:
+        """True when no counted (unwaived) finding is at or above ``fail_on`` and no check
+        crashed: the same verdict as exit code 0."""
+        return self.exit_code(fail_on) == 0
+
+    def __repr__(self) -> str:
+        counts: dict[str, int] = {}
+        for c in self.checks:
+            counts[c.status] = counts.get(c.status, 0) + 1
+        parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        splits = ", ".join(f"{k}={v.get('rows', '?'):,}" if isinstance(v.get("rows"), int)
+                           else k for k, v in self.datasets.items())
+        return (f"<Report {str(self.status).upper()}: {len(self.checks)} checks ({parts}); "
+                f"splits {splits}; {self.started_at}>")
+
+    def _repr_html_(self) -> str:
+        """Compact notebook view: verdict, one row per check, counted findings grouped."""
+        from auditor.render import render_summary_html
+
+        written = getattr(self, "_written", None)
+        links = {"full report (report.html)": written.as_uri()} if written else None
+        return render_summary_html(self.to_dict(), links)
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
@@ -98,6 +158,7 @@ class Report:
         html = render_html(self.to_dict())
         if path is not None:
             write_atomic(Path(path), html)
+            self._written = Path(path).resolve()  # linked from the notebook summary
         return html
 
     def check(self, check_id: str) -> CheckResult:
@@ -112,7 +173,9 @@ class Report:
 
 
 def worst_severity(findings: list[Finding]) -> Severity:
-    return max((f.severity for f in findings), key=_SEVERITY_RANK.__getitem__, default=Severity.INFO)
+    """The worst severity among the findings that count (waived findings do not)."""
+    return max((f.severity for f in findings if f.waived is None),
+               key=_SEVERITY_RANK.__getitem__, default=Severity.INFO)
 
 
 def status_from_findings(findings: list[Finding]) -> Status:
@@ -130,7 +193,8 @@ def overall_status(checks: list[CheckResult]) -> Status:
 def exit_code(checks: list[CheckResult], fail_on: Severity) -> int:
     threshold = _SEVERITY_RANK[fail_on]
     for c in checks:
-        if any(_SEVERITY_RANK[f.severity] >= threshold for f in c.findings):
+        if any(_SEVERITY_RANK[f.severity] >= threshold and f.waived is None
+               for f in c.findings):
             return 1
     if any(c.status == Status.ERROR for c in checks):
         return 3

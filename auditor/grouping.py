@@ -1,0 +1,91 @@
+"""Same-shaped findings of one check shown as one row: "30 columns ..." with its subjects.
+
+Findings group when they share severity, metric, splits, waived-or-not and change (against a
+baseline). A group of one is the finding itself. Every renderer (HTML, terminal, Markdown,
+JUnit) shows groups; report.json keeps every finding.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+MAX_SUBJECTS_SHOWN = 8
+
+
+def subject_text(subject: Any) -> str:
+    if isinstance(subject, list):
+        return ", ".join(str(s) for s in subject)
+    return str(subject) if subject else "(dataset)"
+
+
+def _key(f: dict[str, Any]) -> tuple[Any, ...]:
+    return (f.get("severity"), f.get("metric"), tuple(f.get("splits") or ()),
+            f.get("waived") is not None, f.get("change"))
+
+
+def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Groups in order of first appearance: ``{severity, metric, splits, subjects, findings,
+    count, value_min, value_max, waived, change, message}``."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for f in findings:
+        groups.setdefault(_key(f), []).append(f)
+    out = []
+    for members in groups.values():
+        first = members[0]
+        values = [f["value"] for f in members if isinstance(f.get("value"), (int, float))]
+        counts = [f["count"] for f in members if isinstance(f.get("count"), int)]
+        subjects = [subject_text(f.get("subject")) for f in members]
+        out.append({
+            "severity": first.get("severity"), "metric": first.get("metric"),
+            "splits": list(first.get("splits") or []), "subjects": subjects,
+            "findings": members, "count": sum(counts) if counts else None,
+            "value_min": min(values) if values else None,
+            "value_max": max(values) if values else None,
+            "waived": first.get("waived"), "change": first.get("change"),
+            "message": first.get("message", "") if len(members) == 1
+            else group_message(members, subjects)})
+    return out
+
+
+def group_message(members: list[dict[str, Any]], subjects: list[str]) -> str:
+    first = members[0]
+    shown = ", ".join(subjects[:MAX_SUBJECTS_SHOWN])
+    more = len(subjects) - MAX_SUBJECTS_SHOWN
+    splits = " → ".join(first.get("splits") or [])
+    return (f"{len(members):,} subjects flagged {first.get('severity')} on "
+            f"{first.get('metric')}{f' ({splits})' if splits else ''}: {shown}"
+            f"{f' and {more:,} more' if more > 0 else ''}. First: {first.get('message', '')}")
+
+
+def counted(findings: list[dict[str, Any]], *, flagged: bool = True) -> list[dict[str, Any]]:
+    """Findings that count (not waived, not resolved), only warn/fail when ``flagged``."""
+    return [f for f in findings if f.get("waived") is None and f.get("change") != "resolved"
+            and (not flagged or f.get("severity") in ("warn", "fail"))]
+
+
+def printable(text: Any) -> str:
+    """Text safe for a terminal: control characters (escape sequences) shown escaped."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
+
+
+def finding_lines(doc: dict[str, Any], *, limit: int = 20) -> list[str]:
+    """Plain-text lines for the terminal: grouped warn/fail findings, waived and resolved."""
+    lines: list[str] = []
+    for c in doc.get("checks", []):
+        for g in group_findings([f for f in c.get("findings", [])
+                                 if f.get("severity") in ("warn", "fail")
+                                 or f.get("change") == "resolved"]):
+            tag = ("waived" if g["waived"] else "resolved" if g["change"] == "resolved"
+                   else g["severity"])
+            change = f" [{g['change']}]" if g["change"] in ("new", "persisting") else ""
+            line = f"{tag:>8}  {c['id']}{change}: {g['message']}"
+            if g["waived"]:
+                w = g["waived"]
+                line += f" (waived by {w.get('owner')} until {w.get('expires')}: " \
+                        f"{w.get('reason')})"
+            lines.append(printable(line))
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... and {len(lines) - limit:,} more (see the report)"]
+    return lines

@@ -1,0 +1,195 @@
+"""The run ledger: every run appended to a database, for trends and ``--baseline last``.
+
+A plain path is an embedded SQLite file (stdlib ``sqlite3``); a SQLAlchemy URL
+(``postgresql://...``, ``sqlite:///...``: anything with ``://``) is a shared database, and
+SQLAlchemy is imported only then. The same portable SQL runs on both. Tables:
+
+- ``runs``: run id, start time, status, duration, config hash, the inputs (path, bytes, hash,
+  rows per split, as JSON), the tool version and where report.json was written;
+- ``check_results``: per run and check, its status and summary;
+- ``metrics``: per run, check, subject, metric and splits, the headline value and severity of
+  every finding with a value (waived or not), plus the PSI of every compared feature from the
+  drift checks' feature tables (so a trend shows features that have not drifted yet).
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+from auditor.errors import InputError
+
+DEFAULT_LEDGER = "reports/ledger.sqlite"
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id VARCHAR(64) PRIMARY KEY, started_at VARCHAR(32) NOT NULL,
+        status VARCHAR(16) NOT NULL, duration_s FLOAT, config_hash VARCHAR(64),
+        inputs TEXT, tool_version VARCHAR(32), report_path TEXT)""",
+    """CREATE TABLE IF NOT EXISTS check_results (
+        run_id VARCHAR(64) NOT NULL, check_id VARCHAR(128) NOT NULL,
+        status VARCHAR(16) NOT NULL, summary TEXT)""",
+    """CREATE TABLE IF NOT EXISTS metrics (
+        run_id VARCHAR(64) NOT NULL, check_id VARCHAR(128) NOT NULL, subject TEXT NOT NULL,
+        metric VARCHAR(128) NOT NULL, splits TEXT NOT NULL, value FLOAT,
+        severity VARCHAR(8), waived INTEGER)""",
+)
+# per-feature headline columns read from evidence tables (rows naming a "column")
+TABLE_METRICS = {"drift.features": ("psi",), "drift.label": ("psi",)}
+
+
+def is_url(target: str) -> bool:
+    return "://" in target
+
+
+def subject_text(subject: Any) -> str:
+    return ", ".join(map(str, subject)) if isinstance(subject, list) else str(subject or "")
+
+
+def headline_metrics(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows for the ``metrics`` table from one report dict."""
+    rows: list[dict[str, Any]] = []
+    for c in doc.get("checks", []):
+        for f in c.get("findings", []):
+            if f.get("change") == "resolved":
+                continue
+            value = f.get("value")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                rows.append({"check_id": c["id"], "subject": subject_text(f.get("subject")),
+                             "metric": f.get("metric", ""),
+                             "splits": "→".join(f.get("splits") or []), "value": float(value),
+                             "severity": f.get("severity"), "waived": int("waived" in f)})
+            for field in TABLE_METRICS.get(c["id"], ()):
+                for row in (f.get("evidence") or {}).get("features") or []:
+                    v = row.get(field) if isinstance(row, dict) else None
+                    if isinstance(v, (int, float)) and row.get("column") is not None:
+                        rows.append({"check_id": c["id"], "subject": str(row["column"]),
+                                     "metric": f"{field} (all features)",
+                                     "splits": "→".join(f.get("splits") or []),
+                                     "value": float(v), "severity": row.get("verdict"),
+                                     "waived": 0})
+    return rows
+
+
+class Ledger:
+    """An open ledger; tables are created on first use. Errors are one-line InputErrors."""
+
+    def __init__(self, target: str) -> None:
+        self.target = str(target)
+        self._engine: Any = None
+        try:
+            if is_url(self.target):
+                from sqlalchemy import create_engine
+
+                self._engine = create_engine(self.target)
+            else:
+                Path(self.target).parent.mkdir(parents=True, exist_ok=True)
+            for statement in SCHEMA:
+                self._execute([(statement, {})])
+        except InputError:
+            raise
+        except Exception as err:
+            raise InputError(f"{self.target}: cannot open the ledger ({type(err).__name__}: "
+                             f"{str(err).splitlines()[0] if str(err) else ''})") from None
+
+    # -- the two drivers behind one interface ---------------------------------------------------
+    def _execute(self, statements: list[tuple[str, Any]]) -> None:
+        """Run statements (each with a dict or a list of dicts of named parameters) in one
+        transaction."""
+        if self._engine is not None:
+            from sqlalchemy import text
+
+            with self._engine.begin() as conn:
+                for sql, params in statements:
+                    if isinstance(params, list) and not params:
+                        continue
+                    conn.execute(text(sql), params)
+            return
+        import sqlite3
+
+        con = sqlite3.connect(self.target, timeout=30)
+        try:
+            with con:
+                for sql, params in statements:
+                    if isinstance(params, list):
+                        con.executemany(sql, params)
+                    else:
+                        con.execute(sql, params)
+        finally:
+            con.close()
+
+    def _query(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        if self._engine is not None:
+            from sqlalchemy import text
+
+            with self._engine.connect() as conn:
+                return [dict(r._mapping) for r in conn.execute(text(sql), params or {})]
+        import sqlite3
+
+        con = sqlite3.connect(self.target, timeout=30)
+        con.row_factory = sqlite3.Row
+        try:
+            return [dict(r) for r in con.execute(sql, params or {})]
+        finally:
+            con.close()
+
+    # -- writing and reading ----------------------------------------------------------------
+    def append(self, doc: dict[str, Any], report_path: str | Path | None) -> str:
+        """Append one report dict as a run; returns its run id."""
+        from auditor.provenance import config_hash
+
+        run_id = uuid.uuid4().hex
+        inputs = {k: {f: v.get(f) for f in ("path", "bytes", "hash", "rows")}
+                  for k, v in (doc.get("inputs") or {}).items()}
+        run = {"run_id": run_id, "started_at": doc.get("started_at", ""),
+               "status": doc.get("status", ""), "duration_s": doc.get("duration_s"),
+               "config_hash": config_hash(doc["config"]) if doc.get("config") else None,
+               "inputs": json.dumps(inputs, sort_keys=True),
+               "tool_version": doc.get("tool_version"),
+               "report_path": str(Path(report_path).resolve()) if report_path else None}
+        checks = [{"run_id": run_id, "check_id": c["id"], "status": c["status"],
+                   "summary": c.get("summary", "")} for c in doc.get("checks", [])]
+        metrics = [{"run_id": run_id, **m} for m in headline_metrics(doc)]
+        try:
+            self._execute([
+                ("INSERT INTO runs (run_id, started_at, status, duration_s, config_hash, "
+                 "inputs, tool_version, report_path) VALUES (:run_id, :started_at, :status, "
+                 ":duration_s, :config_hash, :inputs, :tool_version, :report_path)", run),
+                ("INSERT INTO check_results (run_id, check_id, status, summary) VALUES "
+                 "(:run_id, :check_id, :status, :summary)", checks),
+                ("INSERT INTO metrics (run_id, check_id, subject, metric, splits, value, "
+                 "severity, waived) VALUES (:run_id, :check_id, :subject, :metric, :splits, "
+                 ":value, :severity, :waived)", metrics)])
+        except Exception as err:
+            raise InputError(f"{self.target}: cannot append to the ledger "
+                             f"({type(err).__name__}: {err})") from None
+        return run_id
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run, oldest first, with ``inputs`` decoded."""
+        rows = self._query("SELECT run_id, started_at, status, duration_s, config_hash, inputs,"
+                           " tool_version, report_path FROM runs ORDER BY started_at, run_id")
+        for r in rows:
+            r["inputs"] = json.loads(r["inputs"]) if r.get("inputs") else {}
+        return rows
+
+    def check_results(self) -> list[dict[str, Any]]:
+        return self._query("SELECT run_id, check_id, status, summary FROM check_results")
+
+    def metrics(self) -> list[dict[str, Any]]:
+        return self._query("SELECT run_id, check_id, subject, metric, splits, value, severity,"
+                           " waived FROM metrics")
+
+    def iter_runs(self) -> Iterator[dict[str, Any]]:
+        yield from self.runs()
+
+
+def last_report_path(target: str) -> str | None:
+    """The report.json of the newest run in the ledger that recorded one."""
+    if not is_url(target) and not Path(target).exists():
+        return None
+    for run in reversed(Ledger(target).runs()):
+        if run.get("report_path"):
+            return str(run["report_path"])
+    return None

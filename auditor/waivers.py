@@ -1,0 +1,150 @@
+"""Waivers: accepted findings, each with a reason, an owner and an expiry date.
+
+A waiver names a check id, a subject (a column name, a list of names, or ``""`` for the dataset
+as a whole) and optionally the splits and the metric. Every warn/fail finding it matches keeps
+its numbers and is marked ``waived: {reason, owner, expires}``; a waived finding does not count
+for the exit code nor for the check's and the report's status. So that waivers cannot rot
+silently, the run reports them in a check of their own, ``audit.waivers``:
+
+- ``warn`` for a waiver past its expiry date (its findings count again from that day on);
+- ``warn`` for a waiver that matched no warn/fail finding (the problem is gone, or the waiver
+  names the wrong check, subject or splits: delete or fix it);
+- ``info`` for each waiver applied, with the number of findings it covers.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from auditor.report import CheckResult, Finding, Severity, Status, status_from_findings
+
+CHECK_ID = "audit.waivers"
+
+
+class Waiver(BaseModel):
+    """One accepted finding: ``{check, subject, splits?, metric?, reason, owner, expires}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check: str = Field(min_length=1)
+    subject: str | list[str]
+    splits: list[str] | None = None
+    metric: str | None = None
+    reason: str = Field(min_length=1)
+    owner: str = Field(min_length=1)
+    expires: date
+
+    @field_validator("reason", "owner")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    def label(self) -> str:
+        subject = ", ".join(self.subject) if isinstance(self.subject, list) else self.subject
+        where = f" on {' → '.join(self.splits)}" if self.splits else ""
+        metric = f" ({self.metric})" if self.metric else ""
+        return f"{self.check} / {subject or '(dataset)'}{metric}{where}"
+
+    def matches(self, check_id: str, finding: Finding) -> bool:
+        """Same check, same subject (a list compared as a set), and when given the same
+        splits (as a set) and metric; only warn/fail findings are waived."""
+        if check_id != self.check or finding.severity == Severity.INFO:
+            return False
+        if _subject_key(finding.subject) != _subject_key(self.subject):
+            return False
+        if self.splits is not None and set(self.splits) != set(finding.splits):
+            return False
+        return self.metric is None or self.metric == finding.metric
+
+    def mark(self) -> dict[str, Any]:
+        return {"reason": self.reason, "owner": self.owner, "expires": self.expires.isoformat()}
+
+
+def _subject_key(subject: str | list[str]) -> frozenset[str] | str:
+    if isinstance(subject, list):
+        return subject[0] if len(subject) == 1 else frozenset(subject)
+    return subject
+
+
+def parse_waivers(raw: Any) -> list[Waiver]:
+    """Validate a list of waiver mappings (as the Python API receives them)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from auditor.errors import ConfigError
+
+    try:
+        return TypeAdapter(list[Waiver]).validate_python(raw or [])
+    except ValidationError as err:
+        e = err.errors()[0]
+        key = ".".join(str(p) for p in e["loc"])
+        raise ConfigError(f"waivers.{key}: {e['msg']}") from None
+
+
+def today_utc() -> date:
+    return datetime.now(timezone.utc).date()
+
+
+def apply_waivers(results: list[CheckResult], waivers: list[Waiver], *,
+                  today: date | None = None) -> CheckResult | None:
+    """Mark the findings the live waivers match (in place), regrade the affected checks, and
+    return the ``audit.waivers`` check describing every waiver (``None`` without waivers)."""
+    if not waivers:
+        return None
+    from auditor.runner import summarize
+
+    today = today or today_utc()
+    findings: list[Finding] = []
+    for w in waivers:
+        hits = [(c, f) for c in results for f in c.findings if w.matches(c.id, f)]
+        subject = w.subject
+        if w.expires < today:
+            findings.append(Finding(
+                severity=Severity.WARN, metric="waiver_expired", subject=subject,
+                splits=list(w.splits or []), count=len(hits),
+                value=float((today - w.expires).days),
+                message=f"The waiver for {w.label()} (owner {w.owner}) expired on "
+                        f"{w.expires.isoformat()}, {(today - w.expires).days:,} days ago; "
+                        f"{len(hits):,} finding{'s' * (len(hits) != 1)} it matched count "
+                        "again. Fix the data, or renew the waiver with a new date.",
+                evidence={"waiver": {**w.mark(), "check": w.check}}))
+            continue
+        if not hits:
+            findings.append(Finding(
+                severity=Severity.WARN, metric="waiver_unmatched", subject=subject,
+                splits=list(w.splits or []), count=0, value=0.0,
+                message=f"The waiver for {w.label()} (owner {w.owner}) matched 0 warn/fail "
+                        "findings of this run: the problem is gone or the waiver names the "
+                        "wrong check, subject or splits; delete or fix it.",
+                evidence={"waiver": {**w.mark(), "check": w.check}}))
+            continue
+        for c, f in hits:
+            f.waived = w.mark()
+        findings.append(Finding(
+            severity=Severity.INFO, metric="waiver_applied", subject=subject,
+            splits=list(w.splits or []), count=len(hits), value=float(len(hits)),
+            message=f"The waiver for {w.label()} covers {len(hits):,} finding"
+                    f"{'s' * (len(hits) != 1)} (owner {w.owner}, until "
+                    f"{w.expires.isoformat()}): {w.reason}",
+            evidence={"waived": [{"check": c.id, "severity": str(f.severity),
+                                  "metric": f.metric, "value": f.value,
+                                  "message": f.message} for c, f in hits[:20]]}))
+    for c in results:
+        if c.status in (Status.ERROR, Status.SKIPPED) or not any(f.waived for f in c.findings):
+            continue
+        c.status = status_from_findings(c.findings)
+        counted = [f for f in c.findings if f.waived is None]
+        n = len(c.findings) - len(counted)
+        c.summary = (summarize(counted) if any(f.severity != Severity.INFO for f in counted)
+                     else "No finding that counts is above the thresholds.") + \
+            f" ({n:,} waived finding{'s' * (n != 1)})"
+    return CheckResult(
+        id=CHECK_ID, title="Waivers (accepted findings)", status=status_from_findings(findings),
+        duration_s=0.0, summary=summarize(findings) if any(
+            f.severity != Severity.INFO for f in findings)
+        else f"{len(waivers):,} waiver{'s' * (len(waivers) != 1)} applied, none expired "
+             "or unmatched.",
+        findings=findings, description=(__doc__ or "").split("\n\n")[1].replace("\n", " "))
