@@ -88,6 +88,12 @@ def _first_line(err: BaseException) -> str:
     return text[0][:300] if text else type(err).__name__
 
 
+# Cells read as null in CSV/TSV files (every column): what R, pandas and spreadsheet exports
+# write for a missing value. Without them five "NA" cells turn a numeric column into text.
+# A category that is literally "NA", "None" or "-" is read as missing too.
+CSV_NULL_VALUES = ["", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "None", "-"]
+
+
 def scan_table(path: Path) -> pl.LazyFrame:
     """A lazy scan of one split file or a directory of Parquet files."""
     if not path.exists():
@@ -110,7 +116,8 @@ def scan_table(path: Path) -> pl.LazyFrame:
     if fmt == "jsonl":
         return pl.scan_ndjson(path, infer_schema_length=10_000)
     sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
-    return pl.scan_csv(path, separator=sep, infer_schema_length=10_000, try_parse_dates=True)
+    return pl.scan_csv(path, separator=sep, infer_schema_length=10_000, try_parse_dates=True,
+                       null_values=CSV_NULL_VALUES)
 
 
 _FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON Lines", "ipc": "Arrow IPC"}

@@ -148,3 +148,30 @@ def test_data_without_feature_columns_is_audited_and_feature_checks_are_skipped(
     dup = status["leakage.duplicates"]
     assert dup.status == "pass" and all(f.severity == "info" for f in dup.findings)
     assert "(no feature column: rows compared on date, y only, info)" in dup.findings[0].message
+
+
+def test_common_csv_null_tokens_read_as_null_so_a_numeric_column_stays_numeric(tmp_path):
+    tokens = ["NA", "n/a", "N/A", "null", "NaN", "None", "-", ""]
+    rows = [f"{i},{i * 0.5},{tok},{i % 2}" for i, tok in enumerate(tokens)]
+    rows += [f"{i},{i * 0.5},{i * 1.25},{i % 2}" for i in range(8, 20)]
+    path = tmp_path / "t.csv"
+    path.write_text("idx,x,z,y\n" + "\n".join(rows) + "\n")
+    df = read_table(path)
+    assert df.schema["z"] == pl.Float64 and df.schema["x"] == pl.Float64
+    assert df["z"].null_count() == len(tokens)
+
+
+def test_rows_differing_only_in_a_column_with_na_cells_are_not_copies(tmp_path):
+    from auditor.detectors.duplicates import Duplicates
+
+    train = "x,z,y\n" + "".join(f"{i},{i * 1.5},{i % 2}\n" for i in range(40))
+    # test: the same x and y as train rows 0..9, but a different z (5 cells are "NA")
+    test = "x,z,y\n" + "".join(f"{i},{'NA' if i < 5 else i * 1.5 + 100},{i % 2}\n"
+                               for i in range(10))
+    (tmp_path / "train.csv").write_text(train)
+    (tmp_path / "test.csv").write_text(test)
+    frames = {s: read_table(tmp_path / f"{s}.csv") for s in ("train", "test")}
+    data = build_audit_data(frames, columns=Columns(label="y"))
+    assert data.schema_issues == [] and data.features == ["x", "z"]
+    exact = next(f for f in Duplicates().run(data) if f.metric == "duplicate_rows")
+    assert exact.count == 0
