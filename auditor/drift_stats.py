@@ -31,7 +31,11 @@ from auditor.stats import (EcdfGap, chi2_test, clip_text, cramers_v, ecdf_gap, i
                            js_distance, ks_pvalue, psi, run_starts)
 
 MISSING = "(missing)"
-OTHER_VALUES = "(other values)"
+OTHER_VALUES = "(unseen values)"  # a bin label, never shown as a value rows have
+RARE_LEVELS = "(rare levels)"
+SMALL_EXPECTED = 5.0   # expected count below which a chi-square p-value is not trusted
+EXACT_MAX_BINS = 50    # Monte Carlo exact test up to this many bins; chi-square beyond
+MC_RESAMPLES = 9999
 LISTED_CATEGORIES = 100  # new / vanished categories kept per column (the counts are complete)
 NUMERIC_KINDS = (Kind.NUMERIC, Kind.DATETIME)
 CATEGORICAL_KINDS = (Kind.CATEGORICAL, Kind.BOOLEAN)
@@ -47,6 +51,24 @@ class Sample:
     missing: int
     values: np.ndarray | None = None
     counts: pl.DataFrame | None = None
+
+
+@dataclass
+class LevelShift:
+    """One level (category, class, or value of a per-value binned numeric) whose share moved:
+    ``fold`` = max(r, 1/r) with r = ((b + 0.5) / (n_b + 0.5)) / ((a + 0.5) / (n_a + 0.5))
+    (shares with Haldane's +0.5, so an empty side stays finite), ``p`` the chi-square test
+    (1 dof, no continuity correction) of the 2 x 2 table level / rest by split, ``p_adj`` that
+    p-value times the number of levels tested in the column (Bonferroni), capped at 1."""
+
+    value: str
+    ref_count: int
+    cur_count: int
+    ref_share: float
+    cur_share: float
+    fold: float
+    p: float
+    p_adj: float
 
 
 @dataclass
@@ -77,6 +99,11 @@ class ColumnDrift:
     n_new: int = 0
     n_vanished: int = 0
     all_unique: bool = False  # every non-missing value occurs once per split, as in an id
+    test: str = "chi-square"  # how chi2_p was computed (see contingency_test)
+    psi_chance: float | None = None  # high-cardinality: PSI expected from sampling alone
+    rare_levels: int = 0      # levels pooled into the RARE_LEVELS bin
+    levels: list[LevelShift] = field(default_factory=list)  # per-level shifts, tested ones
+    good_turing: float | None = None  # share of reference rows holding a one-off value
 
     @property
     def null_rate_delta(self) -> float:
@@ -124,6 +151,123 @@ def prepare(df: pl.DataFrame, kinds: dict[str, Kind]) -> dict[str, Sample]:
                       .group_by("value").len(name="n").with_columns(pl.col("n").cast(pl.Int64)))
             out[c] = Sample(k, df.height, df[c].null_count(), counts=counts)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests and effects that hold at small samples and over many levels
+# ---------------------------------------------------------------------------------------------
+
+def contingency_test(table: np.ndarray, seed: int = 0) -> tuple[float, str]:
+    """p-value of the 2 x k table of counts (reference / compared by bin) and the test used.
+
+    Rows/columns that are all zero are dropped. When Cochran's rule holds (no expected count
+    below 1, at most 20% of them below 5) the chi-square approximation is used: Pearson's test
+    without continuity correction (:func:`auditor.stats.chi2_test`). Otherwise the
+    approximation is anti-conservative (a 6-vs-6 column gets p 0.045 where the exact p is
+    0.18), so: a 2 x 2 table gets Fisher's
+    exact test (``scipy.stats.fisher_exact``, two-sided); a 2 x k table with k <= 50 the
+    chi-square statistic's Monte Carlo p-value over 9,999 tables with the same margins
+    (``scipy.stats.chi2_contingency(method=MonteCarloMethod)``, drawn with ``seed``:
+    p = (hits + 1) / 10,000, so never below 1e-4); wider tables (high-cardinality columns
+    are pooled first, see :func:`pool_rare_levels`) keep the chi-square approximation.
+    """
+    from scipy import stats
+
+    t = np.asarray(table, dtype=float)
+    t = t[t.sum(1) > 0][:, t.sum(0) > 0]
+    if t.ndim != 2 or min(t.shape) < 2:
+        return 1.0, "chi-square"
+    expected = np.outer(t.sum(1), t.sum(0)) / t.sum()
+    if expected.min() >= 1 and (expected < SMALL_EXPECTED).mean() <= 0.2:
+        return chi2_test(t)[1], "chi-square"
+    if t.shape == (2, 2):
+        return float(stats.fisher_exact(t.astype(np.int64)).pvalue), "Fisher's exact"
+    if min(t.shape) == 2 and max(t.shape) <= EXACT_MAX_BINS:
+        method = stats.MonteCarloMethod(n_resamples=MC_RESAMPLES,
+                                        rng=np.random.default_rng(seed))
+        res = stats.chi2_contingency(t.astype(np.int64), correction=False, method=method)
+        return float(res.pvalue), "Monte Carlo exact chi-square"
+    return chi2_test(t)[1], "chi-square"
+
+
+def pool_rare_levels(labels: list[str], ca: np.ndarray, cb: np.ndarray, n_levels: int
+                     ) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+    """High-cardinality categoricals: the first ``n_levels`` labels (the values; a MISSING bin
+    after them stays) whose expected count in the smaller split, (a_i + b_i) / (n_a + n_b) *
+    min(n_a, n_b), is below 5 are pooled into one RARE_LEVELS bin. Over thousands of sparse
+    levels each bin's share is mostly sampling noise; pooled, PSI and chi-square measure what
+    moved in the levels a sample can resolve, and the pooled bin's own share still moves
+    when rare or new values gain mass. Returns the new labels, counts, and how many levels
+    were pooled."""
+    na, nb = ca.sum(), cb.sum()
+    expected = (ca[:n_levels] + cb[:n_levels]) / max(na + nb, 1) * min(na, nb)
+    rare = np.zeros(len(labels), dtype=bool)
+    rare[:n_levels] = expected < SMALL_EXPECTED
+    k = int(rare.sum())
+    if k < 2:
+        return labels, ca, cb, 0
+    keep = np.flatnonzero(~rare)
+    head, tail = keep[keep < n_levels], keep[keep >= n_levels]
+    new_labels = [labels[i] for i in head] + [RARE_LEVELS] + [labels[i] for i in tail]
+
+    def pooled(c: np.ndarray) -> np.ndarray:
+        return np.concatenate([c[head], [c[rare].sum()], c[tail]])
+
+    return new_labels, pooled(ca), pooled(cb), k
+
+
+def psi_by_chance(n_bins: int, n_a: int, n_b: int) -> float:
+    """PSI expected from sampling alone when nothing moved: PSI is close to the chi-square
+    divergence sum (a_i - e_i)^2 / p_i, whose expectation under no drift is
+    (B - 1) * (1/n_a + 1/n_b) for B bins (each share's variance p_i (1 - p_i) (1/n_a + 1/n_b)).
+    Subtracted from a high-cardinality column's PSI (the "PSI excess"), where B is large."""
+    if n_a <= 0 or n_b <= 0 or n_bins < 2:
+        return 0.0
+    return (n_bins - 1) * (1 / n_a + 1 / n_b)
+
+
+def one_off_share(counts: np.ndarray) -> float:
+    """Good–Turing estimate of the probability that a new row holds a value the reference
+    never had: (number of values seen exactly once) / (reference rows with a value). A column
+    with thousands of levels sampled once each will keep meeting new values without any drift;
+    this is the share of unseen values to expect."""
+    c = np.asarray(counts)
+    total = c.sum()
+    return float((c == 1).sum() / total) if total else 0.0
+
+
+def level_shifts(labels: list[str], ca: np.ndarray, cb: np.ndarray, *, min_rows: int
+                 ) -> list[LevelShift]:
+    """Per-level share changes (see :class:`LevelShift`), for the levels that hold at least
+    ``min_rows`` rows in one split and an expected count of at least 5 in each (pooled share
+    times the split's rows); MISSING, RARE_LEVELS and OTHER_VALUES bins are not levels, nor are
+    values new in the compared split (reported as unseen values).
+    Sorted by p-value, then by fold (largest first). A rare level that doubles (1% -> 2% of
+    10,000 rows) barely moves PSI or Cramér's V but is a fold of 2 with a tiny p-value."""
+    from scipy import stats
+
+    na, nb = int(ca.sum()), int(cb.sum())
+    if na == 0 or nb == 0:
+        return []
+    n = na + nb
+    pooled = (ca + cb) / n
+    special = np.array([lab in (MISSING, RARE_LEVELS, OTHER_VALUES) for lab in labels])
+    tested = (~special & (ca > 0) & (np.maximum(ca, cb) >= min_rows)
+              & (pooled * min(na, nb) >= SMALL_EXPECTED) & (pooled < 1))
+    idx = np.flatnonzero(tested)
+    if not len(idx):
+        return []
+    a, b = ca[idx].astype(float), cb[idx].astype(float)
+    # 2 x 2 table [[a, na - a], [b, nb - b]]: chi2 = n (a (nb - b) - b (na - a))^2 / margins
+    col1 = a + b
+    chi2 = n * (a * (nb - b) - b * (na - a)) ** 2 / (na * nb * col1 * (n - col1))
+    p = stats.chi2.sf(chi2, 1)
+    p_adj = np.minimum(p * len(idx), 1.0)
+    r = ((b + 0.5) / (nb + 0.5)) / ((a + 0.5) / (na + 0.5))
+    fold = np.maximum(r, 1 / r)
+    order = np.lexsort((-fold, p))
+    return [LevelShift(labels[idx[j]], int(a[j]), int(b[j]), float(a[j] / na), float(b[j] / nb),
+                       float(fold[j]), float(p[j]), float(p_adj[j])) for j in order]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,8 +352,8 @@ def scale_of(a: np.ndarray) -> float:
         return iqr if iqr > 0 else float(np.std(a))
 
 
-def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon: float
-                    ) -> ColumnDrift:
+def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon: float,
+                    seed: int = 0, min_level_rows: int = 30) -> ColumnDrift:
     a, b = ref.values, cur.values
     assert a is not None and b is not None
     labels, ca, cb, per_value, unseen = numeric_bins(a, b, n_bins, ref.kind)
@@ -218,10 +362,14 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
         ca = np.append(ca, ref.missing)
         cb = np.append(cb, cur.missing)
     value, terms = psi(ca, cb, epsilon=epsilon)
-    _, chi2_p = chi2_test(np.vstack([ca, cb]))
+    chi2_p, test = contingency_test(np.vstack([ca, cb]), seed)
     out = ColumnDrift(col, ref.kind, ref.rows, cur.rows, ref.missing, cur.missing, labels, ca,
                       cb, value, terms, js_distance(ca, cb), chi2_p, per_value=per_value,
-                      unseen_rows=unseen)
+                      unseen_rows=unseen, test=test)
+    if per_value:
+        out.levels = level_shifts(labels, ca, cb, min_rows=min_level_rows)
+        if unseen:
+            out.new_categories, out.n_new = unseen_values(a, b, ref.kind)
     out.all_unique = len(a) > 1 and len(b) > 1 and bool(
         (a[1:] != a[:-1]).all() and (b[1:] != b[:-1]).all())
     if len(a) and len(b):
@@ -236,7 +384,24 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     return out
 
 
-def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float) -> ColumnDrift:
+def unseen_values(a: np.ndarray, b: np.ndarray, kind: Kind) -> tuple[list[tuple[str, int]], int]:
+    """Values of sorted ``b`` that sorted ``a`` never has: (value shown, rows of b) for the
+    most frequent (at most LISTED_CATEGORIES), and how many distinct values there are."""
+    distinct = distinct_sorted(a)
+    pos = np.minimum(np.searchsorted(distinct, b), len(distinct) - 1)
+    rest = b[distinct[pos] != b] if len(distinct) else b
+    if not len(rest):
+        return [], 0
+    starts = np.flatnonzero(run_starts(rest))
+    counts = np.diff(np.append(starts, len(rest)))
+    order = np.lexsort((starts, -counts))[:LISTED_CATEGORIES]
+    return [(fmt_value(float(rest[starts[i]]), kind), int(counts[i])) for i in order], len(starts)
+
+
+def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, seed: int = 0,
+                        max_levels: int = 50, min_level_rows: int = 30) -> ColumnDrift:
+    """Per-category bins; above ``max_levels`` categories the levels too rare to compare are
+    pooled (:func:`pool_rare_levels`) and PSI is judged net of chance (:func:`psi_by_chance`)."""
     assert ref.counts is not None and cur.counts is not None
     joined = (ref.counts.join(cur.counts, on="value", how="full", coalesce=True, suffix="_cur")
               .fill_null(0).sort("value"))
@@ -245,34 +410,46 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float) -
     cb = joined["n_cur"].to_numpy().astype(np.int64)
     new = (ca == 0) & (cb > 0)
     vanished = (ca > 0) & (cb == 0)
-    labels = list(values)
-    if ref.missing or cur.missing:
-        labels.append(MISSING)
-        ca = np.append(ca, ref.missing)
-        cb = np.append(cb, cur.missing)
-    value, terms = psi(ca, cb, epsilon=epsilon)
-    table = np.vstack([ca, cb])
-    _, chi2_p = chi2_test(table)
+    k = len(values)
+    unique = k > 2 and int(max(ca.max(), cb.max())) == 1
+    one_off = one_off_share(ca)
 
     def listed(mask: np.ndarray, counts: np.ndarray) -> list[tuple[str, int]]:
         idx = np.flatnonzero(mask)
         idx = idx[np.lexsort((idx, -counts[idx]))][:LISTED_CATEGORIES]
         return [(values[i], int(counts[i])) for i in idx]
 
+    new_listed, vanished_listed = listed(new, cb), listed(vanished, ca)
+    unseen_rows = int(cb[new].sum())
+    labels = list(values)
+    if ref.missing or cur.missing:
+        labels.append(MISSING)
+        ca = np.append(ca, ref.missing)
+        cb = np.append(cb, cur.missing)
+    pooled, chance = 0, None
+    if k > max_levels:
+        labels, ca, cb, pooled = pool_rare_levels(labels, ca, cb, k)
+        chance = psi_by_chance(int(((ca + cb) > 0).sum()), int(ca.sum()), int(cb.sum()))
+    value, terms = psi(ca, cb, epsilon=epsilon)
+    table = np.vstack([ca, cb])
+    chi2_p, test = contingency_test(table, seed)
     return ColumnDrift(col, ref.kind, ref.rows, cur.rows, ref.missing, cur.missing, labels, ca,
                        cb, value, terms, js_distance(ca, cb), chi2_p,
-                       cramers_v=cramers_v(table), unseen_rows=int(cb[:len(values)][new].sum()),
-                       new_categories=listed(new, cb[:len(values)]),
-                       vanished_categories=listed(vanished, ca[:len(values)]),
+                       cramers_v=cramers_v(table), unseen_rows=unseen_rows,
+                       new_categories=new_listed, vanished_categories=vanished_listed,
                        n_new=int(new.sum()), n_vanished=int(vanished.sum()),
-                       all_unique=len(values) > 2 and int(max(ca[:len(values)].max(),
-                                                              cb[:len(values)].max())) == 1)
+                       all_unique=unique, test=test, psi_chance=chance, rare_levels=pooled,
+                       levels=level_shifts(labels, ca, cb, min_rows=min_level_rows),
+                       good_turing=one_off)
 
 
-def compare(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon: float) -> ColumnDrift:
+def compare(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon: float, seed: int = 0,
+            max_levels: int = 50, min_level_rows: int = 30) -> ColumnDrift:
     if ref.kind in NUMERIC_KINDS:
-        return compare_numeric(col, ref, cur, n_bins=n_bins, epsilon=epsilon)
-    return compare_categorical(col, ref, cur, epsilon=epsilon)
+        return compare_numeric(col, ref, cur, n_bins=n_bins, epsilon=epsilon, seed=seed,
+                               min_level_rows=min_level_rows)
+    return compare_categorical(col, ref, cur, epsilon=epsilon, seed=seed, max_levels=max_levels,
+                               min_level_rows=min_level_rows)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,9 +14,9 @@ import polars as pl
 
 from auditor.checks import Cost
 from auditor.data import REFERENCE, AuditData, Kind, LabelKind
-from auditor.drift_stats import (CATEGORICAL_KINDS, MISSING, NUMERIC_KINDS, ColumnDrift,
-                                 Sample, bins_table, category_chart, compare, fmt_value,
-                                 numeric_chart, prepare)
+from auditor.drift_stats import (CATEGORICAL_KINDS, MISSING, NUMERIC_KINDS, OTHER_VALUES,
+                                 RARE_LEVELS, ColumnDrift, LevelShift, Sample, bins_table,
+                                 category_chart, compare, fmt_value, numeric_chart, prepare)
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
 from auditor.stats import (bh_adjust, clip_text, fmt_rows, fmt_share, grade,
@@ -59,6 +59,10 @@ class Verdict:
     threshold: float
     p_adj: float | None
     ks_p_adj: float | None
+    level: LevelShift | None = None   # the level whose fold decided or was considered
+    capped: bool = False              # a fail lowered to warn: too few rows to fail on
+    reason: str = ""                  # why a drift is reported as info by design
+    min_rows: int = 0                 # the limit that capped it
 
 
 def _validate(check: Any) -> None:
@@ -76,38 +80,69 @@ def _validate(check: Any) -> None:
                                  f"; got {v!r}")
         if warn > fail:
             raise ValueError(f"{stat}_warn_above must be <= {stat}_fail_above; got {warn!r} > {fail!r}")
-    for name in ("top_categories", "hist_bins"):
+    for name in ("top_categories", "hist_bins", "max_levels", "level_min_rows", "min_rows"):
         v = getattr(check, name)
-        if not isinstance(v, int) or v < 1:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name} must be a positive integer; got {v!r}")
+    v = check.level_fold_warn_above
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 1:
+        raise ValueError(f"level_fold_warn_above must be a number >= 1; got {v!r}")
+    warn, fail = check.unseen_warn_above, check.unseen_fail_above
+    for name, v in (("unseen_warn_above", warn), ("unseen_fail_above", fail)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1:
+            raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
+    if warn > fail:
+        raise ValueError(f"unseen_warn_above must be <= unseen_fail_above; got {warn!r} > {fail!r}")
 
 
 def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> Verdict:
-    """Grade by effect size (PSI; KS D for numerics, Cramér's V for categoricals), each grade
-    kept only if its test's BH-adjusted p-value is below ``alpha``; the worst grade wins."""
-    candidates = [("psi", cd.psi, check.psi_warn_above, check.psi_fail_above, p_adj)]
+    """Grade by effect size (PSI, or for high-cardinality categoricals PSI in excess of
+    chance; KS D for numerics; Cramér's V for categoricals; the largest per-level fold), each
+    grade kept only if its test's p-value (BH-adjusted over the comparison; Bonferroni over the
+    column's levels for folds) is below ``alpha``; the worst grade wins. A fail on a split of
+    fewer than ``min_rows`` rows is lowered to warn."""
+    psi_metric, psi_value = "psi", cd.psi
+    if cd.psi_chance is not None:
+        psi_metric, psi_value = "psi_excess", max(0.0, cd.psi - cd.psi_chance)
+    candidates: list[tuple[str, float | None, float, float | None, float | None,
+                           LevelShift | None]] = [
+        (psi_metric, psi_value, check.psi_warn_above, check.psi_fail_above, p_adj, None)]
     if cd.gap is not None:
-        candidates.append(("ks_d", cd.gap.d, check.ks_warn_above, check.ks_fail_above, ks_p_adj))
+        candidates.append(("ks_d", cd.gap.d, check.ks_warn_above, check.ks_fail_above,
+                           ks_p_adj, None))
     if cd.cramers_v is not None:
         candidates.append(("cramers_v", cd.cramers_v, check.cramers_v_warn_above,
-                           check.cramers_v_fail_above, p_adj))
+                           check.cramers_v_fail_above, p_adj, None))
+    if cd.levels:
+        significant = [lv for lv in cd.levels if lv.p_adj < check.alpha]
+        lv = max(significant or cd.levels, key=lambda s: (s.fold, -s.p))
+        # warn only: one level of many moving (an aircraft retired, a seasonal route) is worth
+        # a look, not a failed gate; whole-distribution effects (PSI, V) decide fails
+        candidates.append(("level_fold", lv.fold, check.level_fold_warn_above, None,
+                           lv.p_adj, lv))
     best: Verdict | None = None
-    for metric, value, warn, fail, p in candidates:
+    for metric, value, warn, fail, p, level in candidates:
         raw = grade(value, warn=warn, fail=fail)
         significant = p is not None and not math.isnan(p) and p < check.alpha
         eff = raw if significant else Severity.INFO
         key = (_RANK[eff], _RANK[raw])
         if best is None or key > (_RANK[best.severity], _RANK[best.raw]):
-            best = Verdict(eff, raw, metric, value, fail, p_adj, ks_p_adj)
+            best = Verdict(eff, raw, metric, value, warn if fail is None else fail, p_adj,
+                           ks_p_adj)
     assert best is not None
+    best.level = candidates[-1][5]  # the level shift considered, whichever metric decided
+    if best.severity == Severity.FAIL and min(cd.ref_rows, cd.cur_rows) < check.min_rows:
+        best.severity, best.capped, best.min_rows = Severity.WARN, True, check.min_rows
     return best
 
 
 def compare_all(check: Any, columns: list[str], ref: dict[str, Sample],
-                cur: dict[str, Sample]) -> list[tuple[ColumnDrift, Verdict]]:
+                cur: dict[str, Sample], seed: int = 0) -> list[tuple[ColumnDrift, Verdict]]:
     """Compare every column; adjust every p-value of the comparison together (BH), grade."""
     def one(c: str) -> ColumnDrift:
-        return compare(c, ref[c], cur[c], n_bins=check.n_bins, epsilon=check.epsilon)
+        return compare(c, ref[c], cur[c], n_bins=check.n_bins, epsilon=check.epsilon,
+                       seed=seed, max_levels=check.max_levels,
+                       min_level_rows=check.level_min_rows)
 
     big = sum(len(ref[c].values if ref[c].values is not None else ()) for c in columns)
     drifts = map_columns(one, columns, workers=None if big > 200_000 else 1)
@@ -135,54 +170,101 @@ def _p(x: float | None) -> str:
     return "< 1e-300" if x == 0 else f"{x:.2g}"
 
 
+def _lead_bin(cd: ColumnDrift) -> int:
+    """The bin that moved most beyond sampling noise: largest |standardised difference|
+    |b_i - a_i| / sqrt(p_i (1 - p_i) (1/n_a + 1/n_b)) (p_i the pooled share), the rarer
+    reference share first among ties (a binary column: the minority class). The pooled
+    rare-levels bin is chosen only when nothing else moved."""
+    ca, cb = cd.ref_counts.astype(float), cd.cur_counts.astype(float)
+    na, nb = ca.sum(), cb.sum()
+    ea, eb = ca / na, cb / nb
+    pooled = (ca + cb) / (na + nb)
+    se = np.sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, np.abs(eb - ea) / se, 0.0)
+    z = np.round(z, 9)
+    z[[i for i, b in enumerate(cd.bins) if b == RARE_LEVELS]] = -1.0
+    return int(np.lexsort((ea, -z))[0])
+
+
+def _bin_phrase(cd: ColumnDrift, i: int, ref: str) -> str:
+    col, b = cd.column, cd.bins[i]
+    if b == MISSING:
+        return f"{col} missing"
+    if b == OTHER_VALUES:
+        shown = ", ".join(clip_text(v, 20) for v, _ in cd.new_categories[:3])
+        more = "" if cd.n_new <= 3 else f", … {cd.n_new:,} in all"
+        return f"a {col} value unseen in {ref} ({shown}{more})"
+    if b == RARE_LEVELS:
+        return f"one of {cd.rare_levels:,} {col} values too rare to compare one by one"
+    return f"{col} = {clip_text(b, 40)!r}"
+
+
 def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
                    ) -> tuple[str, int]:
-    """The finding's sentence (count, denominator and share first) and its count."""
+    """The finding's sentence (count, denominator and share first) and its count. The count
+    is never 0: a value that vanished is counted on the reference side."""
     col = cd.column
-    ea = cd.ref_counts / cd.ref_counts.sum()
-    eb = cd.cur_counts / cd.cur_counts.sum()
+    ea = cd.ref_counts / max(cd.ref_counts.sum(), 1)
     top_term = int(np.nanargmax(cd.psi_terms)) if np.isfinite(cd.psi_terms).any() else 0
-    if cd.bins[top_term] == MISSING or (cd.gap is None and cd.kind in NUMERIC_KINDS):
+    per_bin = cd.kind in CATEGORICAL_KINDS or cd.per_value
+    if v.level is not None and v.metric == "level_fold":
+        lv = v.level
+        i = cd.bins.index(lv.value)
+    else:
+        i = _lead_bin(cd) if per_bin else top_term
+    if not per_bin and (cd.bins[top_term] == MISSING or cd.gap is None):
         count = cd.cur_missing
         lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {col} missing against "
                 f"{fmt_share(cd.ref_missing / cd.ref_rows)} of {ref} rows")
-    elif cd.gap is not None and not cd.per_value:
+    elif not per_bin and cd.gap is not None:
         n_b = cd.cur_rows - cd.cur_missing
         count = int(round(cd.gap.cdf_b * n_b))
         lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} <= "
                 f"{fmt_value(cd.gap.x, cd.kind)} against {fmt_share(cd.gap.cdf_a)} of {ref} rows")
-    else:
-        moved = np.round(np.abs(eb - ea), 12)  # ties (binary: both classes) -> the rarer one
-        i = int(np.lexsort((ea, -moved))[0])
+    elif int(cd.cur_counts[i]) > 0:
         count = int(cd.cur_counts[i])
-        what = (f"{col} = {clip_text(cd.bins[i], 40)!r}" if cd.bins[i] != MISSING
-                else f"{col} missing")
-        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {what} against "
-                f"{fmt_share(float(ea[i]))} of "
-                f"{ref} rows")
-    stats = f"PSI {_num(cd.psi)}"
+        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {_bin_phrase(cd, i, ref)} "
+                f"against {fmt_share(float(ea[i]))} of {ref} rows")
+    else:
+        count = int(cd.ref_counts[i])
+        lead = (f"{_bin_phrase(cd, i, ref)} holds {fmt_rows(count, cd.ref_rows, f'{ref} rows')} "
+                f"and none of the {cd.cur_rows:,} {cur} rows")
+    if cd.psi_chance is not None:
+        stats = (f"PSI {_num(cd.psi)} over {len(cd.bins):,} bins, {_num(cd.psi_chance)} of it "
+                 f"expected by chance")
+        if cd.rare_levels:
+            stats += f", {cd.rare_levels:,} rare levels pooled"
+    else:
+        stats = f"PSI {_num(cd.psi)}"
     if cd.cramers_v is not None:
         stats += f", Cramér's V {_num(cd.cramers_v)}"
-    stats += f", chi-square p_adj {_p(v.p_adj)}"
+    stats += f", {cd.test} p_adj {_p(v.p_adj)}"
     if cd.gap is not None:
         stats += f"; KS D {_num(cd.gap.d)}, p_adj {_p(v.ks_p_adj)}"
+    if v.level is not None and (v.metric == "level_fold" or v.level.p_adj < alpha):
+        lv = v.level
+        more = lv.cur_share > lv.ref_share
+        stats += (f"; {col} = {clip_text(lv.value, 40)!r} {_num(lv.fold)} times as "
+                  f"{'common' if more else 'rare'} ({fmt_share(lv.ref_share)} -> "
+                  f"{fmt_share(lv.cur_share)}, p_adj {_p(lv.p_adj)})")
     text = f"{col}: {lead} ({stats})"
-    if cd.n_new:
-        k = cd.n_new
-        rows = cd.unseen_rows or 0
-        text += (f"; {k:,} new categor{'y' if k == 1 else 'ies'} hold {rows:,} {cur} rows "
-                 f"({fmt_share(rows / cd.cur_rows)})")
-    elif cd.per_value and cd.unseen_rows:
-        text += (f"; {cd.unseen_rows:,} {cur} rows ({fmt_share(cd.unseen_rows / cd.cur_rows)}) "
-                 f"hold values unseen in {ref}")
+    if cd.n_new and cd.unseen_rows:
+        k, rows = cd.n_new, cd.unseen_rows
+        text += (f"; {k:,} value{'' if k == 1 else 's'} unseen in {ref} hold{'s' if k == 1 else ''} "
+                 f"{rows:,} {cur} rows ({fmt_share(rows / cd.cur_rows)})")
     if cd.n_vanished:
         k = cd.n_vanished
-        text += f"; {k:,} {ref} categor{'y is' if k == 1 else 'ies are'} absent from {cur}"
+        text += f"; {k:,} {ref} value{' is' if k == 1 else 's are'} absent from {cur}"
     if cd.all_unique:
         text += (f"; every {col} value is unique in both splits, as in an id: declare it under "
                  "columns.ids if it is not a feature")
-    if v.raw != Severity.INFO and v.severity == Severity.INFO:
+    if v.reason:
+        text += f"; {v.reason}"
+    elif v.raw != Severity.INFO and v.severity == Severity.INFO:
         text += f"; the shift is not significant after Benjamini–Hochberg (alpha {alpha:g})"
+    if v.capped:
+        text += f"; graded warn, not fail: a split has fewer than {v.min_rows:,} rows"
     return text, count
 
 
@@ -260,6 +342,12 @@ class DriftThresholds:
     alpha: float = 0.05
     top_categories: int = 20    # categories in charts, rows in bin tables and example lists
     hist_bins: int = 30         # equal-width bins of the overlaid histogram
+    max_levels: int = 50        # above: rare levels pooled, PSI judged net of chance
+    level_min_rows: int = 30    # a level is tested on its own from this many rows in a split
+    level_fold_warn_above: float = 1.5   # a level's share multiplied or divided by more: warn
+    min_rows: int = 30          # a split with fewer rows: a drift warns at most
+    unseen_warn_above: float = 0.01  # share of compared rows holding values unseen in the
+    unseen_fail_above: float = 0.1   # reference, beyond the share expected by chance
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -321,16 +409,42 @@ class FeatureDrift(DriftThresholds):
         kinds = {c: data.kinds[c] for c in data.features if data.kinds.get(c) in DRIFT_KINDS}
         if not kinds:
             raise NotApplicable("no numeric, datetime, categorical or boolean feature columns")
+        names = list(dict.fromkeys(n for pair in pairs for n in pair))
         samples: dict[str, dict[str, Sample]] = {}
-        for name in dict.fromkeys(n for pair in pairs for n in pair):
+        for name in names:
             samples[name] = prepare(frame_of(data, name), kinds)
+        calendar = self._calendar(data, names, kinds)
         skipped = _not_compared(data, kinds)
         findings: list[Finding] = []
         for i, (ref, cur) in enumerate(pairs):
-            graded = compare_all(self, list(kinds), samples[ref], samples[cur])
+            graded = compare_all(self, list(kinds), samples[ref], samples[cur], data.seed)
+            if calendar and time_split(data, ref, cur):
+                for cd, v in graded:
+                    if cd.column in calendar and v.raw != Severity.INFO:
+                        v.severity = Severity.INFO
+                        v.reason = (f"{cd.column} is {calendar[cd.column].describe(data.columns.time)}"
+                                    f" on {fmt_share(calendar[cd.column].share)} of rows and the "
+                                    f"splits are cut by {data.columns.time}: calendar drift is "
+                                    "expected in a time split, reported as info")
             findings += self._comparison_findings(graded, ref, cur, samples, data,
                                                   skipped if i == 0 else [])
         return findings
+
+    def _calendar(self, data: AuditData, names: list[str], kinds: dict[str, Kind]
+                  ) -> dict[str, Any]:
+        """Features that are calendar parts of the declared time column (on every split)."""
+        from auditor.calendar_parts import calendar_features
+
+        time = data.columns.time
+        cands = [c for c, k in kinds.items() if k != Kind.DATETIME]
+        frames = [frame_of(data, n) for n in names]
+        if not time or not cands or any(time not in f.columns for f in frames):
+            return {}
+        try:
+            both = pl.concat([f.select([time] + cands) for f in frames], how="vertical_relaxed")
+        except (pl.exceptions.PolarsError, TypeError):  # splits typed differently: first only
+            both = frames[0].select([time] + cands)
+        return calendar_features(both, time, cands, seed=data.seed)
 
     def _comparison_findings(self, graded: list[tuple[ColumnDrift, Verdict]], ref: str,
                              cur: str, samples: dict[str, dict[str, Sample]], data: AuditData,
@@ -338,15 +452,23 @@ class FeatureDrift(DriftThresholds):
         order = sorted(graded, key=lambda g: (-_RANK[g[1].severity], -_RANK[g[1].raw],
                                               -np.nan_to_num(g[0].psi, nan=-1.0), g[0].column))
         column_findings = []
+        reported: set[str] = set()
         for cd, v in order:
-            if v.raw == Severity.INFO:
-                continue
-            message, count = describe_drift(cd, v, ref, cur, self.alpha)
-            column_findings.append(Finding(
-                severity=v.severity, message=message, metric=v.metric, value=_r(v.value),
-                threshold=v.threshold, count=count, subject=cd.column, splits=[ref, cur],
-                evidence=evidence(self, cd, v, ref, cur, samples[ref][cd.column],
-                                  samples[cur][cd.column])))
+            quiet = v.severity == Severity.INFO and v.metric == "level_fold" and not v.reason
+            if v.raw != Severity.INFO and not quiet:
+                message, count = describe_drift(cd, v, ref, cur, self.alpha)
+                column_findings.append(Finding(
+                    severity=v.severity, message=message, metric=v.metric, value=_r(v.value),
+                    threshold=v.threshold, count=count, subject=cd.column, splits=[ref, cur],
+                    evidence=evidence(self, cd, v, ref, cur, samples[ref][cd.column],
+                                      samples[cur][cd.column])))
+            if cd.n_new and cd.unseen_rows:
+                # categories: always (a fact); values of a per-value binned numeric (a count
+                # meeting 11 once) only when graded or explained
+                f = unseen_finding(self, cd, ref, cur, reason=v.reason)
+                if cd.kind in CATEGORICAL_KINDS or f.severity != Severity.INFO or v.reason:
+                    column_findings.append(f)
+                    reported.add(cd.column)
         flagged = [g for g in order if g[1].severity != Severity.INFO]
         n_fail = sum(g[1].severity == Severity.FAIL for g in flagged)
         worst = max(graded, key=lambda g: (np.nan_to_num(g[0].psi, nan=-1.0)))
@@ -362,14 +484,86 @@ class FeatureDrift(DriftThresholds):
                  "colors": [_COLORS[g[1].severity] for g in by_psi],
                  "lines": [self.psi_warn_above, self.psi_fail_above], "horizontal": True,
                  "xlabel": "PSI", "width": 7.0, "height": min(12.0, 1.2 + 0.22 * len(by_psi))}
+        # the table lists the columns that moved (or have unseen values); the stable ones
+        # (no effect size reaches a warn threshold) are named once, not a row each
+        moved = [(cd, v) for cd, v in order if v.raw != Severity.INFO or cd.column in reported]
+        stable = [cd.column for cd, v in order if (cd, v) not in moved]
         ev: dict[str, Any] = {"chart": chart, "features": [
-            table_row(cd, v, str(data.kinds[cd.column])) for cd, v in order]}
+            table_row(cd, v, str(data.kinds[cd.column])) for cd, v in moved]}
+        if stable:
+            message += (f"; {len(stable):,} stable (no effect size above a warn threshold): "
+                        f"{_names(stable)}")
+            ev["stable columns"] = [{"columns": _names(stable, 200), "count": len(stable)}]
         if skipped:
             ev["not compared"] = skipped
         summary = Finding(severity=Severity.INFO, message=message, metric="drifted_features",
                           value=len(flagged) / n, count=len(flagged), subject="",
                           splits=[ref, cur], evidence=ev)
         return [summary] + column_findings
+
+
+def _names(cols: list[str], limit: int = 10) -> str:
+    shown = ", ".join(clip_text(c, 40) for c in cols[:limit])
+    return shown + (f", … ({len(cols) - limit:,} more)" if len(cols) > limit else "")
+
+
+def time_split(data: AuditData, ref: str, cur: str, tolerance: float = 0.05) -> bool:
+    """Whether the pair is cut by the declared time column: at most ``tolerance`` (5%) of the
+    compared split's timed rows are earlier than the reference's latest time (overlaps are
+    leakage.temporal's business)."""
+    t = data.columns.time
+    a, b = frame_of(data, ref), frame_of(data, cur)
+    if not t or t not in a.columns or t not in b.columns:
+        return False
+    try:
+        latest = a[t].max()
+        timed = b[t].drop_nulls()
+        if latest is None or not timed.len():
+            return False
+        earlier = int((timed < latest).sum())
+    except (pl.exceptions.PolarsError, TypeError):
+        return False
+    return earlier <= tolerance * timed.len()
+
+
+def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bool = False,
+                   reason: str = "") -> Finding:
+    """Rows of the compared split holding values (categories, classes, values of a per-value
+    binned numeric) the reference never had: a fact, not a statistic. Graded on the excess
+    share = unseen share - the share of reference rows holding a value seen once there
+    (Good–Turing: the share of unseen values to expect with no drift at all, near 0 for a
+    column with few levels, large for thousands of levels sampled sparsely): > unseen_warn_above
+    warns, > unseen_fail_above fails. An unseen label class warns at least."""
+    rows = cd.unseen_rows or 0
+    share = rows / cd.cur_rows
+    expected = cd.good_turing or 0.0
+    excess = max(0.0, share - expected)
+    severity = grade(excess, warn=check.unseen_warn_above, fail=check.unseen_fail_above)
+    if label and severity == Severity.INFO:
+        severity = Severity.WARN
+    what = "class" if label else "value"
+    k = cd.n_new
+    shown = ", ".join(f"{clip_text(v, 30)!r} ({n:,})" for v, n in cd.new_categories[:5])
+    more = "" if k <= 5 else f", … {k:,} in all"
+    message = (f"{cd.column}: {fmt_rows(rows, cd.cur_rows, f'{cur} rows')} hold "
+               f"{'a' if k == 1 else k} {cd.column} {what}{'' if k == 1 else 'es' if label else 's'}"
+               f" unseen in {ref}: {shown}{more}")
+    if expected > 0:
+        message += (f"; {fmt_share(expected)} expected by chance ({ref} rows holding a value "
+                    f"seen once there, Good–Turing), excess {fmt_share(excess)}")
+    if label:
+        message += "; a model trained on it cannot predict a class it never saw"
+    if reason:
+        severity = Severity.INFO
+        message += f"; {reason}"
+    return Finding(severity=severity, message=message, metric="unseen_share", value=_r(excess),
+                   threshold=check.unseen_fail_above, count=rows, subject=cd.column,
+                   splits=[ref, cur], evidence={
+                       f"values unseen in {ref}": [{"value": clip_text(v), f"{cur} rows": n}
+                                                   for v, n in cd.new_categories[
+                                                       :check.top_categories]],
+                       "statistics": {"unseen share": _r(share), "expected by chance": _r(expected),
+                                      "distinct unseen values": k}})
 
 
 def _not_compared(data: AuditData, kinds: dict[str, Kind]) -> list[dict[str, str]]:
@@ -437,10 +631,12 @@ class LabelDrift(DriftThresholds):
         samples = {n: prepare(f, {y: kind}) for n, f in frames.items()}
         findings = []
         for ref, cur in pairs:
-            ((cd, v),) = compare_all(self, [y], samples[ref], samples[cur])
+            ((cd, v),) = compare_all(self, [y], samples[ref], samples[cur], data.seed)
             message, count = describe_drift(cd, v, ref, cur, self.alpha)
             findings.append(Finding(
                 severity=v.severity, message=message, metric=v.metric, value=_r(v.value),
                 threshold=v.threshold, count=count, subject=y, splits=[ref, cur],
                 evidence=evidence(self, cd, v, ref, cur, samples[ref][y], samples[cur][y])))
+            if cd.n_new and cd.unseen_rows and kind == Kind.CATEGORICAL:
+                findings.append(unseen_finding(self, cd, ref, cur, label=True))
         return findings

@@ -26,8 +26,14 @@ def _data(frames, reference=None, **roles):
 
 
 def _flagged(findings, splits=None):
+    """Column drift findings at warn or fail, by column (unseen-value findings apart)."""
     return {f.subject: f for f in findings
-            if f.subject and f.severity != Severity.INFO
+            if f.subject and f.severity != Severity.INFO and f.metric != "unseen_share"
+            and (splits is None or f.splits == list(splits))}
+
+
+def _unseen(findings, splits=None):
+    return {f.subject: f for f in findings if f.metric == "unseen_share"
             and (splits is None or f.splits == list(splits))}
 
 
@@ -238,12 +244,17 @@ def test_planted_mean_shift_variance_change_and_new_category_flag_exactly_those_
     purple = int((test["colour"] == "purple").sum())
     assert colour.evidence["new categories"] == [{"value": "purple", "test rows": purple}]
     assert colour.evidence["statistics"]["unseen_rate"] == pytest.approx(purple / 5000, rel=1e-5)
-    assert f"1 new category hold {purple:,} test rows" in colour.message
+    assert f"1 value unseen in train holds {purple:,} test rows" in colour.message
+    unseen = _unseen(findings)["colour"]
+    assert unseen.severity == Severity.FAIL and unseen.count == purple  # 14.6% > 10%
+    assert unseen.evidence["values unseen in train"] == [{"value": "purple", "test rows": purple}]
     summary = _summary(findings, ["train", "test"])
     assert summary.count == 3 and summary.severity == Severity.INFO
     assert summary.message.startswith("3 of 9 features (33.3%) drifted from train to test")
     rows = summary.evidence["features"]
-    assert len(rows) == 9 and {r["column"] for r in rows if r["verdict"] != "info"} == set(flagged)
+    # a row per moved column; the 6 stable ones named once
+    assert {r["column"] for r in rows} == set(flagged) and len(rows) == 3
+    assert summary.evidence["stable columns"][0]["count"] == 6
     assert set(rows[0]) == {"column", "kind", "psi", "ks_d", "p_adj", "ks_p_adj", "cramers_v",
                             "js", "wasserstein", "null_rate_delta", "unseen_rate", "verdict"}
     chart = summary.evidence["chart"]
@@ -303,8 +314,12 @@ def test_two_random_halves_of_one_distribution_flag_nothing(n):
     data = _data({"train": df.filter(pl.Series(mask)), "test": df.filter(pl.Series(~mask))})
     findings = FeatureDrift().run(data)
     assert _flagged(findings) == {}
-    rows = _summary(findings, ["train", "test"]).evidence["features"]
-    assert len(rows) == 30 and max(r["psi"] for r in rows) < 0.01
+    summary = _summary(findings, ["train", "test"])
+    # no column moved: no row per column, one line naming the 30 stable columns
+    assert summary.evidence["features"] == []
+    assert summary.evidence["stable columns"][0]["count"] == 30
+    assert "30 stable (no effect size above a warn threshold)" in summary.message
+    assert [f for f in findings if f.subject] == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,8 +367,8 @@ def test_new_and_vanished_categories_are_counted_and_listed():
     assert f.evidence["new categories"] == [{"value": "new1", "test rows": 50},
                                             {"value": "new2", "test rows": 20}]
     assert f.evidence["vanished categories"] == [{"value": "gone", "train rows": 100}]
-    assert "2 new categories hold 70 test rows (17.5%)" in f.message
-    assert "1 train category is absent from test" in f.message
+    assert "2 values unseen in train hold 70 test rows (17.5%)" in f.message
+    assert "1 train value is absent from test" in f.message
     assert f.evidence["statistics"]["unseen_rate"] == pytest.approx(70 / 400)
 
 
@@ -372,7 +387,8 @@ def test_a_column_missing_in_every_test_row_is_flagged_by_its_missing_rate():
                                 "train rows")
     rows = {r["column"]: r for r in _summary(findings, ["train", "test"]).evidence["features"]}
     assert rows["x"]["null_rate_delta"] == 1.0 and rows["x"]["ks_d"] is None
-    assert rows["z"]["psi"] == 0.0 and rows["z"]["verdict"] == "info"
+    assert "z" not in rows  # all missing on both sides: stable, named once
+    assert "z" in _summary(findings, ["train", "test"]).evidence["stable columns"][0]["columns"]
 
 
 def test_missing_rate_drift_of_a_numeric_column_is_flagged_even_when_values_do_not_move():
@@ -413,7 +429,7 @@ def test_large_effect_on_tiny_samples_is_info_not_significant():
     train = pl.DataFrame({"x": [1.0, 2, 3, 4, 5, 6]})
     test = pl.DataFrame({"x": [3.0, 4, 5, 6, 7, 8]})
     findings = FeatureDrift().run(_data({"train": train, "test": test}))
-    (f,) = [f for f in findings if f.subject == "x"]
+    (f,) = [f for f in findings if f.subject == "x" and f.metric != "unseen_share"]
     assert f.severity == Severity.INFO
     assert "not significant after Benjamini–Hochberg (alpha 0.05)" in f.message
 
