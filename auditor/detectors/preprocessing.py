@@ -90,6 +90,11 @@ class PreprocessingFit:
       ``F`` leaves a weighted RMSE within float tolerance or below ``encoding_rmse_ratio`` times
       the fit on train (an encoding fitted on an outside population fits both about equally).
 
+    Columns scaled the same way (same scaler and range, same fit set) are one finding: its
+    subject is the list of their names, its evidence one row per column (the first
+    ``max_examples``), its value the deviation of the column farthest from an exact fit
+    relative to its tolerance, with that tolerance as threshold.
+
     With ``pipeline:`` scripts or notebooks in audit.yaml, the static scan of
     :func:`auditor.codescan.scan_paths` adds one finding per leak in the code
     (``fit_before_split``, ``fit_on_test``, ``fit_on_train_and_test``,
@@ -178,7 +183,7 @@ class PreprocessingFit:
         per_split = {n: summarise(frames[n], cols) for n in names}
         per_set = {s: summarise(u, cols) for s, u in unions.items()}
         ctx = Context(data, names, cols, frames, fit_sets, unions, per_split, per_set)
-        findings: list[Finding] = []
+        scaled: list[Finding] = []
         eps: dict[str, float] = {}
         schema = data.splits[names[0]].schema  # built anew on every access: once
         for c in cols:
@@ -187,7 +192,8 @@ class PreprocessingFit:
                 eps[c] = EPS32 if dtype == pl.Float32 else EPS64
                 scaling = self._scaling(ctx, c, eps[c])
                 if scaling:
-                    findings.append(scaling)
+                    scaled.append(scaling)
+        findings = group_same_fit(scaled, names[0], self.max_examples)
         findings += self._imputations(ctx, eps)
         findings += self._zero_in_train(ctx)
         findings += self._target_encoding(ctx)
@@ -571,3 +577,50 @@ class PreprocessingFit:
                       "rmse": {label: f["rmse"], train_name: t["rmse"]},
                       "smoothing_m": {label: f["m"], train_name: t["m"]},
                       "tolerance": tol, "examples": f["examples"][:self.max_examples]})
+
+
+_FITTED = {"standard_scaling_fit": ("standardised (mean 0, std 1)", "standard scaler"),
+           "minmax_scaling_fit": ("scaled to [{lo}, {hi}]", "min-max scaler"),
+           "robust_scaling_fit": ("robust-scaled (median 0, IQR 1)", "robust scaler")}
+
+
+def group_same_fit(findings: list[Finding], train_name: str, max_examples: int
+                   ) -> list[Finding]:
+    """One finding per group of per-column scaling findings fitted the same way (metric, range
+    and fit set), in column order; a group of one stays as it is."""
+    groups: dict[tuple[Any, ...], list[Finding]] = {}
+    for f in findings:
+        key = (f.metric, tuple(f.splits), tuple(f.evidence.get("range", ())))
+        groups.setdefault(key, []).append(f)
+    out = []
+    for (metric, splits, rng), group in groups.items():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        label = "+".join(splits)
+        worst = max(group, key=lambda f: f.value / f.threshold if f.threshold else math.inf)
+        names = [str(f.subject) for f in group]
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        state, what = _FITTED[metric]
+        state = state.format(lo=fmt_g(rng[0]), hi=fmt_g(rng[1])) if rng else state
+        n_later = int(worst.count or 0)
+        n_set = int(worst.evidence["statistics"][label]["rows"])
+        rows = []
+        for f in group[:max_examples]:
+            st = f.evidence["statistics"]
+            rows.append({"column": f.subject, "deviation": f.value, "tolerance": f.threshold,
+                         **{f"{label} {k}": v for k, v in st[label].items() if k != "rows"},
+                         **{f"{train_name} {k}": v for k, v in st[train_name].items()
+                            if k != "rows"},
+                         **({"train_z": f.evidence["train_z"]} if "train_z" in f.evidence
+                            else {})})
+        out.append(Finding(
+            severity=worst.severity, metric=metric, value=worst.value,
+            threshold=worst.threshold, count=n_later, subject=names, splits=list(splits),
+            message=f"{len(names)} columns ({shown}) are {state} over {label} but not over "
+                    f"{train_name} alone: the {what} was fitted with {fmt_count(n_later)} "
+                    f"{'+'.join(splits[1:])} rows ({fmt_share(share(n_later, n_set))} of its "
+                    f"{fmt_count(n_set)} rows).",
+            evidence={"fit_set": label, "columns": len(names), "per_column": rows,
+                      "loosest_match": worst.subject}))
+    return out

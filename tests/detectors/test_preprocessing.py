@@ -323,7 +323,8 @@ def test_fingerprint_recall_and_false_positives_on_planted_and_clean_columns():
                 .fit_transform(holes[:, None])[:, 0]
     clean = _clean_columns()
     findings = PreprocessingFit().run(_data(planted | clean))
-    flagged = {f.subject for f in findings if f.severity != Severity.INFO}
+    flagged = {s for f in findings if f.severity != Severity.INFO
+               for s in (f.subject if isinstance(f.subject, list) else [f.subject])}
     recall = len(flagged & set(planted)) / len(planted)
     false_positives = len(flagged & set(clean))
     print(f"\ndata fingerprints: {len(planted)} planted columns, recall {recall:.3f}; "
@@ -497,3 +498,61 @@ def test_target_encoding_of_4000_tail_numbers_with_all_rows_labels_fails_on_real
         (("train", train), ("test", test))}
     data = build_audit_data(right, columns=Columns(label="late"))
     assert not [f for f in PreprocessingFit().run(data) if f.severity != "info"]
+
+
+def _breast_cancer(scaled_before_split: bool) -> dict[str, pl.DataFrame]:
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    frame = load_breast_cancer(as_frame=True).frame
+    x, y = frame.drop(columns="target"), frame["target"]
+    if scaled_before_split:  # the leak: the scaler sees the test rows
+        x = x.__class__(StandardScaler().fit_transform(x), columns=x.columns)
+    xa, xb, ya, yb = train_test_split(x, y, test_size=0.2, random_state=0, stratify=y)
+    if not scaled_before_split:  # the right way: fitted on train, applied to both
+        scaler = StandardScaler().fit(xa)
+        xa = xa.__class__(scaler.transform(xa), columns=x.columns)
+        xb = xb.__class__(scaler.transform(xb), columns=x.columns)
+    return {"train": pl.from_pandas(xa.assign(target=ya.to_numpy())),
+            "test": pl.from_pandas(xb.assign(target=yb.to_numpy()))}
+
+
+def test_real_breast_cancer_scaled_before_the_split_is_one_grouped_fail():
+    frames = _breast_cancer(scaled_before_split=True)
+    data = build_audit_data(frames, columns=Columns(label="target"))
+    found = [f for f in PreprocessingFit().run(data) if f.severity != Severity.INFO]
+    assert len(found) == 1
+    f = found[0]
+    features = [c for c in frames["train"].columns if c != "target"]
+    assert len(features) == 30
+    assert (f.subject, f.metric, f.count, f.severity) == (
+        features, "standard_scaling_fit", 114, Severity.FAIL)
+    assert f.message.startswith("30 columns (mean radius, mean texture, mean perimeter, mean "
+                                "area, mean smoothness and 25 more) are standardised")
+    assert "fitted with 114 test rows (20.0% of its 569 rows)" in f.message
+    assert f.evidence["columns"] == 30 and len(f.evidence["per_column"]) == 20  # capped
+    row = f.evidence["per_column"][0]
+    assert row["column"] == "mean radius"
+    ref = np.concatenate([frames["train"]["mean radius"], frames["test"]["mean radius"]])
+    assert row["train+test mean"] == pytest.approx(ref.mean(), abs=1e-15)
+    assert row["train mean"] == pytest.approx(frames["train"]["mean radius"].mean())
+    assert f.value <= f.threshold
+
+
+def test_real_breast_cancer_scaled_on_train_only_is_clean():
+    data = build_audit_data(_breast_cancer(scaled_before_split=False),
+                            columns=Columns(label="target"))
+    assert [f.severity for f in PreprocessingFit().run(data)] == [Severity.INFO]
+
+
+def test_one_column_alone_keeps_its_name_as_subject_and_groups_split_by_fit_set():
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    cols = {f"z{i}": StandardScaler().fit_transform(_raw(40 + i)[:, None])[:, 0]
+            for i in range(3)}
+    cols["m"] = MinMaxScaler().fit_transform(_with_extremes_late(_raw(50))[:, None])[:, 0]
+    found = {f.metric: f for f in PreprocessingFit().run(_data(cols))}
+    assert found["standard_scaling_fit"].subject == ["z0", "z1", "z2"]
+    assert found["standard_scaling_fit"].count == N_TEST
+    assert found["minmax_scaling_fit"].subject == "m"
