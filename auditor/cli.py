@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--exclude", action="extend", nargs="+", default=[], metavar="COL",
                      help="column(s) to ignore entirely")
     run.add_argument("--seed", type=int, default=None, help="random seed (default: config or 0)")
+    run.add_argument("--no-sample", action="store_true",
+                     help="data beyond the memory budget are an error (exit 2) instead of "
+                          "being audited on a seeded sample")
     run.add_argument("--write-clean", metavar="DIR", default=None,
                      help="tokens.contamination writes each evaluation split without its "
                           "contaminated rows to DIR/<split>.parquet")
@@ -103,20 +106,59 @@ def _common(p: argparse.ArgumentParser, suite: bool = True) -> None:
                    "crashed checks) to stderr")
 
 
-def default_out_dir() -> Path:
-    return Path("reports") / datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")
+def default_out_dir(base: Path | None = None) -> Path:
+    """``reports/<UTC time>`` under ``base`` (the audit.yaml's folder; the working directory
+    for flags): the name only, see :func:`prepare_out_dir` for its uniqueness."""
+    return (base or Path()) / "reports" / datetime.now(timezone.utc).strftime(
+        "%Y-%m-%dT%H-%M-%SZ")
 
 
-def prepare_out_dir(out: str | None) -> Path:
-    """Create the output directory and prove it is writable before any work is done."""
+# folders this process created (deepest last): removed again, when still empty, if the run
+# ends with a usage or input error, so a refused run leaves nothing behind
+_CREATED: list[Path] = []
+
+
+def _mkdirs(path: Path) -> None:
+    missing = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    path.mkdir(parents=True, exist_ok=True)
+    _CREATED.extend(reversed(missing))
+
+
+def remove_created_dirs() -> None:
+    """Remove the folders this run created, deepest first, where they are still empty."""
+    while _CREATED:
+        try:
+            _CREATED.pop().rmdir()
+        except OSError:
+            pass
+
+
+def prepare_out_dir(out: str | None, base: Path | None = None) -> Path:
+    """Create the output directory and prove it is writable before any work is done (with a
+    uniquely named probe: concurrent runs into one folder must not race). The default folder
+    is new for every run: two runs in the same second get ``...Z`` and ``...Z-2``. Temporary
+    files that killed runs left in the folder are removed."""
     from auditor.errors import InputError
 
-    path = Path(out) if out else default_out_dir()
+    path = Path(out) if out else default_out_dir(base)
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".auditor-write-test"
-        probe.write_text("")
-        probe.unlink()
+        if out:
+            _mkdirs(path)
+        else:
+            _mkdirs(path.parent)
+            stem = path
+            for k in range(2, 10_000):
+                try:
+                    path.mkdir()
+                    _CREATED.append(path)
+                    break
+                except FileExistsError:
+                    path = stem.with_name(f"{stem.name}-{k}")
+        probe_writable(path)
     except OSError as err:
         raise InputError(f"{path}: output directory is not writable ({err.strerror or err})") \
             from None
@@ -135,6 +177,7 @@ def entry() -> NoReturn:
         code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
         if isinstance(stop.code, str):
             print(stop.code, file=sys.stderr)
+    from auditor.output import clean_stale_temp_files, probe_writable
     import logging
 
     logging.shutdown()
@@ -145,6 +188,7 @@ def entry() -> NoReturn:
             pass
     try:  # C stdio buffers of native libraries, which os._exit would drop
         import ctypes
+    clean_stale_temp_files(path)
 
         ctypes.CDLL(None).fflush(None)
     except (OSError, AttributeError):
@@ -176,7 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _history(args)
         return _run(args)
     except AuditorError as err:
-        print(f"auditor: error: {err}", file=sys.stderr)
+        remove_created_dirs()
+        print(f"auditor: error: {terminal_safe(err)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("auditor: interrupted; no report was written", file=sys.stderr)
@@ -188,13 +233,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:  # a bug of ours outside any check: one line, not a traceback
         import logging
         logging.getLogger("auditor").debug("internal error", exc_info=True)
-        print(f"auditor: internal error: {type(err).__name__}: {err} (rerun with --verbose "
-              "for the traceback; no report was written)", file=sys.stderr)
+        print(f"auditor: internal error: {type(err).__name__}: {terminal_safe(err)} (rerun "
+              "with --verbose for the traceback; no report was written)", file=sys.stderr)
+    from auditor.output import terminal_safe
+
         return EXIT_CRASH
 
 
 def _run(args: argparse.Namespace) -> int:
-    from auditor.config import config_from_flags, load_config
+    from auditor.config import apply_column_flags, config_from_flags, load_config
 
     flags = any([args.train, args.val, args.test])
     if args.config and flags:
@@ -228,8 +275,13 @@ def _run(args: argparse.Namespace) -> int:
     out = prepare_out_dir(args.out)
     return execute(cfg, out, suite=args.suite, fail_on=args.fail_on, quiet=args.quiet,
                    hash_mode=args.hash, baseline=args.baseline, ledger=args.ledger or cfg.ledger,
+    base = None
                    junit=args.junit, summary_md=args.summary_md)
 
+        base = Path(args.config).resolve().parent
+        # column flags override the YAML's keys (documented in the README), never ignored
+        cfg = apply_column_flags(cfg, label=args.label, time=args.time, groups=args.group,
+                                 ids=args.id, text=args.text, exclude=args.exclude)
 
 def _demo(args: argparse.Namespace) -> int:
     from auditor.config import load_config
@@ -258,7 +310,33 @@ def _scan_code(args: argparse.Namespace) -> int:
     from auditor.codescan import scan_report
 
     paths = [Path(p) for p in args.paths]
-    out = prepare_out_dir(args.out)
+    if args.no_sample:
+        cfg = cfg.model_copy(update={"sample": False})
+    inputs = run_inputs(cfg, args.config)
+    from auditor.output import refuse_overwriting_inputs
+
+    if args.out:  # before the folder exists: refused runs create nothing
+        refuse_overwriting_inputs(_report_paths(Path(args.out)), inputs)
+    out = prepare_out_dir(args.out, base)
+    refuse_overwriting_inputs(_report_paths(out), inputs)
+def _report_paths(out: Path) -> list[Path]:
+    return [out / "report.json", out / "report.html"]
+
+
+def run_inputs(cfg: Any, config_path: str | None = None) -> list[Path]:
+    """Every file the run reads (splits, reference, pipeline scripts, the audit.yaml, a suite
+    file): outputs must never resolve to one of them."""
+    paths = [Path(p) for p in cfg.datasets.values()]
+    if cfg.reference is not None:
+        paths.append(Path(cfg.reference))
+    paths += [Path(p) for p in cfg.pipeline]
+    if config_path:
+        paths.append(Path(config_path))
+    if str(cfg.suite).endswith((".yaml", ".yml")):
+        paths.append(Path(cfg.suite))
+    return paths
+
+
     return publish(scan_report(paths, args.fitter), out, fail_on=args.fail_on, quiet=args.quiet)
 
 
@@ -285,7 +363,14 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
         from auditor.output import write_atomic
 
         doc = report.to_dict()
+    from auditor.inputs import check_input_path
+    from auditor.output import refuse_overwriting_inputs
+
         if junit:
+    for p in paths:  # a FIFO would block the reader forever
+        check_input_path(p)
+    if args.out:
+        refuse_overwriting_inputs(_report_paths(Path(args.out)), paths)
             from auditor.ci_outputs import junit_xml
             write_atomic(Path(junit), junit_xml(doc, fail_on))
         if summary_md:
@@ -327,25 +412,29 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
-    """Write report.json then report.html (each atomically), print the verdict; exit code."""
-    from auditor.output import write_atomic
+    """Write report.json and report.html as a pair (each to a temporary file, then both
+    renamed under the folder's lock: a reader never sees the json of one run with the html of
+    another), print the verdict; exit code. A sampled audit says so on stderr even with
+    ``--quiet``: its counts are estimates."""
+    from auditor.output import terminal_safe, write_files_together
     from auditor.render import render_html
 
     doc = report.to_dict()
     import json
 
-    write_atomic(out / "report.json", json.dumps(doc, indent=1, ensure_ascii=False,
-                                                 allow_nan=False))
-    write_atomic(out / "report.html", render_html(doc))
+    text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
+    write_files_together(out, {"report.json": text, "report.html": render_html(doc)})
     code = report.exit_code(fail_on)
     if not quiet:
         print_summary(report, out, code)
-    print(out / "report.html")
+    print(terminal_safe(out / "report.html"))
     return code
 
 
 def print_summary(report: Any, out: Path, code: int) -> None:
-    """A rich table of checks and a plain-words verdict, on stderr."""
+    """A rich table of checks and a plain-words verdict, on stderr. Every data-derived text
+    (check summaries hold column names) is escaped for the terminal: control characters shown
+    as escapes, rich markup brackets escaped."""
     from rich.console import Console
     from rich.table import Table
 
@@ -358,21 +447,40 @@ def print_summary(report: Any, out: Path, code: int) -> None:
     table.add_column("summary", overflow="fold")
     table.add_column("time", justify="right")
     for c in report.checks:
-        table.add_row(f"[{colors[c.status]}]{c.status}[/]", c.id, c.summary,
-                      f"{c.duration_s:.2f}s", )
+        table.add_row(f"[{colors[c.status]}]{c.status}[/]", terminal_safe(c.id, markup=True),
+                      terminal_safe(c.summary, markup=True), f"{c.duration_s:.2f}s", )
     console.print(table, markup=True)
     from auditor.grouping import finding_lines
     for line in finding_lines(report.to_dict()):  # grouped, waived and resolved findings
         console.print(line, markup=False, highlight=False)
     words = {0: "PASS: nothing at or above the --fail-on level.",
              1: "FAIL: the audit found problems at or above the --fail-on level "
+    sampled = sampled_note(report)
+    if sampled and quiet:
+        print(f"auditor: warning: {terminal_safe(sampled)}", file=sys.stderr)
                 "(exit code 1). Read the failed checks in the report.",
              3: "ERROR: the data passed, but a check crashed (exit code 3); the report marks "
                 "it as error."}
-    console.print(f"[bold]{words.get(code, '')}[/]  status={report.status}, "
+    sampled = sampled_note(report)
+    if sampled:
+        console.print(f"[bold yellow]SAMPLED:[/] {terminal_safe(sampled, markup=True)}",
+                      markup=True)
+    on_sample = " (on a sample of the rows: counts are estimates)" if sampled else ""
+    console.print(f"[bold]{words.get(code, '')}[/]  status={report.status}{on_sample}, "
                   f"{report.duration_s:.1f}s", markup=True)
-    console.print(f"report: {out / 'report.html'}  (and {out / 'report.json'})", markup=False)
+    console.print(f"report: {terminal_safe(out / 'report.html')}  "
+                  f"(and {terminal_safe(out / 'report.json')})", markup=False)
+def sampled_note(report: Any) -> str | None:
+    """The report's note saying the splits were read as samples (memory budget), if any."""
+    from auditor.data import SAMPLED_NOTE_START
+
+    return next((n for n in getattr(report, "notes", None) or []
+                 if n.startswith(SAMPLED_NOTE_START)), None)
+
+
 
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+    from auditor.output import terminal_safe
+

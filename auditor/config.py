@@ -6,6 +6,7 @@ Every mistake becomes one :class:`~auditor.errors.ConfigError` line naming the k
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from auditor.errors import ConfigError
 from auditor.waivers import Waiver
+
+# A split name becomes a file name (--write-clean writes DIR/<split>.parquet) and a report key:
+# one plain name, never a path.
+SPLIT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# Bounds on a config or suite file: its size, and the node count of the document with every
+# YAML alias expanded (a "billion laughs" document of 644 bytes expands to billions of nodes).
+MAX_YAML_BYTES = 1 << 20
+MAX_YAML_NODES = 100_000
+# Roles one column may hold at once; every other pair of roles is a contradiction (exit 2).
+COMPATIBLE_ROLES = {frozenset({"group", "id"})}
 
 
 class _Strict(BaseModel):
@@ -52,6 +63,22 @@ class Columns(_Strict):
                 roles.setdefault(n, role)
         return roles
 
+    def conflicts(self) -> list[tuple[str, str, str]]:
+        """(column, role, other role) for every column declared in two roles that contradict
+        each other (a label that is also an id, a feature both excluded and grouped, ...).
+        Only group + id may coincide (an entity key that is also a row identifier)."""
+        seen: dict[str, str] = {}
+        out = []
+        for role, names in (("label", [self.label] if self.label else []),
+                            ("time", [self.time] if self.time else []),
+                            ("group", self.groups), ("id", self.ids), ("text", self.text),
+                            ("exclude", self.exclude)):
+            for n in dict.fromkeys(names):
+                first = seen.setdefault(n, role)
+                if first != role and frozenset({first, role}) not in COMPATIBLE_ROLES:
+                    out.append((n, first, role))
+        return out
+
 
 class Tokens(_Strict):
     """The ``tokens:`` section for tokenized-text datasets (see DESIGN.md)."""
@@ -85,6 +112,7 @@ class AuditConfig(_Strict):
     thresholds: dict[str, dict[str, Any]] = Field(default_factory=dict)
     pipeline: list[Path] = Field(default_factory=list)
     memory_budget_gb: float | None = Field(default=None, gt=0)
+    sample: bool = True   # False (--no-sample): data beyond the memory budget are an error
     waivers: list[Waiver] = Field(default_factory=list)  # accepted findings (auditor.waivers)
     ledger: str | None = None  # run history: SQLite file or SQLAlchemy URL (auditor.ledger)
     expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
@@ -96,6 +124,13 @@ class AuditConfig(_Strict):
     def _some_splits(cls, v: dict[str, Path]) -> dict[str, Path]:
         if not v:
             raise ValueError("at least one split is required, e.g. {train: train.parquet}")
+        if isinstance(v, dict):
+            for name in v:
+                if not SPLIT_NAME.match(str(name)):
+                    raise ValueError(f"split name {short_repr(name)} is not a plain name "
+                                     "(letters, digits, '_', '-', '.', starting with a "
+                                     "letter or digit, at most 64 characters): it names "
+                                     "output files")
         return v
 
 
@@ -116,6 +151,15 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters: messages stay one bounded line whatever
+    the input (a huge or deeply aliased YAML value is never printed whole)."""
+    if isinstance(value, (dict, list, tuple, set)):
+        return f"a {type(value).__name__} of {len(value)} item{'s' * (len(value) != 1)}"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def format_validation_error(err: ValidationError, source: str) -> str:
     """The first pydantic error as one line: ``source: key.path: what was expected``."""
     e = err.errors()[0]
@@ -128,8 +172,16 @@ def format_validation_error(err: ValidationError, source: str) -> str:
     if e["type"] == "missing":
         return f"{source}: {key}: required key is missing"
     got = e.get("input")
-    got_s = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
-    return f"{source}: {key}: {e['msg']}; got {got_s}"
+    got_s = short_repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
+    return f"{source}: {key}: {e['msg'][:300]}; got {got_s}"
+
+
+def check_roles(columns: Columns, source: str) -> None:
+    """A column declared in two contradicting roles is a ConfigError (exit 2)."""
+    for col, first, second in columns.conflicts():
+        raise ConfigError(f"{source}: columns: {col!r} is declared both as {first} and as "
+                          f"{second}; a column has one role (only group and id may "
+                          "coincide)")
 
 
 def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
@@ -147,7 +199,10 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     except ValidationError as err:
         raise ConfigError(format_validation_error(err, source)) from None
 
+    check_roles(cfg.columns, source)
+
     def resolve(p: Path) -> Path:
+        p = p.expanduser()
         return p if p.is_absolute() else (base_dir / p)
 
     updates: dict[str, Any] = {
@@ -173,28 +228,116 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     suite_path = Path(cfg.suite)
     if cfg.suite.endswith((".yaml", ".yml")) and not suite_path.is_absolute():
         updates["suite"] = str(resolve(suite_path))
+    thresholds = dict(cfg.thresholds)
+    for check_id, params in cfg.thresholds.items():  # output folders follow the YAML too
+        if isinstance(params, dict) and isinstance(params.get("clean_dir"), str):
+            thresholds[check_id] = {**params,
+                                    "clean_dir": str(resolve(Path(params["clean_dir"])))}
+    updates["thresholds"] = thresholds
     for p in updates["pipeline"]:
         if not p.exists():
             raise ConfigError(f"{source}: pipeline: {p}: file not found")
     return cfg.model_copy(update=updates)
 
 
-def load_config(path: str | Path) -> AuditConfig:
-    """Read and validate ``audit.yaml``; paths inside are relative to the file."""
+def apply_column_flags(cfg: AuditConfig, *, label: str | None = None,
+                       time: str | None = None, groups: list[str] | None = None,
+                       ids: list[str] | None = None, text: list[str] | None = None,
+                       exclude: list[str] | None = None) -> AuditConfig:
+    """Command-line column flags next to an audit.yaml override the YAML's keys: ``--label``
+    and ``--time`` replace the YAML's column; ``--group``/``--id``/``--text``/``--exclude``
+    replace the YAML's list. Flags not given leave the YAML's value."""
+    update: dict[str, Any] = {k: v for k, v in (("label", label), ("time", time),
+                                                ("groups", groups), ("ids", ids),
+                                                ("text", text), ("exclude", exclude)) if v}
+    if not update:
+        return cfg
+    try:
+        columns = Columns.model_validate({**cfg.columns.model_dump(), **update})
+    except ValidationError as err:
+        raise ConfigError(format_validation_error(err, "command line")) from None
+    check_roles(columns, "command line (flags over audit.yaml)")
+    return cfg.model_copy(update={"columns": columns})
+
+
+def _expanded_nodes(node: Any, limit: int, source: str) -> int:
+    """Node count of a composed YAML document with every alias expanded (a node shared by
+    several aliases counts once per use), stopping as soon as it passes ``limit``."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(n: Any) -> int:
+        key = id(n)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise ConfigError(f"{source}: a YAML alias refers to its own anchor (a recursive "
+                              "structure); a config is a tree")
+        active.add(key)
+        total = 1
+        if isinstance(n.value, list):
+            for item in n.value:
+                total += sum(size(x) for x in item) if isinstance(item, tuple) else size(item)
+                if total > limit:
+                    break
+        active.discard(key)
+        sizes[key] = min(total, limit + 1)
+        return sizes[key]
+
+    return size(node)
+
+
+def load_yaml_file(path: Path, *, what: str = "config") -> Any:
+    """Parse a config or suite file with bounds: at most MAX_YAML_BYTES bytes and
+    MAX_YAML_NODES values with aliases expanded (a "billion laughs" file is refused in
+    milliseconds instead of growing past gigabytes). Errors are one bounded ConfigError."""
     import yaml
 
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: config file not found")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        size = path.stat().st_size
+        if size > MAX_YAML_BYTES:
+            raise ConfigError(f"{path}: {what} file is {size:,} bytes; at most "
+                              f"{MAX_YAML_BYTES:,} are read (a config names files, it does "
+                              "not hold data)")
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: {what} file is not UTF-8 text") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read {what} file: {err.strerror or err}") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_nodes(node, MAX_YAML_NODES, str(path)) > MAX_YAML_NODES:
+            raise ConfigError(f"{path}: YAML aliases expand the {what} to more than "
+                              f"{MAX_YAML_NODES:,} values (nested anchors and aliases, a "
+                              "'billion laughs' document?); refused")
+        return loader.construct_document(node)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: config file is not UTF-8 text") from None
+        raise ConfigError(f"{path}: invalid YAML{where}: {str(problem)[:200]}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: the YAML nests too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def load_config(path: str | Path) -> AuditConfig:
+    """Read and validate ``audit.yaml``; paths inside are relative to the file."""
+    from auditor.errors import InputError
+    from auditor.inputs import check_input_path
+
+    path = Path(path)
+    try:
+        check_input_path(path, what="config file")
+    except InputError as err:
+        raise ConfigError(str(err)) from None
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory; expected an audit.yaml file")
+    raw = load_yaml_file(path)
     return parse_config(raw, base_dir=path.resolve().parent, source=str(path))
 
 

@@ -95,14 +95,17 @@ CSV_NULL_VALUES = ["", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "None",
 
 
 def scan_table(path: Path) -> pl.LazyFrame:
-    """A lazy scan of one split file or a directory of Parquet files."""
-    if not path.exists():
-        raise InputError(f"{path}: file not found")
+    """A lazy scan of one split file or a directory of Parquet files (skipping what Spark,
+    Hive and pyarrow skip: path parts starting with ``.`` or ``_``). Anything that is not a
+    regular file or directory (a FIFO would block forever) is refused."""
+    from auditor.inputs import check_input_path, data_files
+
+    check_input_path(path)
     if path.is_dir():
         from auditor import hf  # a datasets save_to_disk folder (Arrow stream shards)
         if hf.is_saved_dataset(path) or hf.is_saved_dataset_dict(path):
             return hf.read_saved_dataset(path).lazy()
-        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _PARQUET)
+        files = data_files(path, _PARQUET)
         if not files:
             raise InputError(f"{path}: directory contains no Parquet files (*.parquet)")
         return pl.scan_parquet([str(p) for p in files])
@@ -116,8 +119,26 @@ def scan_table(path: Path) -> pl.LazyFrame:
     if fmt == "jsonl":
         return pl.scan_ndjson(path, infer_schema_length=10_000)
     sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
+    if path.suffix.lower() in _CSV and _cr_only_line_ends(path):
+        import io  # classic-Mac line ends: polars would read one long header line
+
+        text = path.read_bytes().replace(b"\r", b"\n")
+        try:
+            df = pl.read_csv(io.BytesIO(text), separator=sep, infer_schema_length=10_000,
+                             try_parse_dates=True, null_values=CSV_NULL_VALUES)
+        except Exception as err:
+            raise InputError(f"{path}: cannot read as CSV (CR line ends): "
+                             f"{_first_line(err)}") from None
+        return df.lazy()
     return pl.scan_csv(path, separator=sep, infer_schema_length=10_000, try_parse_dates=True,
                        null_values=CSV_NULL_VALUES)
+
+
+def _cr_only_line_ends(path: Path) -> bool:
+    """True when the file's first 64 KiB hold a carriage return and no line feed."""
+    with path.open("rb") as fh:
+        head = fh.read(65536)
+    return b"\r" in head and b"\n" not in head
 
 
 _FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON Lines", "ipc": "Arrow IPC"}
@@ -161,7 +182,7 @@ def _check_csv_shape(path: Path, df: pl.DataFrame) -> None:
     size = path.stat().st_size
     with path.open("rb") as fh:
         fh.seek(max(0, size - 65536))
-        tail = fh.read()
+        tail = fh.read().replace(b"\r", b"\n")  # CR-only line ends count as line ends
     if tail and not tail.endswith(b"\n"):
         last = tail.rsplit(b"\n", 1)[-1]
         sep = b"\t" if path.suffix.lower() == ".tsv" else b","
@@ -602,6 +623,78 @@ def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | 
             renamed_roles(tokens, mapping, TOKEN_ROLES), issues)
 
 
+def _empty_label(frames: dict[str, pl.DataFrame], label: str | None,
+                 paths: dict[str, str | None]) -> dict[str, pl.DataFrame]:
+    """A label with no value in a split (null or NaN in every row; an empty CSV column reads
+    as text) is typed Null there, so it takes the other splits' type; a label empty in every
+    split is an input error: nothing label-based can be audited."""
+    if not label:
+        return frames
+    empty = {n for n, df in frames.items()
+             if df[label].null_count() + (int(df[label].is_nan().sum())
+                                          if df.schema[label].is_float() else 0) == df.height}
+    if not empty:
+        return frames
+    if len(empty) == len(frames):
+        name = next(iter(frames))
+        raise InputError(f"{paths.get(name) or name}: label column {label!r} is empty (no "
+                         f"value in any of its {frames[name].height:,} rows, nor in the other "
+                         "splits); point the label at a column with values, or declare none")
+    return {n: df.with_columns(pl.lit(None).alias(label)) if n in empty else df
+            for n, df in frames.items()}
+
+
+_TOKEN_LISTS = (("input_ids", "token ids"), ("attention_mask", "0/1 mask values"),
+                ("labels", "label token ids"))
+
+
+def _check_token_types(frames: dict[str, pl.DataFrame], tokens: Tokens | None,
+                       paths: dict[str, str | None]) -> None:
+    """Declared token columns must hold lists (or arrays) of numbers, or booleans for the mask;
+    anything else (text, structs, lists of strings) is an input error naming the column."""
+    if tokens is None:
+        return
+    for name, df in frames.items():
+        for role, what in _TOKEN_LISTS:
+            col = getattr(tokens, role)
+            if not col or col not in df.columns:
+                continue
+            dtype = df.schema[col]
+            inner = dtype.inner if isinstance(dtype, (pl.List, pl.Array)) else None
+            if dtype == pl.Null or (inner is not None and (
+                    inner.is_numeric() or inner in (pl.Boolean, pl.Null))):
+                continue
+            raise InputError(f"{paths.get(name) or name}: tokens.{role} column {col!r} has type "
+                             f"{dtype}; expected a list of {what} (list<int>; CSV cannot hold "
+                             "lists: use Parquet or JSON Lines)")
+
+
+def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | None,
+                     columns: Columns, tokens: Tokens | None) -> tuple[
+                         dict[str, pl.DataFrame], pl.DataFrame | None, Columns, Tokens | None,
+                         list[SchemaIssue]]:
+    """User columns named "" or with the prefix of internal helper columns are renamed (see
+    :mod:`auditor.colnames`); declared roles follow; each rename is reported."""
+    from auditor.colnames import COLUMN_ROLES, TOKEN_ROLES, rename_map, renamed_roles
+
+    everything = [*frames.values(), *([reference] if reference is not None else [])]
+    mapping = rename_map(df.columns for df in everything)
+    if not mapping:
+        return frames, reference, columns, tokens, []
+
+    def rename(df: pl.DataFrame) -> pl.DataFrame:
+        return df.rename({k: v for k, v in mapping.items() if k in df.columns})
+
+    issues = [SchemaIssue("info", new, "renamed",
+                          f"column {old!r} is audited as {new!r}: names that are empty or start "
+                          "with '__auditor_' are kept for the auditor's own helper columns")
+              for old, new in mapping.items()]
+    return ({n: rename(df) for n, df in frames.items()},
+            rename(reference) if reference is not None else None,
+            renamed_roles(columns, mapping, COLUMN_ROLES),
+            renamed_roles(tokens, mapping, TOKEN_ROLES), issues)
+
+
 def _label_nulls(frames: dict[str, pl.DataFrame], label: str | None) -> list[SchemaIssue]:
     if not label:
         return []
@@ -663,8 +756,9 @@ WORKING_SET_FACTOR = 3.0
 def estimate_bytes(path: Path) -> int:
     """In-memory size of a split estimated before reading it: Parquet footers give the
     uncompressed size; text formats count their bytes (x5 when compressed)."""
-    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _PARQUET + (".arrow",)) \
-        if path.is_dir() else [path]
+    from auditor.inputs import data_files
+
+    files = data_files(path, _PARQUET + (".arrow",)) if path.is_dir() else [path]
     total = 0
     for f in files:
         try:
@@ -719,6 +813,10 @@ def read_sample(path: Path, fraction: float, seed: int) -> pl.DataFrame:
 
 
 def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> AuditData:
+# how the note of a sampled audit starts (the CLI repeats that note on stderr)
+SAMPLED_NOTE_START = "The data need"
+
+
     """Read every split of ``cfg`` into AuditData; ``frames`` supplies in-memory splits (and
     optionally the reference, under the key ``"reference"``) instead of files.
 
@@ -730,19 +828,26 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
     files = {name: Path(p) for name, p in cfg.datasets.items() if name not in frames}
     if cfg.reference is not None and REFERENCE not in frames:
         files[REFERENCE] = Path(cfg.reference)
-    for path in files.values():
-        if not path.exists():
-            raise InputError(f"{path}: file not found")
+    from auditor.inputs import check_input_path
+
+    for path in files.values():  # before estimate_bytes opens them: a FIFO would block
+        check_input_path(path)
     need = WORKING_SET_FACTOR * sum(estimate_bytes(p) for p in files.values())
     budget = memory_budget_bytes(cfg.memory_budget_gb)
     fraction = min(1.0, budget / need) if need else 1.0
     notes: list[str] = []
     if fraction < 1.0:
-        notes.append(f"The data need about {need / 1024**3:.1f} GB of memory to audit, above "
-                     f"the budget of {budget / 1024**3:.1f} GB: every split file was read as a "
-                     f"seeded uniform sample of {fraction:.1%} of its rows, and every count in "
-                     "this report refers to those samples. Set memory_budget_gb in audit.yaml "
-                     "to change the budget.")
+    if fraction < 1.0 and not cfg.sample:
+        raise InputError(f"{', '.join(map(str, files.values()))}: the data need about "
+                         f"{need / 1024**3:.1f} GB of memory to audit, above the budget of "
+                         f"{budget / 1024**3:.1f} GB, and sampling is off (--no-sample); "
+                         "raise memory_budget_gb or allow sampling")
+        notes.append(f"{SAMPLED_NOTE_START} about {need / 1024**3:.1f} GB of memory to "
+                     f"audit, above the budget of {budget / 1024**3:.1f} GB: every split file "
+                     f"was read as a seeded uniform sample of {fraction:.1%} of its rows, and "
+                     "every count in this report refers to those samples. Set "
+                     "memory_budget_gb in audit.yaml to change the budget (--no-sample makes "
+                     "this an error).")
 
     def load(path: Path) -> pl.DataFrame:
         return read_table(path) if fraction >= 1.0 else read_sample(path, fraction, cfg.seed)

@@ -26,6 +26,7 @@ from typing import Iterable
 import numpy as np
 import polars as pl
 
+from auditor.colnames import helper_name
 from auditor.data import AuditData, Kind
 
 NUMERIC_KINDS = (Kind.NUMERIC, Kind.BOOLEAN, Kind.DATETIME)
@@ -121,10 +122,11 @@ class Encoder:
             missing = tuple(c for c, k in zip(numeric, count) if k < frame.height)
         levels = {}
         for c in categorical:  # a loop over columns; each value_counts is vectorised
+            n = helper_name("n", [c])  # a user column may be called "len"
             counts = (frame.select(pl.col(c).cast(pl.String)).drop_nulls()
-                      .group_by(c).len()
-                      .filter(pl.col("len") >= min_count)
-                      .sort(["len", c], descending=[True, False]).head(max_levels))
+                      .group_by(c).agg(pl.len().alias(n))
+                      .filter(pl.col(n) >= min_count)
+                      .sort([n, c], descending=[True, False]).head(max_levels))
             levels[c] = tuple(counts[c].to_list())
         return cls(numeric, categorical, mean, scale, missing, levels)
 

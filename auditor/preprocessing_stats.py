@@ -139,6 +139,8 @@ def label_values(data: AuditData, split: str) -> pl.Series | None:
     label = str(data.label)
     values = sorted(pl.concat([data.splits[n][label].drop_nulls().cast(pl.String)
                                for n in data.split_names]).unique().to_list())
+    if not values:  # no labelled row in any split
+        return None
     return (y.cast(pl.String) == values[-1]).cast(pl.Float64)
 
 

@@ -332,3 +332,138 @@ def test_data_beyond_the_memory_budget_are_sampled_and_the_report_says_so(tmp_pa
     rows = doc["datasets"]["train"]["rows"]
     assert 9_000 < rows < 11_000
     assert "seeded uniform sample" in (tmp_path / "o" / "report.html").read_text()
+
+
+# =============================================================================================
+# E2 "hardening-data" (issue 19, part 2): valid but unusual data. Each case: a complete report
+# with no check in `error`, or exit 2 with one line naming the file, the column and what was
+# expected.
+# =============================================================================================
+
+# every helper column name the checks use, and names polars gives its own outputs
+_INTERNAL_NAMES = ["", "__row", "__auditor_label", "__auditor_row", "__auditor_n", "__y",
+                   "len", "count", "literal", "row", "row_a", "row_b", "first_row", "h", "k",
+                   "v", "d", "s", "q", "n", "w", "null", "value", "entity", "rows", "_key", "t",
+                   "test_row", "train_row", "doc", "i", "index"]
+
+
+def _hostile_named(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` plus one column per internal name: numbers with nulls and strings, alternately."""
+    return df.with_columns(*[
+        (pl.when(pl.col("row_id") % 9 == 0).then(None).otherwise(pl.col("x1") * (i + 1))
+         if i % 2 else pl.col("cat")).alias(name) for i, name in enumerate(_INTERNAL_NAMES)])
+
+
+def _complete(tmp_path: Path, *args, code_ok=(0, 1)) -> dict:
+    """Run the default suite; the report must exist and hold no crashed check."""
+    import sys
+    from io import StringIO
+    err = StringIO()
+    old, sys.stderr = sys.stderr, err
+    try:
+        code = cli.main(["run", *map(str, args), "--out", str(tmp_path / "o"), "--quiet"])
+    finally:
+        sys.stderr = old
+    assert code in code_ok, err.getvalue()
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    crashed = {c["id"]: c["error"] for c in doc["checks"] if c["status"] == "error"}
+    assert not crashed, crashed
+    return doc
+
+
+def _check(doc: dict, check_id: str) -> dict:
+    return next(c for c in doc["checks"] if c["id"] == check_id)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_user_columns_named_like_internal_columns_run_the_whole_suite(tmp_path, fmt):
+    train = _hostile_named(clean_frame(300, 1))
+    test = _hostile_named(clean_frame(100, 2, 5000))
+    # planted: 10 exact copies of train rows, 4 with the label flipped, 5 near copies
+    test = pl.concat([test,
+                      train.head(10).with_columns(pl.col("row_id") + 9000),
+                      train.slice(10, 4).with_columns(pl.col("row_id") + 9100,
+                                                      y=1 - pl.col("y")),
+                      train.slice(20, 5).with_columns(pl.col("row_id") + 9500,
+                                                      pl.col("x1") + 1e-9)])
+    p_tr, p_te = _write(tmp_path, f"train.{fmt}", train), _write(tmp_path, f"test.{fmt}", test)
+    doc = _complete(tmp_path, "--train", p_tr, "--test", p_te, "--label", "y",
+                    "--id", "row_id")
+    renames = {f["subject"]: f["message"]
+               for f in _check(doc, "schema.consistency")["findings"]
+               if f["metric"] == "schema_renamed"}
+    assert set(renames) == {"(unnamed column 6)", "_auditor_label", "_auditor_row",
+                            "_auditor_n"}, renames
+    assert "column '' is audited as '(unnamed column 6)'" in renames["(unnamed column 6)"]
+    dup = {f["metric"]: f for f in _check(doc, "leakage.duplicates")["findings"]}
+    assert dup["duplicate_rows"]["count"] == 10
+    assert dup["conflicting_labels"]["count"] == 4
+    assert dup["near_duplicate_rows"]["count"] == 5
+    # the coded label once overwrote a user column named __auditor_label: a fake V = 1.0
+    corr = _check(doc, "leakage.feature_label_correlation")
+    assert corr["status"] != "error"
+    assert not [f for f in corr["findings"] if f["subject"] == "_auditor_label"
+                and f["severity"] == "fail"]
+    assert _check(doc, "leakage.single_feature_auc")["status"] in ("pass", "warn", "fail")
+
+
+def test_declared_roles_follow_a_renamed_column():
+    from auditor.config import Columns
+    from auditor.data import build_audit_data
+
+    def frame(seed):
+        df = clean_frame(60, seed)
+        return df.rename({"y": "__auditor_label", "row_id": "", "cat": "__auditor_g"})
+
+    data = build_audit_data({"train": frame(1), "test": frame(2)},
+                            columns=Columns(label="__auditor_label", ids=[""],
+                                            groups=["__auditor_g"]))
+    assert data.label == "_auditor_label"
+    assert data.columns.ids == ["(unnamed column 1)"]
+    assert data.columns.groups == ["_auditor_g"]
+    assert data.splits["train"].columns == ["(unnamed column 1)", "x1", "x2", "_auditor_g",
+                                            "_auditor_label"]
+    assert sorted(data.features) == ["x1", "x2"]
+
+
+def test_a_renamed_column_never_takes_an_existing_name():
+    from auditor.colnames import rename_map
+    assert rename_map([["__auditor_x", "_auditor_x", "_auditor_x (2)", ""],
+                       ["", "b"]]) == {"__auditor_x": "_auditor_x (3)",
+                                       "": "(unnamed column 4)"}
+
+
+def test_an_all_null_label_in_every_split_is_refused_with_one_line(tmp_path, capsys):
+    for fmt in ("csv", "parquet"):
+        train = clean_frame(300, 1).with_columns(y=pl.lit(None, dtype=pl.Int64))
+        test = clean_frame(100, 2, 5000).with_columns(y=pl.lit(None, dtype=pl.Int64))
+        p_tr = _write(tmp_path, f"train.{fmt}", train)
+        p_te = _write(tmp_path, f"test.{fmt}", test)
+        code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y",
+                         "--out", tmp_path / "o")
+        assert code == 2, err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert f"train.{fmt}: label column 'y' is empty (no value in any of its 300 rows" in err
+    # NaN is no value either
+    nan = clean_frame(50, 1).with_columns(y=pl.lit(float("nan")))
+    p = _write(tmp_path, "nan.parquet", nan)
+    code, err = _run(capsys, "--train", p, "--test", p, "--label", "y", "--out", tmp_path / "o")
+    assert code == 2 and "label column 'y' is empty" in err
+
+
+def test_an_all_null_label_in_one_split_skips_label_checks_with_the_reason(tmp_path):
+    # CSV reads an empty column as text: the label must still take test's integer type
+    train = clean_frame(300, 1).with_columns(y=pl.lit(None, dtype=pl.Int64))
+    p_tr = _write(tmp_path, "train.csv", train)
+    p_te = _write(tmp_path, "test.csv", clean_frame(100, 2, 5000))
+    doc = _complete(tmp_path, "--train", p_tr, "--test", p_te, "--label", "y",
+                    "--id", "row_id")
+    for cid in ("leakage.single_feature_auc", "leakage.feature_label_correlation"):
+        c = _check(doc, cid)
+        assert c["status"] == "skipped" and "missing in every train row" in c["summary"], c
+    nulls = [f for f in _check(doc, "schema.consistency")["findings"]
+             if f["metric"] == "schema_label_nulls"]
+    assert len(nulls) == 1 and "missing in 300 of 300 train rows (100.0%)" in \
+        nulls[0]["message"]
+    assert not [f for f in _check(doc, "schema.consistency")["findings"]
+                if f["metric"] == "schema_dtype"]

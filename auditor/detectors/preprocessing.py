@@ -194,7 +194,7 @@ class PreprocessingFit:
                 if scaling:
                     scaled.append(scaling)
         findings = group_same_fit(scaled, names[0], self.max_examples)
-        findings += self._imputations(ctx, eps)
+        findings += self._group_imputations(ctx, self._imputations(ctx, eps))
         findings += self._zero_in_train(ctx)
         findings += self._target_encoding(ctx)
         return findings
@@ -417,9 +417,47 @@ class PreprocessingFit:
                     f"of the column's other values over {label} ({fmt_g(stats[hit])}), not over "
                     f"{train_name} ({fmt_g(train_stats[hit])}): the {stat} imputer was fitted "
                     f"with the {'+'.join(fit_set[1:])} rows.",
-            evidence={"fill_value": v, "rows_with_value": per_split, "fit_set": label,
-                      f"{label}_statistics": stats, f"{train_name}_statistics": train_stats,
+            evidence={"fill_value": v, "statistic": stat, "rows_with_value": per_split,
+                      "fit_set": label, f"{label}_statistics": stats, f"{train_name}_statistics": train_stats,
                       "largest_neighbour_count": neighbour, "tolerance": tol})
+
+    def _group_imputations(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
+        """One finding per group of imputation findings with the same statistic and fit set;
+        its count is the rows holding a fill value in any of the columns (one select)."""
+        groups: dict[tuple[str, tuple[str, ...]], list[Finding]] = {}
+        for f in findings:
+            groups.setdefault((f.evidence["statistic"], tuple(f.splits)), []).append(f)
+        out = []
+        train_name = ctx.names[0]
+        for (stat, fit_set), group in groups.items():
+            if len(group) == 1:
+                out.append(group[0])
+                continue
+            label = "+".join(fit_set)
+            union = ctx.unions[fit_set]
+            filled = union.select(pl.any_horizontal([
+                ((pl.col(str(f.subject)).cast(pl.Float64) - f.evidence["fill_value"]).abs()
+                 <= f.threshold).fill_null(False) for f in group]).sum()).item()
+            names = [str(f.subject) for f in group]
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more"
+                                            if len(names) > 5 else "")
+            worst = max(group, key=lambda f: f.value / f.threshold if f.threshold else math.inf)
+            rows = [{"column": f.subject, "fill_value": f.evidence["fill_value"],
+                     "rows_with_value": f.count,
+                     f"{label} {stat}": f.evidence[f"{label}_statistics"][stat],
+                     f"{train_name} {stat}": f.evidence[f"{train_name}_statistics"][stat]}
+                    for f in group[:self.max_examples]]
+            out.append(Finding(
+                severity=worst.severity, metric="imputation_fit", value=worst.value,
+                threshold=worst.threshold, count=int(filled), subject=names,
+                splits=list(fit_set),
+                message=f"{fmt_rows(int(filled), union.height, f'{label} rows')} hold a fill "
+                        f"value in one of {len(names)} columns ({shown}) equal to the column's "
+                        f"{stat} over {label}, not over {train_name}: the {stat} imputer was "
+                        f"fitted with the {'+'.join(fit_set[1:])} rows.",
+                evidence={"fit_set": label, "columns": len(names), "per_column": rows,
+                          "loosest_match": worst.subject}))
+        return out
 
     # -- one-hot / vocabulary columns ----------------------------------------------------------
     def _zero_in_train(self, ctx: Context) -> list[Finding]:

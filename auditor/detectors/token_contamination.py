@@ -163,10 +163,10 @@ class Contamination:
             source = data.paths.get(split)
             df = read_table(Path(source)) if source else data.splits[split]
             drop = pl.Series(m["test_row"].unique().sort(), dtype=pl.Int64)
-            clean = (df.with_row_index("__row").filter(~pl.col("__row").is_in(drop.implode()))
-                     .drop("__row"))
+            clean = df.filter(~pl.int_range(pl.len()).is_in(drop.implode()))
             try:
-                write_parquet_atomic(clean, target)
+                write_parquet_atomic(  # confined to the folder
+                    clean, target, within=Path(self.clean_dir or ".").expanduser())
             except OSError as err:
                 note = f"clean subset not written to {target}: {err.strerror or err}"
             else:

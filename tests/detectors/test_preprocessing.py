@@ -556,3 +556,22 @@ def test_one_column_alone_keeps_its_name_as_subject_and_groups_split_by_fit_set(
     assert found["standard_scaling_fit"].subject == ["z0", "z1", "z2"]
     assert found["standard_scaling_fit"].count == N_TEST
     assert found["minmax_scaling_fit"].subject == "m"
+
+
+def test_columns_imputed_by_one_mean_imputer_are_one_finding_counting_rows_once():
+    from sklearn.impute import SimpleImputer
+
+    rng = np.random.default_rng(30)
+    raw = np.column_stack([_raw(31 + i) for i in range(4)])
+    holes = rng.random(raw.shape) < 0.06
+    raw[holes] = np.nan
+    filled = SimpleImputer(strategy="mean").fit_transform(raw)
+    cols = {f"v{i}": filled[:, i] for i in range(4)}
+    (f,) = [f for f in PreprocessingFit().run(_data(cols)) if f.severity != Severity.INFO]
+    assert (f.subject, f.metric, f.severity) == (["v0", "v1", "v2", "v3"], "imputation_fit",
+                                                 Severity.FAIL)
+    assert f.count == int(holes.any(axis=1).sum())  # rows with any fill, counted once
+    assert f.message.startswith(f"{f.count} of 1,000 train+test rows")
+    assert [r["rows_with_value"] for r in f.evidence["per_column"]] == holes.sum(0).tolist()
+    assert [r["fill_value"] for r in f.evidence["per_column"]] == pytest.approx(
+        np.nanmean(raw, axis=0).tolist(), rel=0, abs=1e-12)
