@@ -695,6 +695,78 @@ def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | 
             renamed_roles(tokens, mapping, TOKEN_ROLES), issues)
 
 
+def _empty_label(frames: dict[str, pl.DataFrame], label: str | None,
+                 paths: dict[str, str | None]) -> dict[str, pl.DataFrame]:
+    """A label with no value in a split (null or NaN in every row; an empty CSV column reads
+    as text) is typed Null there, so it takes the other splits' type; a label empty in every
+    split is an input error: nothing label-based can be audited."""
+    if not label:
+        return frames
+    empty = {n for n, df in frames.items()
+             if df[label].null_count() + (int(df[label].is_nan().sum())
+                                          if df.schema[label].is_float() else 0) == df.height}
+    if not empty:
+        return frames
+    if len(empty) == len(frames):
+        name = next(iter(frames))
+        raise InputError(f"{paths.get(name) or name}: label column {label!r} is empty (no "
+                         f"value in any of its {frames[name].height:,} rows, nor in the other "
+                         "splits); point the label at a column with values, or declare none")
+    return {n: df.with_columns(pl.lit(None).alias(label)) if n in empty else df
+            for n, df in frames.items()}
+
+
+_TOKEN_LISTS = (("input_ids", "token ids"), ("attention_mask", "0/1 mask values"),
+                ("labels", "label token ids"))
+
+
+def _check_token_types(frames: dict[str, pl.DataFrame], tokens: Tokens | None,
+                       paths: dict[str, str | None]) -> None:
+    """Declared token columns must hold lists (or arrays) of numbers, or booleans for the mask;
+    anything else (text, structs, lists of strings) is an input error naming the column."""
+    if tokens is None:
+        return
+    for name, df in frames.items():
+        for role, what in _TOKEN_LISTS:
+            col = getattr(tokens, role)
+            if not col or col not in df.columns:
+                continue
+            dtype = df.schema[col]
+            inner = dtype.inner if isinstance(dtype, (pl.List, pl.Array)) else None
+            if dtype == pl.Null or (inner is not None and (
+                    inner.is_numeric() or inner in (pl.Boolean, pl.Null))):
+                continue
+            raise InputError(f"{paths.get(name) or name}: tokens.{role} column {col!r} has type "
+                             f"{dtype}; expected a list of {what} (list<int>; CSV cannot hold "
+                             "lists: use Parquet or JSON Lines)")
+
+
+def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | None,
+                     columns: Columns, tokens: Tokens | None) -> tuple[
+                         dict[str, pl.DataFrame], pl.DataFrame | None, Columns, Tokens | None,
+                         list[SchemaIssue]]:
+    """User columns named "" or with the prefix of internal helper columns are renamed (see
+    :mod:`auditor.colnames`); declared roles follow; each rename is reported."""
+    from auditor.colnames import COLUMN_ROLES, TOKEN_ROLES, rename_map, renamed_roles
+
+    everything = [*frames.values(), *([reference] if reference is not None else [])]
+    mapping = rename_map(df.columns for df in everything)
+    if not mapping:
+        return frames, reference, columns, tokens, []
+
+    def rename(df: pl.DataFrame) -> pl.DataFrame:
+        return df.rename({k: v for k, v in mapping.items() if k in df.columns})
+
+    issues = [SchemaIssue("info", new, "renamed",
+                          f"column {old!r} is audited as {new!r}: names that are empty or start "
+                          "with '__auditor_' are kept for the auditor's own helper columns")
+              for old, new in mapping.items()]
+    return ({n: rename(df) for n, df in frames.items()},
+            rename(reference) if reference is not None else None,
+            renamed_roles(columns, mapping, COLUMN_ROLES),
+            renamed_roles(tokens, mapping, TOKEN_ROLES), issues)
+
+
 def _label_nulls(frames: dict[str, pl.DataFrame], label: str | None) -> list[SchemaIssue]:
     if not label:
         return []
