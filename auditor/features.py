@@ -27,7 +27,6 @@ import numpy as np
 import polars as pl
 
 from auditor.colnames import helper_name
-from auditor.colnames import helper_name
 from auditor.data import AuditData, Kind
 
 NUMERIC_KINDS = (Kind.NUMERIC, Kind.BOOLEAN, Kind.DATETIME)
