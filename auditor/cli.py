@@ -143,6 +143,7 @@ def prepare_out_dir(out: str | None, base: Path | None = None) -> Path:
     is new for every run: two runs in the same second get ``...Z`` and ``...Z-2``. Temporary
     files that killed runs left in the folder are removed."""
     from auditor.errors import InputError
+    from auditor.output import clean_stale_temp_files, probe_writable
 
     path = Path(out) if out else default_out_dir(base)
     try:
@@ -162,6 +163,7 @@ def prepare_out_dir(out: str | None, base: Path | None = None) -> Path:
     except OSError as err:
         raise InputError(f"{path}: output directory is not writable ({err.strerror or err})") \
             from None
+    clean_stale_temp_files(path)
     return path
 
 
@@ -177,7 +179,6 @@ def entry() -> NoReturn:
         code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
         if isinstance(stop.code, str):
             print(stop.code, file=sys.stderr)
-    from auditor.output import clean_stale_temp_files, probe_writable
     import logging
 
     logging.shutdown()
@@ -188,7 +189,6 @@ def entry() -> NoReturn:
             pass
     try:  # C stdio buffers of native libraries, which os._exit would drop
         import ctypes
-    clean_stale_temp_files(path)
 
         ctypes.CDLL(None).fflush(None)
     except (OSError, AttributeError):
@@ -208,6 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         import logging
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
     from auditor.errors import AuditorError
+
+    from auditor.output import terminal_safe
 
     try:
         if args.command == "demo":
@@ -235,8 +237,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("auditor").debug("internal error", exc_info=True)
         print(f"auditor: internal error: {type(err).__name__}: {terminal_safe(err)} (rerun "
               "with --verbose for the traceback; no report was written)", file=sys.stderr)
-    from auditor.output import terminal_safe
-
         return EXIT_CRASH
 
 
@@ -247,8 +247,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.config and flags:
         from auditor.errors import ConfigError
         raise ConfigError("give either an audit.yaml or --train/--test flags, not both")
+    base = None
     if args.config:
         cfg = load_config(args.config)
+        base = Path(args.config).resolve().parent
+        # column flags override the YAML's keys (documented in the README), never ignored
+        cfg = apply_column_flags(cfg, label=args.label, time=args.time, groups=args.group,
+                                 ids=args.id, text=args.text, exclude=args.exclude)
         if args.seed is not None:
             cfg = cfg.model_copy(update={"seed": args.seed})
     else:
@@ -272,16 +277,37 @@ def _run(args: argparse.Namespace) -> int:
         over["tokens.contamination"] = {**over.get("tokens.contamination", {}),
                                         "clean_dir": str(Path(args.write_clean).resolve())}
         cfg = cfg.model_copy(update={"thresholds": over})
-    out = prepare_out_dir(args.out)
+    if args.no_sample:
+        cfg = cfg.model_copy(update={"sample": False})
+    inputs = run_inputs(cfg, args.config)
+    from auditor.output import refuse_overwriting_inputs
+
+    if args.out:  # before the folder exists: refused runs create nothing
+        refuse_overwriting_inputs(_report_paths(Path(args.out)), inputs)
+    out = prepare_out_dir(args.out, base)
+    refuse_overwriting_inputs(_report_paths(out), inputs)
     return execute(cfg, out, suite=args.suite, fail_on=args.fail_on, quiet=args.quiet,
                    hash_mode=args.hash, baseline=args.baseline, ledger=args.ledger or cfg.ledger,
-    base = None
                    junit=args.junit, summary_md=args.summary_md)
 
-        base = Path(args.config).resolve().parent
-        # column flags override the YAML's keys (documented in the README), never ignored
-        cfg = apply_column_flags(cfg, label=args.label, time=args.time, groups=args.group,
-                                 ids=args.id, text=args.text, exclude=args.exclude)
+
+def _report_paths(out: Path) -> list[Path]:
+    return [out / "report.json", out / "report.html"]
+
+
+def run_inputs(cfg: Any, config_path: str | None = None) -> list[Path]:
+    """Every file the run reads (splits, reference, pipeline scripts, the audit.yaml, a suite
+    file): outputs must never resolve to one of them."""
+    paths = [Path(p) for p in cfg.datasets.values()]
+    if cfg.reference is not None:
+        paths.append(Path(cfg.reference))
+    paths += [Path(p) for p in cfg.pipeline]
+    if config_path:
+        paths.append(Path(config_path))
+    if str(cfg.suite).endswith((".yaml", ".yml")):
+        paths.append(Path(cfg.suite))
+    return paths
+
 
 def _demo(args: argparse.Namespace) -> int:
     from auditor.config import load_config
@@ -309,34 +335,15 @@ def _demo(args: argparse.Namespace) -> int:
 def _scan_code(args: argparse.Namespace) -> int:
     from auditor.codescan import scan_report
 
-    paths = [Path(p) for p in args.paths]
-    if args.no_sample:
-        cfg = cfg.model_copy(update={"sample": False})
-    inputs = run_inputs(cfg, args.config)
+    from auditor.inputs import check_input_path
     from auditor.output import refuse_overwriting_inputs
 
-    if args.out:  # before the folder exists: refused runs create nothing
-        refuse_overwriting_inputs(_report_paths(Path(args.out)), inputs)
-    out = prepare_out_dir(args.out, base)
-    refuse_overwriting_inputs(_report_paths(out), inputs)
-def _report_paths(out: Path) -> list[Path]:
-    return [out / "report.json", out / "report.html"]
-
-
-def run_inputs(cfg: Any, config_path: str | None = None) -> list[Path]:
-    """Every file the run reads (splits, reference, pipeline scripts, the audit.yaml, a suite
-    file): outputs must never resolve to one of them."""
-    paths = [Path(p) for p in cfg.datasets.values()]
-    if cfg.reference is not None:
-        paths.append(Path(cfg.reference))
-    paths += [Path(p) for p in cfg.pipeline]
-    if config_path:
-        paths.append(Path(config_path))
-    if str(cfg.suite).endswith((".yaml", ".yml")):
-        paths.append(Path(cfg.suite))
-    return paths
-
-
+    paths = [Path(p) for p in args.paths]
+    for p in paths:  # a FIFO would block the reader forever
+        check_input_path(p)
+    if args.out:
+        refuse_overwriting_inputs(_report_paths(Path(args.out)), paths)
+    out = prepare_out_dir(args.out)
     return publish(scan_report(paths, args.fitter), out, fail_on=args.fail_on, quiet=args.quiet)
 
 
@@ -363,14 +370,7 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
         from auditor.output import write_atomic
 
         doc = report.to_dict()
-    from auditor.inputs import check_input_path
-    from auditor.output import refuse_overwriting_inputs
-
         if junit:
-    for p in paths:  # a FIFO would block the reader forever
-        check_input_path(p)
-    if args.out:
-        refuse_overwriting_inputs(_report_paths(Path(args.out)), paths)
             from auditor.ci_outputs import junit_xml
             write_atomic(Path(junit), junit_xml(doc, fail_on))
         if summary_md:
@@ -425,10 +425,21 @@ def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
     text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
     write_files_together(out, {"report.json": text, "report.html": render_html(doc)})
     code = report.exit_code(fail_on)
+    sampled = sampled_note(report)
+    if sampled and quiet:
+        print(f"auditor: warning: {terminal_safe(sampled)}", file=sys.stderr)
     if not quiet:
         print_summary(report, out, code)
     print(terminal_safe(out / "report.html"))
     return code
+
+
+def sampled_note(report: Any) -> str | None:
+    """The report's note saying the splits were read as samples (memory budget), if any."""
+    from auditor.data import SAMPLED_NOTE_START
+
+    return next((n for n in getattr(report, "notes", None) or []
+                 if n.startswith(SAMPLED_NOTE_START)), None)
 
 
 def print_summary(report: Any, out: Path, code: int) -> None:
@@ -437,6 +448,8 @@ def print_summary(report: Any, out: Path, code: int) -> None:
     as escapes, rich markup brackets escaped."""
     from rich.console import Console
     from rich.table import Table
+
+    from auditor.output import terminal_safe
 
     colors = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta",
               "skipped": "dim"}
@@ -455,9 +468,6 @@ def print_summary(report: Any, out: Path, code: int) -> None:
         console.print(line, markup=False, highlight=False)
     words = {0: "PASS: nothing at or above the --fail-on level.",
              1: "FAIL: the audit found problems at or above the --fail-on level "
-    sampled = sampled_note(report)
-    if sampled and quiet:
-        print(f"auditor: warning: {terminal_safe(sampled)}", file=sys.stderr)
                 "(exit code 1). Read the failed checks in the report.",
              3: "ERROR: the data passed, but a check crashed (exit code 3); the report marks "
                 "it as error."}
@@ -470,17 +480,7 @@ def print_summary(report: Any, out: Path, code: int) -> None:
                   f"{report.duration_s:.1f}s", markup=True)
     console.print(f"report: {terminal_safe(out / 'report.html')}  "
                   f"(and {terminal_safe(out / 'report.json')})", markup=False)
-def sampled_note(report: Any) -> str | None:
-    """The report's note saying the splits were read as samples (memory budget), if any."""
-    from auditor.data import SAMPLED_NOTE_START
-
-    return next((n for n in getattr(report, "notes", None) or []
-                 if n.startswith(SAMPLED_NOTE_START)), None)
-
-
 
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
-    from auditor.output import terminal_safe
-

@@ -740,11 +740,11 @@ def read_sample(path: Path, fraction: float, seed: int) -> pl.DataFrame:
                          f"{_first_line(err)}") from None
 
 
-def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> AuditData:
 # how the note of a sampled audit starts (the CLI repeats that note on stderr)
 SAMPLED_NOTE_START = "The data need"
 
 
+def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> AuditData:
     """Read every split of ``cfg`` into AuditData; ``frames`` supplies in-memory splits (and
     optionally the reference, under the key ``"reference"``) instead of files.
 
@@ -764,12 +764,12 @@ SAMPLED_NOTE_START = "The data need"
     budget = memory_budget_bytes(cfg.memory_budget_gb)
     fraction = min(1.0, budget / need) if need else 1.0
     notes: list[str] = []
-    if fraction < 1.0:
     if fraction < 1.0 and not cfg.sample:
         raise InputError(f"{', '.join(map(str, files.values()))}: the data need about "
                          f"{need / 1024**3:.1f} GB of memory to audit, above the budget of "
                          f"{budget / 1024**3:.1f} GB, and sampling is off (--no-sample); "
                          "raise memory_budget_gb or allow sampling")
+    if fraction < 1.0:
         notes.append(f"{SAMPLED_NOTE_START} about {need / 1024**3:.1f} GB of memory to "
                      f"audit, above the budget of {budget / 1024**3:.1f} GB: every split file "
                      f"was read as a seeded uniform sample of {fraction:.1%} of its rows, and "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from auditor.checks import Cost
+from auditor.config import short_repr
 from auditor.errors import ConfigError
 from auditor.registry import load_check_class
 
@@ -37,12 +38,15 @@ def builtin_suites() -> list[str]:
     return sorted(names)
 
 
-def suite_path(name: str) -> Path:
-    """Resolve a suite name or path to a file."""
+def suite_path(name: str, base_dir: Path | None = None) -> Path:
+    """Resolve a suite name or path to a file; a relative path is taken from ``base_dir``
+    (the folder of the suite that ``extends`` it), else from the working directory."""
     if name.endswith((".yaml", ".yml")) or "/" in name:
-        path = Path(name)
+        path = Path(name).expanduser()
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
         if not path.is_file():
-            raise ConfigError(f"suite file {name!r} not found")
+            raise ConfigError(f"suite file {str(path)!r} not found")
         return path
     for d in builtin_suite_dirs():
         path = d / f"{name}.yaml"
@@ -54,15 +58,14 @@ def suite_path(name: str) -> Path:
     raise ConfigError(f"unknown suite {name!r}{hint}; built-in suites: {', '.join(known)}")
 
 
-def read_suite(name: str, _depth: int = 0) -> dict[str, dict[str, Any]]:
-    """The suite's ``checks:`` mapping, id -> parameters (in file order)."""
-    import yaml
+def read_suite(name: str, _depth: int = 0,
+               _base: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The suite's ``checks:`` mapping, id -> parameters (in file order). ``extends: b.yaml``
+    is resolved relative to the extending suite's file."""
+    from auditor.config import load_yaml_file
 
-    path = suite_path(name)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: invalid YAML: {str(err).splitlines()[0]}") from None
+    path = suite_path(name, _base)
+    raw = load_yaml_file(path, what="suite") or {}
     if not isinstance(raw, dict) or not isinstance(raw.get("checks", {}), dict):
         raise ConfigError(f"{path}: a suite needs a 'checks:' mapping of check id -> parameters")
     unknown = set(raw) - {"checks", "description", "extends", "exclude"}
@@ -73,7 +76,7 @@ def read_suite(name: str, _depth: int = 0) -> dict[str, dict[str, Any]]:
     if raw.get("extends"):  # start from another suite, drop `exclude`, then apply `checks`
         if _depth > 5:
             raise ConfigError(f"{path}: 'extends' nests too deeply (a cycle?)")
-        out = read_suite(str(raw["extends"]), _depth + 1)
+        out = read_suite(str(raw["extends"]), _depth + 1, path.resolve().parent)
         for check_id in raw.get("exclude") or []:
             if check_id not in out:
                 raise ConfigError(f"{path}: exclude: {check_id!r} is not in suite "
@@ -85,7 +88,7 @@ def read_suite(name: str, _depth: int = 0) -> dict[str, dict[str, Any]]:
             params = {}
         if not isinstance(params, dict):
             raise ConfigError(f"{path}: checks.{check_id}: expected a mapping of parameters; "
-                              f"got {params!r}")
+                              f"got {short_repr(params)}")
         out[str(check_id)] = {**out.get(str(check_id), {}), **params}
     return out
 
@@ -125,8 +128,8 @@ def build_check(check_id: str, params: dict[str, Any], source: str) -> Any:
     except ValidationError as err:
         e = err.errors()[0]
         key = ".".join(str(p) for p in e["loc"])
-        raise ConfigError(f"{source}: {check_id}.{key}: {e['msg']}; got "
-                          f"{e.get('input')!r}") from None
+        raise ConfigError(f"{source}: {check_id}.{key}: {e['msg'][:300]}; got "
+                          f"{short_repr(e.get('input'))}") from None
     except (ValueError, TypeError) as err:
         raise ConfigError(f"{source}: {check_id}: {err}") from None
 
@@ -148,16 +151,24 @@ class BrokenCheck:
         raise RuntimeError(self.message)
 
 
-def load_checks(suite: str, overrides: dict[str, dict[str, Any]] | None = None) -> list[Any]:
-    """Instantiate every check of ``suite`` with ``overrides`` applied (in suite order)."""
+def load_checks(suite: str, overrides: dict[str, dict[str, Any]] | None = None,
+                notes: list[str] | None = None) -> list[Any]:
+    """Instantiate every check of ``suite`` with ``overrides`` applied (in suite order).
+
+    Overrides of a check the suite does not run are not an error (one audit.yaml serves
+    ``--suite fast`` and the default): they are validated like the others, and a note saying
+    they were not used is appended to ``notes``. An unknown check id is an error."""
     spec = read_suite(suite)
-    overrides = overrides or {}
-    for check_id in overrides:
-        if check_id not in spec:
-            load_check_class(check_id)  # unknown id -> ConfigError with a suggestion
-            raise ConfigError(f"thresholds: {check_id!r} is not part of suite {suite!r}")
+    overrides = dict(overrides or {})
+    for check_id in list(overrides):
         if not isinstance(overrides[check_id], dict):
             raise ConfigError(f"thresholds: {check_id}: expected a mapping of parameters")
+        if check_id not in spec:
+            load_check_class(check_id)  # unknown id -> ConfigError with a suggestion
+            build_check(check_id, overrides.pop(check_id), source="thresholds")
+            if notes is not None:
+                notes.append(f"thresholds for {check_id} were not used: suite {suite!r} "
+                             "does not run that check")
     return [build_check(cid, {**params, **overrides.get(cid, {})},
                         source=f"suite {suite!r}" if cid not in overrides else "thresholds")
             for cid, params in spec.items()]

@@ -335,6 +335,526 @@ def test_data_beyond_the_memory_budget_are_sampled_and_the_report_says_so(tmp_pa
 
 
 # =============================================================================================
+# Issue 19, part 1 (E1 "hardening-io"): traversal, lost inputs, hangs, misleading messages.
+# Each test reproduces one case of the second bad-input catalogue.
+# =============================================================================================
+
+CHEAP_SUITE = "checks:\n  leakage.duplicates: {}\n  schema.consistency: {}\n"
+
+
+def _cheap_suite(tmp: Path) -> Path:
+    p = tmp / "cheap.yaml"
+    p.write_text(CHEAP_SUITE)
+    return p
+
+
+def _one_line_error(code: int, err: str, expected: str) -> None:
+    assert code == 2, err
+    assert err.startswith("auditor: error: ") and err.count("\n") == 1, err
+    assert expected in err, err
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def no_hang():
+    """Fail (instead of hanging the suite) if a read blocks: SIGALRM after 30 s."""
+    import signal
+
+    def boom(*_):
+        raise TimeoutError("the read blocked")
+
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(30)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+# --- security / data loss ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["../escaped", "a/b", "..", ".hidden", "", "x" * 65, "te st"])
+def test_split_name_that_is_not_a_plain_name_is_refused(tmp_path, capsys, name):
+    b = _base(tmp_path)
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(json.dumps({"datasets": {"train": str(b["train"]), name: str(b["test"])}}))
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o")
+    _one_line_error(code, err, "is not a plain name")
+    assert not (tmp_path / "escaped.parquet").exists()
+    assert not (tmp_path / "o").exists()
+
+
+def test_written_paths_are_proven_inside_their_folder(tmp_path):
+    from auditor.errors import ConfigError
+    from auditor.output import confined, write_parquet_atomic
+
+    clean = tmp_path / "clean"
+    assert confined(clean, "test.parquet") == clean / "test.parquet"
+    for bad in ("../escaped.parquet", "a/b.parquet", "..", "."):
+        with pytest.raises(ConfigError, match="refusing to write"):
+            confined(clean, bad)
+    df = pl.DataFrame({"a": [1, 2]})
+    with pytest.raises(ConfigError, match="refusing to write"):
+        write_parquet_atomic(df, clean / "../escaped.parquet", within=clean)
+    clean.mkdir()
+    (clean / "link.parquet").symlink_to(tmp_path / "elsewhere.parquet")
+    with pytest.raises(ConfigError, match="outside the folder"):
+        write_parquet_atomic(df, clean / "link.parquet", within=clean)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["clean", "link.parquet"]
+    write_parquet_atomic(df, clean / "test.parquet", within=clean)
+    assert pl.read_parquet(clean / "test.parquet").equals(df)
+
+
+@pytest.mark.parametrize("case", ["jsonl_split", "config_file", "parquet_folder"])
+def test_out_folder_holding_an_input_named_like_a_report_is_refused(tmp_path, capsys, case):
+    b = _base(tmp_path)
+    out = tmp_path / "o"
+    out.mkdir()
+    if case == "jsonl_split":  # a JSON Lines split literally named report.json
+        victim = out / "report.json"
+        victim.write_text(clean_frame(100, 2, 5000).write_ndjson())
+        args = ["--train", b["train"], "--test", victim]
+    elif case == "config_file":  # the audit.yaml itself, named report.html
+        victim = out / "report.html"
+        victim.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n")
+        args = [victim]
+    else:  # --out is the folder of a split given as a directory of Parquet files
+        victim = out / "part-0.parquet"
+        clean_frame(100, 2, 5000).write_parquet(victim)
+        args = ["--train", b["train"], "--test", out]
+    before = victim.read_bytes()
+    code, err = _run(capsys, *args, "--out", out, "--suite", _cheap_suite(tmp_path))
+    _one_line_error(code, err, "is an input of this audit")
+    assert victim.read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == [victim.name]
+
+
+def test_billion_laughs_config_is_refused_fast_with_a_bounded_message(tmp_path, capsys):
+    import time
+
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for k in range(1, 9):
+        lines.append(f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 9)}]")
+    lines.append("datasets: *a8")
+    p = tmp_path / "audit.yaml"
+    p.write_text("\n".join(lines) + "\n")
+    assert p.stat().st_size < 700
+    t0 = time.perf_counter()
+    code, err = _run(capsys, p, "--out", tmp_path / "o")
+    assert time.perf_counter() - t0 < 5
+    _one_line_error(code, err, "YAML aliases expand the config to more than 100,000 values")
+    assert len(err) < 400
+
+
+def test_recursive_yaml_alias_and_huge_values_give_bounded_messages(tmp_path, capsys):
+    p = tmp_path / "audit.yaml"
+    p.write_text("datasets: &d {train: *d}\n")
+    code, err = _run(capsys, p, "--out", tmp_path / "o")
+    _one_line_error(code, err, "refers to its own anchor")
+    p.write_text(f"datasets: {{train: a.parquet}}\nseed: {'9x' * 50_000}\n")
+    code, err = _run(capsys, p, "--out", tmp_path / "o")
+    _one_line_error(code, err, "seed: Input should be a valid integer")
+    assert len(err) < 600
+    p.write_text("datasets: {train: a.parquet}\n#" + "x" * (1 << 20) + "\n")
+    code, err = _run(capsys, p, "--out", tmp_path / "o")
+    _one_line_error(code, err, "at most 1,048,576 are read")
+
+
+def test_suite_files_get_the_same_yaml_bounds(tmp_path):
+    from auditor.errors import ConfigError
+    from auditor.suites import read_suite
+
+    lines = ["a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    lines += [f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 10)}]" for k in range(1, 7)]
+    p = tmp_path / "s.yaml"
+    p.write_text("\n".join(lines) + "\ndescription: *a6\nchecks: {}\n")
+    with pytest.raises(ConfigError, match="expand the suite to more than"):
+        read_suite(str(p))
+
+
+HOSTILE = "ev[/x]il\x1b[2J\x1b]0;pwned\x07"
+
+
+def test_terminal_escapes_and_rich_markup_from_data_are_escaped_on_stderr(tmp_path, capsys):
+    train = clean_frame(300, 1).with_columns(pl.col("x1").alias(HOSTILE))
+    b = {"train": _write(tmp_path, "train.parquet", train),
+         "test": _write(tmp_path, "test.parquet", clean_frame(100, 2, 5000))}
+    code = cli.main(["run", "--train", str(b["train"]), "--test", str(b["test"]), "--out",
+                     str(tmp_path / "o"), "--suite", str(_cheap_suite(tmp_path))])
+    captured = capsys.readouterr()
+    assert code == 1, captured.err  # schema.consistency: the column is missing from test
+    assert "\x1b" not in captured.err and "\x07" not in captured.err
+    assert "ev[/x]il\\x1b[2J\\x1b]0;pwned\\x07" in captured.err  # shown, escaped, not lost
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    subjects = [f["subject"] for c in doc["checks"] for f in c["findings"]]
+    assert HOSTILE in subjects  # the report keeps the true name
+
+
+def test_terminal_escapes_in_error_messages_are_escaped(tmp_path, capsys):
+    bad = tmp_path / f"{HOSTILE}.parquet"
+    code, err = _run(capsys, "--train", bad, "--test", bad, "--out", tmp_path / "o")
+    _one_line_error(code, err, "file not found")
+    assert "\x1b" not in err and "\\x1b[2J" in err
+
+
+def test_terminal_safe_escapes_controls_and_markup():
+    from auditor.output import terminal_safe
+
+    assert terminal_safe("a\x1b[31mb\nc\rd\u202e") == "a\\x1b[31mb\\x0ac\\x0dd\\u202e"
+    assert terminal_safe("[/x] [bold]", markup=True) == "\\[/x] \\[bold]"
+    assert terminal_safe("plain text, 3.5%") == "plain text, 3.5%"
+
+
+def _scan_round(tmp: Path, n: int, rnd: int) -> None:
+    import subprocess
+    import sys
+
+    out = tmp / "shared"
+    procs = []
+    for i in range(n):
+        script = tmp / f"pipe_{rnd}_{i}.py"
+        script.write_text(f"x_{rnd}_{i} = 1\n")
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "auditor", "scan-code", str(script), "--out", str(out),
+             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    doc = json.loads((out / "report.json").read_text())
+    scanned = [name for name in (f"pipe_{rnd}_{i}.py" for i in range(n))
+               if name in json.dumps(doc)]
+    assert len(scanned) == 1, scanned
+    html = (out / "report.html").read_text()
+    assert scanned[0] in html, "report.html and report.json come from different runs"
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_concurrent_runs_into_one_folder_all_succeed_and_leave_a_consistent_pair(tmp_path):
+    for rnd in range(2):
+        _scan_round(tmp_path, 8, rnd)
+
+
+def test_the_report_pair_is_renamed_under_the_folder_lock(tmp_path, monkeypatch):
+    import fcntl
+    import os
+
+    from auditor import output
+
+    seen = []
+    real_replace = os.replace
+
+    def replace(src, dst):  # while the pair is renamed, another locker must be shut out
+        fd = os.open(tmp_path / output.LOCK_NAME, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append("unlocked")
+        except BlockingIOError:
+            seen.append("locked")
+        finally:
+            os.close(fd)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(output.os, "replace", replace)
+    output.write_files_together(tmp_path, {"report.json": "{}", "report.html": "<p>"})
+    assert seen == ["locked", "locked"]
+    assert (tmp_path / "report.json").read_text() == "{}"
+
+
+# --- hangs ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_fifo_given_as_a_split_is_refused_not_read(tmp_path, capsys, no_hang, suffix):
+    import os
+
+    b = _base(tmp_path)
+    fifo = tmp_path / f"pipe{suffix}"
+    os.mkfifo(fifo)
+    code, err = _run(capsys, "--train", b["train"], "--test", fifo, "--out", tmp_path / "o")
+    _one_line_error(code, err, f"pipe{suffix}: is a FIFO (named pipe); expected a regular file")
+
+
+def test_fifo_inside_a_parquet_folder_is_skipped(tmp_path, no_hang):
+    import os
+
+    from auditor.data import estimate_bytes, read_table
+
+    d = tmp_path / "d"
+    d.mkdir()
+    clean_frame(40, 1).write_parquet(d / "part-0.parquet")
+    os.mkfifo(d / "part-1.parquet")
+    assert read_table(d).height == 40
+    assert estimate_bytes(d) > 0
+
+
+def test_fifo_given_to_scan_code_is_refused(tmp_path, capsys, no_hang):
+    import os
+
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    code = cli.main(["scan-code", str(fifo), "--out", str(tmp_path / "o"), "--quiet"])
+    _one_line_error(code, capsys.readouterr().err, "pipe.py: is a FIFO (named pipe)")
+    d = tmp_path / "src"
+    d.mkdir()
+    (d / "ok.py").write_text("x = 1\n")
+    os.mkfifo(d / "pipe.py")
+    code = cli.main(["scan-code", str(d), "--out", str(tmp_path / "o2"), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads((tmp_path / "o2" / "report.json").read_text())
+    assert doc["checks"][0]["findings"][0]["count"] == 1  # ok.py only
+
+
+def test_fifo_given_as_the_config_is_refused(tmp_path, capsys, no_hang):
+    import os
+
+    fifo = tmp_path / "audit.yaml"
+    os.mkfifo(fifo)
+    code, err = _run(capsys, fifo, "--out", tmp_path / "o")
+    _one_line_error(code, err, "audit.yaml: is a FIFO (named pipe)")
+
+
+# --- misleading messages / behaviour ---------------------------------------------------------
+
+def test_spark_temporary_success_and_hidden_files_are_skipped(tmp_path):
+    from auditor.data import estimate_bytes, read_table
+
+    d = tmp_path / "train"
+    (d / "_temporary" / "0" / "task_1").mkdir(parents=True)
+    (d / "year=2025").mkdir()
+    part = clean_frame(120, 1)
+    part.write_parquet(d / "part-00000.parquet")
+    clean_frame(30, 2).write_parquet(d / "year=2025" / "part-00001.parquet")
+    part.write_parquet(d / "_temporary" / "0" / "task_1" / "part-00000.parquet")
+    part.write_parquet(d / ".part-00000.parquet")
+    part.write_parquet(d / "_committed_part.parquet")
+    (d / "_SUCCESS").write_text("")
+    (d / ".part-00000.parquet.crc").write_bytes(b"\0\1")
+    assert read_table(d).height == 150
+    import pyarrow.parquet as pq
+    want = sum(pq.ParquetFile(f).metadata.row_group(0).total_byte_size
+               for f in (d / "part-00000.parquet", d / "year=2025" / "part-00001.parquet"))
+    assert estimate_bytes(d) == want
+
+
+def test_suite_extends_resolves_against_the_suite_file(tmp_path, monkeypatch):
+    from auditor.suites import load_checks
+
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "b.yaml").write_text("checks:\n  leakage.duplicates: {fail_above: 0.25}\n")
+    (suites / "a.yaml").write_text("extends: b.yaml\nchecks:\n  schema.consistency: {}\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    checks = {c.id: c for c in load_checks(str(suites / "a.yaml"))}
+    assert set(checks) == {"leakage.duplicates", "schema.consistency"}
+    assert checks["leakage.duplicates"].fail_above == 0.25
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--label", "y", "--group", "y"], "'y' is declared both as label and as group"),
+    (["--label", "y", "--id", "y"], "'y' is declared both as label and as id"),
+    (["--time", "x1", "--exclude", "x1"], "'x1' is declared both as time and as exclude"),
+])
+def test_conflicting_column_roles_are_refused(tmp_path, capsys, flags, expected):
+    b = _base(tmp_path)
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], *flags,
+                     "--out", tmp_path / "o")
+    _one_line_error(code, err, expected)
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   "columns: {label: y, ids: [y]}\n")
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o")
+    _one_line_error(code, err, "'y' is declared both as label and as id")
+
+
+def test_group_that_is_also_an_id_is_accepted():
+    from auditor.config import Columns
+
+    assert Columns(groups=["user"], ids=["user"]).conflicts() == []
+    assert Columns(label="y", text=["y"]).conflicts() == [("y", "label", "text")]
+
+
+def test_symlink_loop_and_dangling_link_are_named_as_such(tmp_path, capsys):
+    loop = tmp_path / "loop.parquet"
+    loop.symlink_to(loop)
+    code, err = _run(capsys, "--train", loop, "--test", loop, "--out", tmp_path / "o")
+    _one_line_error(code, err, "loop.parquet: symbolic link loop")
+    dangling = tmp_path / "gone.parquet"
+    dangling.symlink_to(tmp_path / "deleted.parquet")
+    code, err = _run(capsys, "--train", dangling, "--test", dangling, "--out", tmp_path / "o")
+    _one_line_error(code, err, "gone.parquet: broken symbolic link")
+
+
+def test_cr_only_csv_is_read_not_refused_for_a_duplicate_header(tmp_path):
+    from auditor.data import read_table
+
+    p = tmp_path / "mac.csv"
+    p.write_bytes(b"a,b,y\r1,2,0\r3,4,1\r1,2,0\r5,6,1")
+    df = read_table(p)
+    assert df.columns == ["a", "b", "y"]
+    assert df.height == 4 and df["a"].to_list() == [1, 3, 1, 5]
+    p.write_bytes(b"a,b,y\r1,2,0\r3,4,1\r5,6")
+    with pytest.raises(Exception, match="looks truncated"):
+        read_table(p)
+
+
+def test_test_file_lacking_the_features_is_named(tmp_path, capsys):
+    b = _base(tmp_path)
+    lacking = _write(tmp_path, "lacking.parquet", clean_frame(100, 2, 5000).select("row_id", "y"))
+    code = cli.main(["run", "--train", str(b["train"]), "--test", str(lacking), "--label", "y",
+                     "--id", "row_id", "--out", str(tmp_path / "o"), "--quiet",
+                     "--suite", str(_cheap_suite(tmp_path))])
+    err = capsys.readouterr().err
+    if code == 2:  # refused: the line must name the file that lacks them
+        _one_line_error(code, err, "lacking.parquet")
+        assert "train.parquet" not in err
+    else:
+        doc = json.loads((tmp_path / "o" / "report.json").read_text())
+        schema = next(c for c in doc["checks"] if c["id"] == "schema.consistency")
+        missing = [f for f in schema["findings"] if f["severity"] == "fail"]
+        assert sorted(f["subject"] for f in missing) == ["cat", "x1", "x2"]
+        assert all(f["splits"] == ["test"] and "missing from test" in f["message"]
+                   for f in missing)
+
+
+def test_stale_temp_files_of_killed_runs_are_cleaned_live_ones_kept(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "o"
+    out.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = [out / f".report.json.{dead.pid}.k1ll3d.tmp", out / f".report.html.{dead.pid}.x.tmp",
+             out / f".write-test.{dead.pid}.y.tmp"]
+    live = out / f".report.json.{os.getppid()}.alive.tmp"  # a concurrent run's file
+    mine = out / "notes.tmp"  # not this tool's naming: never touched
+    for p in [*stale, live, mine]:
+        p.write_text("partial")
+    b = _base(tmp_path)
+    code = cli.main(["run", "--train", str(b["train"]), "--test", str(b["test"]), "--out",
+                     str(out), "--quiet", "--suite", str(_cheap_suite(tmp_path))])
+    assert code == 0
+    assert not any(p.exists() for p in stale)
+    assert live.exists() and mine.exists()
+    assert (out / "report.json").exists() and (out / "report.html").exists()
+
+
+def test_column_flags_next_to_an_audit_yaml_override_its_keys(tmp_path, capsys):
+    from auditor.config import apply_column_flags, load_config
+
+    b = _base(tmp_path)
+    cfg_path = tmp_path / "audit.yaml"
+    cfg_path.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                        "columns: {label: y, ids: [row_id], exclude: [cat]}\n")
+    cfg = apply_column_flags(load_config(cfg_path), label="x2", exclude=["x1"])
+    assert cfg.columns.label == "x2" and cfg.columns.exclude == ["x1"]
+    assert cfg.columns.ids == ["row_id"]  # not given: the YAML's value stays
+    code = cli.main(["run", str(cfg_path), "--exclude", "x1", "x2", "cat", "--out",
+                     str(tmp_path / "o"), "--quiet", "--suite", str(_cheap_suite(tmp_path))])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert doc["config"]["columns"]["exclude"] == ["x1", "x2", "cat"]
+    code, err = _run(capsys, cfg_path, "--id", "y", "--out", tmp_path / "o2")
+    _one_line_error(code, err, "'y' is declared both as label and as id")
+
+
+def _sampled_setup(tmp_path: Path) -> Path:
+    from auditor.data import WORKING_SET_FACTOR, estimate_bytes
+
+    b = {"train": _write(tmp_path, "train.parquet", clean_frame(4_000, 1)),
+         "test": _write(tmp_path, "test.parquet", clean_frame(1_000, 2, 50_000))}
+    need = WORKING_SET_FACTOR * sum(estimate_bytes(p) for p in b.values())
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   "columns: {label: y, ids: [row_id]}\n"
+                   f"memory_budget_gb: {need / 4 / 1024**3!r}\nsuite: {_cheap_suite(tmp_path)}\n")
+    return cfg
+
+
+def test_sampled_audit_says_so_on_stderr_even_when_quiet(tmp_path, capsys):
+    cfg = _sampled_setup(tmp_path)
+    code = cli.main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert err.startswith("auditor: warning: The data need about") and err.count("\n") == 1
+    assert "seeded uniform sample of 25.0% of its rows" in err
+    code = cli.main(["run", str(cfg), "--out", str(tmp_path / "o2")])
+    err = " ".join(capsys.readouterr().err.split())  # rich wraps long lines
+    assert "SAMPLED: The data need about" in err
+    assert "PASS: nothing at or above the --fail-on level. status=pass (on a sample of the " \
+        "rows: counts are estimates)" in err
+
+
+def test_no_sample_turns_data_beyond_the_budget_into_exit_2(tmp_path, capsys):
+    cfg = _sampled_setup(tmp_path)
+    code, err = _run(capsys, cfg, "--no-sample", "--out", tmp_path / "o")
+    _one_line_error(code, err, "sampling is off (--no-sample)")
+    assert not (tmp_path / "o").exists()
+
+
+def test_clean_dir_and_default_reports_follow_the_yaml_file(tmp_path, monkeypatch, capsys):
+    from auditor.config import load_config
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    b = _base(proj)
+    cfg_path = proj / "audit.yaml"
+    cfg_path.write_text("datasets: {train: train.parquet, test: test.parquet}\n"
+                        "thresholds: {tokens.contamination: {clean_dir: clean}}\n"
+                        f"suite: {_cheap_suite(tmp_path)}\n")
+    del b
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    cfg = load_config("../proj/audit.yaml")
+    assert Path(cfg.thresholds["tokens.contamination"]["clean_dir"]) == proj / "clean"
+    code = cli.main(["run", "../proj/audit.yaml", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    runs = list((proj / "reports").iterdir())
+    assert len(runs) == 1 and (runs[0] / "report.json").exists()
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_thresholds_for_a_check_outside_the_suite_are_a_note(tmp_path, capsys):
+    b = _base(tmp_path)
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   "thresholds: {separability.adversarial: {fail_above: 0.9}}\n")
+    code = cli.main(["run", str(cfg), "--suite", str(_cheap_suite(tmp_path)), "--out",
+                     str(tmp_path / "o"), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert any("thresholds for separability.adversarial were not used" in n
+               for n in doc["notes"])
+    # still validated: a wrong parameter of that check is an error, an unknown id too
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   "thresholds: {separability.adversarial: {fail_abov: 0.9}}\n")
+    code, err = _run(capsys, cfg, "--suite", _cheap_suite(tmp_path), "--out", tmp_path / "o")
+    _one_line_error(code, err, "separability.adversarial.fail_abov: unknown parameter")
+
+
+def test_default_output_folders_never_collide(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    made = {cli.prepare_out_dir(None) for _ in range(5)}
+    assert len(made) == 5 and all(p.is_dir() and p.parent == Path("reports") for p in made)
+    stems = {p.name.split("Z")[0] for p in made}
+    assert len(stems) <= 2  # same second (or two): the names still differ
+
+
+def test_a_usage_error_leaves_no_empty_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    b = _base(tmp_path)
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--label", "nope")
+    _one_line_error(code, err, "label column 'nope' not found")
+    assert not (tmp_path / "reports").exists()
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--label", "nope",
+                     "--out", tmp_path / "new" / "nested")
+    _one_line_error(code, err, "label column 'nope' not found")
+    assert not (tmp_path / "new").exists()
+
+
+# =============================================================================================
 # E2 "hardening-data" (issue 19, part 2): valid but unusual data. Each case: a complete report
 # with no check in `error`, or exit 2 with one line naming the file, the column and what was
 # expected.

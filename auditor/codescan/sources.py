@@ -104,6 +104,7 @@ def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
     for p in map(Path, paths):
         if p.is_dir():
             out += sorted(f for f in p.rglob("*") if f.suffix.lower() in (".py", ".ipynb")
+                          and f.is_file()  # not a FIFO (would block), socket or device
                           and not any(part.startswith(".") or part in ("__pycache__",
                                                                       "site-packages")
                                       for part in f.relative_to(p).parts))
