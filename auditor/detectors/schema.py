@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import polars as pl
 
 from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.data import AuditData, Kind
 from auditor.report import Finding, Severity
+from auditor.stats import clip_text, fmt_rows, grade, is_share
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -17,6 +20,15 @@ class SchemaConsistency:
     evaluation time, and that column was left out of every cross-split check. Fix the export so
     every split has the same columns with the same types. Compatible differences (int vs float,
     different time zones) are harmonised and reported as info.
+
+    Also: **variants of one value** in a categorical column (features and label): distinct
+    values equal after lowercasing, turning punctuation and symbols into spaces and collapsing
+    and trimming whitespace ("New York", "new york ", "New-York"), within a split or across
+    splits. A model sees them as different categories and every per-category statistic splits
+    in two. One finding per column, count = rows holding a form other than the group's most
+    frequent one, share = that count over the column's non-missing rows in all splits:
+    > ``variant_warn_above`` (0: any) warns, > ``variant_fail_above`` (1: never, by default)
+    fails. Fix: normalise the values at extraction.
     """
 
     id: ClassVar[str] = "schema.consistency"
@@ -24,6 +36,21 @@ class SchemaConsistency:
     cost: ClassVar[Cost] = Cost.CHEAP
     missing_severity: Severity = Severity.FAIL
     dtype_severity: Severity = Severity.FAIL
+    variant_warn_above: float = 0.0
+    variant_fail_above: float = 1.0
+    max_examples: int = 20
+
+    def __post_init__(self) -> None:
+        for name in ("variant_warn_above", "variant_fail_above"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not is_share(v):
+                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
+        if self.variant_warn_above > self.variant_fail_above:
+            raise ValueError("variant_warn_above must be <= variant_fail_above; got "
+                             f"{self.variant_warn_above!r} > {self.variant_fail_above!r}")
+        if isinstance(self.max_examples, bool) or not isinstance(self.max_examples, int) \
+                or self.max_examples < 1:
+            raise ValueError(f"max_examples must be a positive integer; got {self.max_examples!r}")
 
     def run(self, data: AuditData) -> list[Finding]:
         findings = []
@@ -37,6 +64,12 @@ class SchemaConsistency:
             findings.append(Finding(severity=severity, message=issue.message,
                                     metric=f"schema_{issue.problem}", subject=issue.column,
                                     splits=issue.splits, evidence=evidence))
+        cols = [c for c in dict.fromkeys(data.features + ([data.label] if data.label else []))
+                if data.kinds.get(c) == Kind.CATEGORICAL]
+        for col in cols:
+            f = self._variants(data, col)
+            if f is not None:
+                findings.append(f)
         n_feat = len(data.features)
         findings.append(Finding(
             severity=Severity.INFO, metric="features", value=float(n_feat),
@@ -44,6 +77,96 @@ class SchemaConsistency:
                     f"({', '.join(data.split_names)})",
             evidence={"roles": _roles_table(data)}))
         return findings
+
+
+    def _variants(self, data: AuditData, col: str) -> Finding | None:
+        """Variants of one value in ``col`` (see the class docstring), or None."""
+        counts = value_counts_by_split(data, col)
+        if counts is None:
+            return None
+        groups = variant_groups(counts)
+        if groups.is_empty():
+            return None
+        total = int(counts["n"].sum())
+        minority = int(groups["minority_rows"].sum())
+        share = minority / total if total else 0.0
+        severity = grade(share, warn=self.variant_warn_above, fail=self.variant_fail_above)
+        n_groups = groups.height
+        first = groups.row(0, named=True)
+        shown = " / ".join(repr(clip_text(v, 30)) for v in first["forms"][:4])
+        across = groups.filter(pl.col("across")).height
+        message = (f"{col}: {n_groups:,} value{' is' if n_groups == 1 else 's are'} written in "
+                   f"more than one form differing only by case, whitespace or punctuation "
+                   f"({shown}); {fmt_rows(minority, total, 'rows with a value')} hold a less "
+                   f"frequent form")
+        if across:
+            message += (f"; in {across:,} of them the splits use different forms, so the value "
+                        "looks new in a later split")
+        splits = sorted({s for row in groups["splits"].to_list() for s in row},
+                        key=data.split_names.index)
+        examples = [{"forms": " / ".join(repr(clip_text(v, 40)) for v in r["forms"][:6]),
+                     "rows by form": ", ".join(f"{n:,}" for n in r["form_rows"][:6]),
+                     "rows by split": r["by_split"], "across splits": r["across"]}
+                    for r in groups.head(self.max_examples).iter_rows(named=True)]
+        return Finding(severity=severity, message=message, metric="value_variants",
+                       value=round(share, 6), threshold=self.variant_fail_above, count=minority,
+                       subject=col, splits=splits, evidence={"variants": examples})
+
+
+def value_counts_by_split(data: AuditData, col: str) -> pl.DataFrame | None:
+    """Rows per (split, value) of a string-like column: columns ``value``, ``n``, ``split`` and
+    ``order`` (the split's position)."""
+    parts = []
+    for order, (name, df) in enumerate(data.splits.items()):
+        if col not in df.columns:
+            continue
+        s = df[col]
+        if not (s.dtype == pl.String or isinstance(s.dtype, (pl.Categorical, pl.Enum))):
+            return None
+        parts.append(df.select(pl.col(col).cast(pl.String).alias("value")).drop_nulls()
+                     .group_by("value").len(name="n")
+                     .with_columns(pl.lit(name).alias("split"), pl.lit(order).alias("order"),
+                                   pl.col("n").cast(pl.Int64)))
+    return pl.concat(parts) if parts else None
+
+
+def normalised(value: pl.Expr) -> pl.Expr:
+    """The key two variants share: lowercase, punctuation and symbols as spaces, whitespace
+    collapsed and trimmed."""
+    return (value.str.to_lowercase().str.replace_all(r"[\p{P}\p{S}]", " ")
+            .str.replace_all(r"\s+", " ").str.strip_chars())
+
+
+def variant_groups(counts: pl.DataFrame) -> pl.DataFrame:
+    """Groups of distinct values sharing a :func:`normalised` key, largest minority first:
+    ``forms`` (most rows first), ``form_rows``, ``minority_rows`` (rows not in the most
+    frequent form), ``splits`` holding any form, ``by_split`` ("train: 'a' 3; test: 'b' 2")
+    and ``across`` (some split never uses a form another split uses, so forms are not shared)."""
+    per_value = (counts.group_by("value").agg(pl.col("n").sum())
+                 .with_columns(normalised(pl.col("value")).alias("key"))
+                 .filter(pl.col("key") != ""))
+    multi = per_value.group_by("key").agg(pl.len().alias("k")).filter(pl.col("k") > 1)
+    if multi.is_empty():
+        return pl.DataFrame()
+    forms = (per_value.join(multi.select("key"), on="key")
+             .sort(["key", "n", "value"], descending=[False, True, False]))
+    grouped = forms.group_by("key", maintain_order=True).agg(
+        pl.col("value").alias("forms"), pl.col("n").alias("form_rows"),
+        (pl.col("n").sum() - pl.col("n").max()).alias("minority_rows"))
+    by_split = (counts.join(forms.select("value", "key"), on="value")
+                .sort(["key", "order", "n"], descending=[False, False, True])
+                .with_columns(pl.format("'{}' {}", pl.col("value").str.slice(0, 30),
+                                        pl.col("n")).alias("cell"))
+                .group_by("key", "split", maintain_order=True)
+                .agg(pl.col("cell").str.join(", "), pl.len().alias("used")))
+    summary = by_split.group_by("key", maintain_order=True).agg(
+        pl.col("split").alias("splits"),
+        pl.format("{}: {}", pl.col("split"), pl.col("cell")).str.join("; ").alias("by_split"),
+        pl.col("used").min().alias("min_used"))
+    out = grouped.join(summary, on="key").with_columns(
+        ((pl.col("splits").list.len() > 1) & (pl.col("min_used") < pl.col("forms").list.len()))
+        .alias("across"))
+    return out.sort(["minority_rows", "key"], descending=[True, False]).drop("min_used")
 
 
 def _roles_table(data: AuditData) -> list[dict[str, str]]:
