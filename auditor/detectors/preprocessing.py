@@ -20,6 +20,7 @@ from auditor.checks import Cost
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import InputError, NotApplicable
 from auditor.report import Finding, Severity
+from auditor.preprocessing_groups import group_imputations, group_scalings
 from auditor.preprocessing_stats import (Context, closest_to_one, encoded_level_keys,
                                          encoding_fits, fill_candidates, finite, fmt_g,
                                          label_values, one_chunk, row_structure, sd_of,
@@ -90,10 +91,12 @@ class PreprocessingFit:
       ``F`` leaves a weighted RMSE within float tolerance or below ``encoding_rmse_ratio`` times
       the fit on train (an encoding fitted on an outside population fits both about equally).
 
-    Columns scaled the same way (same scaler and range, same fit set) are one finding: its
-    subject is the list of their names, its evidence one row per column (the first
-    ``max_examples``), its value the deviation of the column farthest from an exact fit
-    relative to its tolerance, with that tolerance as threshold.
+    Columns scaled the same way (same scaler and range, same fit set), and columns filled with
+    the same statistic (mean or median) over the same fit set, are one finding
+    (:mod:`auditor.preprocessing_groups`): its subject is the list of their names, its evidence
+    one row per column (the first ``max_examples``), its value the deviation of the column
+    farthest from an exact fit relative to its tolerance, with that tolerance as threshold;
+    an imputation group counts the rows holding a fill in any of its columns.
 
     With ``pipeline:`` scripts or notebooks in audit.yaml, the static scan of
     :func:`auditor.codescan.scan_paths` adds one finding per leak in the code
@@ -193,8 +196,8 @@ class PreprocessingFit:
                 scaling = self._scaling(ctx, c, eps[c])
                 if scaling:
                     scaled.append(scaling)
-        findings = group_same_fit(scaled, names[0], self.max_examples)
-        findings += self._group_imputations(ctx, self._imputations(ctx, eps))
+        findings = group_scalings(scaled, names[0], self.max_examples)
+        findings += group_imputations(ctx, self._imputations(ctx, eps), self.max_examples)
         findings += self._zero_in_train(ctx)
         findings += self._target_encoding(ctx)
         return findings
@@ -418,46 +421,9 @@ class PreprocessingFit:
                     f"{train_name} ({fmt_g(train_stats[hit])}): the {stat} imputer was fitted "
                     f"with the {'+'.join(fit_set[1:])} rows.",
             evidence={"fill_value": v, "statistic": stat, "rows_with_value": per_split,
-                      "fit_set": label, f"{label}_statistics": stats, f"{train_name}_statistics": train_stats,
+                      "fit_set": label, f"{label}_statistics": stats,
+                      f"{train_name}_statistics": train_stats,
                       "largest_neighbour_count": neighbour, "tolerance": tol})
-
-    def _group_imputations(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
-        """One finding per group of imputation findings with the same statistic and fit set;
-        its count is the rows holding a fill value in any of the columns (one select)."""
-        groups: dict[tuple[str, tuple[str, ...]], list[Finding]] = {}
-        for f in findings:
-            groups.setdefault((f.evidence["statistic"], tuple(f.splits)), []).append(f)
-        out = []
-        train_name = ctx.names[0]
-        for (stat, fit_set), group in groups.items():
-            if len(group) == 1:
-                out.append(group[0])
-                continue
-            label = "+".join(fit_set)
-            union = ctx.unions[fit_set]
-            filled = union.select(pl.any_horizontal([
-                ((pl.col(str(f.subject)).cast(pl.Float64) - f.evidence["fill_value"]).abs()
-                 <= f.threshold).fill_null(False) for f in group]).sum()).item()
-            names = [str(f.subject) for f in group]
-            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more"
-                                            if len(names) > 5 else "")
-            worst = max(group, key=lambda f: f.value / f.threshold if f.threshold else math.inf)
-            rows = [{"column": f.subject, "fill_value": f.evidence["fill_value"],
-                     "rows_with_value": f.count,
-                     f"{label} {stat}": f.evidence[f"{label}_statistics"][stat],
-                     f"{train_name} {stat}": f.evidence[f"{train_name}_statistics"][stat]}
-                    for f in group[:self.max_examples]]
-            out.append(Finding(
-                severity=worst.severity, metric="imputation_fit", value=worst.value,
-                threshold=worst.threshold, count=int(filled), subject=names,
-                splits=list(fit_set),
-                message=f"{fmt_rows(int(filled), union.height, f'{label} rows')} hold a fill "
-                        f"value in one of {len(names)} columns ({shown}) equal to the column's "
-                        f"{stat} over {label}, not over {train_name}: the {stat} imputer was "
-                        f"fitted with the {'+'.join(fit_set[1:])} rows.",
-                evidence={"fit_set": label, "columns": len(names), "per_column": rows,
-                          "loosest_match": worst.subject}))
-        return out
 
     # -- one-hot / vocabulary columns ----------------------------------------------------------
     def _zero_in_train(self, ctx: Context) -> list[Finding]:
@@ -616,49 +582,3 @@ class PreprocessingFit:
                       "smoothing_m": {label: f["m"], train_name: t["m"]},
                       "tolerance": tol, "examples": f["examples"][:self.max_examples]})
 
-
-_FITTED = {"standard_scaling_fit": ("standardised (mean 0, std 1)", "standard scaler"),
-           "minmax_scaling_fit": ("scaled to [{lo}, {hi}]", "min-max scaler"),
-           "robust_scaling_fit": ("robust-scaled (median 0, IQR 1)", "robust scaler")}
-
-
-def group_same_fit(findings: list[Finding], train_name: str, max_examples: int
-                   ) -> list[Finding]:
-    """One finding per group of per-column scaling findings fitted the same way (metric, range
-    and fit set), in column order; a group of one stays as it is."""
-    groups: dict[tuple[Any, ...], list[Finding]] = {}
-    for f in findings:
-        key = (f.metric, tuple(f.splits), tuple(f.evidence.get("range", ())))
-        groups.setdefault(key, []).append(f)
-    out = []
-    for (metric, splits, rng), group in groups.items():
-        if len(group) == 1:
-            out.append(group[0])
-            continue
-        label = "+".join(splits)
-        worst = max(group, key=lambda f: f.value / f.threshold if f.threshold else math.inf)
-        names = [str(f.subject) for f in group]
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        state, what = _FITTED[metric]
-        state = state.format(lo=fmt_g(rng[0]), hi=fmt_g(rng[1])) if rng else state
-        n_later = int(worst.count or 0)
-        n_set = int(worst.evidence["statistics"][label]["rows"])
-        rows = []
-        for f in group[:max_examples]:
-            st = f.evidence["statistics"]
-            rows.append({"column": f.subject, "deviation": f.value, "tolerance": f.threshold,
-                         **{f"{label} {k}": v for k, v in st[label].items() if k != "rows"},
-                         **{f"{train_name} {k}": v for k, v in st[train_name].items()
-                            if k != "rows"},
-                         **({"train_z": f.evidence["train_z"]} if "train_z" in f.evidence
-                            else {})})
-        out.append(Finding(
-            severity=worst.severity, metric=metric, value=worst.value,
-            threshold=worst.threshold, count=n_later, subject=names, splits=list(splits),
-            message=f"{len(names)} columns ({shown}) are {state} over {label} but not over "
-                    f"{train_name} alone: the {what} was fitted with {fmt_count(n_later)} "
-                    f"{'+'.join(splits[1:])} rows ({fmt_share(share(n_later, n_set))} of its "
-                    f"{fmt_count(n_set)} rows).",
-            evidence={"fit_set": label, "columns": len(names), "per_column": rows,
-                      "loosest_match": worst.subject}))
-    return out
