@@ -128,7 +128,7 @@ def run_label_probe(check: "LabelProbe", data: AuditData) -> list[Finding]:
     seed = data.seed
     overfit = _overfit_finding(check, p, settings, seed)
     findings = [overfit]
-    fits_batch = overfit.severity != Severity.FAIL
+    fits_batch = overfit.evidence["batch"]["verdict"]
 
     curve_sets = {s: (X[:CURVE_ROWS], y[:CURVE_ROWS]) for s, (X, y, _) in p.evals.items()}
     probe, curves = fit_probe(p.X, p.y, task, p.n_out, settings, seed + 1, curve_sets)
@@ -183,7 +183,7 @@ def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
     batch: dict[str, Any] = {"rows": n, "steps_used": used, "step_budget": check.overfit_steps,
                              "fit": round(fit, 4) if not math.isnan(fit) else None,
                              "required": check.overfit_min_accuracy,
-                             "measure": what, "learning_rate": 0.01}
+                             "measure": what, "learning_rate": 0.01, "verdict": "fits"}
     evidence: dict[str, Any] = {"batch": batch}
     if ok:
         message = (f"The probe fits a {n}-row {p.first} batch ({what} {_fit(p.task, fit)} >= "
@@ -207,6 +207,28 @@ def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
     batch.update({"constant_input_columns": constant[:20],
                   "rows_with_identical_inputs_and_different_labels": conflicting})
     got = "a non-finite loss" if math.isnan(fit) else f"{what} {_fit(p.task, fit)}"
+    if not math.isnan(fit) and varying and conflicting == 0:
+        # Control: the same batch with its labels shuffled. A probe that cannot memorise
+        # shuffled labels either is limited by these inputs (few, low-dimensional columns:
+        # memorising 32 arbitrary labels along one noise column needs many sign changes), not
+        # fed broken labels; features without signal are not a broken pipeline.
+        control, _ = overfit_batch(Xb, np.random.default_rng([seed, 3]).permutation(yb),
+                                   p.task, p.n_out, settings, seed, check.overfit_steps,
+                                   check.overfit_min_accuracy)
+        batch["shuffled_label_fit"] = None if math.isnan(control) else round(control, 4)
+        if math.isnan(control) or control < check.overfit_min_accuracy:
+            batch["verdict"] = "inconclusive"
+            message = (f"The probe reaches only {got} on a {n}-row {p.first} batch after "
+                       f"{used} steps (needs {_fit(p.task, check.overfit_min_accuracy)}), and "
+                       f"{what} {_fit(p.task, control) if not math.isnan(control) else 'n/a'} "
+                       "with the batch's labels shuffled: on these inputs "
+                       f"({len(varying)} varying of {len(names)} columns, {p.X.shape[1]} "
+                       "encoded inputs) the probe cannot memorise arbitrary labels, so the "
+                       "sanity test is inconclusive — not evidence of broken labels or inputs.")
+            return Finding(severity=Severity.INFO, metric="overfit_one_batch", value=fit,
+                           threshold=check.overfit_min_accuracy, count=n, splits=[p.first],
+                           message=message, evidence=evidence)
+    batch["verdict"] = "broken"
     message = (f"The probe reaches only {got} on a {n}-row {p.first} batch after {used} steps "
                f"(needs {_fit(p.task, check.overfit_min_accuracy)}): the labels or inputs are "
                "broken — "
@@ -251,7 +273,7 @@ def chance_band(task: str, null: list[float], y: np.ndarray) -> tuple[float, flo
 
 
 def _split_finding(check: "LabelProbe", p: Prepared, s: str, value: float, null: list[float],
-                   info: dict[str, Any], fits_batch: bool) -> Finding:
+                   info: dict[str, Any], fits_batch: str) -> Finding:
     X, y, usable = p.evals[s]
     metric_text = METRIC_TEXT[p.task]
     lo, hi = chance_band(p.task, null, y)
@@ -277,8 +299,12 @@ def _split_finding(check: "LabelProbe", p: Prepared, s: str, value: float, null:
         why = ("although the probe fits a single batch, so the inputs and labels are "
                "readable: labels misaligned with features (a shifted join or sort), no signal "
                f"in the features, or too few {s} rows to tell (band ±{(hi - lo) / 2:.3f})"
-               if fits_batch else
-               "and the probe cannot even fit a single batch (see the overfit finding)")
+               if fits_batch == "fits" else
+               "and the probe cannot even fit a single batch (see the overfit finding)"
+               if fits_batch == "broken" else
+               "and the probe cannot memorise even shuffled labels on these inputs: most "
+               f"likely the features carry no signal about the label (or too few {s} rows "
+               f"to tell, band ±{(hi - lo) / 2:.3f})")
         tail = f": inside the band, the labels do not generalise from {p.first} to {s}, {why}."
     else:
         verdict, sev, threshold = "worse than chance", Severity.WARN, lo

@@ -394,7 +394,13 @@ class LabelProbe:
 
     1. Overfit one batch: ``overfit_rows`` train rows, full-batch Adam (lr 0.01) for at most
        ``overfit_steps`` steps, must reach ``overfit_min_accuracy`` training accuracy (R² for a
-       numeric label); if not, the finding fails.
+       numeric label). It fails (broken inputs or labels) on a non-finite loss, inputs that
+       are all constant in the batch, or rows with identical inputs and different labels. When
+       none of these holds, the same batch is fitted once more with its labels shuffled: if
+       that control cannot be memorised either, the inputs are too poor to memorise arbitrary
+       labels (one noise column, say) and the test is inconclusive (info) -- features without
+       signal are not a broken pipeline; the chance band of step 3 then speaks. Only when the
+       shuffled labels can be memorised and the true ones cannot does it fail.
     2. Train on up to ``train_rows`` sampled train rows for ``epochs`` epochs, score up to
        ``eval_rows`` rows of each later split: ROC AUC (binary), macro one-vs-rest AUC
        (multiclass), R² (numeric). Loss curves are evidence.

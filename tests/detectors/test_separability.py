@@ -377,6 +377,25 @@ def test_constant_inputs_fail_the_overfit_one_batch_check():
     assert "cannot even fit a single batch" in f.message
 
 
+def test_a_pure_noise_feature_is_no_signal_not_a_broken_pipeline():
+    # one Gaussian-noise column and a random label: a 64-unit MLP cannot memorise 32 random
+    # labels along one noise dimension in 500 steps, and cannot memorise shuffled ones either;
+    # that is a property of the inputs (no signal, one dimension), not broken labels
+    rng = np.random.default_rng(0)
+    frame = pl.DataFrame({"x": rng.normal(size=2000), "y": rng.integers(0, 2, 2000)})
+    findings = LabelProbe(**FAST).run(_data({"train": frame[:1500], "test": frame[1500:]},
+                                            label="y"))
+    assert not [f.message for f in findings if f.severity == Severity.FAIL]
+    (overfit,) = _by_metric(findings, "overfit_one_batch")
+    batch = overfit.evidence["batch"]
+    assert overfit.severity == Severity.INFO and batch["verdict"] == "inconclusive"
+    assert overfit.value < 0.99 and batch["shuffled_label_fit"] < 0.99
+    assert "not evidence of broken labels or inputs" in overfit.message
+    (f,) = _by_metric(findings, "probe_auc")
+    assert f.evidence["result"]["verdict"] == "not learnable" and f.severity == Severity.WARN
+    assert "cannot memorise even shuffled labels" in f.message
+
+
 def test_a_latest_period_holdout_far_below_a_random_one_is_a_temporal_signal():
     rng = np.random.default_rng(11)
     n = 2500
