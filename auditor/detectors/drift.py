@@ -632,6 +632,7 @@ class LabelDrift(DriftThresholds):
         findings = []
         for ref, cur in pairs:
             ((cd, v),) = compare_all(self, [y], samples[ref], samples[cur], data.seed)
+            cd.all_unique = False  # a continuous label is unique per row; it is not an id
             message, count = describe_drift(cd, v, ref, cur, self.alpha)
             findings.append(Finding(
                 severity=v.severity, message=message, metric=v.metric, value=_r(v.value),

@@ -39,3 +39,22 @@ def test_honest_split_of_real_data_has_no_fail(case: Case):
     report = auditor.audit(**case.build())
     bad = failing(report)
     assert not bad, f"{case.name} ({case.why}):\n" + "\n".join(bad)
+
+
+def test_a_continuous_label_is_never_suggested_as_an_id(tmp_path):
+    # a regression target is unique per row like an id; drift.label must not suggest
+    # declaring the label under columns.ids
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=1000)
+    y = 0.5 * x + rng.normal(size=1000) + np.r_[np.zeros(700), np.full(300, 3.0)]
+    df = pl.DataFrame({"x": x, "y": y})
+    suite = tmp_path / "label.yaml"
+    suite.write_text("checks:\n  drift.label: {}\n")
+    report = auditor.audit(train=df[:700], test=df[700:], label="y", suite=str(suite))
+    (drift,) = [c for c in report.checks if c.id == "drift.label"]
+    assert drift.status == "fail"  # the planted shift is found ...
+    assert not [f.message for c in report.checks for f in c.findings
+                if "columns.ids" in f.message and f.subject == "y"]  # ... without the advice
