@@ -592,9 +592,10 @@ def _check_token_types(frames: dict[str, pl.DataFrame], tokens: Tokens | None,
             if dtype == pl.Null or (inner is not None and (
                     inner.is_numeric() or inner in (pl.Boolean, pl.Null))):
                 continue
+            hint = " (text cannot hold lists: store them as Parquet or JSON Lines lists)" \
+                if dtype == pl.String else ""
             raise InputError(f"{paths.get(name) or name}: tokens.{role} column {col!r} has type "
-                             f"{dtype}; expected a list of {what} (list<int>; CSV cannot hold "
-                             "lists: use Parquet or JSON Lines)")
+                             f"{dtype}; expected a list of {what} (list<int>){hint}")
 
 
 def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | None,

@@ -130,7 +130,9 @@ class HFTokenizer(TokenizerAdapter):
         return norm.normalize_str(text) if norm is not None else text
 
     def token_strings(self, ids: Sequence[int]) -> list[str]:
-        return [self._tok.id_to_token(int(i)) or "?" for i in ids]
+        # id_to_token takes a u32: a negative or huge id is unknown, not an OverflowError
+        return [(self._tok.id_to_token(int(i)) if 0 <= int(i) < 2**32 else None) or "?"
+                for i in ids]
 
 
 def _id_of(tok: Any, token: str | None) -> int | None:
@@ -297,7 +299,9 @@ class TransformersTokenizer(TokenizerAdapter):
         return norm.normalize_str(text) if norm is not None else text
 
     def token_strings(self, ids: Sequence[int]) -> list[str]:
-        return [t or "?" for t in self._tok.convert_ids_to_tokens([int(i) for i in ids])]
+        n = self.vocab_size  # a negative id would index the vocabulary from its end
+        return [(self._tok.convert_ids_to_tokens(int(i)) if 0 <= int(i) < n else None) or "?"
+                for i in ids]
 
 
 # ---------------------------------------------------------------------------------------------

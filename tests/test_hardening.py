@@ -987,3 +987,74 @@ def test_an_all_null_label_in_one_split_skips_label_checks_with_the_reason(tmp_p
         nulls[0]["message"]
     assert not [f for f in _check(doc, "schema.consistency")["findings"]
                 if f["metric"] == "schema_dtype"]
+
+
+# --- E2: token columns with ids out of range or of the wrong type ---------------------------
+
+from tests.tokenizer_fixtures import (gpt2_json, lee_texts, tokenized_frame,  # noqa: E402,F401
+                                      with_rows)
+
+_EOT = 50256
+
+
+def _token_run(tmp_path: Path, gpt2: Path, train: pl.DataFrame, test: pl.DataFrame):
+    train.write_parquet(tmp_path / "ttrain.parquet")
+    test.write_parquet(tmp_path / "ttest.parquet")
+    cfg = tmp_path / "tok.yaml"
+    cfg.write_text("datasets: {train: ttrain.parquet, test: ttest.parquet}\n"
+                   f"tokens: {{tokenizer: {gpt2}, text: text, input_ids: input_ids, "
+                   "attention_mask: attention_mask, labels: labels, pad_id: 50256}\n")
+    return cfg
+
+
+def _token_frames(gpt2: Path):
+    from auditor.tokenizers import load_tokenizer
+    tok = load_tokenizer(str(gpt2))
+    texts = lee_texts()
+    return (tokenized_frame(tok, texts[:40], eos=_EOT, pad=_EOT),
+            tokenized_frame(tok, texts[40:60], eos=_EOT, pad=_EOT))
+
+
+def test_negative_and_huge_token_ids_are_findings_not_crashes(tmp_path, gpt2_json):
+    train, test = _token_frames(gpt2_json)
+    ids = test["input_ids"].to_list()
+    test = with_rows(test, "input_ids", {0: [-5] + ids[0][1:], 1: [60_000, 10**12] + ids[1][2:]})
+    doc = _complete(tmp_path, _token_run(tmp_path, gpt2_json, train, test))
+    oov = [f for f in _check(doc, "tokens.special_tokens")["findings"]
+           if f["metric"] == "out_of_vocabulary" or "outside [0, 50,257)" in f["message"]]
+    assert len(oov) == 1 and oov[0]["count"] == 2, oov
+    assert oov[0]["severity"] == "fail"
+    stale = [f for f in _check(doc, "tokens.roundtrip")["findings"]
+             if f["metric"] == "stale_tokenization"]
+    assert stale[0]["count"] == 2
+
+
+def test_uint64_token_ids_beyond_int64_are_out_of_vocabulary(tmp_path, gpt2_json):
+    train, test = _token_frames(gpt2_json)
+    as_u64 = pl.List(pl.UInt64)
+    train = train.with_columns(pl.col("input_ids").cast(as_u64))
+    test = with_rows(test.with_columns(pl.col("input_ids").cast(as_u64)), "input_ids",
+                     {3: [2**64 - 1, 5]})
+    doc = _complete(tmp_path, _token_run(tmp_path, gpt2_json, train, test))
+    oov = [f for f in _check(doc, "tokens.special_tokens")["findings"]
+           if "outside [0, 50,257)" in f["message"]]
+    assert len(oov) == 1 and oov[0]["count"] == 1, oov
+
+
+@pytest.mark.parametrize("role,value,shown", [
+    ("labels", pl.col("text"), "String"),
+    ("labels", pl.col("text").str.split(" "), "List(String)"),
+    ("attention_mask", pl.col("text").str.split(" "), "List(String)"),
+    ("input_ids", pl.struct(a=pl.col("text")), "Struct"),
+])
+def test_token_columns_of_the_wrong_type_are_refused_with_one_line(tmp_path, capsys, gpt2_json,
+                                                                   role, value, shown):
+    train, test = _token_frames(gpt2_json)
+    cfg = _token_run(tmp_path, gpt2_json, train.with_columns(value.alias(role)),
+                     test.with_columns(value.alias(role)))
+    code = cli.main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"ttrain.parquet: tokens.{role} column '{role}' has type {shown}" in err
+    assert "expected a list of" in err

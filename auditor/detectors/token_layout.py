@@ -235,10 +235,22 @@ def token_frame(data: AuditData, split: str) -> pl.DataFrame:
     def build() -> pl.DataFrame:
         df = data.splits[split]
         cols = [c for c in (t.input_ids, t.attention_mask, t.labels) if c]
-        return df.select([pl.col(c).arr.to_list() if isinstance(df.schema[c], pl.Array)
-                          else pl.col(c) for c in cols])
+        return df.select([_as_list(df.schema[c], c) for c in cols])
 
     return data.cached(("tokens.frame", split), build)
+
+
+def _as_list(dtype: pl.DataType, col: str) -> pl.Expr:
+    """A token column as a list of Int64 (or booleans for a mask): arrays become lists; UInt64
+    and float elements are cast with overflowing, fractional-NaN or missing values as null,
+    which :meth:`Flat.of` counts as out of the vocabulary (the loader already refused
+    non-numeric token columns)."""
+    e = pl.col(col).arr.to_list() if isinstance(dtype, pl.Array) else pl.col(col)
+    inner = getattr(dtype, "inner", None)
+    if dtype == pl.Null or inner is not None and (inner == pl.UInt64 or inner.is_float()
+                                                  or inner == pl.Null):
+        e = e.cast(pl.List(pl.Int64), strict=False)
+    return e
 
 
 def _chunks(df: pl.DataFrame):
