@@ -37,8 +37,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
 
         base_doc = baseline if isinstance(baseline, dict) else read_report(baseline)
         base_source = "<dict>" if isinstance(baseline, dict) else str(Path(baseline).resolve())
-    unused: list[str] = []  # thresholds of checks the suite does not run: a note, not an error
-    checks = load_checks(suite or cfg.suite, cfg.thresholds, notes=unused)
+    checks = load_checks(suite or cfg.suite, cfg.thresholds)
     data = open_splits(cfg, frames)
     results = run_checks(checks, data, progress=progress)
     waived = apply_waivers(results, list(cfg.waivers))
@@ -51,7 +50,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     duration_s=0.0, seed=cfg.seed,
                     datasets=data.info(), checks=results, tool_version=__version__,
-                    notes=[*data.notes, *unused], inputs=describe_inputs(data, hash_mode),
+                    notes=list(data.notes), inputs=describe_inputs(data, hash_mode),
                     config=config, versions=versions())
     if base_doc is not None:
         from auditor.baseline import mark_changes
@@ -70,11 +69,14 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
           thresholds: dict[str, dict[str, Any]] | None = None, seed: int = 0,
           progress: bool = False, waivers: list[dict[str, Any]] | None = None,
           hash: str = "full", baseline: str | Path | dict[str, Any] | None = None,
-          ledger: str | Path | None = None) -> Report:
+          ledger: str | Path | None = None, expectations: str | Path | None = None) -> Report:
     """Audit splits given as polars/pandas DataFrames or file paths.
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
-    have other split names. Column roles, thresholds and ``waivers`` (a list of
+    have other split names; a Hugging Face ``DatasetDict`` is such a mapping, and a
+    ``datasets.Dataset`` is a frame (read through Arrow, see ``auditor.hf``); ``expectations``
+    is a Great Expectations suite JSON run by ``schema.expectations``. Column roles,
+    thresholds and ``waivers`` (a list of
     ``{check, subject, splits?, metric?, reason, owner, expires}``) mean the same as in
     audit.yaml. ``hash`` is the provenance hash mode (``full`` or ``fast``), ``baseline`` a
     previous report (path or dict) to mark findings new/persisting/resolved against, and
@@ -93,6 +95,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     }
     if tokens is not None:
         raw["tokens"] = Tokens.model_validate(tokens).model_dump()
+    if expectations is not None:
+        raw["expectations"] = str(expectations)
     if reference is not None:
         if isinstance(reference, (str, Path)):
             raw["reference"] = str(reference)

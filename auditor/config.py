@@ -112,6 +112,8 @@ class AuditConfig(_Strict):
     thresholds: dict[str, dict[str, Any]] = Field(default_factory=dict)
     pipeline: list[Path] = Field(default_factory=list)
     memory_budget_gb: float | None = Field(default=None, gt=0)
+    waivers: list[Waiver] = Field(default_factory=list)  # accepted findings (auditor.waivers)
+    ledger: str | None = None  # run history: SQLite file or SQLAlchemy URL (auditor.ledger)
     sample: bool = True   # False (--no-sample): data beyond the memory budget are an error
     waivers: list[Waiver] = Field(default_factory=list)  # accepted findings (auditor.waivers)
     ledger: str | None = None  # run history: SQLite file or SQLAlchemy URL (auditor.ledger)

@@ -24,7 +24,7 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
     (subject, splits), the lines with the largest last value first (at most 10 per chart)."""
     from auditor.charts import PALETTE
 
-    when = {r["run_id"]: r["started_at"] for r in runs}
+    when = {r["run_id"]: r["recorded_at"] for r in runs}  # microseconds: distinct points
     order = {r["run_id"]: i for i, r in enumerate(runs)}
     series: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
     for m in metrics:
@@ -48,9 +48,7 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                          "line": {"color": PALETTE[i % len(PALETTE)], "width": 1.5},
                          "marker": {"size": 6}})
         layout = {"height": 300, "autosize": True,
-                  "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
-                  "title": {"text": html.escape(f"{check} · {metric}"), "x": 0,
-                            "font": {"size": 13}},
+                  "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
                   "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
                            "size": 11, "color": "#222"},
                   "paper_bgcolor": "#fff", "plot_bgcolor": "#fff",

@@ -4,7 +4,7 @@ A plain path is an embedded SQLite file (stdlib ``sqlite3``); a SQLAlchemy URL
 (``postgresql://...``, ``sqlite:///...``: anything with ``://``) is a shared database, and
 SQLAlchemy is imported only then. The same portable SQL runs on both. Tables:
 
-- ``runs``: run id, start time, status, duration, config hash, the inputs (path, bytes, hash,
+- ``runs``: run id, start time, time recorded (microseconds: orders runs of one second), status, duration, config hash, the inputs (path, bytes, hash,
   rows per split, as JSON), the tool version and where report.json was written;
 - ``check_results``: per run and check, its status and summary;
 - ``metrics``: per run, check, subject, metric and splits, the headline value and severity of
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from auditor.errors import InputError
 
@@ -26,7 +26,8 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS runs (
         run_id VARCHAR(64) PRIMARY KEY, started_at VARCHAR(32) NOT NULL,
         status VARCHAR(16) NOT NULL, duration_s FLOAT, config_hash VARCHAR(64),
-        inputs TEXT, tool_version VARCHAR(32), report_path TEXT)""",
+        inputs TEXT, tool_version VARCHAR(32), report_path TEXT,
+        recorded_at VARCHAR(32) NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS check_results (
         run_id VARCHAR(64) NOT NULL, check_id VARCHAR(128) NOT NULL,
         status VARCHAR(16) NOT NULL, summary TEXT)""",
@@ -61,15 +62,32 @@ def headline_metrics(doc: dict[str, Any]) -> list[dict[str, Any]]:
                              "splits": "→".join(f.get("splits") or []), "value": float(value),
                              "severity": f.get("severity"), "waived": int("waived" in f)})
             for field in TABLE_METRICS.get(c["id"], ()):
-                for row in (f.get("evidence") or {}).get("features") or []:
-                    v = row.get(field) if isinstance(row, dict) else None
-                    if isinstance(v, (int, float)) and row.get("column") is not None:
-                        rows.append({"check_id": c["id"], "subject": str(row["column"]),
-                                     "metric": f"{field} (all features)",
-                                     "splits": "→".join(f.get("splits") or []),
-                                     "value": float(v), "severity": row.get("verdict"),
-                                     "waived": 0})
+                per_feature = _feature_values(f.get("evidence") or {}, field)
+                for column, (v, verdict) in per_feature.items():
+                    rows.append({"check_id": c["id"], "subject": column,
+                                 "metric": f"{field} (all features)",
+                                 "splits": "→".join(f.get("splits") or []),
+                                 "value": v, "severity": verdict, "waived": 0})
     return rows
+
+
+def _feature_values(evidence: dict[str, Any], field: str
+                    ) -> dict[str, tuple[float, str | None]]:
+    """``column -> (value, verdict)`` of ``field`` from an evidence table of rows naming a
+    ``column``, completed from the evidence chart ("PSI per feature": labels and values) for
+    the columns the table leaves out (drift lists stable columns by name only)."""
+    out: dict[str, tuple[float, str | None]] = {}
+    for row in evidence.get("features") or []:
+        v = row.get(field) if isinstance(row, dict) else None
+        if isinstance(v, (int, float)) and row.get("column") is not None:
+            out[str(row["column"])] = (float(v), row.get("verdict"))
+    chart = evidence.get("chart")
+    if isinstance(chart, dict) and str(chart.get("title", "")).lower().startswith(
+            f"{field} per feature"):
+        for label, v in zip(chart.get("labels") or [], chart.get("values") or []):
+            if isinstance(v, (int, float)) and str(label) not in out:
+                out[str(label)] = (float(v), None)
+    return out
 
 
 class Ledger:
@@ -139,7 +157,10 @@ class Ledger:
         """Append one report dict as a run; returns its run id."""
         from auditor.provenance import config_hash
 
+        from datetime import datetime, timezone
+
         run_id = uuid.uuid4().hex
+        recorded = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
         inputs = {k: {f: v.get(f) for f in ("path", "bytes", "hash", "rows")}
                   for k, v in (doc.get("inputs") or {}).items()}
         run = {"run_id": run_id, "started_at": doc.get("started_at", ""),
@@ -147,15 +168,17 @@ class Ledger:
                "config_hash": config_hash(doc["config"]) if doc.get("config") else None,
                "inputs": json.dumps(inputs, sort_keys=True),
                "tool_version": doc.get("tool_version"),
-               "report_path": str(Path(report_path).resolve()) if report_path else None}
+               "report_path": str(Path(report_path).resolve()) if report_path else None,
+               "recorded_at": recorded}
         checks = [{"run_id": run_id, "check_id": c["id"], "status": c["status"],
                    "summary": c.get("summary", "")} for c in doc.get("checks", [])]
         metrics = [{"run_id": run_id, **m} for m in headline_metrics(doc)]
         try:
             self._execute([
                 ("INSERT INTO runs (run_id, started_at, status, duration_s, config_hash, "
-                 "inputs, tool_version, report_path) VALUES (:run_id, :started_at, :status, "
-                 ":duration_s, :config_hash, :inputs, :tool_version, :report_path)", run),
+                 "inputs, tool_version, report_path, recorded_at) VALUES (:run_id, "
+                 ":started_at, :status, :duration_s, :config_hash, :inputs, :tool_version, "
+                 ":report_path, :recorded_at)", run),
                 ("INSERT INTO check_results (run_id, check_id, status, summary) VALUES "
                  "(:run_id, :check_id, :status, :summary)", checks),
                 ("INSERT INTO metrics (run_id, check_id, subject, metric, splits, value, "
@@ -169,7 +192,8 @@ class Ledger:
     def runs(self) -> list[dict[str, Any]]:
         """Every run, oldest first, with ``inputs`` decoded."""
         rows = self._query("SELECT run_id, started_at, status, duration_s, config_hash, inputs,"
-                           " tool_version, report_path FROM runs ORDER BY started_at, run_id")
+                           " tool_version, report_path, recorded_at FROM runs"
+                           " ORDER BY started_at, recorded_at")
         for r in rows:
             r["inputs"] = json.loads(r["inputs"]) if r.get("inputs") else {}
         return rows
@@ -180,9 +204,6 @@ class Ledger:
     def metrics(self) -> list[dict[str, Any]]:
         return self._query("SELECT run_id, check_id, subject, metric, splits, value, severity,"
                            " waived FROM metrics")
-
-    def iter_runs(self) -> Iterator[dict[str, Any]]:
-        yield from self.runs()
 
 
 def last_report_path(target: str) -> str | None:

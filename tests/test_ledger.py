@@ -1,0 +1,155 @@
+"""The run ledger across runs, `auditor history` (opened in headless Chromium), and
+`--baseline last`."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from auditor.cli import main
+from auditor.ledger import Ledger, headline_metrics
+from tests.workflow_fixtures import planted, suite_file
+
+
+def _config(tmp_path, frames, ledger=None):
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    paths = {}
+    for name, df in frames.items():
+        paths[name] = data / f"{name}.parquet"
+        df.write_parquet(paths[name])
+    cfg = tmp_path / "audit.yaml"
+    doc = {"datasets": {k: str(v) for k, v in paths.items()}, "columns": {"label": "y"},
+           "suite": str(suite_file(tmp_path))}
+    if ledger:
+        doc["ledger"] = ledger
+    cfg.write_text(json.dumps(doc))
+    return cfg
+
+
+def _three_runs(tmp_path, capsys):
+    """Nightly runs with a growing shift; the ledger named in audit.yaml (relative path)."""
+    outs = []
+    for night, shift in enumerate([0.0, 0.5, 1.5], start=1):
+        cfg = _config(tmp_path, planted(shift=shift, copies=4 * night, seed=night),
+                      ledger="reports/ledger.sqlite")
+        out = tmp_path / "reports" / f"night-{night}"
+        main(["run", str(cfg), "--out", str(out), "--quiet"])
+        outs.append(out)
+    capsys.readouterr()
+    return tmp_path / "reports" / "ledger.sqlite", outs
+
+
+def test_ledger_keeps_three_runs_with_checks_inputs_and_headline_metrics(tmp_path, capsys):
+    ledger, outs = _three_runs(tmp_path, capsys)
+    store = Ledger(str(ledger))
+    runs = store.runs()
+    assert len(runs) == 3
+    assert [r["report_path"] for r in runs] == [str((o / "report.json").resolve())
+                                                for o in outs]
+    assert len({r["config_hash"] for r in runs}) == 1  # same config, different data
+    assert len({r["inputs"]["test"]["hash"] for r in runs}) == 3
+    docs = [json.loads((o / "report.json").read_text()) for o in outs]
+    assert [r["status"] for r in runs] == [d["status"] for d in docs]
+    checks = store.check_results()
+    assert len(checks) == 3 * 3
+    metrics = store.metrics()
+    psi = {(m["run_id"], m["subject"]): m["value"] for m in metrics
+           if m["metric"] == "psi (all features)"}
+    for run, doc in zip(runs, docs):
+        drift = next(c for c in doc["checks"] if c["id"] == "drift.features")
+        chart = drift["findings"][0]["evidence"]["chart"]
+        table = dict(zip(chart["labels"], chart["values"]))
+        table.update({r["column"]: r["psi"] for r in drift["findings"][0]["evidence"]["features"]})
+        assert {s: psi[(run["run_id"], s)] for s in table} == table  # every feature, every run
+    dup = [m["value"] for m in metrics if m["metric"] == "duplicate_rows"]
+    assert dup == pytest.approx([4 / 204, 8 / 208, 12 / 212])
+    assert psi[(runs[2]["run_id"], "f0")] > psi[(runs[0]["run_id"], "f0")]
+
+
+def _chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which(
+        "google-chrome")
+
+
+def test_history_page_draws_every_trend_without_script_errors(tmp_path, capsys):
+    ledger, _ = _three_runs(tmp_path, capsys)
+    assert main(["history", "--ledger", str(ledger), "--out", str(tmp_path / "hist")]) == 0
+    page = tmp_path / "hist" / "history.html"
+    assert capsys.readouterr().out.strip() == str(page)
+    html = page.read_text()
+    charts = html.count('<div class="chart"')
+    assert charts >= 4 and "drift.features · psi (all features)" in html
+    assert "leakage.duplicates · duplicate_rows" in html
+    assert "leakage.single_feature_auc · max_single_feature_auc" in html
+    assert html.count("<tr><td class=\"num\">") == 3  # the runs table
+    own = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+    assert len(own) == 2  # plotly.js once, then the page script
+    if _chromium() is None:
+        pytest.skip("needs a headless Chromium (apt-get install chromium)")
+    run = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
+         "--window-size=1280,20000", f"--user-data-dir={tmp_path / 'profile'}",
+         "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    dom = run.stdout
+    assert dom.count('data-drawn="1"') == charts
+    assert dom.count('class="main-svg"') >= charts
+    assert 'class="chart unavailable"' not in dom
+    assert [line for line in run.stderr.splitlines() if ":CONSOLE" in line] == []
+
+
+def test_history_without_a_ledger_is_exit_2(tmp_path, capsys):
+    assert main(["history", "--ledger", str(tmp_path / "none.sqlite")]) == 2
+    assert "ledger not found" in capsys.readouterr().err
+
+
+def test_baseline_last_uses_the_ledgers_newest_run(tmp_path, capsys):
+    ledger, outs = _three_runs(tmp_path, capsys)
+    cfg = _config(tmp_path, planted(shift=1.5, copies=0, seed=3))
+    out = tmp_path / "elsewhere" / "run"
+    assert main(["run", str(cfg), "--out", str(out), "--quiet", "--ledger", str(ledger),
+                 "--baseline", "last"]) == 1
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["baseline"]["path"] == str((outs[2] / "report.json").resolve())
+    dup = next(c for c in doc["checks"] if c["id"] == "leakage.duplicates")
+    (resolved,) = [f for f in dup["findings"] if f.get("change")]
+    assert resolved["change"] == "resolved" and resolved["severity"] == "info"
+    assert resolved["count"] == 12 and resolved["metric"] == "duplicate_rows"
+    assert len(Ledger(str(ledger)).runs()) == 4
+
+
+def test_sqlalchemy_url_ledger_and_sqlite_path_imports_no_sqlalchemy(tmp_path, capsys):
+    pytest.importorskip("sqlalchemy")
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    cfg = _config(tmp_path, planted())
+    assert main(["run", str(cfg), "--out", str(tmp_path / "a"), "--quiet", "--ledger",
+                 url]) == 1
+    doc = json.loads((tmp_path / "a" / "report.json").read_text())
+    store = Ledger(url)
+    (run,) = store.runs()
+    assert run["status"] == "fail" and run["inputs"]["train"]["rows"] == 600
+    assert len(store.metrics()) == len(headline_metrics(doc))
+    code = ("import sys, json\nfrom auditor.ledger import Ledger\n"
+            f"s = Ledger({str(tmp_path / 'plain.sqlite')!r}); s.append(json.load(open("
+            f"{str(tmp_path / 'a' / 'report.json')!r})), None)\n"
+            "print(len(s.runs()), 'sqlalchemy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == ["1", "False"], out.stderr
+
+
+def test_unwritable_ledger_fails_before_the_run(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    cfg = _config(tmp_path, planted())
+    out = tmp_path / "never"
+    assert main(["run", str(cfg), "--out", str(out), "--ledger",
+                 str(blocker / "ledger.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot open the ledger" in err and len(err.strip().splitlines()) == 1
+    assert not (out / "report.json").exists()
