@@ -389,6 +389,37 @@ class FeatureDrift(DriftThresholds):
     and medium effect). Each grade also needs its test's p-value, Benjamini–Hochberg adjusted
     over every test of the comparison (all columns, chi-square and KS together), below
     ``alpha``; a large but non-significant effect is reported as info.
+
+    What keeps those verdicts honest on real data:
+
+    - Small samples: when Cochran's rule fails (an expected count below 1, or more than 20%
+      below 5) the chi-square p-value is replaced by Fisher's exact test (2 x 2) or a seeded
+      Monte Carlo exact test (up to 50 bins); a split of fewer than ``min_rows`` (30) rows
+      warns at most.
+    - Rare levels: a level (category, class, or value of a per-value binned numeric) with at
+      least ``level_min_rows`` rows whose share is multiplied or divided by more than
+      ``level_fold_warn_above`` (1.5) warns when its own 2 x 2 test (Bonferroni over the
+      column's levels) is below ``alpha``: a class doubling from 1% to 2% barely moves PSI or
+      V. Folds only warn: one level of many moving (an aircraft retired, a seasonal route) is
+      worth a look, not a failed gate.
+    - High cardinality (more than ``max_levels`` categories, e.g. 4,000 tail numbers): levels
+      whose expected count in the smaller split is below 5 are pooled into one
+      "(rare levels)" bin, and the PSI graded is the PSI in excess of chance,
+      PSI - (B - 1)(1/n_ref + 1/n_cur) (the expectation of PSI over B bins with no drift), so
+      sampling noise over thousands of sparse levels is not reported as drift.
+    - Unseen values: rows of the compared split holding a category (or a per-value numeric's
+      value) the reference never had are their own finding (metric ``unseen_share``, count =
+      those rows, the values as evidence), graded on the share in excess of the Good–Turing
+      expectation (share of reference rows holding a value seen once): > ``unseen_warn_above``
+      (1%) warns, > ``unseen_fail_above`` (10%) fails.
+    - Time splits: a feature that is a calendar part of the declared time column (month, day,
+      weekday, hour ... up to relabelling and a whole-hour offset, verified on 99% of rows, see
+      :mod:`auditor.calendar_parts`) moves by design when the splits are cut by time (at most
+      5% of a compared split earlier than the reference's end); its drift is reported as info
+      with that reason. In a random split it is judged as any feature.
+    - Messages name a value that moved beyond noise (largest standardised difference) with a
+      non-zero count (a value that vanished is counted in the reference), never a pooled bin.
+    - The summary lists every column that moved in its table and names the stable ones once.
     """
 
     id: ClassVar[str] = "drift.features"
@@ -603,7 +634,11 @@ class LabelDrift(DriftThresholds):
     distance); a numeric label by PSI over the reference's quantile bins and KS D (plus
     Jensen–Shannon and normalised Wasserstein). Severity by effect size (PSI > 0.1 / 0.25,
     KS D > 0.1 / 0.2, Cramér's V > 0.1 / 0.25 warn / fail), each qualified by its
-    Benjamini–Hochberg-adjusted p-value below ``alpha`` (adjusted over the comparison's tests).
+    Benjamini–Hochberg-adjusted p-value below ``alpha`` (adjusted over the comparison's tests),
+    exact tests at small samples, and a rare class whose share is multiplied or divided by more
+    than ``level_fold_warn_above`` warns (see ``drift.features``). A class of the compared split
+    that the reference never had is its own finding (warn at least: a model cannot predict a
+    class it never saw).
     """
 
     id: ClassVar[str] = "drift.label"
