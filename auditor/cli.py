@@ -282,10 +282,12 @@ def _run(args: argparse.Namespace) -> int:
     inputs = run_inputs(cfg, args.config)
     from auditor.output import refuse_overwriting_inputs
 
+    extra = [Path(p) for p in (getattr(args, "junit", None), getattr(args, "summary_md", None))
+             if p]
     if args.out:  # before the folder exists: refused runs create nothing
-        refuse_overwriting_inputs(_report_paths(Path(args.out)), inputs)
+        refuse_overwriting_inputs([*_report_paths(Path(args.out)), *extra], inputs)
     out = prepare_out_dir(args.out, base)
-    refuse_overwriting_inputs(_report_paths(out), inputs)
+    refuse_overwriting_inputs([*_report_paths(out), *extra], inputs)
     return execute(cfg, out, suite=args.suite, fail_on=args.fail_on, quiet=args.quiet,
                    hash_mode=args.hash, baseline=args.baseline, ledger=args.ledger or cfg.ledger,
                    junit=args.junit, summary_md=args.summary_md)

@@ -1058,3 +1058,12 @@ def test_token_columns_of_the_wrong_type_are_refused_with_one_line(tmp_path, cap
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"ttrain.parquet: tokens.{role} column '{role}' has type {shown}" in err
     assert "expected a list of" in err
+
+
+def test_ci_outputs_that_resolve_to_an_input_are_refused(tmp_path, capsys):
+    b = _base(tmp_path)
+    before = b["test"].read_bytes()
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--junit", b["test"],
+                     "--out", tmp_path / "o")
+    _one_line_error(code, err, "is an input of this audit")
+    assert b["test"].read_bytes() == before and not (tmp_path / "o").exists()
