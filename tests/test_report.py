@@ -97,3 +97,60 @@ def test_pandas_frames_are_accepted(clean_splits):
     report = auditor.audit(train=train, test=test, label="y", ids="row_id")
     finding = report.check("leakage.duplicates").findings[0]
     assert finding.count == 3
+
+
+# -- workflow additions: Report.from_json, passed, notebook views, schema of new fields -----
+
+def _workflow_report(tmp_path):
+    from tests.workflow_fixtures import planted, suite_file
+
+    suite = str(suite_file(tmp_path))
+    first = auditor.audit(**planted(), label="y", suite=suite)
+    return auditor.audit(**planted(copies=0), label="y", suite=suite, baseline=first.to_dict(),
+                         waivers=[{"check": "drift.features", "subject": "f0", "reason": "r",
+                                   "owner": "o", "expires": "2099-01-01"}])
+
+
+def test_report_from_json_round_trips_and_validates_with_workflow_fields(tmp_path):
+    report = _workflow_report(tmp_path)
+    path = tmp_path / "report.json"
+    write_atomic(path, report.to_json())
+    doc = json.loads(path.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert any("waived" in f for c in doc["checks"] for f in c["findings"])
+    changes = {f.get("change") for c in doc["checks"] for f in c["findings"]}
+    assert {"persisting", "resolved"} <= changes and doc["baseline"]["resolved"] == 1
+    again = Report.from_json(path)
+    assert again.to_dict() == doc
+    assert again.exit_code() == report.exit_code() == 1
+    assert again.check("drift.features").findings[1].waived == {
+        "reason": "r", "owner": "o", "expires": "2099-01-01"}
+
+
+def test_passed_follows_the_exit_code_and_ignores_waived_findings():
+    waived = Finding(severity=Severity.FAIL, message="m", metric="m",
+                     waived={"reason": "r", "owner": "o", "expires": "2099-01-01"})
+    warn = Finding(severity=Severity.WARN, message="m", metric="m")
+    check = CheckResult(id="x.y", title="t", status=Status.WARN, duration_s=0.0, summary="",
+                        findings=[waived, warn])
+    report = Report(status=Status.WARN, started_at="s", duration_s=0.0, seed=0, datasets={},
+                    checks=[check])
+    assert report.passed() and report.passed("fail") and not report.passed(fail_on="warn")
+    assert exit_code([check], Severity.FAIL) == 0
+    assert overall_status([check]) == Status.WARN
+
+
+def test_notebook_views_are_compact_and_escaped(tmp_path):
+    hostile = "<img src=x onerror=alert(1)>"
+    train = pl.DataFrame({hostile: np.arange(200.0), "y": np.arange(200) % 2})
+    report = auditor.audit(train=train, test=train.head(50), label="y", suite="fast")
+    text = repr(report)
+    assert text.startswith("<Report FAIL: ") and len(text) < 300
+    assert "train=200, test=50" in text
+    html_view = report._repr_html_()
+    assert len(html_view) < 20_000 and "FAIL" in html_view
+    assert hostile not in html_view and "&lt;img src=x onerror=alert(1)&gt;" in html_view
+    assert html_view.count("<tr>") == len(report.checks) + 1
+    assert "report.html" not in html_view
+    report.to_html(tmp_path / "r.html")
+    assert (tmp_path / "r.html").resolve().as_uri() in report._repr_html_()
