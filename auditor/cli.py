@@ -254,8 +254,9 @@ def _run(args: argparse.Namespace) -> int:
         # column flags override the YAML's keys (documented in the README), never ignored
         cfg = apply_column_flags(cfg, label=args.label, time=args.time, groups=args.group,
                                  ids=args.id, text=args.text, exclude=args.exclude)
-        if args.seed is not None:
-            cfg = cfg.model_copy(update={"seed": args.seed})
+        if args.seed is not None:  # model_copy does not validate: check here
+            from auditor.config import check_seed
+            cfg = cfg.model_copy(update={"seed": check_seed(args.seed, "--seed")})
     else:
         cfg = config_from_flags(train=args.train, val=args.val, test=args.test,
                                 label=args.label, time=args.time, groups=args.group,

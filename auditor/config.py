@@ -100,6 +100,20 @@ class Tokens(_Strict):
         return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels) if c]
 
 
+# numpy, scikit-learn (random_state), torch and polars' hashes all take a seed in [0, 2**32)
+MAX_SEED = 2**32 - 1
+
+
+SEED_RANGE = f"must be an integer in [0, {MAX_SEED}] (the random generators' range)"
+
+
+def check_seed(seed: Any, source: str) -> int:
+    """A seed outside [0, MAX_SEED] (or not an integer) is a ConfigError naming ``source``."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"{source}: seed {SEED_RANGE}; got {str(seed)[:40]}")
+    return seed
+
+
 class AuditConfig(_Strict):
     """A whole audit: which splits, which roles, which suite, which overrides."""
 
@@ -120,6 +134,13 @@ class AuditConfig(_Strict):
     expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
+
+    @field_validator("seed")
+    @classmethod
+    def _seed_in_range(cls, v: int) -> int:
+        if not 0 <= v <= MAX_SEED:
+            raise ValueError(SEED_RANGE)
+        return v
 
     @field_validator("datasets")
     @classmethod

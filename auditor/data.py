@@ -716,9 +716,9 @@ def available_memory_bytes() -> int:
 
 
 def memory_budget_bytes(budget_gb: float | None) -> int:
-    """The configured budget, or 60% of the memory available now."""
+    """The configured budget (``.inf``: no limit), or 60% of the memory available now."""
     if budget_gb is not None:
-        return int(budget_gb * 1024**3)
+        return int(min(budget_gb * 1024**3, 2.0**62))
     return int(0.6 * available_memory_bytes())
 
 
@@ -743,6 +743,27 @@ def read_sample(path: Path, fraction: float, seed: int) -> pl.DataFrame:
 
 # how the note of a sampled audit starts (the CLI repeats that note on stderr)
 SAMPLED_NOTE_START = "The data need"
+
+
+MIN_SAMPLE_ROWS = 100
+
+
+def _enough_sampled(path: Path, df: pl.DataFrame, fraction: float, budget_gb: float,
+                    need: float) -> pl.DataFrame:
+    """A sample with fewer than MIN_SAMPLE_ROWS rows (or than the file, if smaller) says more
+    about the budget than about the data: an input error naming the budget, not the split."""
+    if df.height >= MIN_SAMPLE_ROWS:
+        return df
+    try:
+        total = int(scan_table(path).select(pl.len()).collect(engine="streaming").item())
+    except Exception:  # unreadable: read_sample has already read it, so this is rare
+        total = df.height
+    if df.height >= min(total, MIN_SAMPLE_ROWS):
+        return df
+    raise InputError(f"{path}: the memory budget of {budget_gb:.3g} GB leaves {df.height:,} of "
+                     f"its {total:,} rows in the sample ({100 * fraction:.3g}%), too few to "
+                     f"audit; raise memory_budget_gb (about {need / 1024**3:.3g} GB reads "
+                     "every row)")
 
 
 def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> AuditData:
@@ -779,7 +800,10 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
                      "this an error).")
 
     def load(path: Path) -> pl.DataFrame:
-        return read_table(path) if fraction >= 1.0 else read_sample(path, fraction, cfg.seed)
+        if fraction >= 1.0:
+            return read_table(path)
+        return _enough_sampled(path, read_sample(path, fraction, cfg.seed), fraction,
+                               cfg.memory_budget_gb or budget / 1024**3, need)
 
     loaded: dict[str, pl.DataFrame] = {}
     paths: dict[str, str | None] = {}

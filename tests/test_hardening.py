@@ -1067,3 +1067,73 @@ def test_ci_outputs_that_resolve_to_an_input_are_refused(tmp_path, capsys):
                      "--out", tmp_path / "o")
     _one_line_error(code, err, "is an input of this audit")
     assert b["test"].read_bytes() == before and not (tmp_path / "o").exists()
+
+
+# --- E2: seed and memory budget -----------------------------------------------------------
+
+@pytest.mark.parametrize("where,seed", [("yaml", "-1"), ("yaml", "99999999999999999999"),
+                                        ("flag", "-1"), ("flag", "99999999999999999999"),
+                                        ("flags-only", "-1")])
+def test_a_seed_outside_the_generators_range_is_refused_with_one_line(tmp_path, capsys,
+                                                                      where, seed):
+    b = _base(tmp_path)
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   f"seed: {seed if where == 'yaml' else 3}\n")
+    if where == "flags-only":
+        args = ["--train", b["train"], "--test", b["test"], f"--seed={seed}"]
+    else:
+        args = [cfg] + ([f"--seed={seed}"] if where == "flag" else [])
+    code, err = _run(capsys, *args, "--out", tmp_path / "o")
+    assert code == 2, err
+    assert err.startswith("auditor: error: ") and err.count("\n") == 1, err
+    assert "seed" in err and seed in err and "4294967295" in err
+    assert not (tmp_path / "o" / "report.json").exists()
+
+
+def test_the_largest_seed_runs(tmp_path):
+    b = _base(tmp_path)
+    doc = _complete(tmp_path, "--train", b["train"], "--test", b["test"], "--label", "y",
+                    "--id", "row_id", "--seed", str(2**32 - 1))
+    assert doc["seed"] == 2**32 - 1
+
+
+def test_an_infinite_memory_budget_means_no_limit(tmp_path):
+    b = _base(tmp_path)
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   "columns: {label: y, ids: [row_id]}\nmemory_budget_gb: .inf\n")
+    doc = _complete(tmp_path, cfg)
+    assert doc["datasets"]["train"]["rows"] == 300 and not doc.get("notes")
+
+
+def test_a_budget_that_samples_a_split_to_nothing_blames_the_budget(tmp_path, capsys):
+    b = _base(tmp_path)
+    cfg = tmp_path / "audit.yaml"
+    for budget in ("1e-12", "1e-7"):
+        cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                       f"memory_budget_gb: {budget}\n")
+        code, err = _run(capsys, cfg, "--out", tmp_path / "o")
+        assert code == 2, err
+        assert err.count("\n") == 1
+        assert f"train.parquet: the memory budget of {float(budget):.3g} GB leaves 0 of its " \
+               "300 rows in the sample" in err
+        assert "raise memory_budget_gb" in err and "has 0 rows" not in err
+
+
+def test_sampling_reads_files_with_columns_named_like_its_row_index(tmp_path):
+    def named(df):
+        return df.with_columns(pl.col("x1").alias("__row"), pl.col("x2").alias("__auditor_row"))
+    train, test = named(clean_frame(4000, 1)), named(clean_frame(1000, 2, 50_000))
+    b = {"train": _write(tmp_path, "train.parquet", train),
+         "test": _write(tmp_path, "test.parquet", test)}
+    from auditor.data import WORKING_SET_FACTOR, estimate_bytes
+    need = WORKING_SET_FACTOR * sum(estimate_bytes(p) for p in b.values())
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   "columns: {label: y, ids: [row_id]}\n"
+                   f"memory_budget_gb: {need / 2 / 1024**3!r}\n")
+    doc = _complete(tmp_path, cfg)
+    assert "seeded uniform sample of 50.0% of its rows" in doc["notes"][0]
+    assert 1_700 < doc["datasets"]["train"]["rows"] < 2_300
+    assert doc["datasets"]["train"]["columns"] == train.width
