@@ -98,3 +98,53 @@ def group_imputations(ctx: Context, findings: list[Finding], max_examples: int
             evidence={"fit_set": label, "columns": len(names), "per_column": rows,
                       "loosest_match": worst.subject}))
     return out
+
+
+_WHY_MANY = {"one_hot": "they belong to a one-hot group whose columns sum to 1 in every row: the "
+                        "encoder learned these categories from later splits",
+             "l2": "they belong to a group of columns with unit L2 norm per row (tf-idf): the "
+                   "vocabulary was learned from later splits"}
+
+
+def group_categories(ctx: Context, findings: list[Finding], max_examples: int
+                     ) -> list[Finding]:
+    """One finding per name-prefix group (same structure and severity) of columns that are 0
+    in every train row and non-zero later; its count is the later rows non-zero in any of them
+    (one select per later split). Columns outside a prefix group stay one finding each."""
+    groups: dict[tuple[Any, ...], list[Finding]] = {}
+    for i, f in enumerate(findings):
+        prefix_group = tuple(f.evidence.get("group") or ())
+        key = (f.severity, f.evidence.get("structure"), prefix_group) if prefix_group else (i,)
+        groups.setdefault(key, []).append(f)
+    train_name, later = ctx.names[0], ctx.names[1:]
+    out = []
+    for group in groups.values():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        names = [str(f.subject) for f in group]
+        nonzero = [(pl.col(c).cast(pl.Float64).fill_null(0.0) != 0) for c in names]
+        per_split = {n: int(ctx.frames[n].select(pl.any_horizontal(nonzero).sum()).item())
+                     for n in later}
+        m = sum(per_split.values())
+        hit = [n for n in later if per_split[n]]
+        n_hit = sum(ctx.data.rows(n) for n in hit)
+        n_train = int(ctx.per_split[train_name][names[0]]["n"])
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        structure = group[0].evidence.get("structure")
+        why = _WHY_MANY.get(structure, f"columns zero in every {train_name} row are what an "
+                                       "encoder or vocabulary fitted on later splits produces")
+        rows = [{"column": f.subject, **{f"{n} rows non-zero": f.evidence["nonzero_rows"][n]
+                                         for n in later}}
+                for f in group[:max_examples]]
+        out.append(Finding(
+            severity=group[0].severity, metric="category_from_later_split",
+            value=share(m, n_hit), threshold=0.0, count=m, subject=names,
+            splits=[train_name, *later],
+            message=f"{len(names)} columns ({shown}) are 0 in all {fmt_count(n_train)} "
+                    f"{train_name} rows but non-zero in "
+                    f"{fmt_rows(m, n_hit, '+'.join(hit) + ' rows')}; {why}.",
+            evidence={"nonzero_rows": {train_name: 0, **per_split}, "columns": len(names),
+                      "per_column": rows, "group": group[0].evidence["group"],
+                      "structure": structure}))
+    return out

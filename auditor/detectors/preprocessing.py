@@ -20,7 +20,7 @@ from auditor.checks import Cost
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import InputError, NotApplicable
 from auditor.report import Finding, Severity
-from auditor.preprocessing_groups import group_imputations, group_scalings
+from auditor.preprocessing_groups import group_categories, group_imputations, group_scalings
 from auditor.preprocessing_stats import (Context, closest_to_one, encoded_level_keys,
                                          encoding_fits, fill_candidates, finite, fmt_g,
                                          label_values, one_chunk, row_structure, sd_of,
@@ -91,12 +91,14 @@ class PreprocessingFit:
       ``F`` leaves a weighted RMSE within float tolerance or below ``encoding_rmse_ratio`` times
       the fit on train (an encoding fitted on an outside population fits both about equally).
 
-    Columns scaled the same way (same scaler and range, same fit set), and columns filled with
-    the same statistic (mean or median) over the same fit set, are one finding
+    Columns scaled the same way (same scaler and range, same fit set), columns filled with
+    the same statistic (mean or median) over the same fit set, and new categories of one
+    one-hot / vocabulary group are one finding
     (:mod:`auditor.preprocessing_groups`): its subject is the list of their names, its evidence
     one row per column (the first ``max_examples``), its value the deviation of the column
     farthest from an exact fit relative to its tolerance, with that tolerance as threshold;
-    an imputation group counts the rows holding a fill in any of its columns.
+    an imputation (category) group counts the rows holding a fill (a non-zero value) in any of
+    its columns.
 
     With ``pipeline:`` scripts or notebooks in audit.yaml, the static scan of
     :func:`auditor.codescan.scan_paths` adds one finding per leak in the code
@@ -198,7 +200,7 @@ class PreprocessingFit:
                     scaled.append(scaling)
         findings = group_scalings(scaled, names[0], self.max_examples)
         findings += group_imputations(ctx, self._imputations(ctx, eps), self.max_examples)
-        findings += self._zero_in_train(ctx)
+        findings += group_categories(ctx, self._zero_in_train(ctx), self.max_examples)
         findings += self._target_encoding(ctx)
         return findings
 

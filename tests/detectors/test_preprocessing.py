@@ -594,3 +594,39 @@ def test_real_plane_attributes_of_4000_tail_numbers_are_not_target_encodings():
     data = build_audit_data({"train": df.filter(~cut), "test": df.filter(cut)},
                             columns=Columns(label="arr_delay"))
     assert [f.severity for f in PreprocessingFit().run(data)] == [Severity.INFO]
+
+
+def test_categories_new_in_test_of_one_one_hot_encoder_are_one_finding():
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(16)
+    towns = np.array(["Bergen", "Oslo", "Bodo", "Molde", "Tromso"])
+    city = rng.choice(towns, N, p=[0.4, 0.4, 0.08, 0.06, 0.06])
+    city[:N_TRAIN][np.isin(city[:N_TRAIN], towns[2:])] = "Oslo"  # three towns only in test
+    onehot = OneHotEncoder(sparse_output=False).fit_transform(city[:, None])
+    names = sorted(towns)
+    cols = {f"city_{c}": onehot[:, i].astype(np.int64) for i, c in enumerate(names)}
+    (f,) = [f for f in PreprocessingFit().run(_data(cols)) if f.severity != "info"]
+    assert (f.subject, f.metric, f.severity) == (["city_Bodo", "city_Molde", "city_Tromso"],
+                                                 "category_from_later_split", Severity.FAIL)
+    m = int(np.isin(city[N_TRAIN:], towns[2:]).sum())
+    assert f.count == m and f.evidence["structure"] == "one_hot"
+    assert f.message.startswith(f"3 columns (city_Bodo, city_Molde, city_Tromso) are 0 in all "
+                                f"800 train rows but non-zero in {m} of 200 test rows")
+    assert [r["test rows non-zero"] for r in f.evidence["per_column"]] == [
+        int((city[N_TRAIN:] == t).sum()) for t in ("Bodo", "Molde", "Tromso")]
+
+
+def test_tfidf_words_seen_only_in_test_share_rows_and_are_counted_once():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    rng = np.random.default_rng(17)
+    words = np.array(["alpha", "beta", "gamma", "delta"])
+    docs = [" ".join(rng.choice(words, 5)) for _ in range(N)]
+    late = rng.choice(np.arange(N_TRAIN, N), 15, replace=False)
+    for j, i in enumerate(late):
+        docs[i] += " omega" + (" sigma" if j % 3 == 0 else "")  # 5 rows hold both new words
+    matrix = (vec := TfidfVectorizer().fit(docs)).transform(docs).toarray()
+    cols = {f"w_{t}": matrix[:, i] for i, t in enumerate(vec.get_feature_names_out())}
+    (f,) = [f for f in PreprocessingFit().run(_data(cols)) if f.severity != "info"]
+    assert (f.subject, f.count, f.evidence["structure"]) == (["w_omega", "w_sigma"], 15, "l2")
