@@ -59,7 +59,8 @@ class LevelShift:
     ``fold`` = max(r, 1/r) with r = ((b + 0.5) / (n_b + 0.5)) / ((a + 0.5) / (n_a + 0.5))
     (shares with Haldane's +0.5, so an empty side stays finite), ``p`` the chi-square test
     (1 dof, no continuity correction) of the 2 x 2 table level / rest by split, ``p_adj`` that
-    p-value times the number of levels tested in the column (Bonferroni), capped at 1."""
+    p-value times the number of levels tested (Bonferroni), capped at 1: here the column's,
+    in the drift checks every level tested in the comparison."""
 
     value: str
     ref_count: int

@@ -99,7 +99,7 @@ def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> 
     """Grade by effect size (PSI, or for high-cardinality categoricals PSI in excess of
     chance; KS D for numerics; Cramér's V for categoricals; the largest per-level fold), each
     grade kept only if its test's p-value (BH-adjusted over the comparison; Bonferroni over the
-    column's levels for folds) is below ``alpha``; the worst grade wins. A fail on a split of
+    comparison's levels for folds) is below ``alpha``; the worst grade wins. A fail on a split of
     fewer than ``min_rows`` rows is lowered to warn."""
     psi_metric, psi_value = "psi", cd.psi
     if cd.psi_chance is not None:
@@ -149,6 +149,12 @@ def compare_all(check: Any, columns: list[str], ref: dict[str, Sample],
     family = [d.chi2_p for d in drifts] + [d.ks_p if d.ks_p is not None else math.nan
                                            for d in drifts]
     adjusted = bh_adjust(np.array(family, dtype=float))
+    # per-level tests: Bonferroni over every level tested in the comparison (all columns), so
+    # hundreds of levels of many columns do not produce a chance "fold" somewhere
+    m = sum(len(d.levels) for d in drifts)
+    for d in drifts:
+        for lv in d.levels:
+            lv.p_adj = min(1.0, lv.p * m)
     n = len(drifts)
     out = []
     for i, d in enumerate(drifts):
@@ -398,8 +404,8 @@ class FeatureDrift(DriftThresholds):
       warns at most.
     - Rare levels: a level (category, class, or value of a per-value binned numeric) with at
       least ``level_min_rows`` rows whose share is multiplied or divided by more than
-      ``level_fold_warn_above`` (1.5) warns when its own 2 x 2 test (Bonferroni over the
-      column's levels) is below ``alpha``: a class doubling from 1% to 2% barely moves PSI or
+      ``level_fold_warn_above`` (1.5) warns when its own 2 x 2 test (Bonferroni over every
+      level tested in the comparison, all columns) is below ``alpha``: a class doubling from 1% to 2% barely moves PSI or
       V. Folds only warn: one level of many moving (an aircraft retired, a seasonal route) is
       worth a look, not a failed gate.
     - High cardinality (more than ``max_levels`` categories, e.g. 4,000 tail numbers): levels
@@ -464,17 +470,22 @@ class FeatureDrift(DriftThresholds):
     def _calendar(self, data: AuditData, names: list[str], kinds: dict[str, Kind]
                   ) -> dict[str, Any]:
         """Features that are calendar parts of the declared time column (on every split)."""
-        from auditor.calendar_parts import calendar_features
+        from auditor.calendar_parts import SAMPLE_ROWS, calendar_features
 
         time = data.columns.time
         cands = [c for c, k in kinds.items() if k != Kind.DATETIME]
         frames = [frame_of(data, n) for n in names]
         if not time or not cands or any(time not in f.columns for f in frames):
             return {}
+        # a seeded sample of each split (the match is checked on at most 20,000 rows anyway)
+        share = min(1.0, SAMPLE_ROWS / max(1, sum(f.height for f in frames)))
+        parts = [f.select([time] + cands) for f in frames]
+        if share < 1:
+            parts = [p.sample(fraction=share, seed=data.seed) for p in parts]
         try:
-            both = pl.concat([f.select([time] + cands) for f in frames], how="vertical_relaxed")
+            both = pl.concat(parts, how="vertical_relaxed")
         except (pl.exceptions.PolarsError, TypeError):  # splits typed differently: first only
-            both = frames[0].select([time] + cands)
+            both = parts[0]
         return calendar_features(both, time, cands, seed=data.seed)
 
     def _comparison_findings(self, graded: list[tuple[ColumnDrift, Verdict]], ref: str,
@@ -518,7 +529,8 @@ class FeatureDrift(DriftThresholds):
         # the table lists the columns that moved (or have unseen values); the stable ones
         # (no effect size reaches a warn threshold) are named once, not a row each
         moved = [(cd, v) for cd, v in order if v.raw != Severity.INFO or cd.column in reported]
-        stable = [cd.column for cd, v in order if (cd, v) not in moved]
+        moved_names = {cd.column for cd, _ in moved}
+        stable = [cd.column for cd, _ in order if cd.column not in moved_names]
         ev: dict[str, Any] = {"chart": chart, "features": [
             table_row(cd, v, str(data.kinds[cd.column])) for cd, v in moved]}
         if stable:
