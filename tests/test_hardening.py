@@ -1137,3 +1137,50 @@ def test_sampling_reads_files_with_columns_named_like_its_row_index(tmp_path):
     assert "seeded uniform sample of 50.0% of its rows" in doc["notes"][0]
     assert 1_700 < doc["datasets"]["train"]["rows"] < 2_300
     assert doc["datasets"]["train"]["columns"] == train.width
+
+
+# --- E2: scan-code on notebooks that are not notebooks ---------------------------------------
+
+@pytest.mark.parametrize("content,expected", [
+    ('{"cells": 5}', "'cells' is a number; expected a list of cells"),
+    ('{"cells": {"a": 1}}', "'cells' is an object; expected a list of cells"),
+    ("[" * 100_000 + "]" * 100_000, "its JSON is nested too deeply to read"),
+    ("[1, 2]", "the file holds a list; expected a JSON object with a 'cells' list"),
+    ('{"worksheets": [5]}', "no 'cells' list (nbformat 4) and no 'worksheets' list"),
+    ('{"cells": [{"cell_type": "code", "source": [1, 2]}]}',
+     "the source of cell 1 is a list; expected a string or a list of strings"),
+    ("not json", "not a Jupyter notebook: invalid JSON"),
+])
+def test_scan_code_refuses_a_malformed_notebook_with_one_line(tmp_path, capsys, content,
+                                                              expected):
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text(content)
+    code = cli.main(["scan-code", str(nb), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("auditor: error: ") and err.count("\n") == 1, err
+    assert f"nb.ipynb: not a Jupyter notebook: {expected}" in err or expected in err
+    assert "nb.ipynb: not a Jupyter notebook" in err
+
+
+def test_scan_code_skips_code_nested_too_deeply_with_a_note(tmp_path, capsys):
+    deep = "y = " + "-" * 300_000 + "1"   # the parser's stack overflows (MemoryError)
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text(json.dumps({"cells": [
+        {"cell_type": "code", "source": deep}, None, 5,
+        {"cell_type": "code", "source": "from sklearn.preprocessing import StandardScaler\n"
+                                        "X = StandardScaler().fit_transform(X)\n"}]}))
+    script = tmp_path / "deep.py"
+    script.write_text(deep + "\n")
+    code = cli.main(["scan-code", str(nb), str(script), "--out", str(tmp_path / "o"),
+                     "--quiet"])
+    assert code in (0, 1), capsys.readouterr().err
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert [n for n in doc["notes"]
+            if n.endswith("nb.ipynb: cell 1 skipped: nested too deeply to parse")]
+    check = doc["checks"][0]
+    assert check["status"] != "error"
+    unparsed = [f["message"] for f in check["findings"] if f["metric"] == "code_unparsed"]
+    assert len(unparsed) == 1, unparsed
+    assert unparsed[0].startswith(("deep.py: cannot parse (MemoryError",
+                                   "deep.py: cannot parse (RecursionError")), unparsed

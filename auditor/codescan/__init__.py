@@ -66,7 +66,8 @@ def scan_source(src: Source, extra_fitters: Sequence[str] = ()) -> list[Finding]
     """Findings for one loaded source (a syntax error is one warn finding)."""
     try:
         tree = ast.parse(src.text, filename=str(src.path))
-    except (RecursionError, ValueError) as err:  # nesting too deep, NUL bytes
+    except (RecursionError, MemoryError, ValueError) as err:  # too deep (the parser's stack
+        # overflow is a MemoryError), NUL bytes
         return [Finding(severity=Severity.WARN, metric="code_unparsed", subject="",
                         message=f"{src.path.name}: cannot parse ({type(err).__name__}); the "
                                 "file was not scanned",

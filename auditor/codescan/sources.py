@@ -69,13 +69,7 @@ def load_source(path: Path) -> Source:
             from None
     if path.suffix.lower() != ".ipynb":
         return Source(path, raw, [None] * (raw.count("\n") + 1))
-    try:
-        nb = json.loads(raw)
-        cells = nb.get("cells")
-        if cells is None:  # nbformat 3
-            cells = [c for ws in nb.get("worksheets", []) for c in ws.get("cells", [])]
-    except (json.JSONDecodeError, AttributeError) as err:
-        raise InputError(f"{path}: not a Jupyter notebook (invalid JSON: {err})") from None
+    cells = _notebook_cells(path, raw)
     text: list[str] = []
     where: list[tuple[int, int] | None] = []
     notes = []
@@ -83,20 +77,56 @@ def load_source(path: Path) -> Source:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         src = cell.get("source", cell.get("input", ""))
-        src = "".join(src) if isinstance(src, list) else str(src)
+        if isinstance(src, list) and all(isinstance(s, str) for s in src):
+            src = "".join(src)
+        elif not isinstance(src, str):
+            raise InputError(f"{path}: not a Jupyter notebook: the source of cell {number} is "
+                             f"{_json_type(src)}; expected a string or a list of strings")
         lines = _clean_cell(src)
         try:
             ast.parse("\n".join(lines))
         except SyntaxError as err:
             notes.append(f"cell {number} skipped: {err.msg} at line {err.lineno}")
             lines = [""] * len(lines)
-        except (RecursionError, ValueError) as err:
-            notes.append(f"cell {number} skipped: {type(err).__name__}")
+        except (RecursionError, MemoryError, ValueError) as err:  # nested too deeply, NUL
+            why = str(err)[:80] if isinstance(err, ValueError) else "nested too deeply to parse"
+            notes.append(f"cell {number} skipped: {why}")
             lines = [""] * len(lines)
         for i, line in enumerate(lines, 1):
             text.append(line)
             where.append((number, i))
     return Source(path, "\n".join(text), where, notes)
+
+
+def _json_type(v: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+            type(None): "null", int: "a number", float: "a number"}.get(type(v), type(v).__name__)
+
+
+def _notebook_cells(path: Path, raw: str) -> list[Any]:
+    """The cells of a notebook (nbformat 4 ``cells``, or nbformat 3 ``worksheets``); anything
+    else is one InputError: ``<path>: not a Jupyter notebook: <what is wrong>``."""
+    def bad(why: str) -> InputError:
+        return InputError(f"{path}: not a Jupyter notebook: {why}")
+
+    try:
+        nb = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise bad(f"invalid JSON ({err})") from None
+    except RecursionError:
+        raise bad("its JSON is nested too deeply to read") from None
+    if not isinstance(nb, dict):
+        raise bad(f"the file holds {_json_type(nb)}; expected a JSON object with a 'cells' list")
+    if "cells" in nb:
+        if not isinstance(nb["cells"], list):
+            raise bad(f"'cells' is {_json_type(nb['cells'])}; expected a list of cells")
+        return nb["cells"]
+    sheets = nb.get("worksheets")  # nbformat 3
+    if not isinstance(sheets, list) or not all(
+            isinstance(ws, dict) and isinstance(ws.get("cells", []), list) for ws in sheets):
+        raise bad("no 'cells' list (nbformat 4) and no 'worksheets' list of objects with "
+                  "'cells' lists (nbformat 3)")
+    return [c for ws in sheets for c in ws.get("cells", [])]
 
 
 def expand_paths(paths: Iterable[Path | str]) -> list[Path]:
