@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="audit bundled deterministic data with planted problems")
     _common(demo, suite=False)
+    _export_expectations(sub)
 
     verify = sub.add_parser("verify", help="exit 0 when the inputs recorded in a report.json "
                             "are unchanged, 1 naming the changed file")
@@ -104,6 +105,33 @@ def _common(p: argparse.ArgumentParser, suite: bool = True) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary output")
     p.add_argument("-v", "--verbose", action="store_true", help="log details (tracebacks of "
                    "crashed checks) to stderr")
+
+
+def _export_expectations(sub: Any) -> None:
+    exp = sub.add_parser("export-expectations", help="write a Great Expectations suite inferred "
+                         "from one split (types, null-rate bounds, category sets, quantile "
+                         "ranges) for schema.expectations")
+    exp.add_argument("config", nargs="?", help="audit.yaml (its column roles are used)")
+    exp.add_argument("--from", dest="from_split", metavar="SPLIT",
+                     help="split of audit.yaml to learn from (default: the first)")
+    exp.add_argument("--train", metavar="PATH", help="learn from this file instead of a YAML")
+    exp.add_argument("--out", metavar="FILE", help="suite JSON to write (default: stdout)")
+    exp.add_argument("--name", help="suite name (default auditor-<split>)")
+    for flag, what in (("--id", "identifier"), ("--group", "entity"),
+                       ("--exclude", "ignored")):
+        exp.add_argument(flag, action="extend", nargs="+", default=[], metavar="COL",
+                         help=f"{what} column(s)")
+    exp.add_argument("--time", help="time column (type and nulls only)")
+    exp.add_argument("--null-slack", type=float, default=0.01, metavar="S",
+                     help="null-rate band: the split's null share +- S (default 0.01)")
+    exp.add_argument("--quantile-slack", type=float, default=0.05, metavar="D",
+                     help="quantile q allowed between the split's quantiles at q-D and q+D "
+                          "(default 0.05)")
+    exp.add_argument("--max-categories", type=int, default=50, metavar="N",
+                     help="text columns with at most N values get a value set (default 50)")
+    exp.add_argument("--min-eval-rows", type=int, default=1000, metavar="N",
+                     help="bands allow the sampling noise of evaluation splits of N rows "
+                          "(default 1000)")
 
 
 def default_out_dir(base: Path | None = None) -> Path:
@@ -216,6 +244,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo(args)
         if args.command == "scan-code":
             return _scan_code(args)
+        if args.command == "export-expectations":
+            from auditor.gx import export_command
+            return export_command(args)
         if args.command == "verify":
             return _verify(args)
         if args.command == "history":

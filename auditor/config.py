@@ -236,11 +236,8 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
         updates["reference"] = resolve(cfg.reference)
     if cfg.ledger and "://" not in cfg.ledger:  # a file path, not a SQLAlchemy URL
         updates["ledger"] = str(resolve(Path(cfg.ledger)))
-    if cfg.expectations is not None:
+    if cfg.expectations is not None:  # read when the data are opened (export writes it)
         updates["expectations"] = resolve(cfg.expectations)
-        if not updates["expectations"].is_file():
-            raise ConfigError(f"{source}: expectations: {updates['expectations']}: "
-                              "file not found (a Great Expectations suite JSON)")
     if cfg.tokens is not None:
         kind, sep, rest = cfg.tokens.tokenizer.partition(":")
         prefixed = sep and kind in ("sentencepiece", "hf", "tokenizers", "transformers")

@@ -299,6 +299,7 @@ class AuditData:
         self.features = features or []
         self.schema_issues = schema_issues or []
         self.pipeline: list[Path] = []
+        self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
         self.notes: list[str] = []
         self.sampled = False  # True when the loader read samples to fit the memory budget
         self._hash_cache: dict[tuple[str, tuple[str, ...]], pl.Series] = {}
@@ -825,6 +826,9 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
                                             else str(cfg.reference) if cfg.reference else None),
                             seed=cfg.seed)
     data.pipeline = list(cfg.pipeline)
+    if cfg.expectations is not None:  # a malformed suite is an input error (exit 2)
+        from auditor.gx import read_suite
+        data.expectations = read_suite(cfg.expectations)
     data.notes = notes
     data.sampled = fraction < 1.0
     if cfg.tokens is not None:  # a tokenizer that cannot load is an input error (exit 2)

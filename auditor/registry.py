@@ -13,6 +13,7 @@ from auditor.errors import ConfigError
 
 CHECKS: dict[str, str] = {
     "schema.consistency": "auditor.detectors.schema:SchemaConsistency",
+    "schema.expectations": "auditor.detectors.expectations:Expectations",
     "leakage.duplicates": "auditor.detectors.duplicates:Duplicates",
     "leakage.group_overlap": "auditor.detectors.groups:GroupOverlap",
     "leakage.temporal": "auditor.detectors.temporal:TemporalHoldout",

@@ -784,3 +784,15 @@ def test_new_category_share_grades_the_unseen_finding():
         (f,) = _unseen(FeatureDrift().run(_data({"train": train, "test": test}))).values()
         assert f.severity == severity and f.count == extra
         assert f.value == pytest.approx(extra / (1000 + extra), rel=1e-5)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_halves_of_many_level_columns_give_no_chance_level_fold(seed):
+    rng = np.random.default_rng(seed)
+    n = 40_000
+    df = pl.DataFrame({f"c{j}": rng.choice([f"v{i}" for i in range(100 * (j + 1))], n)
+                       for j in range(5)})
+    mask = rng.random(n) < 0.7
+    findings = FeatureDrift().run(_data({"train": df.filter(pl.Series(mask)),
+                                         "test": df.filter(pl.Series(~mask))}))
+    assert _flagged(findings) == {}
