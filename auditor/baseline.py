@@ -38,8 +38,9 @@ def read_report(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def latest_report(out: Path, ledger: str | None = None) -> Path:
-    """The report ``--baseline last`` means (see the module docstring)."""
+def latest_report(out: Path, ledger: str | None = None) -> Path | None:
+    """The report ``--baseline last`` means (see the module docstring); ``None`` on a first
+    run (nothing earlier): the run then says so in its notes instead of failing."""
     if ledger:
         from auditor.ledger import last_report_path
 
@@ -49,9 +50,12 @@ def latest_report(out: Path, ledger: str | None = None) -> Path:
     here = out.resolve()
     candidates = [p for p in here.parent.glob("*/report.json") if p.parent != here]
     if not candidates:
-        raise InputError(f"--baseline last: no earlier report.json found in {here.parent} "
-                         + ("or in the ledger" if ledger else "(and no ledger configured)"))
+        return None
     return max(candidates, key=lambda p: (p.stat().st_mtime_ns, str(p)))
+
+
+NO_BASELINE_NOTE = ("--baseline last: no earlier report was found (first run), so no finding "
+                    "is marked new, persisting or resolved.")
 
 
 def mark_changes(report: Report, baseline: dict[str, Any], source: str) -> None:
