@@ -642,12 +642,23 @@ def _label_nulls(frames: dict[str, pl.DataFrame], label: str | None) -> list[Sch
     return out
 
 
+# an ISO 8601 time of day followed by a zone designator (Z or an offset such as +01:00)
+_ZONED = r"\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:[Zz]|[+-]\d{2}(?::?\d{2})?)$"
+
+
 def _parse_time_strings(df: pl.DataFrame, col: str | None, where: str) -> pl.DataFrame:
     """A declared time column stored as text is parsed (ISO 8601, offsets converted to UTC);
     a value that does not parse is an input error naming it."""
     if not col or df.schema[col] != pl.String:
         return df
-    raw = df[col]
+    raw = df[col].str.strip_chars()
+    raw = raw.set(raw == "", None)  # a blank cell is a missing time, not a bad one
+    aware = raw.str.contains(_ZONED)
+    if aware.any() and (~aware).any():
+        a, b = raw.filter(aware)[0], raw.filter(~aware)[0]
+        raise InputError(f"{where}: time column {col!r} mixes time-zone-aware values (e.g. "
+                         f"{a[:40]!r}) with naive ones (e.g. {b[:40]!r}); make them "
+                         "consistent: an offset (+01:00 or Z) on every value, or on none")
     parsed = None
     for kwargs in ({"time_zone": "UTC"}, {}):
         try:

@@ -1184,3 +1184,36 @@ def test_scan_code_skips_code_nested_too_deeply_with_a_note(tmp_path, capsys):
     assert len(unparsed) == 1, unparsed
     assert unparsed[0].startswith(("deep.py: cannot parse (MemoryError",
                                    "deep.py: cannot parse (RecursionError")), unparsed
+
+
+# --- E2: time columns mixing zone-aware and naive text ---------------------------------------
+
+def test_a_time_column_mixing_aware_and_naive_values_says_what_is_mixed(tmp_path, capsys):
+    def timed(df, stamps):
+        return df.with_columns(ts=pl.Series(stamps * (df.height // len(stamps))))
+    train = timed(clean_frame(300, 1), ["2024-01-01T00:00:00+01:00", "2024-01-02T00:00:00"])
+    test = timed(clean_frame(100, 2, 5000), ["2024-03-01T00:00:00Z"])
+    p_tr, p_te = _write(tmp_path, "train.csv", train), _write(tmp_path, "test.csv", test)
+    code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y", "--time", "ts",
+                     "--out", tmp_path / "o")
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert ("train.csv: time column 'ts' mixes time-zone-aware values (e.g. "
+            "'2024-01-01T00:00:00+01:00') with naive ones (e.g. '2024-01-02T00:00:00'); make "
+            "them consistent") in err
+    assert "not a date/time" not in err
+
+
+def test_time_text_with_blank_cells_and_offsets_parses_to_utc():
+    from auditor.data import _parse_time_strings
+    df = pl.DataFrame({"ts": ["2024-01-01T00:00:00+01:00", " ", None, "2024-01-02T00:00:00-05",
+                              "2024-01-03T00:00:00Z"]})
+    out = _parse_time_strings(df, "ts", "f.csv")["ts"]
+    assert out.dtype == pl.Datetime("us", "UTC")
+    assert out.to_list()[1:3] == [None, None]
+    assert [d.isoformat() for d in out.drop_nulls().dt.replace_time_zone(None).to_list()] == \
+        ["2023-12-31T23:00:00", "2024-01-02T05:00:00", "2024-01-03T00:00:00"]
+    # a date alone has no zone: with zoned values it is a mix, said as such
+    with pytest.raises(Exception, match="mixes time-zone-aware values"):
+        _parse_time_strings(pl.DataFrame({"ts": ["2024-01-01", "2024-01-02T00:00:00Z"]}),
+                            "ts", "f.csv")
