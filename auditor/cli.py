@@ -393,12 +393,17 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
     if ledger:
         from auditor.ledger import Ledger
         store = Ledger(ledger)
+    first_run = False
     if baseline == "last":
         from auditor.baseline import latest_report
-        baseline = str(latest_report(out, ledger))
+        found = latest_report(out, ledger)
+        baseline, first_run = (str(found) if found else None), found is None
     progress = not quiet and sys.stderr.isatty() and not os.environ.get("CI")
     report = run_audit(cfg, suite=suite, progress=progress, hash_mode=hash_mode,
                        baseline=baseline)
+    if first_run:
+        from auditor.baseline import NO_BASELINE_NOTE
+        report.notes.append(NO_BASELINE_NOTE)
     code = publish(report, out, fail_on=fail_on, quiet=quiet)
     if junit or summary_md or store is not None:
         from auditor.output import write_atomic

@@ -126,12 +126,10 @@ class AuditConfig(_Strict):
     thresholds: dict[str, dict[str, Any]] = Field(default_factory=dict)
     pipeline: list[Path] = Field(default_factory=list)
     memory_budget_gb: float | None = Field(default=None, gt=0)
-    waivers: list[Waiver] = Field(default_factory=list)  # accepted findings (auditor.waivers)
-    ledger: str | None = None  # run history: SQLite file or SQLAlchemy URL (auditor.ledger)
     sample: bool = True   # False (--no-sample): data beyond the memory budget are an error
+    expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
     waivers: list[Waiver] = Field(default_factory=list)  # accepted findings (auditor.waivers)
     ledger: str | None = None  # run history: SQLite file or SQLAlchemy URL (auditor.ledger)
-    expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
 
@@ -234,10 +232,10 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     }
     if cfg.reference is not None:
         updates["reference"] = resolve(cfg.reference)
-    if cfg.ledger and "://" not in cfg.ledger:  # a file path, not a SQLAlchemy URL
-        updates["ledger"] = str(resolve(Path(cfg.ledger)))
     if cfg.expectations is not None:  # read when the data are opened (export writes it)
         updates["expectations"] = resolve(cfg.expectations)
+    if cfg.ledger and "://" not in cfg.ledger:  # a file path, not a SQLAlchemy URL
+        updates["ledger"] = str(resolve(Path(cfg.ledger)))
     if cfg.tokens is not None:
         kind, sep, rest = cfg.tokens.tokenizer.partition(":")
         prefixed = sep and kind in ("sentencepiece", "hf", "tokenizers", "transformers")
