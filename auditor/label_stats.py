@@ -437,7 +437,7 @@ def spearman_aggs(frame: pl.DataFrame, exprs: list[pl.Expr], *, moments: bool = 
     qpos, _, qr = sorted_ranks(frame[YCOL])
     qc = np.empty(n)
     qc[qpos] = qr - (n + 1) / 2
-    yc = y - y.mean()
+    yc = y - (y.mean() if n else 0.0)  # a split without labelled rows: no mean, no warning
     ss_y = float(yc @ yc)
 
     def one(j: int) -> tuple[Any, ...]:

@@ -90,6 +90,8 @@ def macro_auc(probs: np.ndarray, y: np.ndarray) -> float:
 def r2(pred: np.ndarray, y: np.ndarray) -> float:
     """Coefficient of determination 1 - sum (y - pred)^2 / sum (y - mean y)^2."""
     y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:  # a split without labelled rows
+        return float("nan")
     sst = float(((y - y.mean()) ** 2).sum())
     if sst == 0:
         return float("nan")
