@@ -153,3 +153,28 @@ def test_unwritable_ledger_fails_before_the_run(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "cannot open the ledger" in err and len(err.strip().splitlines()) == 1
     assert not (out / "report.json").exists()
+
+
+def test_baseline_last_on_a_first_run_is_a_note_not_an_error(tmp_path, capsys):
+    cfg = _config(tmp_path, planted())
+    out = tmp_path / "reports" / "first"
+    assert main(["run", str(cfg), "--out", str(out), "--quiet", "--baseline", "last"]) == 1
+    doc = json.loads((out / "report.json").read_text())
+    assert "baseline" not in doc
+    assert any(n.startswith("--baseline last: no earlier report") for n in doc["notes"])
+    assert not any("change" in f for c in doc["checks"] for f in c["findings"])
+    second = tmp_path / "reports" / "second"
+    assert main(["run", str(cfg), "--out", str(second), "--quiet", "--baseline", "last"]) == 1
+    doc = json.loads((second / "report.json").read_text())
+    assert doc["baseline"]["path"] == str((out / "report.json").resolve())
+    assert doc["baseline"]["new"] == 0 and doc["baseline"]["resolved"] == 0
+    assert doc["baseline"]["persisting"] == 7
+
+
+def test_cli_and_package_import_no_workflow_backends():
+    code = ("import sys, auditor, auditor.cli; auditor.cli.build_parser(); print([m for m in "
+            "('sqlalchemy', 'junitparser', 'dagster', 'sqlite3', 'jinja2') "
+            "if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
