@@ -170,6 +170,11 @@ def _num(x: float | None) -> str:
     return f"{x:.4g}"
 
 
+def _times(x: float) -> str:
+    """A fold for a message: 2.038, 15.6, 218, 12,610."""
+    return f"{x:.4g}" if x < 100 else f"{x:,.0f}"
+
+
 def _p(x: float | None) -> str:
     if x is None or math.isnan(x):
         return "n/a"
@@ -251,7 +256,7 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     if v.level is not None and (v.metric == "level_fold" or v.level.p_adj < alpha):
         lv = v.level
         more = lv.cur_share > lv.ref_share
-        stats += (f"; {col} = {clip_text(lv.value, 40)!r} {_num(lv.fold)} times as "
+        stats += (f"; {col} = {clip_text(lv.value, 40)!r} {_times(lv.fold)} times as "
                   f"{'common' if more else 'rare'} ({fmt_share(lv.ref_share)} -> "
                   f"{fmt_share(lv.cur_share)}, p_adj {_p(lv.p_adj)})")
     text = f"{col}: {lead} ({stats})"
