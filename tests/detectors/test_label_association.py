@@ -244,3 +244,52 @@ def test_level_table_breaks_a_tie_between_top_classes_by_the_first_class():
                                                 view.frames["train"]["__auditor_label"])}
     assert (rows["a"]["top_class"], rows["a"]["top_class_share"]) == ("y", 0.5)
     assert (rows["c"]["top_class"], rows["c"]["top_class_share"]) == ("y", 0.5)
+
+
+# --- grading in context (auditor.leak_rules) ----------------------------------------------
+
+def _numeric_family(n: int, seed: int) -> pl.DataFrame:
+    """Four noisy measurements of a numeric target, each correlated ~0.93 with it: a strong
+    legitimate signal, not a copy of the label."""
+    rng = np.random.default_rng(seed)
+    y = rng.normal(size=n)
+    cols = {f"m{k}": y + rng.normal(size=n) * 0.4 for k in range(4)}
+    return pl.DataFrame({**cols, "noise": rng.normal(size=n), "y": y})
+
+
+def test_a_family_of_strong_features_warns_even_above_fail_above():
+    data = _data({"train": _numeric_family(3000, 1), "test": _numeric_family(1000, 2)},
+                 label="y")
+    strong = [f for f in FeatureLabelAssociation().run(data) if f.metric == "association"]
+    assert sorted(f.subject for f in strong) == ["m0", "m1", "m2", "m3"]
+    assert all(f.severity == Severity.WARN and f.value > 0.9 for f in strong)
+    for f in strong:
+        ref = abs(pearsonr(data.splits[f.splits[0]][f.subject].to_numpy(),
+                           data.splits[f.splits[0]]["y"].to_numpy())[0])
+        assert f.value >= round(ref, 4) - 1e-9  # the strongest measure (>= Pearson)
+        assert f.evidence["grading"]["rule"] == "strong_not_singular"
+        assert "strong but not singular: 3 other features reach association" in f.message
+
+
+def test_one_column_far_above_the_others_fails_as_singular():
+    rng = np.random.default_rng(7)
+    n = 3000
+    y = rng.normal(size=n)
+    frame = pl.DataFrame({"a": y * 0.2 + rng.normal(size=n), "b": rng.normal(size=n),
+                          "proxy": y + rng.normal(size=n) * 0.7, "y": y})
+    data = _data({"train": frame[:2200], "test": frame[2200:]}, label="y")
+    (f,) = [f for f in FeatureLabelAssociation().run(data) if f.metric == "association"]
+    assert (f.subject, f.severity, f.evidence["grading"]["rule"]) == (
+        "proxy", Severity.FAIL, "singular")
+    assert 0.7 < f.value < 0.9  # below fail_above: the context fails it
+
+
+def test_planted_associations_are_graded_by_the_rule_that_explains_them():
+    data = _data({"train": _frame(3000, 1, True), "test": _frame(1000, 2, False, 10_000)},
+                 label="y", ids=["row_id"])
+    strong = {f.subject: f for f in FeatureLabelAssociation().run(data)
+              if f.metric == "association"}
+    assert strong["days_since_cancel"].evidence["grading"]["rule"] == "post_outcome_missingness"
+    status = strong["status"].evidence["grading"]  # 'closed' only for positives
+    assert status["rule"] == "near_deterministic" and status["pure_region"]["share"] > 0.9
+    assert strong["resolution"].evidence["grading"]["rule"] == "near_deterministic"

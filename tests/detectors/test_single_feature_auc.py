@@ -360,3 +360,92 @@ def test_invalid_parameters_are_rejected():
         SingleFeatureAUC(warn_above=0.99)
     with pytest.raises(ValueError, match="folds must be an integer >= 2"):
         SingleFeatureAUC(folds=1)
+
+
+# --- grading in context (auditor.leak_rules) ----------------------------------------------
+
+def _family(n: int, seed: int) -> pl.DataFrame:
+    """Five noisy measurements of one latent size that drives the label (like breast cancer's
+    radius / perimeter / area): each alone reaches AUC ~0.97, none is a leak."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-6 * z))).astype(np.int64)
+    cols = {f"size_{k}": z + rng.normal(size=n) * 0.15 for k in range(5)}
+    return pl.DataFrame({**cols, "other": rng.normal(size=n), "y": y})
+
+
+def _singular(n: int, seed: int) -> pl.DataFrame:
+    """One column (a departure delay for a late-arrival label) far above weak features."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    return pl.DataFrame({"a": rng.normal(size=n) + 0.3 * y, "b": rng.normal(size=n) + 0.3 * y,
+                         "c": rng.normal(size=n), "delay": rng.normal(size=n) + 1.9 * y,
+                         "y": y})
+
+
+def test_a_family_of_strong_correlated_features_warns_and_says_why():
+    data = _data({"train": _family(3000, 1), "test": _family(1000, 2)}, label="y")
+    flagged = [f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject]
+    assert sorted(f.subject for f in flagged) == [f"size_{k}" for k in range(5)]
+    assert all(f.severity == Severity.WARN for f in flagged)
+    assert max(f.value for f in flagged) > 0.95  # above fail_above, still only a warning
+    g = flagged[0].evidence["grading"]
+    assert g["rule"] == "strong_not_singular" and g["features_within_gap"] == 4
+    assert g["pure_region"]["share"] < 0.9
+    assert "strong but not singular: 4 other features reach AUC" in flagged[0].message
+    assert flagged[0].message.endswith("graded warn")
+
+
+def test_a_single_column_far_above_the_rest_fails_as_singular():
+    data = _data({"train": _singular(3000, 1), "test": _singular(1000, 2)}, label="y")
+    (f,) = [f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject]
+    assert (f.subject, f.severity, f.evidence["grading"]["rule"]) == (
+        "delay", Severity.FAIL, "singular")
+    assert 0.9 < f.value < 0.95  # below fail_above: the context fails it
+    runner = f.evidence["grading"]["runner_up"]
+    assert runner["feature"] in ("a", "b") and f.value - runner["value"] > 0.15
+
+
+def test_planted_leaks_are_graded_by_the_rule_that_explains_them():
+    data = _data({"train": _churn(3000, 1), "test": _churn(800, 2, 10_000)}, label="y",
+                 ids=["row_id"])
+    by = {f.subject: f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject}
+    days = by["days_since_cancel"].evidence["grading"]
+    assert days["rule"] == "post_outcome_missingness"
+    assert days["missing"] == {"class": "0", "share_of_class": 1.0,
+                               "share_of_other_class": 0.0}
+    status = by["status"].evidence["grading"]  # 'cancelled' only for churners
+    assert status["rule"] == "near_deterministic" and status["pure_region"]["share"] > 0.95
+    assert by["only_missing"].evidence["grading"]["rule"] == "strong_not_singular"
+
+
+def test_a_label_that_is_a_function_of_the_date_fails_on_the_time_column():
+    rng = np.random.default_rng(4)
+    n = 2000
+    when = pl.datetime_range(pl.datetime(2024, 1, 1), pl.datetime(2024, 1, 1) +
+                             pl.duration(hours=n - 1), "1h", eager=True)
+    y = (np.arange(n) >= 1400).astype(np.int64)  # e.g. "after the policy change"
+    frame = pl.DataFrame({"when": when, "x": rng.normal(size=n), "y": y})
+    order = rng.permutation(n)  # a random split
+    data = _data({"train": frame[order[:1500]], "test": frame[order[1500:]]}, label="y",
+                 time="when")
+    findings = SingleFeatureAUC(n_boot=50).run(data)
+    (f,) = [f for f in findings if f.subject]
+    assert (f.subject, f.severity, f.value) == ("when", Severity.FAIL, 1.0)
+    assert f.message.startswith("time column when alone separates y=1 from 0 with AUC 1.000")
+    assert "the label is nearly a function of the date" in f.message
+    assert f.evidence["grading"]["rule"] == "time_column"
+    assert "when" not in [r["feature"] for r in findings[-1].evidence["top_features"]]
+
+
+def test_an_ordinary_trend_over_time_does_not_flag_the_time_column():
+    rng = np.random.default_rng(5)
+    n = 3000
+    when = pl.datetime_range(pl.datetime(2024, 1, 1), pl.datetime(2024, 1, 1) +
+                             pl.duration(hours=n - 1), "1h", eager=True)
+    p = 0.3 + 0.3 * np.arange(n) / n  # the positive rate drifts from 30% to 60%
+    frame = pl.DataFrame({"when": when, "x": rng.normal(size=n),
+                          "y": (rng.random(n) < p).astype(np.int64)})
+    data = _data({"train": frame[:2200], "test": frame[2200:]}, label="y", time="when")
+    findings = SingleFeatureAUC(n_boot=50).run(data)
+    assert [f.severity for f in findings] == [Severity.INFO]

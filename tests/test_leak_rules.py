@@ -1,0 +1,73 @@
+"""auditor.leak_rules: the purest cut against sklearn's ROC curve, and the order of the rules."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_curve
+
+from auditor.leak_rules import Purity, Rules, judge, missing_purity, pure_region
+from auditor.report import Severity
+
+RULES = Rules(warn_above=0.85, fail_above=0.95, deterministic_above=0.995, singular_gap=0.15,
+              pure_share=0.9, pure_tolerance=0.01)
+
+
+def _reference(scores: np.ndarray, y: np.ndarray, tol: float) -> float:
+    """max TPR at FPR <= tol over both classes and both ends, from sklearn's ROC curve."""
+    s = np.where(np.isnan(scores), np.nanmin(scores) - 1, scores)  # missing: below all
+    best = 0.0
+    for pos in (y == 1, y == 0):
+        for sign in (1, -1):
+            fpr, tpr, _ = roc_curve(pos, sign * s, drop_intermediate=False)
+            best = max(best, float(tpr[fpr <= tol + 1e-12].max()))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pure_region_is_the_best_roc_point_under_the_tolerance(seed):
+    rng = np.random.default_rng(seed)
+    n = 600
+    y = (rng.random(n) < [0.5, 0.1, 0.9, 0.3, 0.5, 0.02][seed]).astype(int)
+    x = np.round(rng.normal(size=n) + (seed % 3) * y, 1)  # ties
+    x[rng.random(n) < 0.1] = np.nan
+    for tol in (0.0, 0.01, 0.05):
+        assert pure_region(x, y, tol).share == pytest.approx(_reference(x, y, tol), abs=1e-12)
+
+
+def test_pure_region_names_the_class_and_side():
+    y = np.array([0] * 50 + [1] * 50)
+    x = np.r_[np.linspace(0, 1, 50), np.linspace(0.9, 2, 50)]  # high tail: class 1 only
+    p = pure_region(x, y, 0.0)
+    assert (p.cls, p.side) == (1, "high") and p.share == pytest.approx(
+        float((x[50:] > 1).mean()))
+
+
+def test_missing_purity_measures_both_classes():
+    y = np.array([1] * 10 + [0] * 30)
+    miss = np.r_[np.zeros(10, bool), np.ones(27, bool), np.zeros(3, bool)]
+    assert missing_purity(miss, y) == (0.9, 0.0, 0)
+
+
+def test_rules_apply_in_order_and_say_why():
+    others = [("b", 0.60), ("c", 0.55)]
+    v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
+              missing=(0.95, 0.0, 0), purity=Purity(0.5, 1, "high"), classes=["no", "yes"])
+    assert (v.severity, v.rule) == (Severity.FAIL, "post_outcome_missingness")
+    assert "missing in 95.0% of class 'no' rows" in v.reason
+    v = judge(RULES, value=0.97, train_value=0.997, others=[("b", 0.96)], name="a", what="AUC")
+    assert (v.severity, v.rule) == (Severity.FAIL, "near_deterministic")
+    v = judge(RULES, value=0.97, train_value=0.97, others=[("b", 0.96)], name="a", what="AUC",
+              purity=Purity(0.93, 0, "low"))
+    assert (v.severity, v.rule) == (Severity.FAIL, "near_deterministic")
+    v = judge(RULES, value=0.90, train_value=0.90, others=others, name="a", what="AUC",
+              purity=Purity(0.4, 1, "high"))
+    assert (v.severity, v.rule) == (Severity.FAIL, "singular")
+    assert "0.300 above the strongest other feature (b, 0.600" in v.reason
+    v = judge(RULES, value=0.98, train_value=0.98, others=[("b", 0.9), ("c", 0.84)],
+              name="a", what="AUC", purity=Purity(0.77, 1, "high"))
+    assert (v.severity, v.rule) == (Severity.WARN, "strong_not_singular")
+    assert v.reason.startswith("strong but not singular: 2 other features reach AUC >= 0.830")
+    assert "at most 77.0% of one class" in v.reason
+    assert v.evidence()["runner_up"] == {"feature": "b", "value": 0.9}
+    v = judge(RULES, value=0.96, train_value=0.96, others=[], name="a", what="AUC")
+    assert (v.severity, v.rule) == (Severity.FAIL, "threshold")
