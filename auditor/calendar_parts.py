@@ -67,12 +67,14 @@ def _codes(s: pl.Series) -> np.ndarray:
     return s.rank("dense").cast(pl.Int64).to_numpy() - 1
 
 
-def _parts(t: pl.Expr) -> list[pl.Expr]:
+def _parts(t: pl.Expr, clock: bool) -> list[pl.Expr]:
+    """Every part of ``t`` as an expression; no hour or minute for a Date (``clock`` False)."""
     dt = t.dt
     exprs = {"year": dt.year(), "quarter": dt.quarter(), "month": dt.month(), "week": dt.week(),
-             "day": dt.day(), "weekday": dt.weekday(), "ordinal_day": dt.ordinal_day(),
-             "hour": dt.hour(), "minute": dt.minute()}
-    return [exprs[p].alias(p) for p in PARTS]
+             "day": dt.day(), "weekday": dt.weekday(), "ordinal_day": dt.ordinal_day()}
+    if clock:
+        exprs.update(hour=dt.hour(), minute=dt.minute())
+    return [exprs[p].alias(p) for p in PARTS if p in exprs]
 
 
 def calendar_features(frame: pl.DataFrame, time: str, candidates: list[str], *,
@@ -115,8 +117,8 @@ def calendar_features(frame: pl.DataFrame, time: str, candidates: list[str], *,
         if not todo:
             break
         shifted = t if offset == 0 else t + pl.duration(hours=offset)
-        parts = df.select(_parts(shifted))
-        for p in PARTS:
+        parts = df.select(_parts(shifted, isinstance(dtype, pl.Datetime)))
+        for p in parts.columns:
             series = parts[p]
             if series.n_unique() < 2:
                 continue

@@ -796,3 +796,21 @@ def test_random_halves_of_many_level_columns_give_no_chance_level_fold(seed):
     findings = FeatureDrift().run(_data({"train": df.filter(pl.Series(mask)),
                                          "test": df.filter(pl.Series(~mask))}))
     assert _flagged(findings) == {}
+
+
+def test_a_month_feature_of_a_date_time_column_in_a_time_split_is_info():
+    from datetime import date
+
+    days = [date(2024, 1, 1) + timedelta(days=i) for i in range(240)]
+    df = pl.DataFrame({"d": days, "x": np.random.default_rng(0).normal(size=240)}).with_columns(
+        m=pl.col("d").dt.month())
+    train, test = df[:180], df[180:]  # Jan-Jun against Jun-Aug
+    findings = FeatureDrift().run(_data({"train": train, "test": test}, time="d"))
+    assert [f for f in findings if f.severity != Severity.INFO] == []
+    (m,) = [f for f in findings if f.subject == "m" and f.metric != "unseen_share"]
+    assert "m is the month of d on 100.0% of rows" in m.message
+    # the same columns split at random: the month feature is judged as any feature
+    shuffled = df.sample(fraction=1.0, seed=1, shuffle=True)
+    broken = shuffled[180:].with_columns(pl.lit(12, dtype=pl.Int8).alias("m"))
+    findings = FeatureDrift().run(_data({"train": shuffled[:180], "test": broken}, time="d"))
+    assert _flagged(findings)["m"].severity == Severity.FAIL
