@@ -38,15 +38,24 @@ MEASURES = ("pearson", "spearman", "eta", "cramers_v", "missingness")
 
 @dataclass(frozen=True, kw_only=True)
 class FeatureLabelAssociation:
-    """A fail means a column is nearly a copy of the label (association > 0.9: Pearson,
-    Spearman, correlation ratio or Cramér's V, by type), or is far more associated with the
-    label in train than in a later split (association_drop): the signature of a field filled
-    in after the outcome in historical data. Drop it or rebuild it from what is known at
-    prediction time.
+    """A fail means a column is associated with the label the way no honest measurement is:
+    missing only for one outcome, near-deterministic (train association >= 0.99, or a cut
+    isolating 90% of a class), or far above every other feature; or it is far more associated
+    with the label in train than in a later split (association_drop), the signature of a field
+    filled in after the outcome in historical data. Drop it or rebuild it from what is known
+    at prediction time. A strong column among other strong ones only warns.
 
-    Why: an association that strong is usually a field filled in after the outcome, a
-    recoding of the label, or a join artefact; a train-only association means the model will
-    learn a shortcut that does not exist when it is used on new rows.
+    Why: an association that strong and that isolated is usually a field filled in after the
+    outcome, a recoding of the label, or a join artefact; real signals overlap between classes
+    and come in correlated families (iris petal length and width, eta 0.97). A column above
+    ``warn_above`` is graded by :mod:`auditor.leak_rules` (the rules and their order are
+    documented there and in the README, "How findings are graded"): post-outcome missingness,
+    near-deterministic (``deterministic_above``; for a binary label a cut of the values, or of
+    the levels' positive rates with levels under ``min_level_rows`` rows pooled, holding >=
+    ``pure_share`` of one class and <= ``pure_tolerance`` of the other), singular (>=
+    ``singular_gap`` above every other column) fail; otherwise it warns, even above
+    ``fail_above``, which applies alone only when there is no other column to compare with.
+    ``evidence.grading`` names the rule and its numbers.
 
     Measures, by kind of feature and label (each in [0, 1] as a magnitude, the column's
     association being the largest): numeric or datetime feature vs binary or numeric label:
@@ -59,8 +68,7 @@ class FeatureLabelAssociation:
     (Cramér's V) against a class label. A numeric feature with missing values also gets the
     association of its missingness indicator with the label ("missingness": Cramér's V for a
     class label, eta for a numeric one), since a missing pattern can leak too. The graded
-    association is the largest over the splits (above ``warn_above`` warns, above
-    ``fail_above`` fails).
+    association is the largest over the splits, judged as described above.
     association_drop = train association - later association, on the measure strongest in
     train; it warns above ``drop_warn_above`` and fails above ``drop_fail_above``, only when
     the train association is >= ``drop_min_train`` (below that, a drop is ordinary noise) and

@@ -58,16 +58,29 @@ class Scored:
 
 @dataclass(frozen=True, kw_only=True)
 class SingleFeatureAUC:
-    """A fail means one column alone nearly determines the label (AUC > 0.95, fitted on
-    train): in tabular data almost never a legitimate signal, but a field filled in after the
-    outcome, a proxy of the label or a join artefact. Drop it or rebuild it from what is known
-    at prediction time; an id column that warns means rows were exported in outcome order.
+    """A fail means one column alone determines the label the way no honest measurement does:
+    it is missing only for one outcome, it is near-deterministic (a cut isolates 90% of a
+    class), or it stands far above every other feature. That is a field filled in after the
+    outcome, a proxy of the label or a join artefact: drop it or rebuild it from what is known
+    at prediction time. A strong column in a family of strong ones only warns. A failing time
+    column means the label is nearly a function of the date; an id that warns means rows were
+    exported in outcome order.
 
-    Why these thresholds: a single column that separates the classes that well is typically a
-    cancellation date for churn, a status code written when the case closed, or a column joined
-    from the outcome table; real predictors rarely exceed 0.85 alone. A declared id column with
-    a high AUC only warns (it is not a feature) and means the export was sorted by outcome:
-    shuffle before splitting.
+    Why: a cancellation date for churn, a status code written when the case closed, a column
+    joined from the outcome table separate the classes almost perfectly and alone; real
+    predictors overlap between classes and come in correlated families (breast cancer's
+    radius, perimeter and area all reach AUC 0.95+ honestly). So a column above ``warn_above``
+    is graded by :mod:`auditor.leak_rules`, first rule that applies: post-outcome missingness
+    (missing in >= ``pure_share`` of one class's train rows and <= ``pure_tolerance`` of the
+    other's) fails; near-deterministic (train AUC >= ``deterministic_above``, or, binary label,
+    a cut of its train score holding >= ``pure_share`` of one class and <= ``pure_tolerance``
+    of the other: TPR >= 0.9 at FPR <= 0.01) fails; singular (>= ``singular_gap`` above the
+    strongest other feature) fails; otherwise strong but not singular warns, whatever its
+    AUC; with no other feature, plain ``warn_above``/``fail_above``. The finding's
+    ``evidence.grading`` names the rule, the runner-up feature and the purest cut. A declared
+    id only warns (above ``id_warn_above``). The declared time column is scored like a
+    feature against the label and graded by ``warn_above``/``fail_above`` alone: above 0.95
+    the label is nearly a function of the date (fails); an ordinary trend stays silent.
 
     Per feature (numeric, boolean, datetime, categorical; text columns skipped) and split:
     AUC = (R1 - n1(n1+1)/2) / (n1 n0), R1 the sum of the positives' average ranks
@@ -83,8 +96,7 @@ class SingleFeatureAUC:
     class in the middle of the range. Numeric labels: Spearman's rho (metric abs_spearman: |rho| in
     train, in train's direction on later splits). The graded value is the largest figure over
     the splits (a leak in train only still misleads training); with one split, the in-train
-    figure. A value above ``warn_above`` warns, above ``fail_above`` fails; ids warn above
-    ``id_warn_above`` and never fail. Flagged columns get a percentile bootstrap 95% CI
+    figure; it is graded as described above. Flagged columns get a percentile bootstrap 95% CI
     (``n_boot`` resamples of at most ``ci_rows`` sampled rows: conservative for larger splits)
     and ROC curves. A string id is ranked on a seeded sample of ``id_sample_rows`` rows.
     """
