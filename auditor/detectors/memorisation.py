@@ -17,6 +17,7 @@ from auditor.report import Finding, Severity
 from auditor.stats import fmt_count, fmt_share, grade
 
 CHUNK_ROWS = 16_384     # reference rows per distance block (queries x chunk float32)
+QUERY_ROWS = 2_048      # query rows per distance block (2,048 x 16,384 float32: 128 MB)
 ENCODE_ROWS = 131_072   # reference rows encoded at a time (bounds memory at 1M+ rows)
 CELL_CHARS = 40
 
@@ -37,12 +38,16 @@ class Memorisation:
     column and ids are not features. Distance: Euclidean, to the nearest row of the reference
     (all of train up to ``max_reference_rows``, else a seeded sample). Baseline (chance): for up
     to ``baseline_rows`` train rows in the reference, the distance to the nearest *other*
-    reference row; threshold = its ``baseline_quantile`` quantile. Up to ``eval_rows`` rows of
-    each later split are sampled; a sampled row whose feature values all equal some train row's
+    reference row; threshold = its ``baseline_quantile`` quantile. Every row of each later split
+    is scanned (exact nearest neighbour by blocked matrix products) as long as rows x reference
+    rows x encoded width stays within ``max_comparisons`` (1e10: a few seconds) and
+    ``eval_rows``; beyond, a seeded sample of that many rows (at least 1,000) is scanned and the
+    count is scaled to the split. A scanned row whose feature values all equal some train row's
     (64-bit hash of the feature columns, verified column by column) is an exact copy: it is
     excluded and counted in the evidence, as are baseline rows with an exact copy elsewhere in
-    train. Near-copies = remaining sampled rows with distance < threshold (strictly, so
-    discrete data on a grid stays quiet).
+    train. Near-copies = remaining scanned rows with distance < threshold (strictly, so
+    discrete data on a grid stays quiet); when flagged, the evidence lists them as (train row,
+    later row, distance) triples, up to ``max_pairs``, with their exact total.
 
     By chance about ``baseline_quantile`` of the rows fall below the threshold, so the graded
     value is the excess share, near-copy share minus ``baseline_quantile`` (warn above
@@ -58,11 +63,13 @@ class Memorisation:
     fail_above: float = 0.05
     baseline_quantile: float = 0.01
     alpha: float = 0.001
-    eval_rows: int = 1_000
+    eval_rows: int = 200_000
     baseline_rows: int = 1_000
     max_reference_rows: int = 1_000_000
+    max_comparisons: float = 1e10
     max_levels: int = 10
     max_examples: int = 20
+    max_pairs: int = 1_000
 
     def __post_init__(self) -> None:
         for name in ("warn_above", "fail_above"):
@@ -73,10 +80,14 @@ class Memorisation:
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise ValueError(f"{name} must be a number in (0, 1); got {v!r}")
-        for name in ("eval_rows", "baseline_rows", "max_reference_rows", "max_levels"):
+        for name in ("eval_rows", "baseline_rows", "max_reference_rows", "max_levels",
+                     "max_pairs"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive integer; got {v!r}")
+        if not isinstance(self.max_comparisons, (int, float)) or self.max_comparisons < 1e6:
+            raise ValueError(f"max_comparisons must be a number >= 1e6; got "
+                             f"{self.max_comparisons!r}")
         if not isinstance(self.max_examples, int) or self.max_examples < 0:
             raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
 
@@ -110,9 +121,12 @@ class Memorisation:
         queries = [enc.dense(reference[base_pos], onehot_scale=scale)]
         selves = [base_pos]
         plans = []
+        width = enc.dense(reference[:1], onehot_scale=scale).shape[1] + 1
+        affordable = int(self.max_comparisons // (len(ref_idx) * width * max(len(later), 1)))
         for i, name in enumerate(later):
             frame = data.splits[name]
-            pick = sample_rows(frame.height, self.eval_rows, seed + 13 + i)
+            scan = min(self.eval_rows, max(affordable, 1_000))
+            pick = sample_rows(frame.height, scan, seed + 13 + i)
             exact = _exact_copies(data, first, name, cols, pick)
             keep = pick[~exact]
             plans.append((name, frame.height, pick, int(exact.sum()), keep))
@@ -154,11 +168,16 @@ class Memorisation:
         if p_value >= self.alpha:
             severity = Severity.INFO
         estimate = int(round(share * total))
-        message = (f"{fmt_count(count)} of {fmt_count(n)} sampled {name} rows ({fmt_share(share)}"
+        every = sampled == total
+        message = (f"{fmt_count(count)} of {fmt_count(n)} {'' if every else 'sampled '}{name} "
+                   f"rows{' without an exact copy' if every and n_exact else ''} "
+                   f"({fmt_share(share)}"
                    f"; {fmt_share(q)} expected by chance) lie closer to a {first} row than "
                    f"{fmt_share(1 - q)} of {first} rows lie to their nearest other {first} row "
                    f"(distance < {threshold:.3g})")
-        if severity != Severity.INFO:
+        if severity != Severity.INFO and every:
+            message += ": near-copies that exact hashing misses (row pairs in the evidence)."
+        elif severity != Severity.INFO:
             message += (f": near-copies that exact hashing misses, about {fmt_count(estimate)} "
                         f"of {fmt_count(total)} {name} rows.")
         else:
@@ -172,7 +191,8 @@ class Memorisation:
                          f"{first}_reference_rows": n_ref, f"{first}_rows": n_train,
                          "baseline_rows": len(baseline), "baseline_quantile": q,
                          "distance_threshold": round(threshold, 6),
-                         "binomial_p_value": p_value, "features": len(cols)},
+                         "binomial_p_value": p_value, "features": len(cols),
+                         "columns_not_used": _unused(data, cols)},
             "chart": ev_hist}
         if n_exact:
             evidence["sampling"]["note"] = (f"{n_exact} sampled rows are exact copies of {first} "
@@ -180,6 +200,14 @@ class Memorisation:
         if len(flagged):
             evidence["closest_pairs"] = _examples(data, first, name, cols, keep[flagged],
                                              train_rows[flagged], d[flagged])
+        if count and severity != Severity.INFO:
+            listed = np.sort(np.flatnonzero(near))[:self.max_pairs]
+            evidence["near_copies"] = {
+                "rule": f"distance < {threshold:.6g} to the nearest {first} row",
+                "pairs": count, "listed": len(listed),
+                "columns": [f"{first}_row", f"{name}_row", "distance"],
+                "rows": [[int(train_rows[j]), int(keep[j]), round(float(d[j]), 6)]
+                         for j in listed]}
         return Finding(severity=severity, metric="near_copy_excess_share",
                        value=round(excess, 6), threshold=self.fail_above, count=count,
                        splits=[first, name], message=message, evidence=evidence)
@@ -195,6 +223,11 @@ def nearest_rows(Q: np.ndarray, blocks: Iterable[tuple[int, np.ndarray]] | np.nd
     argmin over r is the nearest row (|q|^2 is constant per query)."""
     if isinstance(blocks, np.ndarray):
         blocks = [(0, blocks)]
+    if len(Q) > QUERY_ROWS:  # bound the distance block (QUERY_ROWS x CHUNK_ROWS float32)
+        blocks = list(blocks)
+        return np.concatenate([nearest_rows(Q[i:i + QUERY_ROWS], blocks,
+                                            selves[i:i + QUERY_ROWS])
+                               for i in range(0, len(Q), QUERY_ROWS)])
     Qa = np.hstack([Q, np.ones((len(Q), 1), np.float32)]).astype(np.float32)
     best = np.full(len(Q), np.inf, np.float32)
     arg = np.zeros(len(Q), np.int64)
@@ -226,6 +259,18 @@ def _exact_copies(data: AuditData, first: str, later: str, cols: list[str],
         rows_b = pl.Series(pick[cand["pos"].to_numpy()])
         equal = rows_equal(data.splits[first], cand["row_a"], data.splits[later], rows_b, cols)
         out[cand["pos"].to_numpy()[equal]] = True
+    return out
+
+
+def _unused(data: AuditData, cols: list[str]) -> dict[str, str]:
+    """Columns that are not distance features, and why (none is dropped silently)."""
+    out = {c: "the time column" if c == data.columns.time else "free text"
+           if c in data.columns.text else "not numeric or categorical"
+           for c in data.features if c not in cols}
+    for issue in data.schema_issues:
+        if issue.problem in ("missing", "dtype") and issue.column not in out:
+            out[issue.column] = ("missing from a split" if issue.problem == "missing"
+                                 else "types differ across splits")
     return out
 
 

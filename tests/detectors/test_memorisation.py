@@ -66,7 +66,7 @@ def test_jittered_copies_of_train_rows_are_counted_against_the_chance_baseline()
     assert len(ex) == 20 and all(e["test_row"] >= 300 for e in ex)  # the closest are the copies
     assert all(e["train_row"] == e["test_row"] - 100 for e in ex)
     assert "f0: " in ex[0]["differences"] and ex[0]["distance"] < 0.02
-    assert f.message.startswith(f"{f.count} of 340 sampled test rows (")
+    assert f.message.startswith(f"{f.count} of 340 test rows (")
     assert "1.0% expected by chance" in f.message and "near-copies that exact hashing" in f.message
     chart = f.evidence["chart"]
     assert chart["type"] == "hist" and len(chart["edges"]) == len(
@@ -167,3 +167,30 @@ def test_memorisation_is_not_applicable_without_two_splits_or_features():
 def test_memorisation_rejects_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Memorisation(**kwargs)
+
+
+def test_near_copies_are_found_over_every_evaluation_row_with_their_row_pairs():
+    train = _frame(4000, 1)
+    planted = np.arange(100, 4000, 65)[:60]  # 60 train rows (2% of test) copied with jitter
+    test = pl.concat([_frame(2940, 2, 10_000),
+                      _jittered(train[planted], 3, scale=1e-3)])
+    # the chance baseline over every train row, as the brute-force reference computes it
+    f, = Memorisation(baseline_rows=4000).run(_data({"train": train, "test": test}))
+    expected, threshold = _reference_count(train, test)
+    assert f.count == expected and f.evidence["sampling"]["test_rows_sampled"] == 3000
+    assert f.message.startswith(f"{expected} of 3,000 test rows (")
+    near = f.evidence["near_copies"]
+    assert near["pairs"] == expected and near["listed"] == expected
+    pairs = {(a, b) for a, b, _ in near["rows"]}
+    assert {(int(a), 2940 + i) for i, a in enumerate(planted)} <= pairs
+    assert all(d < threshold for _, _, d in near["rows"])
+    assert f.severity == Severity.WARN
+
+
+def test_the_scan_is_bounded_by_max_comparisons():
+    train = _frame(2000, 1)
+    test = _frame(3000, 2, 10_000)
+    f, = Memorisation(max_comparisons=1e7).run(_data({"train": train, "test": test}))
+    s = f.evidence["sampling"]
+    assert s["test_rows_sampled"] == 1000 and s["test_rows"] == 3000
+    assert "sampled test rows" in f.message
