@@ -105,6 +105,8 @@ class ColumnDrift:
     rare_levels: int = 0      # levels pooled into the RARE_LEVELS bin
     levels: list[LevelShift] = field(default_factory=list)  # per-level shifts, tested ones
     good_turing: float | None = None  # share of reference rows holding a one-off value
+    variants: dict[str, str] = field(default_factory=dict)  # new value -> reference value it
+    # equals up to case, whitespace and punctuation (schema.consistency's normalisation)
 
     @property
     def null_rate_delta(self) -> float:
@@ -421,6 +423,7 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, s
         return [(values[i], int(counts[i])) for i in idx]
 
     new_listed, vanished_listed = listed(new, cb), listed(vanished, ca)
+    variants = new_value_variants(values, ca > 0, new) if new.any() and (ca > 0).any() else {}
     unseen_rows = int(cb[new].sum())
     labels = list(values)
     if ref.missing or cur.missing:
@@ -441,7 +444,20 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, s
                        n_new=int(new.sum()), n_vanished=int(vanished.sum()),
                        all_unique=unique, test=test, psi_chance=chance, rare_levels=pooled,
                        levels=level_shifts(labels, ca, cb, min_rows=min_level_rows),
-                       good_turing=one_off)
+                       good_turing=one_off, variants=variants)
+
+
+def new_value_variants(values: list[str], seen: np.ndarray, new: np.ndarray) -> dict[str, str]:
+    """New values that equal a reference value up to case, whitespace and punctuation
+    ("new york " for "New York"), each mapped to the most frequent such reference value's
+    first in sort order."""
+    from auditor.detectors.schema import normalised
+
+    frame = pl.DataFrame({"value": values, "seen": seen, "new": new}).with_columns(
+        normalised(pl.col("value")).alias("key")).filter(pl.col("key") != "")
+    ref = frame.filter("seen").group_by("key").agg(pl.col("value").first().alias("ref"))
+    hits = frame.filter("new").join(ref, on="key")
+    return dict(zip(hits["value"].to_list(), hits["ref"].to_list()))
 
 
 def compare(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon: float, seed: int = 0,

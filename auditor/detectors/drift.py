@@ -599,6 +599,12 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     if expected > 0:
         message += (f"; {fmt_share(expected)} expected by chance ({ref} rows holding a value "
                     f"seen once there, Good–Turing), excess {fmt_share(excess)}")
+    if cd.variants:
+        v = len(cd.variants)
+        new_v, ref_v = next(iter(cd.variants.items()))
+        message += (f"; {v:,} of them differ{'s' if v == 1 else ''} from a {ref} value only by "
+                    f"case, whitespace or punctuation ({clip_text(new_v, 30)!r} for "
+                    f"{clip_text(ref_v, 30)!r}; see schema.consistency)")
     if label:
         message += "; a model trained on it cannot predict a class it never saw"
     if reason:
@@ -607,9 +613,11 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     return Finding(severity=severity, message=message, metric="unseen_share", value=_r(excess),
                    threshold=check.unseen_fail_above, count=rows, subject=cd.column,
                    splits=[ref, cur], evidence={
-                       f"values unseen in {ref}": [{"value": clip_text(v), f"{cur} rows": n}
-                                                   for v, n in cd.new_categories[
-                                                       :check.top_categories]],
+                       f"values unseen in {ref}": [
+                           {"value": clip_text(v), f"{cur} rows": n}
+                           | ({f"variant of a {ref} value": clip_text(cd.variants.get(v, ""))}
+                              if cd.variants else {})
+                           for v, n in cd.new_categories[:check.top_categories]],
                        "statistics": {"unseen share": _r(share), "expected by chance": _r(expected),
                                       "distinct unseen values": k}})
 

@@ -814,3 +814,15 @@ def test_a_month_feature_of_a_date_time_column_in_a_time_split_is_info():
     broken = shuffled[180:].with_columns(pl.lit(12, dtype=pl.Int8).alias("m"))
     findings = FeatureDrift().run(_data({"train": shuffled[:180], "test": broken}, time="d"))
     assert _flagged(findings)["m"].severity == Severity.FAIL
+
+
+def test_a_new_value_that_is_a_variant_of_a_train_value_says_so():
+    train = pl.DataFrame({"city": ["New York"] * 300 + ["Boston"] * 300})
+    test = pl.DataFrame({"city": ["new york "] * 100 + ["Boston"] * 100 + ["Austin"] * 5})
+    (f,) = _unseen(FeatureDrift().run(_data({"train": train, "test": test}))).values()
+    assert f.count == 105 and f.severity == Severity.FAIL  # 51% of test rows
+    assert ("1 of them differs from a train value only by case, whitespace or punctuation "
+            "('new york ' for 'New York'; see schema.consistency)") in f.message
+    assert f.evidence["values unseen in train"] == [
+        {"value": "new york ", "test rows": 100, "variant of a train value": "New York"},
+        {"value": "Austin", "test rows": 5, "variant of a train value": ""}]
