@@ -108,8 +108,10 @@ def apply_waivers(results: list[CheckResult], waivers: list[Waiver], *,
                 value=float((today - w.expires).days),
                 message=f"The waiver for {w.label()} (owner {w.owner}) expired on "
                         f"{w.expires.isoformat()}, {(today - w.expires).days:,} days ago; "
-                        f"{len(hits):,} finding{'s' * (len(hits) != 1)} it matched count "
-                        "again. Fix the data, or renew the waiver with a new date.",
+                        + (f"the {len(hits):,} finding{'s' * (len(hits) != 1)} it matches "
+                           f"count{'s' * (len(hits) == 1)} again" if hits else
+                           "it matches no warn/fail finding of this run either")
+                        + ". Fix the data, or renew the waiver with a new date.",
                 evidence={"waiver": {**w.mark(), "check": w.check}}))
             continue
         if not hits:
