@@ -175,11 +175,6 @@ def _one_line(err: BaseException, limit: int = 300) -> str:
     return (text or type(err).__name__)[:limit]
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0][:300] if text else type(err).__name__
-
-
 def exception_of(result: dict[str, Any]) -> str | None:
     """The exception message GX recorded for one result (its shape varies by GX version)."""
     info = result.get("exception_info") or {}
