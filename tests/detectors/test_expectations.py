@@ -238,3 +238,31 @@ def test_export_from_a_file_writes_the_suite_to_stdout(tmp_path, write_splits):
     kinds = {(e["type"], e["kwargs"].get("column")) for e in doc["expectations"]}
     assert ("expect_column_values_to_be_unique", "row_id") in kinds
     assert ("expect_column_quantile_values_to_be_between", "row_id") not in kinds
+
+
+def test_cli_run_with_the_exported_suite_fails_on_the_drifted_column_only(demo_suite, tmp_path):
+    folder, config = demo_suite
+    suite = tmp_path / "only.yaml"
+    suite.write_text("checks:\n  schema.expectations: {}\n")
+    res = _cli("run", str(config), "--suite", str(suite), "--out", str(tmp_path / "out"), "-q")
+    assert res.returncode == 1, res.stderr
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    (check,) = doc["checks"]
+    assert check["status"] == "fail"
+    failed = [(f["subject"], f["splits"]) for f in check["findings"] if f["severity"] == "fail"]
+    assert failed == [("monthly_spend", ["test"])]
+    assert "monthly_spend" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_the_python_api_takes_an_expectations_path(tmp_path, planted):
+    import auditor
+
+    path = _suite_file(tmp_path, [gx.expectations.ExpectColumnValuesToBeInSet(
+        column="cat", value_set=["a", "b", "c", "d"])])
+    suite = tmp_path / "only.yaml"
+    suite.write_text("checks:\n  schema.expectations: {}\n")
+    report = auditor.audit(train=planted["train"], test=planted["test"], label="y",
+                           ids=["row_id"], expectations=path, suite=str(suite))
+    (finding,) = [f for f in report.check("schema.expectations").findings
+                  if f.severity == "fail"]
+    assert (finding.subject, finding.count, finding.splits) == ("cat", 25, ["test"])
