@@ -103,6 +103,24 @@ def fill_candidates(values: np.ndarray, v: float, tol: float = 0.0) -> dict[str,
             "median_with_one_copy": float(np.median(np.append(others, v)))}
 
 
+def on_grid(x: Any, decimals: int) -> np.ndarray:
+    """Whether each value of ``x`` is a multiple of 10^-decimals, to float precision."""
+    y = np.asarray(x, dtype=np.float64) * 10.0 ** decimals
+    return np.abs(y - np.round(y)) <= 1e-9 * np.maximum(1.0, np.abs(y))
+
+
+def decimal_grid(x: np.ndarray, max_decimals: int = 6) -> int | None:
+    """The fewest decimals ``d <= max_decimals`` such that every value of ``x`` is a multiple of
+    10^-d (counts: 0, prices: 2, values typed or rounded by people or upstream code), or None
+    for full-precision values (measurements, computed features)."""
+    if x.size == 0:
+        return None
+    for d in range(max_decimals + 1):
+        if bool(on_grid(x, d).all()):
+            return d
+    return None
+
+
 def row_structure(ctx: Context, group: list[str], union: dict[str, dict[str, Any]]
                    ) -> str | None:
     if any(union[g]["negative"] > 0 or union[g]["n"] == 0 for g in group):

@@ -21,10 +21,10 @@ from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import InputError, NotApplicable
 from auditor.report import Finding, Severity
 from auditor.preprocessing_groups import group_categories, group_imputations, group_scalings
-from auditor.preprocessing_stats import (Context, closest_to_one, encoded_level_keys,
-                                         encoding_fits, fill_candidates, finite, fmt_g,
-                                         label_values, one_chunk, row_structure, sd_of,
-                                         summarise)
+from auditor.preprocessing_stats import (Context, closest_to_one, decimal_grid,
+                                         encoded_level_keys, encoding_fits, fill_candidates,
+                                         finite, fmt_g, label_values, on_grid, one_chunk,
+                                         row_structure, sd_of, summarise)
 from auditor.stats import check_params, fmt_count, fmt_rows, fmt_share, is_share, share
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -62,23 +62,28 @@ class PreprocessingFit:
       row to each bound; a naturally bounded rate, share or tf-idf weight piles rows up at 0
       or 1), while train's range is not that.
     - robust scaling: ``F``'s median is 0 and IQR (linear quantiles) is 1 within
-      ``k (eps (C + max|q|) + eps64 C)``; train's are not.
+      ``k (eps (C + max|q|) + eps64 C)``, with the median strictly inside the IQR; train's
+      are not.
       Scaling fingerprints skip integer-valued columns (a natural integer column can have
       median 0 and IQR 1).
-    - mean/median imputation: a value ``v`` repeated at least ``min_imputed`` times and
-      ``spike_ratio`` times more often than its six nearest distinct values (or, whatever its
-      ratio, the only non-integer value of a column whose other values are integers: a mean
-      filled into counts or ages) equals the mean or median of ``F``'s other values (within
-      ``k (eps max(1,|v|) + eps64 zmax sqrt(n))``) but not train's. Filling with the mean
-      (median) leaves ``v`` the mean (median) of the whole column, which is how candidates are
-      found. Skipped for integer-valued columns (a natural mode: an integer fill value is
-      judged by the spike ratio alone) and, for the median, when ``v`` holds half the rows (it
-      is then the median anyway).
+    - mean/median imputation: a value ``v`` (one float, repeated) held by at least
+      ``min_imputed`` rows and ``spike_ratio`` times more than any of its neighbours (its six
+      nearest distinct values and every value within a quarter of the others' IQR) equals the
+      mean or median of ``F``'s other values (within
+      ``k (eps max(1,|v|) + eps64 zmax sqrt(n))``) but not train's. When the other values lie
+      on a decimal grid (integers, cents: multiples of 10^-d, d <= 6), ``v`` on that grid is
+      a natural value and never reported, and ``v`` finer than 10^-(d+1) (a mean filled into
+      integer ages: 53.3291...) is a fill whatever its ratio to its neighbours. Filling with
+      the mean (median) leaves ``v`` the mean (median) of the whole column, which is how
+      candidates are found. Skipped for integer-valued columns (a natural mode) and, for the
+      median, when ``v`` holds half the rows (it is then the median anyway).
     - one-hot / vocabulary: a non-negative column that is 0 in every train row and non-zero in a
       later split. Fails when it belongs to a name-prefix group whose rows sum to exactly 1
-      (one-hot) or have an L2 norm of 0 or 1 (tf-idf); warns when it has non-negative siblings
-      that are non-zero in train, or when random assignment would leave all its ``m`` non-zero
-      rows out of train with chance ``(1 - n_train/n)^m < one_hot_chance``.
+      (one-hot) or have an L2 norm of 0 or 1 (tf-idf). Random assignment leaves all its ``m``
+      non-zero rows out of train with chance ``p = (1 - n_train/n)^m``: warns when
+      ``p < one_hot_chance``, or when it has two or more siblings (its name-prefix group of
+      ``g`` columns) non-zero in train and ``p g < family_chance`` (Bonferroni over the
+      group: in a thousand sparse fingerprint bits, some rare ones fall in test only).
     - target encoding (binary or numeric label): a float column within the label's range whose
       values repeat in the later splits (at most one distinct value per two rows); levels are
       the values of a raw column (categorical or integer) it is a function of there, at any
@@ -116,6 +121,7 @@ class PreprocessingFit:
     min_imputed: int = 5              # a fill value repeated at least this often
     spike_ratio: float = 5.0          # ... and this many times more often than its neighbours
     one_hot_chance: float = 0.001     # chance a column is all-zero in train by random assignment
+    family_chance: float = 0.05       # ... times the columns of its name-prefix group
     max_bound_rows: int = 2           # min-max: rows allowed at each exact bound (ties)
     max_levels: int = 200             # target encoding by its own values (no raw level column)
     encoding_rmse_ratio: float = 0.1  # fit on F explains the encoding this much better than train
@@ -128,7 +134,7 @@ class PreprocessingFit:
                      lambda v: isinstance(v, number) and v >= 1, "a number >= 1")
         check_params(self, ("max_centre_ratio",), lambda v: isinstance(v, number) and v >= 0,
                      "a number >= 0")
-        check_params(self, ("one_hot_chance", "encoding_rmse_ratio"),
+        check_params(self, ("one_hot_chance", "family_chance", "encoding_rmse_ratio"),
                      lambda v: isinstance(v, number) and is_share(v), "a share in [0, 1]")
         check_params(self, ("max_bound_rows",), lambda v: isinstance(v, int) and v >= 1,
                      "an integer >= 1")
@@ -241,7 +247,10 @@ class PreprocessingFit:
     def _robust(self, s: dict[str, Any], eps: float) -> tuple[bool, float, float]:
         tol = self.tol_robust(eps, max(abs(s["q25"]), abs(s["q75"])))
         dev = max(abs(s["median"]), abs(s["q75"] - s["q25"] - 1))
-        return dev <= tol, dev, tol
+        # a scaled column's median lies inside its IQR; median = q25 = 0 and q75 = 1 is a
+        # sparse natural column (mostly 0, then 1, ...), not a robust scaler's output
+        inside = s["q25"] + tol < s["median"] < s["q75"] - tol
+        return dev <= tol and inside, dev, tol
 
     def _scaling(self, ctx: Context, c: str, eps: float) -> Finding | None:
         train = ctx.per_split[ctx.names[0]][c]
@@ -368,22 +377,34 @@ class PreprocessingFit:
         v = float(s[stat])
         tol = self.tol_fill(eps, s, v)
         values = ctx.unions[tuple(fit_set)][c].cast(pl.Float64).fill_nan(None).drop_nulls()
+        n, d = "__auditor_n", "__auditor_d"  # never a user column name (auditor.colnames)
+        # a fill writes one value: count the most frequent value within tolerance, not every
+        # distinct value there (data at 1e-17 around 0 is within any tolerance of a mean 0)
+        within = values.filter((values - v).abs() <= tol).value_counts(name=n)
+        cnt = int(within.sort([n, c], descending=[True, False])[n][0]) if within.height else 0
+        if cnt < self.min_imputed:
+            return None
         if stat == "median" and 2 * cnt >= values.len():
             return None  # a value held by half the rows is the median whatever was filled
         others = values.filter((values - v).abs() > tol)
-        # the six nearest distinct values (value_counts comes in no fixed order: ties in the
+        grid = decimal_grid(others.to_numpy())
+        if grid is not None and bool(on_grid(v, grid)):
+            return None  # a value of the column's own grid (a count, a price): no evidence
+        # the only value finer than the column's grid (a mean filled into integer ages) is a
+        # fill whatever its ratio to its neighbours, and never an observed value
+        off_grid = grid is not None and not bool(on_grid(v, grid + 1))
+        # neighbours: the six nearest distinct values and every distinct value within a
+        # quarter of the others' IQR (value_counts comes in no fixed order: ties in the
         # distance are broken by the value, so the result does not depend on that order)
-        n, d = "__auditor_n", "__auditor_d"  # never a user column name (auditor.colnames)
+        window = 0.25 * float((others.quantile(0.75, "linear") or 0.0)
+                              - (others.quantile(0.25, "linear") or 0.0))
         near = (others.value_counts(name=n).with_columns((pl.col(c) - v).abs().alias(d))
-                .sort([d, c]).head(6))
+                .sort([d, c]).filter((pl.int_range(pl.len()) < 6) | (pl.col(d) <= window)))
         neighbour = int(near[n].max() or 1) if near.height else 1
-        # the only non-integer value of an integer column (a mean filled into counts, ages,
-        # levels) is a fill whatever its ratio to its neighbours, and never an observed value
-        integer_fill = v != round(v) and bool((others == others.round(0)).all())
-        if cnt < self.spike_ratio * neighbour and not integer_fill:
+        if cnt < self.spike_ratio * neighbour and not off_grid:
             return None
         fit_stats = fill_candidates(values.to_numpy(), v, tol)
-        if integer_fill:
+        if off_grid:
             fit_stats.pop("median_with_one_copy", None)
         if not fit_stats:
             return None
@@ -396,7 +417,7 @@ class PreprocessingFit:
         if len(train_vals) < self.min_rows:
             return None
         train_stats = fill_candidates(train_vals, v, tol)
-        if integer_fill:
+        if off_grid:
             train_stats.pop("median_with_one_copy", None)
         if not train_stats or any(abs(v - x) <= tol for x in train_stats.values()):
             return None  # fitted on train: correct
@@ -446,9 +467,12 @@ class PreprocessingFit:
             chance = (1 - t["n"] / union[c]["n"]) ** m
             siblings = [g for g in group if g != c
                         and ctx.per_split[train_name][g]["nonzero"] > 0]
+            # in a family of sparse columns (fingerprint bits, rare words) some are 0 in train
+            # by chance: the chance is corrected for the number of columns (Bonferroni)
+            family = len(siblings) >= 2 and chance * len(group) < self.family_chance
             if structure:
                 severity = Severity.FAIL
-            elif len(siblings) >= 2 or chance < self.one_hot_chance:
+            elif family or chance < self.one_hot_chance:
                 severity = Severity.WARN
             else:
                 continue

