@@ -107,12 +107,17 @@ class Report:
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> "Report":
         """The Report a ``report.json`` dict describes (the inverse of :meth:`to_dict`)."""
+        from dataclasses import fields as fields_of
+
+        finding_keys = {f.name for f in fields_of(Finding)}
+        check_keys = {f.name for f in fields_of(CheckResult)}
         checks = []
-        for c in doc.get("checks", []):
-            findings = [Finding(**{**f, "severity": Severity(f["severity"])})
+        for c in doc.get("checks", []):  # keys a later version may add are left out
+            findings = [Finding(**{**{k: v for k, v in f.items() if k in finding_keys},
+                                   "severity": Severity(f["severity"])})
                         for f in c.get("findings", [])]
-            checks.append(CheckResult(**{**c, "status": Status(c["status"]),
-                                         "findings": findings}))
+            checks.append(CheckResult(**{**{k: v for k, v in c.items() if k in check_keys},
+                                         "status": Status(c["status"]), "findings": findings}))
         known = {"status", "started_at", "duration_s", "seed", "datasets", "tool_version",
                  "schema_version", "notes", "inputs", "config", "versions", "baseline"}
         fields = {k: v for k, v in doc.items() if k in known}

@@ -19,13 +19,19 @@ def verify_inputs(report_path: str | Path) -> tuple[list[str], list[str], list[s
     from auditor.provenance import content_hash
 
     doc = read_report(report_path)
-    inputs: dict[str, Any] = doc.get("inputs") or {}
+    inputs: Any = doc.get("inputs") or {}
+    if not isinstance(inputs, dict) or not all(isinstance(d, dict) for d in inputs.values()):
+        raise InputError(f"{report_path}: 'inputs' is not a mapping of split -> "
+                         "{path, bytes, hash, ...}; not a report.json written by auditor run")
     if not inputs:
         raise InputError(f"{report_path}: the report records no inputs (written by an older "
                          "auditor?); nothing to verify")
     ok, changed, unverifiable = [], [], []
     for name, d in inputs.items():
         path, mode = d.get("path"), d.get("hash_mode") or "full"
+        if mode not in ("full", "fast"):
+            raise InputError(f"{report_path}: inputs.{name}.hash_mode must be full or fast; "
+                             f"got {mode!r}")
         if not path or not d.get("hash"):
             unverifiable.append(f"{name}: in memory when audited, no file to re-read")
             continue

@@ -178,3 +178,23 @@ def test_cli_and_package_import_no_workflow_backends():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_api_ledger_and_history_escape_data_strings(tmp_path):
+    import auditor
+    from auditor.history import render_history
+
+    hostile = "<script>alert(1)</script>"
+    frames = planted()
+    frames = {k: v.rename({"f0": hostile}) for k, v in frames.items()}
+    ledger = tmp_path / "api.sqlite"
+    for _ in range(2):
+        auditor.audit(**frames, label="y", suite=str(suite_file(tmp_path)), ledger=ledger)
+    store = Ledger(str(ledger))
+    assert [r["report_path"] for r in store.runs()] == [None, None]
+    assert {m["subject"] for m in store.metrics()} >= {hostile}
+    page = render_history(store)
+    body = page.replace(re.findall(r"<script>(.*?)</script>", page, flags=re.S)[0], "")
+    assert hostile not in body
+    assert "&amp;lt;script&amp;gt;alert(1)" in body  # escaped for plotly, then the attribute
+    assert len(re.findall(r"<script", body)) == 2  # the emptied plotly tag and the page's own

@@ -123,3 +123,13 @@ def test_in_memory_splits_have_no_hash_and_the_api_hash_mode_is_validated(clean_
     from auditor.errors import ConfigError
     with pytest.raises(ConfigError, match="hash must be one of full, fast"):
         auditor.audit(**clean_splits, label="y", hash="md5")
+
+
+@pytest.mark.parametrize("inputs", [[1, 2], {"train": "x"},
+                                    {"train": {"path": "a", "hash": "h", "hash_mode": "md5"}}])
+def test_verify_of_a_malformed_report_is_exit_2_with_one_line(tmp_path, capsys, inputs):
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"checks": [], "inputs": inputs}))
+    assert main(["verify", str(report)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"auditor: error: {report}") and "\n" not in err
