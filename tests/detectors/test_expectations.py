@@ -266,3 +266,33 @@ def test_the_python_api_takes_an_expectations_path(tmp_path, planted):
     (finding,) = [f for f in report.check("schema.expectations").findings
                   if f.severity == "fail"]
     assert (finding.subject, finding.count, finding.splits) == ("cat", 25, ["test"])
+
+
+def test_a_suite_inferred_from_a_split_passes_that_split_whatever_its_dtypes():
+    """Type lists must match what polars -> pandas gives GX: ints with nulls (float64), booleans
+    with nulls (object), categoricals, dates, naive and zoned datetimes, lists, small ints."""
+    from auditor.gx import SuiteRunner
+
+    rng = np.random.default_rng(0)
+    n = 500
+    df = pl.DataFrame({
+        "i": rng.integers(0, 100, n),
+        "i_null": pl.Series([None if k % 7 == 0 else k for k in range(n)]),
+        "f": rng.normal(size=n),
+        "b": rng.random(n) < 0.3,
+        "b_null": pl.Series([None if k % 5 == 0 else bool(k % 2) for k in range(n)]),
+        "s": rng.choice(["x", "y", "z"], n),
+        "s_null": pl.Series([None if k % 3 == 0 else f"v{k % 4}" for k in range(n)]),
+        "cat": pl.Series(rng.choice(["p", "q"], n)).cast(pl.Categorical),
+        "d": pl.Series(rng.integers(0, 1000, n)).cast(pl.Date),
+        "t": pl.Series(rng.integers(0, 10**12, n)).cast(pl.Datetime("us")),
+        "tz": pl.Series(rng.integers(0, 10**12, n)).cast(pl.Datetime("us", "UTC")),
+        "l": [[k, 1] for k in range(n)],
+        "u8": pl.Series(rng.integers(0, 5, n)).cast(pl.UInt8),
+    })
+    doc = infer_suite(df, name="self")
+    runner = SuiteRunner({"name": "self", "expectations": doc["expectations"]})
+    assert runner.unbuildable == []
+    results = runner.validate("train", df)
+    assert len(results) == len(doc["expectations"]) > 3 * df.width
+    assert [r["expectation_config"] for r in results if not r["success"]] == []
