@@ -134,7 +134,13 @@ def resolved_config(cfg: Any, checks: list[Any]) -> dict[str, Any]:
     return doc
 
 
+CONFIG_HASH_IGNORES = ("datasets", "reference")
+
+
 def config_hash(config: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of a resolved config (what the ledger compares)."""
-    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    """SHA-256 of the canonical JSON of a resolved config without the data paths (a nightly
+    snapshot has new paths by design; the inputs are recorded on their own): the ledger's way
+    to tell runs under the same roles, suite, thresholds and waivers."""
+    kept = {k: v for k, v in config.items() if k not in CONFIG_HASH_IGNORES}
+    text = json.dumps(kept, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -198,3 +198,21 @@ def test_api_ledger_and_history_escape_data_strings(tmp_path):
     assert hostile not in body
     assert "&amp;lt;script&amp;gt;alert(1)" in body  # escaped for plotly, then the attribute
     assert len(re.findall(r"<script", body)) == 2  # the emptied plotly tag and the page's own
+
+
+def test_config_hash_ignores_data_paths_but_not_thresholds_and_history_marks_changes(tmp_path):
+    from auditor.history import render_history
+    from auditor.provenance import config_hash
+
+    base = {"datasets": {"train": "/a/2026-11-23/train.parquet"}, "columns": {"label": "y"},
+            "thresholds": {}, "waivers": []}
+    nightly = {**base, "datasets": {"train": "/a/2026-11-24/train.parquet"}}
+    tuned = {**base, "thresholds": {"drift.features": {"psi_fail_above": 0.3}}}
+    assert config_hash(base) == config_hash(nightly) != config_hash(tuned)
+    store = Ledger(str(tmp_path / "l.sqlite"))
+    doc = {"started_at": "2026-11-24T00:00:00Z", "status": "pass", "checks": []}
+    for cfg in (base, nightly, tuned):
+        store.append({**doc, "config": cfg}, None)
+    page = render_history(store)
+    assert page.count('<span class="badge warn" title="roles, suite, thresholds or waivers '
+                      'differ from the run before">changed</span>') == 1
