@@ -137,15 +137,25 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
         i = cd.bins.index(lv.value)
     else:
         i = _lead_bin(cd) if per_bin else top_term
-    if not per_bin and (cd.bins[top_term] == MISSING or cd.gap is None):
+    if not per_bin and (cd.bins[top_term] == MISSING or cd.gap is None) and cd.cur_missing:
         count = cd.cur_missing
         lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {col} missing against "
                 f"{fmt_share(cd.ref_missing / cd.ref_rows)} of {ref} rows")
+    elif not per_bin and (cd.bins[top_term] == MISSING or cd.gap is None):
+        count = cd.ref_missing
+        lead = (f"{col} is missing in {fmt_rows(count, cd.ref_rows, f'{ref} rows')} and in none "
+                f"of the {cd.cur_rows:,} {cur} rows")
     elif not per_bin and cd.gap is not None:
         n_b = cd.cur_rows - cd.cur_missing
         count = int(round(cd.gap.cdf_b * n_b))
-        lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} <= "
-                f"{fmt_value(cd.gap.x, cd.kind)} against {fmt_share(cd.gap.cdf_a)} of {ref} rows")
+        x = fmt_value(cd.gap.x, cd.kind)
+        if count:
+            lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} <= {x} "
+                    f"against {fmt_share(cd.gap.cdf_a)} of {ref} rows")
+        else:  # no compared row at or below x: the rows above it are the ones counted
+            count = n_b
+            lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} > {x} "
+                    f"against {fmt_share(1 - cd.gap.cdf_a)} of {ref} rows")
     elif int(cd.cur_counts[i]) > 0:
         count = int(cd.cur_counts[i])
         lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {_bin_phrase(cd, i, ref)} "

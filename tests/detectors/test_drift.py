@@ -14,8 +14,8 @@ from scipy.spatial.distance import jensenshannon
 from auditor.config import Columns
 from auditor.data import AuditData, Kind, build_audit_data
 from auditor.detectors.drift import FeatureDrift, LabelDrift, comparisons
-from auditor.drift_stats import (MISSING, OTHER_VALUES, Sample, compare, numeric_bins,
-                                 prepare, quantile_edges)
+from auditor.drift_stats import (MISSING, OTHER_VALUES, Sample, compare, fmt_value,
+                                 numeric_bins, prepare, quantile_edges)
 from auditor.errors import NotApplicable
 from auditor.report import Severity
 from auditor.stats import bh_adjust, chi2_test, cramers_v, ecdf_gap, js_distance, ks_pvalue, psi
@@ -826,3 +826,20 @@ def test_a_new_value_that_is_a_variant_of_a_train_value_says_so():
     assert f.evidence["values unseen in train"] == [
         {"value": "new york ", "test rows": 100, "variant of a train value": "New York"},
         {"value": "Austin", "test rows": 5, "variant of a train value": ""}]
+
+
+def test_a_numeric_finding_never_counts_zero_rows():
+    rng = np.random.default_rng(16)
+    x_tr = rng.normal(size=2000)
+    x_tr[:400] = np.nan                                    # 20% missing in train
+    train = pl.DataFrame({"x": x_tr, "z": rng.normal(size=2000)})
+    test = pl.DataFrame({"x": rng.normal(size=1000), "z": rng.normal(10, 1, 1000)})
+    flagged = _flagged(FeatureDrift().run(_data({"train": train, "test": test})))
+    x, z = flagged["x"], flagged["z"]
+    assert x.count == 400 and x.message.startswith(
+        "x: x is missing in 400 of 2,000 train rows (20.0%) and in none of the 1,000 test rows")
+    # every test value above the point of largest CDF gap (train's maximum, F_test = 0 there):
+    # counted above it, not "0 of 1,000 test rows have z <= ..."
+    top = fmt_value(float(train["z"].max()), Kind.NUMERIC)
+    assert z.count == 1000 and z.message.startswith(
+        f"z: 1,000 of 1,000 non-missing test rows (100.0%) have z > {top} against 0% of train")
