@@ -36,6 +36,19 @@ class Waiver(BaseModel):
     owner: str = Field(min_length=1)
     expires: date
 
+    @field_validator("check")
+    @classmethod
+    def _known_check(cls, v: str) -> str:
+        import difflib
+
+        from auditor.registry import CHECKS
+
+        if v not in CHECKS:
+            close = difflib.get_close_matches(v, list(CHECKS), n=1, cutoff=0.6)
+            raise ValueError(f"unknown check id {v!r}"
+                             + (f" (did you mean {close[0]!r}?)" if close else ""))
+        return v
+
     @field_validator("reason", "owner")
     @classmethod
     def _not_blank(cls, v: str) -> str:

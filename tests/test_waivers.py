@@ -106,7 +106,8 @@ def test_matching_rules_subject_lists_as_sets_info_never_waived_expiry_day_inclu
 
 @pytest.mark.parametrize("bad, where", [({"owner": ""}, "owner"), ({"expires": "soon"},
                                         "expires"), ({"reason": "   "}, "reason"),
-                                       ({"colour": "red"}, "colour")])
+                                       ({"colour": "red"}, "colour"),
+                                       ({"check": "drift.feature"}, "check")])
 def test_invalid_waiver_is_one_config_error(bad, where):
     from auditor.errors import ConfigError
 
@@ -142,3 +143,11 @@ def test_bad_waiver_in_yaml_exits_2(tmp_path, write_splits, cli):
     r = cli("run", cfg, "--out", tmp_path / "out")
     assert r.returncode == 2 and "waivers.0.reason" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_misspelt_check_id_suggests_the_right_one():
+    from auditor.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"waivers\.0\.check: .*unknown check id "
+                                          r"'drift.feature' \(did you mean 'drift.features'\?\)"):
+        parse_waivers([_w(check="drift.feature")])
