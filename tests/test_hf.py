@@ -27,7 +27,8 @@ from tests.conftest import clean_frame  # noqa: E402
 
 
 def _ds(df: pl.DataFrame):
-    return datasets.Dataset(df.to_arrow())
+    """A real ``datasets.Dataset`` built the way users build one, from a dict of columns."""
+    return datasets.Dataset.from_dict(df.to_dict(as_series=False))
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
