@@ -94,7 +94,8 @@ def parse_waivers(raw: Any) -> list[Waiver]:
     except ValidationError as err:
         e = err.errors()[0]
         key = ".".join(str(p) for p in e["loc"])
-        raise ConfigError(f"waivers.{key}: {e['msg']}") from None
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"waivers.{key}: {msg}") from None
 
 
 def today_utc() -> date:
