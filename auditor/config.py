@@ -252,9 +252,14 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
             thresholds[check_id] = {**params,
                                     "clean_dir": str(resolve(Path(params["clean_dir"])))}
     updates["thresholds"] = thresholds
-    for p in updates["pipeline"]:
-        if not p.exists():
-            raise ConfigError(f"{source}: pipeline: {p}: file not found")
+    from auditor.errors import InputError
+    from auditor.inputs import check_input_path
+
+    for p in updates["pipeline"]:  # a FIFO here would block the code scan forever
+        try:
+            check_input_path(p)
+        except InputError as err:
+            raise ConfigError(f"{source}: pipeline: {err}") from None
     return cfg.model_copy(update=updates)
 
 

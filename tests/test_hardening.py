@@ -1217,3 +1217,16 @@ def test_time_text_with_blank_cells_and_offsets_parses_to_utc():
     with pytest.raises(Exception, match="mixes time-zone-aware values"):
         _parse_time_strings(pl.DataFrame({"ts": ["2024-01-01", "2024-01-02T00:00:00Z"]}),
                             "ts", "f.csv")
+
+
+def test_fifo_given_as_a_pipeline_script_is_refused(tmp_path, capsys, no_hang):
+    import os
+
+    b = _base(tmp_path)
+    os.mkfifo(tmp_path / "make_splits.py")
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   "pipeline: [make_splits.py]\n")
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o")
+    _one_line_error(code, err, "pipeline: ")
+    assert "make_splits.py: is a FIFO (named pipe)" in err
