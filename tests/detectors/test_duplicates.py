@@ -12,7 +12,6 @@ from auditor.config import Columns
 from auditor.data import AuditData, build_audit_data
 from auditor.detectors import near_duplicates as nd
 from auditor.detectors.duplicates import Duplicates
-from auditor.errors import NotApplicable
 from auditor.minhash import jaccard
 from auditor.report import Severity
 from tests.conftest import clean_frame
@@ -93,7 +92,8 @@ def test_one_split_reports_within_split_copies_and_conflicting_labels():
     train = clean_frame(500, 1)
     train = pl.concat([train,
                        train[10:13].with_columns(pl.col("row_id") + 10_000),
-                       train[20:22].with_columns((1 - pl.col("y")).alias("y"), pl.col("row_id") + 20_000)])
+                       train[20:22].with_columns((1 - pl.col("y")).alias("y"),
+                                                 pl.col("row_id") + 20_000)])
     f = Duplicates().run(_data({"train": train}, label="y", ids=["row_id"]))
     by = {x.metric: x for x in f}
     assert set(by) == {"conflicting_labels", "within_split_duplicates"}

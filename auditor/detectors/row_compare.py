@@ -1,0 +1,113 @@
+"""What rows are compared on across splits, and how many copies chance explains.
+
+Helpers of ``leakage.duplicates`` (:mod:`auditor.detectors.duplicates`): columns whose types
+differ across splits are compared as text and columns that cannot be compared are named (none is
+dropped silently); :func:`copy_chance` gives the share of later rows expected to copy an earlier
+row when rows repeat naturally (discrete data).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from auditor.data import AuditData, Kind, kind_of
+from auditor.detectors.near_duplicates import frames_equal
+from auditor.stats import share
+
+
+def columns_outside(data: AuditData) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """Columns that the harmonised comparison would lose, so that none is dropped silently:
+    (columns present in every split with incompatible types -> their type per split; they are
+    compared as text), (columns left out -> why: missing from a split, or nested in one)."""
+    skip = set(data.columns.ids) | set(data.columns.exclude)
+    if data.tokens:
+        skip |= set(data.tokens.columns())
+    as_text: dict[str, dict[str, str]] = {}
+    left_out: dict[str, str] = {}
+    for issue in data.schema_issues:
+        c = issue.column
+        if c in skip or c in data.kinds or c in as_text or c in left_out:
+            continue
+        if issue.problem == "missing":
+            left_out[c] = f"missing from {', '.join(issue.splits)}"
+        elif issue.problem == "dtype":
+            dtypes = {n: df.schema[c] for n, df in data.splits.items()}
+            if any(kind_of(d) == Kind.NESTED for d in dtypes.values()):
+                left_out[c] = "nested in some split, " + ", ".join(
+                    f"{n}: {d}" for n, d in dtypes.items())
+            else:
+                as_text[c] = {n: str(d) for n, d in dtypes.items()}
+    return as_text, left_out
+
+
+def compared_frame(data: AuditData, split: str, cols: list[str],
+                   as_text: list[str] = ()) -> pl.DataFrame:  # type: ignore[assignment]
+    """The values a row is compared on: ``cols`` as loaded, ``as_text`` cast to strings."""
+    df = data.splits[split]
+    return df.select(*cols, *(pl.col(c).cast(pl.String) for c in as_text))
+
+
+def compared_hashes(data: AuditData, split: str, cols: list[str],
+                    as_text: list[str] = ()) -> pl.Series:  # type: ignore[assignment]
+    if not as_text:
+        return data.row_hashes(split, cols)
+    return data.cached(("duplicates.hashes", split, tuple(cols), tuple(as_text)),
+                       lambda: compared_frame(data, split, cols, as_text)
+                       .hash_rows(seed=data.seed % (2**32)))
+
+
+def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: list[str],
+                as_text: list[str], earlier_copies: pl.DataFrame) -> dict[str, Any]:
+    """The share of ``later`` rows expected to copy an ``earlier`` row by chance, and the
+    one-sided p-value of the observed ``count`` against it.
+
+    Discrete data repeat naturally (statsmodels ``fair``: 1,039 of 6,366 rows copy another), so
+    an honest random split puts copies of train rows into test. A later row drawn from the same
+    distribution as the earlier split matches an earlier row about as often as an earlier row
+    matches *another* earlier row, so the chance baseline is
+
+        b = R / n_a,   R = earlier rows whose values occur at least twice in the earlier split
+
+    (verified copies, not hashes). Continuous data have b = 0, and every copy counts. The
+    observed share s = C / n_b (C later rows that copy an earlier row) is compared with b by a
+    one-sided z-test whose variance widens the binomial one by design effects for rows that
+    share a value pattern (deff = sum of squared pattern counts / rows, 1 when all differ):
+    z = (s - b) / sqrt(b (1 - b) (deff_b / n_b + deff_a / n_a)), p = 1 - Phi(z). On 300 honest
+    random 80/20 splits of ``fair`` the smallest p was 3e-4. Graded value: the excess
+    max(0, s - b).
+    """
+    n_a, n_b = data.rows(earlier), data.rows(later)
+    firsts = earlier_copies["first_row"].n_unique() if earlier_copies.height else 0
+    repeating = earlier_copies.height + firsts
+    b = share(repeating, n_a)
+    if b <= 0:
+        return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
+    from scipy.stats import norm
+
+    deff_a = _pattern_deff(data, earlier, cols, as_text)
+    deff_b = _pattern_deff(data, later, cols, as_text)
+    sd = math.sqrt(b * (1 - b) * (deff_b / n_b + deff_a / n_a))
+    z = (share(count, n_b) - b) / sd if sd > 0 else (math.inf if count > b * n_b else 0.0)
+    return {"baseline": b, "repeating": repeating,
+            "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
+            "p_value": float(norm.sf(z)), "design_effects": {earlier: round(deff_a, 3),
+                                                             later: round(deff_b, 3)}}
+
+
+def _pattern_deff(data: AuditData, split: str, cols: list[str], as_text: list[str]) -> float:
+    """Sum of squared row-pattern counts / rows (1 when every row differs)."""
+    counts = compared_hashes(data, split, cols, as_text).value_counts()["count"].to_numpy()
+    return float((counts.astype(np.float64) ** 2).sum() / max(int(counts.sum()), 1))
+
+
+def also_equal(data: AuditData, pairs: pl.DataFrame, a: str, b: str, col_a: str, col_b: str,
+                as_text: list[str]) -> pl.DataFrame:
+    """``pairs`` kept where the columns compared as text are equal too."""
+    if not as_text or pairs.height == 0:
+        return pairs
+    fa = compared_frame(data, a, [], as_text)
+    fb = compared_frame(data, b, [], as_text)
+    return pairs.filter(pl.Series(frames_equal(fa, pairs[col_a], fb, pairs[col_b])))
