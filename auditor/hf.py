@@ -80,9 +80,24 @@ def _stream_table(path: Path) -> Any:
                          f"writes): {_first_line(err)}") from None
 
 
+def _storage_only(table: Any) -> Any:
+    """``table`` with Arrow extension columns (datasets' ``Array2D``..``Array5D``) replaced by
+    their storage (nested lists), so polars sees plain types."""
+    import pyarrow as pa
+
+    if not any(isinstance(f.type, pa.ExtensionType) for f in table.schema):
+        return table
+    for i, f in enumerate(table.schema):
+        if isinstance(f.type, pa.ExtensionType):
+            col = table.column(i)
+            storage = pa.chunked_array([c.storage for c in col.chunks], type=f.type.storage_type)
+            table = table.set_column(i, pa.field(f.name, f.type.storage_type), storage)
+    return table
+
+
 def _to_polars(table: Any, where: str) -> pl.DataFrame:
     try:
-        out = pl.from_arrow(table)
+        out = pl.from_arrow(_storage_only(table))
     except Exception as err:
         raise InputError(f"{where}: cannot convert the Arrow table to polars: "
                          f"{_first_line(err)}") from None

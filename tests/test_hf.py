@@ -298,3 +298,30 @@ def _suite(ids: list[str], folder: Path | None = None) -> Path:
     path = folder / f"suite-{'-'.join(i.replace('.', '_') for i in ids)}.yaml"
     path.write_text("checks:\n" + "".join(f"  {i}: {{}}\n" for i in ids))
     return path
+
+
+def test_datasets_feature_types_arrive_as_plain_polars_types(tmp_path):
+    from datasets import Array2D, ClassLabel, Features, Value
+
+    features = Features({"pixels": Array2D(shape=(2, 2), dtype="float32"),
+                         "label": ClassLabel(names=["neg", "pos"]), "text": Value("string")})
+    ds = datasets.Dataset.from_dict({"pixels": [[[1, 2], [3, 4]], [[5, 6], [7, 8]]],
+                                     "label": [0, 1], "text": ["a", "b"]}, features=features)
+    ds.save_to_disk(str(tmp_path / "ds"))
+    for df in (from_hf(ds, "train"), read_table(tmp_path / "ds")):
+        assert df.schema == pl.Schema({"pixels": pl.List(pl.List(pl.Float32)),
+                                       "label": pl.Int64, "text": pl.String})
+        assert df["pixels"].to_list()[1] == [[5.0, 6.0], [7.0, 8.0]]
+
+
+def test_a_dataset_dict_loaded_from_disk_is_audited_like_the_in_memory_one(tmp_path):
+    frames = _planted_splits()
+    datasets.DatasetDict({k: _ds(v) for k, v in frames.items()}).save_to_disk(
+        str(tmp_path / "dd"))
+    dd = datasets.load_from_disk(str(tmp_path / "dd"))  # memory-mapped tables
+    report = auditor.audit(splits=dd, label="y", ids=["row_id"],
+                           suite=str(_suite(["leakage.duplicates"], tmp_path)))
+    assert list(report.datasets) == ["train", "validation", "test"]
+    (finding,) = [f for f in report.check("leakage.duplicates").findings
+                  if f.metric == "duplicate_rows" and f.splits == ["train", "test"]]
+    assert finding.count == 7
