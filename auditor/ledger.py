@@ -8,8 +8,8 @@ SQLAlchemy is imported only then. The same portable SQL runs on both. Tables:
   rows per split, as JSON), the tool version and where report.json was written;
 - ``check_results``: per run and check, its status and summary;
 - ``metrics``: per run, check, subject, metric and splits, the headline value and severity of
-  every finding with a value (waived or not), plus the PSI of every compared feature from the
-  drift checks' feature tables (so a trend shows features that have not drifted yet).
+  every finding with a value (waived or not), and the PSI of every compared feature from the
+  drift checks' evidence (so a trend shows features that have not drifted yet).
 """
 from __future__ import annotations
 
@@ -49,25 +49,40 @@ def subject_text(subject: Any) -> str:
 
 
 def headline_metrics(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Rows for the ``metrics`` table from one report dict."""
+    """Rows for the ``metrics`` table from one report dict: the value of every finding, and
+    for the drift checks the PSI of every compared feature (from the evidence table and chart;
+    a PSI finding only sets its row's severity and waived flag). The workflow's own checks
+    (``audit.*``: waiver bookkeeping) have no trend worth drawing and are left out."""
     rows: list[dict[str, Any]] = []
     for c in doc.get("checks", []):
+        if c["id"].startswith("audit."):
+            continue
+        fields = TABLE_METRICS.get(c["id"], ())
+        per_feature: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for f in c.get("findings", []):
+            splits = "→".join(f.get("splits") or [])
+            for field in fields:
+                for column, (v, verdict) in _feature_values(f.get("evidence") or {},
+                                                            field).items():
+                    per_feature[(column, field, splits)] = {
+                        "check_id": c["id"], "subject": column, "metric": field,
+                        "splits": splits, "value": v, "severity": verdict, "waived": 0}
         for f in c.get("findings", []):
             if f.get("change") == "resolved":
                 continue
             value = f.get("value")
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                rows.append({"check_id": c["id"], "subject": subject_text(f.get("subject")),
-                             "metric": f.get("metric", ""),
-                             "splits": "→".join(f.get("splits") or []), "value": float(value),
-                             "severity": f.get("severity"), "waived": int("waived" in f)})
-            for field in TABLE_METRICS.get(c["id"], ()):
-                per_feature = _feature_values(f.get("evidence") or {}, field)
-                for column, (v, verdict) in per_feature.items():
-                    rows.append({"check_id": c["id"], "subject": column,
-                                 "metric": f"{field} (all features)",
-                                 "splits": "→".join(f.get("splits") or []),
-                                 "value": v, "severity": verdict, "waived": 0})
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            row = {"check_id": c["id"], "subject": subject_text(f.get("subject")),
+                   "metric": f.get("metric", ""), "splits": "→".join(f.get("splits") or []),
+                   "value": float(value), "severity": f.get("severity"),
+                   "waived": int("waived" in f)}
+            key = (row["subject"], row["metric"], row["splits"])
+            if key in per_feature:
+                per_feature[key].update(severity=row["severity"], waived=row["waived"])
+            else:
+                rows.append(row)
+        rows += per_feature.values()
     return rows
 
 

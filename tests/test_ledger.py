@@ -59,7 +59,7 @@ def test_ledger_keeps_three_runs_with_checks_inputs_and_headline_metrics(tmp_pat
     assert len(checks) == 3 * 3
     metrics = store.metrics()
     psi = {(m["run_id"], m["subject"]): m["value"] for m in metrics
-           if m["metric"] == "psi (all features)"}
+           if m["metric"] == "psi"}
     for run, doc in zip(runs, docs):
         drift = next(c for c in doc["checks"] if c["id"] == "drift.features")
         chart = drift["findings"][0]["evidence"]["chart"]
@@ -83,7 +83,7 @@ def test_history_page_draws_every_trend_without_script_errors(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == str(page)
     html = page.read_text()
     charts = html.count('<div class="chart"')
-    assert charts >= 4 and "drift.features · psi (all features)" in html
+    assert charts >= 4 and "drift.features · psi" in html
     assert "leakage.duplicates · duplicate_rows" in html
     assert "leakage.single_feature_auc · max_single_feature_auc" in html
     assert html.count("<tr><td class=\"num\">") == 3  # the runs table
