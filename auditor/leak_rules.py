@@ -20,6 +20,9 @@ context the audit already has, in this order (the first rule that applies decide
 4. ``strong_not_singular`` (WARN, also above ``fail_above``): at least one other feature comes
    within ``singular_gap``: a family of strong, correlated measurements (breast-cancer radius,
    perimeter and area) is what a real signal looks like, not a leak. Reported, not failed.
+   A peer that is a copy of the column (|Spearman| >= ``copy_above`` on train rows with both
+   values: the same field twice, e.g. a date and the days since it) is one signal, not
+   support: it does not count for rules 3 and 4.
 5. ``threshold`` (plain ``warn_above``/``fail_above``): no other feature to compare with.
 
 Every graded finding carries ``evidence["grading"]`` = {rule, reason, ...} so a reader sees which
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from auditor.report import Severity
 from auditor.stats import fmt_share, grade
@@ -83,6 +87,32 @@ def pure_region(scores: np.ndarray, y: np.ndarray, tolerance: float) -> Purity:
     return best
 
 
+def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float
+                ) -> dict[str, float]:
+    """Peers whose |Spearman rho| with ``col`` on the rows where both have a value is >=
+    ``above`` (numeric, boolean and datetime columns only; others are never copies)."""
+    from auditor.label_stats import value_expr
+
+    def orderable(c: str) -> bool:
+        dt = frame.schema[c]
+        return dt.is_numeric() or dt == pl.Boolean or dt.is_temporal()
+
+    peers = [p for p in peers if p != col and orderable(p)]
+    if not peers or not orderable(col):
+        return {}
+    out = {}
+    for p in peers:  # a handful of columns within the gap, each one polars select
+        both = frame.select(value_expr(col, frame.schema[col]).cast(pl.Float64).alias("a"),
+                            value_expr(p, frame.schema[p]).cast(pl.Float64).alias("b")
+                            ).drop_nulls()
+        if both.height < 3:
+            continue
+        rho = both.select(pl.corr("a", "b", method="spearman")).item()
+        if rho is not None and np.isfinite(rho) and abs(rho) >= above:
+            out[p] = round(abs(float(rho)), 4)
+    return out
+
+
 def missing_purity(missing: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     """For a binary label: (coverage, other, cls) of the missing values: the share of class
     ``cls`` rows that are missing (the class where that share is larger) and the share of the
@@ -107,22 +137,25 @@ class Rules:
     singular_gap: float
     pure_share: float
     pure_tolerance: float
+    copy_above: float = 0.98
 
 
 def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[str, float]],
           name: str, what: str, purity: Purity | None = None,
           missing: tuple[float, float, int] | None = None,
-          classes: list[Any] | None = None) -> Verdict:
+          classes: list[Any] | None = None, copies: dict[str, float] | None = None) -> Verdict:
     """Grade one column's figure ``value`` (already above ``warn_above``) in its context.
 
     ``others``: (column, figure) of every other feature; ``what``: the figure's name ("AUC");
     ``purity``/``missing``: binary-label evidence from :func:`pure_region` and
-    :func:`missing_purity` (None when not measured); ``classes``: the label's classes by code.
+    :func:`missing_purity` (None when not measured); ``classes``: the label's classes by code;
+    ``copies``: peers that are copies of the column (:func:`rank_copies`), not counted.
     """
     def cls_name(k: int) -> str:
         return repr(classes[k]) if classes and k < len(classes) else str(k)
 
-    others = sorted(others, key=lambda t: -t[1])
+    copies = copies or {}
+    others = sorted((t for t in others if t[0] not in copies), key=lambda t: -t[1])
     runner = others[0] if others else None
     close = [c for c, v in others if v >= value - rules.singular_gap]
     details: dict[str, Any] = {
@@ -130,6 +163,8 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         "runner_up": ({"feature": runner[0], "value": round(runner[1], 4)} if runner else None),
         "features_within_gap": len(close), "singular_gap": rules.singular_gap,
         "deterministic_above": rules.deterministic_above, "pure_share": rules.pure_share}
+    if copies:
+        details["copies_not_counted"] = copies
     if purity is not None:
         details["pure_region"] = {"share": round(purity.share, 4),
                                   "class": cls_name(purity.cls), "side": purity.side}
@@ -153,6 +188,8 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
                        f"near-deterministic: one cut isolates {fmt_share(purity.share)} of "
                        f"class {cls_name(purity.cls)} rows with at most {fmt_share(tol)} of the "
                        f"other class's rows (>= {fmt_share(rules.pure_share)} fails)", details)
+    copied = ("; copies of it not counted: " + ", ".join(
+        f"{c} (|rho| {r:.3f})" for c, r in list(copies.items())[:5]) if copies else "")
     no_cut = (f"; no near-deterministic cut (at most {fmt_share(purity.share)} of one class "
               f"beyond a cut with <= {fmt_share(tol)} of the other)" if purity is not None
               else "")
@@ -165,9 +202,9 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         return Verdict(Severity.FAIL, "singular",
                        f"singular: {what} {value:.3f}, {value - runner[1]:.3f} above the "
                        f"strongest other feature ({runner[0]}, {runner[1]:.3f}; a gap of "
-                       f">= {rules.singular_gap} fails){no_cut}", details)
+                       f">= {rules.singular_gap} fails){copied}{no_cut}", details)
     return Verdict(Severity.WARN, "strong_not_singular",
                    f"strong but not singular: {len(close)} other feature"
                    f"{'s' if len(close) != 1 else ''} reach {what} >= "
                    f"{value - rules.singular_gap:.3f} (within {rules.singular_gap}; strongest "
-                   f"{runner[0]} {runner[1]:.3f}){no_cut}", details)
+                   f"{runner[0]} {runner[1]:.3f}){copied}{no_cut}", details)

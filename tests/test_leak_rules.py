@@ -71,3 +71,22 @@ def test_rules_apply_in_order_and_say_why():
     assert v.evidence()["runner_up"] == {"feature": "b", "value": 0.9}
     v = judge(RULES, value=0.96, train_value=0.96, others=[], name="a", what="AUC")
     assert (v.severity, v.rule) == (Severity.FAIL, "threshold")
+
+
+def test_rank_copies_match_scipy_spearman_on_rows_with_both_values():
+    import polars as pl
+    from scipy.stats import spearmanr
+
+    from auditor.leak_rules import rank_copies
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=500)
+    near = np.where(rng.random(500) < 0.1, np.nan, np.exp(x) + rng.normal(size=500) * 0.01)
+    frame = pl.DataFrame({"x": x, "near": near, "loose": x + rng.normal(size=500),
+                          "cat": rng.choice(["a", "b"], 500)}).with_columns(
+                              pl.col("near").fill_nan(None))
+    ok = ~np.isnan(near)
+    ref = abs(spearmanr(x[ok], near[ok])[0])
+    got = rank_copies(frame, "x", ["near", "loose", "cat", "x"], 0.98)
+    assert set(got) == {"near"} and got["near"] == pytest.approx(ref, abs=1e-4)
+    assert rank_copies(frame, "x", ["near"], 0.9999) == {}

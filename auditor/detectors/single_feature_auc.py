@@ -18,7 +18,7 @@ import polars as pl
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
-from auditor.leak_rules import Rules, judge, missing_purity, pure_region
+from auditor.leak_rules import Rules, rank_copies, judge, missing_purity, pure_region
 from auditor.label_stats import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
                                  class_rank_stats, encoded_figures, eval_ranked, eval_spearman,
                                  fit_ranked, fit_spearman, float_values, label_view,
@@ -117,6 +117,7 @@ class SingleFeatureAUC:
     singular_gap: float = 0.15
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
+    copy_above: float = 0.98
 
     def __post_init__(self) -> None:
         check_params(self, ("warn_above", "fail_above", "id_warn_above",
@@ -126,7 +127,7 @@ class SingleFeatureAUC:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
         check_params(self, ("smoothing",), lambda v: v >= 0, ">= 0")
-        check_params(self, ("singular_gap", "pure_share", "pure_tolerance"),
+        check_params(self, ("singular_gap", "pure_share", "pure_tolerance", "copy_above"),
                      lambda v: 0 <= v <= 1, "a share in [0, 1]")
         for name, low in (("folds", 2), ("n_boot", 10), ("ci_rows", 100),
                           ("id_sample_rows", 1000), ("top", 1)):
@@ -344,11 +345,13 @@ class SingleFeatureAUC:
             missing = missing_purity(miss, y)
         name = "|Spearman rho|" if view.kind == LabelKind.NUMERIC else "AUC"
         rules = Rules(self.warn_above, self.fail_above, self.deterministic_above,
-                      self.singular_gap, self.pure_share, self.pure_tolerance)
+                      self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above)
+        close = [c for c, v in figures.items() if v >= value - self.singular_gap]
+        copies = rank_copies(view.frames[train], sc.column, close, self.copy_above)
         return judge(rules, value=value, train_value=sc.values.get(train, float("nan")),
                      others=[(c, v) for c, v in figures.items() if c != sc.column],
                      name=sc.column, what=name, purity=purity, missing=missing,
-                     classes=view.classes)
+                     classes=view.classes, copies=copies)
 
     def _ci(self, view: LabelView, frame: pl.DataFrame, scores: np.ndarray, sc: Scored,
             data_seed: int) -> tuple[float, float]:

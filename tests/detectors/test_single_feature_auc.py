@@ -370,7 +370,7 @@ def _family(n: int, seed: int) -> pl.DataFrame:
     rng = np.random.default_rng(seed)
     z = rng.normal(size=n)
     y = (rng.random(n) < 1 / (1 + np.exp(-6 * z))).astype(np.int64)
-    cols = {f"size_{k}": z + rng.normal(size=n) * 0.15 for k in range(5)}
+    cols = {f"size_{k}": z + rng.normal(size=n) * 0.2 for k in range(5)}  # rho ~0.96: not copies
     return pl.DataFrame({**cols, "other": rng.normal(size=n), "y": y})
 
 
@@ -404,6 +404,20 @@ def test_a_single_column_far_above_the_rest_fails_as_singular():
     assert 0.9 < f.value < 0.95  # below fail_above: the context fails it
     runner = f.evidence["grading"]["runner_up"]
     assert runner["feature"] in ("a", "b") and f.value - runner["value"] > 0.15
+
+
+def test_a_leak_and_its_copy_are_one_signal_and_fail_as_singular():
+    def with_copy(df: pl.DataFrame) -> pl.DataFrame:  # the same field twice (a monotone map)
+        return df.with_columns(delay_hours=(pl.col("delay") / 60).exp())
+    data = _data({"train": with_copy(_singular(3000, 1)), "test": with_copy(_singular(1000, 2))},
+                 label="y")
+    flagged = {f.subject: f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject}
+    assert set(flagged) == {"delay", "delay_hours"}
+    for name, other in (("delay", "delay_hours"), ("delay_hours", "delay")):
+        f = flagged[name]
+        assert f.severity == Severity.FAIL and f.evidence["grading"]["rule"] == "singular"
+        assert f.evidence["grading"]["copies_not_counted"] == {other: 1.0}
+        assert f"copies of it not counted: {other} (|rho| 1.000)" in f.message
 
 
 def test_planted_leaks_are_graded_by_the_rule_that_explains_them():
