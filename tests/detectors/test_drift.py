@@ -649,11 +649,15 @@ def test_calendar_parts_are_matched_on_the_data_not_by_name():
         wd=pl.col("ts").dt.weekday() - 1,                            # 0-based weekday
         local_hour=(pl.col("ts") + pl.duration(hours=-5)).dt.hour(),  # a relabelled hour
         local_day=(pl.col("ts") + pl.duration(hours=-5)).dt.day(),    # UTC-5
+        sydney_hour=pl.col("ts").dt.convert_time_zone("Australia/Sydney").dt.hour(),  # DST
         q=pl.col("ts").dt.quarter())
-    found = calendar_features(df, "ts", ["mon", "month", "wd", "local_hour", "local_day", "q"])
-    assert {c: (m.part, m.offset_hours) for c, m in found.items()} == {
-        "mon": ("month", 0), "wd": ("weekday", 0), "local_hour": ("hour", 0),
-        "local_day": ("day", -5), "q": ("quarter", 0)}
+    cols = ["mon", "month", "wd", "local_hour", "local_day", "sydney_hour", "q"]
+    found = calendar_features(df, "ts", cols)
+    assert {c: (m.part, m.offset_hours, m.zone) for c, m in found.items()} == {
+        "mon": ("month", 0, None), "wd": ("weekday", 0, None), "local_hour": ("hour", 0, None),
+        "local_day": ("day", -5, None), "sydney_hour": ("hour", 0, "Australia/Sydney"),
+        "q": ("quarter", 0, None)}
+    assert found["sydney_hour"].describe("ts") == "the hour of ts in Australia/Sydney time"
     assert purity(np.array([0, 0, 1, 1]), np.array([0, 1, 1, 1])) == 0.75
 
 
