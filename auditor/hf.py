@@ -9,7 +9,8 @@ What is accepted (the ``hf`` extra installs ``datasets``; reading folders needs 
 - a ``DatasetDict.save_to_disk`` folder (``dataset_dict.json`` + one folder per split) as
   ``datasets: path/to/folder`` in audit.yaml, expanded to its splits in their saved order;
 - a single Arrow *stream* file (what ``datasets`` writes, e.g. ``data-00000-of-00001.arrow``),
-  told from an Arrow IPC *file* by its first bytes (an IPC file starts with ``ARROW1``).
+  told from an Arrow IPC *file* by its first bytes (a stream starts with the continuation
+  marker 0xFFFFFFFF, an IPC file with ``ARROW1``).
 
 Reading goes through Arrow without a pandas copy: the ``.arrow`` files are memory-mapped and read
 with ``pyarrow.ipc.open_stream``, the table handed to ``polars.from_arrow``; an in-memory
@@ -26,7 +27,7 @@ import polars as pl
 
 from auditor.errors import ConfigError, InputError
 
-_IPC_FILE_MAGIC = b"ARROW1"
+_STREAM_CONTINUATION = b"\xff\xff\xff\xff"  # every message of an Arrow (>= 0.15) stream
 DATASET_STATE = "state.json"
 DATASET_DICT = "dataset_dict.json"
 
@@ -51,13 +52,14 @@ def is_saved_dataset_dict(path: Path) -> bool:
 
 
 def is_arrow_stream(path: Path) -> bool:
-    """True for an Arrow IPC *stream* file (no ``ARROW1`` file magic at its start)."""
+    """True for an Arrow IPC *stream* file: it starts with a message's continuation marker
+    (0xFFFFFFFF), where an IPC *file* starts with ``ARROW1``."""
     try:
         with path.open("rb") as fh:
-            head = fh.read(len(_IPC_FILE_MAGIC))
+            head = fh.read(len(_STREAM_CONTINUATION))
     except OSError:
         return False
-    return len(head) == len(_IPC_FILE_MAGIC) and head != _IPC_FILE_MAGIC
+    return head == _STREAM_CONTINUATION
 
 
 def _read_json(path: Path) -> Any:
