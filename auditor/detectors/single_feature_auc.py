@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -348,10 +348,18 @@ class SingleFeatureAUC:
                       self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above)
         close = [c for c, v in figures.items() if v >= value - self.singular_gap]
         copies = rank_copies(view.frames[train], sc.column, close, self.copy_above)
-        return judge(rules, value=value, train_value=sc.values.get(train, float("nan")),
-                     others=[(c, v) for c, v in figures.items() if c != sc.column],
-                     name=sc.column, what=name, purity=purity, missing=missing,
-                     classes=view.classes, copies=copies)
+        verdict = judge(rules, value=value, train_value=sc.values.get(train, float("nan")),
+                        others=[(c, v) for c, v in figures.items() if c != sc.column],
+                        name=sc.column, what=name, purity=purity, missing=missing,
+                        classes=view.classes, copies=copies)
+        col = view.frames[train][sc.column]
+        if ((col.dtype.is_integer() or col.dtype == pl.String) and col.len() >= 20
+                and col.null_count() == 0 and col.n_unique() == col.len()):
+            verdict = replace(verdict, reason=verdict.reason + (
+                f"; {sc.column} is unique per {train} row, like an identifier: if it is one, "
+                "declare it under columns.ids (an id that predicts the label means rows were "
+                "exported in outcome order)"), details={**verdict.details, "id_like": True})
+        return verdict
 
     def _ci(self, view: LabelView, frame: pl.DataFrame, scores: np.ndarray, sc: Scored,
             data_seed: int) -> tuple[float, float]:

@@ -463,3 +463,13 @@ def test_an_ordinary_trend_over_time_does_not_flag_the_time_column():
     data = _data({"train": frame[:2200], "test": frame[2200:]}, label="y", time="when")
     findings = SingleFeatureAUC(n_boot=50).run(data)
     assert [f.severity for f in findings] == [Severity.INFO]
+
+
+def test_an_undeclared_identifier_in_outcome_order_fails_and_is_named_id_like():
+    train = clean_frame(2000, 1).sort("y").with_columns(ref=pl.int_range(0, 2000))
+    test = clean_frame(500, 2).sort("y").with_columns(ref=pl.int_range(5000, 5500))
+    (f,) = [f for f in SingleFeatureAUC(n_boot=50).run(_data({"train": train, "test": test},
+                                                             label="y")) if f.subject]
+    assert (f.subject, f.severity) == ("ref", Severity.FAIL)
+    assert f.evidence["grading"]["id_like"] is True
+    assert "ref is unique per train row, like an identifier" in f.message
