@@ -847,3 +847,13 @@ def test_a_numeric_finding_never_counts_zero_rows():
     top = fmt_value(float(train["z"].max()), Kind.NUMERIC)
     assert z.count == 1000 and z.message.startswith(
         f"z: 1,000 of 1,000 non-missing test rows (100.0%) have z > {top} against 0% of train")
+
+
+def test_a_large_table_with_one_sparse_cell_is_not_held_at_the_monte_carlo_floor():
+    from auditor.drift_stats import contingency_test
+
+    table = np.array([[5000, 3000, 1], [3000, 5000, 0]])  # the missing bin: 1 row
+    p, test = contingency_test(table)
+    assert test == "chi-square"
+    assert p == pytest.approx(stats.chi2_contingency(table, correction=False).pvalue, abs=0)
+    assert p < 1e-200
