@@ -135,7 +135,8 @@ class Expectations:
         return Finding(severity=severity, metric="expectation_failed", value=value,
                        subject=col, splits=[split], evidence=evidence,
                        message=f"{kind}{_on(col)} failed on {split} ({fmt_count(rows)} rows): "
-                               f"observed {clip_text(_describe(observed), 160)}")
+                               f"observed "
+                               f"{clip_text(_describe(observed, kwargs, res), 200)}")
 
 
 def _subject(kwargs: dict[str, Any]) -> str | list[str]:
@@ -153,10 +154,17 @@ def _on(col: str | list[str]) -> str:
     return f" on {col!r}" if isinstance(col, str) else f" on {', '.join(map(repr, col))}"
 
 
-def _describe(observed: Any) -> str:
+def _describe(observed: Any, kwargs: dict[str, Any], res: dict[str, Any]) -> str:
+    """GX's observed value in words; for quantile ranges, the quantiles outside their band."""
     if isinstance(observed, dict) and "quantiles" in observed and "values" in observed:
-        return ", ".join(f"q{q:g}={v}" for q, v in zip(observed["quantiles"],
-                                                        observed["values"]))
+        ok = (res.get("details") or {}).get("success_details") or []
+        bands = (kwargs.get("quantile_ranges") or {}).get("value_ranges") or []
+        parts = []
+        for i, (q, v) in enumerate(zip(observed["quantiles"], observed["values"])):
+            if i < len(ok) and ok[i] is False and i < len(bands):
+                parts.append(f"q{q:g}={v} outside [{bands[i][0]}, {bands[i][1]}]")
+        return "; ".join(parts) if parts else ", ".join(
+            f"q{q:g}={v}" for q, v in zip(observed["quantiles"], observed["values"]))
     return str(observed)
 
 

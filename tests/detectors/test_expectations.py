@@ -191,6 +191,9 @@ def test_the_exported_suite_passes_val_and_flags_only_the_planted_drift_in_test(
     # has monthly_spend scaled by 1.25 (auditor/demo.py)
     assert failed == [(["test"], "monthly_spend", "expect_column_quantile_values_to_be_between")]
     (spend,) = [f for f in findings if f.subject == "monthly_spend"]
+    import re
+
+    assert re.search(r"q0\.5=[\d.]+ outside \[[\d.]+, [\d.]+\]", spend.message)
     observed = spend.evidence["observed_value"]
     assert observed["values"][2] == pytest.approx(
         float(data.splits["test"]["monthly_spend"].quantile(0.5)), rel=0.02)
