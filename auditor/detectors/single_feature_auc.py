@@ -170,10 +170,14 @@ class SingleFeatureAUC:
             scored.append(sc)
         if time:  # not a feature, but a label that is a function of the date is a leak
             frames = {s: f.select(time, YCOL) for s, f in view.frames.items()}
-            stats = ({} if view.kind == LabelKind.NUMERIC else
-                     {s: class_rank_stats(f, [value_expr(time, f[time].dtype)], view.n_classes,
-                                          moments=False) for s, f in frames.items()})
-            (sc,) = self._ranked(view, frames, [time], stats, ["time"])
+            if view.kind == LabelKind.MULTICLASS:  # a middle period's class needs bins
+                (sc,) = self._encoded(view, [time], data.seed, binned=True, kinds=["time"])
+            else:
+                stats = ({} if view.kind == LabelKind.NUMERIC else
+                         {s: class_rank_stats(f, [value_expr(time, f[time].dtype)],
+                                              view.n_classes, moments=False)
+                          for s, f in frames.items()})
+                (sc,) = self._ranked(view, frames, [time], stats, ["time"])
             sc.is_time = True
             scored.append(sc)
         features = [sc for sc in scored if not (sc.is_id or sc.is_time)]

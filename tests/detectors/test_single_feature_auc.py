@@ -473,3 +473,20 @@ def test_an_undeclared_identifier_in_outcome_order_fails_and_is_named_id_like():
     assert (f.subject, f.severity) == ("ref", Severity.FAIL)
     assert f.evidence["grading"]["id_like"] is True
     assert "ref is unique per train row, like an identifier" in f.message
+
+
+def test_a_multiclass_label_of_periods_fails_on_the_binned_time_column():
+    # classes = early / middle / late period: one-vs-rest ranks miss the middle one, bins do not
+    rng = np.random.default_rng(6)
+    n = 1200
+    when = pl.datetime_range(pl.datetime(2024, 1, 1), pl.datetime(2024, 1, 1) +
+                             pl.duration(hours=n - 1), "1h", eager=True)
+    frame = pl.DataFrame({"when": when, "x": rng.normal(size=n),
+                          "y": np.array(["early", "middle", "late"])[np.arange(n) * 3 // n]})
+    order = rng.permutation(n)
+    data = _data({"train": frame[order[:900]], "test": frame[order[900:]]}, label="y",
+                 time="when")
+    (f,) = [f for f in SingleFeatureAUC(n_boot=30).run(data) if f.subject]
+    assert (f.subject, f.severity, f.metric) == ("when", Severity.FAIL,
+                                                 "single_feature_macro_auc")
+    assert f.value > 0.99
