@@ -419,7 +419,8 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
             issues.append(SchemaIssue(
                 "fail" if REFERENCE not in missing else "warn", col, "missing",
                 f"column {col!r} is in {', '.join(present)} but missing from "
-                f"{', '.join(missing)}; it is left out of cross-split checks",
+                f"{', '.join(f'{n} ({paths[n]})' if paths.get(n) else n for n in missing)}; "
+                "it is left out of cross-split checks",  # the file that lacks it is named
                 splits=missing))
             continue
         dtypes = [schemas[n][col] for n in names]

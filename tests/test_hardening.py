@@ -712,8 +712,8 @@ def test_test_file_lacking_the_features_is_named(tmp_path, capsys):
         schema = next(c for c in doc["checks"] if c["id"] == "schema.consistency")
         missing = [f for f in schema["findings"] if f["severity"] == "fail"]
         assert sorted(f["subject"] for f in missing) == ["cat", "x1", "x2"]
-        assert all(f["splits"] == ["test"] and "missing from test" in f["message"]
-                   for f in missing)
+        assert all(f["splits"] == ["test"] and f"missing from test ({lacking})" in f["message"]
+                   and "train.parquet" not in f["message"] for f in missing)
 
 
 def test_stale_temp_files_of_killed_runs_are_cleaned_live_ones_kept(tmp_path):
