@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from auditor.data import Kind
-from auditor.drift_stats import (CATEGORICAL_KINDS, MISSING, NUMERIC_KINDS, OTHER_VALUES,
-                                 RARE_LEVELS, ColumnDrift, LevelShift, Sample, bins_table,
-                                 category_chart, fmt_value, numeric_chart)
+from auditor.drift_stats import (CATEGORICAL_KINDS, NUMERIC_KINDS, ColumnDrift, Sample,
+                                 bins_table, category_chart, fmt_value, numeric_chart)
+from auditor.level_stats import MISSING, OTHER_VALUES, RARE_LEVELS, LevelShift
 from auditor.report import Finding, Severity
 from auditor.stats import clip_text, fmt_rows, fmt_share, grade
 

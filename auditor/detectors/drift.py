@@ -1,6 +1,7 @@
 """Feature and label drift between splits, or between every split and a reference snapshot.
 
-Statistics and binning live in :mod:`auditor.drift_stats` (per column) and
+Statistics and binning live in :mod:`auditor.drift_stats` (per column),
+:mod:`auditor.level_stats` (exact tests, rare levels, per-level shifts) and
 :mod:`auditor.stats` (PSI, KS, chi-square, Jensen–Shannon, Benjamini–Hochberg); grading one
 column, its sentence and evidence in :mod:`auditor.drift_verdicts`; calendar parts of the time
 column in :mod:`auditor.calendar_parts`.

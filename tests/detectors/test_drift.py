@@ -679,7 +679,7 @@ def test_six_against_six_rows_use_fishers_exact_test_and_do_not_fail():
 
 
 def test_sparse_wider_tables_use_a_seeded_monte_carlo_exact_test():
-    from auditor.drift_stats import contingency_test
+    from auditor.level_stats import contingency_test
 
     table = np.array([[3, 2, 1, 0], [0, 1, 5, 2]])
     p, test = contingency_test(table, seed=3)
@@ -703,7 +703,7 @@ def test_a_split_of_fewer_than_min_rows_rows_warns_at_most():
 
 
 def test_level_shifts_equal_scipy_two_by_two_tests_with_bonferroni():
-    from auditor.drift_stats import level_shifts
+    from auditor.level_stats import level_shifts
 
     ca, cb = np.array([500, 300, 100, 100, 5]), np.array([480, 310, 210, 0, 0])
     shifts = level_shifts(["a", "b", "c", "d", "e"], ca, cb, min_rows=30)
@@ -741,7 +741,7 @@ def test_a_rare_class_doubling_over_10000_rows_warns():
 
 
 def test_high_cardinality_noise_is_not_drift_but_a_moved_level_is():
-    from auditor.drift_stats import pool_rare_levels, psi_by_chance
+    from auditor.level_stats import pool_rare_levels, psi_by_chance
 
     rng = np.random.default_rng(15)
     levels = np.array([f"id{i}" for i in range(4000)])
@@ -850,7 +850,7 @@ def test_a_numeric_finding_never_counts_zero_rows():
 
 
 def test_a_large_table_with_one_sparse_cell_is_not_held_at_the_monte_carlo_floor():
-    from auditor.drift_stats import contingency_test
+    from auditor.level_stats import contingency_test
 
     table = np.array([[5000, 3000, 1], [3000, 5000, 0]])  # the missing bin: 1 row
     p, test = contingency_test(table)
