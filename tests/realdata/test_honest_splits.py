@@ -75,3 +75,21 @@ def test_a_later_split_without_labels_runs_every_check_without_runtime_warnings(
         warnings.simplefilter("error", RuntimeWarning)
         report = auditor.audit(**kw)
     assert not [(c.id, c.error) for c in report.checks if c.status == "error"]
+
+
+def test_breast_cancer_strong_features_warn_as_a_family_and_say_why(tmp_path):
+    from tests.realdata.cases import breast_cancer
+
+    suite = tmp_path / "auc.yaml"
+    suite.write_text("checks:\n  leakage.single_feature_auc: {}\n"
+                     "  leakage.feature_label_correlation: {}\n")
+    report = auditor.audit(**breast_cancer(), suite=str(suite))
+    auc = report.check("leakage.single_feature_auc")
+    flagged = [f for f in auc.findings if f.subject]
+    assert auc.status == "warn" and len(flagged) >= 10
+    assert max(f.value for f in flagged) > 0.97  # above fail_above 0.95: the old false FAIL
+    assert {f.evidence["grading"]["rule"] for f in flagged} == {"strong_not_singular"}
+    assert all(f.evidence["grading"]["pure_region"]["share"] < 0.9 for f in flagged)
+    top = max(flagged, key=lambda f: f.value)
+    assert "strong but not singular" in top.message and top.message.endswith("graded warn")
+    assert report.check("leakage.feature_label_correlation").status == "warn"
