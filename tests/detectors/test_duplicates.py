@@ -453,3 +453,16 @@ def test_conflicts_of_a_numeric_label_are_info_and_of_coarse_discrete_features_a
     assert "capped at warn" in within.message
     assert Duplicates().run(_data({"train": binary[0], "test": binary[1]},
                                   label="had_affair"))[0].severity != Severity.FAIL
+
+
+def test_rows_oversampled_before_the_split_are_no_chance_repeats():
+    base = clean_frame(2000, 4)
+    pool = pl.concat([base, base[:300].with_columns(pl.col("row_id") + 100_000)])  # 15% copied
+    perm = np.random.default_rng(0).permutation(pool.height)
+    train, test = pool[perm[:1840]], pool[perm[1840:]]
+    f = next(x for x in Duplicates().run(_data({"train": train, "test": test}, label="y",
+                                               ids=["row_id"])) if x.metric == "duplicate_rows")
+    expected = test.drop("row_id").join(train.drop("row_id").unique(), on=["x1", "x2", "cat", "y"],
+                                        how="semi").height
+    assert f.count == expected and f.count > 20
+    assert "chance_baseline" not in f.evidence and f.severity == Severity.FAIL
