@@ -86,8 +86,8 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     n_a, n_b = data.rows(earlier), data.rows(later)
     rows = pl.concat([earlier_copies["row"], earlier_copies["first_row"]]).unique() \
         if earlier_copies.height else pl.Series("row", [], dtype=pl.UInt32)
-    unique_cols = continuous_columns(data, earlier, cols)
-    if unique_cols and rows.len():  # equal values of a continuous column are no coincidence
+    unique_cols = continuous_columns(data, earlier, cols) if rows.len() else []
+    if unique_cols:  # equal values of a continuous column are no coincidence
         known = data.splits[earlier].select(unique_cols)[rows].select(
             pl.any_horizontal(pl.all().is_not_null()))
         rows = rows.filter(~known.to_series())
