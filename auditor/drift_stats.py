@@ -14,7 +14,8 @@ value in ``new_categories``, like new categories). Otherwise edges are the refer
 inverted-CDF quantiles at j/n_bins (e_j = the smallest value with F_ref(e_j) >= j/n_bins,
 j = 1..n_bins-1), deduplicated and with the reference maximum dropped; bins are
 (-inf, e_1], (e_1, e_2], ..., (e_m, +inf). Each edge is a reference value and the top bin
-holds the maximum, so no bin is empty in the reference by construction, whatever the ties. Missing values (null, NaN) form one more bin.
+holds the maximum, so no bin is empty in the reference by construction, whatever the ties.
+Missing values (null, NaN) form one more bin.
 """
 from __future__ import annotations
 

@@ -165,7 +165,8 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
         lead = (f"{_bin_phrase(cd, i, ref)} holds {fmt_rows(count, cd.ref_rows, f'{ref} rows')} "
                 f"and none of the {cd.cur_rows:,} {cur} rows")
     if cd.psi_chance is not None:
-        stats = (f"PSI {fmt_effect(cd.psi)} over {len(cd.bins):,} bins, {fmt_effect(cd.psi_chance)} of it "
+        stats = (f"PSI {fmt_effect(cd.psi)} over {len(cd.bins):,} bins, "
+                 f"{fmt_effect(cd.psi_chance)} of it "
                  f"expected by chance")
         if cd.rare_levels:
             stats += f", {cd.rare_levels:,} rare levels pooled"
@@ -210,9 +211,11 @@ def rounded(x: float | None, digits: int = 6) -> float | None:
 
 
 def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"psi": rounded(cd.psi), "chi2 p": rounded(cd.chi2_p), "p_adj": rounded(v.p_adj)}
+    out: dict[str, Any] = {"psi": rounded(cd.psi), "chi2 p": rounded(cd.chi2_p),
+                           "p_adj": rounded(v.p_adj)}
     if cd.gap is not None:
-        out.update({"ks_d": rounded(cd.gap.d), "ks p": rounded(cd.ks_p), "ks_p_adj": rounded(v.ks_p_adj),
+        out.update({"ks_d": rounded(cd.gap.d), "ks p": rounded(cd.ks_p),
+                    "ks_p_adj": rounded(v.ks_p_adj),
                     "ks location": fmt_value(cd.gap.x, cd.kind) if cd.kind == Kind.DATETIME
                     else rounded(cd.gap.x, 10)})
     if cd.cramers_v is not None:
@@ -225,7 +228,15 @@ def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any
                 f"{cur} missing rate": rounded(cd.cur_missing / cd.cur_rows),
                 "unseen_rate": rounded(cd.unseen_rate), "binning": (
                     "per category" if cd.kind in CATEGORICAL_KINDS else
-                    "per reference value" if cd.per_value else "reference quantiles")})
+                    "per reference value" if cd.per_value else "reference quantiles"),
+                "test": cd.test})
+    if cd.psi_chance is not None:
+        out.update({"psi by chance": rounded(cd.psi_chance),
+                    "psi excess": rounded(max(0.0, cd.psi - cd.psi_chance)),
+                    "rare levels pooled": cd.rare_levels})
+    if v.level is not None:
+        out.update({"largest level fold": rounded(v.level.fold),
+                    "its level": clip_text(v.level.value), "its p_adj": rounded(v.level.p_adj)})
     return out
 
 
@@ -240,6 +251,13 @@ def evidence(check: Any, cd: ColumnDrift, v: Verdict, ref: str, cur: str,
     ev: dict[str, Any] = {"chart": chart, "statistics": statistics(cd, v, ref, cur),
                           "bins": bins_table(cd, ref, cur, check.top_categories)}
     cap = check.top_categories
+    moved = sorted((lv for lv in cd.levels if lv.p_adj < check.alpha),
+                   key=lambda lv: (-lv.fold, lv.value))[:cap]
+    if moved:
+        ev["level shifts"] = [{"value": clip_text(lv.value), f"{ref} rows": lv.ref_count,
+                               f"{cur} rows": lv.cur_count, f"{ref} share": rounded(lv.ref_share),
+                               f"{cur} share": rounded(lv.cur_share), "fold": rounded(lv.fold),
+                               "p_adj": rounded(lv.p_adj, 3)} for lv in moved]
     if cd.new_categories:
         ev["new categories"] = [{"value": clip_text(c), f"{cur} rows": n}
                                 for c, n in cd.new_categories[:cap]]
@@ -252,7 +270,8 @@ def evidence(check: Any, cd: ColumnDrift, v: Verdict, ref: str, cur: str,
 def table_row(cd: ColumnDrift, v: Verdict, kind: str) -> dict[str, Any]:
     return {"column": cd.column, "kind": kind, "psi": rounded(cd.psi),
             "ks_d": rounded(cd.gap.d) if cd.gap else None, "p_adj": rounded(v.p_adj, 3),
-            "ks_p_adj": rounded(v.ks_p_adj, 3), "cramers_v": rounded(cd.cramers_v), "js": rounded(cd.js),
+            "ks_p_adj": rounded(v.ks_p_adj, 3), "cramers_v": rounded(cd.cramers_v),
+            "js": rounded(cd.js),
             "wasserstein": rounded(cd.wasserstein), "null_rate_delta": rounded(cd.null_rate_delta),
             "unseen_rate": rounded(cd.unseen_rate), "verdict": str(v.severity)}
 
@@ -306,5 +325,6 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
                            | ({f"variant of a {ref} value": clip_text(cd.variants.get(v, ""))}
                               if cd.variants else {})
                            for v, n in cd.new_categories[:check.top_categories]],
-                       "statistics": {"unseen share": rounded(share), "expected by chance": rounded(expected),
+                       "statistics": {"unseen share": rounded(share),
+                                      "expected by chance": rounded(expected),
                                       "distinct unseen values": k}})

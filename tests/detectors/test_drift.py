@@ -857,3 +857,18 @@ def test_a_large_table_with_one_sparse_cell_is_not_held_at_the_monte_carlo_floor
     assert test == "chi-square"
     assert p == pytest.approx(stats.chi2_contingency(table, correction=False).pvalue, abs=0)
     assert p < 1e-200
+
+
+def test_level_shifts_and_the_test_used_are_in_the_evidence():
+    rng = np.random.default_rng(17)
+    cats = np.array(["a", "b", "c", "rare"])
+    train = pl.DataFrame({"c": rng.choice(cats, 10_000, p=[0.5, 0.29, 0.2, 0.01])})
+    test = pl.DataFrame({"c": rng.choice(cats, 10_000, p=[0.5, 0.28, 0.2, 0.02])})
+    (f,) = _flagged(FeatureDrift().run(_data({"train": train, "test": test}))).values()
+    assert f.metric == "level_fold" and f.severity == Severity.WARN
+    (row,) = f.evidence["level shifts"]
+    n_tr, n_te = int((train["c"] == "rare").sum()), int((test["c"] == "rare").sum())
+    assert row["value"] == "rare" and (row["train rows"], row["test rows"]) == (n_tr, n_te)
+    st = f.evidence["statistics"]
+    assert st["test"] == "chi-square" and st["its level"] == "rare"
+    assert st["largest level fold"] == f.value
