@@ -17,7 +17,7 @@ from auditor.data import AuditData, Kind
 from auditor.detectors.near_duplicates import (conflicts_across, conflicts_within, first_copies,
                                                first_matches, frames_equal, near_matches)
 from auditor.detectors.row_compare import (also_equal, columns_outside, compared_frame,
-                                           compared_hashes, copy_chance)
+                                           compared_hashes, continuous_columns, copy_chance)
 from auditor.report import Finding, Severity
 from auditor.stats import (check_params, clip_text, fmt_count, fmt_rows, fmt_share, grade,
                            is_share, share)
@@ -65,7 +65,9 @@ class Duplicates:
       equal features with different labels are irreducible error).
     - ``within_split_duplicates`` (when found): rows that exactly copy an earlier row of the
       same split / the split's rows; info, or warn above ``within_warn_above`` (never fail:
-      repeated rows inflate weights but do not leak across splits). With a single split this
+      repeated rows inflate weights but do not leak across splits); info when no compared
+      column is continuous (:func:`~auditor.detectors.row_compare.continuous_columns`): survey
+      answers and other discrete rows repeat by chance. With a single split this
       and the conflicts are all the check reports.
     - ``columns_not_compared`` (info, when any): columns that rows cannot be compared on
       (missing from a split, nested in one) are named; columns of incompatible types across
@@ -292,6 +294,11 @@ class Duplicates:
         count = copies.height
         value = share(count, data.rows(split))
         severity = grade(value, warn=self.within_warn_above)
+        message = (f"{fmt_rows(count, data.rows(split), f'{split} rows')} are exact copies of "
+                   f"another {split} row")
+        if severity != Severity.INFO and not continuous_columns(data, split, cols):
+            severity = Severity.INFO
+            message += (" (no continuous column: discrete rows repeat by chance, info)")
         head = copies.head(self.max_examples)
         cells = _cells(data.splits[split].select(cols)[head["row"]], cols)
         rows = [{"row": r, "copy_of_row": f, "values": v}
@@ -299,10 +306,7 @@ class Duplicates:
         return Finding(
             severity=severity if severity != Severity.FAIL else Severity.WARN,
             metric="within_split_duplicates", value=value, threshold=self.within_warn_above,
-            count=count, splits=[split],
-            message=f"{fmt_rows(count, data.rows(split), f'{split} rows')} are exact copies "
-                    f"of another {split} row",
-            evidence={"examples": rows})
+            count=count, splits=[split], message=message, evidence={"examples": rows})
 
 
 def exact_matches(data: AuditData, earlier: str, later: str, cols: list[str],

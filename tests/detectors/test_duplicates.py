@@ -466,3 +466,17 @@ def test_rows_oversampled_before_the_split_are_no_chance_repeats():
                                         how="semi").height
     assert f.count == expected and f.count > 20
     assert "chance_baseline" not in f.evidence and f.severity == Severity.FAIL
+
+
+def test_within_split_repeats_of_discrete_rows_are_info_and_of_measured_rows_warn():
+    train, test = _random_split(_fair(), 0)
+    f = Duplicates().run(_data({"train": train, "test": test}, label="affairs"))
+    within = {x.splits[0]: x for x in f if x.metric == "within_split_duplicates"}
+    expected = train.height - train.unique().height
+    assert within["train"].count == expected and within["train"].value > 0.1
+    assert within["train"].severity == Severity.INFO and "by chance" in within["train"].message
+    measured = clean_frame(500, 1)
+    measured = pl.concat([measured, measured[:20].with_columns(pl.col("row_id") + 9000)])
+    (w,) = [x for x in Duplicates().run(_data({"train": measured}, label="y", ids=["row_id"]))
+            if x.metric == "within_split_duplicates"]
+    assert (w.count, w.severity) == (20, Severity.WARN)
