@@ -87,10 +87,14 @@ def pure_region(scores: np.ndarray, y: np.ndarray, tolerance: float) -> Purity:
     return best
 
 
-def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float
-                ) -> dict[str, float]:
+COPY_ROWS = 50_000  # rows (a seeded sample of larger splits) behind the copy test
+
+
+def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float,
+                max_rows: int = COPY_ROWS) -> dict[str, float]:
     """Peers whose |Spearman rho| with ``col`` on the rows where both have a value is >=
-    ``above`` (numeric, boolean and datetime columns only; others are never copies)."""
+    ``above`` (numeric, boolean and datetime columns only; others are never copies), on at
+    most ``max_rows`` rows (a seeded sample: a copy has rho ~1 on any sample)."""
     from auditor.label_stats import value_expr
 
     def orderable(c: str) -> bool:
@@ -100,17 +104,17 @@ def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float
     peers = [p for p in peers if p != col and orderable(p)]
     if not peers or not orderable(col):
         return {}
-    out = {}
-    for p in peers:  # a handful of columns within the gap, each one polars select
-        both = frame.select(value_expr(col, frame.schema[col]).cast(pl.Float64).alias("a"),
-                            value_expr(p, frame.schema[p]).cast(pl.Float64).alias("b")
-                            ).drop_nulls()
-        if both.height < 3:
-            continue
-        rho = both.select(pl.corr("a", "b", method="spearman")).item()
-        if rho is not None and np.isfinite(rho) and abs(rho) >= above:
-            out[p] = round(abs(float(rho)), 4)
-    return out
+    if frame.height > max_rows:
+        frame = frame.select(col, *peers).sample(n=max_rows, seed=0)
+
+    def ranked(c: str) -> pl.Expr:
+        return value_expr(c, frame.schema[c]).cast(pl.Float64)
+
+    # one select; polars' corr uses the rows where both values are present
+    rhos = frame.select(pl.corr(ranked(col), ranked(p), method="spearman").alias(str(i))
+                        for i, p in enumerate(peers)).row(0)
+    return {p: round(abs(float(r)), 4) for p, r in zip(peers, rhos)
+            if r is not None and np.isfinite(r) and abs(r) >= above}
 
 
 def missing_purity(missing: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
