@@ -342,6 +342,15 @@ def export_command(args: Any) -> int:
 
     if args.config and args.train:
         raise ConfigError("give either an audit.yaml (with --from SPLIT) or --train PATH")
+    for flag, value, ok, what in (
+            ("--null-slack", args.null_slack, 0 <= args.null_slack <= 1, "a share in [0, 1]"),
+            ("--quantile-slack", args.quantile_slack, 0 <= args.quantile_slack <= 0.5,
+             "a probability in [0, 0.5]"),
+            ("--max-categories", args.max_categories, args.max_categories >= 0,
+             "an integer >= 0"),
+            ("--min-eval-rows", args.min_eval_rows, args.min_eval_rows >= 1, "an integer >= 1")):
+        if not ok:
+            raise ConfigError(f"export-expectations {flag} must be {what}; got {value!r}")
     ids, fixed, exclude = list(args.id), list(args.group) + ([args.time] if args.time else []), \
         list(args.exclude)
     if args.config:

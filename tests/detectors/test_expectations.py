@@ -227,6 +227,8 @@ def test_export_expectations_usage_errors_exit_2(demo_suite, tmp_path):
     assert res.returncode == 2 and "not a split" in res.stderr and "train, val, test" in res.stderr
     res = _cli("export-expectations")
     assert res.returncode == 2 and "--train PATH" in res.stderr
+    res = _cli("export-expectations", str(config), "--min-eval-rows", "0")
+    assert res.returncode == 2 and "--min-eval-rows must be an integer >= 1" in res.stderr
     res = _cli("export-expectations", "--train", str(folder / "data" / "nope.parquet")
                if (folder / "data").exists() else str(tmp_path / "nope.parquet"))
     assert res.returncode == 2 and "not found" in res.stderr
