@@ -76,6 +76,7 @@ def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> 
         best.severity, best.capped, best.min_rows = Severity.WARN, True, check.min_rows
     return best
 
+
 def fmt_effect(x: float | None) -> str:
     """An effect size for a message: 4 significant digits, so 0.2498 does not read as 0.25."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -280,6 +281,7 @@ def name_list(cols: list[str], limit: int = 10) -> str:
     shown = ", ".join(clip_text(c, 40) for c in cols[:limit])
     return shown + (f", … ({len(cols) - limit:,} more)" if len(cols) > limit else "")
 
+
 def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bool = False,
                    reason: str = "") -> Finding:
     """Rows of the compared split holding values (categories, classes, values of a per-value
@@ -300,16 +302,17 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     shown = ", ".join(f"{clip_text(v, 30)!r} ({n:,})" for v, n in cd.new_categories[:5])
     more = "" if k <= 5 else f", … {k:,} in all"
     message = (f"{cd.column}: {fmt_rows(rows, cd.cur_rows, f'{cur} rows')} hold "
-               f"{'a' if k == 1 else k} {cd.column} "
+               f"{'a' if k == 1 else f'{k:,}'} {cd.column} "
                f"{what}{'' if k == 1 else 'es' if label else 's'}"
                f" unseen in {ref}: {shown}{more}")
     if expected > 0:
         message += (f"; {fmt_share(expected)} expected by chance ({ref} rows holding a value "
                     f"seen once there, Good–Turing), excess {fmt_share(excess)}")
     if cd.variants:
-        v = len(cd.variants)
+        n_var = len(cd.variants)
         new_v, ref_v = next(iter(cd.variants.items()))
-        message += (f"; {v:,} of them differ{'s' if v == 1 else ''} from a {ref} value only by "
+        message += (f"; {n_var:,} of them differ{'s' if n_var == 1 else ''} from a {ref} value "
+                    "only by "
                     f"case, whitespace or punctuation ({clip_text(new_v, 30)!r} for "
                     f"{clip_text(ref_v, 30)!r}; see schema.consistency)")
     if label:
@@ -317,7 +320,8 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     if reason:
         severity = Severity.INFO
         message += f"; {reason}"
-    return Finding(severity=severity, message=message, metric="unseen_share", value=rounded(excess),
+    return Finding(severity=severity, message=message, metric="unseen_share",
+                   value=rounded(excess),
                    threshold=check.unseen_fail_above, count=rows, subject=cd.column,
                    splits=[ref, cur], evidence={
                        f"values unseen in {ref}": [
