@@ -104,9 +104,11 @@ def fill_candidates(values: np.ndarray, v: float, tol: float = 0.0) -> dict[str,
 
 
 def on_grid(x: Any, decimals: int) -> np.ndarray:
-    """Whether each value of ``x`` is a multiple of 10^-decimals, to float precision."""
+    """Whether each value of ``x`` is a multiple of 10^-decimals, to float precision (64 ulps
+    of the scaled value: 58.765229 * 10^6 is 58765229 up to rounding, 794141628.51 is not
+    an integer)."""
     y = np.asarray(x, dtype=np.float64) * 10.0 ** decimals
-    return np.abs(y - np.round(y)) <= 1e-9 * np.maximum(1.0, np.abs(y))
+    return np.abs(y - np.round(y)) <= 64 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(y))
 
 
 def decimal_grid(x: np.ndarray, max_decimals: int = 6) -> int | None:

@@ -68,12 +68,12 @@ class PreprocessingFit:
       median 0 and IQR 1).
     - mean/median imputation: a value ``v`` (one float, repeated) held by at least
       ``min_imputed`` rows and ``spike_ratio`` times more than any of its neighbours (its six
-      nearest distinct values and every value within a quarter of the others' IQR) equals the
-      mean or median of ``F``'s other values (within
+      nearest distinct values; for the median also every value within a quarter of the
+      others' IQR) equals the mean or median of ``F``'s other values (within
       ``k (eps max(1,|v|) + eps64 zmax sqrt(n))``) but not train's. When the other values lie
-      on a decimal grid (integers, cents: multiples of 10^-d, d <= 6), ``v`` on that grid is
-      a natural value and never reported, and ``v`` finer than 10^-(d+1) (a mean filled into
-      integer ages: 53.3291...) is a fill whatever its ratio to its neighbours. Filling with
+      on a decimal grid (integers, cents: multiples of 10^-d, d <= 6), a mean ``v`` on that
+      grid is a natural value and never reported, and ``v`` finer than 10^-(d+1) (a mean
+      filled into integer ages: 53.3291...) is a fill whatever its ratio to its neighbours. Filling with
       the mean (median) leaves ``v`` the mean (median) of the whole column, which is how
       candidates are found. Skipped for integer-valued columns (a natural mode) and, for the
       median, when ``v`` holds half the rows (it is then the median anyway).
@@ -388,16 +388,19 @@ class PreprocessingFit:
             return None  # a value held by half the rows is the median whatever was filled
         others = values.filter((values - v).abs() > tol)
         grid = decimal_grid(others.to_numpy())
-        if grid is not None and bool(on_grid(v, grid)):
-            return None  # a value of the column's own grid (a count, a price): no evidence
+        if stat == "mean" and grid is not None and bool(on_grid(v, grid)):
+            # the mean of values on a grid lands on it by coincidence (values {0, 4.5}: 4);
+            # a natural mode there (a count, a price) is no evidence of a fit
+            return None
         # the only value finer than the column's grid (a mean filled into integer ages) is a
         # fill whatever its ratio to its neighbours, and never an observed value
         off_grid = grid is not None and not bool(on_grid(v, grid + 1))
-        # neighbours: the six nearest distinct values and every distinct value within a
-        # quarter of the others' IQR (value_counts comes in no fixed order: ties in the
-        # distance are broken by the value, so the result does not depend on that order)
+        # neighbours: the six nearest distinct values, and for the median (where natural modes
+        # gather) every distinct value within a quarter of the others' IQR (value_counts comes
+        # in no fixed order: ties in the distance are broken by the value)
         window = 0.25 * float((others.quantile(0.75, "linear") or 0.0)
-                              - (others.quantile(0.25, "linear") or 0.0))
+                              - (others.quantile(0.25, "linear") or 0.0)) \
+            if stat == "median" else -1.0
         near = (others.value_counts(name=n).with_columns((pl.col(c) - v).abs().alias(d))
                 .sort([d, c]).filter((pl.int_range(pl.len()) < 6) | (pl.col(d) <= window)))
         neighbour = int(near[n].max() or 1) if near.height else 1

@@ -669,3 +669,20 @@ def test_a_real_column_published_standardised_over_all_rows_fails():
     found = [f for f in PreprocessingFit().run(data) if f.severity != Severity.INFO]
     assert [(f.subject, f.metric, f.severity) for f in found] == [
         ("z_happy", "standard_scaling_fit", Severity.FAIL)]
+
+
+def test_decimal_grid_equals_the_decimals_of_the_shortest_repr():
+    from decimal import Decimal
+
+    from auditor.preprocessing_stats import decimal_grid, on_grid
+
+    rng = np.random.default_rng(40)
+    cases = [np.round(rng.normal(50, 10, 300), d) for d in range(7)]
+    cases += [rng.integers(0, 10**9, 50).astype(float), np.array([1.0, 1.5, 2.0]),
+              np.array([58.765229, 51.0]), rng.normal(size=50), np.array([0.1, 0.2, 0.3])]
+    for x in cases:
+        decimals = max(max(0, -Decimal(repr(float(v))).normalize().as_tuple().exponent)
+                       for v in x)
+        assert decimal_grid(x) == (decimals if decimals <= 6 else None), x[:3]
+    assert not on_grid(794141628.5134449, 0) and on_grid(794141628.0, 0)
+    assert on_grid(53.5, 1) and not on_grid(53.329110597, 3)
