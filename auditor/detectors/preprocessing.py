@@ -73,9 +73,9 @@ class PreprocessingFit:
       ``k (eps max(1,|v|) + eps64 zmax sqrt(n))``) but not train's. When the other values lie
       on a decimal grid (integers, cents: multiples of 10^-d, d <= 6), a mean ``v`` on that
       grid is a natural value and never reported, and ``v`` finer than 10^-(d+1) (a mean
-      filled into integer ages: 53.3291...) is a fill whatever its ratio to its neighbours. Filling with
-      the mean (median) leaves ``v`` the mean (median) of the whole column, which is how
-      candidates are found. Skipped for integer-valued columns (a natural mode) and, for the
+      filled into integer ages: 53.3291...) is a fill whatever its ratio to its neighbours.
+      Filling with the mean (median) leaves ``v`` the mean (median) of the whole column, which
+      is how candidates are found. Skipped for integer-valued columns (a natural mode) and, for the
       median, when ``v`` holds half the rows (it is then the median anyway).
     - one-hot / vocabulary: a non-negative column that is 0 in every train row and non-zero in a
       later split. Fails when it belongs to a name-prefix group whose rows sum to exactly 1
