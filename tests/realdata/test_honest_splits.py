@@ -15,7 +15,6 @@ XFAIL: dict[str, str] = {
     "flights": "B: drift.features FAILs tailnum (a high-cardinality id-like category, new "
                "aircraft in a later period)",
     "seattle_weather": "B: drift.label FAILs the weather label in a time split",
-    "fair": "C: leakage.duplicates FAILs natural duplicates of coarse survey answers",
 }
 
 
