@@ -236,7 +236,7 @@ class FeatureDrift(DriftThresholds):
             graded = compare_all(self, list(kinds), samples[ref], samples[cur], data.seed)
             if calendar and time_split(data, ref, cur):
                 for cd, v in graded:
-                    if cd.column in calendar and v.raw != Severity.INFO:
+                    if cd.column in calendar:  # its unseen values too are by design
                         v.severity = Severity.INFO
                         match = calendar[cd.column]
                         v.reason = (f"{cd.column} is {match.describe(data.columns.time)}"
