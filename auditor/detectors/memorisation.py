@@ -205,9 +205,8 @@ class Memorisation:
             evidence["near_copies"] = {
                 "rule": f"distance < {threshold:.6g} to the nearest {first} row",
                 "pairs": count, "listed": len(listed),
-                "columns": [f"{first}_row", f"{name}_row", "distance"],
-                "rows": [[int(train_rows[j]), int(keep[j]), round(float(d[j]), 6)]
-                         for j in listed]}
+                "rows": [{f"{first}_row": int(train_rows[j]), f"{name}_row": int(keep[j]),
+                          "distance": round(float(d[j]), 6)} for j in listed]}
         return Finding(severity=severity, metric="near_copy_excess_share",
                        value=round(excess, 6), threshold=self.fail_above, count=count,
                        splits=[first, name], message=message, evidence=evidence)

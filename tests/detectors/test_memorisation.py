@@ -181,9 +181,9 @@ def test_near_copies_are_found_over_every_evaluation_row_with_their_row_pairs():
     assert f.message.startswith(f"{expected} of 3,000 test rows (")
     near = f.evidence["near_copies"]
     assert near["pairs"] == expected and near["listed"] == expected
-    pairs = {(a, b) for a, b, _ in near["rows"]}
+    pairs = {(r["train_row"], r["test_row"]) for r in near["rows"]}
     assert {(int(a), 2940 + i) for i, a in enumerate(planted)} <= pairs
-    assert all(d < threshold for _, _, d in near["rows"])
+    assert all(r["distance"] < threshold for r in near["rows"])
     assert f.severity == Severity.WARN
 
 
