@@ -191,6 +191,22 @@ def _check_csv_shape(path: Path, df: pl.DataFrame) -> None:
                              f"{last.count(sep) + 1} of {df.width} fields and no line end")
 
 
+def _pandas_culprit(df: Any) -> str:
+    """``column 'c' (object dtype holding int, str): `` for the first column polars cannot
+    convert on its own (mixed Python types in an object column, most often), else ``""``."""
+    for col in df.columns:
+        try:
+            pl.from_pandas(df[[col]])
+        except Exception:
+            s = df[col]
+            kinds = sorted({type(v).__name__ for v in s.dropna().head(10_000)}) \
+                if s.dtype == object else []
+            held = f" holding {', '.join(kinds[:4])}" if kinds else ""
+            return (f"column {str(col)[:60]!r} ({s.dtype} dtype{held}; cast it to one type, "
+                    "e.g. .astype(str)): ")
+    return ""
+
+
 def to_polars(obj: Any, name: str) -> pl.DataFrame:
     """Accept a polars DataFrame/LazyFrame, a pandas DataFrame, or a path."""
     if isinstance(obj, pl.DataFrame):
@@ -207,7 +223,7 @@ def to_polars(obj: Any, name: str) -> pl.DataFrame:
             return pl.from_pandas(obj)
         except Exception as err:
             raise InputError(f"split {name!r}: cannot convert pandas DataFrame: "
-                             f"{_first_line(err)}") from None
+                             f"{_pandas_culprit(obj)}{_first_line(err)}") from None
     raise InputError(f"split {name!r}: expected a polars/pandas DataFrame or a file path; "
                      f"got {type(obj).__name__}")
 

@@ -1230,3 +1230,102 @@ def test_fifo_given_as_a_pipeline_script_is_refused(tmp_path, capsys, no_hang):
     code, err = _run(capsys, cfg, "--out", tmp_path / "o")
     _one_line_error(code, err, "pipeline: ")
     assert "make_splits.py: is a FIFO (named pipe)" in err
+
+
+# --- E2: odd dtypes through the whole default suite ----------------------------------------
+
+def _odd_dtypes(df: pl.DataFrame) -> pl.DataFrame:
+    """Decimal, Duration, Time, Date, lists, arrays, structs, Categorical, Enum, binary,
+    UInt64 beyond int64, all-NaN, +-inf, Int8, Float32, Boolean and Null columns."""
+    import datetime as dt
+    from decimal import Decimal
+    r = np.arange(df.height)
+    return df.with_columns(
+        dec=pl.Series([Decimal(f"{i % 50}.25") for i in r], dtype=pl.Decimal(10, 2)),
+        dur=pl.Series([dt.timedelta(seconds=int(i % 97)) for i in r]),
+        tod=pl.Series([dt.time(int(i) % 24, int(i) % 60) for i in r]),
+        dte=pl.Series([dt.date(2020, 1, 1) + dt.timedelta(days=int(i)) for i in r]),
+        lst=pl.Series([[int(i) % 3, 1] for i in r]),
+        arr=pl.Series([[float(i), 2.0] for i in r], dtype=pl.Array(pl.Float64, 2)),
+        stc=pl.struct(a=pl.col("x1"), b=pl.col("cat")),
+        catg=pl.col("cat").cast(pl.Categorical),
+        enm=pl.col("cat").cast(pl.Enum(["a", "b", "c", "d"])),
+        bin=pl.Series([bytes([int(i) % 256]) for i in r]),
+        big=pl.Series([2**64 - 1 - int(i % 5) for i in r], dtype=pl.UInt64),
+        nanc=pl.lit(float("nan")),
+        infc=pl.Series([float("inf") if i % 3 else -float("inf") for i in r]),
+        i8=pl.Series((r % 100).astype(np.int8)),
+        f32=pl.Series(r.astype(np.float32) / 7),
+        bl=pl.Series(r % 2 == 0),
+        nul=pl.lit(None))
+
+
+@pytest.mark.parametrize("variant", ["time_date", "decimal_label", "duration_label",
+                                     "one_row_test", "one_class"])
+def test_odd_dtypes_give_a_complete_report(tmp_path, variant):
+    train, test = _odd_dtypes(clean_frame(300, 1)), _odd_dtypes(clean_frame(100, 2, 5000))
+    label, extra = "y", []
+    if variant == "time_date":
+        extra = ["--time", "dte"]
+    elif variant == "decimal_label":
+        train, test = (f.with_columns(pl.col("y").cast(pl.Decimal(5, 1))) for f in (train, test))
+    elif variant == "duration_label":
+        label = "dur"
+    elif variant == "one_row_test":
+        test = test.head(1)
+    elif variant == "one_class":
+        train, test = (f.with_columns(y=pl.lit(1)) for f in (train, test))
+    p_tr, p_te = _write(tmp_path, "train.parquet", train), _write(tmp_path, "test.parquet", test)
+    doc = _complete(tmp_path, "--train", p_tr, "--test", p_te, "--label", label,
+                    "--id", "row_id", *extra)
+    converted = {f["subject"]: f["message"]
+                 for f in _check(doc, "schema.consistency")["findings"]
+                 if f["metric"] == "schema_converted"}
+    assert set(converted) == {"dec", "dur"} | ({"y"} if variant == "decimal_label" else set())
+    assert "column 'dur' (Duration(time_unit='us')) is audited as a number of seconds" in \
+        converted["dur"]
+    if variant == "decimal_label":
+        assert _check(doc, "leakage.single_feature_auc")["status"] in ("pass", "warn", "fail")
+
+
+def test_decimal_and_duration_values_are_converted_to_numbers_and_seconds():
+    import datetime as dt
+    from decimal import Decimal
+    from auditor.config import Columns
+    from auditor.data import build_audit_data
+    df = pl.DataFrame({"d": pl.Series([Decimal("1.25"), Decimal("-3.50"), None],
+                                      dtype=pl.Decimal(6, 2)),
+                       "t": pl.Series([dt.timedelta(minutes=2), dt.timedelta(microseconds=5),
+                                       None]),
+                       "x": [1.0, 2.0, 3.0]})
+    data = build_audit_data({"train": df, "test": df}, columns=Columns())
+    assert data.splits["train"]["d"].to_list() == [1.25, -3.5, None]
+    t = data.splits["train"]["t"].to_list()
+    assert t[0] == 120.0 and t[1] == pytest.approx(5e-06, rel=1e-12) and t[2] is None
+    assert data.features == ["d", "t", "x"]
+
+
+@pytest.mark.parametrize("role,col,shown", [("--time", "lst", "List(Int64)"),
+                                            ("--group", "stc", "Struct"),
+                                            ("--id", "arr", "Array(Float64"),
+                                            ("--group", "bin", "Binary")])
+def test_a_role_column_of_nested_type_is_refused_with_one_line(tmp_path, capsys, role, col,
+                                                               shown):
+    train, test = _odd_dtypes(clean_frame(60, 1)), _odd_dtypes(clean_frame(30, 2, 5000))
+    p_tr, p_te = _write(tmp_path, "train.parquet", train), _write(tmp_path, "test.parquet", test)
+    code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y", role, col,
+                     "--out", tmp_path / "o")
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"train.parquet: {role[2:]} column '{col}' has type {shown}" in err
+
+
+def test_a_pandas_object_column_of_mixed_types_is_named():
+    import pandas as pd
+    from auditor.data import to_polars
+    from auditor.errors import InputError
+    df = pd.DataFrame({"ok": [1, 2, 3], "mixed": [1, "a", 2.5]})
+    with pytest.raises(InputError, match=r"split 'train': cannot convert pandas DataFrame: "
+                                         r"column 'mixed' \(object dtype holding float, int, "
+                                         r"str; cast it to one type"):
+        to_polars(df, "train")
