@@ -554,6 +554,7 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
         _check_roles({REFERENCE: reference}, columns, None, {REFERENCE: reference_path})
         all_frames[REFERENCE] = reference
         paths[REFERENCE] = reference_path
+    all_frames, converted = _plain_types(all_frames, columns, paths)
     all_frames = _empty_label(all_frames, columns.label, paths)
     _check_token_types(frames, tokens, paths)
     harmonised, kinds, issues = _harmonise(all_frames, columns, tokens, paths)
@@ -563,10 +564,43 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     # No feature column is no reason to stop: duplicate, group, id, temporal and label checks
     # need none; the checks that do say so as ``skipped`` (NotApplicable).
     issues += _label_nulls(harmonised, columns.label)
-    issues += renamed
+    issues += renamed + converted
     return AuditData(harmonised, columns=columns, tokens=tokens, paths=paths, reference=ref,
                      reference_path=reference_path, seed=seed, kinds=kinds, features=features,
                      schema_issues=issues)
+
+
+def _plain_types(frames: dict[str, pl.DataFrame], columns: Columns,
+                 paths: dict[str, str | None]) -> tuple[dict[str, pl.DataFrame],
+                                                        list[SchemaIssue]]:
+    """Decimal columns are audited as Float64 and Duration columns as Float64 seconds (several
+    checks cast, rank or print values, which polars does not do for every Decimal or Duration
+    combination); a time, group or id column holding lists, structs or bytes is an input
+    error: it cannot order rows or name an entity."""
+    nested = (pl.List, pl.Array, pl.Struct, pl.Binary, pl.Object)
+    roles = [("time", columns.time)] if columns.time else []
+    roles += [("group", c) for c in columns.groups] + [("id", c) for c in columns.ids]
+    done: dict[str, str] = {}
+    out = {}
+    for name, df in frames.items():
+        for role, col in roles:
+            dtype = df.schema.get(col)
+            if dtype is not None and (isinstance(dtype, nested) or dtype in nested):
+                want = ("dates, datetimes, numbers or ISO 8601 text" if role == "time" else
+                        "values that name an entity (numbers, strings, dates)")
+                raise InputError(f"{paths.get(name) or name}: {role} column {col!r} has type "
+                                 f"{dtype}; expected {want}")
+        casts = []
+        for col, dtype in df.schema.items():
+            if dtype.is_decimal():
+                casts.append(pl.col(col).cast(pl.Float64))
+                done.setdefault(col, f"column {col!r} ({dtype}) is audited as Float64")
+            elif isinstance(dtype, pl.Duration):
+                casts.append(pl.col(col).dt.total_microseconds().cast(pl.Float64) / 1e6)
+                done.setdefault(col, f"column {col!r} ({dtype}) is audited as a number of "
+                                     "seconds (Float64)")
+        out[name] = df.with_columns(casts) if casts else df
+    return out, [SchemaIssue("info", c, "converted", m) for c, m in done.items()]
 
 
 def _empty_label(frames: dict[str, pl.DataFrame], label: str | None,
