@@ -72,8 +72,9 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
         b = R / n_a,   R = earlier rows whose values occur at least twice in the earlier split
 
     (verified copies, not hashes), leaving out rows with a value in a continuous column
-    (:func:`continuous_columns`): two rows sharing a measured value to the last digit are copies
-    (oversampling, augmentation), not coincidence, so continuous data -- also when rows were
+    (:func:`continuous_columns`: at least half of its values distinct): two rows sharing a
+    measured value to the last digit are copies (oversampling, augmentation), not
+    coincidence, so continuous data -- also when rows were
     duplicated before the split -- have b = 0, and every copy counts. The
     observed share s = C / n_b (C later rows that copy an earlier row) is compared with b by a
     one-sided z-test whose variance widens the binomial one by design effects for rows that
@@ -108,17 +109,19 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
 
 
 def continuous_columns(data: AuditData, split: str, cols: list[str]) -> list[str]:
-    """Float columns of ``cols`` whose distinct non-null values number at least half of the
-    split's non-null values: measurements, where equal values mean a copy."""
+    """Columns of ``cols`` (any type but boolean) whose distinct non-null values number at least
+    half of the split's non-null values: measurements, timestamps, free text, fine-grained
+    codes, where two rows with equal values are copies, not coincidence."""
     df = data.splits[split]
-    floats = [c for c in cols if df.schema[c].is_float()]
-    if not floats:
+    cand = [c for c in cols if df.schema[c] != pl.Boolean]
+    if not cand:
         return []
     stats = df.select(*(pl.col(c).drop_nulls().n_unique().alias(f"u{i}")
-                        for i, c in enumerate(floats)),
-                      *(pl.col(c).count().alias(f"n{i}") for i, c in enumerate(floats))).row(0)
-    k = len(floats)
-    return [c for i, c in enumerate(floats) if stats[k + i] and stats[i] >= 0.5 * stats[k + i]]
+                        for i, c in enumerate(cand)),
+                      *(pl.col(c).count().alias(f"n{i}") for i, c in enumerate(cand))).row(0)
+    k = len(cand)
+    return [c for i, c in enumerate(cand)
+            if stats[k + i] > 1 and stats[i] >= 0.5 * stats[k + i]]
 
 
 def _pattern_deff(data: AuditData, split: str, cols: list[str], as_text: list[str]) -> float:
