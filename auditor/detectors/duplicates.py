@@ -132,7 +132,8 @@ class Duplicates:
                 conf = also_equal(data, conf, earlier, later, "row_a", "row_b", as_text)
                 if conf.height:
                     conflict_f.append(self._conflict_grade(data, self._conflicts_across(
-                        data, conf, earlier, later, features, label), copies[earlier], earlier))
+                        data, conf, earlier, later, features, label), copies[earlier], earlier,
+                        features))
         within_f = []
         single = len(data.splits) == 1
         for split in data.split_names:
@@ -141,7 +142,7 @@ class Duplicates:
                 conf = also_equal(data, conf, split, split, "first_row", "row", as_text)
                 if conf.height:
                     conflict_f.append(self._conflict_grade(data, self._conflicts_within(
-                        data, conf, split, features, label), copies[split], split))
+                        data, conf, split, features, label), copies[split], split, features))
             if copies[split].height or single:
                 within_f.append(self._within(data, copies[split], split, cols + as_text))
         notes = [self._left_out(text_types, left_out)] if text_types or left_out else []
@@ -180,11 +181,12 @@ class Duplicates:
             count=count, splits=[earlier, later], message=message, evidence=evidence)
 
     def _conflict_grade(self, data: AuditData, f: Finding, copies: pl.DataFrame,
-                        split: str) -> Finding:
+                        split: str, features: list[str]) -> Finding:
         """Conflicts are label noise, not leakage: for a numeric label (equal features, varying
         target is regression noise) they are info; when the rows of ``split`` repeat naturally
-        (exact-copy share above ``within_warn_above``: coarse, discrete features) they are at
-        most a warn, since equal features with different labels is then irreducible error."""
+        (exact-copy share above ``within_warn_above``) and no feature is continuous (coarse,
+        discrete features) they are at most a warn, since equal features with different labels
+        is then irreducible error."""
         from auditor.data import LabelKind
 
         repeat = share(copies.height, data.rows(split))
@@ -192,7 +194,8 @@ class Duplicates:
             f.severity = Severity.INFO
             f.message += (f" (a numeric {data.label} varies among equal features by nature: "
                           "info)")
-        elif f.severity == Severity.FAIL and repeat > self.within_warn_above:
+        elif (f.severity == Severity.FAIL and repeat > self.within_warn_above
+              and not continuous_columns(data, split, features)):
             f.severity = Severity.WARN
             f.message += (f" (capped at warn: {fmt_share(repeat)} of {split} rows repeat "
                           "another row, so the features are coarse and equal features with "

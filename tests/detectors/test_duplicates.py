@@ -480,3 +480,13 @@ def test_within_split_repeats_of_discrete_rows_are_info_and_of_measured_rows_war
     (w,) = [x for x in Duplicates().run(_data({"train": measured}, label="y", ids=["row_id"]))
             if x.metric == "within_split_duplicates"]
     assert (w.count, w.severity) == (20, Severity.WARN)
+
+
+def test_conflicts_among_copied_measured_rows_still_fail():
+    base = clean_frame(1000, 6)
+    train = pl.concat([base, base[:100].with_columns(pl.col("row_id") + 10_000),
+                       base[200:280].with_columns((1 - pl.col("y")).alias("y"),
+                                                  pl.col("row_id") + 20_000)])
+    (c,) = [x for x in Duplicates().run(_data({"train": train}, label="y", ids=["row_id"]))
+            if x.metric == "conflicting_labels"]
+    assert (c.count, c.severity) == (160, Severity.FAIL) and "capped" not in c.message
