@@ -59,10 +59,17 @@ def test_rules_apply_in_order_and_say_why():
     v = judge(RULES, value=0.97, train_value=0.97, others=[("b", 0.96)], name="a", what="AUC",
               purity=Purity(0.93, 0, "low"))
     assert (v.severity, v.rule) == (Severity.FAIL, "near_deterministic")
-    v = judge(RULES, value=0.90, train_value=0.90, others=others, name="a", what="AUC",
-              purity=Purity(0.4, 1, "high"))
+    v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
+              purity=Purity(0.4, 1, "high"), ci_low=0.96)
     assert (v.severity, v.rule) == (Severity.FAIL, "singular")
-    assert "0.300 above the strongest other feature (b, 0.600" in v.reason
+    assert "0.370 above the strongest other feature (b, 0.600" in v.reason
+    assert "with 95% confidence (CI low 0.960)" in v.reason
+    # singular but not surely above fail_above: one dominant honest predictor looks the same
+    for value, ci_low in ((0.90, None), (0.97, 0.94)):
+        v = judge(RULES, value=value, train_value=value, others=others, name="a", what="AUC",
+                  ci_low=ci_low)
+        assert (v.severity, v.rule) == (Severity.WARN, "singular")
+        assert "but not above fail_above 0.95" in v.reason
     v = judge(RULES, value=0.98, train_value=0.98, others=[("b", 0.9), ("c", 0.84)],
               name="a", what="AUC", purity=Purity(0.77, 1, "high"))
     assert (v.severity, v.rule) == (Severity.WARN, "strong_not_singular")

@@ -74,7 +74,8 @@ class FeatureLabelAssociation:
     the train association is >= ``drop_min_train`` (below that, a drop is ordinary noise) and
     the later split has at least ``min_rows`` rows with a value (and, for level-based measures,
     5 rows per level on average). With one split only, train is measured and no drop is
-    computed. Evidence: a bar chart of the strongest associations with the thresholds as
+    computed. A later split with fewer than ``min_rows`` rows behind the measure is not
+    graded (an 8-row test split reaches Cramér's V 1.0 by chance). Evidence: a bar chart of the strongest associations with the thresholds as
     lines, and per flagged column every measure per split (and its most frequent levels).
     """
 
@@ -119,7 +120,8 @@ class FeatureLabelAssociation:
         best: dict[str, tuple[float, str, str]] = {}  # col -> (association, measure, split)
         for c in cols:
             vals = [(a, i, m, s) for i, s in enumerate(per_split)
-                    for a, m in [strongest(per_split[s][c])] if a is not None]
+                    for a, m in [strongest(per_split[s][c])] if a is not None
+                    and (s == train or _measured_rows(per_split[s][c], m) >= self.min_rows)]
             if vals:  # ties go to the later split
                 a, _, m, s = max(vals)
                 best[c] = (a, m, s)
@@ -357,6 +359,12 @@ def strongest(m: dict[str, Any]) -> tuple[float | None, str]:
         if v is not None and math.isfinite(v) and (best[0] is None or abs(v) > best[0]):
             best = (abs(float(v)), k)
     return best
+
+
+def _measured_rows(m: dict[str, Any], measure: str) -> int:
+    """Rows behind a measure in one split: every row for missingness, else rows with a
+    value."""
+    return int(m["rows"] if measure == "missingness" else m.get("with_value", m["rows"]))
 
 
 def _label(measure: str) -> str:

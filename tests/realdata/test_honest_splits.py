@@ -92,3 +92,21 @@ def test_breast_cancer_strong_features_warn_as_a_family_and_say_why(tmp_path):
     top = max(flagged, key=lambda f: f.value)
     assert "strong but not singular" in top.message and top.message.endswith("graded warn")
     assert report.check("leakage.feature_label_correlation").status == "warn"
+
+
+@pytest.mark.parametrize("pkg,name,label,subject", [
+    ("MASS", "Boston", "medv", "lstat"), ("ISLR", "OJ", "Purchase", "LoyalCH"),
+    ("ISLR", "Default", "default", "balance")])
+def test_one_dominant_honest_predictor_warns_as_singular_and_never_fails(
+        tmp_path, pkg, name, label, subject):
+    from tests.realdata.cases import rdata_random
+
+    suite = tmp_path / "auc.yaml"
+    suite.write_text("checks:\n  leakage.single_feature_auc: {}\n"
+                     "  leakage.feature_label_correlation: {}\n")
+    report = auditor.audit(**rdata_random(pkg, name, label)(), suite=str(suite))
+    auc = report.check("leakage.single_feature_auc")
+    (f,) = [f for f in auc.findings if f.subject == subject]
+    assert (f.severity, f.evidence["grading"]["rule"]) == ("warn", "singular")
+    assert "but not above fail_above 0.95" in f.message
+    assert report.status != "fail", failing(report)
