@@ -52,9 +52,10 @@ class FeatureLabelAssociation:
     documented there and in the README, "How findings are graded"): post-outcome missingness,
     near-deterministic (``deterministic_above``; for a binary label a cut of the values, or of
     the levels' positive rates with levels under ``min_level_rows`` rows pooled, holding >=
-    ``pure_share`` of one class and <= ``pure_tolerance`` of the other), singular (>=
-    ``singular_gap`` above every other column) fail; otherwise it warns, even above
-    ``fail_above``, which applies alone only when there is no other column to compare with.
+    ``pure_share`` of one class and <= ``pure_tolerance`` of the other) fail; singular (>=
+    ``singular_gap`` above every other column) fails above ``fail_above`` and warns below;
+    otherwise it warns, even above ``fail_above``, which applies alone only when there is no
+    other column to compare with.
     ``evidence.grading`` names the rule and its numbers.
 
     Measures, by kind of feature and label (each in [0, 1] as a magnitude, the column's
