@@ -308,19 +308,22 @@ def rewritten_characters(texts: pl.Series, tok: Any, limit: int) -> list[dict[st
     """The characters of ``texts`` that the tokenizer's normaliser, applied to the character
     alone, turns into something else than its lowercase (whitespace ignored), with the number
     of texts holding each, most frequent first (at most ``limit``). One normaliser call per
-    distinct character; the counting is one group_by."""
-    per_row = pl.DataFrame({"row": np.arange(texts.len()), "ch": texts.str.split("")}) \
-        .explode("ch").filter(pl.col("ch").str.len_chars() > 0).unique()
+    distinct character; non-ASCII characters are counted by one group_by over each text's
+    distinct ones, the (rarely rewritten) ASCII ones by a literal search each."""
+    def rewritten(c: str) -> bool:
+        return "".join(tok.normalise(c).split()).lower() != "".join(c.split()).lower()
+
+    per_row = pl.DataFrame({"ch": texts.str.extract_all(r"[^\x00-\x7F]").list.unique()}) \
+        .explode("ch").drop_nulls()
     distinct = per_row["ch"].unique().sort().to_list()
-    becomes = {c: tok.normalise(c) for c in distinct}
-    changed = [c for c in distinct
-               if "".join(becomes[c].split()).lower() != "".join(c.split()).lower()]
-    if not changed:
-        return []
-    counts = (per_row.filter(pl.col("ch").is_in(changed)).group_by("ch").len()
-              .sort(["len", "ch"], descending=[True, False]).head(limit))
-    return [{"character": c, "code point": f"U+{ord(c[0]):04X}", "becomes": becomes[c],
-             "rows": int(k)} for c, k in counts.iter_rows()]
+    changed = [c for c in distinct if rewritten(c)]
+    counts = dict(per_row.filter(pl.col("ch").is_in(changed)).group_by("ch").len().iter_rows())
+    for c in (chr(i) for i in range(32, 127)):
+        if rewritten(c):
+            counts[c] = int(texts.str.contains(c, literal=True).sum())
+    ranked = sorted(((k, c) for c, k in counts.items() if k), key=lambda p: (-p[0], p[1]))
+    return [{"character": c, "code point": f"U+{ord(c[0]):04X}", "becomes": tok.normalise(c),
+             "rows": int(k)} for k, c in ranked[:limit]]
 
 
 def char_diff(a: str, b: str, limit: int = 4000, context: int = 24) -> dict[str, str]:
