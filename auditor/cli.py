@@ -226,6 +226,7 @@ def entry() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _CREATED.clear()  # folders of an earlier main() in this process are not this run's
     from auditor.allocator import tune_for_batch
 
     tune_for_batch()
