@@ -151,3 +151,32 @@ def test_misspelt_check_id_suggests_the_right_one():
     with pytest.raises(ConfigError, match=r"waivers\.0\.check: .*unknown check id "
                                           r"'drift.feature' \(did you mean 'drift.features'\?\)"):
         parse_waivers([_w(check="drift.feature")])
+
+
+def test_waiver_of_a_crashed_skipped_or_absent_check_says_why_it_matched_nothing():
+    from auditor.report import exit_code
+
+    crashed = CheckResult(id="drift.features", title="t", status=Status.ERROR, duration_s=0.0,
+                          summary="crashed", error="ValueError: boom")
+    skipped = CheckResult(id="leakage.temporal", title="t", status=Status.SKIPPED,
+                          duration_s=0.0, summary="no time column")
+    waivers = parse_waivers([_w(), _w(check="leakage.temporal", subject="ts"),
+                             _w(check="leakage.group_overlap", subject="user_id")])
+    summary = apply_waivers([crashed, skipped], waivers, today=date(2026, 5, 1))
+    messages = [f.message for f in summary.findings]
+    assert [f.metric for f in summary.findings] == ["waiver_unmatched"] * 3
+    assert "drift.features crashed in this run, so the waiver could not be checked" \
+        in messages[0]
+    assert "leakage.temporal was skipped in this run" in messages[1]
+    assert "the suite does not run that check" in messages[2]
+    assert crashed.status == Status.ERROR and skipped.status == Status.SKIPPED
+    assert exit_code([crashed, skipped, summary], Severity.FAIL) == 3  # still the tool's error
+
+
+def test_expired_waiver_counts_days_in_words():
+    pair = Finding(severity=Severity.FAIL, message="m", metric="m", subject="f0")
+    (w,) = parse_waivers([_w(expires="2026-04-30")])
+    one = apply_waivers([_result(pair)], [w], today=date(2026, 5, 1)).findings[0]
+    many = apply_waivers([_result(pair)], [w], today=date(2026, 5, 31)).findings[0]
+    assert "expired on 2026-04-30, 1 day ago" in one.message and one.value == 1.0
+    assert "31 days ago" in many.message and pair.waived is None
