@@ -52,10 +52,12 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                   "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
                            "size": 11, "color": "#222"},
                   "paper_bgcolor": "#fff", "plot_bgcolor": "#fff",
-                  "xaxis": {"type": "date", "gridcolor": "#eee", "automargin": True},
+                  "xaxis": {"type": "date", "gridcolor": "#eee", "automargin": True,
+                            "title": {"text": "run (time recorded, UTC)"}},
                   "yaxis": {"title": {"text": html.escape(metric)}, "gridcolor": "#eee",
                             "automargin": True, "zeroline": False},
-                  "legend": {"orientation": "h", "x": 0, "y": -0.25},
+                  # a one-line chart keeps its legend: it names the subject
+                  "showlegend": True, "legend": {"orientation": "h", "x": 0, "y": -0.3},
                   "hoverlabel": {"namelength": -1}}
         out.append({"check": check, "metric": metric, "lines": len(lines),
                     "figure": {"data": data, "layout": layout}})

@@ -216,3 +216,53 @@ def test_config_hash_ignores_data_paths_but_not_thresholds_and_history_marks_cha
     page = render_history(store)
     assert page.count('<span class="badge warn" title="roles, suite, thresholds or waivers '
                       'differ from the run before">changed</span>') == 1
+
+
+def test_one_line_trend_keeps_its_legend_naming_the_subject_and_the_axis_says_utc():
+    from auditor.history import trend_figures
+
+    runs = [{"run_id": f"r{i}", "recorded_at": f"2026-11-2{i} 01:00:00.000000"}
+            for i in range(1, 4)]
+    metrics = [{"run_id": f"r{i}", "check_id": "leakage.single_feature_auc",
+                "subject": "balance", "metric": "single_feature_auc", "splits": "train→test",
+                "value": 0.9 + i / 100} for i in range(1, 4)]
+    (trend,) = trend_figures(runs, metrics)
+    fig = trend["figure"]
+    assert fig["layout"]["showlegend"] is True
+    assert [d["name"] for d in fig["data"]] == ["balance · train→test"]
+    assert fig["data"][0]["y"] == pytest.approx([0.91, 0.92, 0.93])
+    assert "UTC" in fig["layout"]["xaxis"]["title"]["text"]
+
+
+_APPEND = """
+import json, sys
+from auditor.ledger import Ledger
+doc = json.loads(sys.argv[2])
+for i in range(int(sys.argv[3])):
+    Ledger(sys.argv[1]).append({**doc, "started_at": f"2026-11-24T00:00:{i:02d}Z"}, None)
+"""
+
+
+def test_concurrent_appends_keep_every_run_whole_and_strings_are_parameters(tmp_path):
+    """Processes appending at once (two nightly jobs) lose no run and write no half run; a
+    subject that looks like SQL is stored as text (parameterised statements)."""
+    ledger = tmp_path / "shared.sqlite"
+    sql = "x'); DROP TABLE runs; --"
+    doc = {"status": "fail", "duration_s": 1.0, "checks": [
+        {"id": "drift.features", "status": "fail", "summary": sql, "findings": [
+            {"severity": "fail", "metric": "psi", "subject": sql, "splits": ["train", "test"],
+             "value": 0.5, "message": "m"}]},
+        {"id": "leakage.duplicates", "status": "pass", "summary": "ok", "findings": []}]}
+    procs = [subprocess.Popen([sys.executable, "-c", _APPEND, str(ledger), json.dumps(doc),
+                               "12"]) for _ in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 4
+    store = Ledger(str(ledger))
+    runs = store.runs()
+    assert len(runs) == 48 and len({r["run_id"] for r in runs}) == 48
+    per_run = {}
+    for c in store.check_results():
+        per_run[c["run_id"]] = per_run.get(c["run_id"], 0) + 1
+    assert per_run == {r["run_id"]: 2 for r in runs}
+    metrics = store.metrics()
+    assert len(metrics) == 48 and {m["subject"] for m in metrics} == {sql}
+    assert {c["summary"] for c in store.check_results()} == {sql, "ok"}
