@@ -140,3 +140,17 @@ def test_terminal_shows_grouped_findings_escaped(tmp_path, run_dir, capsys):
          "message": "col \x1b[31mred[/bold]"}]}]}
     (line,) = finding_lines(doc)
     assert "\x1b" not in line and "\\x1b[31mred[/bold]" in line
+
+
+def test_junit_carries_control_characters_of_the_data_as_escapes():
+    junitparser = pytest.importorskip("junitparser")
+    doc = {"duration_s": 1.0, "started_at": "2026-01-01T00:00:00Z", "checks": [
+        {"id": "drift.features", "status": "fail", "duration_s": 0.1,
+         "summary": "level 'a\x0bb' of c\x01 drifted", "findings": [
+             {"severity": "fail", "metric": "psi", "subject": "c\x01", "splits": ["train"],
+              "message": "c\x01 = 'a\x0bb' <&> drifted"}]}]}
+    text = junit_xml(doc)
+    (case,) = list(list(junitparser.JUnitXml.fromstring(text))[0])
+    (failure,) = case.result
+    assert failure.message == "level 'a\\x0bb' of c\\x01 drifted"
+    assert failure.text == "fail: c\\x01 = 'a\\x0bb' <&> drifted"
