@@ -84,12 +84,14 @@ def render_html(report: dict[str, Any]) -> str:
                        table_columns=table_columns, is_table=is_table, subject_text=subject_text,
                        group_findings=group_findings)
     counts: dict[str, int] = {}
+    waived = 0  # findings accepted by waivers: said in the verdict, never silently
     for c in report.get("checks", []):
         counts[c["status"]] = counts.get(c["status"], 0) + 1
+        waived += sum(f.get("waived") is not None for f in c.get("findings", []))
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     return env.get_template("report.html.j2").render(
-        r=report, counts=counts, css=Markup(css), js=Markup(js))
+        r=report, counts=counts, waived=waived, css=Markup(css), js=Markup(js))
 
 
 def is_table(v: Any) -> bool:

@@ -132,6 +132,7 @@ def test_waivers_in_audit_yaml_show_in_json_html_and_terminal(tmp_path, write_sp
     assert doc["config"]["waivers"][0]["owner"] == "data-team"
     page = (tmp_path / "out" / "report.html").read_text()
     assert '<span class="badge waived">waived</span>' in page
+    assert "1 finding accepted by waivers (not counted" in page  # said in the verdict
     assert "&lt;b&gt;legit&lt;/b&gt; until the new schema" in page and "<b>legit" not in page
 
 
