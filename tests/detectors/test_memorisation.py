@@ -194,3 +194,47 @@ def test_the_scan_is_bounded_by_max_comparisons():
     s = f.evidence["sampling"]
     assert s["test_rows_sampled"] == 1000 and s["test_rows"] == 3000
     assert "sampled test rows" in f.message
+
+
+def test_a_sampled_split_still_lists_the_jittered_copies_among_all_its_rows():
+    train = _frame(4000, 1)
+    planted = np.arange(100, 4000, 65)[:60]
+    test = pl.concat([_frame(2940, 2, 10_000), _jittered(train[planted], 3, scale=1e-3)])
+    f, = Memorisation(baseline_rows=4000, max_comparisons=1e7).run(
+        _data({"train": train, "test": test}))
+    assert f.evidence["sampling"]["test_rows_sampled"] == 1000  # the graded count: a sample
+    near = f.evidence["near_copies"]
+    pairs = {(r["train_row"], r["test_row"]) for r in near["rows"]}
+    assert {(int(a), 2940 + i) for i, a in enumerate(planted)} <= pairs  # every planted copy
+    # every listed pair is a true near-copy: brute force over all rows
+    _, threshold = _reference_count(train, test)
+    a, b = train.select(COLS).to_numpy(), test.select(COLS).to_numpy()
+    mean, sd = a.mean(0), a.std(0)
+    dist = cdist((b - mean) / sd, (a - mean) / sd)
+    for r in near["rows"]:
+        assert dist[r["test_row"], r["train_row"]] == pytest.approx(r["distance"], abs=1e-4)
+        assert r["distance"] < threshold
+    truly_near = set(np.flatnonzero(dist.min(1) < threshold).tolist())
+    assert {r["test_row"] for r in near["rows"]} <= truly_near
+    assert near["pairs"] == len(near["rows"]) and "Over all test rows" in f.message
+
+
+def test_grid_search_finds_close_pairs_verified_and_skips_dense_cells_with_a_note():
+    from auditor.detectors.near_copies import grid_near_pairs
+
+    rng = np.random.default_rng(7)
+    ref = pl.DataFrame({"a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    later = pl.concat([pl.DataFrame({"a": rng.normal(size=500), "b": rng.normal(size=500)}),
+                       ref[:40].with_columns(pl.col("a") + 1e-5)])
+
+    def encode(f: pl.DataFrame) -> np.ndarray:
+        return f.to_numpy().astype(np.float32)
+    found, note = grid_near_pairs(encode, ref, later, np.arange(later.height), 0.01, seed=1)
+    d = cdist(later.to_numpy(), ref.to_numpy())
+    assert note == "" and set(range(500, 540)) <= set(found["row"].to_list())
+    for r, row, dist in found.iter_rows():
+        assert dist < 0.01 and dist == pytest.approx(d[row, r], abs=1e-5)
+    grid = pl.DataFrame({"a": rng.integers(0, 3, 3000).astype(float),
+                         "b": rng.integers(0, 3, 3000).astype(float)})
+    _, note = grid_near_pairs(encode, grid, grid, np.arange(3000), 0.5, max_candidates=10_000)
+    assert "cells holding many rows" in note
