@@ -24,7 +24,7 @@ def _key(f: dict[str, Any]) -> tuple[Any, ...]:
 
 def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Groups in order of first appearance: ``{severity, metric, splits, subjects, findings,
-    count, value_min, value_max, waived, change, message}``."""
+    count, count_min, count_max, value_min, value_max, waived, change, message}``."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for f in findings:
         groups.setdefault(_key(f), []).append(f)
@@ -37,7 +37,11 @@ def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({
             "severity": first.get("severity"), "metric": first.get("metric"),
             "splits": list(first.get("splits") or []), "subjects": subjects,
+            # count: the sum over the members (the same rows may count once per subject);
+            # count_min/count_max: what a table shows, like value_min/value_max
             "findings": members, "count": sum(counts) if counts else None,
+            "count_min": min(counts) if counts else None,
+            "count_max": max(counts) if counts else None,
             "value_min": min(values) if values else None,
             "value_max": max(values) if values else None,
             "waived": first.get("waived"), "change": first.get("change"),

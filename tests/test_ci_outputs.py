@@ -109,14 +109,16 @@ def test_baseline_marks_new_persisting_and_resolved_in_json_html_md_and_terminal
 
 def test_same_shaped_findings_group_into_one_row_listing_the_subjects():
     f = [{"severity": "fail", "metric": "psi", "splits": ["train", "test"], "subject": f"c{i}",
-          "value": v, "count": 10, "message": f"m{i}"} for i, v in enumerate([0.3, 0.9, 0.5])]
+          "value": v, "count": 10 * (i + 1), "message": f"m{i}"}
+         for i, v in enumerate([0.3, 0.9, 0.5])]
     other = {"severity": "warn", "metric": "psi", "splits": ["train", "test"], "subject": "d",
              "value": 0.15, "count": 4, "message": "single"}
     waived = dict(f[0], subject="w", waived={"reason": "r", "owner": "o", "expires": "x"})
     groups = group_findings(f + [other, waived])
     assert [g["subjects"] for g in groups] == [["c0", "c1", "c2"], ["d"], ["w"]]
     first = groups[0]
-    assert (first["value_min"], first["value_max"], first["count"]) == (0.3, 0.9, 30)
+    assert (first["value_min"], first["value_max"], first["count"]) == (0.3, 0.9, 60)
+    assert (first["count_min"], first["count_max"]) == (10, 30)
     assert first["message"].startswith("3 subjects flagged fail on psi (train → test): c0, "
                                        "c1, c2. First: m0")
     assert groups[1]["message"] == "single"
@@ -129,6 +131,7 @@ def test_same_shaped_findings_group_into_one_row_listing_the_subjects():
     page = render_html(doc)
     assert page.count("<summary>3 subjects</summary>c0, c1, c2</details>") == 1
     assert "0.3 – 0.9" in page and "<li>m1</li>" in page
+    assert '<td class="num">10 – 30</td>' in page  # rows per subject, not a sum over them
 
 
 def test_terminal_shows_grouped_findings_escaped(tmp_path, run_dir, capsys):
