@@ -19,7 +19,7 @@ from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
 from auditor.label_stats import (RANKED, YCOL, LabelView, float_values, label_view,
                                  level_codes, missing_count, ranked_columns, shared_rank_stats,
-                                 shared_spearman_aggs)
+                                 shared_spearman_aggs, target_encode)
 from auditor.leak_rules import Rules, rank_copies, Verdict, judge, missing_purity, pure_region
 from auditor.report import Finding, Severity
 from auditor.stats import (check_params, clip_text, correlation_ratio_from_moments, cramers_v,
@@ -52,7 +52,8 @@ class FeatureLabelAssociation:
     documented there and in the README, "How findings are graded"): post-outcome missingness,
     near-deterministic (``deterministic_above``; for a binary label a cut of the values, or of
     the levels' positive rates with levels under ``min_level_rows`` rows pooled, holding >=
-    ``pure_share`` of one class and <= ``pure_tolerance`` of the other) fail; singular (>=
+    ``pure_share`` of one class and <= ``pure_tolerance`` of the other; levels scored by
+    their target rate cross-fitted over ``folds`` folds, smoothed by ``smoothing``) fail; singular (>=
     ``singular_gap`` above every other column) fails above ``fail_above`` and warns below;
     otherwise it warns, even above ``fail_above``, which applies alone only when there is no
     other column to compare with.
@@ -96,7 +97,8 @@ class FeatureLabelAssociation:
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
     copy_above: float = 0.98
-    min_level_rows: int = 5
+    smoothing: float = 20.0
+    folds: int = 5
 
     def __post_init__(self) -> None:
         check_params(self, ("warn_above", "fail_above", "drop_warn_above", "drop_fail_above",
@@ -106,7 +108,10 @@ class FeatureLabelAssociation:
         if self.warn_above > self.fail_above:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
-        check_params(self, ("min_rows", "max_levels_as_categorical", "top", "min_level_rows"),
+        check_params(self, ("smoothing",), lambda v: v >= 0, ">= 0")
+        check_params(self, ("folds",), lambda v: isinstance(v, int) and v >= 2,
+                     "an integer >= 2")
+        check_params(self, ("min_rows", "max_levels_as_categorical", "top"),
                      lambda v: isinstance(v, int) and v >= 1, "an integer >= 1")
 
     def run(self, data: AuditData) -> list[Finding]:
@@ -131,7 +136,8 @@ class FeatureLabelAssociation:
                 continue
             a, measure, split = best[c]
             if grade(a, warn=self.warn_above, fail=self.fail_above) != Severity.INFO:
-                verdict = self._judge(view, c, a, c in as_levels, best, per_split[train])
+                verdict = self._judge(view, c, a, c in as_levels, best, per_split[train],
+                                      data.seed)
                 findings.append(self._strength(data, view, c, a, measure, split, verdict,
                                                per_split))
         if len(view.frames) > 1:
@@ -221,24 +227,22 @@ class FeatureLabelAssociation:
         return rows
 
     def _judge(self, view: LabelView, c: str, a: float, as_levels: bool,
-               best: dict[str, tuple[float, str, str]], train: dict[str, dict[str, Any]]
-               ) -> Verdict:
+               best: dict[str, tuple[float, str, str]], train: dict[str, dict[str, Any]],
+               seed: int) -> Verdict:
         """The :mod:`auditor.leak_rules` verdict of a flagged column: its train association,
         the other columns' associations and, for a binary label, the purest cut of its train
-        values (levels: their positive rate, levels under ``min_level_rows`` rows pooled) and
-        the class balance of its missing values."""
+        values (levels: their target rate cross-fitted over ``folds`` folds with
+        ``smoothing``, so that small levels cannot look pure by chance) and the class balance
+        of its missing values."""
         purity = missing = None
         if view.kind == LabelKind.BINARY:
             frame = view.frames[view.train]
             y = frame[YCOL].to_numpy()
             col = frame[c]
             if as_levels or col.dtype == pl.String:
-                codes, n_levels = level_codes(col)
-                size = np.bincount(codes, minlength=n_levels)
-                codes = np.where(size[codes] >= self.min_level_rows, codes, n_levels)
-                size = np.bincount(codes, minlength=n_levels + 1)
-                pos = np.bincount(codes, weights=y.astype(float), minlength=n_levels + 1)
-                scores = (pos / np.maximum(size, 1))[codes]
+                enc = target_encode(view, c, smoothing=self.smoothing, folds=self.folds,
+                                    seed=seed)[view.train]
+                scores = enc.rows()[:, 0]
             else:
                 scores = float_values(frame, c)
             purity = pure_region(scores, y, self.pure_tolerance)

@@ -295,3 +295,21 @@ def test_planted_associations_are_graded_by_the_rule_that_explains_them():
     status = strong["status"].evidence["grading"]  # 'closed' only for positives
     assert status["rule"] == "near_deterministic" and status["pure_region"]["share"] > 0.9
     assert strong["resolution"].evidence["grading"]["rule"] == "near_deterministic"
+
+
+def test_many_small_levels_with_a_rare_label_are_not_near_deterministic():
+    # 1% positives and a zip-like column of ~7-row levels: most levels hold no positive by
+    # chance; raw level rates would make a "pure" region of 93% of negatives, cross-fitted
+    # rates do not
+    rng = np.random.default_rng(11)
+    n = 14_000
+    y = (rng.random(n) < 0.01).astype(np.int64)
+    frame = pl.DataFrame({"zip": [f"z{v}" for v in rng.integers(0, 2000, n)],
+                          "x": rng.normal(size=n), "y": y})
+    data = _data({"train": frame[:10_000], "test": frame[10_000:]}, label="y")
+    check = FeatureLabelAssociation()
+    view = label_view(data)
+    best = {"zip": (0.75, "cramers_v", "train"), "x": (0.1, "pearson", "train")}
+    verdict = check._judge(view, "zip", 0.75, True, best, {"zip": {"cramers_v": 0.75}}, 0)
+    assert verdict.rule != "near_deterministic"
+    assert verdict.details["pure_region"]["share"] < 0.5
