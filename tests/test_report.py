@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import jsonschema
@@ -154,3 +155,14 @@ def test_notebook_views_are_compact_and_escaped(tmp_path):
     assert "report.html" not in html_view
     report.to_html(tmp_path / "r.html")
     assert (tmp_path / "r.html").resolve().as_uri() in report._repr_html_()
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1]", '{"checks": []}',
+                                  '{"checks": [{"id": "x"}], "status": "fail"}'])
+def test_from_json_of_a_foreign_file_is_one_input_error(tmp_path, text):
+    from auditor.errors import InputError
+
+    path = tmp_path / "report.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=rf"^{re.escape(str(path))}: not "):
+        Report.from_json(path)
