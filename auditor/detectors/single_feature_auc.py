@@ -315,7 +315,10 @@ class SingleFeatureAUC:
                        + ("the label is nearly a function of the date (a label derived from "
                           "the date, or a period that holds one outcome); a model learns the "
                           "calendar, not the rows" if sev == Severity.FAIL else
-                          "a strong trend of the label over time; prefer a split by time"))
+                          "a strong trend of the label over time"
+                          + ("; the splits are cut by time, so later splits test the trend"
+                             if _time_ordered(frames, sc.column) else
+                             "; a random split hides it: prefer a split by time")))
         else:
             message = f"{sc.column} alone {what}; {verdict.reason}; graded {sev.value}"
         evidence: dict[str, Any] = {"splits": self._split_rows(view, frames, sc, split, ci)}
@@ -466,6 +469,14 @@ def describe_orientation(view: LabelView, sc: Scored) -> str:
                      f"values rank {place} in the value order")
     return "; ".join(parts) + (" …" if len(view.targets) > 5 else "")
 
+
+
+def _time_ordered(frames: dict[str, pl.DataFrame], col: str) -> bool:
+    """Every split starts at or after the end of the one before (a split by time)."""
+    bounds = [f.select(pl.col(col).min().alias("lo"), pl.col(col).max().alias("hi")).row(0)
+              for f in frames.values()]
+    return all(a[1] is not None and b[0] is not None and b[0] >= a[1]
+               for a, b in zip(bounds, bounds[1:]))
 
 
 def _macro(per_class: np.ndarray) -> float:

@@ -501,3 +501,22 @@ def test_a_multiclass_label_of_periods_fails_on_the_binned_time_column():
     assert (f.subject, f.severity, f.metric) == ("when", Severity.FAIL,
                                                  "single_feature_macro_auc")
     assert f.value > 0.99
+
+
+def test_a_strong_trend_warns_on_the_time_column_and_says_whether_the_split_is_by_time():
+    rng = np.random.default_rng(8)
+    n = 3000
+    when = pl.datetime_range(pl.datetime(2024, 1, 1), pl.datetime(2024, 1, 1) +
+                             pl.duration(hours=n - 1), "1h", eager=True)
+    p = 1 / (1 + np.exp(-8 * (np.arange(n) / n - 0.5)))  # a steep but noisy trend
+    frame = pl.DataFrame({"when": when, "x": rng.normal(size=n),
+                          "y": (rng.random(n) < p).astype(np.int64)})
+    order = rng.permutation(n)
+    for frames, tail in (({"train": frame[order[:2200]], "test": frame[order[2200:]]},
+                          "; a random split hides it: prefer a split by time"),
+                         ({"train": frame[:2200], "test": frame[2200:]},
+                          "; the splits are cut by time, so later splits test the trend")):
+        (f,) = [f for f in SingleFeatureAUC(n_boot=30).run(_data(frames, label="y",
+                                                                  time="when")) if f.subject]
+        assert (f.subject, f.severity) == ("when", Severity.WARN) and 0.85 < f.value <= 0.95
+        assert f.message.endswith("a strong trend of the label over time" + tail)
