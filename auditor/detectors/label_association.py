@@ -51,13 +51,12 @@ class FeatureLabelAssociation:
     ``warn_above`` is graded by :mod:`auditor.leak_rules` (the rules and their order are
     documented there and in the README, "How findings are graded"): post-outcome missingness,
     near-deterministic (``deterministic_above``; for a binary label a cut of the values, or of
-    the levels' positive rates with levels under ``min_level_rows`` rows pooled, holding >=
-    ``pure_share`` of one class and <= ``pure_tolerance`` of the other; levels scored by
-    their target rate cross-fitted over ``folds`` folds, smoothed by ``smoothing``) fail; singular (>=
-    ``singular_gap`` above every other column) fails above ``fail_above`` and warns below;
-    otherwise it warns, even above ``fail_above``, which applies alone only when there is no
-    other column to compare with.
-    ``evidence.grading`` names the rule and its numbers.
+    the levels ranked by their target rate cross-fitted over ``folds`` folds and smoothed by
+    ``smoothing``, holding >= ``pure_share`` of one class and <= ``pure_tolerance`` of the
+    other) fail; singular (>= ``singular_gap`` above every other column) fails above
+    ``fail_above`` and warns below; otherwise it warns, even above ``fail_above``, which
+    applies alone only when there is no other column to compare with. ``evidence.grading``
+    names the rule and its numbers.
 
     Measures, by kind of feature and label (each in [0, 1] as a magnitude, the column's
     association being the largest): numeric or datetime feature vs binary or numeric label:
@@ -77,8 +76,9 @@ class FeatureLabelAssociation:
     the later split has at least ``min_rows`` rows with a value (and, for level-based measures,
     5 rows per level on average). With one split only, train is measured and no drop is
     computed. A later split with fewer than ``min_rows`` rows behind the measure is not
-    graded (an 8-row test split reaches Cramér's V 1.0 by chance). Evidence: a bar chart of the strongest associations with the thresholds as
-    lines, and per flagged column every measure per split (and its most frequent levels).
+    graded (an 8-row test split reaches Cramér's V 1.0 by chance). Evidence: a bar chart of
+    the strongest associations with the thresholds as lines, and per flagged column every
+    measure per split (and its most frequent levels).
     """
 
     id: ClassVar[str] = "leakage.feature_label_correlation"

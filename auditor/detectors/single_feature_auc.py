@@ -77,8 +77,9 @@ class SingleFeatureAUC:
     of the other: TPR >= 0.9 at FPR <= 0.01) fails; singular (>= ``singular_gap`` above the
     strongest other feature) fails above ``fail_above`` (the bootstrap CI's lower end too) and
     warns below, since one dominant honest predictor looks the same; otherwise strong but not
-    singular warns, whatever its AUC; with no other feature, plain ``warn_above``/``fail_above``. The finding's
-    ``evidence.grading`` names the rule, the runner-up feature and the purest cut. A declared
+    singular warns, whatever its AUC; with no other feature, plain ``warn_above`` /
+    ``fail_above``. The finding's ``evidence.grading`` names the rule, the runner-up feature
+    and the purest cut. A declared
     id only warns (above ``id_warn_above``). The declared time column is scored like a
     feature against the label and graded by ``warn_above``/``fail_above`` alone: above 0.95
     the label is nearly a function of the date (fails); an ordinary trend stays silent.
