@@ -552,6 +552,7 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     all_frames = dict(frames)
     if reference is not None:
         _check_roles({REFERENCE: reference}, columns, None, {REFERENCE: reference_path})
+        reference = _parse_time_strings(reference, columns.time, reference_path or REFERENCE)
         all_frames[REFERENCE] = reference
         paths[REFERENCE] = reference_path
     all_frames, converted = _plain_types(all_frames, columns, paths)

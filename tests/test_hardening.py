@@ -1331,3 +1331,23 @@ def test_a_pandas_object_column_of_mixed_types_is_named():
                                          r"column 'mixed' \(object dtype holding float, int, "
                                          r"str; cast it to one type"):
         to_polars(df, "train")
+
+
+def test_a_reference_with_time_as_text_is_parsed_like_the_splits(tmp_path):
+    import datetime as dt
+
+    def timed(df, start):
+        return df.with_columns(ts=pl.datetime_range(
+            start, start + dt.timedelta(hours=df.height - 1), "1h", eager=True)
+            .dt.strftime("%Y-%m-%dT%H:%M:%S"))
+    paths = {n: _write(tmp_path, f"{n}.parquet", timed(clean_frame(h, s, 1000 * s), start))
+             for n, h, s, start in (("train", 200, 1, dt.datetime(2024, 1, 1)),
+                                    ("test", 80, 2, dt.datetime(2024, 3, 1)),
+                                    ("ref", 150, 3, dt.datetime(2023, 1, 1)))}
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {paths['train']}, test: {paths['test']}}}\n"
+                   f"reference: {paths['ref']}\ncolumns: {{label: y, ids: [row_id], time: ts}}\n")
+    doc = _complete(tmp_path, cfg)
+    dtype_issues = [f for f in _check(doc, "schema.consistency")["findings"]
+                    if f["metric"] == "schema_dtype"]
+    assert not dtype_issues, dtype_issues
