@@ -222,8 +222,8 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
                        head + f", but not above fail_above {rules.fail_above}"
                        + (" with 95% confidence" if value > rules.fail_above else "")
                        + (f" (CI low {ci_low:.3f})" if ci_low is not None else "")
-                       + ": one dominant honest predictor looks like this too (Boston's lstat, "
-                       f"|rho| 0.87){copied}{no_cut}", details)
+                       + ": a single dominant honest predictor looks like this too"
+                       f"{copied}{no_cut}", details)
     return Verdict(Severity.WARN, "strong_not_singular",
                    f"strong but not singular: {len(close)} other feature"
                    f"{'s' if len(close) != 1 else ''} reach {what} >= "
