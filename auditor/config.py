@@ -22,6 +22,7 @@ SPLIT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # YAML alias expanded (a "billion laughs" document of 644 bytes expands to billions of nodes).
 MAX_YAML_BYTES = 1 << 20
 MAX_YAML_NODES = 100_000
+MAX_YAML_DEPTH = 64  # nesting levels; a deeper document would overflow the composer's stack
 # Roles one column may hold at once; every other pair of roles is a contradiction (exit 2).
 COMPATIBLE_ROLES = {frozenset({"group", "id"})}
 
@@ -310,6 +311,23 @@ def _expanded_nodes(node: Any, limit: int, source: str) -> int:
     return size(node)
 
 
+def _check_depth(yaml: Any, loader_cls: Any, text: str, source: str) -> None:
+    """Refuse a document nested deeper than MAX_YAML_DEPTH, from the parser's event stream
+    (a state machine, no recursion): composing ``[[[[...]]]]`` 50,000 levels deep recurses
+    once per level and overflows the C stack (a segfault, not an exception)."""
+    depth = 0
+    opening = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    closing = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    for event in yaml.parse(text, Loader=loader_cls):
+        if isinstance(event, opening):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise ConfigError(f"{source}: the YAML nests deeper than {MAX_YAML_DEPTH} "
+                                  f"levels (line {event.start_mark.line + 1}); refused")
+        elif isinstance(event, closing):
+            depth -= 1
+
+
 def load_yaml_file(path: Path, *, what: str = "config") -> Any:
     """Parse a config or suite file with bounds: at most MAX_YAML_BYTES bytes and
     MAX_YAML_NODES values with aliases expanded (a "billion laughs" file is refused in
@@ -327,8 +345,10 @@ def load_yaml_file(path: Path, *, what: str = "config") -> Any:
         raise ConfigError(f"{path}: {what} file is not UTF-8 text") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot read {what} file: {err.strerror or err}") from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_cls(text)
     try:
+        _check_depth(yaml, loader_cls, text, str(path))
         node = loader.get_single_node()
         if node is None:
             return None

@@ -1351,3 +1351,15 @@ def test_a_reference_with_time_as_text_is_parsed_like_the_splits(tmp_path):
     dtype_issues = [f for f in _check(doc, "schema.consistency")["findings"]
                     if f["metric"] == "schema_dtype"]
     assert not dtype_issues, dtype_issues
+
+
+@pytest.mark.parametrize("opening, closing", [("[", "]"), ("{a: ", "}")])
+def test_deeply_nested_yaml_is_refused_not_a_crash(tmp_path, opening, closing):
+    p = tmp_path / "audit.yaml"  # 50,000 levels: composing it would overflow the C stack
+    p.write_text(f"datasets: {opening * 50_000}1{closing * 50_000}\n")
+    code, err = _cli_or_hang("run", p, "--out", tmp_path / "o")  # a subprocess: may segfault
+    _one_line_error(code, err, "the YAML nests deeper than 64 levels (line 1)")
+    p.write_text("datasets: {train: a.parquet}\n" + "".join(
+        f"a{k}: &a{k} [*a{k - 1}]\n" if k else "a0: &a0 [1]\n" for k in range(5_000)))
+    code, err = _cli_or_hang("run", p, "--out", tmp_path / "o")  # long alias chains too
+    _one_line_error(code, err, "YAML aliases expand the config to more than 100,000 values")
