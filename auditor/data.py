@@ -559,6 +559,7 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     all_frames = _empty_label(all_frames, columns.label, paths)
     _check_token_types(frames, tokens, paths)
     harmonised, kinds, issues = _harmonise(all_frames, columns, tokens, paths)
+    _one_label_type(issues, columns.label, paths)
     ref = harmonised.pop(REFERENCE, None)
     _check_label(harmonised, columns, paths)
     features = _resolve_features(harmonised, kinds, columns, tokens, issues)
@@ -602,6 +603,21 @@ def _plain_types(frames: dict[str, pl.DataFrame], columns: Columns,
                                      "seconds (Float64)")
         out[name] = df.with_columns(casts) if casts else df
     return out, [SchemaIssue("info", c, "converted", m) for c, m in done.items()]
+
+
+def _one_label_type(issues: list[SchemaIssue], label: str | None,
+                    paths: dict[str, str | None]) -> None:
+    """A label typed incompatibly across splits (numbers in one, text in another) is an input
+    error: every label check compares classes across splits."""
+    bad = next((i for i in issues if label and i.column == label and i.problem == "dtype"),
+               None)
+    if bad is None:
+        return
+    first = next(iter(bad.dtypes))
+    raise InputError(f"{paths.get(first) or first}: label column {label!r} has incompatible "
+                     f"types across splits ({', '.join(f'{n}: {d}' for n, d in bad.dtypes.items())}"
+                     "); a label needs one kind in every split: all numbers, all text or all "
+                     "booleans")
 
 
 def _empty_label(frames: dict[str, pl.DataFrame], label: str | None,

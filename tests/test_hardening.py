@@ -1363,3 +1363,27 @@ def test_deeply_nested_yaml_is_refused_not_a_crash(tmp_path, opening, closing):
         f"a{k}: &a{k} [*a{k - 1}]\n" if k else "a0: &a0 [1]\n" for k in range(5_000)))
     code, err = _cli_or_hang("run", p, "--out", tmp_path / "o")  # long alias chains too
     _one_line_error(code, err, "YAML aliases expand the config to more than 100,000 values")
+
+
+def test_a_label_typed_differently_across_splits_is_refused_with_one_line(tmp_path, capsys):
+    p_tr = _write(tmp_path, "train.parquet", clean_frame(300, 1))
+    p_te = _write(tmp_path, "test.parquet", clean_frame(100, 2, 5000).with_columns(
+        pl.col("y").cast(pl.String)))
+    code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y",
+                     "--out", tmp_path / "o")
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert ("train.parquet: label column 'y' has incompatible types across splits (train: "
+            "Int64, test: String); a label needs one kind in every split") in err
+
+
+def test_uint64_values_beyond_int64_against_int64_are_one_clear_line(tmp_path, capsys):
+    train = clean_frame(300, 1).with_columns(b=pl.col("row_id").cast(pl.UInt64) + 2**63)
+    test = clean_frame(100, 2, 5000).with_columns(b=pl.col("row_id"))
+    p_tr, p_te = _write(tmp_path, "train.parquet", train), _write(tmp_path, "test.parquet", test)
+    code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y",
+                     "--out", tmp_path / "o")
+    assert code == 2, err
+    assert err.count("\n") == 1
+    assert "train.parquet: cannot convert column 'b' to a type shared with the other splits" \
+        in err
