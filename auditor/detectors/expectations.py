@@ -51,6 +51,9 @@ class Expectations:
         if not suite:
             raise NotApplicable("no expectation suite named (set `expectations: suite.json` "
                                 "in audit.yaml; `auditor export-expectations` writes one)")
+        if not suite["expectations"]:
+            raise NotApplicable(f"expectation suite {suite['name']!r} ({suite.get('path')}) "
+                                "holds no expectations")
         from auditor.gx import SuiteRunner
 
         try:
