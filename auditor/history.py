@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from auditor.ledger import Ledger
+from auditor.ledger import Ledger, shown
 
 MAX_TREND_CHARTS = 40
 MAX_LINES_PER_CHART = 10
@@ -96,7 +96,7 @@ def render_history(ledger: Ledger) -> str:
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     return env.get_template("history.html.j2").render(
-        runs=runs, status=status, trends=trends, ledger=ledger.target, css=Markup(css),
+        runs=runs, status=status, trends=trends, ledger=shown(ledger.target), css=Markup(css),
         js=Markup(js), plotly=bundle)
 
 

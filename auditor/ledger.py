@@ -44,6 +44,15 @@ def is_url(target: str) -> bool:
     return "://" in target
 
 
+def shown(target: str) -> str:
+    """The ledger's name for messages and pages: a URL's password replaced by ``***`` (error
+    lines and history.html end up in CI logs and uploaded artifacts)."""
+    import re
+
+    return re.sub(r"^([^:/?#]+://[^/?#@]*?:)[^/?#@]*@", r"\1***@", target) \
+        if is_url(target) else target
+
+
 def subject_text(subject: Any) -> str:
     return ", ".join(map(str, subject)) if isinstance(subject, list) else str(subject or "")
 
@@ -123,8 +132,10 @@ class Ledger:
         except InputError:
             raise
         except Exception as err:
-            raise InputError(f"{self.target}: cannot open the ledger ({type(err).__name__}: "
-                             f"{str(err).splitlines()[0] if str(err) else ''})") from None
+            first = str(err).splitlines()[0] if str(err) else ""
+            raise InputError(f"{shown(self.target)}: cannot open the ledger ("
+                             f"{type(err).__name__}: "
+                             f"{first.replace(self.target, shown(self.target))})") from None
 
     # -- the two drivers behind one interface ---------------------------------------------------
     def _execute(self, statements: list[tuple[str, Any]]) -> None:
@@ -200,8 +211,9 @@ class Ledger:
                  "severity, waived) VALUES (:run_id, :check_id, :subject, :metric, :splits, "
                  ":value, :severity, :waived)", metrics)])
         except Exception as err:
-            raise InputError(f"{self.target}: cannot append to the ledger "
-                             f"({type(err).__name__}: {err})") from None
+            raise InputError(f"{shown(self.target)}: cannot append to the ledger "
+                             f"({type(err).__name__}: "
+                             f"{str(err).replace(self.target, shown(self.target))})") from None
         return run_id
 
     def runs(self) -> list[dict[str, Any]]:

@@ -266,3 +266,37 @@ def test_concurrent_appends_keep_every_run_whole_and_strings_are_parameters(tmp_
     metrics = store.metrics()
     assert len(metrics) == 48 and {m["subject"] for m in metrics} == {sql}
     assert {c["summary"] for c in store.check_results()} == {sql, "ok"}
+
+
+def test_a_database_password_never_reaches_messages_pages_or_reports(tmp_path, write_splits):
+    from auditor.errors import InputError
+    from auditor.history import render_history
+    from auditor.ledger import shown
+
+    assert shown("postgresql+psycopg://audit:s3cret@db:5432/runs") == \
+        "postgresql+psycopg://audit:***@db:5432/runs"
+    assert shown("postgresql://audit@db/runs") == "postgresql://audit@db/runs"
+    assert shown("reports/ledger.sqlite") == "reports/ledger.sqlite"
+    with pytest.raises(InputError) as err:
+        Ledger("sqlite+nodriver://audit:s3cret@db/runs")
+    assert "s3cret" not in str(err.value) and "audit:***@db" in str(err.value)
+    store = Ledger(str(tmp_path / "l.sqlite"))
+    store.append({"started_at": "2026-11-24T00:00:00Z", "status": "pass", "checks": []}, None)
+
+    class Shared:  # the same runs, named as a shared database would be
+        target = "postgresql://audit:s3cret@db/runs"
+        runs, check_results, metrics = store.runs, store.check_results, store.metrics
+
+    page = render_history(Shared())
+    assert "s3cret" not in page and "postgresql://audit:***@db/runs" in page
+    paths = write_splits(planted())
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(json.dumps({"datasets": {k: str(v) for k, v in paths.items()},
+                               "columns": {"label": "y"}, "suite": str(suite_file(tmp_path)),
+                               "ledger": "postgresql://audit:s3cret@db/runs"}))
+    from auditor.api import run_audit
+    from auditor.config import load_config
+
+    report = run_audit(load_config(cfg))  # the ledger itself is opened by the CLI only
+    assert report.config["ledger"] == "postgresql://audit:***@db/runs"
+    assert "s3cret" not in report.to_json()
