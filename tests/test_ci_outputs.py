@@ -157,3 +157,25 @@ def test_junit_carries_control_characters_of_the_data_as_escapes():
     (failure,) = case.result
     assert failure.message == "level 'a\\x0bb' of c\\x01 drifted"
     assert failure.text == "fail: c\\x01 = 'a\\x0bb' <&> drifted"
+
+
+def test_markdown_tables_keep_their_columns_whatever_the_column_names():
+    import re
+
+    hostile = "<script>alert(1)</script> a|b `c` d\ne"
+    doc = {"status": "fail", "duration_s": 1.0, "started_at": "2026-01-01T00:00:00Z",
+           "tool_version": "t", "checks": [
+               {"id": "drift.features", "status": "fail", "summary": f"{hostile} drifted",
+                "findings": [{"severity": "fail", "metric": "psi", "subject": hostile,
+                              "splits": ["train", "test"], "message": f"{hostile} moved",
+                              "waived": None}]}],
+           "inputs": {"train": {"path": f"/data/{hostile}.parquet", "rows": 3,
+                                "hash": "sha256:ab"}}}
+    md = summary_markdown(doc, "fail", 1)
+    assert "<script" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    assert len(rows) == 2 + 1 + 2 + 1  # two tables: header, rule, one row each
+    unescaped = [len(re.findall(r"(?<!\\)\|", line)) for line in rows]
+    assert unescaped == [4, 4, 4, 5, 5, 5]
+    (finding,) = [line for line in md.splitlines() if line.startswith("- **fail**")]
+    assert "a\\|b \\`c\\` d e moved" in finding  # one line: the newline folded
