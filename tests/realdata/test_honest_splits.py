@@ -11,11 +11,7 @@ import pytest
 import auditor
 from tests.realdata.cases import HONEST, Case
 
-XFAIL: dict[str, str] = {
-    "flights": "B: drift.features FAILs tailnum (a high-cardinality id-like category, new "
-               "aircraft in a later period)",
-    "seattle_weather": "B: drift.label FAILs the weather label in a time split",
-}
+XFAIL: dict[str, str] = {}
 
 
 def failing(report) -> list[str]:

@@ -1,4 +1,5 @@
-"""Documented leaks in real data must FAIL the right check on the right subject."""
+"""Documented leaks (and one documented labelling defect) in real data must FAIL the right
+check on the right subject."""
 from __future__ import annotations
 
 import pytest
