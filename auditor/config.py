@@ -213,7 +213,7 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
                           f"got {type(raw).__name__}")
     if isinstance(raw.get("datasets"), (str, Path)):  # a DatasetDict.save_to_disk folder
         from auditor.hf import expand_dataset_dict
-        folder = Path(raw["datasets"])
+        folder = Path(raw["datasets"]).expanduser()  # as every other path of the YAML
         raw = {**raw, "datasets": expand_dataset_dict(
             folder if folder.is_absolute() else base_dir / folder, source)}
     try:
