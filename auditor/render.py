@@ -154,6 +154,12 @@ def render_summary_html(report: dict[str, Any], links: dict[str, str] | None = N
             len(groups), Markup("").join(groups[:MAX_SUMMARY_GROUPS]),
             Markup("<p>... and {} more in the full report</p>").format(more) if more > 0
             else ""))
+    waived = sum(f.get("waived") is not None for c in report.get("checks", [])
+                 for f in c.get("findings", []))
+    if waived:
+        parts.append(Markup("<p>{} finding{} accepted by waivers (not counted; see "
+                            "<code>audit.waivers</code>).</p>").format(
+            waived, "s" if waived != 1 else ""))
     if links:
         parts.append(Markup("<p>{}</p>").format(Markup(" · ").join(
             Markup('<a href="{}" target="_blank">{}</a>').format(href, label)

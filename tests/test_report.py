@@ -123,6 +123,7 @@ def test_report_from_json_round_trips_and_validates_with_workflow_fields(tmp_pat
     assert {"persisting", "resolved"} <= changes and doc["baseline"]["resolved"] == 1
     again = Report.from_json(path)
     assert again.to_dict() == doc
+    assert "1 finding accepted by waivers" in again._repr_html_()
     assert again.exit_code() == report.exit_code() == 1
     assert again.check("drift.features").findings[1].waived == {
         "reason": "r", "owner": "o", "expires": "2099-01-01"}
