@@ -80,8 +80,8 @@ class Waiver(BaseModel):
 
 
 def _subject_key(subject: str | list[str]) -> frozenset[str] | str:
-    if isinstance(subject, list):
-        return subject[0] if len(subject) == 1 else frozenset(subject)
+    if isinstance(subject, list):  # [] is the dataset as a whole, like ""
+        return "" if not subject else subject[0] if len(subject) == 1 else frozenset(subject)
     return subject
 
 

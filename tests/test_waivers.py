@@ -93,6 +93,11 @@ def test_matching_rules_subject_lists_as_sets_info_never_waived_expiry_day_inclu
     (w_pair, w_info, w_today) = parse_waivers([
         _w(subject=["b", "a"]), _w(subject="c"), _w(subject=["a", "b"], expires="2026-05-01")])
     assert w_pair.matches("drift.features", pair) and not w_pair.matches("drift.label", pair)
+    whole = Finding(severity=Severity.FAIL, message="m", metric="m", subject="")
+    (w_empty, w_one) = parse_waivers([_w(subject=[]), _w(subject=["c"])])
+    assert w_empty.matches("drift.features", whole)  # [] and "" both mean the dataset
+    assert w_one.matches("drift.features", Finding(severity=Severity.WARN, message="m",
+                                                   metric="m", subject="c"))
     assert not w_info.matches("drift.features", info)
     results = [_result(pair)]
     summary = apply_waivers(results, [w_today], today=date(2026, 5, 1))
