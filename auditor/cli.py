@@ -390,6 +390,9 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
     ledger and the baseline are opened before the run: unusable ones fail fast (exit 2)."""
     from auditor.api import run_audit
 
+    if baseline is not None and baseline != "last":  # refused before the ledger is created
+        from auditor.baseline import read_report
+        read_report(baseline)
     store = None
     if ledger:
         from auditor.ledger import Ledger

@@ -155,6 +155,19 @@ def test_unwritable_ledger_fails_before_the_run(tmp_path, capsys):
     assert not (out / "report.json").exists()
 
 
+def test_unusable_baseline_refuses_the_run_before_the_ledger_or_the_folder_exists(tmp_path,
+                                                                                  capsys):
+    cfg = _config(tmp_path, planted())
+    bad = tmp_path / "garbage.json"
+    bad.write_text("not json")
+    out, ledger = tmp_path / "never", tmp_path / "l" / "ledger.sqlite"
+    assert main(["run", str(cfg), "--out", str(out), "--ledger", str(ledger), "--baseline",
+                 str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: not a readable report.json" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists() and not ledger.parent.exists()
+
+
 def test_baseline_last_on_a_first_run_is_a_note_not_an_error(tmp_path, capsys):
     cfg = _config(tmp_path, planted())
     out = tmp_path / "reports" / "first"
