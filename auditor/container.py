@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Sequence
 
 PROGRAM = "auditor"
+# argparse accepts unambiguous prefixes: no other option of any subcommand starts with --o
+_OUT_FLAGS = ("--out", "--ou", "--o")
 
 
 def output_folder(argv: Sequence[str], cwd: Path) -> Path:
@@ -33,10 +35,13 @@ def output_folder(argv: Sequence[str], cwd: Path) -> Path:
     ``cwd``; the first existing ancestor when it does not exist yet."""
     out: str | None = None
     for i, arg in enumerate(argv):
-        if arg == "--out" and i + 1 < len(argv):
+        flag, eq, value = arg.partition("=")
+        if flag not in _OUT_FLAGS:
+            continue
+        if eq:
+            out = value
+        elif i + 1 < len(argv):
             out = argv[i + 1]
-        elif arg.startswith("--out="):
-            out = arg.split("=", 1)[1]
     path = cwd / out if out else cwd  # an absolute ``out`` replaces ``cwd``
     while not path.exists() and path != path.parent:
         path = path.parent
