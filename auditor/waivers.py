@@ -51,6 +51,16 @@ class Waiver(BaseModel):
                              + (f" (did you mean {close[0]!r}?)" if close else ""))
         return v
 
+    @field_validator("subject", mode="before")
+    @classmethod
+    def _numeric_name(cls, v: Any) -> Any:  # YAML reads `subject: 2024` as a number
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)
+        if isinstance(v, list):
+            return [str(x) if isinstance(x, int) and not isinstance(x, bool) else x
+                    for x in v]
+        return v
+
     @field_validator("reason", "owner")
     @classmethod
     def _not_blank(cls, v: str) -> str:
@@ -95,9 +105,11 @@ def parse_waivers(raw: Any) -> list[Waiver]:
         return TypeAdapter(list[Waiver]).validate_python(raw or [])
     except ValidationError as err:
         e = err.errors()[0]
-        key = ".".join(str(p) for p in e["loc"])
+        key = "".join(f".{p}" for p in e["loc"] if p not in ("str", "list[str]"))
         msg = str(e["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"waivers.{key}: {msg}") from None
+        if e["loc"][-1:] in (("str",), ("list[str]",)):
+            msg = "must be a column name, a list of column names, or \"\" for the dataset"
+        raise ConfigError(f"waivers{key}: {msg}") from None
 
 
 def _days(delta: Any) -> str:

@@ -186,3 +186,18 @@ def test_expired_waiver_counts_days_in_words():
     many = apply_waivers([_result(pair)], [w], today=date(2026, 5, 31)).findings[0]
     assert "expired on 2026-04-30, 1 day ago" in one.message and one.value == 1.0
     assert "31 days ago" in many.message and pair.waived is None
+
+
+def test_numeric_column_names_from_yaml_are_names_and_bad_subjects_say_what_is_expected():
+    from auditor.errors import ConfigError
+
+    (w,) = parse_waivers([_w(subject=2024)])  # YAML: `subject: 2024`
+    assert w.subject == "2024"
+    assert w.matches("drift.features", Finding(severity=Severity.FAIL, message="m",
+                                               metric="psi", subject="2024"))
+    assert parse_waivers([_w(subject=[7, "b"])])[0].subject == ["7", "b"]
+    with pytest.raises(ConfigError, match=r'^waivers\.0\.subject: must be a column name, a '
+                                          r'list of column names, or "" for the dataset$'):
+        parse_waivers([_w(subject={"a": 1})])
+    with pytest.raises(ConfigError, match=r"^waivers: "):
+        parse_waivers({"check": "drift.features"})
