@@ -369,3 +369,16 @@ def test_datasets_folder_path_expands_the_home_directory(tmp_path, monkeypatch):
     cfg = load_config(tmp_path / "audit.yaml")
     assert cfg.datasets == {"train": tmp_path / "home" / "dd" / "train",
                             "test": tmp_path / "home" / "dd" / "test"}
+
+
+def test_the_integrations_import_nothing_heavy_until_used():
+    """``import auditor.cli`` and the integration modules stay light: datasets, Great
+    Expectations and pyarrow are imported by the functions that read or validate."""
+    code = ("import sys, auditor, auditor.cli, auditor.hf, auditor.gx, auditor.tokenizers, "
+            "auditor.container, auditor.detectors.expectations, auditor.provenance; "
+            "print([m for m in ('datasets', 'great_expectations', 'pyarrow', 'pandas', "
+            "'tokenizers', 'pyspark') if m in sys.modules])")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
