@@ -37,7 +37,8 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
 
         base_doc = baseline if isinstance(baseline, dict) else read_report(baseline)
         base_source = "<dict>" if isinstance(baseline, dict) else str(Path(baseline).resolve())
-    checks = load_checks(suite or cfg.suite, cfg.thresholds)
+    unused: list[str] = []  # thresholds of checks the suite does not run: a note, not an error
+    checks = load_checks(suite or cfg.suite, cfg.thresholds, notes=unused)
     data = open_splits(cfg, frames)
     results = run_checks(checks, data, progress=progress)
     waived = apply_waivers(results, list(cfg.waivers))
@@ -50,7 +51,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     duration_s=0.0, seed=cfg.seed,
                     datasets=data.info(), checks=results, tool_version=__version__,
-                    notes=list(data.notes), inputs=describe_inputs(data, hash_mode),
+                    notes=[*data.notes, *unused], inputs=describe_inputs(data, hash_mode),
                     config=config, versions=versions())
     if base_doc is not None:
         from auditor.baseline import mark_changes
