@@ -107,7 +107,9 @@ def scan_table(path: Path) -> pl.LazyFrame:
             return hf.read_saved_dataset(path).lazy()
         files = data_files(path, _PARQUET)
         if not files:
-            raise InputError(f"{path}: directory contains no Parquet files (*.parquet)")
+            raise InputError(f"{path}: directory contains no Parquet files (*.parquet) and is "
+                             "not a datasets save_to_disk folder (no state.json or "
+                             "dataset_dict.json)")
         return pl.scan_parquet([str(p) for p in files])
     fmt = _format_of(path)
     if fmt == "parquet":

@@ -171,6 +171,28 @@ def test_hf_folder_mistakes_are_one_line_and_exit_2(tmp_path):
     (tmp_path / "dd" / "test" / "data-00000-of-00001.arrow").write_bytes(b"\x00" * 64)
     with pytest.raises(InputError, match="cannot read as an Arrow stream"):
         read_table(tmp_path / "dd" / "test")
+    (tmp_path / "neither").mkdir()
+    (tmp_path / "neither" / "notes.txt").write_text("not data")
+    res = _cli("run", "--train", str(tmp_path / "neither"), "--test", str(tmp_path / "dd" /
+                                                                        "train"),
+               "--out", str(tmp_path / "o2"))
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert "neither: directory contains no Parquet files" in line
+    assert "not a datasets save_to_disk folder" in line
+
+
+def test_a_truncated_shard_is_exit_2_naming_it(tmp_path):
+    _ds(clean_frame(400, 1)).save_to_disk(str(tmp_path / "train"))
+    _ds(clean_frame(100, 2, 5000)).save_to_disk(str(tmp_path / "test"))
+    shard = tmp_path / "test" / "data-00000-of-00001.arrow"
+    shard.write_bytes(shard.read_bytes()[:-3000])
+    res = _cli("run", "--train", str(tmp_path / "train"), "--test", str(tmp_path / "test"),
+               "--out", str(tmp_path / "out"))
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"{shard}: cannot read as an Arrow stream" in line
+    assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------------------------------------
