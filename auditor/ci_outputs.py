@@ -157,8 +157,8 @@ def summary_markdown(doc: dict[str, Any], fail_on: str = "fail", exit_code: int 
         lines += ["", "<details><summary>Inputs</summary>", "",
                   "| split | path | rows | hash |", "|---|---|---|---|"]
         for name, d in inputs.items():
-            h = str(d.get("hash") or "")
+            h = str(d.get("hash") or "").replace("`", "")[:23]
             lines.append(f"| {md_escape(name)} | {md_escape(d.get('path') or '(in memory)')} "
-                         f"| {d.get('rows', 0):,} | `{md_escape(h[:23])}` |")
+                         f"| {d.get('rows', 0):,} | {f'`{h}`' if h else '–'} |")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

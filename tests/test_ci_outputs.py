@@ -179,3 +179,12 @@ def test_markdown_tables_keep_their_columns_whatever_the_column_names():
     assert unescaped == [4, 4, 4, 5, 5, 5]
     (finding,) = [line for line in md.splitlines() if line.startswith("- **fail**")]
     assert "a\\|b \\`c\\` d e moved" in finding  # one line: the newline folded
+
+
+def test_markdown_inputs_of_in_memory_splits_show_a_dash_not_an_empty_code_span():
+    doc = {"status": "pass", "checks": [], "inputs": {
+        "train": {"path": None, "rows": 5, "hash": None},
+        "test": {"path": "/a", "rows": 7, "hash": "sha256:" + "a" * 64}}}
+    md = summary_markdown(doc, "fail", 0)
+    assert "| train | (in memory) | 5 | – |" in md
+    assert "| test | /a | 7 | `sha256:aaaaaaaaaaaaaaaa` |" in md and "``" not in md
