@@ -66,8 +66,21 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
     return out
 
 
-def render_history(ledger: Ledger) -> str:
-    """The HTML page for every run in ``ledger``."""
+def report_links(runs: list[dict[str, Any]], out: Path) -> None:
+    """Set ``report_href`` of each run whose report.html still exists: a URL-quoted path
+    relative to ``out`` (the page and the reports are uploaded together as one artifact)."""
+    import os
+    from urllib.parse import quote
+
+    for r in runs:
+        page = Path(r["report_path"]).with_name("report.html") if r.get("report_path") else None
+        if page is not None and page.is_file():
+            rel = Path(os.path.relpath(page, out.resolve())).as_posix()
+            r["report_href"] = quote(rel)  # ':' quoted too: never read as a URL scheme
+
+
+def render_history(ledger: Ledger, out: Path | None = None) -> str:
+    """The HTML page for every run in ``ledger`` (reports linked relative to ``out``)."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from markupsafe import Markup
 
@@ -75,6 +88,8 @@ def render_history(ledger: Ledger) -> str:
     from auditor.render import TEMPLATES, fmt_number
 
     runs = ledger.runs()
+    if out is not None:
+        report_links(runs, out)
     checks = ledger.check_results()
     metrics = ledger.metrics()
     status: dict[str, dict[str, str]] = {}
@@ -105,5 +120,5 @@ def write_history(target: str, out: Path) -> Path:
     from auditor.output import write_atomic
 
     page = out / "history.html"
-    write_atomic(page, render_history(Ledger(target)))
+    write_atomic(page, render_history(Ledger(target), out))
     return page

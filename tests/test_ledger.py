@@ -313,3 +313,20 @@ def test_a_database_password_never_reaches_messages_pages_or_reports(tmp_path, w
     report = run_audit(load_config(cfg))  # the ledger itself is opened by the CLI only
     assert report.config["ledger"] == "postgresql://audit:***@db/runs"
     assert "s3cret" not in report.to_json()
+
+
+def test_history_links_each_kept_report_relative_to_the_page(tmp_path, capsys):
+    ledger, outs = _three_runs(tmp_path, capsys)
+    (outs[1] / "report.html").unlink()  # a report that was not kept is not linked
+    odd = tmp_path / "reports" / "javascript:alert(1)"  # a folder name is never a URL scheme
+    odd.mkdir()
+    for name in ("report.json", "report.html"):
+        (odd / name).write_bytes((outs[0] / name).read_bytes())
+    Ledger(str(ledger)).append(json.loads((odd / "report.json").read_text()),
+                               odd / "report.json")
+    assert main(["history", "--ledger", str(ledger), "--out",
+                 str(tmp_path / "reports" / "history")]) == 0
+    html = (tmp_path / "reports" / "history" / "history.html").read_text()
+    hrefs = re.findall(r'<a href="([^"]*)">report.html</a>', html)
+    assert sorted(hrefs) == ["../javascript%3Aalert%281%29/report.html",
+                             "../night-1/report.html", "../night-3/report.html"]
