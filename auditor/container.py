@@ -68,9 +68,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     if os.geteuid() == 0:
         uid, gid = run_as(args, Path.cwd())
         if uid != 0:
-            os.setgroups([])
-            os.setgid(gid)
-            os.setuid(uid)
+            try:
+                os.setgroups([])
+                os.setgid(gid)
+                os.setuid(uid)
+            except PermissionError:  # root without CAP_SETUID/CAP_SETGID (--cap-drop ALL)
+                print(f"auditor: error: the container cannot switch to the owner "
+                      f"({uid}:{gid}) of {output_folder(args, Path.cwd())}: no SETUID/SETGID "
+                      f"capability; run it as that user: docker run --user {uid}:{gid} ...",
+                      file=sys.stderr)
+                sys.exit(2)
             os.environ["HOME"] = _home_of(uid)
     os.execvp(PROGRAM, [PROGRAM, *args])
 

@@ -143,6 +143,32 @@ def test_entrypoint_defaults_to_the_owner_of_the_working_directory(tmp_path, fak
     assert res.stdout.split()[:2] == ["4321", "4321"]
 
 
+def test_entrypoint_without_the_setuid_capability_is_one_line_exit_2(tmp_path, monkeypatch,
+                                                                   capsys):
+    """Root with every capability dropped (``--cap-drop ALL``) cannot switch users: one line
+    naming the owner and the --user way out, exit 2, nothing run as root instead."""
+    import auditor.container as container
+
+    out = tmp_path / "out dir"
+    out.mkdir()
+
+    def denied(*a):
+        raise PermissionError(1, "Operation not permitted")
+
+    def never(*a):
+        raise AssertionError("auditor must not run when the switch failed")
+
+    monkeypatch.setattr(container.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(container, "run_as", lambda argv, cwd: (4321, 4322))
+    monkeypatch.setattr(container.os, "setgroups", denied)
+    monkeypatch.setattr(container.os, "execvp", never)
+    with pytest.raises(SystemExit) as exc:
+        container.main(["demo", "--out", str(out)])
+    assert exc.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "(4321:4322)" in line and str(out) in line and "--user 4321:4322" in line
+
+
 def _make(*args: str, path: str) -> subprocess.CompletedProcess:
     make = shutil.which("make")
     if make is None:
