@@ -767,9 +767,12 @@ WORKING_SET_FACTOR = 3.0
 def estimate_bytes(path: Path) -> int:
     """In-memory size of a split estimated before reading it: Parquet footers give the
     uncompressed size; text formats count their bytes (x5 when compressed)."""
+    from auditor.hf import saved_dataset_files
     from auditor.inputs import data_files
 
-    files = data_files(path, _PARQUET + (".arrow",)) if path.is_dir() else [path]
+    files = [path] if not path.is_dir() else (  # a datasets folder: its shards, not its caches
+        [f for f in saved_dataset_files(path) or [] if f.suffix == ".arrow"]
+        or data_files(path, _PARQUET + (".arrow",)))
     total = 0
     for f in files:
         try:

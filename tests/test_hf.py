@@ -404,3 +404,15 @@ def test_the_integrations_import_nothing_heavy_until_used():
                          timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+def test_the_memory_estimate_of_a_dataset_folder_counts_its_shards_not_its_caches(tmp_path):
+    from auditor.data import estimate_bytes
+
+    _ds(clean_frame(2000, 1)).save_to_disk(str(tmp_path / "train"), num_shards=2)
+    shards = sorted((tmp_path / "train").glob("data-*.arrow"))
+    expected = sum(p.stat().st_size for p in shards)
+    ds = datasets.load_from_disk(str(tmp_path / "train"))
+    ds.map(lambda r: {"z": r["x1"] * 2}).shuffle(seed=0).flatten_indices()
+    assert list((tmp_path / "train").glob("cache-*.arrow"))
+    assert estimate_bytes(tmp_path / "train") == expected
