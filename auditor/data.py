@@ -686,8 +686,9 @@ def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | 
         return df.rename({k: v for k, v in mapping.items() if k in df.columns})
 
     issues = [SchemaIssue("info", new, "renamed",
-                          f"column {old!r} is audited as {new!r}: names that are empty or start "
-                          "with '__auditor_' are kept for the auditor's own helper columns")
+                          f"column {old!r} is audited as {new!r}: names that are empty, start "
+                          "with '__auditor_' (the auditor's own helper columns) or read as a "
+                          "pattern ('*', '^...$') are renamed")
               for old, new in mapping.items()]
     return ({n: rename(df) for n, df in frames.items()},
             rename(reference) if reference is not None else None,

@@ -866,7 +866,8 @@ def test_a_usage_error_leaves_no_empty_folder(tmp_path, monkeypatch, capsys):
 _INTERNAL_NAMES = ["", "__row", "__auditor_label", "__auditor_row", "__auditor_n", "__y",
                    "len", "count", "literal", "row", "row_a", "row_b", "first_row", "h", "k",
                    "v", "d", "s", "q", "n", "w", "null", "value", "entity", "rows", "_key", "t",
-                   "test_row", "train_row", "doc", "i", "index"]
+                   "test_row", "train_row", "doc", "i", "index",
+                   "*", "^x.*$"]   # pl.col reads these as a wildcard and a regex
 
 
 def _hostile_named(df: pl.DataFrame) -> pl.DataFrame:
@@ -915,7 +916,7 @@ def test_user_columns_named_like_internal_columns_run_the_whole_suite(tmp_path, 
                for f in _check(doc, "schema.consistency")["findings"]
                if f["metric"] == "schema_renamed"}
     assert set(renames) == {"(unnamed column 6)", "_auditor_label", "_auditor_row",
-                            "_auditor_n"}, renames
+                            "_auditor_n", "* (renamed)", "^x.*$ (renamed)"}, renames
     assert "column '' is audited as '(unnamed column 6)'" in renames["(unnamed column 6)"]
     dup = {f["metric"]: f for f in _check(doc, "leakage.duplicates")["findings"]}
     assert dup["duplicate_rows"]["count"] == 10
@@ -953,6 +954,8 @@ def test_a_renamed_column_never_takes_an_existing_name():
     assert rename_map([["__auditor_x", "_auditor_x", "_auditor_x (2)", ""],
                        ["", "b"]]) == {"__auditor_x": "_auditor_x (3)",
                                        "": "(unnamed column 4)"}
+    assert rename_map([["*", "^a$", "^", "$", "a*", "^a$ (renamed)"]]) == {
+        "*": "* (renamed)", "^a$": "^a$ (renamed) (2)"}
 
 
 def test_an_all_null_label_in_every_split_is_refused_with_one_line(tmp_path, capsys):
