@@ -123,8 +123,11 @@ class Ledger:
         try:
             if is_url(self.target):
                 from sqlalchemy import create_engine
+                from sqlalchemy.pool import NullPool
 
-                self._engine = create_engine(self.target)
+                # a ledger writes once per run: no pool keeping idle connections to a shared
+                # database open in long-lived processes (notebooks, Dagster code servers)
+                self._engine = create_engine(self.target, poolclass=NullPool)
             else:
                 Path(self.target).parent.mkdir(parents=True, exist_ok=True)
             for statement in SCHEMA:

@@ -134,6 +134,8 @@ def test_sqlalchemy_url_ledger_and_sqlite_path_imports_no_sqlalchemy(tmp_path, c
     (run,) = store.runs()
     assert run["status"] == "fail" and run["inputs"]["train"]["rows"] == 600
     assert len(store.metrics()) == len(headline_metrics(doc))
+    from sqlalchemy.pool import NullPool
+    assert isinstance(store._engine.pool, NullPool)  # no idle connections left open
     code = ("import sys, json\nfrom auditor.ledger import Ledger\n"
             f"s = Ledger({str(tmp_path / 'plain.sqlite')!r}); s.append(json.load(open("
             f"{str(tmp_path / 'a' / 'report.json')!r})), None)\n"
