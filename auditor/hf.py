@@ -30,6 +30,7 @@ from auditor.errors import ConfigError, InputError
 _STREAM_CONTINUATION = b"\xff\xff\xff\xff"  # every message of an Arrow (>= 0.15) stream
 DATASET_STATE = "state.json"
 DATASET_DICT = "dataset_dict.json"
+DATASET_INFO = "dataset_info.json"
 
 
 def _first_line(err: BaseException) -> str:
@@ -128,24 +129,25 @@ def _shard_names(path: Path) -> list[str]:
 
 
 def saved_dataset_files(path: Path) -> list[Path] | None:
-    """What a ``Dataset.save_to_disk`` folder's content is: ``state.json`` and its listed
-    shards (not the ``cache-*.arrow`` files ``datasets`` adds next to them whenever a loaded
-    dataset is mapped, filtered or shuffled); None for any other folder or an unreadable
-    state. Provenance hashes these, so ``auditor verify`` sees the data read, nothing else."""
+    """What a ``Dataset.save_to_disk`` folder's content is: ``state.json``, its listed shards
+    and ``dataset_info.json`` (the features, the column types of a 0-row split); not the
+    ``cache-*.arrow`` files ``datasets`` adds next to them whenever a loaded dataset is mapped,
+    filtered or shuffled. None for any other folder or an unreadable state. Provenance hashes
+    these, so ``auditor verify`` sees the data read, nothing else."""
     if not is_saved_dataset(path) or is_saved_dataset_dict(path):
         return None
     try:
         names = _shard_names(path)
     except InputError:
         return None
-    return [path / DATASET_STATE, *(path / n for n in names if (path / n).is_file())]
+    info = [path / DATASET_INFO] if (path / DATASET_INFO).is_file() else []
+    return [path / DATASET_STATE, *(path / n for n in names if (path / n).is_file()), *info]
 
 
 def _empty_table(path: Path) -> Any:
     """A 0-row Dataset's table: ``save_to_disk`` writes no shard, only the features (in
     ``dataset_info.json``), which ``datasets`` turns into the Arrow schema."""
-    info = _read_json(path / "dataset_info.json") if (path / "dataset_info.json").is_file() \
-        else None
+    info = _read_json(path / DATASET_INFO) if (path / DATASET_INFO).is_file() else None
     features = info.get("features") if isinstance(info, dict) else None
     if not isinstance(features, dict):
         raise InputError(f"{path}: a Dataset saved with 0 rows and no features in "
@@ -159,7 +161,7 @@ def _empty_table(path: Path) -> Any:
     try:
         return Features.from_dict(features).arrow_schema.empty_table()
     except Exception as err:
-        raise InputError(f"{path / 'dataset_info.json'}: unreadable features: "
+        raise InputError(f"{path / DATASET_INFO}: unreadable features: "
                          f"{_first_line(err)}") from None
 
 
