@@ -1,8 +1,9 @@
 """Same-shaped findings of one check shown as one row: "30 columns ..." with its subjects.
 
-Findings group when they share severity, metric, splits, waived-or-not and change (against a
-baseline). A group of one is the finding itself. Every renderer (HTML, terminal, Markdown,
-JUnit) shows groups; report.json keeps every finding.
+Findings group when they share severity, metric, splits, waiver (none, or the same reason,
+owner and expiry) and change (against a baseline). A group of one is the finding itself.
+Every renderer (HTML, terminal, Markdown, JUnit) shows groups; report.json keeps every
+finding.
 """
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ def subject_text(subject: Any) -> str:
 
 
 def _key(f: dict[str, Any]) -> tuple[Any, ...]:
+    waived = f.get("waived")  # the waiver itself: a group shows one reason, owner and date
     return (f.get("severity"), f.get("metric"), tuple(f.get("splits") or ()),
-            f.get("waived") is not None, f.get("change"))
+            tuple(sorted((str(k), str(v)) for k, v in waived.items()))
+            if isinstance(waived, dict) else waived is not None, f.get("change"))
 
 
 def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -188,3 +188,14 @@ def test_markdown_inputs_of_in_memory_splits_show_a_dash_not_an_empty_code_span(
     md = summary_markdown(doc, "fail", 0)
     assert "| train | (in memory) | 5 | – |" in md
     assert "| test | /a | 7 | `sha256:aaaaaaaaaaaaaaaa` |" in md and "``" not in md
+
+
+def test_findings_waived_by_different_waivers_never_share_a_group():
+    base = {"severity": "fail", "metric": "psi", "splits": ["train", "test"], "value": 0.5,
+            "count": 3, "message": "m"}
+    a = {"reason": "seasonal", "owner": "team-a", "expires": "2027-01-01"}
+    b = {"reason": "new source", "owner": "team-b", "expires": "2027-02-01"}
+    groups = group_findings([dict(base, subject="f0", waived=a), dict(base, subject="f1",
+                             waived=b), dict(base, subject="f2", waived=dict(a))])
+    assert [(g["subjects"], g["waived"]["owner"]) for g in groups] == [
+        (["f0", "f2"], "team-a"), (["f1"], "team-b")]
