@@ -4,8 +4,9 @@ A plain path is an embedded SQLite file (stdlib ``sqlite3``); a SQLAlchemy URL
 (``postgresql://...``, ``sqlite:///...``: anything with ``://``) is a shared database, and
 SQLAlchemy is imported only then. The same portable SQL runs on both. Tables:
 
-- ``runs``: run id, start time, time recorded (microseconds: orders runs of one second), status, duration, config hash, the inputs (path, bytes, hash,
-  rows per split, as JSON), the tool version and where report.json was written;
+- ``runs``: run id, start time, time recorded (UTC, microseconds: orders runs of one
+  second), status, duration, config hash, the inputs (path, bytes, hash, rows per split, as
+  JSON), the tool version and where report.json was written;
 - ``check_results``: per run and check, its status and summary;
 - ``metrics``: per run, check, subject, metric and splits, the headline value and severity of
   every finding with a value (waived or not), and the PSI of every compared feature from the
