@@ -157,3 +157,23 @@ def test_verify_sees_one_flipped_byte_of_the_same_size(tmp_path, write_splits, c
     err = capsys.readouterr().err
     assert f"{target.resolve()} changed since the audit (same size, {hash_mode} hash " \
            "differs)" in err and "1 of " in err
+
+
+def test_fast_hash_is_size_mtime_and_the_parquet_footer_or_head_and_tail(tmp_path,
+                                                                         write_splits):
+    import pyarrow.parquet as pq
+
+    path = write_splits(planted())["train"]
+    raw, st = path.read_bytes(), path.stat()
+    n = int.from_bytes(raw[-8:-4], "little")
+    footer = raw[-8 - n:-8]
+    assert pq.ParquetFile(path).metadata.serialized_size == n  # what pyarrow calls the footer
+    expected = hashlib.sha256(f"{st.st_size}:{st.st_mtime_ns}:".encode() + footer).hexdigest()
+    assert content_hash(path, "fast") == (f"fast:{expected}", st.st_size)
+    csv = tmp_path / "big.csv"
+    csv.write_bytes(b"a,b\n" + b"1,2\n" * 50_000)
+    raw, st = csv.read_bytes(), csv.stat()
+    edge = 64 << 10
+    expected = hashlib.sha256(f"{st.st_size}:{st.st_mtime_ns}:".encode() + raw[:edge]
+                              + raw[-edge:]).hexdigest()
+    assert content_hash(csv, "fast") == (f"fast:{expected}", st.st_size)
