@@ -223,6 +223,7 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     a, b = ref.values, cur.values
     assert a is not None and b is not None
     labels, ca, cb, per_value, unseen = numeric_bins(a, b, n_bins, ref.kind)
+    one_off = one_off_share(ca) if per_value else None  # before the missing bin, as categories
     if ref.missing or cur.missing:
         labels = labels + [MISSING]
         ca = np.append(ca, ref.missing)
@@ -231,7 +232,7 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     chi2_p, test = contingency_test(np.vstack([ca, cb]), seed)
     out = ColumnDrift(col, ref.kind, ref.rows, cur.rows, ref.missing, cur.missing, labels, ca,
                       cb, value, terms, js_distance(ca, cb), chi2_p, per_value=per_value,
-                      unseen_rows=unseen, test=test)
+                      unseen_rows=unseen, test=test, good_turing=one_off)
     if per_value:
         out.levels = level_shifts(labels, ca, cb, min_rows=min_level_rows)
         if unseen:

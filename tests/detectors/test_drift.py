@@ -872,3 +872,24 @@ def test_level_shifts_and_the_test_used_are_in_the_evidence():
     st = f.evidence["statistics"]
     assert st["test"] == "chi-square" and st["its level"] == "rare"
     assert st["largest level fold"] == f.value
+
+
+def test_unseen_values_of_a_per_value_numeric_are_graded_net_of_good_turing_like_categories():
+    ref = [0] * 50 + [1] * 50 + [2, 3, 4, 5, 6]  # 5 of 105 rows hold a value seen once
+    cur = [0] * 44 + [1] * 44 + [9] * 12
+    found = {}
+    for dtype in (pl.Int64, pl.String):
+        train = pl.DataFrame({"k": ref}).with_columns(pl.col("k").cast(dtype))
+        test = pl.DataFrame({"k": cur}).with_columns(pl.col("k").cast(dtype))
+        (found[dtype],) = _unseen(FeatureDrift().run(_data({"train": train, "test": test}))
+                                  ).values()
+    num, cat = found[pl.Int64], found[pl.String]
+    assert num.count == cat.count == 12
+    assert num.value == pytest.approx(12 / 100 - 5 / 105, rel=1e-4) == cat.value
+    assert num.severity == cat.severity == Severity.WARN
+    assert num.evidence["statistics"]["expected by chance"] == pytest.approx(5 / 105, rel=1e-4)
+    # a one-row train: every value of a later split is new, as Good-Turing expects; no fail
+    one = FeatureDrift().run(_data({"train": pl.DataFrame({"x": [0.5], "z": ["a"]}),
+                                    "test": pl.DataFrame({"x": np.linspace(0, 1, 40),
+                                                          "z": ["a"] * 40})}))
+    assert [f for f in one if f.severity != Severity.INFO] == []  # was an unseen_share fail
