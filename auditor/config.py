@@ -91,11 +91,12 @@ class Tokens(_Strict):
     labels: str | None = None
     objective: Literal["causal_lm", "masked_lm", "none"] = "causal_lm"
     label_shift: Literal[0, 1] = 0
-    ignore_index: int = -100
-    max_length: int | None = None
-    pad_id: int | None = None
-    bos_id: int | None = None
-    eos_id: int | None = None
+    # ids are compared with int64 arrays: they must fit one (a huge id crashed three checks)
+    ignore_index: int = Field(default=-100, ge=-2**63, lt=2**63)
+    max_length: int | None = Field(default=None, ge=1, lt=2**63)
+    pad_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
+    bos_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
+    eos_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
 
     def columns(self) -> list[str]:
         return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels) if c]

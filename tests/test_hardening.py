@@ -1390,3 +1390,32 @@ def test_uint64_values_beyond_int64_against_int64_are_one_clear_line(tmp_path, c
     assert err.count("\n") == 1
     assert "train.parquet: cannot convert column 'b' to a type shared with the other splits" \
         in err
+
+
+# --- E2: token settings beyond int64 or the vocabulary table -------------------------------
+
+@pytest.mark.parametrize("setting,expected", [
+    ("pad_id: 100000000000000000000", "tokens.pad_id: Input should be less than"),
+    ("bos_id: -100000000000000000000", "tokens.bos_id: Input should be greater than or equal"),
+    ("max_length: 0", "tokens.max_length: Input should be greater than or equal to 1"),
+    ("ignore_index: 100000000000000000000", "tokens.ignore_index: Input should be less than"),
+])
+def test_token_ids_that_cannot_be_compared_with_int64_are_refused(tmp_path, capsys, gpt2_json,
+                                                                   setting, expected):
+    train, test = _token_frames(gpt2_json)
+    cfg = _token_run(tmp_path, gpt2_json, train, test)
+    cfg.write_text(cfg.read_text().replace("pad_id: 50256}", f"pad_id: 50256, {setting}}}")
+                   if not setting.startswith("pad_id") else
+                   cfg.read_text().replace("pad_id: 50256", setting))
+    code = cli.main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and expected in err
+
+
+def test_a_vocab_size_beyond_any_vocabulary_is_refused_before_loading():
+    from auditor.detectors.tokens import MAX_VOCAB, SpecialTokens
+    assert SpecialTokens(vocab_size=MAX_VOCAB).vocab_size == MAX_VOCAB
+    for bad in (0, MAX_VOCAB + 1, 10**20, 2.5):
+        with pytest.raises(ValueError, match=r"vocab_size must be an integer in \[1, "):
+            SpecialTokens(vocab_size=bad)
