@@ -40,6 +40,9 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     unused: list[str] = []  # thresholds of checks the suite does not run: a note, not an error
     checks = load_checks(suite or cfg.suite, cfg.thresholds, notes=unused)
     data = open_splits(cfg, frames)
+    # hashed right after loading, not after the checks (minutes later): the recorded hashes
+    # describe the bytes that were read, even if a pipeline rewrites a file during the run
+    inputs = describe_inputs(data, hash_mode)
     results = run_checks(checks, data, progress=progress)
     waived = apply_waivers(results, list(cfg.waivers))
     if waived is not None:
@@ -51,7 +54,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     duration_s=0.0, seed=cfg.seed,
                     datasets=data.info(), checks=results, tool_version=__version__,
-                    notes=[*data.notes, *unused], inputs=describe_inputs(data, hash_mode),
+                    notes=[*data.notes, *unused], inputs=inputs,
                     config=config, versions=versions())
     if base_doc is not None:
         from auditor.baseline import mark_changes

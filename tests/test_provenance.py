@@ -177,3 +177,23 @@ def test_fast_hash_is_size_mtime_and_the_parquet_footer_or_head_and_tail(tmp_pat
     expected = hashlib.sha256(f"{st.st_size}:{st.st_mtime_ns}:".encode() + raw[:edge]
                               + raw[-edge:]).hexdigest()
     assert content_hash(csv, "fast") == (f"fast:{expected}", st.st_size)
+
+
+def test_inputs_are_hashed_as_loaded_not_after_the_checks(tmp_path, write_splits, monkeypatch):
+    """A pipeline rewriting a split while the checks run: the report records the bytes that
+    were read, so verify flags the rewrite instead of vouching for unaudited data."""
+    import auditor.api as api
+
+    paths = write_splits(planted())
+    original = hashlib.sha256(paths["test"].read_bytes()).hexdigest()
+    real = api.run_checks
+
+    def rewrite_during_checks(*args, **kwargs):
+        planted(seed=5)["test"].write_parquet(paths["test"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "run_checks", rewrite_during_checks)
+    code, report = _run(tmp_path, paths)
+    doc = json.loads(report.read_text())
+    assert doc["inputs"]["test"]["hash"] == f"sha256:{original}"
+    assert main(["verify", str(report)]) == 1
