@@ -893,3 +893,24 @@ def test_unseen_values_of_a_per_value_numeric_are_graded_net_of_good_turing_like
                                     "test": pl.DataFrame({"x": np.linspace(0, 1, 40),
                                                           "z": ["a"] * 40})}))
     assert [f for f in one if f.severity != Severity.INFO] == []  # was an unseen_share fail
+
+
+@pytest.mark.parametrize("n1,n2", [(600, 150), (601, 149), (2_000, 2_000)])
+def test_ks_pvalue_remembered_by_lattice_step_equals_ks_2samp_for_every_column(n1, n2):
+    # many columns of the same sizes (a wide table): continuous, tied and shifted samples;
+    # every p-value, whether computed or remembered, is scipy's exact p for that pair
+    from auditor import stats as st
+
+    st._KS_EXACT.clear()
+    rng = np.random.default_rng(n1 + n2)
+    for k in range(60):
+        if k % 3 == 0:
+            a, b = rng.poisson(4, n1).astype(float), rng.poisson(4 + (k % 5) * 0.1, n2)
+        else:
+            a, b = rng.normal(size=n1), rng.normal((k % 7) * 0.05, 1, n2)
+        a, b = np.sort(a), np.sort(b.astype(float))
+        gap = ecdf_gap(a, b)
+        assert ks_pvalue(gap.d, n1, n2, a, b) == float(stats.ks_2samp(a, b).pvalue)
+    # sizes with a common divisor put D on a coarse lattice: some columns share a key
+    assert 0 < len(st._KS_EXACT) <= 60
+    assert np.gcd(n1, n2) == 1 or len(st._KS_EXACT) < 60
