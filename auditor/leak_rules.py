@@ -21,13 +21,29 @@ context the audit already has, in this order (the first rule that applies decide
    bootstrap interval too), and WARNS below: a single dominant honest predictor looks the
    same (Boston's lstat |rho| 0.87, orange-juice brand loyalty AUC 0.88, ToothGrowth's length
    0.86), and a verdict a team gates on must not fail those.
-4. ``strong_not_singular`` (WARN, also above ``fail_above``): at least one other feature comes
-   within ``singular_gap``: a family of strong, correlated measurements (breast-cancer radius,
-   perimeter and area) is what a real signal looks like, not a leak. Reported, not failed.
+4. ``independent_peers``: other features come within ``singular_gap``, but every one of them
+   is related to the column only through the label: their partial rank correlation given the
+   label (:func:`label_free_relations`) is below ``family_above`` (0.2). Graded like rule 3
+   (fails above ``fail_above``, with the CI's lower end for the AUC; warns below). Why: real
+   measurements are strong together because they measure the same thing, so they co-vary
+   even among rows of one class (within benign tumours a larger radius still means a larger
+   perimeter: breast cancer's strong family has within-class rho 0.84-0.96). Fields derived
+   from the outcome (a cancellation date, a cancellation reason, a refund) each recode the
+   label with their own noise: once the label is known they say nothing about each other
+   (rho ~0). Without this rule a cluster of two or three post-outcome fields would make each
+   other look like a "family" and all only warn; with it, a leak at AUC 0.96 next to honest
+   features at 0.85-0.9 (unrelated to it) is graded on its own too. What it cannot tell:
+   two leaks written by one process that co-vary within a class (a refund proportional to
+   the days since cancelling) still look like a family, and warn.
+5. ``strong_not_singular`` (WARN, also above ``fail_above``): at least one other feature within
+   ``singular_gap`` is related to the column beyond the label (partial rho >= ``family_above``,
+   or not measurable: a categorical peer of a multiclass label): a family of strong,
+   correlated measurements (breast-cancer radius, perimeter and area) is what a real signal
+   looks like, not a leak. Reported, not failed.
    A peer that is a copy of the column (|Spearman| >= ``copy_above`` on train rows with both
    values: the same field twice, e.g. a date and the days since it) is one signal, not
-   support: it does not count for rules 3 and 4.
-5. ``threshold`` (plain ``warn_above``/``fail_above``): no other feature to compare with.
+   support: it does not count for rules 3, 4 and 5.
+6. ``threshold`` (plain ``warn_above``/``fail_above``): no other feature to compare with.
 
 Every graded finding carries ``evidence["grading"]`` = {rule, reason, ...} so a reader sees which
 rule decided and why.
@@ -121,6 +137,69 @@ def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float,
             if r is not None and np.isfinite(r) and abs(r) >= above}
 
 
+def label_free_relations(frame: pl.DataFrame, col: str, peers: list[str], label: str,
+                         numeric_label: bool, max_rows: int = COPY_ROWS) -> dict[str, float]:
+    """|Partial Spearman correlation| of ``col`` with each peer given the label (column
+    ``label`` of ``frame``: class codes, or the value of a numeric label), on at most
+    ``max_rows`` rows (a seeded sample).
+
+    Each column is turned into ranks (average ranks of its values; a categorical column by
+    the mean label code of its level, missing a level, which is meaningful for a binary or a
+    numeric label only: such a column with a multiclass label is left out, i.e. not
+    measurable). The ranks are residualised on the label: minus their class mean (class
+    label: the pooled within-class correlation), or minus their least-squares line on the
+    label's ranks (numeric label: the partial Spearman correlation
+    (r_ab - r_ay r_by) / sqrt((1 - r_ay^2)(1 - r_by^2)) on complete rows). A missing value
+    gets residual 0, so missingness adds nothing and shrinks the figure by the share missing.
+    relation = sum(e_a e_b) / sqrt(sum(e_a^2) sum(e_b^2)) over the rows."""
+    from auditor.label_stats import value_expr
+
+    cols = [c for c in dict.fromkeys([col, *peers])]
+    if frame.height > max_rows:
+        frame = frame.select(*cols, label).sample(n=max_rows, seed=0)
+    y = frame[label].to_numpy()
+    exprs = []
+    for c in cols:
+        dt = frame.schema[c]
+        if dt.is_numeric() or dt == pl.Boolean or dt.is_temporal():
+            e = value_expr(c, dt).cast(pl.Float64)
+        elif numeric_label or np.unique(y).size <= 2:
+            e = pl.col(label).cast(pl.Float64).mean().over(c)
+        else:
+            continue
+        exprs.append(e.rank("average").cast(pl.Float64).alias(c))
+    if not exprs or exprs[0].meta.output_name() != col:
+        return {}
+    ranks = frame.select(exprs)
+    r = ranks.to_numpy().astype(float)  # nulls -> NaN
+    ok = ~np.isnan(r)
+    if numeric_label:
+        ry = pl.Series(y).rank("average").to_numpy().astype(float)
+        for j in range(r.shape[1]):  # a loop over the few columns, vectorised over rows
+            m = ok[:, j]
+            if m.sum() < 3:
+                r[:, j] = 0.0
+                continue
+            a, b = r[m, j] - r[m, j].mean(), ry[m] - ry[m].mean()
+            var = float(b @ b)
+            r[m, j] = a - (float(a @ b) / var if var > 0 else 0.0) * b
+    else:
+        codes = y.astype(np.int64)
+        k = int(codes.max()) + 1 if codes.size else 1
+        for j in range(r.shape[1]):
+            m = ok[:, j]
+            sums = np.bincount(codes[m], weights=r[m, j], minlength=k)
+            cnt = np.bincount(codes[m], minlength=k)
+            r[m, j] -= np.divide(sums, cnt, out=np.zeros(k), where=cnt > 0)[codes[m]]
+    r[~ok] = 0.0
+    norms = np.sqrt((r * r).sum(0))
+    out = {}
+    for j, c in enumerate(ranks.columns[1:], start=1):
+        den = norms[0] * norms[j]
+        out[c] = round(abs(float(r[:, 0] @ r[:, j]) / den), 4) if den > 0 else 0.0
+    return out
+
+
 def missing_purity(missing: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     """For a binary label: (coverage, other, cls) of the missing values: the share of class
     ``cls`` rows that are missing (the class where that share is larger) and the share of the
@@ -146,20 +225,23 @@ class Rules:
     pure_share: float
     pure_tolerance: float
     copy_above: float = 0.98
+    family_above: float = 0.2
 
 
 def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[str, float]],
           name: str, what: str, purity: Purity | None = None,
           missing: tuple[float, float, int] | None = None,
           classes: list[Any] | None = None, copies: dict[str, float] | None = None,
-          ci_low: float | None = None) -> Verdict:
+          ci_low: float | None = None, relations: dict[str, float] | None = None) -> Verdict:
     """Grade one column's figure ``value`` (already above ``warn_above``) in its context.
 
     ``others``: (column, figure) of every other feature; ``what``: the figure's name ("AUC");
     ``purity``/``missing``: binary-label evidence from :func:`pure_region` and
     :func:`missing_purity` (None when not measured); ``classes``: the label's classes by code;
     ``copies``: peers that are copies of the column (:func:`rank_copies`), not counted;
-    ``ci_low``: the lower end of the figure's 95% confidence interval, when known.
+    ``ci_low``: the lower end of the figure's 95% confidence interval, when known;
+    ``relations``: |partial rho| given the label of the column with peers within the gap
+    (:func:`label_free_relations`); a peer missing from it counts as related (support).
     """
     def cls_name(k: int) -> str:
         return repr(classes[k]) if classes and k < len(classes) else str(k)
@@ -208,6 +290,32 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         return Verdict(sev, "threshold", f"no other feature to compare with; {what} "
                        f"{value:.3f} against warn {rules.warn_above} / fail "
                        f"{rules.fail_above}{no_cut}", details)
+    related = close
+    if relations is not None and close:
+        related = [c for c in close if relations.get(c, 1.0) >= rules.family_above]
+        details["family_above"] = rules.family_above
+        details["related_within_gap"] = len(related)
+        details["relations"] = {c: relations[c] for c in close[:10] if c in relations}
+    if close and not related:
+        sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
+        details["ci_low"] = None if ci_low is None else round(ci_low, 4)
+        top = max(relations[c] for c in close) if relations else 0.0
+        head = (f"strong, and the {len(close)} feature{'s' if len(close) != 1 else ''} "
+                f"within {rules.singular_gap} of it ({', '.join(close[:3])}"
+                f"{', ...' if len(close) > 3 else ''}; strongest {runner[0]} {runner[1]:.3f}) "
+                f"relate to it only through the label (|partial rho| given the label at most "
+                f"{top:.2f} < family_above {rules.family_above}): separate recodings of the "
+                "outcome, not a family of measurements")
+        if sure:
+            return Verdict(Severity.FAIL, "independent_peers",
+                           head + f"; {what} {value:.3f} above fail_above {rules.fail_above}"
+                           + (f" with 95% confidence (CI low {ci_low:.3f})"
+                              if ci_low is not None else "") + copied + no_cut, details)
+        return Verdict(Severity.WARN, "independent_peers",
+                       head + f"; {what} {value:.3f} not above fail_above {rules.fail_above}"
+                       + (" with 95% confidence" if value > rules.fail_above else "")
+                       + (f" (CI low {ci_low:.3f})" if ci_low is not None else "")
+                       + copied + no_cut, details)
     if not close:
         sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
         details["ci_low"] = None if ci_low is None else round(ci_low, 4)
@@ -224,8 +332,11 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
                        + (f" (CI low {ci_low:.3f})" if ci_low is not None else "")
                        + ": a single dominant honest predictor looks like this too"
                        f"{copied}{no_cut}", details)
+    family = ("" if related is close else
+              f", {len(related)} of them related to it beyond the label (|partial rho| >= "
+              f"{rules.family_above})")
     return Verdict(Severity.WARN, "strong_not_singular",
                    f"strong but not singular: {len(close)} other feature"
                    f"{'s' if len(close) != 1 else ''} reach {what} >= "
                    f"{value - rules.singular_gap:.3f} (within {rules.singular_gap}; strongest "
-                   f"{runner[0]} {runner[1]:.3f}){copied}{no_cut}", details)
+                   f"{runner[0]} {runner[1]:.3f}){family}{copied}{no_cut}", details)

@@ -97,3 +97,53 @@ def test_rank_copies_match_scipy_spearman_on_rows_with_both_values():
     got = rank_copies(frame, "x", ["near", "loose", "cat", "x"], 0.98)
     assert set(got) == {"near"} and got["near"] == pytest.approx(ref, abs=1e-4)
     assert rank_copies(frame, "x", ["near"], 0.9999) == {}
+
+
+def test_label_free_relations_match_scipy_partial_spearman_and_within_class_rho():
+    import polars as pl
+    from scipy.stats import rankdata, spearmanr
+
+    from auditor.leak_rules import label_free_relations
+
+    rng = np.random.default_rng(3)
+    n = 800
+    z = rng.normal(size=n)
+    y = z + rng.normal(size=n)
+    a, b, c = z + rng.normal(size=n), z + rng.normal(size=n), y + rng.normal(size=n)
+    frame = pl.DataFrame({"a": a, "b": b, "c": c, "y": y})
+    rel = label_free_relations(frame, "a", ["b", "c"], "y", numeric_label=True)
+    for name, v in (("b", b), ("c", c)):
+        r_ab, r_ay, r_by = (spearmanr(a, v)[0], spearmanr(a, y)[0], spearmanr(v, y)[0])
+        ref = (r_ab - r_ay * r_by) / np.sqrt((1 - r_ay ** 2) * (1 - r_by ** 2))
+        assert rel[name] == pytest.approx(abs(ref), abs=1e-4)
+    # class label: the pooled within-class correlation of the (whole-sample) ranks
+    cls = (y > 0.3).astype(np.int64)
+    frame = frame.with_columns(k=pl.Series(cls))
+    rel = label_free_relations(frame, "a", ["b", "c"], "k", numeric_label=False)
+    ra = rankdata(a)
+    for name, v in (("b", b), ("c", c)):
+        rv = rankdata(v)
+        ea, ev = ra.copy(), rv.copy()
+        for k in (0, 1):
+            ea[cls == k] -= ra[cls == k].mean()
+            ev[cls == k] -= rv[cls == k].mean()
+        ref = ea @ ev / np.sqrt((ea @ ea) * (ev @ ev))
+        assert rel[name] == pytest.approx(abs(ref), abs=1e-4)
+    assert rel["b"] > 0.3  # a shared latent: related beyond the label
+
+
+def test_independent_peers_fail_only_above_fail_above_and_related_peers_warn():
+    others = [("b", 0.96), ("c", 0.6)]
+    v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
+              relations={"b": 0.03}, ci_low=0.955)
+    assert (v.severity, v.rule) == (Severity.FAIL, "independent_peers")
+    assert "relate to it only through the label" in v.reason
+    v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
+              relations={"b": 0.03}, ci_low=0.94)  # CI reaches below fail_above
+    assert (v.severity, v.rule) == (Severity.WARN, "independent_peers")
+    v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
+              relations={"b": 0.5}, ci_low=0.955)
+    assert (v.severity, v.rule) == (Severity.WARN, "strong_not_singular")
+    v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
+              relations={}, ci_low=0.955)  # not measurable: counted as support
+    assert (v.severity, v.rule) == (Severity.WARN, "strong_not_singular")

@@ -20,7 +20,8 @@ from auditor.errors import NotApplicable
 from auditor.label_stats import (RANKED, YCOL, LabelView, float_values, label_view,
                                  level_codes, missing_count, ranked_columns, shared_rank_stats,
                                  shared_spearman_aggs, target_encode)
-from auditor.leak_rules import Rules, rank_copies, Verdict, judge, missing_purity, pure_region
+from auditor.leak_rules import (Rules, Verdict, judge, label_free_relations,
+                                missing_purity, pure_region, rank_copies)
 from auditor.report import Finding, Severity
 from auditor.stats import (check_params, clip_text, correlation_ratio_from_moments, cramers_v,
                            fmt_rows, grade, is_share, point_biserial_from_moments)
@@ -53,8 +54,10 @@ class FeatureLabelAssociation:
     near-deterministic (``deterministic_above``; for a binary label a cut of the values, or of
     the levels ranked by their target rate cross-fitted over ``folds`` folds and smoothed by
     ``smoothing``, holding >= ``pure_share`` of one class and <= ``pure_tolerance`` of the
-    other) fail; singular (>= ``singular_gap`` above every other column) fails above
-    ``fail_above`` and warns below; otherwise it warns, even above ``fail_above``, which
+    other) fail; singular (>= ``singular_gap`` above every other column), or independent
+    peers (the columns within the gap relate to it only through the label: partial rank
+    correlation given the label < ``family_above``), fails above ``fail_above`` and warns
+    below; otherwise it warns, even above ``fail_above``, which
     applies alone only when there is no other column to compare with. ``evidence.grading``
     names the rule and its numbers.
 
@@ -97,14 +100,15 @@ class FeatureLabelAssociation:
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
     copy_above: float = 0.98
+    family_above: float = 0.2
     smoothing: float = 20.0
     folds: int = 5
 
     def __post_init__(self) -> None:
         check_params(self, ("warn_above", "fail_above", "drop_warn_above", "drop_fail_above",
                             "drop_min_train", "deterministic_above", "singular_gap",
-                            "pure_share", "pure_tolerance", "copy_above"), is_share,
-                     "in [0, 1]")
+                            "pure_share", "pure_tolerance", "copy_above", "family_above"),
+                     is_share, "in [0, 1]")
         if self.warn_above > self.fail_above:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
@@ -251,14 +255,18 @@ class FeatureLabelAssociation:
                 miss = miss | col.is_nan().fill_null(False).to_numpy()
             missing = missing_purity(miss, y)
         rules = Rules(self.warn_above, self.fail_above, self.deterministic_above,
-                      self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above)
+                      self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above,
+                      self.family_above)
         in_train = strongest(train[c])[0] if c in train else None
         close = [k for k, v in best.items() if v[0] >= a - self.singular_gap]
         copies = rank_copies(view.frames[view.train], c, close, self.copy_above)
+        peers = [k for k in close if k != c and k not in copies]
+        relations = (label_free_relations(view.frames[view.train], c, peers, YCOL,
+                                          view.kind == LabelKind.NUMERIC) if peers else None)
         return judge(rules, value=a, train_value=in_train if in_train is not None else 0.0,
                      others=[(k, v[0]) for k, v in best.items() if k != c], name=c,
                      what="association", purity=purity, missing=missing,
-                     classes=view.classes, copies=copies)
+                     classes=view.classes, copies=copies, relations=relations)
 
     def _strength(self, data: AuditData, view: LabelView, c: str, a: float, measure: str,
                   split: str, verdict: Verdict, per_split: dict[str, Any]) -> Finding:

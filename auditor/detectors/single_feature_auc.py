@@ -18,7 +18,8 @@ import polars as pl
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
-from auditor.leak_rules import Rules, rank_copies, judge, missing_purity, pure_region
+from auditor.leak_rules import (Rules, judge, label_free_relations, missing_purity,
+                                pure_region, rank_copies)
 from auditor.label_stats import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
                                  class_rank_stats, encoded_figures, eval_ranked, eval_spearman,
                                  fit_ranked, fit_spearman, float_values, label_view,
@@ -76,8 +77,11 @@ class SingleFeatureAUC:
     a cut of its train score holding >= ``pure_share`` of one class and <= ``pure_tolerance``
     of the other: TPR >= 0.9 at FPR <= 0.01) fails; singular (>= ``singular_gap`` above the
     strongest other feature) fails above ``fail_above`` (the bootstrap CI's lower end too) and
-    warns below, since one dominant honest predictor looks the same; otherwise strong but not
-    singular warns, whatever its AUC; with no other feature, plain ``warn_above`` /
+    warns below, since one dominant honest predictor looks the same; independent peers (the
+    features within the gap relate to it only through the label: partial rank correlation
+    given the label < ``family_above``, so a cluster of post-outcome fields cannot vouch for
+    itself) is graded like singular; otherwise strong but not singular (a family that co-varies
+    beyond the label) warns, whatever its AUC; with no other feature, plain ``warn_above`` /
     ``fail_above``. The finding's ``evidence.grading`` names the rule, the runner-up feature
     and the purest cut. A declared
     id only warns (above ``id_warn_above``). The declared time column is scored like a
@@ -120,6 +124,7 @@ class SingleFeatureAUC:
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
     copy_above: float = 0.98
+    family_above: float = 0.2
 
     def __post_init__(self) -> None:
         check_params(self, ("warn_above", "fail_above", "id_warn_above",
@@ -129,7 +134,8 @@ class SingleFeatureAUC:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
         check_params(self, ("smoothing",), lambda v: v >= 0, ">= 0")
-        check_params(self, ("singular_gap", "pure_share", "pure_tolerance", "copy_above"),
+        check_params(self, ("singular_gap", "pure_share", "pure_tolerance", "copy_above",
+                            "family_above"),
                      lambda v: 0 <= v <= 1, "a share in [0, 1]")
         for name, low in (("folds", 2), ("n_boot", 10), ("ci_rows", 100),
                           ("id_sample_rows", 1000), ("top", 1)):
@@ -354,13 +360,18 @@ class SingleFeatureAUC:
             missing = missing_purity(miss, y)
         name = "|Spearman rho|" if view.kind == LabelKind.NUMERIC else "AUC"
         rules = Rules(self.warn_above, self.fail_above, self.deterministic_above,
-                      self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above)
+                      self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above,
+                      self.family_above)
         close = [c for c, v in figures.items() if v >= value - self.singular_gap]
         copies = rank_copies(view.frames[train], sc.column, close, self.copy_above)
+        peers = [c for c in close if c != sc.column and c not in copies]
+        relations = (label_free_relations(view.frames[train], sc.column, peers, YCOL,
+                                          view.kind == LabelKind.NUMERIC) if peers else None)
         verdict = judge(rules, value=value, train_value=sc.values.get(train, float("nan")),
                         others=[(c, v) for c, v in figures.items() if c != sc.column],
                         name=sc.column, what=name, purity=purity, missing=missing,
-                        classes=view.classes, copies=copies, ci_low=ci_low)
+                        classes=view.classes, copies=copies, ci_low=ci_low,
+                        relations=relations)
         col = view.frames[train][sc.column]
         if ((col.dtype.is_integer() or col.dtype == pl.String) and col.len() >= 20
                 and col.null_count() == 0 and col.n_unique() == col.len()):

@@ -249,12 +249,38 @@ def test_level_table_breaks_a_tie_between_top_classes_by_the_first_class():
 # --- grading in context (auditor.leak_rules) ----------------------------------------------
 
 def _numeric_family(n: int, seed: int) -> pl.DataFrame:
-    """Four noisy measurements of a numeric target, each correlated ~0.93 with it: a strong
-    legitimate signal, not a copy of the label."""
+    """Four noisy measurements of one latent quantity z that also drives a numeric target,
+    each correlated ~0.93 with it: a strong legitimate signal, not a copy of the label. They
+    share z beyond the target (partial rho given y ~0.8), as real measurements do."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    y = z + rng.normal(size=n) * 0.3
+    cols = {f"m{k}": z + rng.normal(size=n) * 0.25 for k in range(4)}
+    return pl.DataFrame({**cols, "noise": rng.normal(size=n), "y": y})
+
+
+def _recodings(n: int, seed: int) -> pl.DataFrame:
+    """Three fields each computed from the numeric target with their own noise (post-outcome
+    fields: the final invoice, the refund, the adjusted total): associated ~0.93 each, and
+    related to one another only through the target."""
     rng = np.random.default_rng(seed)
     y = rng.normal(size=n)
-    cols = {f"m{k}": y + rng.normal(size=n) * 0.4 for k in range(4)}
+    cols = {f"r{k}": y + rng.normal(size=n) * 0.4 for k in range(3)}
     return pl.DataFrame({**cols, "noise": rng.normal(size=n), "y": y})
+
+
+def test_a_cluster_of_label_recodings_fails_though_each_has_strong_peers():
+    # before the independent_peers rule every one of them only warned as "strong but not
+    # singular": a cluster of post-outcome fields hid behind itself
+    data = _data({"train": _recodings(3000, 1), "test": _recodings(1000, 2)}, label="y")
+    strong = [f for f in FeatureLabelAssociation().run(data) if f.metric == "association"]
+    assert sorted(f.subject for f in strong) == ["r0", "r1", "r2"]
+    for f in strong:
+        g = f.evidence["grading"]
+        assert (f.severity, g["rule"]) == (Severity.FAIL, "independent_peers"), f.message
+        assert f.value > 0.9 and g["features_within_gap"] == 2
+        assert max(g["relations"].values()) < 0.1 and g["related_within_gap"] == 0
+        assert "relate to it only through the label" in f.message
 
 
 def test_a_family_of_strong_features_warns_even_above_fail_above():

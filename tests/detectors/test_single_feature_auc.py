@@ -441,7 +441,9 @@ def test_planted_leaks_are_graded_by_the_rule_that_explains_them():
                                "share_of_other_class": 0.0}
     status = by["status"].evidence["grading"]  # 'cancelled' only for churners
     assert status["rule"] == "near_deterministic" and status["pure_region"]["share"] > 0.95
-    assert by["only_missing"].evidence["grading"]["rule"] == "strong_not_singular"
+    # only_missing's peers (days_since_cancel, status) are recodings of the label that say
+    # nothing about it within a class: no family supports it
+    assert by["only_missing"].evidence["grading"]["rule"] == "independent_peers"
 
 
 def test_a_label_that_is_a_function_of_the_date_fails_on_the_time_column():
@@ -520,3 +522,68 @@ def test_a_strong_trend_warns_on_the_time_column_and_says_whether_the_split_is_b
                                                                   time="when")) if f.subject]
         assert (f.subject, f.severity) == ("when", Severity.WARN) and 0.85 < f.value <= 0.95
         assert f.message.endswith("a strong trend of the label over time" + tail)
+
+
+# --- a cluster of leaks must not vouch for itself (independent_peers) ------------------------
+
+def _leak_cluster(n: int, seed: int, effects=(2.7, 2.9, -2.8), honest: float = 0.0
+                  ) -> pl.DataFrame:
+    """Weak features, optionally a family of four honest measurements of one latent (AUC
+    ~0.88 each), and post-outcome fields each computed from the label with its own noise
+    (AUC 0.97-0.98 each, no cut isolating 90% of a class)."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    cols = {f"x{i}": rng.normal(size=n) + 0.3 * y * (i < 3) for i in range(6)}
+    if honest:
+        latent = rng.normal(size=n) + honest * y
+        cols |= {f"honest{k}": latent + rng.normal(size=n) * 0.35 for k in range(4)}
+    cols |= {f"leak{k}": rng.normal(size=n) + e * y for k, e in enumerate(effects)}
+    return pl.DataFrame({**cols, "y": y})
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_two_or_three_label_derived_columns_all_fail_though_each_has_strong_peers(k):
+    # before the independent_peers rule each leak counted the others as its "family" and
+    # all of them only warned as strong_not_singular
+    effects = (2.7, 2.9, -2.8)[:k]
+    data = _data({"train": _leak_cluster(4000, 1, effects), "test":
+                  _leak_cluster(1300, 2, effects)}, label="y")
+    flagged = {f.subject: f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject}
+    assert sorted(flagged) == [f"leak{j}" for j in range(k)]
+    for f in flagged.values():
+        g = f.evidence["grading"]
+        assert (f.severity, g["rule"]) == (Severity.FAIL, "independent_peers"), f.message
+        assert 0.96 < f.value < 0.99 and g["pure_region"]["share"] < 0.9
+        assert g["features_within_gap"] == k - 1 and g["related_within_gap"] == 0
+        assert max(g["relations"].values()) < 0.1 and g["ci_low"] > 0.95
+        assert "relate to it only through the label" in f.message
+
+
+def test_a_leak_above_an_honest_family_fails_and_the_family_only_warns():
+    data = _data({"train": _leak_cluster(4000, 3, (2.6,), honest=1.7),
+                  "test": _leak_cluster(1300, 4, (2.6,), honest=1.7)}, label="y")
+    flagged = {f.subject: f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject}
+    leak = flagged.pop("leak0")
+    g = leak.evidence["grading"]
+    assert (leak.severity, g["rule"]) == (Severity.FAIL, "independent_peers"), leak.message
+    assert g["features_within_gap"] >= 1 and g["related_within_gap"] == 0  # gap < 0.15
+    assert sorted(flagged) == [f"honest{k}" for k in range(4)]
+    for f in flagged.values():  # each has three honest relatives within the gap
+        g = f.evidence["grading"]
+        assert (f.severity, g["rule"]) == (Severity.WARN, "strong_not_singular")
+        assert g["related_within_gap"] == 3 and 0.85 < f.value < 0.92
+
+
+def test_two_label_derived_columns_of_a_multiclass_label_fail():
+    rng = np.random.default_rng(5)
+
+    def frame(n):
+        y = rng.integers(0, 3, n)
+        return pl.DataFrame({"x": rng.normal(size=n), "s1": rng.normal(size=n) + 2.5 * y,
+                             "s2": rng.normal(size=n) - 2.5 * y,
+                             "y": np.array(["a", "b", "c"])[y]})
+    data = _data({"train": frame(4000), "test": frame(1300)}, label="y")
+    flagged = {f.subject: f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject}
+    assert sorted(flagged) == ["s1", "s2"]
+    assert all(f.severity == Severity.FAIL and f.evidence["grading"]["rule"] ==
+               "independent_peers" for f in flagged.values())
