@@ -86,7 +86,9 @@ class SingleFeatureAUC:
     and the purest cut. A declared
     id only warns (above ``id_warn_above``). The declared time column is scored like a
     feature against the label and graded by ``warn_above``/``fail_above`` alone: above 0.95
-    the label is nearly a function of the date (fails); an ordinary trend stays silent.
+    the label is nearly a function of the date (fails); an ordinary trend stays silent. For a
+    numeric label the fail threshold is ``deterministic_above``: a continuous quantity that
+    trends (prices under inflation) reaches |rho| 0.95-0.98 with the date honestly; it warns.
 
     Per feature (numeric, boolean, datetime, categorical; text columns skipped) and split:
     AUC = (R1 - n1(n1+1)/2) / (n1 n0), R1 the sum of the positives' average ranks
@@ -267,11 +269,16 @@ class SingleFeatureAUC:
         if g is None:
             return None
         value, split = g
+        # a numeric label that trends (prices under inflation, a growing count) reaches
+        # |rho| 0.95 with the date honestly: only a near-exact function of the date fails
+        time_fail = (self.deterministic_above if sc.is_time and view.kind == LabelKind.NUMERIC
+                     else self.fail_above)
         if sc.is_id:
             sev = grade(value, warn=self.id_warn_above)
             threshold = self.id_warn_above
         else:
-            sev = grade(value, warn=self.warn_above, fail=self.fail_above)
+            sev = grade(value, warn=self.warn_above,
+                        fail=time_fail if sc.is_time else self.fail_above)
         if sev == Severity.INFO:
             return None
         frames = (self._id_frames(view, sc.column, data.seed) if sc.is_id
@@ -288,7 +295,7 @@ class SingleFeatureAUC:
         verdict = None
         ci = self._ci(view, frame, scores[split], sc, data.seed)
         if sc.is_time:
-            threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
+            threshold = time_fail if sev == Severity.FAIL else self.warn_above
         elif not sc.is_id:
             verdict = self._judge(view, sc, value, frames, scores, figures, ci[0])
             sev = verdict.severity
@@ -333,7 +340,10 @@ class SingleFeatureAUC:
                                {"rule": "identifier" if sc.is_id else "time_column",
                                 "reason": "identifiers warn above id_warn_above and never fail"
                                 if sc.is_id else "the time column is graded by warn_above "
-                                "and fail_above alone"})
+                                + ("and deterministic_above alone (a numeric label's trend "
+                                   "is not a leak unless the date nearly fixes the label)"
+                                   if view.kind == LabelKind.NUMERIC else
+                                   "and fail_above alone")})
         if view.kind != LabelKind.NUMERIC:
             evidence["chart"] = self._roc_chart(view, frames, scores, sc, split)
         evidence["orientation"] = describe_orientation(view, sc)

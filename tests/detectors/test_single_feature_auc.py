@@ -587,3 +587,46 @@ def test_two_label_derived_columns_of_a_multiclass_label_fail():
     assert sorted(flagged) == ["s1", "s2"]
     assert all(f.severity == Severity.FAIL and f.evidence["grading"]["rule"] ==
                "independent_peers" for f in flagged.values())
+
+
+
+def _prices(n: int, seed: int, noise: float) -> pl.DataFrame:
+    """House sales over 20 years: price = size * 1.08^years * lognormal noise; ``size`` is
+    the honest feature, and inflation makes the sale date rank the price at |rho| ~0.97."""
+    rng = np.random.default_rng(seed)
+    days = np.sort(rng.integers(0, 365 * 20, n))
+    size = rng.normal(100, 10, n)
+    price = size * 1.08 ** (days / 365) * np.exp(rng.normal(0, noise, n))
+    return pl.DataFrame({"days": days, "size": size, "price": price}).select(
+        (pl.datetime(2000, 1, 1) + pl.duration(days=pl.col("days"))).alias("sold"),
+        "size", "price")
+
+
+def test_a_trending_numeric_label_warns_on_the_time_column_and_never_fails():
+    # before: |rho| 0.96-0.98 > fail_above 0.95 failed "the label is nearly a function of the
+    # date" for an ordinary inflation trend, in a time split and in a random split
+    frame = _prices(3000, 9, 0.0)
+    rng = np.random.default_rng(1)
+    order = rng.permutation(frame.height)
+    for frames in ({"train": frame[:2250], "test": frame[2250:]},
+                   {"train": frame[order[:2250]], "test": frame[order[2250:]]}):
+        (f,) = [f for f in SingleFeatureAUC(n_boot=30).run(_data(frames, label="price",
+                                                                  time="sold")) if f.subject]
+        assert (f.subject, f.severity, f.metric) == ("sold", Severity.WARN, "abs_spearman")
+        assert 0.95 < f.value < 0.995
+        ref = abs(spearmanr(frames["train"]["sold"].to_physical(),
+                            frames["train"]["price"])[0])
+        assert f.evidence["splits"][0]["value"] == pytest.approx(ref, abs=1e-4)
+        assert "deterministic_above" in f.evidence["grading"]["reason"]
+
+
+def test_a_numeric_label_fixed_by_the_date_fails_on_the_time_column():
+    # a label computed from the date (days of tenure at the export date, an index level)
+    frame = _prices(3000, 10, 0.0).with_columns(
+        price=pl.col("sold").dt.epoch("d").cast(pl.Float64) * 2.0 + 5)
+    order = np.random.default_rng(2).permutation(frame.height)
+    data = _data({"train": frame[order[:2250]], "test": frame[order[2250:]]}, label="price",
+                 time="sold")
+    (f,) = [f for f in SingleFeatureAUC(n_boot=30).run(data) if f.subject]
+    assert (f.subject, f.severity, f.threshold) == ("sold", Severity.FAIL, 0.995)
+    assert f.value == pytest.approx(1.0) and "nearly a function of the date" in f.message
