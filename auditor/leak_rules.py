@@ -14,7 +14,7 @@ context the audit already has, in this order (the first rule that applies decide
    TPR >= 0.9 at FPR <= 0.01, from either end: a value or range present almost only for one
    class and covering nearly all of it). Measured features of the world overlap between
    classes; a column that does not is a recoding of the label.
-3. ``singular``: the column is stronger than every other feature by at least
+3. ``singular``: the column is stronger than every other feature by more than
    ``singular_gap``: one column far above a background of weak ones is the signature of a
    joined outcome field (arrival over an hour late predicted by the departure delay). It
    FAILS when the figure is also above ``fail_above`` (for the AUC, the lower end of its 95%
@@ -300,10 +300,12 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
         details["ci_low"] = None if ci_low is None else round(ci_low, 4)
         top = max(relations[c] for c in close) if relations else 0.0
-        head = (f"strong, and the {len(close)} feature{'s' if len(close) != 1 else ''} "
+        one = len(close) == 1
+        head = (f"strong, and {'the only feature' if one else f'the {len(close)} features'} "
                 f"within {rules.singular_gap} of it ({', '.join(close[:3])}"
                 f"{', ...' if len(close) > 3 else ''}; strongest {runner[0]} {runner[1]:.3f}) "
-                f"relate to it only through the label (|partial rho| given the label at most "
+                f"relate{'s' if one else ''} to it only through the label (|partial rho| given "
+                "the label at most "
                 f"{top:.2f} < family_above {rules.family_above}): separate recodings of the "
                 "outcome, not a family of measurements")
         if sure:

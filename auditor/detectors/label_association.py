@@ -54,7 +54,7 @@ class FeatureLabelAssociation:
     near-deterministic (``deterministic_above``; for a binary label a cut of the values, or of
     the levels ranked by their target rate cross-fitted over ``folds`` folds and smoothed by
     ``smoothing``, holding >= ``pure_share`` of one class and <= ``pure_tolerance`` of the
-    other) fail; singular (>= ``singular_gap`` above every other column), or independent
+    other) fail; singular (> ``singular_gap`` above every other column), or independent
     peers (the columns within the gap relate to it only through the label: partial rank
     correlation given the label < ``family_above``), fails above ``fail_above`` and warns
     below; otherwise it warns, even above ``fail_above``, which

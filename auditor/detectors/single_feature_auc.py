@@ -75,7 +75,7 @@ class SingleFeatureAUC:
     (missing in >= ``pure_share`` of one class's train rows and <= ``pure_tolerance`` of the
     other's) fails; near-deterministic (train AUC >= ``deterministic_above``, or, binary label,
     a cut of its train score holding >= ``pure_share`` of one class and <= ``pure_tolerance``
-    of the other: TPR >= 0.9 at FPR <= 0.01) fails; singular (>= ``singular_gap`` above the
+    of the other: TPR >= 0.9 at FPR <= 0.01) fails; singular (> ``singular_gap`` above the
     strongest other feature) fails above ``fail_above`` (the bootstrap CI's lower end too) and
     warns below, since one dominant honest predictor looks the same; independent peers (the
     features within the gap relate to it only through the label: partial rank correlation

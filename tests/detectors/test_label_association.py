@@ -280,7 +280,7 @@ def test_a_cluster_of_label_recodings_fails_though_each_has_strong_peers():
         assert (f.severity, g["rule"]) == (Severity.FAIL, "independent_peers"), f.message
         assert f.value > 0.9 and g["features_within_gap"] == 2
         assert max(g["relations"].values()) < 0.1 and g["related_within_gap"] == 0
-        assert "relate to it only through the label" in f.message
+        assert "to it only through the label (|partial rho| given the label" in f.message
 
 
 def test_a_family_of_strong_features_warns_even_above_fail_above():

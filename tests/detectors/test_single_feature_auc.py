@@ -556,7 +556,7 @@ def test_two_or_three_label_derived_columns_all_fail_though_each_has_strong_peer
         assert 0.96 < f.value < 0.99 and g["pure_region"]["share"] < 0.9
         assert g["features_within_gap"] == k - 1 and g["related_within_gap"] == 0
         assert max(g["relations"].values()) < 0.1 and g["ci_low"] > 0.95
-        assert "relate to it only through the label" in f.message
+        assert "to it only through the label (|partial rho| given the label" in f.message
 
 
 def test_a_leak_above_an_honest_family_fails_and_the_family_only_warns():
