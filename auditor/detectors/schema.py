@@ -132,8 +132,12 @@ def value_counts_by_split(data: AuditData, col: str) -> pl.DataFrame | None:
 
 def normalised(value: pl.Expr) -> pl.Expr:
     """The key two variants share: lowercase, punctuation and symbols as spaces, whitespace
-    collapsed and trimmed."""
-    return (value.str.to_lowercase().str.replace_all(r"[\p{P}\p{S}]", " ")
+    collapsed and trimmed; except the signs ``+`` and ``-`` that are not a hyphen between two
+    word characters ('A+' / 'A-' / 'A' are three blood groups, '-1' is not '1', 'New-York'
+    is 'new york')."""
+    return (value.str.to_lowercase().str.replace_all(r"(\w)-(\w)", "$1 $2")
+            .str.replace_all(r"(\w)-(\w)", "$1 $2")  # again for overlapping "a-b-c"
+            .str.replace_all(r"[[\p{P}\p{S}]--[+\-]]", " ")
             .str.replace_all(r"\s+", " ").str.strip_chars())
 
 
