@@ -60,7 +60,8 @@ def compared_hashes(data: AuditData, split: str, cols: list[str],
 
 
 def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: list[str],
-                as_text: list[str], earlier_copies: pl.DataFrame) -> dict[str, Any]:
+                as_text: list[str], earlier_copies: pl.DataFrame,
+                copied: pl.Series | None = None) -> dict[str, Any]:
     """The share of ``later`` rows expected to copy an ``earlier`` row by chance, and the
     one-sided p-value of the observed ``count`` against it.
 
@@ -86,6 +87,10 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     4x too wide at b = 0.7, missing 5% planted copies, and anti-conservative at b = 0.002, with
     1% of honest splits at p < 1e-4.) Graded value: the excess max(0, s - b). Copies planted
     into naturally repeating data show only once they exceed the chance fluctuation.
+    In mixed data (a continuous column null on some rows), the ``copied`` later rows with a
+    continuous value (K of them) are never chance: they are left out of s and D and added to
+    the excess, K / n_b + max(0, (C - K) / n_b - b), with p = 0 when K > 0 (before, 100
+    copied measured rows hid in the fluctuation of 1,400 discrete chance copies).
     """
     n_a, n_b = data.rows(earlier), data.rows(later)
     rows = pl.concat([earlier_copies["row"], earlier_copies["first_row"]]).unique() \
@@ -110,12 +115,21 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
         pooled.append(h)
     m = pl.concat(pooled).value_counts()["count"].to_numpy()
     mu, var = _split_null(m, n_a, n_b)
-    d = share(count, n_b) - b
+    certain = 0
+    if unique_cols and copied is not None and copied.len():
+        certain = int(data.splits[later].select(unique_cols)[copied].select(
+            pl.any_horizontal(pl.all().is_not_null())).to_series().sum())
+    d = share(count - certain, n_b) - b
     sd = math.sqrt(var)
     z = (d - mu) / sd if sd > 0 else (math.inf if d > mu + 1e-12 else 0.0)
-    return {"baseline": b, "repeating": repeating,
-            "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
-            "p_value": float(norm.sf(z)), "null_excess": {"mean": mu, "sd": sd}}
+    out = {"baseline": b, "repeating": repeating,
+           "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
+           "p_value": 0.0 if certain else float(norm.sf(z)),
+           "null_excess": {"mean": mu, "sd": sd},
+           "excess": share(certain, n_b) + max(0.0, d)}
+    if certain:
+        out["copies_with_a_continuous_value"] = certain
+    return out
 
 
 def _split_null(m: np.ndarray, n_a: int, n_b: int) -> tuple[float, float]:

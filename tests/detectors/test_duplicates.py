@@ -544,3 +544,26 @@ def test_chance_fluctuation_of_the_copy_excess_matches_random_resplits_of_fair()
         excess.append((ca[b] > 0).mean() - (ca[a] >= 2).sum() / n_a)
     assert null["mean"] == pytest.approx(np.mean(excess), abs=0.002)
     assert null["sd"] == pytest.approx(np.std(excess), rel=0.12)
+
+
+def test_copied_rows_with_a_measured_value_count_in_full_among_natural_discrete_repeats():
+    # 70% of rows have no income and repeat naturally (3 x 4 x 5 x 2 patterns); 100 train rows
+    # with an income copied into test hid in the chance fluctuation of ~1,400 discrete copies
+    rng = np.random.default_rng(0)
+    n = 10_000
+    income = rng.lognormal(10, 1, n)
+    df = pl.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 4, n),
+                       "c": rng.integers(0, 5, n),
+                       "income": np.where(rng.random(n) < 0.7, np.nan, income),
+                       "y": rng.integers(0, 2, n)}).with_columns(pl.col("income").fill_nan(None))
+    train, test = df[:8000], df[8000:]
+    (honest,) = [x for x in Duplicates().run(_data({"train": train, "test": test}, label="y"))
+                 if x.metric == "duplicate_rows"]
+    assert honest.severity == Severity.INFO and honest.count > 1000
+    planted = pl.concat([test, train.filter(pl.col("income").is_not_null())[:100]])
+    (f,) = [x for x in Duplicates().run(_data({"train": train, "test": planted}, label="y"))
+            if x.metric == "duplicate_rows"]
+    chance = f.evidence["chance_baseline"]
+    assert f.count == honest.count + 100 and chance["copies_with_a_continuous_value"] == 100
+    assert f.severity == Severity.FAIL and f.value >= 100 / 2100
+    assert "100 of the copies hold a value of a continuous column" in f.message
