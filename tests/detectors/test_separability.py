@@ -546,3 +546,37 @@ def test_adversarial_on_a_wide_table_permutes_only_the_top_gain_columns_same_dri
     assert wide.evidence["top_feature"] == narrow.evidence["top_feature"]
     assert wide.evidence["drivers"][0] == narrow.evidence["drivers"][0]
     assert wide.message == narrow.message
+
+
+def test_permutation_drops_and_gains_with_categorical_columns_follow_the_input_order():
+    # scikit-learn encodes categorical columns and moves them first; drops and gains must
+    # still be per input column, equal to a plain loop over model.predict_proba on X
+    from auditor.detectors.separability import (model_columns, permutation_auc_drops,
+                                                split_gain_importance)
+
+    rng = np.random.default_rng(9)
+    n = 900
+    num = rng.normal(size=(n, 3))
+    cat = rng.integers(0, 6, size=(n, 2)).astype(float)
+    cat[rng.random(n) < 0.05, 1] = np.nan
+    X = np.column_stack([num, cat])  # numerics first, categoricals last (as Encoder builds)
+    mask = np.array([False, False, False, True, True])
+    y = ((cat[:, 0] >= 3) ^ (rng.random(n) < 0.1) | (num[:, 1] > 1.5)).astype(int)
+    model = HistGradientBoostingClassifier(max_iter=20, categorical_features=mask,
+                                           random_state=0).fit(X[:600], y[:600])
+    assert model_columns(model, 5).tolist() == [2, 3, 4, 0, 1]
+    gain = split_gain_importance(model, 5)
+    assert int(np.argmax(gain)) == 3 and gain[3] > 2 * gain[[0, 2]].max()
+    Xt, yt = X[600:], y[600:]
+    got = permutation_auc_drops(model, Xt, yt == 1, repeats=2, seed=5)
+    perm_rng = np.random.default_rng([5, 2])
+    perms = [[perm_rng.permutation(len(Xt)) for _ in range(2)] for _ in range(5)]
+    base = roc_auc_score(yt, model.predict_proba(Xt)[:, 1])
+    want = np.empty((5, 2))
+    for j in range(5):
+        for r in range(2):
+            Xp = Xt.copy()
+            Xp[:, j] = Xt[perms[j][r], j]
+            want[j, r] = base - roc_auc_score(yt, model.predict_proba(Xp)[:, 1])
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    assert int(np.argmax(got.mean(1))) == 3
