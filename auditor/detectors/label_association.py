@@ -100,7 +100,7 @@ class FeatureLabelAssociation:
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
     copy_above: float = 0.98
-    family_above: float = 0.2
+    family_above: float = 0.1
     smoothing: float = 20.0
     folds: int = 5
 

@@ -126,7 +126,7 @@ class SingleFeatureAUC:
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
     copy_above: float = 0.98
-    family_above: float = 0.2
+    family_above: float = 0.1
 
     def __post_init__(self) -> None:
         check_params(self, ("warn_above", "fail_above", "id_warn_above",

