@@ -9,7 +9,7 @@ import polars as pl
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind
 from auditor.report import Finding, Severity
-from auditor.stats import clip_text, fmt_rows, grade, is_share
+from auditor.stats import clip_text, fmt_rows, grade, is_share, map_columns
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,8 +66,9 @@ class SchemaConsistency:
                                     splits=issue.splits, evidence=evidence))
         cols = [c for c in dict.fromkeys(data.features + ([data.label] if data.label else []))
                 if data.kinds.get(c) == Kind.CATEGORICAL]
-        for col in cols:
-            f = self._variants(data, col)
+        # one column per task on polars' thread count (its group-bys release the GIL)
+        for f in map_columns(lambda col: self._variants(data, col), cols,
+                             workers=None if len(cols) > 8 else 1):
             if f is not None:
                 findings.append(f)
         n_feat = len(data.features)

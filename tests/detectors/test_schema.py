@@ -103,3 +103,16 @@ def test_signs_that_make_a_category_are_not_punctuation_variants():
                                                                 columns=Columns()))
             if f.metric == "value_variants"]
     assert (f.subject, f.count) == ("city", 3)
+
+
+def test_variants_of_many_columns_are_found_per_column_in_column_order():
+    # more than 8 string columns: checked on a thread pool, findings still in column order
+    n = 200
+    cols = {f"c{j:02d}": ["New York" if i % 4 else "new york" for i in range(n)]
+            for j in range(12)}
+    cols["c05"] = ["a"] * n  # no variants
+    train = pl.DataFrame(cols)
+    data = build_audit_data({"train": train, "test": train.head(40)}, columns=Columns())
+    found = [f for f in SchemaConsistency().run(data) if f.metric == "value_variants"]
+    assert [f.subject for f in found] == [f"c{j:02d}" for j in range(12) if j != 5]
+    assert all(f.count == 60 and f.value == pytest.approx(60 / 240) for f in found)
