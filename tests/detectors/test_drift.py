@@ -914,3 +914,23 @@ def test_ks_pvalue_remembered_by_lattice_step_equals_ks_2samp_for_every_column(n
     # sizes with a common divisor put D on a coarse lattice: some columns share a key
     assert 0 < len(st._KS_EXACT) <= 60
     assert np.gcd(n1, n2) == 1 or len(st._KS_EXACT) < 60
+
+
+def test_prepare_counts_every_categorical_column_of_a_wide_frame_in_kind_order():
+    from auditor.data import Kind
+    from auditor.drift_stats import prepare
+
+    rng = np.random.default_rng(2)
+    cols = {f"c{j:02d}": rng.choice(["a", "b", "c", None], 300).tolist() for j in range(12)}
+    cols["x"] = rng.normal(size=300)
+    df = pl.DataFrame(cols)
+    kinds = {c: (Kind.NUMERIC if c == "x" else Kind.CATEGORICAL) for c in df.columns}
+    got = prepare(df, kinds)
+    assert list(got) == ["x"] + [f"c{j:02d}" for j in range(12)]
+    for j in range(12):
+        c = f"c{j:02d}"
+        s = got[c]
+        want = df[c].drop_nulls().value_counts().sort(c)
+        assert s.missing == df[c].null_count() and s.rows == 300
+        assert s.counts.sort("value")["value"].to_list() == want[c].to_list()
+        assert s.counts.sort("value")["n"].to_list() == want["count"].to_list()
