@@ -20,15 +20,18 @@ levels). Planted problems and the check expected to flag them:
 Each run is ``python -m auditor run audit.yaml --suite S --out DIR -q`` in a subprocess under
 ``/usr/bin/time -v`` (peak RSS = "Maximum resident set size"; without it
 ``getrusage(RUSAGE_CHILDREN)``). Wall time is the whole process: interpreter start, imports,
-loading, checks, report.json + report.html.
+loading, checks, report.json + report.html; CPU is user + system seconds of that process
+(the figure to compare on a busy machine, where wall time depends on the other load).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -110,18 +113,27 @@ def run_one(cfg: Path, suite: str, timeout: float) -> dict:
         cmd = [timer, "-v", *cmd]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t = time.perf_counter()
+    # own process group: on a timeout the auditor under /usr/bin/time is killed too
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, start_new_session=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+        _, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"suite": suite, "wall_s": None, "status": f"timeout > {timeout:.0f} s"}
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        shutil.rmtree(out, ignore_errors=True)
+        return {"suite": suite, "wall_s": None, "load": os.getloadavg()[0],
+                "status": f"timeout > {timeout:.0f} s"}
     wall = time.perf_counter() - t
-    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
     peak = int(m.group(1)) / 1024 if m else max(
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)",
+                                          stderr)) or None
     rep_path = out / "report.json"
     if not rep_path.exists():
         return {"suite": suite, "wall_s": wall, "peak_mb": peak,
-                "status": f"exit {proc.returncode}: {proc.stderr[-800:]}"}
+                "status": f"exit {proc.returncode}: {stderr[-800:]}"}
     rep = json.loads(rep_path.read_text())
     shutil.rmtree(out, ignore_errors=True)
     flags = sorted({f"{c['id']}:{f.get('subject')}" for c in rep["checks"]
@@ -132,7 +144,8 @@ def run_one(cfg: Path, suite: str, timeout: float) -> dict:
             c["id"] in checks and f.get("severity") in ("warn", "fail")
             and (f.get("subject") == subject or (subject and subject in str(f.get("subject"))))
             for c in rep["checks"] for f in c.get("findings") or [])
-    return {"suite": suite, "wall_s": wall, "peak_mb": peak, "status": rep["status"],
+    return {"suite": suite, "wall_s": wall, "cpu_s": cpu, "peak_mb": peak,
+            "load": os.getloadavg()[0], "status": rep["status"],
             "exit": proc.returncode, "audit_s": rep.get("duration_s"),
             "checks": [{"id": c["id"], "status": c["status"], "s": c.get("duration_s") or 0.0}
                        for c in rep["checks"]],
@@ -169,8 +182,10 @@ def main() -> None:
                 say(f"  {c['id']:36} {c['s']:8.2f} s  {c['status']}")
             wall = f"{r['wall_s']:.1f} s" if r.get("wall_s") is not None else "n/a"
             say(f"  {'audit (report duration_s)':36} {r.get('audit_s') or float('nan'):8.2f} s")
-            say(f"  {'process wall':36} {wall:>10}   peak RSS {r.get('peak_mb', 0):,.0f} MB"
-                f"   status {r['status']}")
+            cpu = f"{r['cpu_s']:.1f} s" if r.get("cpu_s") else "n/a"
+            say(f"  {'process wall':36} {wall:>10}   CPU (user+sys) {cpu}   peak RSS "
+                f"{r.get('peak_mb', 0):,.0f} MB   status {r['status']}   load average "
+                f"{r.get('load', os.getloadavg()[0]):.1f}")
             if "planted" in r:
                 say("  planted flagged: " + ", ".join(
                     f"{k}={'yes' if v else 'NO'}" for k, v in r["planted"].items()))
