@@ -6,6 +6,7 @@ Every mistake becomes one :class:`~auditor.errors.ConfigError` line naming the k
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -262,6 +263,22 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
             check_input_path(p)
         except InputError as err:
             raise ConfigError(f"{source}: pipeline: {err}") from None
+    tok = updates.get("tokens", cfg.tokens)
+    if tok is not None:  # a local tokenizer file: a FIFO would block the loader forever
+        kind, sep, rest = tok.tokenizer.partition(":")
+        local = Path(rest if sep and kind in ("sentencepiece", "hf", "tokenizers",
+                                              "transformers") else tok.tokenizer).expanduser()
+        if local.is_absolute() and os.path.lexists(local):
+            try:
+                check_input_path(local, what="tokenizer")
+            except InputError as err:
+                raise ConfigError(f"{source}: tokens.tokenizer: {err}") from None
+    exp = updates.get("expectations")
+    if exp is not None and os.path.lexists(exp):  # absent: export-expectations writes it
+        try:
+            check_input_path(exp)
+        except InputError as err:
+            raise ConfigError(f"{source}: expectations: {err}") from None
     return cfg.model_copy(update=updates)
 
 
@@ -312,6 +329,32 @@ def _expanded_nodes(node: Any, limit: int, source: str) -> int:
     return size(node)
 
 
+def _check_duplicate_keys(node: Any, source: str) -> None:
+    """A key given twice in one mapping is a ConfigError naming it and its line: YAML
+    loaders keep the last silently (``datasets: {train: a, test: b, train: c}`` audited c
+    against b). Merge keys (``<<``) are not keys."""
+    seen_nodes: set[int] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen_nodes or not isinstance(n.value, list):
+            continue
+        seen_nodes.add(id(n))
+        keys: set[tuple[str, str]] = set()
+        for item in n.value:
+            if not isinstance(item, tuple):
+                stack.append(item)
+                continue
+            k, v = item
+            stack += [k, v]
+            if isinstance(k.value, str) and not k.tag.endswith(":merge"):
+                if (k.tag, k.value) in keys:
+                    raise ConfigError(f"{source}: duplicate key {short_repr(k.value)} at line "
+                                      f"{k.start_mark.line + 1}; each key may appear once in "
+                                      "a mapping")
+                keys.add((k.tag, k.value))
+
+
 def _check_depth(yaml: Any, loader_cls: Any, text: str, source: str) -> None:
     """Refuse a document nested deeper than MAX_YAML_DEPTH, from the parser's event stream
     (a state machine, no recursion): composing ``[[[[...]]]]`` 50,000 levels deep recurses
@@ -357,6 +400,7 @@ def load_yaml_file(path: Path, *, what: str = "config") -> Any:
             raise ConfigError(f"{path}: YAML aliases expand the {what} to more than "
                               f"{MAX_YAML_NODES:,} values (nested anchors and aliases, a "
                               "'billion laughs' document?); refused")
+        _check_duplicate_keys(node, str(path))
         return loader.construct_document(node)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)

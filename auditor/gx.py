@@ -434,9 +434,12 @@ def export_command(args: Any) -> int:
         raise ConfigError(str(err)) from None
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if args.out:
-        from auditor.output import write_atomic
+        from auditor.output import output_errors, refuse_overwriting_inputs, write_atomic
 
-        write_atomic(Path(args.out), text)
+        refuse_overwriting_inputs([Path(args.out)],  # never the split or the audit.yaml
+                                  [path] + ([Path(args.config)] if args.config else []))
+        with output_errors(args.out):
+            write_atomic(Path(args.out), text)
         n = len(doc["expectations"])
         print(f"{n:,} expectations inferred from {split} ({df.height:,} rows) written to "
               f"{args.out}", flush=True)

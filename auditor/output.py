@@ -17,6 +17,10 @@ from auditor.errors import ConfigError, InputError
 # writer's file from one a killed run left behind)
 _TMP = re.compile(r"^\.(?P<target>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
 LOCK_NAME = ".auditor.lock"
+# the names this tool writes into an output folder by itself: a sweep of the whole folder
+# (target=None) removes stale temporary files of these only. A user's ``.draft.2023.final.tmp``
+# beside the report also matches _TMP (2023 read as a dead pid): it is never touched.
+OWN_TARGETS = frozenset({"report.json", "report.html", "write-test", "history.html"})
 
 
 def _pid_alive(pid: int) -> bool:
@@ -32,9 +36,10 @@ def _pid_alive(pid: int) -> bool:
 
 
 def clean_stale_temp_files(folder: Path, target: str | None = None) -> list[Path]:
-    """Remove this tool's temporary files in ``folder`` (of ``target`` only, when given) whose
-    writing process no longer exists: what a killed run (SIGKILL, power loss) left behind.
-    Files of live writers (a concurrent run) are kept. Returns the removed paths."""
+    """Remove this tool's temporary files in ``folder`` (of ``target`` only, when given, else
+    of the names in OWN_TARGETS) whose writing process no longer exists: what a killed run
+    (SIGKILL, power loss) left behind. Files of live writers (a concurrent run) are kept.
+    Returns the removed paths."""
     removed = []
     try:
         entries = list(os.scandir(folder))
@@ -42,7 +47,7 @@ def clean_stale_temp_files(folder: Path, target: str | None = None) -> list[Path
         return removed
     for entry in entries:
         m = _TMP.match(entry.name)
-        if not m or (target is not None and m["target"] != target):
+        if not m or m["target"] not in ({target} if target is not None else OWN_TARGETS):
             continue
         if _pid_alive(int(m["pid"])):
             continue
@@ -186,6 +191,32 @@ def refuse_overwriting_inputs(outputs: Iterable[Path], inputs: Iterable[Path]) -
                 raise InputError(f"{out}: refusing to write there: it is an input of this "
                                  f"audit ({inp}); inputs are never modified: choose another "
                                  "--out folder")
+
+
+def refuse_colliding_outputs(outputs: dict[str, Path]) -> None:
+    """Two outputs of one run (``what -> path``) that resolve to one file would replace each
+    other (``--junit out/report.json`` left a JUnit file where the report was): InputError,
+    raised before anything is written."""
+    seen: dict[Path, str] = {}
+    for what, p in outputs.items():
+        target = Path(p).resolve()
+        if target in seen:
+            raise InputError(f"{p}: {what} and {seen[target]} would both be written there; "
+                             "give them different paths")
+        seen[target] = what
+
+
+@contextmanager
+def output_errors(where: Path | str) -> Iterator[None]:
+    """An OSError while writing an output (disk full, read-only folder, a directory in the
+    way) becomes one InputError naming ``where`` (exit 2), not an internal error."""
+    try:
+        yield
+    except OSError as err:
+        name = err.filename if isinstance(err.filename, str) else None
+        if name and not _TMP.match(Path(name).name):  # e.g. the lock file, not a temp file
+            where = name
+        raise InputError(f"{where}: cannot write: {err.strerror or err}") from None
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e"

@@ -1419,3 +1419,174 @@ def test_a_vocab_size_beyond_any_vocabulary_is_refused_before_loading():
     for bad in (0, MAX_VOCAB + 1, 10**20, 2.5):
         with pytest.raises(ValueError, match=r"vocab_size must be an integer in \[1, "):
             SpecialTokens(vocab_size=bad)
+
+
+# =============================================================================================
+# Review of E1 (issue 19, part 1): defects found attacking the hardened CLI as a hostile user.
+# =============================================================================================
+
+def test_stale_temp_sweep_never_removes_a_users_file_named_like_a_temp_file(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    out = tmp_path / "o"
+    out.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    # ".<name>.<digits>.<word>.tmp" with a dead "pid": the sweep of the --out folder deleted them
+    users = [out / ".draft.2023.final.tmp", out / f".model.ckpt.{dead.pid}.step_2.tmp"]
+    for p in users:
+        p.write_text("a user's file")
+    stale = out / f".report.json.{dead.pid}.k1ll3d00.tmp"  # this tool's own: still cleaned
+    stale.write_text("partial")
+    b = _base(tmp_path)
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", out,
+                     "--suite", _cheap_suite(tmp_path))
+    assert code == 0, err
+    assert all(p.read_text() == "a user's file" for p in users)
+    assert not stale.exists()
+
+
+@pytest.mark.parametrize("flags,expected", [
+    (["--junit", "{o}/report.json"], "--junit and report.json would both be written there"),
+    (["--summary-md", "{o}/report.html"], "--summary-md and report.html would both be"),
+    (["--junit", "{t}/ci.txt", "--summary-md", "{t}/ci.txt"], "--summary-md and --junit"),
+    (["--ledger", "{o}/report.json"], "--ledger and report.json would both be written"),
+])
+def test_outputs_of_one_run_that_resolve_to_one_file_are_refused(tmp_path, capsys, flags,
+                                                                expected):
+    b = _base(tmp_path)
+    out = tmp_path / "o"
+    flags = [f.format(o=out, t=tmp_path) for f in flags]
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", out,
+                     "--suite", _cheap_suite(tmp_path), *flags)
+    _one_line_error(code, err, expected)  # was exit 0 with JUnit XML as report.json
+    assert not out.exists()
+
+
+def test_a_ledger_that_is_an_input_is_refused_before_it_is_created(tmp_path, capsys):
+    b = _base(tmp_path)
+    script = tmp_path / "prep.py"
+    script.write_text("")  # an empty pipeline script: SQLite turned it into a database
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   f"pipeline: [prep.py]\nledger: prep.py\nsuite: {_cheap_suite(tmp_path)}\n")
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o")
+    _one_line_error(code, err, "prep.py: refusing to write there: it is an input")
+    assert script.read_bytes() == b""
+
+
+def test_ci_outputs_onto_the_expectation_suite_or_tokenizer_are_refused(tmp_path, capsys):
+    b = _base(tmp_path)
+    exp = tmp_path / "exp.json"
+    exp.write_text('{"name": "s", "expectations": []}')
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   f"expectations: exp.json\nsuite: {_cheap_suite(tmp_path)}\n")
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o", "--junit", exp)
+    _one_line_error(code, err, "exp.json: refusing to write there: it is an input")
+    assert exp.read_text() == '{"name": "s", "expectations": []}'
+
+
+def test_the_history_page_never_replaces_its_ledger(tmp_path, capsys):
+    b = _base(tmp_path)
+    ledger = tmp_path / "h" / "history.html"  # the ledger named like the page, --out its folder
+    ledger.parent.mkdir()
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", tmp_path / "o",
+                     "--suite", _cheap_suite(tmp_path), "--ledger", ledger)
+    assert code == 0, err
+    before = ledger.read_bytes()
+    code = cli.main(["history", "--ledger", str(ledger), "--out", str(ledger.parent)])
+    _one_line_error(code, capsys.readouterr().err, "history.html: refusing to write there")
+    assert ledger.read_bytes() == before
+
+
+def test_export_expectations_never_overwrites_its_split_or_config(tmp_path, capsys):
+    b = _base(tmp_path)
+    split = tmp_path / "train.csv"
+    clean_frame(100, 1).write_csv(split)
+    before = split.read_bytes()
+    code = cli.main(["export-expectations", "--train", str(split), "--out", str(split)])
+    _one_line_error(code, capsys.readouterr().err, "train.csv: refusing to write there")
+    assert split.read_bytes() == before
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n")
+    text = cfg.read_text()
+    code = cli.main(["export-expectations", str(cfg), "--out", str(cfg)])
+    _one_line_error(code, capsys.readouterr().err, "audit.yaml: refusing to write there")
+    assert cfg.read_text() == text
+
+
+@pytest.mark.parametrize("where", ["expectations", "tokenizer", "baseline", "verify"])
+def test_fifo_as_expectations_tokenizer_baseline_or_report_is_refused(tmp_path, where):
+    import os
+
+    b = _base(tmp_path)
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    cfg = tmp_path / "audit.yaml"
+    head = f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+    suite = f"suite: {_cheap_suite(tmp_path)}\n"
+    if where == "expectations":
+        cfg.write_text(head + suite + "expectations: pipe.json\n")
+        args = ["run", cfg, "--out", tmp_path / "o"]
+    elif where == "tokenizer":
+        cfg.write_text(head + suite + "tokens: {tokenizer: pipe.json, text: text}\n")
+        args = ["run", cfg, "--out", tmp_path / "o"]
+    elif where == "baseline":
+        args = ["run", "--train", b["train"], "--test", b["test"], "--suite",
+                _cheap_suite(tmp_path), "--out", tmp_path / "o", "--baseline", fifo]
+    else:
+        args = ["verify", fifo]
+    code, err = _cli_or_hang(*args, timeout=60)
+    _one_line_error(code, err, "pipe.json: is a FIFO (named pipe)")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("datasets: {train: a.parquet, test: b.parquet, train: b.parquet}\n", "duplicate key 'train'"),
+    ("datasets: {train: a.parquet}\ncolumns: {label: y}\ncolumns: {label: z}\n",
+     "duplicate key 'columns' at line 3"),
+])
+def test_a_key_given_twice_in_the_yaml_is_refused(tmp_path, capsys, text, expected):
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(text)  # the last one was kept silently: train audited against itself
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o")
+    _one_line_error(code, err, expected)
+
+
+def test_yaml_merge_keys_are_not_duplicates(tmp_path):
+    from auditor.config import load_yaml_file
+
+    p = tmp_path / "s.yaml"
+    p.write_text("base: &b {fail_above: 0.1, max_examples: 5}\n"
+                 "checks:\n  leakage.duplicates: {<<: *b, fail_above: 0.2}\n")
+    assert load_yaml_file(p)["checks"]["leakage.duplicates"] == {"fail_above": 0.2,
+                                                                 "max_examples": 5}
+
+
+def test_writing_the_report_on_a_full_disk_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    import errno
+    import os
+
+    from auditor import output
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    b = _base(tmp_path)
+    monkeypatch.setattr(output.os, "fsync", full)
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", tmp_path / "o",
+                     "--suite", _cheap_suite(tmp_path))
+    _one_line_error(code, err, "report.json: cannot write: No space left on device")
+    assert not (tmp_path / "o").exists()  # was exit 3 "internal error: OSError"
+
+
+def test_a_directory_in_the_way_of_the_lock_file_is_one_line_exit_2(tmp_path, capsys):
+    from auditor.output import LOCK_NAME
+
+    b = _base(tmp_path)
+    (tmp_path / "o" / LOCK_NAME).mkdir(parents=True)
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", tmp_path / "o",
+                     "--suite", _cheap_suite(tmp_path))
+    _one_line_error(code, err, f"{LOCK_NAME}: cannot write: Is a directory")
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [LOCK_NAME]
