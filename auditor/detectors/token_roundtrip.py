@@ -105,6 +105,7 @@ class RoundTrip:
             rng = np.random.default_rng([data.seed, i])
             rows = np.sort(rng.choice(df.height, self.sample_rows, replace=False))
         text_all = df[t.text].cast(pl.String)
+        drawn = len(rows)
         rows = rows[text_all.gather(rows).is_not_null().to_numpy()]
         ids_all = token_frame(data, name)[t.input_ids]
         category = np.empty(len(rows), dtype=object)
@@ -136,7 +137,7 @@ class RoundTrip:
             {"row": [], "text": [], "dec": [], "cat": [], "rewritten": []},
             schema={"row": pl.Int64, "text": pl.String, "dec": pl.String, "cat": pl.String,
                     "rewritten": pl.Boolean})
-        return {"rows": df.height, "checked": len(rows), "frame": frame,
+        return {"rows": df.height, "drawn": drawn, "checked": len(rows), "frame": frame,
                 "category": category, "stale": stale, "stale_examples": examples}
 
     def _keep(self, frame: pl.DataFrame, cat: np.ndarray) -> pl.DataFrame:
@@ -210,9 +211,12 @@ class RoundTrip:
 
     # -- findings --------------------------------------------------------------------------
     def _sample_note(self, results: dict[str, dict[str, Any]]) -> str:
-        sampled = [f"{fmt_count(r['checked'])} of {fmt_count(r['rows'])} {n} rows"
-                   for n, r in results.items() if r["checked"] < r["rows"]]
-        return f" (a seeded sample: {', '.join(sampled)})" if sampled else ""
+        sampled = [f"{fmt_count(r['drawn'])} of {fmt_count(r['rows'])} {n} rows"
+                   for n, r in results.items() if r["drawn"] < r["rows"]]
+        no_text = sum(r["drawn"] - r["checked"] for r in results.values())
+        return ((f" (a seeded sample: {', '.join(sampled)})" if sampled else "")
+                + (f" ({fmt_count(no_text)} {'row' if no_text == 1 else 'rows'} without text, "
+                   "not checked)" if no_text else ""))
 
     def _roundtrip_finding(self, data: AuditData, tok: Any,
                            results: dict[str, dict[str, Any]]) -> Finding:

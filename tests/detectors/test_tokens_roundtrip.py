@@ -235,6 +235,8 @@ def test_every_row_is_checked_by_default_and_chunking_changes_nothing(gpt2_json,
     assert [e["row"] for e in s.evidence["examples"]] == sorted([3, short, cut, 30])
     assert f["roundtrip_loss"].evidence["by_split"][0]["checked"] == 59
     assert "59 checked rows" in f["roundtrip_loss"].message
+    assert "(1 row without text, not checked)" in f["roundtrip_loss"].message
+    assert "seeded sample" not in f["roundtrip_loss"].message
     assert sum(n >= 120 for n in lens) > 3  # other cut rows: prefixes, not flagged
     monkeypatch.setattr(rt, "BATCH", 7)
     chunked = RoundTrip().run(token_data({"train": frame}, gpt2_json, pad_id=EOT,
