@@ -38,8 +38,8 @@ context the audit already has, in this order (the first rule that applies decide
    the days since cancelling) still look like a family, and warn.
 5. ``strong_not_singular`` (WARN, also above ``fail_above``): at least one other feature within
    ``singular_gap`` is related to the column beyond the label (partial rho >= ``family_above``,
-   or not measurable: a categorical peer of a multiclass label): a family of strong,
-   correlated measurements (breast-cancer radius, perimeter and area) is what a real signal
+   or not measurable: a categorical peer of a label with more than 10 classes): a family of
+   strong, correlated measurements (breast-cancer radius, perimeter and area) is what a real signal
    looks like, not a leak. Reported, not failed.
    A peer that is a copy of the column (|Spearman| >= ``copy_above`` on train rows with both
    values: the same field twice, e.g. a date and the days since it) is one signal, not
@@ -138,6 +138,9 @@ def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float,
             if r is not None and np.isfinite(r) and abs(r) >= above}
 
 
+CODED_CLASSES = 10  # a categorical column of a multiclass label: one coding per class, up to
+
+
 def label_free_relations(frame: pl.DataFrame, col: str, peers: list[str], label: str,
                          numeric_label: bool, max_rows: int = COPY_ROWS) -> dict[str, float]:
     """|Partial Spearman correlation| of ``col`` with each peer given the label (column
@@ -145,34 +148,41 @@ def label_free_relations(frame: pl.DataFrame, col: str, peers: list[str], label:
     ``max_rows`` rows (a seeded sample).
 
     Each column is turned into ranks (average ranks of its values; a categorical column by
-    the mean label code of its level, missing a level, which is meaningful for a binary or a
-    numeric label only: such a column with a multiclass label is left out, i.e. not
-    measurable). The ranks are residualised on the label: minus their class mean (class
-    label: the pooled within-class correlation), or minus their least-squares line on the
-    label's ranks (numeric label: the partial Spearman correlation
-    (r_ab - r_ay r_by) / sqrt((1 - r_ay^2)(1 - r_by^2)) on complete rows). A missing value
-    gets residual 0, so missingness adds nothing and shrinks the figure by the share missing.
-    relation = sum(e_a e_b) / sqrt(sum(e_a^2) sum(e_b^2)) over the rows."""
+    the mean label code of its level, missing a level: its positive rate for a binary label,
+    its label mean for a numeric one; for a multiclass label of at most ``CODED_CLASSES``
+    classes, once per class by the level's rate of that class, the relation being the largest
+    over the codings; beyond that it is left out, i.e. not measurable). The ranks are
+    residualised on the label: minus their class mean (class label: the pooled within-class
+    correlation), or minus their least-squares line on the label's ranks (numeric label: the
+    partial Spearman correlation (r_ab - r_ay r_by) / sqrt((1 - r_ay^2)(1 - r_by^2)) on
+    complete rows). A missing value gets residual 0, so missingness adds nothing and shrinks
+    the figure by the share missing. relation = sum(e_a e_b) / sqrt(sum(e_a^2) sum(e_b^2))
+    over the rows. Two columns independent given the label are ~0 under every coding."""
     from auditor.label_stats import value_expr
 
     cols = [c for c in dict.fromkeys([col, *peers])]
     if frame.height > max_rows:
         frame = frame.select(*cols, label).sample(n=max_rows, seed=0)
     y = frame[label].to_numpy()
-    exprs = []
+    classes = [] if numeric_label else [int(k) for k in np.unique(y)]
+    exprs: list[pl.Expr] = []
+    coded: dict[str, list[int]] = {}  # column -> its codings (columns of the rank matrix)
     for c in cols:
         dt = frame.schema[c]
         if dt.is_numeric() or dt == pl.Boolean or dt.is_temporal():
-            e = value_expr(c, dt).cast(pl.Float64)
-        elif numeric_label or np.unique(y).size <= 2:
-            e = pl.col(label).cast(pl.Float64).mean().over(c)
+            codings = [value_expr(c, dt).cast(pl.Float64)]
+        elif numeric_label or len(classes) <= 2:
+            codings = [pl.col(label).cast(pl.Float64).mean().over(c)]
+        elif len(classes) <= CODED_CLASSES:
+            codings = [(pl.col(label) == k).cast(pl.Float64).mean().over(c) for k in classes]
         else:
             continue
-        exprs.append(e.rank("average").cast(pl.Float64).alias(c))
-    if not exprs or exprs[0].meta.output_name() != col:
+        coded[c] = list(range(len(exprs), len(exprs) + len(codings)))
+        exprs += [e.rank("average").cast(pl.Float64).alias(str(len(exprs) + i))
+                  for i, e in enumerate(codings)]
+    if col not in coded:
         return {}
-    ranks = frame.select(exprs)
-    r = ranks.to_numpy().astype(float)  # nulls -> NaN
+    r = frame.select(exprs).to_numpy().astype(float)  # nulls -> NaN
     ok = ~np.isnan(r)
     if numeric_label:
         ry = pl.Series(y).rank("average").to_numpy().astype(float)
@@ -194,11 +204,10 @@ def label_free_relations(frame: pl.DataFrame, col: str, peers: list[str], label:
             r[m, j] -= np.divide(sums, cnt, out=np.zeros(k), where=cnt > 0)[codes[m]]
     r[~ok] = 0.0
     norms = np.sqrt((r * r).sum(0))
-    out = {}
-    for j, c in enumerate(ranks.columns[1:], start=1):
-        den = norms[0] * norms[j]
-        out[c] = round(abs(float(r[:, 0] @ r[:, j]) / den), 4) if den > 0 else 0.0
-    return out
+    den = np.outer(norms, norms)
+    rel = np.abs(np.divide(r.T @ r, den, out=np.zeros_like(den), where=den > 0))
+    mine = coded.pop(col)
+    return {c: round(float(rel[np.ix_(mine, js)].max()), 4) for c, js in coded.items()}
 
 
 def missing_purity(missing: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:

@@ -630,3 +630,41 @@ def test_a_numeric_label_fixed_by_the_date_fails_on_the_time_column():
     (f,) = [f for f in SingleFeatureAUC(n_boot=30).run(data) if f.subject]
     assert (f.subject, f.severity, f.threshold) == ("sold", Severity.FAIL, 0.995)
     assert f.value == pytest.approx(1.0) and "nearly a function of the date" in f.message
+
+
+def _coded(n: int, seed: int, shared: bool) -> pl.DataFrame:
+    """Two status codes of a three-class label (three levels per class, 8% of rows any
+    level). ``shared``: the second code is the first one's sub-level relabelled (one process,
+    a family beyond the label); else each code picks its sub-level on its own (two fields
+    written from the outcome)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+
+    def code(prefix: str, sub: np.ndarray) -> np.ndarray:
+        levels = np.array([[f"{prefix}{k}{j}" for j in range(3)] for k in range(3)])
+        noise = rng.random(n) < 0.08
+        return np.where(noise, levels[rng.integers(0, 3, n), rng.integers(0, 3, n)],
+                        levels[y, sub])
+    sub = rng.integers(0, 3, n)
+    return pl.DataFrame({"x": rng.normal(size=n), "code_a": code("a", sub),
+                         "code_b": code("b", sub if shared else rng.integers(0, 3, n)),
+                         "y": np.array(["p", "q", "r"])[y]})
+
+
+def test_two_categorical_codes_of_a_multiclass_label_are_judged_by_their_relation():
+    # before, a categorical peer of a multiclass label was "not measurable" and counted as
+    # support: two status codes written from the outcome vouched for one another and warned
+    data = _data({"train": _coded(4000, 1, False), "test": _coded(1300, 2, False)}, label="y")
+    flagged = {f.subject: f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject}
+    assert sorted(flagged) == ["code_a", "code_b"]
+    for f in flagged.values():
+        g = f.evidence["grading"]
+        assert g["rule"] == "independent_peers" and max(g["relations"].values()) < 0.1
+    assert Severity.FAIL in {f.severity for f in flagged.values()}
+    # the same codes sharing their sub-level (one process): a family, warn
+    data = _data({"train": _coded(4000, 1, True), "test": _coded(1300, 2, True)}, label="y")
+    flagged = {f.subject: f for f in SingleFeatureAUC(n_boot=50).run(data) if f.subject}
+    for f in flagged.values():
+        g = f.evidence["grading"]
+        assert (f.severity, g["rule"]) == (Severity.WARN, "strong_not_singular")
+        assert max(g["relations"].values()) > 0.3
