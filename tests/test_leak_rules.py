@@ -137,7 +137,8 @@ def test_independent_peers_fail_only_above_fail_above_and_related_peers_warn():
     v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
               relations={"b": 0.03}, ci_low=0.955)
     assert (v.severity, v.rule) == (Severity.FAIL, "independent_peers")
-    assert "the only feature within 0.15 of it (b; strongest b 0.960) relates to it only through the label" in v.reason
+    assert ("the only feature within 0.15 of it (b; strongest b 0.960) relates to it only "
+            "through the label") in v.reason
     v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
               relations={"b": 0.03}, ci_low=0.94)  # CI reaches below fail_above
     assert (v.severity, v.rule) == (Severity.WARN, "independent_peers")
