@@ -189,6 +189,9 @@ def prepare_out_dir(out: str | None, base: Path | None = None) -> Path:
                     path = stem.with_name(f"{stem.name}-{k}")
         probe_writable(path)
     except OSError as err:
+        if path.exists() and not path.is_dir():  # was "not writable (File exists)"
+            raise InputError(f"{path}: is a file, not a directory; --out names the folder "
+                             "the report is written into") from None
         raise InputError(f"{path}: output directory is not writable ({err.strerror or err})") \
             from None
     clean_stale_temp_files(path)

@@ -13,14 +13,27 @@ from typing import Any, Iterable, Iterator
 
 from auditor.errors import ConfigError, InputError
 
-# temporary files of this tool: .<target name>.<pid>.<random>.tmp (the pid tells a live
-# writer's file from one a killed run left behind)
-_TMP = re.compile(r"^\.(?P<target>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
+# temporary files of this tool: .<target name>.<host>-<pid>.<random>.tmp (the pid tells a
+# live writer's file from one a killed run left behind; it means something only on the host,
+# or in the container, that wrote it: another machine or container writing into a shared
+# folder has its own pids, so its files are never taken for a dead writer's)
+_TMP = re.compile(r"^\.(?P<target>.+)\.(?:(?P<host>[A-Za-z0-9_-]+)-)?(?P<pid>\d+)"
+                  r"\.[A-Za-z0-9_]+\.tmp$")
 LOCK_NAME = ".auditor.lock"
 # the names this tool writes into an output folder by itself: a sweep of the whole folder
 # (target=None) removes stale temporary files of these only. A user's ``.draft.2023.final.tmp``
 # beside the report also matches _TMP (2023 read as a dead pid): it is never touched.
 OWN_TARGETS = frozenset({"report.json", "report.html", "write-test", "history.html"})
+
+
+def _host() -> str:
+    import socket
+
+    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname().split(".")[0])[:40] or "host"
+
+
+def _tmp_prefix(name: str) -> str:
+    return f".{name}.{_host()}-{os.getpid()}."
 
 
 def _pid_alive(pid: int) -> bool:
@@ -49,8 +62,8 @@ def clean_stale_temp_files(folder: Path, target: str | None = None) -> list[Path
         m = _TMP.match(entry.name)
         if not m or m["target"] not in ({target} if target is not None else OWN_TARGETS):
             continue
-        if _pid_alive(int(m["pid"])):
-            continue
+        if m["host"] not in (None, _host()) or _pid_alive(int(m["pid"])):
+            continue  # another host's file, or a live writer's
         try:
             os.unlink(entry.path)
             removed.append(Path(entry.path))
@@ -89,7 +102,7 @@ def atomic_path(path: Path, *, within: Path | None = None) -> Iterator[Path]:
         path = confined(within, path.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_temp_files(path.parent, path.name)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
+    fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path.name), suffix=".tmp",
                                dir=path.parent)
     os.close(fd)
     try:
@@ -125,7 +138,7 @@ def write_parquet_atomic(df: Any, path: Path, *, within: Path | None = None) -> 
 def probe_writable(folder: Path) -> None:
     """Prove ``folder`` is writable with a uniquely named probe (concurrent runs must not
     race on one name). Raises OSError."""
-    fd, probe = tempfile.mkstemp(prefix=f".write-test.{os.getpid()}.", suffix=".tmp",
+    fd, probe = tempfile.mkstemp(prefix=_tmp_prefix("write-test"), suffix=".tmp",
                                  dir=folder)
     os.close(fd)
     os.unlink(probe)
@@ -158,7 +171,7 @@ def write_files_together(folder: Path, files: dict[str, str]) -> None:
         for name in files:
             confined(folder, name)
             clean_stale_temp_files(folder, name)
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp",
+            fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(name), suffix=".tmp",
                                        dir=folder)
             temps[name] = tmp
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

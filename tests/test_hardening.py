@@ -1590,3 +1590,38 @@ def test_a_directory_in_the_way_of_the_lock_file_is_one_line_exit_2(tmp_path, ca
                      "--suite", _cheap_suite(tmp_path))
     _one_line_error(code, err, f"{LOCK_NAME}: cannot write: Is a directory")
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [LOCK_NAME]
+
+
+def test_temp_files_of_another_host_sharing_the_folder_are_never_swept(tmp_path):
+    """A pid means something only where it was issued: a run on another machine (or in another
+    container) writing into a shared --out has pids this host does not know; its file being
+    written was taken for a dead run's and deleted, failing that run's rename."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from auditor import output
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    other = tmp_path / f".report.json.{output._host()}x-{dead.pid}.abcdefgh.tmp"
+    mine = tmp_path / f".report.json.{output._host()}-{dead.pid}.abcdefgh.tmp"
+    for p in (other, mine):
+        p.write_text("partial")
+    assert output.clean_stale_temp_files(tmp_path) == [mine]
+    assert other.exists()
+    fd, made = tempfile.mkstemp(prefix=output._tmp_prefix("report.json"), suffix=".tmp",
+                                dir=tmp_path)  # the names this tool makes carry its host
+    os.close(fd)
+    m = output._TMP.match(Path(made).name)
+    assert (m["target"], m["host"], int(m["pid"])) == ("report.json", output._host(), os.getpid())
+
+
+def test_out_naming_a_file_says_so(tmp_path, capsys):
+    b = _base(tmp_path)
+    before = b["train"].read_bytes()
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", b["train"],
+                     "--suite", _cheap_suite(tmp_path))
+    _one_line_error(code, err, "train.parquet: is a file, not a directory")
+    assert b["train"].read_bytes() == before
