@@ -75,7 +75,9 @@ class SingleFeatureAUC:
     (missing in >= ``pure_share`` of one class's train rows and <= ``pure_tolerance`` of the
     other's) fails; near-deterministic (train AUC >= ``deterministic_above``, or, binary label,
     a cut of its train score holding >= ``pure_share`` of one class and <= ``pure_tolerance``
-    of the other: TPR >= 0.9 at FPR <= 0.01) fails; singular (> ``singular_gap`` above the
+    of the other: TPR >= 0.9 at FPR <= 0.01, counted only when both classes hold >=
+    ``min_pure_rows`` train rows, as a clean cut on fewer rows is often chance) fails;
+    singular (> ``singular_gap`` above the
     strongest other feature) fails above ``fail_above`` (the bootstrap CI's lower end too) and
     warns below, since one dominant honest predictor looks the same; independent peers (the
     features within the gap relate to it only through the label: partial rank correlation
@@ -127,8 +129,11 @@ class SingleFeatureAUC:
     pure_tolerance: float = 0.01
     copy_above: float = 0.98
     family_above: float = 0.1
+    min_pure_rows: int = 30
 
     def __post_init__(self) -> None:
+        check_params(self, ("min_pure_rows",), lambda v: isinstance(v, int) and v >= 1,
+                     "an integer >= 1")
         check_params(self, ("warn_above", "fail_above", "id_warn_above",
                             "deterministic_above"),
                      lambda v: 0.5 <= v <= 1, "an AUC in [0.5, 1]")
@@ -371,7 +376,7 @@ class SingleFeatureAUC:
         name = "|Spearman rho|" if view.kind == LabelKind.NUMERIC else "AUC"
         rules = Rules(self.warn_above, self.fail_above, self.deterministic_above,
                       self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above,
-                      self.family_above)
+                      self.family_above, self.min_pure_rows)
         close = [c for c, v in figures.items() if v >= value - self.singular_gap]
         copies = rank_copies(view.frames[train], sc.column, close, self.copy_above)
         peers = [c for c in close if c != sc.column and c not in copies]
