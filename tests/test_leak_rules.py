@@ -148,3 +148,28 @@ def test_independent_peers_fail_only_above_fail_above_and_related_peers_warn():
     v = judge(RULES, value=0.97, train_value=0.97, others=others, name="a", what="AUC",
               relations={}, ci_low=0.955)  # not measurable: counted as support
     assert (v.severity, v.rule) == (Severity.WARN, "strong_not_singular")
+
+
+def test_pure_region_reports_the_smaller_class_rows():
+    y = np.array([0] * 14 + [1] * 10)
+    x = np.r_[np.linspace(0, 1, 14), np.linspace(2, 3, 10)]
+    assert pure_region(x, y, 0.01) == Purity(1.0, 1, "high", 10)
+
+
+def test_a_clean_cut_on_few_rows_is_not_near_deterministic():
+    # mtcars' weight vs transmission on 24 train rows: 92.9% of 14 automatics beyond a cut
+    # holding none of 10 manuals, AUC 0.964 among strong peers: not evidence of a recoding
+    few = Purity(0.929, 0, "low", rows=10)
+    v = judge(RULES, value=0.964, train_value=0.964, others=[("gear", 1.0), ("drat", 0.9)],
+              name="wt", what="AUC", purity=few)
+    assert (v.severity, v.rule) == (Severity.WARN, "strong_not_singular")
+    assert "the smaller class has 10 train rows (< min_pure_rows 30)" in v.reason
+    assert v.details["pure_region"]["smaller_class_rows"] == 10
+    enough = Purity(0.929, 0, "low", rows=30)
+    v = judge(RULES, value=0.964, train_value=0.964, others=[("gear", 1.0)], name="wt",
+              what="AUC", purity=enough)
+    assert (v.severity, v.rule) == (Severity.FAIL, "near_deterministic")
+    # the deterministic_above test has no row floor
+    v = judge(RULES, value=1.0, train_value=1.0, others=[("gear", 1.0)], name="wt",
+              what="AUC", purity=few)
+    assert (v.severity, v.rule) == (Severity.FAIL, "near_deterministic")

@@ -339,3 +339,39 @@ def test_many_small_levels_with_a_rare_label_are_not_near_deterministic():
     verdict = check._judge(view, "zip", 0.75, True, best, {"zip": {"cramers_v": 0.75}}, 0)
     assert verdict.rule != "near_deterministic"
     assert verdict.details["pure_region"]["share"] < 0.5
+
+
+def _tiny_class_outliers(seed: int = 3) -> dict[str, pl.DataFrame]:
+    """Three classes; in train x relates weakly to the class; the 60-row test split holds
+    class 'c' in 4 rows whose x are far out (one class mean from 4 values: MASS fgl's barium)."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(["a", "b", "c"], 100)
+    train = pl.DataFrame({"x": rng.normal(size=300) + 0.5 * (y == "c"),
+                          "w": rng.normal(size=300), "y": y})
+    ty = np.r_[np.repeat(["a", "b"], 28), np.repeat("c", 4)]
+    tx = np.r_[rng.normal(size=56), np.full(4, 40.0)]
+    test = pl.DataFrame({"x": tx, "w": rng.normal(size=60), "y": ty})
+    return {"train": train, "test": test}
+
+
+def test_a_later_split_with_a_tiny_class_is_not_graded():
+    frames = _tiny_class_outliers()
+    data = _data(frames, label="y")
+    test_eta = _eta_reference(frames["test"]["y"], frames["test"]["x"])
+    assert test_eta > 0.95  # the 4 outliers set the test figure (60 rows >= min_rows 50)
+    # counting that split (min_class_rows 1: the old behaviour) fails x as singular
+    old = {f.subject: f for f in FeatureLabelAssociation(min_class_rows=1).run(data)
+           if f.metric == "association"}
+    assert old["x"].severity == Severity.FAIL and old["x"].value == pytest.approx(test_eta,
+                                                                                  abs=1e-4)
+    # by default a split with a class of 4 rows (< min_class_rows 10) is not graded: x is
+    # judged on train alone, where its eta is weak
+    findings = FeatureLabelAssociation().run(data)
+    assert not [f for f in findings if f.metric == "association"]
+    (overview,) = [f for f in findings if f.metric == "max_association"]
+    train_eta = _eta_reference(frames["train"]["y"], frames["train"]["x"])
+    assert overview.value == pytest.approx(train_eta, abs=1e-4) and train_eta < 0.7
+    with pytest.raises(ValueError, match="min_class_rows must be an integer >= 1"):
+        FeatureLabelAssociation(min_class_rows=0)
+    with pytest.raises(ValueError, match="min_pure_rows must be an integer >= 1"):
+        FeatureLabelAssociation(min_pure_rows=0)

@@ -668,3 +668,27 @@ def test_two_categorical_codes_of_a_multiclass_label_are_judged_by_their_relatio
         g = f.evidence["grading"]
         assert (f.severity, g["rule"]) == (Severity.WARN, "strong_not_singular")
         assert max(g["relations"].values()) > 0.3
+
+
+def test_a_clean_cut_on_a_small_class_is_not_near_deterministic():
+    # like mtcars' weight vs transmission (24 rows): 13 of 14 class-0 rows below a cut that
+    # holds no class-1 row, AUC 0.957 next to a related peer: chance on this few rows
+    x = np.r_[np.arange(1, 14), 20, np.arange(14, 20), np.arange(21, 25)].astype(float)
+    y = np.r_[np.zeros(14, int), np.ones(10, int)]
+    p = x + np.random.default_rng(0).normal(0, 4, 24)
+    data = _data({"train": pl.DataFrame({"x": x, "p": p, "y": y})}, label="y")
+
+    def graded(check):
+        return {f.subject: f for f in check.run(data) if f.subject in ("x", "p")}
+
+    old = graded(SingleFeatureAUC(min_pure_rows=1))["x"]  # no row floor: the old verdict
+    assert old.value == pytest.approx(roc_auc_score(y, x), abs=1e-4)
+    assert (old.severity, old.evidence["grading"]["rule"]) == (Severity.FAIL,
+                                                                "near_deterministic")
+    assert old.evidence["grading"]["pure_region"]["share"] == pytest.approx(13 / 14, abs=1e-4)
+    new = graded(SingleFeatureAUC())  # default min_pure_rows 30 > the 10 class-1 rows
+    assert {k: (f.severity, f.evidence["grading"]["rule"]) for k, f in new.items()} == {
+        "x": (Severity.WARN, "strong_not_singular"), "p": (Severity.WARN, "strong_not_singular")}
+    assert "smaller class has 10 train rows (< min_pure_rows 30)" in new["x"].message
+    with pytest.raises(ValueError, match="min_pure_rows must be an integer >= 1"):
+        SingleFeatureAUC(min_pure_rows=0)

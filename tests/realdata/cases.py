@@ -189,6 +189,13 @@ HONEST = [
     Case("credit_default", rdata_random("ISLR", "Default", "default"),
          "ISLR Default, card balance AUC 0.95 (CI below 0.95) far above income, stratified"),
     Case("biopsy", biopsy, "MASS biopsy cytology grades (tied ordinal family), stratified"),
+    # small samples: a clean cut on 24 rows, a class mean from 2-7 test rows
+    Case("mtcars", rdata_random("datasets", "mtcars", "am"),
+         "R mtcars (32 cars), transmission am, weight cuts 13 of 14 automatics cleanly on 24 "
+         "train rows, stratified"),
+    Case("fgl", rdata_random("MASS", "fgl", "type"),
+         "MASS fgl glass fragments (6 classes), barium eta 0.98 on a 53-row test split whose "
+         "classes hold 2-7 rows (0.60 in train), stratified"),
 ]
 
 

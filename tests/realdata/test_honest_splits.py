@@ -11,7 +11,15 @@ import pytest
 import auditor
 from tests.realdata.cases import HONEST, Case
 
-XFAIL: dict[str, str] = {}
+XFAIL: dict[str, str] = {
+    # the leak-grading checks pass on these (test_small_samples_pass_the_leak_grading); the
+    # remaining fails belong to other checks' owners
+    "mtcars": "separability.memorisation: 3 of 8 test rows nearer a train row than the 1% "
+              "quantile of 24 train rows (owner C)",
+    "fgl": "leakage.duplicates: MASS fgl holds one exact duplicate row, split across "
+           "train/test (a real copy; owner C)",
+}
+LEAK_GRADED = ("leakage.single_feature_auc", "leakage.feature_label_correlation")
 
 
 def failing(report) -> list[str]:
@@ -33,6 +41,16 @@ def params():
 def test_honest_split_of_real_data_has_no_fail(case: Case):
     report = auditor.audit(**case.build())
     bad = failing(report)
+    assert not bad, f"{case.name} ({case.why}):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("name", ["mtcars", "fgl"])
+def test_small_samples_pass_the_leak_grading(name: str):
+    # mtcars: wt's clean cut on 24 rows (min_pure_rows); fgl: Ba's figure on a test split
+    # whose classes hold 2-7 rows (min_class_rows)
+    (case,) = [c for c in HONEST if c.name == name]
+    report = auditor.audit(**case.build())
+    bad = [b for b in failing(report) if b.startswith(LEAK_GRADED)]
     assert not bad, f"{case.name} ({case.why}):\n" + "\n".join(bad)
 
 
