@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from auditor.config import AuditConfig, Columns, Tokens, parse_config
+from auditor.config import AuditConfig, Tokens, parse_config
 from auditor.data import open_splits
 from auditor.report import Report, overall_status
 from auditor.runner import run_checks
@@ -64,6 +64,16 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     return report
 
 
+def _name(v: Any) -> Any:
+    """A column name given as a pandas label (int, tuple) as polars names it: ``str(v)``."""
+    return str(v) if isinstance(v, (int, tuple)) and not isinstance(v, bool) else v
+
+
+def _names(v: Any) -> Any:
+    """Column names (a list or tuple of them, or one name) as :func:`_name` spells each."""
+    return [_name(x) for x in v] if isinstance(v, (list, tuple)) else _name(v)
+
+
 def audit(*, train: Any = None, test: Any = None, val: Any = None,
           splits: dict[str, Any] | None = None, label: str | None = None,
           time: str | None = None, groups: list[str] | str | None = None,
@@ -92,8 +102,11 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     raw: dict[str, Any] = {
         "datasets": {k: (str(v) if isinstance(v, (str, Path)) else f"<in-memory {k}>")
                      for k, v in given.items()},
-        "columns": Columns(label=label, time=time, groups=groups or [], ids=ids or [],
-                           text=text or [], exclude=exclude or []).model_dump(),
+        # validated by parse_config (a wrong type is a ConfigError); pandas column labels such
+        # as 4 or ("a", "y") are named str(label) once converted, so they are accepted as such
+        "columns": {"label": _name(label), "time": _name(time),
+                    "groups": _names(groups) or [], "ids": _names(ids) or [],
+                    "text": _names(text) or [], "exclude": _names(exclude) or []},
         "suite": suite, "seed": seed, "thresholds": thresholds or {},
         "waivers": [dict(w) for w in waivers or []],
     }

@@ -221,6 +221,13 @@ def to_polars(obj: Any, name: str) -> pl.DataFrame:
         from auditor.hf import from_hf
         return from_hf(obj, name)
     if type(obj).__module__.startswith("pandas"):
+        seen: set[str] = set()  # polars names columns str(label): 0 and "0" would collide
+        for col in getattr(obj, "columns", ()):
+            if str(col) in seen:
+                raise InputError(f"split {name!r}: column {str(col)[:60]!r} occurs twice in the "
+                                 "pandas DataFrame (column labels compared as text); rename "
+                                 "one of them")
+            seen.add(str(col))
         try:
             return pl.from_pandas(obj)
         except Exception as err:

@@ -1625,3 +1625,64 @@ def test_out_naming_a_file_says_so(tmp_path, capsys):
                      "--suite", _cheap_suite(tmp_path))
     _one_line_error(code, err, "train.parquet: is a file, not a directory")
     assert b["train"].read_bytes() == before
+
+
+# =============================================================================================
+# Review of E2 (issue 19, part 2): an adversarial pass over the same kind of data, through the
+# CLI and the Python API (polars and pandas frames).
+# =============================================================================================
+
+@pytest.mark.parametrize("param,value,expected", [
+    ("folds", 10**20, "folds must be an integer in [2, 100]; got 100000000000000000000"),
+    ("folds", 1, "folds must be an integer in [2, 100]; got 1"),
+    ("n_boot", 10**9, "n_boot must be an integer in [10, 10,000]; got 1000000000")])
+def test_single_feature_auc_refuses_unbounded_folds_and_resamples(param, value, expected):
+    # folds=10**20 crashed the check (fold draw beyond int64); n_boot resamples are held at once
+    from auditor import audit
+    from auditor.errors import ConfigError
+    with pytest.raises(ConfigError) as err:
+        audit(train=clean_frame(60, 1), test=clean_frame(30, 2, 500), label="y",
+              thresholds={"leakage.single_feature_auc": {param: value}})
+    assert expected in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("labels", [["row_id", "x1", "x1", "cat", "y"],
+                                    ["row_id", "x1", 0, "0", "y"]])
+def test_pandas_frames_with_duplicate_column_labels_are_one_line_input_errors(labels):
+    # duplicate labels crashed the culprit search (AttributeError: 'DataFrame' has no 'dtype')
+    from auditor import audit
+    from auditor.errors import InputError
+    frames = []
+    for df in (clean_frame(60, 1), clean_frame(30, 2, 500)):
+        pdf = df.to_pandas()
+        pdf.columns = labels
+        frames.append(pdf)
+    with pytest.raises(InputError) as err:
+        audit(train=frames[0], test=frames[1], label="y")
+    dup = "x1" if labels[2] == "x1" else "0"
+    assert str(err.value) == (f"split 'train': column {dup!r} occurs twice in the pandas "
+                              "DataFrame (column labels compared as text); rename one of them")
+
+
+def test_pandas_column_labels_that_are_not_strings_can_be_declared_as_they_are():
+    # label=4 / label=("a", "y") raised pydantic's ValidationError (a traceback, not an error
+    # of the audit); polars names those columns str(label), so they are accepted as such
+    import pandas as pd
+
+    from auditor import audit
+    from auditor.errors import ConfigError
+    tr, te = clean_frame(120, 1).to_pandas(), clean_frame(60, 2, 500).to_pandas()
+    by_int = [d.set_axis(range(d.shape[1]), axis=1) for d in (tr, te)]
+    report = audit(train=by_int[0], test=by_int[1], label=4, ids=[0])
+    assert report.config["columns"]["label"] == "4"
+    assert report.config["columns"]["ids"] == ["0"]
+    assert not [c.id for c in report.checks if c.status == "error"]
+    by_tuple = [d.set_axis(pd.MultiIndex.from_tuples([("a", c) for c in d.columns]), axis=1)
+                for d in (tr, te)]
+    report = audit(train=by_tuple[0], test=by_tuple[1], label=("a", "y"),
+                   ids=[("a", "row_id")], groups=(("a", "x1"), ("a", "x2")))
+    assert report.config["columns"]["label"] == "('a', 'y')"
+    assert report.config["columns"]["groups"] == ["('a', 'x1')", "('a', 'x2')"]
+    assert not [c.id for c in report.checks if c.status == "error"]
+    with pytest.raises(ConfigError, match=r"^audit\(\): columns.label: .*; got 4.5$"):
+        audit(train=tr, test=te, label=4.5)

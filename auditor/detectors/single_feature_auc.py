@@ -144,10 +144,15 @@ class SingleFeatureAUC:
         check_params(self, ("singular_gap", "pure_share", "pure_tolerance", "copy_above",
                             "family_above"),
                      lambda v: 0 <= v <= 1, "a share in [0, 1]")
-        for name, low in (("folds", 2), ("n_boot", 10), ("ci_rows", 100),
-                          ("id_sample_rows", 1000), ("top", 1)):
+        for name, low in (("ci_rows", 100), ("id_sample_rows", 1000), ("top", 1)):
             check_params(self, (name,), lambda v, low=low: isinstance(v, int) and v >= low,
                          f"an integer >= {low}")
+        # upper bounds: folds beyond int64 crashed the fold draw; n_boot resamples are held in
+        # memory at once (n_boot x ci_rows counts)
+        for name, low, high in (("folds", 2, 100), ("n_boot", 10, 10_000)):
+            check_params(self, (name,),
+                         lambda v, low=low, high=high: isinstance(v, int) and low <= v <= high,
+                         f"an integer in [{low}, {high:,}]")
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, data: AuditData) -> list[Finding]:
