@@ -121,7 +121,25 @@ def _normal_permissions(tmp: str) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8, fsynced) to ``path`` atomically."""
+    """Write ``text`` (UTF-8, fsynced) to ``path`` atomically. A target that is not a regular
+    file (``/dev/stdout``, ``/dev/null``, a FIFO with a reader) is written into, never replaced
+    (as root, a rename put a regular file in place of /dev/null); a FIFO without a reader is an
+    OSError, not a hang. A symbolic link is kept: the file it points to is replaced."""
+    import stat
+
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    if os.path.islink(path):
+        path = Path(os.path.realpath(path))
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()

@@ -1686,3 +1686,30 @@ def test_pandas_column_labels_that_are_not_strings_can_be_declared_as_they_are()
     assert not [c.id for c in report.checks if c.status == "error"]
     with pytest.raises(ConfigError, match=r"^audit\(\): columns.label: .*; got 4.5$"):
         audit(train=tr, test=te, label=4.5)
+
+
+def test_ci_outputs_into_a_fifo_or_through_a_symlink_are_written_not_replaced(tmp_path):
+    """``--summary-md /dev/stdout`` or ``--junit /dev/null``: the rename of an atomic write put
+    a regular file in place of the device (as root, /dev/null itself) or of the link."""
+    import os
+    import stat
+
+    from auditor.output import write_atomic
+
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_atomic(fifo, "## verdict\n")
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        assert os.read(reader, 100) == b"## verdict\n"
+    finally:
+        os.close(reader)
+    with pytest.raises(OSError):  # no reader: an error at once, not a hang
+        write_atomic(fifo, "x")
+    target = tmp_path / "real.md"
+    target.write_text("old")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    write_atomic(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"
