@@ -59,7 +59,9 @@ def test_jittered_copies_of_train_rows_are_counted_against_the_chance_baseline()
     expected, threshold = _reference_count(train, test)
     assert f.count == expected and 40 <= f.count <= 46
     assert f.evidence["sampling"]["distance_threshold"] == pytest.approx(threshold, rel=1e-5)
-    assert f.value == pytest.approx(f.count / 340 - 0.01)
+    m = f.evidence["sampling"]["baseline_rows"]
+    assert m == 1000
+    assert f.value == pytest.approx(f.count / 340 - (1 + 0.01 * (m - 1)) / (m + 1))
     assert f.severity == Severity.FAIL and f.splits == ["train", "test"]
     assert f.metric == "near_copy_excess_share" and f.threshold == 0.05
     ex = f.evidence["closest_pairs"]
@@ -67,7 +69,7 @@ def test_jittered_copies_of_train_rows_are_counted_against_the_chance_baseline()
     assert all(e["train_row"] == e["test_row"] - 100 for e in ex)
     assert "f0: " in ex[0]["differences"] and ex[0]["distance"] < 0.02
     assert f.message.startswith(f"{f.count} of 340 test rows (")
-    assert "1.0% expected by chance" in f.message and "near-copies that exact hashing" in f.message
+    assert "1.1% expected by chance" in f.message and "near-copies that exact hashing" in f.message
     chart = f.evidence["chart"]
     assert chart["type"] == "hist" and len(chart["edges"]) == len(
         next(iter(chart["series"].values()))) + 1
@@ -238,3 +240,18 @@ def test_grid_search_finds_close_pairs_verified_and_skips_dense_cells_with_a_not
                          "b": rng.integers(0, 3, 3000).astype(float)})
     _, note = grid_near_pairs(encode, grid, grid, np.arange(3000), 0.5, max_candidates=10_000)
     assert "cells holding many rows" in note
+
+
+def test_chance_share_is_the_probability_an_exchangeable_distance_falls_below_the_quantile():
+    """(1 + q(m-1)) / (m+1) against a simulation of m + 1 exchangeable draws: the 1% quantile of
+    24 baseline distances is their minimum, so chance is ~4.9%, not 1%."""
+    from auditor.detectors.memorisation import chance_share
+
+    rng = np.random.default_rng(0)
+    for m in (24, 200):
+        draws = rng.exponential(size=(40_000, m + 1))
+        thresholds = np.quantile(draws[:, :m], 0.01, axis=1)
+        simulated = float((draws[:, m] < thresholds).mean())
+        assert chance_share(0.01, m) == pytest.approx(simulated, abs=0.004)
+    assert chance_share(0.01, 24) == pytest.approx(1.23 / 25)
+    assert chance_share(0.01, 1000) == pytest.approx(10.99 / 1001)

@@ -1,8 +1,8 @@
 """Honest splits of real datasets (shipped in installed packages) must not FAIL any check.
 
 Each case runs the DEFAULT suite through ``auditor.audit``; the assertion message lists every
-failing finding. Cases whose remaining false FAIL belongs to another check's owner are marked
-xfail (non-strict) with the reason.
+failing finding. A dataset with a documented real defect (KNOWN_DEFECTS) must give exactly that
+failing finding and no other.
 """
 from __future__ import annotations
 
@@ -11,13 +11,12 @@ import pytest
 import auditor
 from tests.realdata.cases import HONEST, Case
 
-XFAIL: dict[str, str] = {
-    # the leak-grading checks pass on these (test_small_samples_pass_the_leak_grading); the
-    # remaining fails belong to other checks' owners
-    "mtcars": "separability.memorisation: 3 of 8 test rows nearer a train row than the 1% "
-              "quantile of 24 train rows (owner C)",
-    "fgl": "leakage.duplicates: MASS fgl holds one exact duplicate row, split across "
-           "train/test (a real copy; owner C)",
+# Real defects of an otherwise honest dataset: the exact failing findings (check, count) it
+# must give, and no other fail.
+KNOWN_DEFECTS: dict[str, list[tuple[str, int]]] = {
+    # MASS fgl holds one exact duplicate row (two glass fragments with identical measurements);
+    # a random split put one copy in train and one in test: a real copy, correctly a FAIL
+    "fgl": [("leakage.duplicates", 1)],
 }
 LEAK_GRADED = ("leakage.single_feature_auc", "leakage.feature_label_correlation")
 
@@ -30,17 +29,14 @@ def failing(report) -> list[str]:
             if f is None or f.severity == "fail"]
 
 
-def params():
-    for case in HONEST:
-        marks = ([pytest.mark.xfail(strict=False, reason=XFAIL[case.name])]
-                 if case.name in XFAIL else [])
-        yield pytest.param(case, id=case.name, marks=marks)
-
-
-@pytest.mark.parametrize("case", list(params()))
+@pytest.mark.parametrize("case", HONEST, ids=[c.name for c in HONEST])
 def test_honest_split_of_real_data_has_no_fail(case: Case):
     report = auditor.audit(**case.build())
-    bad = failing(report)
+    known = KNOWN_DEFECTS.get(case.name, [])
+    fails = sorted((c.id, f.count) for c in report.checks if c.status == "fail"
+                   for f in c.findings if f.severity == "fail")
+    bad = failing(report) if fails != sorted(known) or any(
+        c.status == "error" for c in report.checks) else []
     assert not bad, f"{case.name} ({case.why}):\n" + "\n".join(bad)
 
 
