@@ -498,8 +498,9 @@ def _check_roles(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Toke
         required += [(c, "tokens") for c in tokens.columns()]
     for name, df in frames.items():
         where = paths.get(name) or f"split {name!r}"
-        if df.height == 0:
-            raise InputError(f"{where}: split {name!r} has 0 rows")
+        if df.height == 0:  # an in-memory split was named twice: "split 'test': split 'test'"
+            raise InputError(f"{paths[name]}: split {name!r} has 0 rows" if paths.get(name)
+                             else f"split {name!r} has 0 rows")
         seen: set[str] = set()
         for col in df.columns:
             if col in seen:

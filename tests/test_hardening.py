@@ -1713,3 +1713,22 @@ def test_ci_outputs_into_a_fifo_or_through_a_symlink_are_written_not_replaced(tm
     link.symlink_to(target)
     write_atomic(link, "new")
     assert link.is_symlink() and target.read_text() == "new"
+
+
+def test_an_empty_split_is_named_once(tmp_path, capsys):
+    # an in-memory split was named twice ("split 'test': split 'test' has 0 rows"); a file's
+    # message keeps its path
+    import pandas as pd
+
+    from auditor import audit
+    from auditor.errors import InputError
+    train = clean_frame(60, 1)
+    for empty in (train.head(0), train.head(0).to_pandas(), pd.DataFrame()):
+        with pytest.raises(InputError) as err:
+            audit(train=train, test=empty, label="y")
+        assert str(err.value) == "split 'test' has 0 rows"
+    p_tr = _write(tmp_path, "train.parquet", train)
+    p_te = _write(tmp_path, "test.csv", train.head(0))
+    code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y",
+                     "--out", tmp_path / "o")
+    assert code == 2 and err == f"auditor: error: {p_te}: split 'test' has 0 rows\n", err

@@ -358,7 +358,7 @@ def test_invalid_parameters_are_rejected():
         SingleFeatureAUC(fail_above=1.5)
     with pytest.raises(ValueError, match="warn_above must be <= fail_above"):
         SingleFeatureAUC(warn_above=0.99)
-    with pytest.raises(ValueError, match="folds must be an integer >= 2"):
+    with pytest.raises(ValueError, match=r"folds must be an integer in \[2, 100\]; got 1"):
         SingleFeatureAUC(folds=1)
 
 
