@@ -19,7 +19,7 @@ from auditor.suites import load_checks
 
 def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
               suite: str | None = None, progress: bool = False, hash_mode: str = "full",
-              baseline: str | Path | dict[str, Any] | None = None) -> Report:
+              baseline: str | Path | dict[str, Any] | None = None, spark: Any = None) -> Report:
     """Build the suite's checks (fails fast on config errors), load the data, run, apply the
     config's waivers, record provenance (``inputs`` hashed with ``hash_mode``, ``config``,
     ``versions``) and, with a ``baseline`` report (path or dict), mark what changed."""
@@ -38,7 +38,11 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         base_doc = baseline if isinstance(baseline, dict) else read_report(baseline)
         base_source = "<dict>" if isinstance(baseline, dict) else str(Path(baseline).resolve())
     checks = load_checks(suite or cfg.suite, cfg.thresholds)
-    data = open_splits(cfg, frames)
+    if cfg.engine == "spark":  # splits stay Spark DataFrames (auditor.engines)
+        from auditor.engines.spark_io import open_spark_splits
+        data: Any = open_spark_splits(cfg, frames, spark=spark)
+    else:
+        data = open_splits(cfg, frames)
     results = run_checks(checks, data, progress=progress)
     waived = apply_waivers(results, list(cfg.waivers))
     if waived is not None:
@@ -50,7 +54,9 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     duration_s=0.0, seed=cfg.seed,
                     datasets=data.info(), checks=results, tool_version=__version__,
-                    notes=list(data.notes), inputs=describe_inputs(data, hash_mode),
+                    notes=list(data.notes),
+                    inputs=(data.describe_inputs() if cfg.engine == "spark"
+                            else describe_inputs(data, hash_mode)),
                     config=config, versions=versions())
     if base_doc is not None:
         from auditor.baseline import mark_changes
@@ -69,7 +75,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
           thresholds: dict[str, dict[str, Any]] | None = None, seed: int = 0,
           progress: bool = False, waivers: list[dict[str, Any]] | None = None,
           hash: str = "full", baseline: str | Path | dict[str, Any] | None = None,
-          ledger: str | Path | None = None, expectations: str | Path | None = None) -> Report:
+          ledger: str | Path | None = None, expectations: str | Path | None = None,
+          engine: str = "polars", spark: Any = None) -> Report:
     """Audit splits given as polars/pandas DataFrames or file paths.
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
@@ -80,7 +87,9 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     ``{check, subject, splits?, metric?, reason, owner, expires}``) mean the same as in
     audit.yaml. ``hash`` is the provenance hash mode (``full`` or ``fast``), ``baseline`` a
     previous report (path or dict) to mark findings new/persisting/resolved against, and
-    ``ledger`` a SQLite path or SQLAlchemy URL the run is appended to.
+    ``ledger`` a SQLite path or SQLAlchemy URL the run is appended to. ``engine="spark"``
+    measures on Apache Spark (splits may then be Spark DataFrames, paths Spark reads or
+    ``table:NAME``); ``spark`` is the SparkSession to use (default: the active one).
     """
     given = splits if splits is not None else {
         k: v for k, v in (("train", train), ("val", val), ("test", test)) if v is not None}
@@ -92,6 +101,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
                            text=text or [], exclude=exclude or []).model_dump(),
         "suite": suite, "seed": seed, "thresholds": thresholds or {},
         "waivers": [dict(w) for w in waivers or []],
+        "engine": engine,
     }
     if tokens is not None:
         raw["tokens"] = Tokens.model_validate(tokens).model_dump()
@@ -108,7 +118,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
 
         store = Ledger(str(ledger))  # opened (and created) before the run: fail fast
     report = run_audit(cfg, frames=in_memory, progress=progress, hash_mode=hash,
-                       baseline=baseline)
+                       baseline=baseline, spark=spark)
     if ledger is not None:
         store.append(report.to_dict(), report_path=None)
     return report

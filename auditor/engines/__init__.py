@@ -48,6 +48,9 @@ class KeySummary:
     rows: int
     keyed_rows: int
     distinct: int
+    rows_in_repeated: int = 0       # rows whose key occurs at least twice in the split
+    rows_in_repeated_null: int = 0  # of those, rows null (not NaN) in every ``null_in`` column
+    sum_squares: int = 0            # sum over keys of (rows per key) squared
 
     @property
     def repeated_rows(self) -> int:
@@ -108,9 +111,10 @@ class Engine(Protocol):
         """Missing counts, min and max of ``columns`` in one pass (one global aggregate)."""
         ...
 
-    def key_summary(self, split: str, key: Sequence[str], *,
-                    nulls_are_keys: bool = False) -> KeySummary:
-        """Rows, rows with a complete key and distinct keys (one shuffle by key).
+    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
+                    null_in: Sequence[str] = ()) -> KeySummary:
+        """Rows, rows with a complete key and distinct keys (one shuffle by key); ``null_in``
+        must be key columns.
         ``nulls_are_keys``: a missing value is a key value (whole-row keys of duplicate
         detection); otherwise a row with a missing key column has no key (entities)."""
         ...
@@ -120,6 +124,11 @@ class Engine(Protocol):
         """Keys of ``later`` that also occur in ``earlier`` (counts by key in each split, then
         one inner join of the two count tables: two shuffles by key, driver gets the totals and
         ``max_examples`` rows)."""
+        ...
+
+    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Per column: (distinct non-null values, non-null values); NaN is a value here (one
+        pass; exact distinct counts, a shuffle per column on Spark)."""
         ...
 
     def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:

@@ -69,10 +69,28 @@ class PolarsEngine:
         return (df.select(norm).group_by(list(key), maintain_order=False)
                 .agg(pl.len().cast(pl.Int64).alias("rows")))
 
-    def key_summary(self, split: str, key: Sequence[str], *,
-                    nulls_are_keys: bool = False) -> KeySummary:
+    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
+                    null_in: Sequence[str] = ()) -> KeySummary:
         counts = self._key_counts(split, key, nulls_are_keys)
-        return KeySummary(self.rows(split), int(counts["rows"].sum()), counts.height)
+        rep = pl.col("rows") >= 2
+        unknown = pl.all_horizontal([pl.col(c).is_null() for c in null_in]) if null_in \
+            else pl.lit(True)
+        row = counts.select(pl.col("rows").sum().alias("n"), pl.len().alias("k"),
+                            pl.col("rows").filter(rep).sum().alias("r"),
+                            pl.col("rows").filter(rep & unknown).sum().alias("rn"),
+                            (pl.col("rows") ** 2).sum().alias("sq")).row(0)
+        return KeySummary(self.rows(split), int(row[0] or 0), int(row[1]), int(row[2] or 0),
+                          int(row[3] or 0), int(row[4] or 0))
+
+    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        if not columns:
+            return {}
+        df = self.frames[split]
+        row = df.select(*(pl.col(c).drop_nulls().n_unique().alias(f"u{i}")
+                          for i, c in enumerate(columns)),
+                        *(pl.col(c).count().alias(f"n{i}") for i, c in enumerate(columns))).row(0)
+        k = len(columns)
+        return {c: (int(row[i]), int(row[k + i])) for i, c in enumerate(columns)}
 
     def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
                     nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:
@@ -111,10 +129,8 @@ class PolarsEngine:
         g = df[by].cast(pl.String)
         frame = pl.DataFrame({"x": x, "g": g}).drop_nulls("x")
         groups = sorted(set(frame["g"].unique().to_list()), key=lambda s: (s is None, s or ""))
-        code = {g: i for i, g in enumerate(groups)}
-        gi = np.array([code[v] for v in frame["g"].unique().to_list()])  # per distinct value
-        order = frame["g"].unique().to_list()
-        lookup = pl.DataFrame({"g": order, "gi": gi}, schema={"g": pl.String, "gi": pl.Int64})
+        lookup = pl.DataFrame({"g": groups, "gi": list(range(len(groups)))},
+                              schema={"g": pl.String, "gi": pl.Int64})
         gidx = frame.join(lookup, on="g", how="left", nulls_equal=True)["gi"].to_numpy()
         flat = gidx * (len(e) + 1) + bin_index(frame["x"].to_numpy(), e)
         table = np.bincount(flat, minlength=len(groups) * (len(e) + 1)).astype(np.int64)

@@ -101,13 +101,34 @@ class SparkEngine:
         cols = [F.col(c).alias(f"{prefix}{i}") for i, c in enumerate(key)]
         return df.select(*cols).groupBy(*[f"{prefix}{i}" for i in range(len(key))]).count()
 
-    def key_summary(self, split: str, key: Sequence[str], *,
-                    nulls_are_keys: bool = False) -> KeySummary:
+    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
+                    null_in: Sequence[str] = ()) -> KeySummary:
         from pyspark.sql import functions as F
 
+        key = list(key)
+        n = F.col("count")
+        rep = n >= 2
+        unknown = F.lit(True)
+        for c in null_in:
+            unknown = unknown & F.col(f"k{key.index(c)}").isNull()
         row = (self._key_counts(split, key, nulls_are_keys, "k")
-               .agg(F.sum("count").alias("rows"), F.count(F.lit(1)).alias("keys")).collect()[0])
-        return KeySummary(self.rows(split), int(row["rows"] or 0), int(row["keys"]))
+               .agg(F.sum(n).alias("rows"), F.count(F.lit(1)).alias("keys"),
+                    F.sum(F.when(rep, n).otherwise(0)).alias("r"),
+                    F.sum(F.when(rep & unknown, n).otherwise(0)).alias("rn"),
+                    F.sum(n * n).alias("sq")).collect()[0])
+        return KeySummary(self.rows(split), int(row["rows"] or 0), int(row["keys"]),
+                          int(row["r"] or 0), int(row["rn"] or 0), int(row["sq"] or 0))
+
+    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        from pyspark.sql import functions as F
+
+        if not columns:
+            return {}
+        df = self.frames[split]
+        row = df.agg(*(F.count_distinct(F.col(c)).alias(f"u{i}") for i, c in enumerate(columns)),
+                     *(F.count(F.col(c)).alias(f"n{i}") for i, c in enumerate(columns))
+                     ).collect()[0]
+        return {c: (int(row[f"u{i}"]), int(row[f"n{i}"])) for i, c in enumerate(columns)}
 
     def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
                     nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:

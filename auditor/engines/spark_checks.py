@@ -1,0 +1,392 @@
+"""Checks on the spark engine: measure through :class:`~auditor.engines.Engine` operations,
+judge with the polars detectors' own judging code where it is a function of aggregates.
+
+- ``leakage.group_overlap``: counts by key per split and their semi-join
+  (:meth:`~auditor.engines.Engine.key_overlap`); same values, grades and messages as polars.
+  Not yet: suggesting undeclared entity keys, and the "equal in every other column" evidence
+  of shared ids.
+- ``leakage.duplicates``: exact copies across splits (whole-row keys, null-safe) with the same
+  chance baseline (from repeated-key counts and design effects), within-split copies. Not yet:
+  near copies and conflicting labels (an info finding says so).
+- ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
+  columns): category counts per split fed to the same comparison, verdict and evidence code
+  (:func:`auditor.detectors.drift.compare_all`). Not yet: numeric columns (exact KS over every
+  value), listed under "not compared".
+- ``separability.adversarial`` / ``separability.label_probe``: the polars detectors on a seeded
+  driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
+  states.
+
+Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
+reports it as ``skipped`` with that reason.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import polars as pl
+
+from auditor.data import Kind, LabelKind
+from auditor.engines import NOT_ON_SPARK
+from auditor.errors import NotApplicable
+from auditor.report import Finding, Severity
+from auditor.stats import fmt_count, fmt_rows, fmt_share, grade, share
+
+
+def run_on_spark(check: Any, data: Any) -> list[Finding]:
+    """The check's findings on the spark engine, or NotApplicable with the reason."""
+    impl = SPARK_CHECKS.get(check.id)
+    if impl is None:
+        raise NotApplicable(NOT_ON_SPARK)
+    return impl(check, data)
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage.group_overlap
+# ---------------------------------------------------------------------------------------------
+
+def group_overlap(check: Any, data: Any) -> list[Finding]:
+    if len(data.splits) < 2:
+        raise NotApplicable("only one split: entities cannot cross splits")
+    groups = list(dict.fromkeys(data.columns.groups))
+    ids = [c for c in dict.fromkeys(data.columns.ids) if c not in groups]
+    if not groups and not ids:
+        raise NotApplicable("no group column declared (columns.groups); suggesting undeclared "
+                            "entity keys is " + NOT_ON_SPARK)
+    findings: list[Finding] = []
+    for col in groups:
+        findings += _declared(check, data, col)
+    for col in ids:
+        findings += _ids(check, data, col)
+    return findings
+
+
+def _summary(data: Any, split: str, col: str) -> Any:
+    return data.cached(("spark.key_summary", split, col),
+                       lambda: data.engine.key_summary(split, [col]))
+
+
+def _overlap(check: Any, data: Any, col: str, earlier: str, later: str) -> Any:
+    return data.cached(("spark.key_overlap", earlier, later, col),
+                       lambda: data.engine.key_overlap(earlier, later, [col],
+                                                       max_examples=check.max_examples))
+
+
+def _evidence(ko: Any, col: str, earlier: str, later: str) -> dict[str, Any]:
+    from auditor.detectors.groups import _cell
+
+    rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
+            for e, a, b in ko.top.select(col, "rows_earlier", "rows_later").iter_rows()]
+    return {"shared": {"entities": ko.shared, f"{earlier} rows": ko.rows_earlier,
+                       f"{later} rows": ko.rows_later}, "top_entities": rows}
+
+
+def _declared(check: Any, data: Any, col: str) -> list[Finding]:
+    out = []
+    for earlier, later in data.pairs():
+        ko = _overlap(check, data, col, earlier, later)
+        rows, value = ko.rows_later, share(ko.rows_later, data.rows(later))
+        entities = _summary(data, later, col).distinct
+        message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
+                   f"{earlier} ({fmt_count(ko.shared)} of {fmt_count(entities)} {later} "
+                   f"{col} values also occur in {earlier})")
+        out.append(Finding(
+            severity=grade(value, warn=check.warn_above, fail=check.fail_above),
+            subject=col, splits=[earlier, later], metric="group_overlap_rows", value=value,
+            threshold=check.fail_above, count=rows, message=message,
+            evidence=_evidence(ko, col, earlier, later) if rows else {}))
+    for split in data.split_names:
+        nulls = _summary(data, split, col).missing_rows
+        if nulls:
+            total = data.rows(split)
+            out.append(Finding(
+                severity=Severity.INFO, subject=col, splits=[split], metric="null_group_rows",
+                value=share(nulls, total), count=nulls,
+                message=f"{fmt_rows(nulls, total, f'{split} rows')} have no {col} (null); "
+                        "they are not compared across splits"))
+    return out
+
+
+def _row_numbers(data: Any, split: str, col: str) -> bool:
+    """0..n-1 or 1..n, each once (as :func:`auditor.detectors.groups._row_numbers`)."""
+    from pyspark.sql.types import IntegralType
+
+    if not isinstance(data.splits[split].schema[col].dataType, IntegralType):
+        return False
+    prof = data.engine.column_profiles(split, [col])[col]
+    if prof.missing or prof.min is None:
+        return False
+    n = data.rows(split)
+    return prof.min in (0, 1) and prof.max - prof.min + 1 == n and \
+        _summary(data, split, col).distinct == n
+
+
+def _ids(check: Any, data: Any, col: str) -> list[Finding]:
+    numbering = all(_row_numbers(data, s, col) for s in data.split_names)
+    out = []
+    for earlier, later in data.pairs():
+        ko = _overlap(check, data, col, earlier, later)
+        rows, value = ko.rows_later, share(ko.rows_later, data.rows(later))
+        message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} carry a {col} that "
+                   f"also occurs in {earlier} ({fmt_count(ko.shared)} of "
+                   f"{fmt_count(_summary(data, later, col).distinct)} {later} {col} values)")
+        if numbering and rows:
+            severity = Severity.INFO
+            low = data.engine.column_profiles(later, [col])[col].min
+            message += (f"; {col} numbers the rows of each split from {int(low)} (a row number, "
+                        "not a record id), so the overlap is info")
+        else:
+            severity = grade(value, warn=check.id_warn_above, fail=check.id_fail_above)
+            if rows:
+                message += ": the same records are in both splits"
+        evidence = _evidence(ko, col, earlier, later) if rows else {}
+        if rows and not numbering:
+            evidence["same_values"] = {"not computed": NOT_ON_SPARK}
+        out.append(Finding(
+            severity=severity, subject=col, splits=[earlier, later], metric="id_overlap_rows",
+            value=value, threshold=check.id_fail_above, count=rows, message=message,
+            evidence=evidence))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage.duplicates
+# ---------------------------------------------------------------------------------------------
+
+def duplicates(check: Any, data: Any) -> list[Finding]:
+    cols = data.duplicate_columns()
+    text_cols = [c for c in data.columns.text if c in cols and data.kinds.get(c) == Kind.TEXT]
+    label = data.label if data.label in cols else None
+    features = [c for c in cols if c != label]
+    roles_only = not set(features) & (set(data.features) | set(text_cols))
+    eng = data.engine
+
+    def continuous(split: str) -> list[str]:
+        from pyspark.sql.types import BooleanType
+
+        df = data.splits[split]
+        cand = [c for c in cols if not isinstance(df.schema[c].dataType, BooleanType)]
+        return data.cached(("spark.continuous", split, tuple(cand)), lambda: [
+            c for c, (u, n) in eng.distinct_counts(split, cand).items() if n > 1 and u >= 0.5 * n])
+
+    def summary(split: str) -> Any:
+        return data.cached(("spark.rows", split), lambda: eng.key_summary(
+            split, cols, nulls_are_keys=True, null_in=continuous(split)))
+
+    findings: list[Finding] = []
+    if cols:
+        for earlier, later in data.pairs():
+            ko = eng.key_overlap(earlier, later, cols, nulls_are_keys=True,
+                                 max_examples=check.max_examples)
+            findings.append(_exact(check, data, ko, earlier, later, cols,
+                                   _chance(data, earlier, later, ko.rows_later, summary)))
+    single = len(data.splits) == 1
+    for split in data.split_names:
+        ks = summary(split) if cols else None
+        count = ks.repeated_rows if ks else 0
+        if count or single:
+            value = share(count, data.rows(split))
+            severity = grade(value, warn=check.within_warn_above)
+            message = (f"{fmt_rows(count, data.rows(split), f'{split} rows')} are exact copies "
+                       f"of another {split} row")
+            if severity != Severity.INFO and not continuous(split):
+                severity = Severity.INFO
+                message += " (no continuous column: discrete rows repeat by chance, info)"
+            findings.append(Finding(
+                severity=severity if severity != Severity.FAIL else Severity.WARN,
+                metric="within_split_duplicates", value=value,
+                threshold=check.within_warn_above, count=count, splits=[split],
+                message=message))
+    if roles_only and cols:
+        for f in findings:
+            f.severity = Severity.INFO
+            f.message += (f" (no feature column: rows compared on {', '.join(cols)} only, "
+                          "info)")
+    if cols:
+        findings.append(Finding(
+            severity=Severity.INFO, metric="not_computed_on_spark", value=None, count=0,
+            message="near-duplicate rows and conflicting labels are " + NOT_ON_SPARK +
+                    ": only exact copies were counted"))
+    return findings
+
+
+def _chance(data: Any, earlier: str, later: str, count: int,
+            summary: Callable[[str], Any]) -> dict[str, Any]:
+    """:func:`auditor.detectors.row_compare.copy_chance` from key counts: R = rows of
+    ``earlier`` whose whole-row key repeats and whose continuous columns are all null;
+    deff = sum of squared rows per key / rows."""
+    n_a, n_b = data.rows(earlier), data.rows(later)
+    sa = summary(earlier)
+    repeating = sa.rows_in_repeated_null
+    b = share(repeating, n_a)
+    if b <= 0:
+        return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
+    from scipy.stats import norm
+
+    sb = summary(later)
+    deff_a = sa.sum_squares / max(sa.keyed_rows, 1)
+    deff_b = sb.sum_squares / max(sb.keyed_rows, 1)
+    sd = math.sqrt(b * (1 - b) * (deff_b / n_b + deff_a / n_a))
+    z = (share(count, n_b) - b) / sd if sd > 0 else (math.inf if count > b * n_b else 0.0)
+    return {"baseline": b, "repeating": repeating,
+            "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
+            "p_value": float(norm.sf(z)), "design_effects": {earlier: round(deff_a, 3),
+                                                             later: round(deff_b, 3)}}
+
+
+def _exact(check: Any, data: Any, ko: Any, earlier: str, later: str, cols: list[str],
+           chance: dict[str, Any]) -> Finding:
+    from auditor.detectors.duplicates import _cell
+
+    count, n = ko.rows_later, data.rows(later)
+    observed = share(count, n)
+    message = f"{fmt_rows(count, n, f'{later} rows')} are exact copies of {earlier} rows"
+    evidence: dict[str, Any] = {}
+    if chance["baseline"] > 0:
+        value = max(0.0, observed - chance["baseline"])
+        severity = grade(value, warn=check.warn_above, fail=check.fail_above)
+        if chance["p_value"] >= check.chance_alpha:
+            severity = Severity.INFO
+        message += (f"; {fmt_share(chance['baseline'])} are expected by chance, since "
+                    f"{fmt_rows(chance['repeating'], data.rows(earlier), f'{earlier} rows')}"
+                    f" repeat another {earlier} row (excess {fmt_share(value)}, "
+                    f"p = {chance['p_value']:.2g})")
+        evidence["chance_baseline"] = chance
+    else:
+        value = observed
+        severity = grade(value, warn=check.warn_above, fail=check.fail_above)
+    if count:
+        shown = cols[:8]
+        evidence["examples"] = [
+            {"values": ", ".join(f"{c}={_cell(v)}" for c, v in zip(shown, row[:len(shown)]))
+             + (f", … (+{len(cols) - len(shown)} columns)" if len(cols) > len(shown) else ""),
+             f"rows in {earlier}": row[-2], f"rows in {later}": row[-1]}
+            for row in ko.top.iter_rows()]
+    return Finding(
+        severity=severity, metric="duplicate_rows", value=value, threshold=check.fail_above,
+        count=count, splits=[earlier, later], message=message, evidence=evidence)
+
+
+# ---------------------------------------------------------------------------------------------
+# drift.label, drift.features (categorical and boolean columns)
+# ---------------------------------------------------------------------------------------------
+
+def _samples(data: Any, split: str, kinds: dict[str, Kind]) -> dict[str, Any]:
+    from auditor.drift_stats import Sample
+
+    out = {}
+    for col, kind in kinds.items():
+        counts, missing = data.cached(("spark.category_counts", split, col),
+                                      lambda: data.engine.category_counts(split, col))
+        out[col] = Sample(kind, data.rows(split), missing, counts=counts)
+    return out
+
+
+def _comparisons(data: Any) -> list[tuple[str, str]]:
+    names = data.split_names
+    first = names[0]
+    return [(first, s) for s in names[1:]] + [(names[i], names[i + 1])
+                                              for i in range(1, len(names) - 1)]
+
+
+def label_drift(check: Any, data: Any) -> list[Finding]:
+    from auditor.detectors.drift import compare_all
+    from auditor.drift_verdicts import describe_drift, evidence, rounded, unseen_finding
+
+    y = data.label
+    if not y:
+        raise NotApplicable("no label column declared")
+    pairs = _comparisons(data)
+    if not pairs:
+        raise NotApplicable("only one split and no reference: nothing to compare")
+    if data.label_kind == LabelKind.NUMERIC:
+        raise NotApplicable("drift of a numeric label (exact KS over every value) is "
+                            + NOT_ON_SPARK)
+    kind = Kind.CATEGORICAL
+    samples = {n: _samples(data, n, {y: kind}) for n in data.split_names}
+    distinct = sorted(set().union(*(s[y].counts["value"].to_list() for s in samples.values())))
+    if not distinct:
+        raise NotApplicable(f"label {y!r} is missing in every row")
+    if len(distinct) == 1:
+        raise NotApplicable(f"label {y!r} has a single class ({distinct[0]!r}) in every "
+                            "split: no distribution to compare")
+    findings = []
+    for ref, cur in pairs:
+        ((cd, v),) = compare_all(check, [y], samples[ref], samples[cur], data.seed)
+        cd.all_unique = False
+        message, count = describe_drift(cd, v, ref, cur, check.alpha)
+        findings.append(Finding(
+            severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
+            threshold=v.threshold, count=count, subject=y, splits=[ref, cur],
+            evidence=evidence(check, cd, v, ref, cur, samples[ref][y], samples[cur][y])))
+        if cd.n_new and cd.unseen_rows:
+            findings.append(unseen_finding(check, cd, ref, cur, label=True))
+    return findings
+
+
+def feature_drift(check: Any, data: Any) -> list[Finding]:
+    from auditor.detectors.drift import DRIFT_KINDS, _not_compared, compare_all
+    from auditor.drift_stats import CATEGORICAL_KINDS
+
+    pairs = _comparisons(data)
+    if not pairs:
+        raise NotApplicable("only one split and no reference: nothing to compare")
+    kinds = {c: data.kinds[c] for c in data.features if data.kinds.get(c) in DRIFT_KINDS}
+    if not kinds:
+        raise NotApplicable("no numeric, datetime, categorical or boolean feature columns")
+    cat = {c: k for c, k in kinds.items() if k in CATEGORICAL_KINDS}
+    numeric = [c for c in kinds if c not in cat]
+    if not cat:
+        raise NotApplicable(f"drift of numeric and datetime columns is {NOT_ON_SPARK}, and no "
+                            "categorical or boolean feature column remains")
+    skipped = _not_compared(data, kinds) + [
+        {"column": c, "reason": f"{kinds[c]} column: {NOT_ON_SPARK}"} for c in numeric]
+    samples = {n: _samples(data, n, cat) for n in data.split_names}
+    findings: list[Finding] = []
+    for i, (ref, cur) in enumerate(pairs):
+        graded = compare_all(check, list(cat), samples[ref], samples[cur], data.seed)
+        findings += check._comparison_findings(graded, ref, cur, samples, data,
+                                               skipped if i == 0 else [])
+    if numeric:
+        findings[0].message += (f"; {fmt_count(len(numeric))} numeric/datetime columns not "
+                                f"compared ({NOT_ON_SPARK})")
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
+# model probes on a driver-side sample
+# ---------------------------------------------------------------------------------------------
+
+def on_sample(check: Any, data: Any) -> list[Finding]:
+    """Run the polars detector on a seeded sample of every split collected to the driver
+    (stratified by the label when there is one); every finding states the sample's size."""
+    from auditor.data import build_audit_data
+
+    def collect() -> Any:
+        frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,
+                                                   seed=data.seed)
+                  for s in data.split_names}
+        return build_audit_data(frames, columns=data.columns, seed=data.seed)
+
+    sample = data.cached(("spark.driver_sample", data.sample_rows), collect)
+    sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
+    whole = all(a == b for a, b in sizes.values())
+    stated = ", ".join(f"{fmt_count(a)} of {fmt_count(b)} {s} rows" for s, (a, b) in sizes.items())
+    findings = check.run(sample)
+    for f in findings:
+        f.message += (f" (spark engine: measured on every row collected to the driver: {stated})"
+                      if whole else f" (spark engine: measured on a seeded driver-side sample "
+                      f"of {stated})")
+        f.evidence = {**(f.evidence or {}),
+                      "driver_sample": {s: {"rows": a, "of": b} for s, (a, b) in sizes.items()}}
+    return findings
+
+
+SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
+    "leakage.group_overlap": group_overlap,
+    "leakage.duplicates": duplicates,
+    "drift.label": label_drift,
+    "drift.features": feature_drift,
+    "separability.adversarial": on_sample,
+    "separability.label_probe": on_sample,
+}
