@@ -126,6 +126,12 @@ class Engine(Protocol):
         ``max_examples`` rows)."""
         ...
 
+    def count_between(self, split: str, column: str, lo: float | None = None,
+                      hi: float | None = None) -> int:
+        """Rows with ``lo <= value < hi`` (a bound of None is open); missing values never count.
+        One pass, one number to the driver."""
+        ...
+
     def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
         """Per column: (distinct non-null values, non-null values); NaN is a value here (one
         pass; exact distinct counts, a shuffle per column on Spark)."""

@@ -82,6 +82,16 @@ class PolarsEngine:
         return KeySummary(self.rows(split), int(row[0] or 0), int(row[1]), int(row[2] or 0),
                           int(row[3] or 0), int(row[4] or 0))
 
+    def count_between(self, split: str, column: str, lo: float | None = None,
+                      hi: float | None = None) -> int:
+        x = pl.col(column)
+        cond = x.is_not_null()
+        if lo is not None:
+            cond = cond & (x >= lo)
+        if hi is not None:
+            cond = cond & (x < hi)
+        return int(self.frames[split].select(cond.fill_null(False).sum()).item())
+
     def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
         if not columns:
             return {}

@@ -8,6 +8,9 @@ judge with the polars detectors' own judging code where it is a function of aggr
 - ``leakage.duplicates``: exact copies across splits (whole-row keys, null-safe) with the same
   chance baseline (from repeated-key counts and design effects), within-split copies. Not yet:
   near copies and conflicting labels (an info finding says so).
+- ``leakage.temporal``: time ranges from per-split min/max/null counts, out-of-order and
+  short-gap rows from range counts; same Clock, grades and messages. Not yet: datetime
+  features' ``future_values`` (an info finding says so) and example rows.
 - ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
   columns): category counts per split fed to the same comparison, verdict and evidence code
   (:func:`auditor.detectors.drift.compare_all`). Not yet: numeric columns (exact KS over every
@@ -354,6 +357,121 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
 
 
 # ---------------------------------------------------------------------------------------------
+# leakage.temporal
+# ---------------------------------------------------------------------------------------------
+
+def _clock(data: Any, col: str) -> tuple[Any, Any]:
+    """The polars detector's :class:`~auditor.detectors.temporal.Clock` for a Spark column, and
+    an expression giving the same numbers (epoch microseconds, or floats with NaN as null)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from auditor.detectors.temporal import Clock
+
+    if col not in data.kinds:
+        raise NotApplicable(f"column {col!r} has incompatible types across splits (see "
+                            "schema.consistency)")
+    dtype = next(iter(data.splits.values())).schema[col].dataType
+    c = F.col(col)
+    if isinstance(dtype, T.DateType):
+        return Clock(col, True, True), F.unix_date(c).cast("long") * F.lit(86_400_000_000)
+    if isinstance(dtype, T.TimestampNTZType):
+        return Clock(col, True), F.expr(
+            f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', `{col}`)")
+    if isinstance(dtype, T.TimestampType):
+        return Clock(col, True, zoned=True), F.unix_micros(c)
+    if data.kinds[col] == Kind.NUMERIC:
+        x = c.cast("double")
+        return Clock(col, False), F.when(~F.isnan(x), x)
+    if data.kinds[col] == Kind.NULL:
+        raise NotApplicable(f"time column {col!r} is null in every row")
+    raise NotApplicable(f"time column {col!r} has type {dtype.simpleString()}; expected a date "
+                        "or datetime (or numbers)")
+
+
+def temporal(check: Any, data: Any) -> list[Finding]:
+    """Ranges, rows dated before the previous split's end, reversed splits, short gaps: from
+    per-split min/max/null counts and range counts of the time column (datetime features'
+    ``future_values`` and the example rows are not yet computed on Spark)."""
+    from auditor.detectors.temporal import DAY_US, _chart_height, parse_duration
+    from auditor.engines.spark_engine import SparkEngine
+
+    col = data.columns.time
+    if not col:
+        raise NotApplicable("no time column declared")
+    clock, expr = _clock(data, col)
+    eng = SparkEngine({s: df.select(expr.alias("t")) for s, df in data.splits.items()})
+    prof = {s: eng.column_profiles(s, ["t"])["t"] for s in data.split_names}
+    if all(p.missing == p.rows for p in prof.values()):
+        raise NotApplicable(f"time column {col!r} is null in every row")
+    num = (lambda v: v) if not clock.is_time else (lambda v: None if v is None else int(v))
+    ranges = {s: (num(p.min), num(p.max), p.rows - p.missing, p.missing) for s, p in prof.items()}
+    gap_us = parse_duration(check.min_gap)
+    findings = [check._ranges(data, col, clock, ranges, gap_us)]
+    for split, (_, _, _, nulls) in ranges.items():
+        if nulls:
+            findings.append(Finding(
+                severity=Severity.INFO, subject=col, splits=[split], metric="null_time_rows",
+                value=share(nulls, data.rows(split)), count=nulls,
+                message=f"{fmt_rows(nulls, data.rows(split), f'{split} rows')} have no "
+                        f"{col} (null{', NaN' if not clock.is_time else ''}); they are left "
+                        "out of the time comparisons"))
+    for earlier, later in data.pairs():
+        lo_a, hi_a, n_a, _ = ranges[earlier]
+        lo_b, hi_b, n_b, _ = ranges[later]
+        if not n_a or not n_b:
+            continue
+        if hi_b < lo_a:
+            findings.append(Finding(
+                severity=Severity.FAIL, subject=col, splits=[earlier, later],
+                metric="reversed_splits", value=1.0, count=n_b,
+                message=f"all {fmt_count(n_b)} {later} rows with a {col} are dated before "
+                        f"{earlier} begins ({later} ends {clock.text(hi_b)}, {earlier} "
+                        f"starts {clock.text(lo_a)}): the splits run backwards",
+                evidence={"chart": {
+                    "type": "ranges", "title": f"{col}: {later} against {earlier}",
+                    "rows": [clock.bar(s, lo, hi)
+                             for s, lo, hi in ((earlier, lo_a, hi_a), (later, lo_b, hi_b))],
+                    "height": _chart_height(2)},
+                    "ranges": [clock.range_row(earlier, lo_a, hi_a),
+                               clock.range_row(later, lo_b, hi_b)]}))
+        else:
+            count = eng.count_between(later, "t", hi=hi_a)
+            value = share(count, n_b)
+            of = f"{later} rows" + (f" with a {col}" if n_b < data.rows(later) else "")
+            evidence: dict[str, Any] = {}
+            if count:
+                evidence["offending"] = {"rows": count, f"{earlier} ends": clock.text(hi_a)}
+            findings.append(Finding(
+                severity=grade(value, warn=check.warn_above, fail=check.fail_above), subject=col,
+                splits=[earlier, later], metric="rows_before_previous_end", value=value,
+                threshold=check.fail_above, count=count,
+                message=f"{fmt_rows(count, n_b, of)} are dated before the end of {earlier} "
+                        f"({clock.text(hi_a)})", evidence=evidence))
+        if gap_us > 0 and clock.is_time and lo_b - hi_a < gap_us:
+            count = eng.count_between(later, "t", lo=hi_a, hi=hi_a + gap_us)
+            if count or lo_b >= hi_a:
+                gap = lo_b - hi_a
+                start = (f"{later} starts {clock.span(gap)} after the end of {earlier}"
+                         if gap >= 0 else
+                         f"{later} starts {clock.span(-gap)} before the end of {earlier}")
+                findings.append(Finding(
+                    severity=Severity.FAIL, subject=col, splits=[earlier, later],
+                    metric="gap_shorter_than_min_gap", value=gap / DAY_US,
+                    threshold=gap_us / DAY_US, count=count,
+                    message=f"{start}, less than min_gap {check.min_gap}: "
+                            f"{fmt_rows(count, n_b, f'{later} rows')} are dated within "
+                            f"{check.min_gap} after {earlier} ends ({clock.text(hi_a)})"))
+    if clock.is_time and data.features_of(Kind.DATETIME):
+        findings.append(Finding(
+            severity=Severity.INFO, metric="not_computed_on_spark", value=None, count=0,
+            subject=data.features_of(Kind.DATETIME),
+            message="datetime features dated after their row's own time (future_values) are "
+                    + NOT_ON_SPARK))
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
 # model probes on a driver-side sample
 # ---------------------------------------------------------------------------------------------
 
@@ -385,6 +503,7 @@ def on_sample(check: Any, data: Any) -> list[Finding]:
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.group_overlap": group_overlap,
     "leakage.duplicates": duplicates,
+    "leakage.temporal": temporal,
     "drift.label": label_drift,
     "drift.features": feature_drift,
     "separability.adversarial": on_sample,

@@ -119,6 +119,18 @@ class SparkEngine:
         return KeySummary(self.rows(split), int(row["rows"] or 0), int(row["keys"]),
                           int(row["r"] or 0), int(row["rn"] or 0), int(row["sq"] or 0))
 
+    def count_between(self, split: str, column: str, lo: float | None = None,
+                      hi: float | None = None) -> int:
+        from pyspark.sql import functions as F
+
+        df = self.frames[split]
+        cond = ~_missing(df, column)
+        if lo is not None:
+            cond = cond & (F.col(column) >= F.lit(lo))
+        if hi is not None:
+            cond = cond & (F.col(column) < F.lit(hi))
+        return int(df.agg(F.sum(F.when(cond, 1).otherwise(0)).alias("n")).collect()[0]["n"] or 0)
+
     def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
         from pyspark.sql import functions as F
 

@@ -29,12 +29,12 @@ checks:
   drift.label: {}
   drift.features: {}
   separability.adversarial: {max_rows: 25000, folds: 3}
-  leakage.temporal: {}
+  schema.consistency: {}
 """
 
 
 def _spark_frames(spark, frames):
-    return {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
+    return {k: spark.createDataFrame(v.to_arrow()).cache() for k, v in frames.items()}
 
 
 @pytest.fixture(scope="module")
@@ -90,15 +90,15 @@ def test_histogram_and_quantiles_match_numpy(engines):
     assert abs(rank - 0.5) <= 0.05 + 1 / len(x)
 
 
-def _audit(frames, engine, spark, tmp_path: Path):
+def _audit(frames, engine, spark, tmp_path: Path, suite_text: str = SUITE, **roles):
     from auditor.api import audit
 
     suite = tmp_path / "suite.yaml"
-    suite.write_text(SUITE)
+    suite.write_text(suite_text)
     if engine == "spark":
         frames = _spark_frames(spark, frames)
     return audit(train=frames["train"], test=frames["test"], suite=str(suite), engine=engine,
-                 spark=spark, hash="fast", **ROLES)
+                 spark=spark, hash="fast", **(roles or ROLES))
 
 
 def _findings(result, keep):
@@ -109,8 +109,8 @@ def _findings(result, keep):
 def _compare(rp, rs):
     by_p = {c.id: c for c in rp.checks}
     by_s = {c.id: c for c in rs.checks}
-    assert by_s["leakage.temporal"].status == "skipped"
-    assert NOT_ON_SPARK in by_s["leakage.temporal"].summary
+    assert by_s["schema.consistency"].status == "skipped"
+    assert NOT_ON_SPARK in by_s["schema.consistency"].summary
     for cid in ("leakage.duplicates", "leakage.group_overlap", "drift.label", "drift.features",
                 "separability.adversarial"):
         p, s = by_p[cid], by_s[cid]
@@ -162,3 +162,34 @@ def test_checks_agree_on_honest_splits(spark, tmp_path):
     rs = _audit(frames, "spark", spark, tmp_path)
     _compare(rp, rs)
     assert all(c.status != "fail" for c in rs.checks), [(c.id, c.summary) for c in rs.checks]
+
+
+def test_temporal_agrees_on_overlapping_dated_splits(spark, tmp_path):
+    """train runs daily from Jan 1 to Apr 9 2024 (UTC); test from Apr 1: 8 of its 60 dated
+    rows (plus 3 undated) are dated before train ends, and the gap is shorter than 30d."""
+    from datetime import datetime, timedelta
+
+    start = datetime(2024, 1, 1)
+    utc = pl.Datetime("us", "UTC")  # Spark's TIMESTAMP is an instant: compare zoned times
+    train = pl.DataFrame({"ts": pl.Series([start + timedelta(days=i) for i in range(100)],
+                                          dtype=pl.Datetime("us")).dt.replace_time_zone("UTC"),
+                          "x": np.arange(100.0)})
+    ts = [start + timedelta(days=91 + i) for i in range(60)] + [None] * 3
+    test = pl.DataFrame({"ts": pl.Series(ts, dtype=pl.Datetime("us")).dt.replace_time_zone("UTC"),
+                         "x": np.arange(63.0)})
+    assert train.schema["ts"] == utc
+    suite = "checks:\n  leakage.temporal: {min_gap: 30d}\n"
+    frames = {"train": train, "test": test}
+    rp = _audit(frames, "polars", spark, tmp_path, suite, time="ts")
+    rs = _audit(frames, "spark", spark, tmp_path, suite, time="ts")
+    p, s = rp.checks[0], rs.checks[0]
+    assert p.status == s.status == "fail"
+    fp = {f.metric: f for f in p.findings}
+    fs = {f.metric: f for f in s.findings}
+    assert set(fp) == set(fs)
+    for k in fp:
+        assert (fp[k].severity, fp[k].value, fp[k].count, fp[k].message) == \
+            (fs[k].severity, fs[k].value, fs[k].count, fs[k].message), k
+    assert fs["rows_before_previous_end"].count == 8  # Apr 1..8 are before Apr 9
+    assert fs["gap_shorter_than_min_gap"].value == -8.0  # days
+    assert fs["null_time_rows"].count == 3
