@@ -76,7 +76,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
           progress: bool = False, waivers: list[dict[str, Any]] | None = None,
           hash: str = "full", baseline: str | Path | dict[str, Any] | None = None,
           ledger: str | Path | None = None, expectations: str | Path | None = None,
-          engine: str = "polars", spark: Any = None) -> Report:
+          engine: str | None = None, spark: Any = None) -> Report:
     """Audit splits given as polars/pandas DataFrames or file paths.
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
@@ -89,11 +89,15 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     previous report (path or dict) to mark findings new/persisting/resolved against, and
     ``ledger`` a SQLite path or SQLAlchemy URL the run is appended to. ``engine="spark"``
     measures on Apache Spark (splits may then be Spark DataFrames, paths Spark reads or
-    ``table:NAME``); ``spark`` is the SparkSession to use (default: the active one).
+    ``table:NAME``); ``spark`` is the SparkSession to use (default: the active one). Without
+    ``engine``, Spark DataFrames among the splits select the spark engine, else polars.
     """
     given = splits if splits is not None else {
         k: v for k, v in (("train", train), ("val", val), ("test", test)) if v is not None}
     in_memory = {k: v for k, v in given.items() if not isinstance(v, (str, Path))}
+    if engine is None:
+        engine = "spark" if any(type(v).__module__.startswith("pyspark.sql")
+                                for v in in_memory.values()) else "polars"
     raw: dict[str, Any] = {
         "datasets": {k: (str(v) if isinstance(v, (str, Path)) else f"<in-memory {k}>")
                      for k, v in given.items()},

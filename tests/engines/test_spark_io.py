@@ -89,3 +89,22 @@ def test_cli_run_with_engine_spark_writes_the_report(spark, tmp_path):
     assert doc["datasets"]["train"]["rows"] == 406 and doc["config"]["engine"] == "spark"
     assert any("spark engine" in n for n in doc["notes"])
     assert (out / "report.html").stat().st_size > 0
+
+
+def test_spark_dataframes_select_the_spark_engine(spark, tmp_path):
+    from auditor.api import audit
+
+    frames = planted()
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("checks:\n  leakage.group_overlap: {}\n  leakage.single_feature_auc: {}\n")
+    report = audit(train=spark.createDataFrame(frames["train"].to_arrow()),
+                   test=spark.createDataFrame(frames["test"].to_arrow()), label="y",
+                   groups="user", suite=str(suite))
+    checks = {c.id: c for c in report.checks}
+    overlap = checks["leakage.group_overlap"].findings[0]
+    assert overlap.metric == "group_overlap_rows" and overlap.severity == "fail"
+    # 9 planted test users from train's range, plus the 12 copied rows' users
+    ref = frames["test"]["user"].is_in(frames["train"]["user"].implode()).sum()
+    assert overlap.count == ref
+    assert checks["leakage.single_feature_auc"].status == "skipped"
+    assert report.config["engine"] == "spark"

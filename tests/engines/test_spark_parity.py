@@ -193,3 +193,28 @@ def test_temporal_agrees_on_overlapping_dated_splits(spark, tmp_path):
     assert fs["rows_before_previous_end"].count == 8  # Apr 1..8 are before Apr 9
     assert fs["gap_shorter_than_min_gap"].value == -8.0  # days
     assert fs["null_time_rows"].count == 3
+
+
+def test_duplicates_chance_baseline_agrees_on_discrete_rows(spark, tmp_path):
+    """Three 3-level columns: rows repeat by chance (27 patterns), so the copy share is judged
+    against the chance baseline; both engines give the same baseline, p-value and verdict."""
+    rng = np.random.default_rng(5)
+
+    def part(n: int) -> pl.DataFrame:
+        return pl.DataFrame({c: rng.choice(["p", "q", "r"], n) for c in ("a", "b", "c")}
+                            | {"y": rng.integers(0, 2, n)})
+
+    frames = {"train": part(300), "test": part(100)}
+    suite = "checks:\n  leakage.duplicates: {}\n"
+    rp = _audit(frames, "polars", spark, tmp_path, suite, label="y")
+    rs = _audit(frames, "spark", spark, tmp_path, suite, label="y")
+    keep = ("duplicate_rows", "within_split_duplicates")
+    fp = {(f.metric, tuple(f.splits)): f for f in rp.checks[0].findings if f.metric in keep}
+    fs = {(f.metric, tuple(f.splits)): f for f in rs.checks[0].findings if f.metric in keep}
+    assert set(fp) == set(fs) and len(fs) == 3
+    for k in fp:
+        assert (fp[k].severity, fp[k].value, fp[k].count, fp[k].message) == \
+            (fs[k].severity, fs[k].value, fs[k].count, fs[k].message), k
+    chance = fs[("duplicate_rows", ("train", "test"))].evidence["chance_baseline"]
+    assert chance == fp[("duplicate_rows", ("train", "test"))].evidence["chance_baseline"]
+    assert chance["baseline"] > 0.9  # 300 rows over 27 patterns: nearly every row repeats
