@@ -173,8 +173,14 @@ def duplicates(check: Any, data: Any) -> list[Finding]:
             c for c, (u, n) in eng.distinct_counts(split, cand).items() if n > 1 and u >= 0.5 * n])
 
     def summary(split: str) -> Any:
-        return data.cached(("spark.rows", split), lambda: eng.key_summary(
-            split, cols, nulls_are_keys=True, null_in=continuous(split)))
+        """Whole-row key counts; the continuous columns (an exact distinct count per column,
+        costly on Spark) only matter when some rows repeat, so they are looked up then."""
+        def measure() -> Any:
+            ks = eng.key_summary(split, cols, nulls_are_keys=True)
+            if ks.rows_in_repeated == 0:
+                return ks
+            return eng.key_summary(split, cols, nulls_are_keys=True, null_in=continuous(split))
+        return data.cached(("spark.rows", split), measure)
 
     findings: list[Finding] = []
     if cols:
