@@ -43,7 +43,11 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         data: Any = open_spark_splits(cfg, frames, spark=spark)
     else:
         data = open_splits(cfg, frames)
-    results = run_checks(checks, data, progress=progress)
+    try:
+        results = run_checks(checks, data, progress=progress)
+    finally:
+        if cfg.engine == "spark":
+            data.engine.close()
     waived = apply_waivers(results, list(cfg.waivers))
     if waived is not None:
         results.append(waived)

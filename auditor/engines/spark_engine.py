@@ -63,6 +63,13 @@ class SparkEngine:
         self.frames = frames
         self.seed = seed
         self._rows: dict[str, int] = {}
+        self._counts: dict[tuple[Any, ...], Any] = {}  # persisted count tables, reused
+
+    def close(self) -> None:
+        """Release the persisted count tables (the run is over)."""
+        for table in self._counts.values():
+            table.unpersist()
+        self._counts.clear()
 
     def split_names(self) -> list[str]:
         return list(self.frames)
@@ -92,8 +99,20 @@ class SparkEngine:
 
     def _key_counts(self, split: str, key: Sequence[str], nulls_are_keys: bool,
                     prefix: str = "") -> Any:
+        """Rows per key (columns ``{prefix}0..``, ``count``); computed once per (split, key)
+        and persisted on the executors (memory and disk), so that the summary and the overlap
+        of the same key shuffle the rows once."""
+        cache_key = (split, tuple(key), nulls_are_keys)
+        if cache_key not in self._counts:
+            self._counts[cache_key] = self._count_table(split, key, nulls_are_keys).persist()
+        table = self._counts[cache_key]
+        return table.select(*[table[f"_k{i}"].alias(f"{prefix}{i}") for i in range(len(key))],
+                            "count")
+
+    def _count_table(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> Any:
         from pyspark.sql import functions as F
 
+        prefix = "_k"
         df = self.frames[split]
         if not nulls_are_keys:
             for c in key:
