@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from auditor.config import AuditConfig, Columns, Tokens, parse_config
+from auditor.config import AuditConfig, Tokens, parse_config
 from auditor.data import open_splits
 from auditor.report import Report, overall_status
 from auditor.runner import run_checks
@@ -37,12 +37,17 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
 
         base_doc = baseline if isinstance(baseline, dict) else read_report(baseline)
         base_source = "<dict>" if isinstance(baseline, dict) else str(Path(baseline).resolve())
-    checks = load_checks(suite or cfg.suite, cfg.thresholds)
+    unused: list[str] = []  # thresholds of checks the suite does not run: a note, not an error
+    checks = load_checks(suite or cfg.suite, cfg.thresholds, notes=unused)
     if cfg.engine == "spark":  # splits stay Spark DataFrames (auditor.engines)
         from auditor.engines.spark_io import open_spark_splits
         data: Any = open_spark_splits(cfg, frames, spark=spark)
+        inputs = data.describe_inputs()
     else:
         data = open_splits(cfg, frames)
+        # hashed right after loading, not after the checks (minutes later): the recorded hashes
+        # describe the bytes that were read, even if a pipeline rewrites a file during the run
+        inputs = describe_inputs(data, hash_mode)
     try:
         results = run_checks(checks, data, progress=progress)
     finally:
@@ -58,9 +63,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     duration_s=0.0, seed=cfg.seed,
                     datasets=data.info(), checks=results, tool_version=__version__,
-                    notes=list(data.notes),
-                    inputs=(data.describe_inputs() if cfg.engine == "spark"
-                            else describe_inputs(data, hash_mode)),
+                    notes=[*data.notes, *unused], inputs=inputs,
                     config=config, versions=versions())
     if base_doc is not None:
         from auditor.baseline import mark_changes
@@ -68,6 +71,16 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         mark_changes(report, base_doc, base_source or "")
     report.duration_s = round(time.perf_counter() - t0, 3)
     return report
+
+
+def _name(v: Any) -> Any:
+    """A column name given as a pandas label (int, tuple) as polars names it: ``str(v)``."""
+    return str(v) if isinstance(v, (int, tuple)) and not isinstance(v, bool) else v
+
+
+def _names(v: Any) -> Any:
+    """Column names (a list or tuple of them, or one name) as :func:`_name` spells each."""
+    return [_name(x) for x in v] if isinstance(v, (list, tuple)) else _name(v)
 
 
 def audit(*, train: Any = None, test: Any = None, val: Any = None,
@@ -105,8 +118,11 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     raw: dict[str, Any] = {
         "datasets": {k: (str(v) if isinstance(v, (str, Path)) else f"<in-memory {k}>")
                      for k, v in given.items()},
-        "columns": Columns(label=label, time=time, groups=groups or [], ids=ids or [],
-                           text=text or [], exclude=exclude or []).model_dump(),
+        # validated by parse_config (a wrong type is a ConfigError); pandas column labels such
+        # as 4 or ("a", "y") are named str(label) once converted, so they are accepted as such
+        "columns": {"label": _name(label), "time": _name(time),
+                    "groups": _names(groups) or [], "ids": _names(ids) or [],
+                    "text": _names(text) or [], "exclude": _names(exclude) or []},
         "suite": suite, "seed": seed, "thresholds": thresholds or {},
         "waivers": [dict(w) for w in waivers or []],
         "engine": engine,

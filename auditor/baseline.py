@@ -26,7 +26,10 @@ def finding_key(check_id: str, f: dict[str, Any] | Finding) -> tuple[Any, ...]:
 
 def read_report(path: str | Path) -> dict[str, Any]:
     """A report.json as a dict; one clear InputError when it cannot be used."""
+    from auditor.inputs import check_input_path
+
     path = Path(path)
+    check_input_path(path, what="report")  # a FIFO would block the read forever
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -139,7 +139,13 @@ def calendar_features(frame: pl.DataFrame, time: str, candidates: list[str], *,
                 .dt.replace_time_zone(None)
         else:
             shifted = t if offset == 0 else t + pl.duration(hours=offset)
-        parts = df.select(_parts(shifted, clock))
+        # past offset 0 only the parts close to some column still to do are computed
+        need = None if first else set().union(*(close[c] for c in todo))
+        exprs = [e for e in _parts(shifted, clock) if need is None
+                 or e.meta.output_name() in need]
+        if not exprs:
+            continue
+        parts = df.select(exprs)
         for p in parts.columns:
             series = parts[p]
             if series.n_unique() < 2:

@@ -75,8 +75,20 @@ def junit_xml(doc: dict[str, Any], fail_on: str = "fail") -> str:
         if rest or not bad:
             out = ET.SubElement(case, "system-out")
             out.text = "\n".join([c.get("summary", "")] + _group_lines(rest))
+    for el in root.iter():  # data-derived text may hold characters XML 1.0 cannot carry
+        el.text = xml_safe(el.text) if el.text else el.text
+        el.attrib = {k: xml_safe(v) for k, v in el.attrib.items()}
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+_XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """Text XML 1.0 can carry: control characters (and lone surrogates), which no JUnit
+    reader parses, shown as escapes (``\\x01``)."""
+    return _XML_INVALID.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def md_escape(text: Any) -> str:
@@ -145,8 +157,8 @@ def summary_markdown(doc: dict[str, Any], fail_on: str = "fail", exit_code: int 
         lines += ["", "<details><summary>Inputs</summary>", "",
                   "| split | path | rows | hash |", "|---|---|---|---|"]
         for name, d in inputs.items():
-            h = str(d.get("hash") or "")
+            h = str(d.get("hash") or "").replace("`", "")[:23]
             lines.append(f"| {md_escape(name)} | {md_escape(d.get('path') or '(in memory)')} "
-                         f"| {d.get('rows', 0):,} | `{md_escape(h[:23])}` |")
+                         f"| {d.get('rows', 0):,} | {f'`{h}`' if h else '–'} |")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

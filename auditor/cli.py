@@ -195,6 +195,9 @@ def prepare_out_dir(out: str | None, base: Path | None = None) -> Path:
                     path = stem.with_name(f"{stem.name}-{k}")
         probe_writable(path)
     except OSError as err:
+        if path.exists() and not path.is_dir():  # was "not writable (File exists)"
+            raise InputError(f"{path}: is a file, not a directory; --out names the folder "
+                             "the report is written into") from None
         raise InputError(f"{path}: output directory is not writable ({err.strerror or err})") \
             from None
     clean_stale_temp_files(path)
@@ -232,6 +235,7 @@ def entry() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _CREATED.clear()  # folders of an earlier main() in this process are not this run's
     from auditor.allocator import tune_for_batch
 
     tune_for_batch()
@@ -326,14 +330,19 @@ def _run(args: argparse.Namespace) -> int:
     inputs = run_inputs(cfg, args.config)
     from auditor.output import refuse_overwriting_inputs
 
-    extra = [Path(p) for p in (getattr(args, "junit", None), getattr(args, "summary_md", None))
-             if p]
-    if args.out:  # before the folder exists: refused runs create nothing
-        refuse_overwriting_inputs([*_report_paths(Path(args.out)), *extra], inputs)
+    ledger = args.ledger or cfg.ledger
+    named = {"--junit": getattr(args, "junit", None),
+             "--summary-md": getattr(args, "summary_md", None),
+             "--ledger": ledger if ledger and "://" not in ledger else None}
+    extra = {k: Path(v) for k, v in named.items() if v}
+    for folder in ([Path(args.out)] if args.out else []):  # refused runs create nothing
+        refuse_overwriting_inputs([*_report_paths(folder), *extra.values()], inputs)
+        _refuse_colliding(folder, extra)
     out = prepare_out_dir(args.out, base)
-    refuse_overwriting_inputs([*_report_paths(out), *extra], inputs)
+    refuse_overwriting_inputs([*_report_paths(out), *extra.values()], inputs)
+    _refuse_colliding(out, extra)
     return execute(cfg, out, suite=args.suite, fail_on=args.fail_on, quiet=args.quiet,
-                   hash_mode=args.hash, baseline=args.baseline, ledger=args.ledger or cfg.ledger,
+                   hash_mode=args.hash, baseline=args.baseline, ledger=ledger,
                    junit=args.junit, summary_md=args.summary_md)
 
 
@@ -341,9 +350,18 @@ def _report_paths(out: Path) -> list[Path]:
     return [out / "report.json", out / "report.html"]
 
 
+def _refuse_colliding(out: Path, extra: dict[str, Path]) -> None:
+    """--junit / --summary-md / --ledger onto the report pair or onto each other: refused."""
+    from auditor.output import refuse_colliding_outputs
+
+    refuse_colliding_outputs({"report.json": out / "report.json",
+                              "report.html": out / "report.html", **extra})
+
+
 def run_inputs(cfg: Any, config_path: str | None = None) -> list[Path]:
     """Every file the run reads (splits, reference, pipeline scripts, the audit.yaml, a suite
-    file): outputs must never resolve to one of them."""
+    file, an expectation suite, a local tokenizer): outputs must never resolve to one of
+    them."""
     paths = [Path(p) for p in cfg.datasets.values()]
     if cfg.reference is not None:
         paths.append(Path(cfg.reference))
@@ -352,6 +370,13 @@ def run_inputs(cfg: Any, config_path: str | None = None) -> list[Path]:
         paths.append(Path(config_path))
     if str(cfg.suite).endswith((".yaml", ".yml")):
         paths.append(Path(cfg.suite))
+    if cfg.expectations is not None:
+        paths.append(Path(cfg.expectations))
+    if cfg.tokens is not None:  # a local tokenizer file or folder (absolute once resolved)
+        kind, sep, rest = cfg.tokens.tokenizer.partition(":")
+        local = Path(rest if sep and kind != "tiktoken" else cfg.tokens.tokenizer)
+        if local.is_absolute():
+            paths.append(local)
     return paths
 
 
@@ -401,6 +426,9 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
     ledger and the baseline are opened before the run: unusable ones fail fast (exit 2)."""
     from auditor.api import run_audit
 
+    if baseline is not None and baseline != "last":  # refused before the ledger is created
+        from auditor.baseline import read_report
+        read_report(baseline)
     store = None
     if ledger:
         from auditor.ledger import Ledger
@@ -418,15 +446,17 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
         report.notes.append(NO_BASELINE_NOTE)
     code = publish(report, out, fail_on=fail_on, quiet=quiet)
     if junit or summary_md or store is not None:
-        from auditor.output import write_atomic
+        from auditor.output import output_errors, write_atomic
 
         doc = report.to_dict()
         if junit:
             from auditor.ci_outputs import junit_xml
-            write_atomic(Path(junit), junit_xml(doc, fail_on))
+            with output_errors(junit):
+                write_atomic(Path(junit), junit_xml(doc, fail_on))
         if summary_md:
             from auditor.ci_outputs import summary_markdown
-            write_atomic(Path(summary_md), summary_markdown(doc, fail_on, code))
+            with output_errors(summary_md):
+                write_atomic(Path(summary_md), summary_markdown(doc, fail_on, code))
         if store is not None:
             store.append(doc, report_path=out / "report.json")
     return code
@@ -457,8 +487,14 @@ def _history(args: argparse.Namespace) -> int:
     if not is_url(target) and not Path(target).is_file():
         raise InputError(f"{target}: ledger not found (runs are appended with auditor run "
                          "--ledger PATH or ledger: in audit.yaml)")
-    out = prepare_out_dir(args.out or str(Path("reports") / "history"))
-    print(write_history(target, out))
+    from auditor.output import output_errors, refuse_overwriting_inputs
+
+    ledger_file = [] if is_url(target) else [Path(target)]
+    out_arg = args.out or str(Path("reports") / "history")
+    refuse_overwriting_inputs([Path(out_arg) / "history.html"], ledger_file)
+    out = prepare_out_dir(out_arg)
+    with output_errors(out / "history.html"):
+        print(write_history(target, out))
     return EXIT_OK
 
 
@@ -467,14 +503,15 @@ def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
     renamed under the folder's lock: a reader never sees the json of one run with the html of
     another), print the verdict; exit code. A sampled audit says so on stderr even with
     ``--quiet``: its counts are estimates."""
-    from auditor.output import terminal_safe, write_files_together
+    from auditor.output import output_errors, terminal_safe, write_files_together
     from auditor.render import render_html
 
     doc = report.to_dict()
     import json
 
     text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
-    write_files_together(out, {"report.json": text, "report.html": render_html(doc)})
+    with output_errors(out / "report.json"):  # disk full, read-only: exit 2, nothing written
+        write_files_together(out, {"report.json": text, "report.html": render_html(doc)})
     code = report.exit_code(fail_on)
     sampled = sampled_note(report)
     if sampled and quiet:

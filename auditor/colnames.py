@@ -9,7 +9,9 @@ one, the loader renames, before anything else looks at the data:
   (one leading underscore dropped);
 - a column with the empty name ``""`` (a CSV header with an empty field, a pandas frame built
   from a dict with key ``""``), which polars itself renames ``column_0`` in some constructors:
-  it becomes ``(unnamed column N)``, N its 1-based position in the first split holding it.
+  it becomes ``(unnamed column N)``, N its 1-based position in the first split holding it;
+- a column whose name polars reads as a pattern in ``pl.col(name)``: ``*`` (every column) or
+  ``^...$`` (a regular expression): ``(renamed)`` is appended, ``^x$`` becomes ``^x$ (renamed)``.
 
 A new name that is already taken gets `` (2)``, `` (3)``, ... appended. Declared roles
 (label, time, groups, ids, text, exclude, and the token columns) follow the rename, and
@@ -36,7 +38,12 @@ def helper_name(stem: str, taken: Iterable[str]) -> str:
 
 
 def needs_rename(name: str) -> bool:
-    return name == "" or name.startswith(RESERVED)
+    return name == "" or name.startswith(RESERVED) or is_pattern(name)
+
+
+def is_pattern(name: str) -> bool:
+    """True when ``pl.col(name)`` selects by wildcard or regular expression, not by name."""
+    return name == "*" or (len(name) > 1 and name.startswith("^") and name.endswith("$"))
 
 
 def rename_map(column_lists: Iterable[list[str]]) -> dict[str, str]:
@@ -52,7 +59,8 @@ def rename_map(column_lists: Iterable[list[str]]) -> dict[str, str]:
         for pos, name in enumerate(cols):
             if name in out or not needs_rename(name):
                 continue
-            base = f"(unnamed column {pos + 1})" if name == "" else name[1:]
+            base = (f"(unnamed column {pos + 1})" if name == "" else
+                    f"{name} (renamed)" if is_pattern(name) else name[1:])
             new, k = base, 1
             while new in taken or needs_rename(new):
                 k += 1

@@ -6,6 +6,7 @@ Every mistake becomes one :class:`~auditor.errors.ConfigError` line naming the k
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +23,7 @@ SPLIT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # YAML alias expanded (a "billion laughs" document of 644 bytes expands to billions of nodes).
 MAX_YAML_BYTES = 1 << 20
 MAX_YAML_NODES = 100_000
+MAX_YAML_DEPTH = 64  # nesting levels; a deeper document would overflow the composer's stack
 # Roles one column may hold at once; every other pair of roles is a contradiction (exit 2).
 COMPATIBLE_ROLES = {frozenset({"group", "id"})}
 
@@ -90,11 +92,12 @@ class Tokens(_Strict):
     labels: str | None = None
     objective: Literal["causal_lm", "masked_lm", "none"] = "causal_lm"
     label_shift: Literal[0, 1] = 0
-    ignore_index: int = -100
-    max_length: int | None = None
-    pad_id: int | None = None
-    bos_id: int | None = None
-    eos_id: int | None = None
+    # ids are compared with int64 arrays: they must fit one (a huge id crashed three checks)
+    ignore_index: int = Field(default=-100, ge=-2**63, lt=2**63)
+    max_length: int | None = Field(default=None, ge=1, lt=2**63)
+    pad_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
+    bos_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
+    eos_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
 
     def columns(self) -> list[str]:
         return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels) if c]
@@ -216,7 +219,7 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
                           f"got {type(raw).__name__}")
     if isinstance(raw.get("datasets"), (str, Path)):  # a DatasetDict.save_to_disk folder
         from auditor.hf import expand_dataset_dict
-        folder = Path(raw["datasets"])
+        folder = Path(raw["datasets"]).expanduser()  # as every other path of the YAML
         raw = {**raw, "datasets": expand_dataset_dict(
             folder if folder.is_absolute() else base_dir / folder, source)}
     try:
@@ -265,6 +268,22 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
             check_input_path(p)
         except InputError as err:
             raise ConfigError(f"{source}: pipeline: {err}") from None
+    tok = updates.get("tokens", cfg.tokens)
+    if tok is not None:  # a local tokenizer file: a FIFO would block the loader forever
+        kind, sep, rest = tok.tokenizer.partition(":")
+        local = Path(rest if sep and kind in ("sentencepiece", "hf", "tokenizers",
+                                              "transformers") else tok.tokenizer).expanduser()
+        if local.is_absolute() and os.path.lexists(local):
+            try:
+                check_input_path(local, what="tokenizer")
+            except InputError as err:
+                raise ConfigError(f"{source}: tokens.tokenizer: {err}") from None
+    exp = updates.get("expectations")
+    if exp is not None and os.path.lexists(exp):  # absent: export-expectations writes it
+        try:
+            check_input_path(exp)
+        except InputError as err:
+            raise ConfigError(f"{source}: expectations: {err}") from None
     return cfg.model_copy(update=updates)
 
 
@@ -315,6 +334,49 @@ def _expanded_nodes(node: Any, limit: int, source: str) -> int:
     return size(node)
 
 
+def _check_duplicate_keys(node: Any, source: str) -> None:
+    """A key given twice in one mapping is a ConfigError naming it and its line: YAML
+    loaders keep the last silently (``datasets: {train: a, test: b, train: c}`` audited c
+    against b). Merge keys (``<<``) are not keys."""
+    seen_nodes: set[int] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen_nodes or not isinstance(n.value, list):
+            continue
+        seen_nodes.add(id(n))
+        keys: set[tuple[str, str]] = set()
+        for item in n.value:
+            if not isinstance(item, tuple):
+                stack.append(item)
+                continue
+            k, v = item
+            stack += [k, v]
+            if isinstance(k.value, str) and not k.tag.endswith(":merge"):
+                if (k.tag, k.value) in keys:
+                    raise ConfigError(f"{source}: duplicate key {short_repr(k.value)} at line "
+                                      f"{k.start_mark.line + 1}; each key may appear once in "
+                                      "a mapping")
+                keys.add((k.tag, k.value))
+
+
+def _check_depth(yaml: Any, loader_cls: Any, text: str, source: str) -> None:
+    """Refuse a document nested deeper than MAX_YAML_DEPTH, from the parser's event stream
+    (a state machine, no recursion): composing ``[[[[...]]]]`` 50,000 levels deep recurses
+    once per level and overflows the C stack (a segfault, not an exception)."""
+    depth = 0
+    opening = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    closing = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    for event in yaml.parse(text, Loader=loader_cls):
+        if isinstance(event, opening):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise ConfigError(f"{source}: the YAML nests deeper than {MAX_YAML_DEPTH} "
+                                  f"levels (line {event.start_mark.line + 1}); refused")
+        elif isinstance(event, closing):
+            depth -= 1
+
+
 def load_yaml_file(path: Path, *, what: str = "config") -> Any:
     """Parse a config or suite file with bounds: at most MAX_YAML_BYTES bytes and
     MAX_YAML_NODES values with aliases expanded (a "billion laughs" file is refused in
@@ -332,8 +394,10 @@ def load_yaml_file(path: Path, *, what: str = "config") -> Any:
         raise ConfigError(f"{path}: {what} file is not UTF-8 text") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot read {what} file: {err.strerror or err}") from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_cls(text)
     try:
+        _check_depth(yaml, loader_cls, text, str(path))
         node = loader.get_single_node()
         if node is None:
             return None
@@ -341,6 +405,7 @@ def load_yaml_file(path: Path, *, what: str = "config") -> Any:
             raise ConfigError(f"{path}: YAML aliases expand the {what} to more than "
                               f"{MAX_YAML_NODES:,} values (nested anchors and aliases, a "
                               "'billion laughs' document?); refused")
+        _check_duplicate_keys(node, str(path))
         return loader.construct_document(node)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)

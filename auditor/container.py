@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Sequence
 
 PROGRAM = "auditor"
+# argparse accepts unambiguous prefixes: no other option of any subcommand starts with --o
+_OUT_FLAGS = ("--out", "--ou", "--o")
 
 
 def output_folder(argv: Sequence[str], cwd: Path) -> Path:
@@ -33,10 +35,13 @@ def output_folder(argv: Sequence[str], cwd: Path) -> Path:
     ``cwd``; the first existing ancestor when it does not exist yet."""
     out: str | None = None
     for i, arg in enumerate(argv):
-        if arg == "--out" and i + 1 < len(argv):
+        flag, eq, value = arg.partition("=")
+        if flag not in _OUT_FLAGS:
+            continue
+        if eq:
+            out = value
+        elif i + 1 < len(argv):
             out = argv[i + 1]
-        elif arg.startswith("--out="):
-            out = arg.split("=", 1)[1]
     path = cwd / out if out else cwd  # an absolute ``out`` replaces ``cwd``
     while not path.exists() and path != path.parent:
         path = path.parent
@@ -63,9 +68,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     if os.geteuid() == 0:
         uid, gid = run_as(args, Path.cwd())
         if uid != 0:
-            os.setgroups([])
-            os.setgid(gid)
-            os.setuid(uid)
+            try:
+                os.setgroups([])
+                os.setgid(gid)
+                os.setuid(uid)
+            except PermissionError:  # root without CAP_SETUID/CAP_SETGID (--cap-drop ALL)
+                print(f"auditor: error: the container cannot switch to the owner "
+                      f"({uid}:{gid}) of {output_folder(args, Path.cwd())}: no SETUID/SETGID "
+                      f"capability; run it as that user: docker run --user {uid}:{gid} ...",
+                      file=sys.stderr)
+                sys.exit(2)
             os.environ["HOME"] = _home_of(uid)
     os.execvp(PROGRAM, [PROGRAM, *args])
 

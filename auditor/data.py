@@ -107,7 +107,9 @@ def scan_table(path: Path) -> pl.LazyFrame:
             return hf.read_saved_dataset(path).lazy()
         files = data_files(path, _PARQUET)
         if not files:
-            raise InputError(f"{path}: directory contains no Parquet files (*.parquet)")
+            raise InputError(f"{path}: directory contains no Parquet files (*.parquet) and is "
+                             "not a datasets save_to_disk folder (no state.json or "
+                             "dataset_dict.json)")
         return pl.scan_parquet([str(p) for p in files])
     fmt = _format_of(path)
     if fmt == "parquet":
@@ -219,6 +221,13 @@ def to_polars(obj: Any, name: str) -> pl.DataFrame:
         from auditor.hf import from_hf
         return from_hf(obj, name)
     if type(obj).__module__.startswith("pandas"):
+        seen: set[str] = set()  # polars names columns str(label): 0 and "0" would collide
+        for col in getattr(obj, "columns", ()):
+            if str(col) in seen:
+                raise InputError(f"split {name!r}: column {str(col)[:60]!r} occurs twice in the "
+                                 "pandas DataFrame (column labels compared as text); rename "
+                                 "one of them")
+            seen.add(str(col))
         try:
             return pl.from_pandas(obj)
         except Exception as err:
@@ -552,12 +561,14 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     all_frames = dict(frames)
     if reference is not None:
         _check_roles({REFERENCE: reference}, columns, None, {REFERENCE: reference_path})
+        reference = _parse_time_strings(reference, columns.time, reference_path or REFERENCE)
         all_frames[REFERENCE] = reference
         paths[REFERENCE] = reference_path
     all_frames, converted = _plain_types(all_frames, columns, paths)
     all_frames = _empty_label(all_frames, columns.label, paths)
     _check_token_types(frames, tokens, paths)
     harmonised, kinds, issues = _harmonise(all_frames, columns, tokens, paths)
+    _one_label_type(issues, columns.label, paths)
     ref = harmonised.pop(REFERENCE, None)
     _check_label(harmonised, columns, paths)
     features = _resolve_features(harmonised, kinds, columns, tokens, issues)
@@ -601,6 +612,21 @@ def _plain_types(frames: dict[str, pl.DataFrame], columns: Columns,
                                      "seconds (Float64)")
         out[name] = df.with_columns(casts) if casts else df
     return out, [SchemaIssue("info", c, "converted", m) for c, m in done.items()]
+
+
+def _one_label_type(issues: list[SchemaIssue], label: str | None,
+                    paths: dict[str, str | None]) -> None:
+    """A label typed incompatibly across splits (numbers in one, text in another) is an input
+    error: every label check compares classes across splits."""
+    bad = next((i for i in issues if label and i.column == label and i.problem == "dtype"),
+               None)
+    if bad is None:
+        return
+    first = next(iter(bad.dtypes))
+    raise InputError(f"{paths.get(first) or first}: label column {label!r} has incompatible "
+                     f"types across splits ({', '.join(f'{n}: {d}' for n, d in bad.dtypes.items())}"
+                     "); a label needs one kind in every split: all numbers, all text or all "
+                     "booleans")
 
 
 def _empty_label(frames: dict[str, pl.DataFrame], label: str | None,
@@ -667,8 +693,9 @@ def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | 
         return df.rename({k: v for k, v in mapping.items() if k in df.columns})
 
     issues = [SchemaIssue("info", new, "renamed",
-                          f"column {old!r} is audited as {new!r}: names that are empty or start "
-                          "with '__auditor_' are kept for the auditor's own helper columns")
+                          f"column {old!r} is audited as {new!r}: names that are empty, start "
+                          "with '__auditor_' (the auditor's own helper columns) or read as a "
+                          "pattern ('*', '^...$') are renamed")
               for old, new in mapping.items()]
     return ({n: rename(df) for n, df in frames.items()},
             rename(reference) if reference is not None else None,
@@ -748,9 +775,12 @@ WORKING_SET_FACTOR = 3.0
 def estimate_bytes(path: Path) -> int:
     """In-memory size of a split estimated before reading it: Parquet footers give the
     uncompressed size; text formats count their bytes (x5 when compressed)."""
+    from auditor.hf import saved_dataset_files
     from auditor.inputs import data_files
 
-    files = data_files(path, _PARQUET + (".arrow",)) if path.is_dir() else [path]
+    files = [path] if not path.is_dir() else (  # a datasets folder: its shards, not its caches
+        [f for f in saved_dataset_files(path) or [] if f.suffix == ".arrow"]
+        or data_files(path, _PARQUET + (".arrow",)))
     total = 0
     for f in files:
         try:

@@ -32,7 +32,7 @@ from auditor.level_stats import (MISSING, OTHER_VALUES, RARE_LEVELS, LevelShift,
                                  contingency_test, level_shifts, one_off_share, pool_rare_levels,
                                  psi_by_chance)
 from auditor.stats import (EcdfGap, clip_text, cramers_v, ecdf_gap, inverted_cdf, js_distance,
-                           ks_pvalue, psi, run_starts)
+                           ks_pvalue, map_columns, psi, run_starts)
 
 
 LISTED_CATEGORIES = 100  # new / vanished categories kept per column (the counts are complete)
@@ -126,13 +126,20 @@ def prepare(df: pl.DataFrame, kinds: dict[str, Kind]) -> dict[str, Sample]:
             missing = s.null_count()
             values = s.head(s.len() - missing).to_numpy()
             out[c] = Sample(kinds[c], df.height, missing, values=values)
-    for c, k in kinds.items():
-        if k in CATEGORICAL_KINDS:
-            # group_by().len() runs on all cores: 1.6x (100k levels) to 5x (a few levels)
-            # faster than Series.value_counts at 10M rows; the order is set by the caller
-            counts = (df.select(pl.col(c).drop_nulls().cast(pl.String).alias("value"))
-                      .group_by("value").len(name="n").with_columns(pl.col("n").cast(pl.Int64)))
-            out[c] = Sample(k, df.height, df[c].null_count(), counts=counts)
+    def counted(c: str) -> Sample:
+        # group_by().len() runs on all cores: 1.6x (100k levels) to 5x (a few levels)
+        # faster than Series.value_counts at 10M rows; the order is set by the caller
+        counts = (df.select(pl.col(c).drop_nulls().cast(pl.String).alias("value"))
+                  .group_by("value").len(name="n").with_columns(pl.col("n").cast(pl.Int64)))
+        return Sample(kinds[c], df.height, df[c].null_count(), counts=counts)
+
+    categorical = [c for c, k in kinds.items() if k in CATEGORICAL_KINDS]
+    # many small columns (a wide table): one column per task on polars' thread count, as a
+    # group-by of a few thousand rows uses one core (same results, in column order)
+    small = df.height < 200_000 and len(categorical) > 8
+    for c, sample in zip(categorical, map_columns(counted, categorical,
+                                                  workers=None if small else 1)):
+        out[c] = sample
     return out
 
 
@@ -223,6 +230,7 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     a, b = ref.values, cur.values
     assert a is not None and b is not None
     labels, ca, cb, per_value, unseen = numeric_bins(a, b, n_bins, ref.kind)
+    one_off = one_off_share(ca) if per_value else None  # before the missing bin, as categories
     if ref.missing or cur.missing:
         labels = labels + [MISSING]
         ca = np.append(ca, ref.missing)
@@ -231,7 +239,7 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     chi2_p, test = contingency_test(np.vstack([ca, cb]), seed)
     out = ColumnDrift(col, ref.kind, ref.rows, cur.rows, ref.missing, cur.missing, labels, ca,
                       cb, value, terms, js_distance(ca, cb), chi2_p, per_value=per_value,
-                      unseen_rows=unseen, test=test)
+                      unseen_rows=unseen, test=test, good_turing=one_off)
     if per_value:
         out.levels = level_shifts(labels, ca, cb, min_rows=min_level_rows)
         if unseen:

@@ -1,8 +1,9 @@
 """Same-shaped findings of one check shown as one row: "30 columns ..." with its subjects.
 
-Findings group when they share severity, metric, splits, waived-or-not and change (against a
-baseline). A group of one is the finding itself. Every renderer (HTML, terminal, Markdown,
-JUnit) shows groups; report.json keeps every finding.
+Findings group when they share severity, metric, splits, waiver (none, or the same reason,
+owner and expiry) and change (against a baseline). A group of one is the finding itself.
+Every renderer (HTML, terminal, Markdown, JUnit) shows groups; report.json keeps every
+finding.
 """
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ def subject_text(subject: Any) -> str:
 
 
 def _key(f: dict[str, Any]) -> tuple[Any, ...]:
+    waived = f.get("waived")  # the waiver itself: a group shows one reason, owner and date
     return (f.get("severity"), f.get("metric"), tuple(f.get("splits") or ()),
-            f.get("waived") is not None, f.get("change"))
+            tuple(sorted((str(k), str(v)) for k, v in waived.items()))
+            if isinstance(waived, dict) else waived is not None, f.get("change"))
 
 
 def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Groups in order of first appearance: ``{severity, metric, splits, subjects, findings,
-    count, value_min, value_max, waived, change, message}``."""
+    count, count_min, count_max, value_min, value_max, waived, change, message}``."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for f in findings:
         groups.setdefault(_key(f), []).append(f)
@@ -37,7 +40,11 @@ def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({
             "severity": first.get("severity"), "metric": first.get("metric"),
             "splits": list(first.get("splits") or []), "subjects": subjects,
+            # count: the sum over the members (the same rows may count once per subject);
+            # count_min/count_max: what a table shows, like value_min/value_max
             "findings": members, "count": sum(counts) if counts else None,
+            "count_min": min(counts) if counts else None,
+            "count_max": max(counts) if counts else None,
             "value_min": min(values) if values else None,
             "value_max": max(values) if values else None,
             "waived": first.get("waived"), "change": first.get("change"),

@@ -57,7 +57,29 @@ def read_suite(path: Path) -> dict[str, Any]:
             item["severity"] = str(e["severity"])
         out.append(item)
     name = raw.get("name") or raw.get("expectation_suite_name") or Path(path).stem
+    _check_buildable(path, out)
     return {"name": str(name), "path": str(path), "expectations": out}
+
+
+def _check_buildable(path: Path, expectations: list[dict[str, Any]]) -> None:
+    """An expectation GX cannot build (unknown type, bad kwargs, bad severity) is a mistake in
+    the suite, not in the data: an InputError (exit 2) naming it, before any check runs. Without
+    GX installed nothing is checked (schema.expectations is then skipped)."""
+    try:
+        gx = import_gx()
+    except ImportError:
+        return
+    from great_expectations.expectations.expectation_configuration import \
+        ExpectationConfiguration
+
+    for i, e in enumerate(expectations):
+        try:
+            ExpectationConfiguration(**_gx_dict(e)).to_domain_obj()
+        except Exception as err:
+            reason = (f"not an expectation of great_expectations {gx.__version__}"
+                      if type(err).__name__ == "ExpectationNotFoundError" else _one_line(err))
+            raise InputError(f"expectations: {path}: expectations[{i}] {e['type']}: "
+                             f"{reason}") from None
 
 
 def columns_named(expectations: list[dict[str, Any]]) -> list[str] | None:
@@ -81,13 +103,32 @@ def columns_named(expectations: list[dict[str, Any]]) -> list[str] | None:
 # ---------------------------------------------------------------------------------------------
 
 def import_gx() -> Any:
-    """``great_expectations``, with analytics off; ImportError carries the install hint."""
+    """``great_expectations``, with analytics off; ImportError carries the install hint.
+
+    GX imports ``pyspark.sql.connect`` when pyspark is installed (the ``spark`` extra), which
+    calls ``sys.exit(0)`` when ``__main__`` has neither ``__spec__`` nor ``__file__`` (it takes
+    that for a doctest run): ``python -c "...auditor.audit(expectations=...)"`` would end with
+    exit 0 before any check. ``__main__`` gets a ``__file__`` for the time of the import; the
+    FutureWarning pyspark prints about pandas 3 is silenced with it."""
+    import sys
+    import warnings
+
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    main = sys.modules.get("__main__")
+    disguised = main is not None and getattr(main, "__spec__", None) is None \
+        and not hasattr(main, "__file__")
+    if disguised:
+        main.__file__ = "<string>"
     try:
-        import great_expectations as gx
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\.")
+            import great_expectations as gx
     except ImportError as err:
         raise ImportError(f"great_expectations is not installed ({err}); {INSTALL_HINT}") \
             from None
+    finally:
+        if disguised:
+            del main.__file__
     return gx
 
 
@@ -263,7 +304,7 @@ def infer_suite(df: pl.DataFrame, *, name: str, ids: list[str] = (), fixed: list
                                                                                pl.Enum))
         is_number = dtype.is_numeric() and dtype != pl.Boolean
         if (is_text or dtype == pl.Boolean) and stats[col]["distinct"] <= max_categories or \
-                is_number and stats[col]["distinct"] <= 2:
+                is_number and stats[col]["distinct"] <= 2 and not _has_infinity(values):
             seen = values.drop_nulls()
             if seen.dtype.is_float():
                 seen = seen.drop_nans()
@@ -277,6 +318,11 @@ def infer_suite(df: pl.DataFrame, *, name: str, ids: list[str] = (), fixed: list
                     column=col, quantile_ranges=ranges,
                     meta={"auditor_rule": "quantile_range", "quantile_slack": quantile_slack}))
     return suite.to_json_dict()
+
+
+def _has_infinity(values: pl.Series) -> bool:
+    """True when a float column holds +-inf (a value set cannot list it in JSON)."""
+    return values.dtype.is_float() and bool(values.is_infinite().any())
 
 
 def _column_stats(df: pl.DataFrame) -> dict[str, dict[str, int]]:
@@ -319,7 +365,7 @@ def _quantile_ranges(values: pl.Series, slack: float, min_eval_rows: int
         d = max(slack, 4.0 * math.sqrt(q * (1.0 - q) / min_eval_rows))
         lo = s.quantile(max(0.0, q - d), interpolation="lower")
         hi = s.quantile(min(1.0, q + d), interpolation="higher")
-        ranges.append([_plain(lo), _plain(hi)])
+        ranges.append([_bound(lo), _bound(hi)])
     return {"quantiles": list(QUANTILES), "value_ranges": ranges}
 
 
@@ -328,6 +374,12 @@ def _plain(v: Any) -> Any:
     if isinstance(v, float) and math.isfinite(v) and v.is_integer() and abs(v) < 2**53:
         return int(v)
     return v
+
+
+def _bound(v: Any) -> Any:
+    """A quantile band's end; an infinite one (the split holds +-inf) is GX's None: unbounded
+    (a suite is JSON, which has no infinity)."""
+    return None if isinstance(v, float) and not math.isfinite(v) else _plain(v)
 
 
 def _round_down(x: float, digits: int = 6) -> float:
@@ -382,9 +434,12 @@ def export_command(args: Any) -> int:
         raise ConfigError(str(err)) from None
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if args.out:
-        from auditor.output import write_atomic
+        from auditor.output import output_errors, refuse_overwriting_inputs, write_atomic
 
-        write_atomic(Path(args.out), text)
+        refuse_overwriting_inputs([Path(args.out)],  # never the split or the audit.yaml
+                                  [path] + ([Path(args.config)] if args.config else []))
+        with output_errors(args.out):
+            write_atomic(Path(args.out), text)
         n = len(doc["expectations"])
         print(f"{n:,} expectations inferred from {split} ({df.height:,} rows) written to "
               f"{args.out}", flush=True)

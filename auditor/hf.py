@@ -30,6 +30,7 @@ from auditor.errors import ConfigError, InputError
 _STREAM_CONTINUATION = b"\xff\xff\xff\xff"  # every message of an Arrow (>= 0.15) stream
 DATASET_STATE = "state.json"
 DATASET_DICT = "dataset_dict.json"
+DATASET_INFO = "dataset_info.json"
 
 
 def _first_line(err: BaseException) -> str:
@@ -113,6 +114,57 @@ def read_arrow_stream(path: Path) -> pl.DataFrame:
     return _to_polars(_stream_table(path), str(path))
 
 
+def _shard_names(path: Path) -> list[str]:
+    """The shard file names ``state.json`` lists, in order (empty for a 0-row Dataset)."""
+    state = _read_json(path / DATASET_STATE)
+    files = state.get("_data_files") if isinstance(state, dict) else None
+    if not isinstance(files, list) or \
+            not all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files):
+        raise InputError(f"{path / DATASET_STATE}: expected `_data_files` listing the Arrow "
+                         "shards, as Dataset.save_to_disk writes it")
+    if state.get("_indices_data_files"):
+        raise InputError(f"{path}: saved with an indices mapping (an old datasets version); "
+                         "re-save it with `ds.flatten_indices().save_to_disk(...)`")
+    return [f["filename"] for f in files]
+
+
+def saved_dataset_files(path: Path) -> list[Path] | None:
+    """What a ``Dataset.save_to_disk`` folder's content is: ``state.json``, its listed shards
+    and ``dataset_info.json`` (the features, the column types of a 0-row split); not the
+    ``cache-*.arrow`` files ``datasets`` adds next to them whenever a loaded dataset is mapped,
+    filtered or shuffled. None for any other folder or an unreadable state. Provenance hashes
+    these, so ``auditor verify`` sees the data read, nothing else."""
+    if not is_saved_dataset(path) or is_saved_dataset_dict(path):
+        return None
+    try:
+        names = _shard_names(path)
+    except InputError:
+        return None
+    info = [path / DATASET_INFO] if (path / DATASET_INFO).is_file() else []
+    return [path / DATASET_STATE, *(path / n for n in names if (path / n).is_file()), *info]
+
+
+def _empty_table(path: Path) -> Any:
+    """A 0-row Dataset's table: ``save_to_disk`` writes no shard, only the features (in
+    ``dataset_info.json``), which ``datasets`` turns into the Arrow schema."""
+    info = _read_json(path / DATASET_INFO) if (path / DATASET_INFO).is_file() else None
+    features = info.get("features") if isinstance(info, dict) else None
+    if not isinstance(features, dict):
+        raise InputError(f"{path}: a Dataset saved with 0 rows and no features in "
+                         "dataset_info.json: no columns to audit")
+    try:
+        from datasets import Features
+    except ImportError:
+        raise InputError(f"{path}: a Dataset saved with 0 rows; reading its columns from "
+                         "dataset_info.json needs the hf extra: pip install "
+                         "'auditor[hf]'") from None
+    try:
+        return Features.from_dict(features).arrow_schema.empty_table()
+    except Exception as err:
+        raise InputError(f"{path / DATASET_INFO}: unreadable features: "
+                         f"{_first_line(err)}") from None
+
+
 def read_saved_dataset(path: Path) -> pl.DataFrame:
     """A ``Dataset.save_to_disk`` folder as one DataFrame: its shards in ``state.json`` order.
 
@@ -123,18 +175,12 @@ def read_saved_dataset(path: Path) -> pl.DataFrame:
         raise InputError(f"{path}: is a DatasetDict folder (splits {splits}), not one split; "
                          f"use `datasets: {path}` in audit.yaml for all its splits, or "
                          f"{path}/<split> for one")
-    state = _read_json(path / DATASET_STATE)
-    files = state.get("_data_files") if isinstance(state, dict) else None
-    if not isinstance(files, list) or not files or \
-            not all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files):
-        raise InputError(f"{path / DATASET_STATE}: expected `_data_files` listing the Arrow "
-                         "shards, as Dataset.save_to_disk writes it")
-    if state.get("_indices_data_files"):
-        raise InputError(f"{path}: saved with an indices mapping (an old datasets version); "
-                         "re-save it with `ds.flatten_indices().save_to_disk(...)`")
+    names = _shard_names(path)
+    if not names:
+        return _to_polars(_empty_table(path), str(path))
     tables = []
-    for f in files:
-        shard = path / f["filename"]
+    for name in names:
+        shard = path / name
         if not shard.is_file():
             raise InputError(f"{shard}: shard listed in {DATASET_STATE} not found")
         tables.append(_stream_table(shard))

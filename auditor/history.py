@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from auditor.ledger import Ledger
+from auditor.ledger import Ledger, shown
 
 MAX_TREND_CHARTS = 40
 MAX_LINES_PER_CHART = 10
@@ -52,10 +52,12 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                   "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
                            "size": 11, "color": "#222"},
                   "paper_bgcolor": "#fff", "plot_bgcolor": "#fff",
-                  "xaxis": {"type": "date", "gridcolor": "#eee", "automargin": True},
+                  "xaxis": {"type": "date", "gridcolor": "#eee", "automargin": True,
+                            "title": {"text": "run (time recorded, UTC)"}},
                   "yaxis": {"title": {"text": html.escape(metric)}, "gridcolor": "#eee",
                             "automargin": True, "zeroline": False},
-                  "legend": {"orientation": "h", "x": 0, "y": -0.25},
+                  # a one-line chart keeps its legend: it names the subject
+                  "showlegend": True, "legend": {"orientation": "h", "x": 0, "y": -0.3},
                   "hoverlabel": {"namelength": -1}}
         out.append({"check": check, "metric": metric, "lines": len(lines),
                     "figure": {"data": data, "layout": layout}})
@@ -64,8 +66,21 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
     return out
 
 
-def render_history(ledger: Ledger) -> str:
-    """The HTML page for every run in ``ledger``."""
+def report_links(runs: list[dict[str, Any]], out: Path) -> None:
+    """Set ``report_href`` of each run whose report.html still exists: a URL-quoted path
+    relative to ``out`` (the page and the reports are uploaded together as one artifact)."""
+    import os
+    from urllib.parse import quote
+
+    for r in runs:
+        page = Path(r["report_path"]).with_name("report.html") if r.get("report_path") else None
+        if page is not None and page.is_file():
+            rel = Path(os.path.relpath(page, out.resolve())).as_posix()
+            r["report_href"] = quote(rel)  # ':' quoted too: never read as a URL scheme
+
+
+def render_history(ledger: Ledger, out: Path | None = None) -> str:
+    """The HTML page for every run in ``ledger`` (reports linked relative to ``out``)."""
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from markupsafe import Markup
 
@@ -73,6 +88,8 @@ def render_history(ledger: Ledger) -> str:
     from auditor.render import TEMPLATES, fmt_number
 
     runs = ledger.runs()
+    if out is not None:
+        report_links(runs, out)
     checks = ledger.check_results()
     metrics = ledger.metrics()
     status: dict[str, dict[str, str]] = {}
@@ -94,7 +111,7 @@ def render_history(ledger: Ledger) -> str:
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     return env.get_template("history.html.j2").render(
-        runs=runs, status=status, trends=trends, ledger=ledger.target, css=Markup(css),
+        runs=runs, status=status, trends=trends, ledger=shown(ledger.target), css=Markup(css),
         js=Markup(js), plotly=bundle)
 
 
@@ -103,5 +120,5 @@ def write_history(target: str, out: Path) -> Path:
     from auditor.output import write_atomic
 
     page = out / "history.html"
-    write_atomic(page, render_history(Ledger(target)))
+    write_atomic(page, render_history(Ledger(target), out))
     return page

@@ -13,17 +13,42 @@ context the audit already has, in this order (the first rule that applies decide
    beyond it with at most ``pure_tolerance`` of the other class's rows (an ROC point with
    TPR >= 0.9 at FPR <= 0.01, from either end: a value or range present almost only for one
    class and covering nearly all of it). Measured features of the world overlap between
-   classes; a column that does not is a recoding of the label.
-3. ``singular`` (FAIL): the column is stronger than every other feature by at least
+   classes; a column that does not is a recoding of the label. The clean-cut test applies
+   only when both classes hold at least ``min_pure_rows`` (30) train rows: on few rows a
+   strong honest feature cuts cleanly by chance (a binormal feature of AUC 0.95 gives such a
+   cut in 39% of samples of 14 + 10 rows, 9% of 30 + 30, 0.9% of 50 + 50; mtcars' weight vs
+   transmission on 24 rows). The ``deterministic_above`` test has no such floor.
+3. ``singular``: the column is stronger than every other feature by more than
    ``singular_gap``: one column far above a background of weak ones is the signature of a
-   joined outcome field (arrival delay predicted by departure delay).
-4. ``strong_not_singular`` (WARN, also above ``fail_above``): at least one other feature comes
-   within ``singular_gap``: a family of strong, correlated measurements (breast-cancer radius,
-   perimeter and area) is what a real signal looks like, not a leak. Reported, not failed.
+   joined outcome field (arrival over an hour late predicted by the departure delay). It
+   FAILS when the figure is also above ``fail_above`` (for the AUC, the lower end of its 95%
+   bootstrap interval too), and WARNS below: a single dominant honest predictor looks the
+   same (Boston's lstat |rho| 0.87, orange-juice brand loyalty AUC 0.88, ToothGrowth's length
+   0.86), and a verdict a team gates on must not fail those.
+4. ``independent_peers``: other features come within ``singular_gap``, but every one of them
+   is related to the column only through the label: their partial rank correlation given the
+   label (:func:`label_free_relations`) is below ``family_above`` (0.1). Graded like rule 3
+   (fails above ``fail_above``, with the CI's lower end for the AUC; warns below). Why: real
+   measurements are strong together because they measure the same thing, so they co-vary
+   even among rows of one class (within benign tumours a larger radius still means a larger
+   perimeter: breast cancer's strong family has within-class rho 0.84-0.96). Fields derived
+   from the outcome (a cancellation date, a cancellation reason, a refund) each recode the
+   label with their own noise: once the label is known they say nothing about each other
+   (rho ~0; ordinal scores with a floor, MASS biopsy's cytology grades, relate at 0.13-0.17
+   within a class, hence 0.1). Without this rule a cluster of two or three post-outcome
+   fields would make each other look like a "family" and all only warn; with it, a leak at AUC 0.96 next to honest
+   features at 0.85-0.9 (unrelated to it) is graded on its own too. What it cannot tell:
+   two leaks written by one process that co-vary within a class (a refund proportional to
+   the days since cancelling) still look like a family, and warn.
+5. ``strong_not_singular`` (WARN, also above ``fail_above``): at least one other feature within
+   ``singular_gap`` is related to the column beyond the label (partial rho >= ``family_above``,
+   or not measurable: a categorical peer of a label with more than 10 classes): a family of
+   strong, correlated measurements (breast-cancer radius, perimeter and area) is what a real signal
+   looks like, not a leak. Reported, not failed.
    A peer that is a copy of the column (|Spearman| >= ``copy_above`` on train rows with both
    values: the same field twice, e.g. a date and the days since it) is one signal, not
-   support: it does not count for rules 3 and 4.
-5. ``threshold`` (plain ``warn_above``/``fail_above``): no other feature to compare with.
+   support: it does not count for rules 3, 4 and 5.
+6. ``threshold`` (plain ``warn_above``/``fail_above``): no other feature to compare with.
 
 Every graded finding carries ``evidence["grading"]`` = {rule, reason, ...} so a reader sees which
 rule decided and why.
@@ -50,6 +75,7 @@ class Purity:
     share: float
     cls: int
     side: str  # "high" | "low"
+    rows: int | None = None  # train rows of the smaller class (None: not known)
 
 
 @dataclass(frozen=True)
@@ -70,11 +96,12 @@ def pure_region(scores: np.ndarray, y: np.ndarray, tolerance: float) -> Purity:
     cumulative sums from both ends."""
     s = np.where(np.isnan(scores), -np.inf, scores)
     if s.size == 0:
-        return Purity(0.0, 1, "high")
+        return Purity(0.0, 1, "high", 0)
     _, inv = np.unique(s, return_inverse=True)
     pos = np.bincount(inv, weights=(y == 1).astype(float))
     neg = np.bincount(inv).astype(float) - pos
-    best = Purity(0.0, 1, "high")
+    rows = int(min(pos.sum(), neg.sum()))
+    best = Purity(0.0, 1, "high", rows)
     for cls, a, b in ((1, pos, neg), (0, neg, pos)):
         n_a, n_b = a.sum(), b.sum()
         if n_a == 0 or n_b == 0:
@@ -83,7 +110,7 @@ def pure_region(scores: np.ndarray, y: np.ndarray, tolerance: float) -> Purity:
             ca, cb = np.cumsum(a[order]) / n_a, np.cumsum(b[order]) / n_b
             ok = cb <= tolerance
             if ok.any() and ca[ok].max() > best.share:
-                best = Purity(float(ca[ok].max()), cls, side)
+                best = Purity(float(ca[ok].max()), cls, side, rows)
     return best
 
 
@@ -117,6 +144,78 @@ def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float,
             if r is not None and np.isfinite(r) and abs(r) >= above}
 
 
+CODED_CLASSES = 10  # a categorical column of a multiclass label: one coding per class, up to
+
+
+def label_free_relations(frame: pl.DataFrame, col: str, peers: list[str], label: str,
+                         numeric_label: bool, max_rows: int = COPY_ROWS) -> dict[str, float]:
+    """|Partial Spearman correlation| of ``col`` with each peer given the label (column
+    ``label`` of ``frame``: class codes, or the value of a numeric label), on at most
+    ``max_rows`` rows (a seeded sample).
+
+    Each column is turned into ranks (average ranks of its values; a categorical column by
+    the mean label code of its level, missing a level: its positive rate for a binary label,
+    its label mean for a numeric one; for a multiclass label of at most ``CODED_CLASSES``
+    classes, once per class by the level's rate of that class, the relation being the largest
+    over the codings; beyond that it is left out, i.e. not measurable). The ranks are
+    residualised on the label: minus their class mean (class label: the pooled within-class
+    correlation), or minus their least-squares line on the label's ranks (numeric label: the
+    partial Spearman correlation (r_ab - r_ay r_by) / sqrt((1 - r_ay^2)(1 - r_by^2)) on
+    complete rows). A missing value gets residual 0, so missingness adds nothing and shrinks
+    the figure by the share missing. relation = sum(e_a e_b) / sqrt(sum(e_a^2) sum(e_b^2))
+    over the rows. Two columns independent given the label are ~0 under every coding."""
+    from auditor.label_stats import value_expr
+
+    cols = [c for c in dict.fromkeys([col, *peers])]
+    if frame.height > max_rows:
+        frame = frame.select(*cols, label).sample(n=max_rows, seed=0)
+    y = frame[label].to_numpy()
+    classes = [] if numeric_label else [int(k) for k in np.unique(y)]
+    exprs: list[pl.Expr] = []
+    coded: dict[str, list[int]] = {}  # column -> its codings (columns of the rank matrix)
+    for c in cols:
+        dt = frame.schema[c]
+        if dt.is_numeric() or dt == pl.Boolean or dt.is_temporal():
+            codings = [value_expr(c, dt).cast(pl.Float64)]
+        elif numeric_label or len(classes) <= 2:
+            codings = [pl.col(label).cast(pl.Float64).mean().over(c)]
+        elif len(classes) <= CODED_CLASSES:
+            codings = [(pl.col(label) == k).cast(pl.Float64).mean().over(c) for k in classes]
+        else:
+            continue
+        coded[c] = list(range(len(exprs), len(exprs) + len(codings)))
+        exprs += [e.rank("average").cast(pl.Float64).alias(str(len(exprs) + i))
+                  for i, e in enumerate(codings)]
+    if col not in coded:
+        return {}
+    r = frame.select(exprs).to_numpy().astype(float)  # nulls -> NaN
+    ok = ~np.isnan(r)
+    if numeric_label:
+        ry = pl.Series(y).rank("average").to_numpy().astype(float)
+        for j in range(r.shape[1]):  # a loop over the few columns, vectorised over rows
+            m = ok[:, j]
+            if m.sum() < 3:
+                r[:, j] = 0.0
+                continue
+            a, b = r[m, j] - r[m, j].mean(), ry[m] - ry[m].mean()
+            var = float(b @ b)
+            r[m, j] = a - (float(a @ b) / var if var > 0 else 0.0) * b
+    else:
+        codes = y.astype(np.int64)
+        k = int(codes.max()) + 1 if codes.size else 1
+        for j in range(r.shape[1]):
+            m = ok[:, j]
+            sums = np.bincount(codes[m], weights=r[m, j], minlength=k)
+            cnt = np.bincount(codes[m], minlength=k)
+            r[m, j] -= np.divide(sums, cnt, out=np.zeros(k), where=cnt > 0)[codes[m]]
+    r[~ok] = 0.0
+    norms = np.sqrt((r * r).sum(0))
+    den = np.outer(norms, norms)
+    rel = np.abs(np.divide(r.T @ r, den, out=np.zeros_like(den), where=den > 0))
+    mine = coded.pop(col)
+    return {c: round(float(rel[np.ix_(mine, js)].max()), 4) for c, js in coded.items()}
+
+
 def missing_purity(missing: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     """For a binary label: (coverage, other, cls) of the missing values: the share of class
     ``cls`` rows that are missing (the class where that share is larger) and the share of the
@@ -142,18 +241,24 @@ class Rules:
     pure_share: float
     pure_tolerance: float
     copy_above: float = 0.98
+    family_above: float = 0.1
+    min_pure_rows: int = 30
 
 
 def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[str, float]],
           name: str, what: str, purity: Purity | None = None,
           missing: tuple[float, float, int] | None = None,
-          classes: list[Any] | None = None, copies: dict[str, float] | None = None) -> Verdict:
+          classes: list[Any] | None = None, copies: dict[str, float] | None = None,
+          ci_low: float | None = None, relations: dict[str, float] | None = None) -> Verdict:
     """Grade one column's figure ``value`` (already above ``warn_above``) in its context.
 
     ``others``: (column, figure) of every other feature; ``what``: the figure's name ("AUC");
     ``purity``/``missing``: binary-label evidence from :func:`pure_region` and
     :func:`missing_purity` (None when not measured); ``classes``: the label's classes by code;
-    ``copies``: peers that are copies of the column (:func:`rank_copies`), not counted.
+    ``copies``: peers that are copies of the column (:func:`rank_copies`), not counted;
+    ``ci_low``: the lower end of the figure's 95% confidence interval, when known;
+    ``relations``: |partial rho| given the label of the column with peers within the gap
+    (:func:`label_free_relations`); a peer missing from it counts as related (support).
     """
     def cls_name(k: int) -> str:
         return repr(classes[k]) if classes and k < len(classes) else str(k)
@@ -171,7 +276,11 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         details["copies_not_counted"] = copies
     if purity is not None:
         details["pure_region"] = {"share": round(purity.share, 4),
-                                  "class": cls_name(purity.cls), "side": purity.side}
+                                  "class": cls_name(purity.cls), "side": purity.side,
+                                  "smaller_class_rows": purity.rows,
+                                  "min_pure_rows": rules.min_pure_rows}
+    few = (purity is not None and purity.rows is not None
+           and purity.rows < rules.min_pure_rows)
     tol = rules.pure_tolerance
     if missing is not None:
         coverage, other, cls = missing
@@ -187,7 +296,7 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         return Verdict(Severity.FAIL, "near_deterministic",
                        f"near-deterministic: {what} {train_value:.3f} in train (>= "
                        f"{rules.deterministic_above})", details)
-    if purity is not None and purity.share >= rules.pure_share:
+    if purity is not None and purity.share >= rules.pure_share and not few:
         return Verdict(Severity.FAIL, "near_deterministic",
                        f"near-deterministic: one cut isolates {fmt_share(purity.share)} of "
                        f"class {cls_name(purity.cls)} rows with at most {fmt_share(tol)} of the "
@@ -197,18 +306,65 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
     no_cut = (f"; no near-deterministic cut (at most {fmt_share(purity.share)} of one class "
               f"beyond a cut with <= {fmt_share(tol)} of the other)" if purity is not None
               else "")
+    if few and purity is not None and purity.share >= rules.pure_share:
+        no_cut = (f"; a cut isolates {fmt_share(purity.share)} of class {cls_name(purity.cls)} "
+                  f"rows with <= {fmt_share(tol)} of the other's, but the smaller class has "
+                  f"{purity.rows} train rows (< min_pure_rows {rules.min_pure_rows}): too few "
+                  "for a clean cut to be evidence of a recoding")
     if runner is None:
         sev = grade(value, warn=rules.warn_above, fail=rules.fail_above)
         return Verdict(sev, "threshold", f"no other feature to compare with; {what} "
                        f"{value:.3f} against warn {rules.warn_above} / fail "
                        f"{rules.fail_above}{no_cut}", details)
+    related = close
+    if relations is not None and close:
+        related = [c for c in close if relations.get(c, 1.0) >= rules.family_above]
+        details["family_above"] = rules.family_above
+        details["related_within_gap"] = len(related)
+        details["relations"] = {c: relations[c] for c in close[:10] if c in relations}
+    if close and not related:
+        sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
+        details["ci_low"] = None if ci_low is None else round(ci_low, 4)
+        top = max(relations[c] for c in close) if relations else 0.0
+        one = len(close) == 1
+        head = (f"strong, and {'the only feature' if one else f'the {len(close)} features'} "
+                f"within {rules.singular_gap} of it ({', '.join(close[:3])}"
+                f"{', ...' if len(close) > 3 else ''}; strongest {runner[0]} {runner[1]:.3f}) "
+                f"relate{'s' if one else ''} to it only through the label (|partial rho| given "
+                "the label at most "
+                f"{top:.2f} < family_above {rules.family_above}): separate recodings of the "
+                "outcome, not a family of measurements")
+        if sure:
+            return Verdict(Severity.FAIL, "independent_peers",
+                           head + f"; {what} {value:.3f} above fail_above {rules.fail_above}"
+                           + (f" with 95% confidence (CI low {ci_low:.3f})"
+                              if ci_low is not None else "") + copied + no_cut, details)
+        return Verdict(Severity.WARN, "independent_peers",
+                       head + f"; {what} {value:.3f} not above fail_above {rules.fail_above}"
+                       + (" with 95% confidence" if value > rules.fail_above else "")
+                       + (f" (CI low {ci_low:.3f})" if ci_low is not None else "")
+                       + copied + no_cut, details)
     if not close:
-        return Verdict(Severity.FAIL, "singular",
-                       f"singular: {what} {value:.3f}, {value - runner[1]:.3f} above the "
-                       f"strongest other feature ({runner[0]}, {runner[1]:.3f}; a gap of "
-                       f">= {rules.singular_gap} fails){copied}{no_cut}", details)
+        sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
+        details["ci_low"] = None if ci_low is None else round(ci_low, 4)
+        head = (f"singular: {what} {value:.3f}, {value - runner[1]:.3f} above the strongest "
+                f"other feature ({runner[0]}, {runner[1]:.3f}; gap >= {rules.singular_gap})")
+        if sure:
+            return Verdict(Severity.FAIL, "singular",
+                           head + f" and above fail_above {rules.fail_above}"
+                           + (f" with 95% confidence (CI low {ci_low:.3f})"
+                              if ci_low is not None else "") + copied + no_cut, details)
+        return Verdict(Severity.WARN, "singular",
+                       head + f", but not above fail_above {rules.fail_above}"
+                       + (" with 95% confidence" if value > rules.fail_above else "")
+                       + (f" (CI low {ci_low:.3f})" if ci_low is not None else "")
+                       + ": a single dominant honest predictor looks like this too"
+                       f"{copied}{no_cut}", details)
+    family = ("" if related is close else
+              f", {len(related)} of them related to it beyond the label (|partial rho| >= "
+              f"{rules.family_above})")
     return Verdict(Severity.WARN, "strong_not_singular",
                    f"strong but not singular: {len(close)} other feature"
                    f"{'s' if len(close) != 1 else ''} reach {what} >= "
                    f"{value - rules.singular_gap:.3f} (within {rules.singular_gap}; strongest "
-                   f"{runner[0]} {runner[1]:.3f}){copied}{no_cut}", details)
+                   f"{runner[0]} {runner[1]:.3f}){family}{copied}{no_cut}", details)

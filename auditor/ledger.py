@@ -4,8 +4,9 @@ A plain path is an embedded SQLite file (stdlib ``sqlite3``); a SQLAlchemy URL
 (``postgresql://...``, ``sqlite:///...``: anything with ``://``) is a shared database, and
 SQLAlchemy is imported only then. The same portable SQL runs on both. Tables:
 
-- ``runs``: run id, start time, time recorded (microseconds: orders runs of one second), status, duration, config hash, the inputs (path, bytes, hash,
-  rows per split, as JSON), the tool version and where report.json was written;
+- ``runs``: run id, start time, time recorded (UTC, microseconds: orders runs of one
+  second), status, duration, config hash, the inputs (path, bytes, hash, rows per split, as
+  JSON), the tool version and where report.json was written;
 - ``check_results``: per run and check, its status and summary;
 - ``metrics``: per run, check, subject, metric and splits, the headline value and severity of
   every finding with a value (waived or not), and the PSI of every compared feature from the
@@ -42,6 +43,15 @@ TABLE_METRICS = {"drift.features": ("psi",), "drift.label": ("psi",)}
 
 def is_url(target: str) -> bool:
     return "://" in target
+
+
+def shown(target: str) -> str:
+    """The ledger's name for messages and pages: a URL's password replaced by ``***`` (error
+    lines and history.html end up in CI logs and uploaded artifacts)."""
+    import re
+
+    return re.sub(r"^([^:/?#]+://[^/?#@]*?:)[^/?#@]*@", r"\1***@", target) \
+        if is_url(target) else target
 
 
 def subject_text(subject: Any) -> str:
@@ -114,8 +124,11 @@ class Ledger:
         try:
             if is_url(self.target):
                 from sqlalchemy import create_engine
+                from sqlalchemy.pool import NullPool
 
-                self._engine = create_engine(self.target)
+                # a ledger writes once per run: no pool keeping idle connections to a shared
+                # database open in long-lived processes (notebooks, Dagster code servers)
+                self._engine = create_engine(self.target, poolclass=NullPool)
             else:
                 Path(self.target).parent.mkdir(parents=True, exist_ok=True)
             for statement in SCHEMA:
@@ -123,8 +136,10 @@ class Ledger:
         except InputError:
             raise
         except Exception as err:
-            raise InputError(f"{self.target}: cannot open the ledger ({type(err).__name__}: "
-                             f"{str(err).splitlines()[0] if str(err) else ''})") from None
+            first = str(err).splitlines()[0] if str(err) else ""
+            raise InputError(f"{shown(self.target)}: cannot open the ledger ("
+                             f"{type(err).__name__}: "
+                             f"{first.replace(self.target, shown(self.target))})") from None
 
     # -- the two drivers behind one interface ---------------------------------------------------
     def _execute(self, statements: list[tuple[str, Any]]) -> None:
@@ -200,8 +215,9 @@ class Ledger:
                  "severity, waived) VALUES (:run_id, :check_id, :subject, :metric, :splits, "
                  ":value, :severity, :waived)", metrics)])
         except Exception as err:
-            raise InputError(f"{self.target}: cannot append to the ledger "
-                             f"({type(err).__name__}: {err})") from None
+            raise InputError(f"{shown(self.target)}: cannot append to the ledger "
+                             f"({type(err).__name__}: "
+                             f"{str(err).replace(self.target, shown(self.target))})") from None
         return run_id
 
     def runs(self) -> list[dict[str, Any]]:

@@ -13,10 +13,27 @@ from typing import Any, Iterable, Iterator
 
 from auditor.errors import ConfigError, InputError
 
-# temporary files of this tool: .<target name>.<pid>.<random>.tmp (the pid tells a live
-# writer's file from one a killed run left behind)
-_TMP = re.compile(r"^\.(?P<target>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
+# temporary files of this tool: .<target name>.<host>-<pid>.<random>.tmp (the pid tells a
+# live writer's file from one a killed run left behind; it means something only on the host,
+# or in the container, that wrote it: another machine or container writing into a shared
+# folder has its own pids, so its files are never taken for a dead writer's)
+_TMP = re.compile(r"^\.(?P<target>.+)\.(?:(?P<host>[A-Za-z0-9_-]+)-)?(?P<pid>\d+)"
+                  r"\.[A-Za-z0-9_]+\.tmp$")
 LOCK_NAME = ".auditor.lock"
+# the names this tool writes into an output folder by itself: a sweep of the whole folder
+# (target=None) removes stale temporary files of these only. A user's ``.draft.2023.final.tmp``
+# beside the report also matches _TMP (2023 read as a dead pid): it is never touched.
+OWN_TARGETS = frozenset({"report.json", "report.html", "write-test", "history.html"})
+
+
+def _host() -> str:
+    import socket
+
+    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname().split(".")[0])[:40] or "host"
+
+
+def _tmp_prefix(name: str) -> str:
+    return f".{name}.{_host()}-{os.getpid()}."
 
 
 def _pid_alive(pid: int) -> bool:
@@ -32,9 +49,10 @@ def _pid_alive(pid: int) -> bool:
 
 
 def clean_stale_temp_files(folder: Path, target: str | None = None) -> list[Path]:
-    """Remove this tool's temporary files in ``folder`` (of ``target`` only, when given) whose
-    writing process no longer exists: what a killed run (SIGKILL, power loss) left behind.
-    Files of live writers (a concurrent run) are kept. Returns the removed paths."""
+    """Remove this tool's temporary files in ``folder`` (of ``target`` only, when given, else
+    of the names in OWN_TARGETS) whose writing process no longer exists: what a killed run
+    (SIGKILL, power loss) left behind. Files of live writers (a concurrent run) are kept.
+    Returns the removed paths."""
     removed = []
     try:
         entries = list(os.scandir(folder))
@@ -42,10 +60,10 @@ def clean_stale_temp_files(folder: Path, target: str | None = None) -> list[Path
         return removed
     for entry in entries:
         m = _TMP.match(entry.name)
-        if not m or (target is not None and m["target"] != target):
+        if not m or m["target"] not in ({target} if target is not None else OWN_TARGETS):
             continue
-        if _pid_alive(int(m["pid"])):
-            continue
+        if m["host"] not in (None, _host()) or _pid_alive(int(m["pid"])):
+            continue  # another host's file, or a live writer's
         try:
             os.unlink(entry.path)
             removed.append(Path(entry.path))
@@ -84,7 +102,7 @@ def atomic_path(path: Path, *, within: Path | None = None) -> Iterator[Path]:
         path = confined(within, path.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_temp_files(path.parent, path.name)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
+    fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(path.name), suffix=".tmp",
                                dir=path.parent)
     os.close(fd)
     try:
@@ -103,7 +121,25 @@ def _normal_permissions(tmp: str) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8, fsynced) to ``path`` atomically."""
+    """Write ``text`` (UTF-8, fsynced) to ``path`` atomically. A target that is not a regular
+    file (``/dev/stdout``, ``/dev/null``, a FIFO with a reader) is written into, never replaced
+    (as root, a rename put a regular file in place of /dev/null); a FIFO without a reader is an
+    OSError, not a hang. A symbolic link is kept: the file it points to is replaced."""
+    import stat
+
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    if os.path.islink(path):
+        path = Path(os.path.realpath(path))
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()
@@ -120,7 +156,7 @@ def write_parquet_atomic(df: Any, path: Path, *, within: Path | None = None) -> 
 def probe_writable(folder: Path) -> None:
     """Prove ``folder`` is writable with a uniquely named probe (concurrent runs must not
     race on one name). Raises OSError."""
-    fd, probe = tempfile.mkstemp(prefix=f".write-test.{os.getpid()}.", suffix=".tmp",
+    fd, probe = tempfile.mkstemp(prefix=_tmp_prefix("write-test"), suffix=".tmp",
                                  dir=folder)
     os.close(fd)
     os.unlink(probe)
@@ -153,7 +189,7 @@ def write_files_together(folder: Path, files: dict[str, str]) -> None:
         for name in files:
             confined(folder, name)
             clean_stale_temp_files(folder, name)
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp",
+            fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(name), suffix=".tmp",
                                        dir=folder)
             temps[name] = tmp
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -186,6 +222,32 @@ def refuse_overwriting_inputs(outputs: Iterable[Path], inputs: Iterable[Path]) -
                 raise InputError(f"{out}: refusing to write there: it is an input of this "
                                  f"audit ({inp}); inputs are never modified: choose another "
                                  "--out folder")
+
+
+def refuse_colliding_outputs(outputs: dict[str, Path]) -> None:
+    """Two outputs of one run (``what -> path``) that resolve to one file would replace each
+    other (``--junit out/report.json`` left a JUnit file where the report was): InputError,
+    raised before anything is written."""
+    seen: dict[Path, str] = {}
+    for what, p in outputs.items():
+        target = Path(p).resolve()
+        if target in seen:
+            raise InputError(f"{p}: {what} and {seen[target]} would both be written there; "
+                             "give them different paths")
+        seen[target] = what
+
+
+@contextmanager
+def output_errors(where: Path | str) -> Iterator[None]:
+    """An OSError while writing an output (disk full, read-only folder, a directory in the
+    way) becomes one InputError naming ``where`` (exit 2), not an internal error."""
+    try:
+        yield
+    except OSError as err:
+        name = err.filename if isinstance(err.filename, str) else None
+        if name and not _TMP.match(Path(name).name):  # e.g. the lock file, not a temp file
+            where = name
+        raise InputError(f"{where}: cannot write: {err.strerror or err}") from None
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e"

@@ -30,6 +30,11 @@ EDGE = 64 << 10
 
 def _files(path: Path) -> list[Path]:
     if path.is_dir():
+        from auditor.hf import saved_dataset_files  # state.json + shards, not datasets' caches
+
+        saved = saved_dataset_files(path)
+        if saved is not None:
+            return saved
         return sorted(p for p in path.rglob("*") if p.is_file() and not any(
             part.startswith(".") for part in p.relative_to(path).parts))
     return [path]
@@ -130,6 +135,9 @@ def resolved_config(cfg: Any, checks: list[Any]) -> dict[str, Any]:
     from auditor.checks import params_of
 
     doc = cfg.model_dump(mode="json")
+    if isinstance(doc.get("ledger"), str):  # a database URL's password stays out of reports
+        from auditor.ledger import shown
+        doc["ledger"] = shown(doc["ledger"])
     doc["check_params"] = {c.id: params_of(c) for c in checks}
     return doc
 

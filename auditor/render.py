@@ -84,12 +84,14 @@ def render_html(report: dict[str, Any]) -> str:
                        table_columns=table_columns, is_table=is_table, subject_text=subject_text,
                        group_findings=group_findings)
     counts: dict[str, int] = {}
+    waived = 0  # findings accepted by waivers: said in the verdict, never silently
     for c in report.get("checks", []):
         counts[c["status"]] = counts.get(c["status"], 0) + 1
+        waived += sum(f.get("waived") is not None for f in c.get("findings", []))
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     return env.get_template("report.html.j2").render(
-        r=report, counts=counts, css=Markup(css), js=Markup(js))
+        r=report, counts=counts, waived=waived, css=Markup(css), js=Markup(js))
 
 
 def is_table(v: Any) -> bool:
@@ -152,6 +154,12 @@ def render_summary_html(report: dict[str, Any], links: dict[str, str] | None = N
             len(groups), Markup("").join(groups[:MAX_SUMMARY_GROUPS]),
             Markup("<p>... and {} more in the full report</p>").format(more) if more > 0
             else ""))
+    waived = sum(f.get("waived") is not None for c in report.get("checks", [])
+                 for f in c.get("findings", []))
+    if waived:
+        parts.append(Markup("<p>{} finding{} accepted by waivers (not counted; see "
+                            "<code>audit.waivers</code>).</p>").format(
+            waived, "s" if waived != 1 else ""))
     if links:
         parts.append(Markup("<p>{}</p>").format(Markup(" · ").join(
             Markup('<a href="{}" target="_blank">{}</a>').format(href, label)

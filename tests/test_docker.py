@@ -60,6 +60,19 @@ def test_output_folder_is_the_out_flag_or_the_working_directory(tmp_path):
     assert output_folder(["demo", "--out", "/nonexistent-root-dir/x"], tmp_path) == Path("/")
 
 
+def test_output_folder_reads_abbreviated_flags_spaces_and_symlinks(tmp_path):
+    """argparse takes ``--ou``/``--o`` for ``--out``; a path with spaces arrives as one argv
+    item; a symlinked output folder is the folder it points to (where the files land)."""
+    spaced = tmp_path / "my reports" / "q 1"
+    spaced.mkdir(parents=True)
+    assert output_folder(["demo", "--ou", "my reports/q 1/new"], tmp_path) == spaced
+    assert output_folder(["demo", f"--o={spaced}"], Path("/")) == spaced
+    assert output_folder(["run", "a.yaml", "--out="], tmp_path) == tmp_path
+    (tmp_path / "link").symlink_to(spaced, target_is_directory=True)
+    folder = output_folder(["demo", "--out", "link"], tmp_path)
+    assert folder.stat().st_ino == spaced.stat().st_ino
+
+
 needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="switching users needs root")
 
@@ -73,7 +86,8 @@ def fake_auditor():
     bin_dir = Path(tempfile.mkdtemp(prefix="auditor-fake-bin-"))
     bin_dir.chmod(0o755)
     script = bin_dir / "auditor"
-    script.write_text('#!/bin/sh\necho "$(id -u) $(id -g) $HOME $*"\nexit 7\n')
+    script.write_text('#!/bin/sh\nprintf "%s\\n" "$(id -u)" "$(id -g)" "$HOME" "$@"\n'
+                      'exit 7\n')  # one line per item: an argument with spaces stays one
     script.chmod(0o755)
     yield bin_dir
     shutil.rmtree(bin_dir, ignore_errors=True)
@@ -98,6 +112,18 @@ def test_entrypoint_runs_as_the_owner_of_a_folder_you_created(tmp_path, fake_aud
 
 
 @needs_root
+def test_entrypoint_follows_the_owner_through_spaces_and_a_symlink(tmp_path, fake_auditor):
+    target = tmp_path / "host out" / "run 1"
+    target.mkdir(parents=True)
+    os.chown(target, 4321, 4322)
+    (tmp_path / "out link").symlink_to(target, target_is_directory=True)  # owned by root
+    res = _entry(["demo", "--out", "out link/new dir"], tmp_path, fake_auditor)
+    assert res.returncode == 7, res.stderr
+    assert res.stdout.splitlines() == ["4321", "4322", "/tmp", "demo", "--out",
+                                       "out link/new dir"]
+
+
+@needs_root
 def test_entrypoint_stays_root_for_a_folder_docker_created_as_root(tmp_path, fake_auditor):
     out = tmp_path / "created-by-docker"
     out.mkdir()
@@ -115,6 +141,32 @@ def test_entrypoint_defaults_to_the_owner_of_the_working_directory(tmp_path, fak
     os.chown(work, 4321, 4321)
     res = _entry(["run", "audit.yaml"], work, fake_auditor)
     assert res.stdout.split()[:2] == ["4321", "4321"]
+
+
+def test_entrypoint_without_the_setuid_capability_is_one_line_exit_2(tmp_path, monkeypatch,
+                                                                   capsys):
+    """Root with every capability dropped (``--cap-drop ALL``) cannot switch users: one line
+    naming the owner and the --user way out, exit 2, nothing run as root instead."""
+    import auditor.container as container
+
+    out = tmp_path / "out dir"
+    out.mkdir()
+
+    def denied(*a):
+        raise PermissionError(1, "Operation not permitted")
+
+    def never(*a):
+        raise AssertionError("auditor must not run when the switch failed")
+
+    monkeypatch.setattr(container.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(container, "run_as", lambda argv, cwd: (4321, 4322))
+    monkeypatch.setattr(container.os, "setgroups", denied)
+    monkeypatch.setattr(container.os, "execvp", never)
+    with pytest.raises(SystemExit) as exc:
+        container.main(["demo", "--out", str(out)])
+    assert exc.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "(4321:4322)" in line and str(out) in line and "--user 4321:4322" in line
 
 
 def _make(*args: str, path: str) -> subprocess.CompletedProcess:

@@ -866,7 +866,8 @@ def test_a_usage_error_leaves_no_empty_folder(tmp_path, monkeypatch, capsys):
 _INTERNAL_NAMES = ["", "__row", "__auditor_label", "__auditor_row", "__auditor_n", "__y",
                    "len", "count", "literal", "row", "row_a", "row_b", "first_row", "h", "k",
                    "v", "d", "s", "q", "n", "w", "null", "value", "entity", "rows", "_key", "t",
-                   "test_row", "train_row", "doc", "i", "index"]
+                   "test_row", "train_row", "doc", "i", "index",
+                   "*", "^x.*$"]   # pl.col reads these as a wildcard and a regex
 
 
 def _hostile_named(df: pl.DataFrame) -> pl.DataFrame:
@@ -915,7 +916,7 @@ def test_user_columns_named_like_internal_columns_run_the_whole_suite(tmp_path, 
                for f in _check(doc, "schema.consistency")["findings"]
                if f["metric"] == "schema_renamed"}
     assert set(renames) == {"(unnamed column 6)", "_auditor_label", "_auditor_row",
-                            "_auditor_n"}, renames
+                            "_auditor_n", "* (renamed)", "^x.*$ (renamed)"}, renames
     assert "column '' is audited as '(unnamed column 6)'" in renames["(unnamed column 6)"]
     dup = {f["metric"]: f for f in _check(doc, "leakage.duplicates")["findings"]}
     assert dup["duplicate_rows"]["count"] == 10
@@ -953,6 +954,8 @@ def test_a_renamed_column_never_takes_an_existing_name():
     assert rename_map([["__auditor_x", "_auditor_x", "_auditor_x (2)", ""],
                        ["", "b"]]) == {"__auditor_x": "_auditor_x (3)",
                                        "": "(unnamed column 4)"}
+    assert rename_map([["*", "^a$", "^", "$", "a*", "^a$ (renamed)"]]) == {
+        "*": "* (renamed)", "^a$": "^a$ (renamed) (2)"}
 
 
 def test_an_all_null_label_in_every_split_is_refused_with_one_line(tmp_path, capsys):
@@ -1331,3 +1334,382 @@ def test_a_pandas_object_column_of_mixed_types_is_named():
                                          r"column 'mixed' \(object dtype holding float, int, "
                                          r"str; cast it to one type"):
         to_polars(df, "train")
+
+
+def test_a_reference_with_time_as_text_is_parsed_like_the_splits(tmp_path):
+    import datetime as dt
+
+    def timed(df, start):
+        return df.with_columns(ts=pl.datetime_range(
+            start, start + dt.timedelta(hours=df.height - 1), "1h", eager=True)
+            .dt.strftime("%Y-%m-%dT%H:%M:%S"))
+    paths = {n: _write(tmp_path, f"{n}.parquet", timed(clean_frame(h, s, 1000 * s), start))
+             for n, h, s, start in (("train", 200, 1, dt.datetime(2024, 1, 1)),
+                                    ("test", 80, 2, dt.datetime(2024, 3, 1)),
+                                    ("ref", 150, 3, dt.datetime(2023, 1, 1)))}
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {paths['train']}, test: {paths['test']}}}\n"
+                   f"reference: {paths['ref']}\ncolumns: {{label: y, ids: [row_id], time: ts}}\n")
+    doc = _complete(tmp_path, cfg)
+    dtype_issues = [f for f in _check(doc, "schema.consistency")["findings"]
+                    if f["metric"] == "schema_dtype"]
+    assert not dtype_issues, dtype_issues
+
+
+@pytest.mark.parametrize("opening, closing", [("[", "]"), ("{a: ", "}")])
+def test_deeply_nested_yaml_is_refused_not_a_crash(tmp_path, opening, closing):
+    p = tmp_path / "audit.yaml"  # 50,000 levels: composing it would overflow the C stack
+    p.write_text(f"datasets: {opening * 50_000}1{closing * 50_000}\n")
+    code, err = _cli_or_hang("run", p, "--out", tmp_path / "o")  # a subprocess: may segfault
+    _one_line_error(code, err, "the YAML nests deeper than 64 levels (line 1)")
+    p.write_text("datasets: {train: a.parquet}\n" + "".join(
+        f"a{k}: &a{k} [*a{k - 1}]\n" if k else "a0: &a0 [1]\n" for k in range(5_000)))
+    code, err = _cli_or_hang("run", p, "--out", tmp_path / "o")  # long alias chains too
+    _one_line_error(code, err, "YAML aliases expand the config to more than 100,000 values")
+
+
+def test_a_label_typed_differently_across_splits_is_refused_with_one_line(tmp_path, capsys):
+    p_tr = _write(tmp_path, "train.parquet", clean_frame(300, 1))
+    p_te = _write(tmp_path, "test.parquet", clean_frame(100, 2, 5000).with_columns(
+        pl.col("y").cast(pl.String)))
+    code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y",
+                     "--out", tmp_path / "o")
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert ("train.parquet: label column 'y' has incompatible types across splits (train: "
+            "Int64, test: String); a label needs one kind in every split") in err
+
+
+def test_uint64_values_beyond_int64_against_int64_are_one_clear_line(tmp_path, capsys):
+    train = clean_frame(300, 1).with_columns(b=pl.col("row_id").cast(pl.UInt64) + 2**63)
+    test = clean_frame(100, 2, 5000).with_columns(b=pl.col("row_id"))
+    p_tr, p_te = _write(tmp_path, "train.parquet", train), _write(tmp_path, "test.parquet", test)
+    code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y",
+                     "--out", tmp_path / "o")
+    assert code == 2, err
+    assert err.count("\n") == 1
+    assert "train.parquet: cannot convert column 'b' to a type shared with the other splits" \
+        in err
+
+
+# --- E2: token settings beyond int64 or the vocabulary table -------------------------------
+
+@pytest.mark.parametrize("setting,expected", [
+    ("pad_id: 100000000000000000000", "tokens.pad_id: Input should be less than"),
+    ("bos_id: -100000000000000000000", "tokens.bos_id: Input should be greater than or equal"),
+    ("max_length: 0", "tokens.max_length: Input should be greater than or equal to 1"),
+    ("ignore_index: 100000000000000000000", "tokens.ignore_index: Input should be less than"),
+])
+def test_token_ids_that_cannot_be_compared_with_int64_are_refused(tmp_path, capsys, gpt2_json,
+                                                                   setting, expected):
+    train, test = _token_frames(gpt2_json)
+    cfg = _token_run(tmp_path, gpt2_json, train, test)
+    cfg.write_text(cfg.read_text().replace("pad_id: 50256}", f"pad_id: 50256, {setting}}}")
+                   if not setting.startswith("pad_id") else
+                   cfg.read_text().replace("pad_id: 50256", setting))
+    code = cli.main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and expected in err
+
+
+def test_a_vocab_size_beyond_any_vocabulary_is_refused_before_loading():
+    from auditor.detectors.tokens import MAX_VOCAB, SpecialTokens
+    assert SpecialTokens(vocab_size=MAX_VOCAB).vocab_size == MAX_VOCAB
+    for bad in (0, MAX_VOCAB + 1, 10**20, 2.5):
+        with pytest.raises(ValueError, match=r"vocab_size must be an integer in \[1, "):
+            SpecialTokens(vocab_size=bad)
+
+
+# =============================================================================================
+# Review of E1 (issue 19, part 1): defects found attacking the hardened CLI as a hostile user.
+# =============================================================================================
+
+def test_stale_temp_sweep_never_removes_a_users_file_named_like_a_temp_file(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    out = tmp_path / "o"
+    out.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    # ".<name>.<digits>.<word>.tmp" with a dead "pid": the sweep of the --out folder deleted them
+    users = [out / ".draft.2023.final.tmp", out / f".model.ckpt.{dead.pid}.step_2.tmp"]
+    for p in users:
+        p.write_text("a user's file")
+    stale = out / f".report.json.{dead.pid}.k1ll3d00.tmp"  # this tool's own: still cleaned
+    stale.write_text("partial")
+    b = _base(tmp_path)
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", out,
+                     "--suite", _cheap_suite(tmp_path))
+    assert code == 0, err
+    assert all(p.read_text() == "a user's file" for p in users)
+    assert not stale.exists()
+
+
+@pytest.mark.parametrize("flags,expected", [
+    (["--junit", "{o}/report.json"], "--junit and report.json would both be written there"),
+    (["--summary-md", "{o}/report.html"], "--summary-md and report.html would both be"),
+    (["--junit", "{t}/ci.txt", "--summary-md", "{t}/ci.txt"], "--summary-md and --junit"),
+    (["--ledger", "{o}/report.json"], "--ledger and report.json would both be written"),
+])
+def test_outputs_of_one_run_that_resolve_to_one_file_are_refused(tmp_path, capsys, flags,
+                                                                expected):
+    b = _base(tmp_path)
+    out = tmp_path / "o"
+    flags = [f.format(o=out, t=tmp_path) for f in flags]
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", out,
+                     "--suite", _cheap_suite(tmp_path), *flags)
+    _one_line_error(code, err, expected)  # was exit 0 with JUnit XML as report.json
+    assert not out.exists()
+
+
+def test_a_ledger_that_is_an_input_is_refused_before_it_is_created(tmp_path, capsys):
+    b = _base(tmp_path)
+    script = tmp_path / "prep.py"
+    script.write_text("")  # an empty pipeline script: SQLite turned it into a database
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   f"pipeline: [prep.py]\nledger: prep.py\nsuite: {_cheap_suite(tmp_path)}\n")
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o")
+    _one_line_error(code, err, "prep.py: refusing to write there: it is an input")
+    assert script.read_bytes() == b""
+
+
+def test_ci_outputs_onto_the_expectation_suite_or_tokenizer_are_refused(tmp_path, capsys):
+    b = _base(tmp_path)
+    exp = tmp_path / "exp.json"
+    exp.write_text('{"name": "s", "expectations": []}')
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+                   f"expectations: exp.json\nsuite: {_cheap_suite(tmp_path)}\n")
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o", "--junit", exp)
+    _one_line_error(code, err, "exp.json: refusing to write there: it is an input")
+    assert exp.read_text() == '{"name": "s", "expectations": []}'
+
+
+def test_the_history_page_never_replaces_its_ledger(tmp_path, capsys):
+    b = _base(tmp_path)
+    ledger = tmp_path / "h" / "history.html"  # the ledger named like the page, --out its folder
+    ledger.parent.mkdir()
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", tmp_path / "o",
+                     "--suite", _cheap_suite(tmp_path), "--ledger", ledger)
+    assert code == 0, err
+    before = ledger.read_bytes()
+    code = cli.main(["history", "--ledger", str(ledger), "--out", str(ledger.parent)])
+    _one_line_error(code, capsys.readouterr().err, "history.html: refusing to write there")
+    assert ledger.read_bytes() == before
+
+
+def test_export_expectations_never_overwrites_its_split_or_config(tmp_path, capsys):
+    b = _base(tmp_path)
+    split = tmp_path / "train.csv"
+    clean_frame(100, 1).write_csv(split)
+    before = split.read_bytes()
+    code = cli.main(["export-expectations", "--train", str(split), "--out", str(split)])
+    _one_line_error(code, capsys.readouterr().err, "train.csv: refusing to write there")
+    assert split.read_bytes() == before
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n")
+    text = cfg.read_text()
+    code = cli.main(["export-expectations", str(cfg), "--out", str(cfg)])
+    _one_line_error(code, capsys.readouterr().err, "audit.yaml: refusing to write there")
+    assert cfg.read_text() == text
+
+
+@pytest.mark.parametrize("where", ["expectations", "tokenizer", "baseline", "verify"])
+def test_fifo_as_expectations_tokenizer_baseline_or_report_is_refused(tmp_path, where):
+    import os
+
+    b = _base(tmp_path)
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    cfg = tmp_path / "audit.yaml"
+    head = f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
+    suite = f"suite: {_cheap_suite(tmp_path)}\n"
+    if where == "expectations":
+        cfg.write_text(head + suite + "expectations: pipe.json\n")
+        args = ["run", cfg, "--out", tmp_path / "o"]
+    elif where == "tokenizer":
+        cfg.write_text(head + suite + "tokens: {tokenizer: pipe.json, text: text}\n")
+        args = ["run", cfg, "--out", tmp_path / "o"]
+    elif where == "baseline":
+        args = ["run", "--train", b["train"], "--test", b["test"], "--suite",
+                _cheap_suite(tmp_path), "--out", tmp_path / "o", "--baseline", fifo]
+    else:
+        args = ["verify", fifo]
+    code, err = _cli_or_hang(*args, timeout=60)
+    _one_line_error(code, err, "pipe.json: is a FIFO (named pipe)")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("datasets: {train: a.parquet, test: b.parquet, train: b.parquet}\n", "duplicate key 'train'"),
+    ("datasets: {train: a.parquet}\ncolumns: {label: y}\ncolumns: {label: z}\n",
+     "duplicate key 'columns' at line 3"),
+])
+def test_a_key_given_twice_in_the_yaml_is_refused(tmp_path, capsys, text, expected):
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(text)  # the last one was kept silently: train audited against itself
+    code, err = _run(capsys, cfg, "--out", tmp_path / "o")
+    _one_line_error(code, err, expected)
+
+
+def test_yaml_merge_keys_are_not_duplicates(tmp_path):
+    from auditor.config import load_yaml_file
+
+    p = tmp_path / "s.yaml"
+    p.write_text("base: &b {fail_above: 0.1, max_examples: 5}\n"
+                 "checks:\n  leakage.duplicates: {<<: *b, fail_above: 0.2}\n")
+    assert load_yaml_file(p)["checks"]["leakage.duplicates"] == {"fail_above": 0.2,
+                                                                 "max_examples": 5}
+
+
+def test_writing_the_report_on_a_full_disk_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    import errno
+    import os
+
+    from auditor import output
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    b = _base(tmp_path)
+    monkeypatch.setattr(output.os, "fsync", full)
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", tmp_path / "o",
+                     "--suite", _cheap_suite(tmp_path))
+    _one_line_error(code, err, "report.json: cannot write: No space left on device")
+    assert not (tmp_path / "o").exists()  # was exit 3 "internal error: OSError"
+
+
+def test_a_directory_in_the_way_of_the_lock_file_is_one_line_exit_2(tmp_path, capsys):
+    from auditor.output import LOCK_NAME
+
+    b = _base(tmp_path)
+    (tmp_path / "o" / LOCK_NAME).mkdir(parents=True)
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", tmp_path / "o",
+                     "--suite", _cheap_suite(tmp_path))
+    _one_line_error(code, err, f"{LOCK_NAME}: cannot write: Is a directory")
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [LOCK_NAME]
+
+
+def test_temp_files_of_another_host_sharing_the_folder_are_never_swept(tmp_path):
+    """A pid means something only where it was issued: a run on another machine (or in another
+    container) writing into a shared --out has pids this host does not know; its file being
+    written was taken for a dead run's and deleted, failing that run's rename."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from auditor import output
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    other = tmp_path / f".report.json.{output._host()}x-{dead.pid}.abcdefgh.tmp"
+    mine = tmp_path / f".report.json.{output._host()}-{dead.pid}.abcdefgh.tmp"
+    for p in (other, mine):
+        p.write_text("partial")
+    assert output.clean_stale_temp_files(tmp_path) == [mine]
+    assert other.exists()
+    fd, made = tempfile.mkstemp(prefix=output._tmp_prefix("report.json"), suffix=".tmp",
+                                dir=tmp_path)  # the names this tool makes carry its host
+    os.close(fd)
+    m = output._TMP.match(Path(made).name)
+    assert (m["target"], m["host"], int(m["pid"])) == ("report.json", output._host(), os.getpid())
+
+
+def test_out_naming_a_file_says_so(tmp_path, capsys):
+    b = _base(tmp_path)
+    before = b["train"].read_bytes()
+    code, err = _run(capsys, "--train", b["train"], "--test", b["test"], "--out", b["train"],
+                     "--suite", _cheap_suite(tmp_path))
+    _one_line_error(code, err, "train.parquet: is a file, not a directory")
+    assert b["train"].read_bytes() == before
+
+
+# =============================================================================================
+# Review of E2 (issue 19, part 2): an adversarial pass over the same kind of data, through the
+# CLI and the Python API (polars and pandas frames).
+# =============================================================================================
+
+@pytest.mark.parametrize("param,value,expected", [
+    ("folds", 10**20, "folds must be an integer in [2, 100]; got 100000000000000000000"),
+    ("folds", 1, "folds must be an integer in [2, 100]; got 1"),
+    ("n_boot", 10**9, "n_boot must be an integer in [10, 10,000]; got 1000000000")])
+def test_single_feature_auc_refuses_unbounded_folds_and_resamples(param, value, expected):
+    # folds=10**20 crashed the check (fold draw beyond int64); n_boot resamples are held at once
+    from auditor import audit
+    from auditor.errors import ConfigError
+    with pytest.raises(ConfigError) as err:
+        audit(train=clean_frame(60, 1), test=clean_frame(30, 2, 500), label="y",
+              thresholds={"leakage.single_feature_auc": {param: value}})
+    assert expected in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("labels", [["row_id", "x1", "x1", "cat", "y"],
+                                    ["row_id", "x1", 0, "0", "y"]])
+def test_pandas_frames_with_duplicate_column_labels_are_one_line_input_errors(labels):
+    # duplicate labels crashed the culprit search (AttributeError: 'DataFrame' has no 'dtype')
+    from auditor import audit
+    from auditor.errors import InputError
+    frames = []
+    for df in (clean_frame(60, 1), clean_frame(30, 2, 500)):
+        pdf = df.to_pandas()
+        pdf.columns = labels
+        frames.append(pdf)
+    with pytest.raises(InputError) as err:
+        audit(train=frames[0], test=frames[1], label="y")
+    dup = "x1" if labels[2] == "x1" else "0"
+    assert str(err.value) == (f"split 'train': column {dup!r} occurs twice in the pandas "
+                              "DataFrame (column labels compared as text); rename one of them")
+
+
+def test_pandas_column_labels_that_are_not_strings_can_be_declared_as_they_are():
+    # label=4 / label=("a", "y") raised pydantic's ValidationError (a traceback, not an error
+    # of the audit); polars names those columns str(label), so they are accepted as such
+    import pandas as pd
+
+    from auditor import audit
+    from auditor.errors import ConfigError
+    tr, te = clean_frame(120, 1).to_pandas(), clean_frame(60, 2, 500).to_pandas()
+    by_int = [d.set_axis(range(d.shape[1]), axis=1) for d in (tr, te)]
+    report = audit(train=by_int[0], test=by_int[1], label=4, ids=[0])
+    assert report.config["columns"]["label"] == "4"
+    assert report.config["columns"]["ids"] == ["0"]
+    assert not [c.id for c in report.checks if c.status == "error"]
+    by_tuple = [d.set_axis(pd.MultiIndex.from_tuples([("a", c) for c in d.columns]), axis=1)
+                for d in (tr, te)]
+    report = audit(train=by_tuple[0], test=by_tuple[1], label=("a", "y"),
+                   ids=[("a", "row_id")], groups=(("a", "x1"), ("a", "x2")))
+    assert report.config["columns"]["label"] == "('a', 'y')"
+    assert report.config["columns"]["groups"] == ["('a', 'x1')", "('a', 'x2')"]
+    assert not [c.id for c in report.checks if c.status == "error"]
+    with pytest.raises(ConfigError, match=r"^audit\(\): columns.label: .*; got 4.5$"):
+        audit(train=tr, test=te, label=4.5)
+
+
+def test_ci_outputs_into_a_fifo_or_through_a_symlink_are_written_not_replaced(tmp_path):
+    """``--summary-md /dev/stdout`` or ``--junit /dev/null``: the rename of an atomic write put
+    a regular file in place of the device (as root, /dev/null itself) or of the link."""
+    import os
+    import stat
+
+    from auditor.output import write_atomic
+
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_atomic(fifo, "## verdict\n")
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        assert os.read(reader, 100) == b"## verdict\n"
+    finally:
+        os.close(reader)
+    with pytest.raises(OSError):  # no reader: an error at once, not a hang
+        write_atomic(fifo, "x")
+    target = tmp_path / "real.md"
+    target.write_text("old")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    write_atomic(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"

@@ -171,6 +171,28 @@ def test_hf_folder_mistakes_are_one_line_and_exit_2(tmp_path):
     (tmp_path / "dd" / "test" / "data-00000-of-00001.arrow").write_bytes(b"\x00" * 64)
     with pytest.raises(InputError, match="cannot read as an Arrow stream"):
         read_table(tmp_path / "dd" / "test")
+    (tmp_path / "neither").mkdir()
+    (tmp_path / "neither" / "notes.txt").write_text("not data")
+    res = _cli("run", "--train", str(tmp_path / "neither"), "--test", str(tmp_path / "dd" /
+                                                                        "train"),
+               "--out", str(tmp_path / "o2"))
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert "neither: directory contains no Parquet files" in line
+    assert "not a datasets save_to_disk folder" in line
+
+
+def test_a_truncated_shard_is_exit_2_naming_it(tmp_path):
+    _ds(clean_frame(400, 1)).save_to_disk(str(tmp_path / "train"))
+    _ds(clean_frame(100, 2, 5000)).save_to_disk(str(tmp_path / "test"))
+    shard = tmp_path / "test" / "data-00000-of-00001.arrow"
+    shard.write_bytes(shard.read_bytes()[:-3000])
+    res = _cli("run", "--train", str(tmp_path / "train"), "--test", str(tmp_path / "test"),
+               "--out", str(tmp_path / "out"))
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"{shard}: cannot read as an Arrow stream" in line
+    assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,3 +347,72 @@ def test_a_dataset_dict_loaded_from_disk_is_audited_like_the_in_memory_one(tmp_p
     (finding,) = [f for f in report.check("leakage.duplicates").findings
                   if f.metric == "duplicate_rows" and f.splits == ["train", "test"]]
     assert finding.count == 7
+
+
+def test_a_zero_row_dataset_folder_reads_as_an_empty_frame_with_its_columns(tmp_path):
+    df = clean_frame(20, 1)
+    _ds(df).select([]).save_to_disk(str(tmp_path / "empty"))
+    assert json.loads((tmp_path / "empty" / "state.json").read_text())["_data_files"] == []
+    out = read_table(tmp_path / "empty")
+    assert out.height == 0 and out.schema == df.schema
+
+
+def test_verify_ignores_the_cache_files_datasets_writes_next_to_a_loaded_split(tmp_path):
+    """``load_from_disk(...).map/.filter/.shuffle`` writes cache-*.arrow into the split's folder:
+    the audited data is unchanged, so verify is exit 0; a changed shard is still exit 1."""
+    frames = _planted_splits()
+    datasets.DatasetDict({k: _ds(v) for k, v in frames.items()}).save_to_disk(
+        str(tmp_path / "dd"))
+    (tmp_path / "audit.yaml").write_text(
+        "datasets: dd\ncolumns: {label: y, ids: [row_id]}\n"
+        f"suite: {_suite(['leakage.duplicates'], tmp_path)}\n")
+    res = _cli("run", str(tmp_path / "audit.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert res.returncode == 1, res.stderr
+    report = str(tmp_path / "out" / "report.json")
+    train = datasets.load_from_disk(str(tmp_path / "dd"))["train"]
+    train.map(lambda r: {"z": 1}).shuffle(seed=1).flatten_indices()
+    caches = sorted(p.name for p in (tmp_path / "dd" / "train").glob("cache-*.arrow"))
+    assert caches, "datasets wrote no cache file: the test would prove nothing"
+    res = _cli("verify", report)
+    assert res.returncode == 0, res.stderr
+    shard = tmp_path / "dd" / "test" / "data-00000-of-00001.arrow"
+    _ds(frames["test"].head(100)).save_to_disk(str(tmp_path / "other"))
+    shard.write_bytes((tmp_path / "other" / "data-00000-of-00001.arrow").read_bytes())
+    res = _cli("verify", report)
+    assert res.returncode == 1 and "CHANGED test:" in res.stderr
+    assert "CHANGED train" not in res.stderr and "1 of 3 inputs changed" in res.stderr
+
+
+def test_datasets_folder_path_expands_the_home_directory(tmp_path, monkeypatch):
+    datasets.DatasetDict({"train": _ds(clean_frame(20, 1)), "test": _ds(clean_frame(20, 2))}
+                         ).save_to_disk(str(tmp_path / "home" / "dd"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "audit.yaml").write_text("datasets: ~/dd\n")
+    cfg = load_config(tmp_path / "audit.yaml")
+    assert cfg.datasets == {"train": tmp_path / "home" / "dd" / "train",
+                            "test": tmp_path / "home" / "dd" / "test"}
+
+
+def test_the_integrations_import_nothing_heavy_until_used():
+    """``import auditor.cli`` and the integration modules stay light: datasets, Great
+    Expectations and pyarrow are imported by the functions that read or validate."""
+    code = ("import sys, auditor, auditor.cli, auditor.hf, auditor.gx, auditor.tokenizers, "
+            "auditor.container, auditor.detectors.expectations, auditor.provenance; "
+            "print([m for m in ('datasets', 'great_expectations', 'pyarrow', 'pandas', "
+            "'tokenizers', 'pyspark') if m in sys.modules])")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+
+
+def test_the_memory_estimate_of_a_dataset_folder_counts_its_shards_not_its_caches(tmp_path):
+    from auditor.data import estimate_bytes
+
+    _ds(clean_frame(2000, 1)).save_to_disk(str(tmp_path / "train"), num_shards=2)
+    shards = sorted((tmp_path / "train").glob("data-*.arrow"))
+    expected = sum(p.stat().st_size for p in shards)
+    ds = datasets.load_from_disk(str(tmp_path / "train"))
+    ds.map(lambda r: {"z": r["x1"] * 2}).shuffle(seed=0).flatten_indices()
+    assert list((tmp_path / "train").glob("cache-*.arrow"))
+    assert estimate_bytes(tmp_path / "train") == expected

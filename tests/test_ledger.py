@@ -134,6 +134,8 @@ def test_sqlalchemy_url_ledger_and_sqlite_path_imports_no_sqlalchemy(tmp_path, c
     (run,) = store.runs()
     assert run["status"] == "fail" and run["inputs"]["train"]["rows"] == 600
     assert len(store.metrics()) == len(headline_metrics(doc))
+    from sqlalchemy.pool import NullPool
+    assert isinstance(store._engine.pool, NullPool)  # no idle connections left open
     code = ("import sys, json\nfrom auditor.ledger import Ledger\n"
             f"s = Ledger({str(tmp_path / 'plain.sqlite')!r}); s.append(json.load(open("
             f"{str(tmp_path / 'a' / 'report.json')!r})), None)\n"
@@ -153,6 +155,19 @@ def test_unwritable_ledger_fails_before_the_run(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "cannot open the ledger" in err and len(err.strip().splitlines()) == 1
     assert not (out / "report.json").exists()
+
+
+def test_unusable_baseline_refuses_the_run_before_the_ledger_or_the_folder_exists(tmp_path,
+                                                                                  capsys):
+    cfg = _config(tmp_path, planted())
+    bad = tmp_path / "garbage.json"
+    bad.write_text("not json")
+    out, ledger = tmp_path / "never", tmp_path / "l" / "ledger.sqlite"
+    assert main(["run", str(cfg), "--out", str(out), "--ledger", str(ledger), "--baseline",
+                 str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: not a readable report.json" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists() and not ledger.parent.exists()
 
 
 def test_baseline_last_on_a_first_run_is_a_note_not_an_error(tmp_path, capsys):
@@ -216,3 +231,104 @@ def test_config_hash_ignores_data_paths_but_not_thresholds_and_history_marks_cha
     page = render_history(store)
     assert page.count('<span class="badge warn" title="roles, suite, thresholds or waivers '
                       'differ from the run before">changed</span>') == 1
+
+
+def test_one_line_trend_keeps_its_legend_naming_the_subject_and_the_axis_says_utc():
+    from auditor.history import trend_figures
+
+    runs = [{"run_id": f"r{i}", "recorded_at": f"2026-11-2{i} 01:00:00.000000"}
+            for i in range(1, 4)]
+    metrics = [{"run_id": f"r{i}", "check_id": "leakage.single_feature_auc",
+                "subject": "balance", "metric": "single_feature_auc", "splits": "train→test",
+                "value": 0.9 + i / 100} for i in range(1, 4)]
+    (trend,) = trend_figures(runs, metrics)
+    fig = trend["figure"]
+    assert fig["layout"]["showlegend"] is True
+    assert [d["name"] for d in fig["data"]] == ["balance · train→test"]
+    assert fig["data"][0]["y"] == pytest.approx([0.91, 0.92, 0.93])
+    assert "UTC" in fig["layout"]["xaxis"]["title"]["text"]
+
+
+_APPEND = """
+import json, sys
+from auditor.ledger import Ledger
+doc = json.loads(sys.argv[2])
+for i in range(int(sys.argv[3])):
+    Ledger(sys.argv[1]).append({**doc, "started_at": f"2026-11-24T00:00:{i:02d}Z"}, None)
+"""
+
+
+def test_concurrent_appends_keep_every_run_whole_and_strings_are_parameters(tmp_path):
+    """Processes appending at once (two nightly jobs) lose no run and write no half run; a
+    subject that looks like SQL is stored as text (parameterised statements)."""
+    ledger = tmp_path / "shared.sqlite"
+    sql = "x'); DROP TABLE runs; --"
+    doc = {"status": "fail", "duration_s": 1.0, "checks": [
+        {"id": "drift.features", "status": "fail", "summary": sql, "findings": [
+            {"severity": "fail", "metric": "psi", "subject": sql, "splits": ["train", "test"],
+             "value": 0.5, "message": "m"}]},
+        {"id": "leakage.duplicates", "status": "pass", "summary": "ok", "findings": []}]}
+    procs = [subprocess.Popen([sys.executable, "-c", _APPEND, str(ledger), json.dumps(doc),
+                               "12"]) for _ in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 4
+    store = Ledger(str(ledger))
+    runs = store.runs()
+    assert len(runs) == 48 and len({r["run_id"] for r in runs}) == 48
+    per_run = {}
+    for c in store.check_results():
+        per_run[c["run_id"]] = per_run.get(c["run_id"], 0) + 1
+    assert per_run == {r["run_id"]: 2 for r in runs}
+    metrics = store.metrics()
+    assert len(metrics) == 48 and {m["subject"] for m in metrics} == {sql}
+    assert {c["summary"] for c in store.check_results()} == {sql, "ok"}
+
+
+def test_a_database_password_never_reaches_messages_pages_or_reports(tmp_path, write_splits):
+    from auditor.errors import InputError
+    from auditor.history import render_history
+    from auditor.ledger import shown
+
+    assert shown("postgresql+psycopg://audit:s3cret@db:5432/runs") == \
+        "postgresql+psycopg://audit:***@db:5432/runs"
+    assert shown("postgresql://audit@db/runs") == "postgresql://audit@db/runs"
+    assert shown("reports/ledger.sqlite") == "reports/ledger.sqlite"
+    with pytest.raises(InputError) as err:
+        Ledger("sqlite+nodriver://audit:s3cret@db/runs")
+    assert "s3cret" not in str(err.value) and "audit:***@db" in str(err.value)
+    store = Ledger(str(tmp_path / "l.sqlite"))
+    store.append({"started_at": "2026-11-24T00:00:00Z", "status": "pass", "checks": []}, None)
+
+    class Shared:  # the same runs, named as a shared database would be
+        target = "postgresql://audit:s3cret@db/runs"
+        runs, check_results, metrics = store.runs, store.check_results, store.metrics
+
+    page = render_history(Shared())
+    assert "s3cret" not in page and "postgresql://audit:***@db/runs" in page
+    paths = write_splits(planted())
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(json.dumps({"datasets": {k: str(v) for k, v in paths.items()},
+                               "columns": {"label": "y"}, "suite": str(suite_file(tmp_path)),
+                               "ledger": "postgresql://audit:s3cret@db/runs"}))
+    from auditor.api import run_audit
+    from auditor.config import load_config
+
+    report = run_audit(load_config(cfg))  # the ledger itself is opened by the CLI only
+    assert report.config["ledger"] == "postgresql://audit:***@db/runs"
+    assert "s3cret" not in report.to_json()
+
+
+def test_history_links_each_kept_report_relative_to_the_page(tmp_path, capsys):
+    ledger, outs = _three_runs(tmp_path, capsys)
+    (outs[1] / "report.html").unlink()  # a report that was not kept is not linked
+    odd = tmp_path / "reports" / "javascript:alert(1)"  # a folder name is never a URL scheme
+    odd.mkdir()
+    for name in ("report.json", "report.html"):
+        (odd / name).write_bytes((outs[0] / name).read_bytes())
+    Ledger(str(ledger)).append(json.loads((odd / "report.json").read_text()),
+                               odd / "report.json")
+    assert main(["history", "--ledger", str(ledger), "--out",
+                 str(tmp_path / "reports" / "history")]) == 0
+    html = (tmp_path / "reports" / "history" / "history.html").read_text()
+    hrefs = re.findall(r'<a href="([^"]*)">report.html</a>', html)
+    assert sorted(hrefs) == ["../javascript%3Aalert%281%29/report.html",
+                             "../night-1/report.html", "../night-3/report.html"]

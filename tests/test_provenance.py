@@ -126,10 +126,74 @@ def test_in_memory_splits_have_no_hash_and_the_api_hash_mode_is_validated(clean_
 
 
 @pytest.mark.parametrize("inputs", [[1, 2], {"train": "x"},
-                                    {"train": {"path": "a", "hash": "h", "hash_mode": "md5"}}])
+                                    {"train": {"path": "a", "hash": "h", "hash_mode": "md5"}},
+                                    {"train": {"path": 123, "hash": "h", "bytes": 1}},
+                                    {"train": {"path": "a", "hash": "h", "bytes": None}},
+                                    {"train": {"path": "a", "hash": ["h"], "bytes": 1}},
+                                    {"train": {"path": None, "hash": None}}])
 def test_verify_of_a_malformed_report_is_exit_2_with_one_line(tmp_path, capsys, inputs):
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"checks": [], "inputs": inputs}))
     assert main(["verify", str(report)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"auditor: error: {report}") and "\n" not in err
+
+
+@pytest.mark.parametrize("hash_mode", ["full", "fast"])
+def test_verify_sees_one_flipped_byte_of_the_same_size(tmp_path, write_splits, capsys,
+                                                       hash_mode):
+    paths = write_splits(planted())
+    _, report = _run(tmp_path, paths, "--hash", hash_mode)
+    assert main(["verify", str(report)]) == 0
+    target = paths["test"]
+    raw = bytearray(target.read_bytes())
+    stat = target.stat()
+    raw[len(raw) // 2] ^= 0x01  # a data page byte: the Parquet footer is unchanged
+    target.write_bytes(bytes(raw))
+    if hash_mode == "fast":  # fast mode relies on the mtime a rewrite moves
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    capsys.readouterr()
+    assert main(["verify", str(report)]) == 1
+    err = capsys.readouterr().err
+    assert f"{target.resolve()} changed since the audit (same size, {hash_mode} hash " \
+           "differs)" in err and "1 of " in err
+
+
+def test_fast_hash_is_size_mtime_and_the_parquet_footer_or_head_and_tail(tmp_path,
+                                                                         write_splits):
+    import pyarrow.parquet as pq
+
+    path = write_splits(planted())["train"]
+    raw, st = path.read_bytes(), path.stat()
+    n = int.from_bytes(raw[-8:-4], "little")
+    footer = raw[-8 - n:-8]
+    assert pq.ParquetFile(path).metadata.serialized_size == n  # what pyarrow calls the footer
+    expected = hashlib.sha256(f"{st.st_size}:{st.st_mtime_ns}:".encode() + footer).hexdigest()
+    assert content_hash(path, "fast") == (f"fast:{expected}", st.st_size)
+    csv = tmp_path / "big.csv"
+    csv.write_bytes(b"a,b\n" + b"1,2\n" * 50_000)
+    raw, st = csv.read_bytes(), csv.stat()
+    edge = 64 << 10
+    expected = hashlib.sha256(f"{st.st_size}:{st.st_mtime_ns}:".encode() + raw[:edge]
+                              + raw[-edge:]).hexdigest()
+    assert content_hash(csv, "fast") == (f"fast:{expected}", st.st_size)
+
+
+def test_inputs_are_hashed_as_loaded_not_after_the_checks(tmp_path, write_splits, monkeypatch):
+    """A pipeline rewriting a split while the checks run: the report records the bytes that
+    were read, so verify flags the rewrite instead of vouching for unaudited data."""
+    import auditor.api as api
+
+    paths = write_splits(planted())
+    original = hashlib.sha256(paths["test"].read_bytes()).hexdigest()
+    real = api.run_checks
+
+    def rewrite_during_checks(*args, **kwargs):
+        planted(seed=5)["test"].write_parquet(paths["test"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "run_checks", rewrite_during_checks)
+    code, report = _run(tmp_path, paths)
+    doc = json.loads(report.read_text())
+    assert doc["inputs"]["test"]["hash"] == f"sha256:{original}"
+    assert main(["verify", str(report)]) == 1

@@ -6,6 +6,7 @@ import ast
 import importlib.util
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -57,20 +58,35 @@ def test_github_actions_audit_step_gates_on_the_exit_code_and_keeps_reports(tmp_
     kept = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact")]
     assert kept and kept[0]["if"] == "always()" and kept[0]["with"]["path"] == "reports/"
     history = [s for s in steps if "auditor history" in s.get("run", "")]
+    (latest,) = [s for s in steps if s.get("id") == "latest"]
+    cached = [s["with"]["path"].split() for s in steps
+              if s.get("uses", "").startswith("actions/cache/")]
+    assert cached == [["reports/ledger.sqlite", "reports/latest/report.json"]] * 2
     results = {}
+    repo, cache = tmp_path / "repo", {}
     for run_id, frames in (("1", planted()), ("2", _clean())):
-        repo = tmp_path / "repo"
+        shutil.rmtree(repo, ignore_errors=True)  # every job starts from a fresh checkout
         _project(repo, frames)
+        for path, data in cache.items():  # what actions/cache/restore brings back
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_bytes(data)
         script = audit["run"].replace("${{ github.run_id }}", run_id)
         summary = tmp_path / f"summary-{run_id}.md"
         results[run_id] = _bash(script, repo, GITHUB_STEP_SUMMARY=str(summary))
         assert (repo / "reports" / f"run-{run_id}" / "report.json").is_file()
         assert summary.read_text().startswith("## ")
         assert (repo / "reports" / "junit.xml").is_file()
+        assert _bash(latest["run"].replace("${{ github.run_id }}", run_id), repo).returncode == 0
+        assert (repo / "reports" / "latest" / "report.json").read_bytes() == \
+            (repo / "reports" / f"run-{run_id}" / "report.json").read_bytes()
+        cache = {path: (repo / path).read_bytes() for path in cached[0]}  # cache/save
     assert results["1"].returncode == 1, results["1"].stderr  # the job fails on findings
     assert results["2"].returncode == 0, results["2"].stderr  # and passes on clean splits
     second = json.loads((repo / "reports" / "run-2" / "report.json").read_text())
-    assert second["baseline"]["path"].endswith("run-1/report.json")  # --baseline last
+    # --baseline last in a new job: the report the cache carried over from job 1
+    assert second["baseline"]["path"] == str((repo / "reports" / "latest" / "report.json")
+                                             .resolve())
+    assert second["baseline"]["resolved"] > 0 and second["baseline"]["status"] == "fail"
     assert _runs(repo / "reports" / "ledger.sqlite") == [("fail",), ("pass",)]
     page = _bash(history[0]["run"], repo)
     assert page.returncode == 0 and (repo / "reports" / "history" / "history.html").is_file()

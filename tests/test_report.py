@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import jsonschema
@@ -122,6 +123,7 @@ def test_report_from_json_round_trips_and_validates_with_workflow_fields(tmp_pat
     assert {"persisting", "resolved"} <= changes and doc["baseline"]["resolved"] == 1
     again = Report.from_json(path)
     assert again.to_dict() == doc
+    assert "1 finding accepted by waivers" in again._repr_html_()
     assert again.exit_code() == report.exit_code() == 1
     assert again.check("drift.features").findings[1].waived == {
         "reason": "r", "owner": "o", "expires": "2099-01-01"}
@@ -154,3 +156,14 @@ def test_notebook_views_are_compact_and_escaped(tmp_path):
     assert "report.html" not in html_view
     report.to_html(tmp_path / "r.html")
     assert (tmp_path / "r.html").resolve().as_uri() in report._repr_html_()
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1]", '{"checks": []}',
+                                  '{"checks": [{"id": "x"}], "status": "fail"}'])
+def test_from_json_of_a_foreign_file_is_one_input_error(tmp_path, text):
+    from auditor.errors import InputError
+
+    path = tmp_path / "report.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=rf"^{re.escape(str(path))}: not "):
+        Report.from_json(path)

@@ -93,6 +93,11 @@ def test_matching_rules_subject_lists_as_sets_info_never_waived_expiry_day_inclu
     (w_pair, w_info, w_today) = parse_waivers([
         _w(subject=["b", "a"]), _w(subject="c"), _w(subject=["a", "b"], expires="2026-05-01")])
     assert w_pair.matches("drift.features", pair) and not w_pair.matches("drift.label", pair)
+    whole = Finding(severity=Severity.FAIL, message="m", metric="m", subject="")
+    (w_empty, w_one) = parse_waivers([_w(subject=[]), _w(subject=["c"])])
+    assert w_empty.matches("drift.features", whole)  # [] and "" both mean the dataset
+    assert w_one.matches("drift.features", Finding(severity=Severity.WARN, message="m",
+                                                   metric="m", subject="c"))
     assert not w_info.matches("drift.features", info)
     results = [_result(pair)]
     summary = apply_waivers(results, [w_today], today=date(2026, 5, 1))
@@ -132,6 +137,7 @@ def test_waivers_in_audit_yaml_show_in_json_html_and_terminal(tmp_path, write_sp
     assert doc["config"]["waivers"][0]["owner"] == "data-team"
     page = (tmp_path / "out" / "report.html").read_text()
     assert '<span class="badge waived">waived</span>' in page
+    assert "1 finding accepted by waivers (not counted" in page  # said in the verdict
     assert "&lt;b&gt;legit&lt;/b&gt; until the new schema" in page and "<b>legit" not in page
 
 
@@ -151,3 +157,47 @@ def test_misspelt_check_id_suggests_the_right_one():
     with pytest.raises(ConfigError, match=r"waivers\.0\.check: .*unknown check id "
                                           r"'drift.feature' \(did you mean 'drift.features'\?\)"):
         parse_waivers([_w(check="drift.feature")])
+
+
+def test_waiver_of_a_crashed_skipped_or_absent_check_says_why_it_matched_nothing():
+    from auditor.report import exit_code
+
+    crashed = CheckResult(id="drift.features", title="t", status=Status.ERROR, duration_s=0.0,
+                          summary="crashed", error="ValueError: boom")
+    skipped = CheckResult(id="leakage.temporal", title="t", status=Status.SKIPPED,
+                          duration_s=0.0, summary="no time column")
+    waivers = parse_waivers([_w(), _w(check="leakage.temporal", subject="ts"),
+                             _w(check="leakage.group_overlap", subject="user_id")])
+    summary = apply_waivers([crashed, skipped], waivers, today=date(2026, 5, 1))
+    messages = [f.message for f in summary.findings]
+    assert [f.metric for f in summary.findings] == ["waiver_unmatched"] * 3
+    assert "drift.features crashed in this run, so the waiver could not be checked" \
+        in messages[0]
+    assert "leakage.temporal was skipped in this run" in messages[1]
+    assert "the suite does not run that check" in messages[2]
+    assert crashed.status == Status.ERROR and skipped.status == Status.SKIPPED
+    assert exit_code([crashed, skipped, summary], Severity.FAIL) == 3  # still the tool's error
+
+
+def test_expired_waiver_counts_days_in_words():
+    pair = Finding(severity=Severity.FAIL, message="m", metric="m", subject="f0")
+    (w,) = parse_waivers([_w(expires="2026-04-30")])
+    one = apply_waivers([_result(pair)], [w], today=date(2026, 5, 1)).findings[0]
+    many = apply_waivers([_result(pair)], [w], today=date(2026, 5, 31)).findings[0]
+    assert "expired on 2026-04-30, 1 day ago" in one.message and one.value == 1.0
+    assert "31 days ago" in many.message and pair.waived is None
+
+
+def test_numeric_column_names_from_yaml_are_names_and_bad_subjects_say_what_is_expected():
+    from auditor.errors import ConfigError
+
+    (w,) = parse_waivers([_w(subject=2024)])  # YAML: `subject: 2024`
+    assert w.subject == "2024"
+    assert w.matches("drift.features", Finding(severity=Severity.FAIL, message="m",
+                                               metric="psi", subject="2024"))
+    assert parse_waivers([_w(subject=[7, "b"])])[0].subject == ["7", "b"]
+    with pytest.raises(ConfigError, match=r'^waivers\.0\.subject: must be a column name, a '
+                                          r'list of column names, or "" for the dataset$'):
+        parse_waivers([_w(subject={"a": 1})])
+    with pytest.raises(ConfigError, match=r"^waivers: "):
+        parse_waivers({"check": "drift.features"})

@@ -117,7 +117,7 @@ class Duplicates:
         for earlier, later in data.pairs():
             exact = exact_matches(data, earlier, later, cols, as_text)
             chance = copy_chance(data, earlier, later, exact.height, cols, as_text,
-                                 copies[earlier])
+                                 copies[earlier], exact["row_b"])
             exact_f.append(self._exact(data, exact, earlier, later, cols + as_text, chance))
             if not cols:
                 continue
@@ -162,7 +162,7 @@ class Duplicates:
         message = f"{fmt_rows(count, n, f'{later} rows')} are exact copies of {earlier} rows"
         evidence: dict[str, Any] = {}
         if chance["baseline"] > 0:
-            value = max(0.0, observed - chance["baseline"])
+            value = chance.get("excess", max(0.0, observed - chance["baseline"]))
             severity = grade(value, warn=self.warn_above, fail=self.fail_above)
             if chance["p_value"] >= self.chance_alpha:
                 severity = Severity.INFO
@@ -170,6 +170,9 @@ class Duplicates:
                         f"{fmt_rows(chance['repeating'], data.rows(earlier), f'{earlier} rows')}"
                         f" repeat another {earlier} row (excess {fmt_share(value)}, "
                         f"p = {chance['p_value']:.2g})")
+            if chance.get("copies_with_a_continuous_value"):
+                message += (f"; {chance['copies_with_a_continuous_value']:,} of the copies "
+                            "hold a value of a continuous column, never a chance repeat")
             evidence["chance_baseline"] = chance
         else:
             value = observed

@@ -25,9 +25,10 @@ class Expectations:
     non-missing rows (GX's ``unexpected_percent``); the threshold is ``1 - mostly``, the share
     the expectation tolerates. GX judges success itself; the expectation's ``severity``
     (critical / warning / info, GX 1.x) maps to ``critical_severity`` / ``warning_severity`` /
-    info. An expectation GX cannot build or evaluate (unknown name, missing column) is reported
-    with ``critical_severity`` and GX's message. Skipped when no suite is named or GX (the
-    ``gx`` extra) is not installed. Fix the data, or the suite when the rule is wrong.
+    info. An expectation GX cannot evaluate on a split (a missing column) is reported with
+    ``critical_severity`` and GX's message; one it cannot build (unknown name, bad kwargs) is
+    refused with the suite file (exit 2). Skipped when no suite is named, the suite is empty or
+    GX (the ``gx`` extra) is not installed. Fix the data, or the suite when the rule is wrong.
     """
 
     id: ClassVar[str] = "schema.expectations"
@@ -51,6 +52,9 @@ class Expectations:
         if not suite:
             raise NotApplicable("no expectation suite named (set `expectations: suite.json` "
                                 "in audit.yaml; `auditor export-expectations` writes one)")
+        if not suite["expectations"]:
+            raise NotApplicable(f"expectation suite {suite['name']!r} ({suite.get('path')}) "
+                                "holds no expectations")
         from auditor.gx import SuiteRunner
 
         try:

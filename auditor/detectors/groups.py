@@ -51,7 +51,8 @@ class GroupOverlap:
     - a name that looks like a key (``customer_id``, ``userKey``, ``session``, ...) on a string
       or integer column, or
     - a string column whose values repeat within a split (mean rows per value between
-      ``candidate_min_rows_per_value`` and ``candidate_max_rows_per_value``), or
+      ``candidate_min_rows_per_value`` and ``candidate_max_rows_per_value``) and are not
+      numbers or dates written as text, or
     - an integer column with such repeats, at least ``candidate_min_integer_distinct``
       distinct values, and gaps over half of its range (ids are sparse and numerous).
     Floats are never suggested, nor integers with a few hundred values (months, ages,
@@ -184,7 +185,8 @@ class GroupOverlap:
         repeats = any(self.candidate_min_rows_per_value <= v <= self.candidate_max_rows_per_value
                       for v in per_value.values()) and (
             not integer or (distinct >= self.candidate_min_integer_distinct
-                            and _sparse_if_integer(data, col)))
+                            and _sparse_if_integer(data, col))) and (
+            integer or not _numbers_or_dates(counts))
         if not (by_name or repeats):
             return None
         best: tuple[float, str, str, pl.DataFrame] | None = None
@@ -283,6 +285,21 @@ def _sparse_if_integer(data: AuditData, col: str) -> bool:
     if lo is None or hi is None:
         return False
     return values.n_unique() < 0.5 * (float(hi) - float(lo) + 1)
+
+
+def _numbers_or_dates(counts: dict[str, pl.DataFrame]) -> bool:
+    """Strings that are mostly (>= 90% of up to 1,000 distinct values) numbers or dates:
+    measurements or times written as text, not entity keys."""
+    values = pl.concat([c["entity"] for c in counts.values()]).cast(pl.String).unique()
+    values = values.sort().head(1000).str.strip_chars()
+    if values.len() == 0:
+        return False
+    parsed = values.cast(pl.Float64, strict=False).is_not_null()
+    try:  # the format is inferred from the values; none found means no dates
+        parsed |= values.str.to_datetime(strict=False).is_not_null()
+    except pl.exceptions.ComputeError:
+        pass
+    return float(parsed.mean()) >= 0.9
 
 
 def _row_numbers(s: pl.Series) -> bool:

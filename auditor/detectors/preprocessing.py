@@ -366,13 +366,13 @@ class PreprocessingFit:
                 for k in ("mean", "median"):
                     cnt = int(row[f"{c}\x00{k}"])
                     if cnt >= self.min_imputed and c not in findings:
-                        f = self._imputation(ctx, c, eps[c], fit_set, k, cnt)
+                        f = self._imputation(ctx, c, eps[c], fit_set, k)
                         if f is not None:
                             findings[c] = f
         return [findings[c] for c in cols if c in findings]
 
-    def _imputation(self, ctx: Context, c: str, eps: float, fit_set: list[str], stat: str,
-                    cnt: int) -> Finding | None:
+    def _imputation(self, ctx: Context, c: str, eps: float, fit_set: list[str], stat: str
+                    ) -> Finding | None:
         s = ctx.per_set[tuple(fit_set)][c]
         v = float(s[stat])
         tol = self.tol_fill(eps, s, v)

@@ -9,7 +9,7 @@ import polars as pl
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind
 from auditor.report import Finding, Severity
-from auditor.stats import clip_text, fmt_rows, grade, is_share
+from auditor.stats import clip_text, fmt_rows, grade, is_share, map_columns
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,8 +66,9 @@ class SchemaConsistency:
                                     splits=issue.splits, evidence=evidence))
         cols = [c for c in dict.fromkeys(data.features + ([data.label] if data.label else []))
                 if data.kinds.get(c) == Kind.CATEGORICAL]
-        for col in cols:
-            f = self._variants(data, col)
+        # one column per task on polars' thread count (its group-bys release the GIL)
+        for f in map_columns(lambda col: self._variants(data, col), cols,
+                             workers=None if len(cols) > 8 else 1):
             if f is not None:
                 findings.append(f)
         n_feat = len(data.features)
@@ -132,8 +133,12 @@ def value_counts_by_split(data: AuditData, col: str) -> pl.DataFrame | None:
 
 def normalised(value: pl.Expr) -> pl.Expr:
     """The key two variants share: lowercase, punctuation and symbols as spaces, whitespace
-    collapsed and trimmed."""
-    return (value.str.to_lowercase().str.replace_all(r"[\p{P}\p{S}]", " ")
+    collapsed and trimmed; except the signs ``+`` and ``-`` that are not a hyphen between two
+    word characters ('A+' / 'A-' / 'A' are three blood groups, '-1' is not '1', 'New-York'
+    is 'new york')."""
+    return (value.str.to_lowercase().str.replace_all(r"(\w)-(\w)", "$1 $2")
+            .str.replace_all(r"(\w)-(\w)", "$1 $2")  # again for overlapping "a-b-c"
+            .str.replace_all(r"[[\p{P}\p{S}]--[+\-]]", " ")
             .str.replace_all(r"\s+", " ").str.strip_chars())
 
 

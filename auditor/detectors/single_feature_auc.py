@@ -18,7 +18,8 @@ import polars as pl
 from auditor.checks import Cost
 from auditor.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
-from auditor.leak_rules import Rules, rank_copies, judge, missing_purity, pure_region
+from auditor.leak_rules import (Rules, judge, label_free_relations, missing_purity,
+                                pure_region, rank_copies)
 from auditor.label_stats import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
                                  class_rank_stats, encoded_figures, eval_ranked, eval_spearman,
                                  fit_ranked, fit_spearman, float_values, label_view,
@@ -74,13 +75,22 @@ class SingleFeatureAUC:
     (missing in >= ``pure_share`` of one class's train rows and <= ``pure_tolerance`` of the
     other's) fails; near-deterministic (train AUC >= ``deterministic_above``, or, binary label,
     a cut of its train score holding >= ``pure_share`` of one class and <= ``pure_tolerance``
-    of the other: TPR >= 0.9 at FPR <= 0.01) fails; singular (>= ``singular_gap`` above the
-    strongest other feature) fails; otherwise strong but not singular warns, whatever its
-    AUC; with no other feature, plain ``warn_above``/``fail_above``. The finding's
-    ``evidence.grading`` names the rule, the runner-up feature and the purest cut. A declared
+    of the other: TPR >= 0.9 at FPR <= 0.01, counted only when both classes hold >=
+    ``min_pure_rows`` train rows, as a clean cut on fewer rows is often chance) fails;
+    singular (> ``singular_gap`` above the
+    strongest other feature) fails above ``fail_above`` (the bootstrap CI's lower end too) and
+    warns below, since one dominant honest predictor looks the same; independent peers (the
+    features within the gap relate to it only through the label: partial rank correlation
+    given the label < ``family_above``, so a cluster of post-outcome fields cannot vouch for
+    itself) is graded like singular; otherwise strong but not singular (a family that co-varies
+    beyond the label) warns, whatever its AUC; with no other feature, plain ``warn_above`` /
+    ``fail_above``. The finding's ``evidence.grading`` names the rule, the runner-up feature
+    and the purest cut. A declared
     id only warns (above ``id_warn_above``). The declared time column is scored like a
     feature against the label and graded by ``warn_above``/``fail_above`` alone: above 0.95
-    the label is nearly a function of the date (fails); an ordinary trend stays silent.
+    the label is nearly a function of the date (fails); an ordinary trend stays silent. For a
+    numeric label the fail threshold is ``deterministic_above``: a continuous quantity that
+    trends (prices under inflation) reaches |rho| 0.95-0.98 with the date honestly; it warns.
 
     Per feature (numeric, boolean, datetime, categorical; text columns skipped) and split:
     AUC = (R1 - n1(n1+1)/2) / (n1 n0), R1 the sum of the positives' average ranks
@@ -118,8 +128,12 @@ class SingleFeatureAUC:
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
     copy_above: float = 0.98
+    family_above: float = 0.1
+    min_pure_rows: int = 30
 
     def __post_init__(self) -> None:
+        check_params(self, ("min_pure_rows",), lambda v: isinstance(v, int) and v >= 1,
+                     "an integer >= 1")
         check_params(self, ("warn_above", "fail_above", "id_warn_above",
                             "deterministic_above"),
                      lambda v: 0.5 <= v <= 1, "an AUC in [0.5, 1]")
@@ -127,12 +141,18 @@ class SingleFeatureAUC:
             raise ValueError(f"warn_above must be <= fail_above; got {self.warn_above!r} > "
                              f"{self.fail_above!r}")
         check_params(self, ("smoothing",), lambda v: v >= 0, ">= 0")
-        check_params(self, ("singular_gap", "pure_share", "pure_tolerance", "copy_above"),
+        check_params(self, ("singular_gap", "pure_share", "pure_tolerance", "copy_above",
+                            "family_above"),
                      lambda v: 0 <= v <= 1, "a share in [0, 1]")
-        for name, low in (("folds", 2), ("n_boot", 10), ("ci_rows", 100),
-                          ("id_sample_rows", 1000), ("top", 1)):
+        for name, low in (("ci_rows", 100), ("id_sample_rows", 1000), ("top", 1)):
             check_params(self, (name,), lambda v, low=low: isinstance(v, int) and v >= low,
                          f"an integer >= {low}")
+        # upper bounds: folds beyond int64 crashed the fold draw; n_boot resamples are held in
+        # memory at once (n_boot x ci_rows counts)
+        for name, low, high in (("folds", 2, 100), ("n_boot", 10, 10_000)):
+            check_params(self, (name,),
+                         lambda v, low=low, high=high: isinstance(v, int) and low <= v <= high,
+                         f"an integer in [{low}, {high:,}]")
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, data: AuditData) -> list[Finding]:
@@ -259,11 +279,16 @@ class SingleFeatureAUC:
         if g is None:
             return None
         value, split = g
+        # a numeric label that trends (prices under inflation, a growing count) reaches
+        # |rho| 0.95 with the date honestly: only a near-exact function of the date fails
+        time_fail = (self.deterministic_above if sc.is_time and view.kind == LabelKind.NUMERIC
+                     else self.fail_above)
         if sc.is_id:
             sev = grade(value, warn=self.id_warn_above)
             threshold = self.id_warn_above
         else:
-            sev = grade(value, warn=self.warn_above, fail=self.fail_above)
+            sev = grade(value, warn=self.warn_above,
+                        fail=time_fail if sc.is_time else self.fail_above)
         if sev == Severity.INFO:
             return None
         frames = (self._id_frames(view, sc.column, data.seed) if sc.is_id
@@ -278,16 +303,16 @@ class SingleFeatureAUC:
         n = frame.height
         missing = missing_count(frame, sc.column)
         verdict = None
+        ci = self._ci(view, frame, scores[split], sc, data.seed)
         if sc.is_time:
-            threshold = self.fail_above if sev == Severity.FAIL else self.warn_above
+            threshold = time_fail if sev == Severity.FAIL else self.warn_above
         elif not sc.is_id:
-            verdict = self._judge(view, sc, value, frames, scores, figures)
+            verdict = self._judge(view, sc, value, frames, scores, figures, ci[0])
             sev = verdict.severity
-            threshold = {"singular": self.warn_above, "strong_not_singular": self.warn_above,
+            threshold = {"strong_not_singular": self.warn_above,
                          "near_deterministic": self.deterministic_above}.get(
                              verdict.rule, self.fail_above if sev == Severity.FAIL
                              else self.warn_above)
-        ci = self._ci(view, frame, scores[split], sc, data.seed)
         metric = {LabelKind.BINARY: "single_feature_auc",
                   LabelKind.MULTICLASS: "single_feature_macro_auc"}.get(view.kind,
                                                                         "abs_spearman")
@@ -314,7 +339,10 @@ class SingleFeatureAUC:
                        + ("the label is nearly a function of the date (a label derived from "
                           "the date, or a period that holds one outcome); a model learns the "
                           "calendar, not the rows" if sev == Severity.FAIL else
-                          "a strong trend of the label over time; prefer a split by time"))
+                          "a strong trend of the label over time"
+                          + ("; the splits are cut by time, so later splits test the trend"
+                             if _time_ordered(frames, sc.column) else
+                             "; a random split hides it: prefer a split by time")))
         else:
             message = f"{sc.column} alone {what}; {verdict.reason}; graded {sev.value}"
         evidence: dict[str, Any] = {"splits": self._split_rows(view, frames, sc, split, ci)}
@@ -322,7 +350,10 @@ class SingleFeatureAUC:
                                {"rule": "identifier" if sc.is_id else "time_column",
                                 "reason": "identifiers warn above id_warn_above and never fail"
                                 if sc.is_id else "the time column is graded by warn_above "
-                                "and fail_above alone"})
+                                + ("and deterministic_above alone (a numeric label's trend "
+                                   "is not a leak unless the date nearly fixes the label)"
+                                   if view.kind == LabelKind.NUMERIC else
+                                   "and fail_above alone")})
         if view.kind != LabelKind.NUMERIC:
             evidence["chart"] = self._roc_chart(view, frames, scores, sc, split)
         evidence["orientation"] = describe_orientation(view, sc)
@@ -333,7 +364,7 @@ class SingleFeatureAUC:
 
     def _judge(self, view: LabelView, sc: Scored, value: float,
                frames: dict[str, pl.DataFrame], scores: dict[str, np.ndarray],
-               figures: dict[str, float]):
+               figures: dict[str, float], ci_low: float | None = None):
         """The :mod:`auditor.leak_rules` verdict of a flagged feature: its train figure,
         the other features' figures and, for a binary label, the purest cut of its train
         scores and the class balance of its missing values in train."""
@@ -349,13 +380,18 @@ class SingleFeatureAUC:
             missing = missing_purity(miss, y)
         name = "|Spearman rho|" if view.kind == LabelKind.NUMERIC else "AUC"
         rules = Rules(self.warn_above, self.fail_above, self.deterministic_above,
-                      self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above)
+                      self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above,
+                      self.family_above, self.min_pure_rows)
         close = [c for c, v in figures.items() if v >= value - self.singular_gap]
         copies = rank_copies(view.frames[train], sc.column, close, self.copy_above)
+        peers = [c for c in close if c != sc.column and c not in copies]
+        relations = (label_free_relations(view.frames[train], sc.column, peers, YCOL,
+                                          view.kind == LabelKind.NUMERIC) if peers else None)
         verdict = judge(rules, value=value, train_value=sc.values.get(train, float("nan")),
                         others=[(c, v) for c, v in figures.items() if c != sc.column],
                         name=sc.column, what=name, purity=purity, missing=missing,
-                        classes=view.classes, copies=copies)
+                        classes=view.classes, copies=copies, ci_low=ci_low,
+                        relations=relations)
         col = view.frames[train][sc.column]
         if ((col.dtype.is_integer() or col.dtype == pl.String) and col.len() >= 20
                 and col.null_count() == 0 and col.n_unique() == col.len()):
@@ -465,6 +501,14 @@ def describe_orientation(view: LabelView, sc: Scored) -> str:
                      f"values rank {place} in the value order")
     return "; ".join(parts) + (" …" if len(view.targets) > 5 else "")
 
+
+
+def _time_ordered(frames: dict[str, pl.DataFrame], col: str) -> bool:
+    """Every split starts at or after the end of the one before (a split by time)."""
+    bounds = [f.select(pl.col(col).min().alias("lo"), pl.col(col).max().alias("hi")).row(0)
+              for f in frames.values()]
+    return all(a[1] is not None and b[0] is not None and b[0] >= a[1]
+               for a, b in zip(bounds, bounds[1:]))
 
 
 def _macro(per_class: np.ndarray) -> float:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -11,7 +12,7 @@ import polars as pl
 from auditor.checks import Cost
 from auditor.data import AuditData
 from auditor.detectors.token_findings import by_split_text, short
-from auditor.detectors.token_layout import Layout, layout_of, token_frame, tokenizer_of
+from auditor.detectors.token_layout import Flat, Layout, layout_of, token_frame, tokenizer_of
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
 from auditor.stats import fmt_count, fmt_share, grade, share
@@ -20,7 +21,7 @@ CATEGORIES = ("exact", "normalised", "unk", "whitespace", "other")
 LABELS = {"exact": "identical", "normalised": "equal after the tokenizer's normaliser",
           "unk": "characters lost to UNK", "whitespace": "whitespace-only difference",
           "other": "other difference"}
-BATCH = 8_192
+BATCH = 16_384  # rows per native encode/decode call (bounds memory)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,13 +34,14 @@ class RoundTrip:
     data, or text and ids are misaligned. Fix: ship the tokenizer that made the data, re-tokenize,
     or choose a tokenizer with byte fallback.
 
-    Each sampled row is classified, first match wins: exact; equal after the tokenizer's own
+    Each checked row is classified, first match wins: exact; equal after the tokenizer's own
     normaliser (an expected loss such as lowercasing or NFKC); characters lost to UNK
     (the encoding holds the UNK id); whitespace-only difference; other. Stale: the stored ids of
     the content (padding dropped, control tokens removed) differ from encode(text) with control
-    tokens removed, where a row cut at max_length only needs to be a prefix. Up to
-    ``sample_rows`` rows per split are checked (a seeded sample when larger, stated in the
-    message). Values are shares of the checked rows.
+    tokens removed, where a row cut at max_length only needs to be a prefix. Every row with a
+    text is checked by default (``sample_rows`` None); with ``sample_rows`` set, up to that many
+    rows per split (a seeded sample when larger, stated in the message). Values are shares of
+    the checked rows, and every message states how many rows were checked.
 
     Rows equal only after the normaliser are not lossy by the tokenizer's own definition, but
     when the normaliser changes characters beyond case and whitespace (NFKC folding full-width
@@ -55,7 +57,7 @@ class RoundTrip:
     id: ClassVar[str] = "tokens.roundtrip"
     title: ClassVar[str] = "Tokenizer round-trip and stale tokenization"
     cost: ClassVar[Cost] = Cost.STATS
-    sample_rows: int = 100_000
+    sample_rows: int | None = None  # None: every row
     lossy_warn_above: float = 0.0      # share of rows in 'unk' or 'other'
     lossy_fail_above: float = 0.001
     whitespace_warn_above: float = 0.01
@@ -70,7 +72,7 @@ class RoundTrip:
             v = getattr(self, name)
             if not 0 <= v <= 1:
                 raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
-        if self.sample_rows < 1:
+        if self.sample_rows is not None and self.sample_rows < 1:
             raise ValueError(f"sample_rows must be >= 1; got {self.sample_rows!r}")
         if self.max_examples < 0:
             raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
@@ -91,33 +93,73 @@ class RoundTrip:
 
     # -- per split -------------------------------------------------------------------------
     def _split(self, data: AuditData, lay: Layout, tok: Any, name: str, i: int) -> dict[str, Any]:
+        """Every row (or a seeded sample of ``sample_rows``) in chunks of ``BATCH`` rows: one
+        native encode_batch/decode_batch per chunk, ids compared through flattened numpy
+        arrays (values + lengths), never as Python objects per row. Only the rows that can
+        become evidence are kept (not identical, or the first stale ones), so memory is bounded
+        by the chunk, not the split."""
         t = data.tokens
         df = data.splits[name]
         rows = np.arange(df.height)
-        if df.height > self.sample_rows:
+        if self.sample_rows is not None and df.height > self.sample_rows:
             rng = np.random.default_rng([data.seed, i])
             rows = np.sort(rng.choice(df.height, self.sample_rows, replace=False))
-        text = df[t.text].cast(pl.String)[rows]
-        keep = text.is_not_null().to_numpy()
-        rows, text = rows[keep], text.filter(pl.Series(keep))
-        encoded, decoded = [], []
-        for start in range(0, len(text), BATCH):
-            batch = text.slice(start, BATCH).to_list()
-            enc = tok.encode_batch(batch)
-            decoded += tok.decode_batch(enc)
-            encoded.append(pl.Series("enc", enc, dtype=pl.List(pl.Int64)))
-        enc_s = (pl.concat(encoded) if encoded
-                 else pl.Series("enc", [], dtype=pl.List(pl.Int64)))
-        frame = pl.DataFrame({"row": rows, "text": text, "dec": pl.Series(decoded,
-                                                                           dtype=pl.String),
-                              "enc": enc_s})
-        category = self._categories(frame, tok)
-        stale, stored, enc_plain = self._stale(data, lay, name, frame)
-        return {"rows": df.height, "checked": frame.height, "frame": frame,
-                "category": category, "stale": stale, "stored": stored, "enc": enc_plain,
-                "rewritten": (category == "normalised") & beyond_case(frame)}
+        text_all = df[t.text].cast(pl.String)
+        drawn = len(rows)
+        rows = rows[text_all.gather(rows).is_not_null().to_numpy()]
+        ids_all = token_frame(data, name)[t.input_ids]
+        category = np.empty(len(rows), dtype=object)
+        stale = np.zeros(len(rows), dtype=bool)
+        kept: list[pl.DataFrame] = []
+        examples: list[tuple[int, list[int], list[int]]] = []
+        for lo in range(0, len(rows), BATCH):
+            rc = rows[lo:lo + BATCH]
+            contiguous = len(rc) and rc[-1] - rc[0] + 1 == len(rc)
+            text = text_all.slice(int(rc[0]), len(rc)) if contiguous else text_all.gather(rc)
+            ids = ids_all.slice(int(rc[0]), len(rc)) if contiguous else ids_all.gather(rc)
+            enc_lists = tok.encode_batch(text.to_list())
+            dec = pl.Series("dec", tok.decode_batch(enc_lists), dtype=pl.String)
+            e_lens = np.fromiter(map(len, enc_lists), dtype=np.int64, count=len(enc_lists))
+            enc = Flat(np.fromiter(chain.from_iterable(enc_lists), dtype=np.int64,
+                                   count=int(e_lens.sum())), e_lens,
+                       np.zeros(len(e_lens), dtype=bool))
+            unk = (enc.row_sum(enc.values == tok.unk_id) > 0 if tok.unk_id is not None
+                   else np.zeros(len(rc), dtype=bool))
+            frame = pl.DataFrame({"row": rc, "text": text.rename("text"), "dec": dec})
+            cat = self._categories(frame, unk, tok)
+            category[lo:lo + len(rc)] = cat
+            bad, s_keep, e_keep = self._stale(lay, name, rc, Flat.of(ids), enc)
+            stale[lo:lo + len(rc)] = bad
+            for j in np.flatnonzero(bad)[:max(0, self.max_examples - len(examples))]:
+                examples.append((int(rc[j]), s_keep(int(j)), e_keep(int(j))))
+            kept.append(self._keep(frame, cat))
+        frame = pl.concat(kept) if kept else pl.DataFrame(
+            {"row": [], "text": [], "dec": [], "cat": [], "rewritten": []},
+            schema={"row": pl.Int64, "text": pl.String, "dec": pl.String, "cat": pl.String,
+                    "rewritten": pl.Boolean})
+        return {"rows": df.height, "drawn": drawn, "checked": len(rows), "frame": frame,
+                "category": category, "stale": stale, "stale_examples": examples}
 
-    def _categories(self, frame: pl.DataFrame, tok: Any) -> np.ndarray:
+    def _keep(self, frame: pl.DataFrame, cat: np.ndarray) -> pl.DataFrame:
+        """The rows of a chunk that can become evidence: every lossy, whitespace or rewritten
+        row, and of the rows equal only after the normaliser the ``max_examples`` with the
+        largest length change (the examples ranking keeps no others)."""
+        frame = frame.with_columns(cat=pl.Series(cat.astype(str)))
+        norm = cat == "normalised"
+        rewritten = np.zeros(len(cat), dtype=bool)
+        if norm.any():
+            rewritten[norm] = beyond_case(frame.filter(pl.Series(norm)))
+        frame = frame.with_columns(rewritten=pl.Series(rewritten))
+        plain = norm & ~rewritten
+        keep = (cat != "exact") & ~plain
+        if plain.any():
+            d = frame.select((pl.col("text").str.len_chars()
+                              - pl.col("dec").str.len_chars()).abs())[:, 0].to_numpy()
+            idx = np.flatnonzero(plain)
+            keep[idx[np.argsort(-d[idx], kind="stable")[:self.max_examples]]] = True
+        return frame.filter(pl.Series(keep))
+
+    def _categories(self, frame: pl.DataFrame, unk: np.ndarray, tok: Any) -> np.ndarray:
         cat = np.full(frame.height, "exact", dtype=object)
         exact = (frame["text"] == frame["dec"]).fill_null(False).to_numpy()
         rest = np.flatnonzero(~exact)
@@ -128,37 +170,53 @@ class RoundTrip:
         n_text = pl.Series([tok.normalise(s) for s in sub["text"].to_list()], dtype=pl.String)
         n_dec = pl.Series([tok.normalise(s) for s in sub["dec"].to_list()], dtype=pl.String)
         norm = (n_text == n_dec).to_numpy()
-        unk = (sub["enc"].list.contains(tok.unk_id).fill_null(False).to_numpy()
-               if tok.unk_id is not None else np.zeros(len(rest), dtype=bool))
         ws = (n_text.str.replace_all(r"\s+", "") == n_dec.str.replace_all(r"\s+", "")).to_numpy()
-        cat[rest] = np.where(norm, "normalised", np.where(unk, "unk", np.where(
+        cat[rest] = np.where(norm, "normalised", np.where(unk[rest], "unk", np.where(
             ws, "whitespace", "other")))
         return cat
 
-    def _stale(self, data: AuditData, lay: Layout, name: str, frame: pl.DataFrame
-               ) -> tuple[np.ndarray, pl.Series, pl.Series]:
-        t = data.tokens
+    def _stale(self, lay: Layout, name: str, rows: np.ndarray, ids: Flat, enc: Flat
+               ) -> tuple[np.ndarray, Any, Any]:
+        """Rows whose stored content ids (padding dropped, control tokens removed) are not
+        encode(text) with control tokens removed; a row cut at max_length only needs to be a
+        prefix. Compared on the flattened ids: lengths first, then element by element over the
+        compared prefix, mismatches counted per row with one bincount. Also returns two
+        functions giving a row's compared stored and encoded ids (for examples)."""
         s = lay.splits[name]
-        rows = frame["row"].to_numpy()
-        specials = pl.Series(lay.roles.specials.tolist(), dtype=pl.Int64)
-        drop = pl.element().filter(~pl.element().is_in(specials.implode()))
-        stored = pl.DataFrame({
-            "ids": token_frame(data, name)[t.input_ids][rows].cast(pl.List(pl.Int64)),
-            "off": s.pad_left[rows], "n": s.content[rows]}).select(
-            pl.col("ids").list.slice(pl.col("off"), pl.col("n")).list.eval(drop))["ids"]
-        enc = frame["enc"].list.eval(drop)
-        cut = s.content[rows] >= lay.max_length
-        cmp = pl.DataFrame({"s": stored, "e": enc, "cut": cut}).select(
-            ok=((pl.col("s") == pl.col("e").list.head(pl.col("s").list.len()))
-                & ((pl.col("s").list.len() == pl.col("e").list.len()) | pl.col("cut")))
-            .fill_null(False))["ok"].to_numpy()
-        return ~cmp, stored, enc
+        specials = lay.roles.specials
+        pad_l, content = s.pad_left[rows], s.content[rows]
+        s_mask = ids.span(pad_l, pad_l + content) & ~is_special(ids.values, specials)
+        e_mask = ~is_special(enc.values, specials)
+        sv, ev = ids.values[s_mask], enc.values[e_mask]
+        s_len, e_len = ids.row_sum(s_mask), enc.row_sum(e_mask)
+        cut = content >= lay.max_length
+        ok = ((s_len == e_len) | (cut & (s_len < e_len))) & ~ids.null
+        n_cmp = np.where(ok, s_len, 0)
+        stored = Flat(sv, s_len, ids.null)
+        encoded = Flat(ev, e_len, enc.null)
+        a = sv[stored.span(np.zeros(len(rows), np.int64), n_cmp)]
+        b = ev[encoded.span(np.zeros(len(rows), np.int64), n_cmp)]
+        if len(a):
+            owner = np.repeat(np.arange(len(rows)), n_cmp)
+            ok &= np.bincount(owner[a != b], minlength=len(rows)) == 0
+
+        def s_keep(j: int) -> list[int]:
+            return [] if ids.null[j] else \
+                sv[stored.offsets[j]:stored.offsets[j] + s_len[j]].tolist()
+
+        def e_keep(j: int) -> list[int]:
+            return ev[encoded.offsets[j]:encoded.offsets[j] + e_len[j]].tolist()
+
+        return ~ok, s_keep, e_keep
 
     # -- findings --------------------------------------------------------------------------
     def _sample_note(self, results: dict[str, dict[str, Any]]) -> str:
-        sampled = [f"{fmt_count(r['checked'])} of {fmt_count(r['rows'])} {n} rows"
-                   for n, r in results.items() if r["checked"] < r["rows"]]
-        return f" (a seeded sample: {', '.join(sampled)})" if sampled else ""
+        sampled = [f"{fmt_count(r['drawn'])} of {fmt_count(r['rows'])} {n} rows"
+                   for n, r in results.items() if r["drawn"] < r["rows"]]
+        no_text = sum(r["drawn"] - r["checked"] for r in results.values())
+        return ((f" (a seeded sample: {', '.join(sampled)})" if sampled else "")
+                + (f" ({fmt_count(no_text)} {'row' if no_text == 1 else 'rows'} without text, "
+                   "not checked)" if no_text else ""))
 
     def _roundtrip_finding(self, data: AuditData, tok: Any,
                            results: dict[str, dict[str, Any]]) -> Finding:
@@ -212,13 +270,12 @@ class RoundTrip:
     def _normaliser_finding(self, data: AuditData, tok: Any,
                             results: dict[str, dict[str, Any]]) -> list[Finding]:
         checked = sum(r["checked"] for r in results.values())
-        per_split = {n: int(r["rewritten"].sum()) for n, r in results.items()}
+        per_split = {n: int(r["frame"]["rewritten"].sum()) for n, r in results.items()}
         n = sum(per_split.values())
         if not n:
             return []
         value = share(n, checked)
-        texts = pl.concat([r["frame"]["text"].filter(pl.Series(r["rewritten"]))
-                           for r in results.values()])
+        texts = pl.concat([r["frame"].filter("rewritten")["text"] for r in results.values()])
         chars = rewritten_characters(texts, tok, self.max_examples)
         shown = ", ".join(f"{c['character']!r} → {c['becomes']!r}" for c in chars[:5])
         return [Finding(
@@ -239,16 +296,15 @@ class RoundTrip:
     def _examples(self, results: dict[str, dict[str, Any]], cats: tuple[str, ...],
                   tok: Any, only: str | None = None) -> list[dict[str, Any]]:
         """The rows with the largest length change first, with a character-level diff;
-        ``only``: a boolean array of each split's results that rows must also satisfy."""
+        ``only``: a boolean column of each split's kept frame that rows must also satisfy."""
         picked: list[tuple[int, str, int, str, str, str]] = []
         for name, r in results.items():
             frame = r["frame"]
-            keep = np.isin(r["category"], cats)
-            idx = np.flatnonzero(keep & r[only] if only else keep)
+            keep = frame["cat"].is_in(list(cats)).to_numpy()
+            idx = np.flatnonzero(keep & frame[only].to_numpy() if only else keep)
             if not len(idx):
                 continue
-            sub = frame[idx].with_columns(cat=pl.Series(r["category"][idx].astype(str)),
-                                          d=(pl.col("text").str.len_chars()
+            sub = frame[idx].with_columns(d=(pl.col("text").str.len_chars()
                                              - pl.col("dec").str.len_chars()).abs())
             rank = {c: i for i, c in enumerate(cats)}
             sub = sub.with_columns(rk=pl.col("cat").replace_strict(rank, return_dtype=pl.Int64))
@@ -282,10 +338,9 @@ class RoundTrip:
                                     f"{self._sample_note(results)}"))
         examples = []
         for name, r in results.items():
-            stored, enc = r["stored"], r["enc"]
-            for i in np.flatnonzero(r["stale"])[:max(0, self.max_examples - len(examples))]:
-                examples.append({"split": name, "row": int(r["frame"]["row"][int(i)]),
-                                 **id_diff(stored[int(i)], enc[int(i)], tok)})
+            for row, stored, enc in r["stale_examples"][:max(0, self.max_examples
+                                                             - len(examples))]:
+                examples.append({"split": name, "row": row, **id_diff(stored, enc, tok)})
         return Finding(
             severity=sev, metric="stale_tokenization", subject=t.input_ids, value=value,
             threshold=self.stale_fail_above, count=n,
@@ -308,19 +363,22 @@ def rewritten_characters(texts: pl.Series, tok: Any, limit: int) -> list[dict[st
     """The characters of ``texts`` that the tokenizer's normaliser, applied to the character
     alone, turns into something else than its lowercase (whitespace ignored), with the number
     of texts holding each, most frequent first (at most ``limit``). One normaliser call per
-    distinct character; the counting is one group_by."""
-    per_row = pl.DataFrame({"row": np.arange(texts.len()), "ch": texts.str.split("")}) \
-        .explode("ch").filter(pl.col("ch").str.len_chars() > 0).unique()
+    distinct character; non-ASCII characters are counted by one group_by over each text's
+    distinct ones, the (rarely rewritten) ASCII ones by a literal search each."""
+    def rewritten(c: str) -> bool:
+        return "".join(tok.normalise(c).split()).lower() != "".join(c.split()).lower()
+
+    per_row = pl.DataFrame({"ch": texts.str.extract_all(r"[^\x00-\x7F]").list.unique()}) \
+        .explode("ch").drop_nulls()
     distinct = per_row["ch"].unique().sort().to_list()
-    becomes = {c: tok.normalise(c) for c in distinct}
-    changed = [c for c in distinct
-               if "".join(becomes[c].split()).lower() != "".join(c.split()).lower()]
-    if not changed:
-        return []
-    counts = (per_row.filter(pl.col("ch").is_in(changed)).group_by("ch").len()
-              .sort(["len", "ch"], descending=[True, False]).head(limit))
-    return [{"character": c, "code point": f"U+{ord(c[0]):04X}", "becomes": becomes[c],
-             "rows": int(k)} for c, k in counts.iter_rows()]
+    changed = [c for c in distinct if rewritten(c)]
+    counts = dict(per_row.filter(pl.col("ch").is_in(changed)).group_by("ch").len().iter_rows())
+    for c in (chr(i) for i in range(32, 127)):
+        if rewritten(c):
+            counts[c] = int(texts.str.contains(c, literal=True).sum())
+    ranked = sorted(((k, c) for c, k in counts.items() if k), key=lambda p: (-p[0], p[1]))
+    return [{"character": c, "code point": f"U+{ord(c[0]):04X}", "becomes": tok.normalise(c),
+             "rows": int(k)} for k, c in ranked[:limit]]
 
 
 def char_diff(a: str, b: str, limit: int = 4000, context: int = 24) -> dict[str, str]:
@@ -357,3 +415,16 @@ def id_diff(stored: Any, enc: Any, tok: Any, context: int = 3) -> dict[str, Any]
 
     return {"first difference at": k, "stored": view(s), "encode(text)": view(e),
             "stored length": len(s), "encoded length": len(e)}
+
+
+def is_special(x: np.ndarray, specials: np.ndarray) -> np.ndarray:
+    """``np.isin(x, specials)`` through a lookup table when the control ids are small
+    non-negative numbers (the usual case: one gather instead of a sort)."""
+    if not len(specials):
+        return np.zeros(len(x), dtype=bool)
+    top = int(specials.max())
+    if specials.min() < 0 or top >= 1 << 26:
+        return np.isin(x, specials)
+    table = np.zeros(top + 2, dtype=bool)
+    table[specials] = True
+    return table[np.where((x >= 0) & (x <= top), x, top + 1)]

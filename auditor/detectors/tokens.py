@@ -22,6 +22,11 @@ from auditor.report import Finding, Severity
 from auditor.stats import fmt_count, fmt_share, grade, share
 
 
+# the layout keeps a boolean table of vocab_size entries: 2**24 ids (16 MiB) is far beyond any
+# real vocabulary (the largest have a few hundred thousand ids)
+MAX_VOCAB = 2**24
+
+
 @dataclass(frozen=True, kw_only=True)
 class SpecialTokens:
     """Token rows whose BOS/EOS/padding, attention mask or labels are laid out wrongly.
@@ -63,8 +68,10 @@ class SpecialTokens:
                 "empty_warn_above", "empty_fail_above", "unk_warn_above", "unk_fail_above",
                 "injection_warn_above", "injection_fail_above")
         check_non_negative(self, "max_examples")
-        if self.vocab_size is not None and self.vocab_size < 1:
-            raise ValueError(f"vocab_size must be a positive integer; got {self.vocab_size!r}")
+        if self.vocab_size is not None and not (
+                isinstance(self.vocab_size, int) and 1 <= self.vocab_size <= MAX_VOCAB):
+            raise ValueError(f"vocab_size must be an integer in [1, {MAX_VOCAB:,}]; got "
+                             f"{self.vocab_size!r}")
 
     def run(self, data: AuditData) -> list[Finding]:
         require_tokens(data)

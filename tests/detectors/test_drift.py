@@ -872,3 +872,65 @@ def test_level_shifts_and_the_test_used_are_in_the_evidence():
     st = f.evidence["statistics"]
     assert st["test"] == "chi-square" and st["its level"] == "rare"
     assert st["largest level fold"] == f.value
+
+
+def test_unseen_values_of_a_per_value_numeric_are_graded_net_of_good_turing_like_categories():
+    ref = [0] * 50 + [1] * 50 + [2, 3, 4, 5, 6]  # 5 of 105 rows hold a value seen once
+    cur = [0] * 44 + [1] * 44 + [9] * 12
+    found = {}
+    for dtype in (pl.Int64, pl.String):
+        train = pl.DataFrame({"k": ref}).with_columns(pl.col("k").cast(dtype))
+        test = pl.DataFrame({"k": cur}).with_columns(pl.col("k").cast(dtype))
+        (found[dtype],) = _unseen(FeatureDrift().run(_data({"train": train, "test": test}))
+                                  ).values()
+    num, cat = found[pl.Int64], found[pl.String]
+    assert num.count == cat.count == 12
+    assert num.value == pytest.approx(12 / 100 - 5 / 105, rel=1e-4) == cat.value
+    assert num.severity == cat.severity == Severity.WARN
+    assert num.evidence["statistics"]["expected by chance"] == pytest.approx(5 / 105, rel=1e-4)
+    # a one-row train: every value of a later split is new, as Good-Turing expects; no fail
+    one = FeatureDrift().run(_data({"train": pl.DataFrame({"x": [0.5], "z": ["a"]}),
+                                    "test": pl.DataFrame({"x": np.linspace(0, 1, 40),
+                                                          "z": ["a"] * 40})}))
+    assert [f for f in one if f.severity != Severity.INFO] == []  # was an unseen_share fail
+
+
+@pytest.mark.parametrize("n1,n2", [(600, 150), (601, 149), (2_000, 2_000)])
+def test_ks_pvalue_remembered_by_lattice_step_equals_ks_2samp_for_every_column(n1, n2):
+    # many columns of the same sizes (a wide table): continuous, tied and shifted samples;
+    # every p-value, whether computed or remembered, is scipy's exact p for that pair
+    from auditor import stats as st
+
+    st._KS_EXACT.clear()
+    rng = np.random.default_rng(n1 + n2)
+    for k in range(60):
+        if k % 3 == 0:
+            a, b = rng.poisson(4, n1).astype(float), rng.poisson(4 + (k % 5) * 0.1, n2)
+        else:
+            a, b = rng.normal(size=n1), rng.normal((k % 7) * 0.05, 1, n2)
+        a, b = np.sort(a), np.sort(b.astype(float))
+        gap = ecdf_gap(a, b)
+        assert ks_pvalue(gap.d, n1, n2, a, b) == float(stats.ks_2samp(a, b).pvalue)
+    # sizes with a common divisor put D on a coarse lattice: some columns share a key
+    assert 0 < len(st._KS_EXACT) <= 60
+    assert np.gcd(n1, n2) == 1 or len(st._KS_EXACT) < 60
+
+
+def test_prepare_counts_every_categorical_column_of_a_wide_frame_in_kind_order():
+    from auditor.data import Kind
+    from auditor.drift_stats import prepare
+
+    rng = np.random.default_rng(2)
+    cols = {f"c{j:02d}": rng.choice(["a", "b", "c", None], 300).tolist() for j in range(12)}
+    cols["x"] = rng.normal(size=300)
+    df = pl.DataFrame(cols)
+    kinds = {c: (Kind.NUMERIC if c == "x" else Kind.CATEGORICAL) for c in df.columns}
+    got = prepare(df, kinds)
+    assert list(got) == ["x"] + [f"c{j:02d}" for j in range(12)]
+    for j in range(12):
+        c = f"c{j:02d}"
+        s = got[c]
+        want = df[c].drop_nulls().value_counts().sort(c)
+        assert s.missing == df[c].null_count() and s.rows == 300
+        assert s.counts.sort("value")["value"].to_list() == want[c].to_list()
+        assert s.counts.sort("value")["n"].to_list() == want["count"].to_list()

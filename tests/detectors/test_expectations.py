@@ -3,6 +3,7 @@ suite ``auditor export-expectations`` infers from train (validated by GX on the 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -99,11 +100,10 @@ def test_a_clean_split_passes_a_suite_it_meets(tmp_path):
     assert not [f for f in result.findings if f.severity != "info"]
 
 
-def test_unknown_expectations_and_missing_columns_are_reported_not_crashes(tmp_path):
+def test_missing_columns_are_findings_and_a_legacy_suite_reads(tmp_path):
     path = tmp_path / "suite.json"
     path.write_text(json.dumps({"expectation_suite_name": "legacy", "expectations": [
         {"expectation_type": "expect_column_values_to_not_be_null", "kwargs": {"column": "x1"}},
-        {"expectation_type": "expect_column_to_be_magic", "kwargs": {"column": "x1"}},
         {"expectation_type": "expect_column_values_to_be_unique",
          "kwargs": {"column": "not_there"}}]}))
     suite = read_suite(path)
@@ -112,11 +112,54 @@ def test_unknown_expectations_and_missing_columns_are_reported_not_crashes(tmp_p
     by_metric = {}
     for f in findings:
         by_metric.setdefault(f.metric, []).append(f)
-    (invalid,) = by_metric["expectation_invalid"]
-    assert "expect_column_to_be_magic" in invalid.message and invalid.severity == "fail"
     (error,) = by_metric["expectation_error"]
     assert error.subject == "not_there" and error.severity == "fail"
     assert by_metric["expectations_met"][0].count == 1
+
+
+@pytest.mark.parametrize("entry, says", [
+    ({"type": "expect_column_to_be_magic", "kwargs": {"column": "x1"}},
+     "expectations[1] expect_column_to_be_magic: not an expectation of great_expectations"),
+    ({"type": "expect_column_values_to_be_between",
+      "kwargs": {"column": "x1", "min_value": "low", "max_value": 5}},
+     "expectations[1] expect_column_values_to_be_between: "),
+    ({"type": "expect_column_to_exist", "kwargs": {"column": "x1"}, "severity": "bogus"},
+     "Invalid severity 'bogus'"),
+])
+def test_an_expectation_gx_cannot_build_is_exit_2_naming_it(tmp_path, write_splits, entry,
+                                                            says):
+    """A typo in the suite is the suite's fault, not the data's: no report, exit 2, one line
+    (a fail finding would make a pipeline reject good data)."""
+    paths = write_splits({"train": clean_frame(50, 1)})
+    (tmp_path / "suite.json").write_text(json.dumps({"name": "s", "expectations": [
+        {"type": "expect_column_to_exist", "kwargs": {"column": "x1"}}, entry]}))
+    with pytest.raises(InputError, match=re.escape(says)):
+        read_suite(tmp_path / "suite.json")
+    (tmp_path / "audit.yaml").write_text(
+        f"datasets: {{train: {paths['train'].name}}}\nexpectations: suite.json\n")
+    res = _cli("run", str(tmp_path / "audit.yaml"), "--out", str(tmp_path / "out"))
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert "suite.json" in line and says in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_empty_suite_skips_with_the_reason_instead_of_crashing(tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps({"name": "nothing-yet", "expectations": []}))
+    result = run_check(Expectations(), _data({"train": clean_frame(50, 1)}, read_suite(path)))
+    assert result.status == "skipped", result.error
+    assert "'nothing-yet'" in result.summary and "holds no expectations" in result.summary
+
+
+def test_gx_import_does_not_end_a_python_c_run():
+    """pyspark (imported by GX when installed) exits 0 from a ``python -c`` program."""
+    code = ("from auditor.gx import import_gx; gx = import_gx(); "
+            "print('still running', gx.__version__)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0 and "still running" in res.stdout, res.stderr
+    assert "FutureWarning" not in res.stderr
 
 
 def test_no_suite_named_skips_with_the_reason():
@@ -232,6 +275,30 @@ def test_export_expectations_usage_errors_exit_2(demo_suite, tmp_path):
     res = _cli("export-expectations", "--train", str(folder / "data" / "nope.parquet")
                if (folder / "data").exists() else str(tmp_path / "nope.parquet"))
     assert res.returncode == 2 and "not found" in res.stderr
+
+
+def test_a_split_holding_infinities_exports_a_json_suite_it_passes(tmp_path):
+    """JSON has no infinity: an infinite quantile is an open band end (None), a two-valued
+    column holding inf gets quantiles, not a value set."""
+    from auditor.gx import SuiteRunner
+
+    x = np.r_[np.linspace(0, 1, 180), [np.inf] * 15, [-np.inf] * 5]
+    df = pl.DataFrame({"x": x, "two": [np.inf, 1.0] * 100})
+    df.write_parquet(tmp_path / "inf.parquet")
+    res = _cli("export-expectations", "--train", str(tmp_path / "inf.parquet"))
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    bands = {e["kwargs"]["column"]: e["kwargs"]["quantile_ranges"]["value_ranges"]
+             for e in doc["expectations"]
+             if e["type"] == "expect_column_quantile_values_to_be_between"}
+    assert bands["x"][0][0] is None and bands["x"][-1][1] is None  # -inf / +inf ends
+    d = max(0.05, 4 * np.sqrt(0.25 / 1000))
+    assert bands["x"][2] == [pytest.approx(np.quantile(x, 0.5 - d, method="lower")),
+                             pytest.approx(np.quantile(x, 0.5 + d, method="higher"))]
+    assert "two" in bands
+    runner = SuiteRunner({"name": "t", "expectations": doc["expectations"]})
+    assert [r["expectation_config"]["type"] for r in runner.validate("train", df)
+            if not r["success"]] == []
 
 
 def test_export_from_a_file_writes_the_suite_to_stdout(tmp_path, write_splits):

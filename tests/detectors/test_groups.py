@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from auditor.config import Columns
-from auditor.data import AuditData, build_audit_data
+from auditor.data import AuditData, Kind, build_audit_data
 from auditor.demo import make_demo
 from auditor.detectors.groups import GroupOverlap, snake
 from auditor.errors import NotApplicable
@@ -238,3 +238,17 @@ def test_measurements_are_not_suggested_as_entity_keys():
         0, 2500, d.height) * 13)) for i, (s, d) in enumerate(data.splits.items())}
     (f,) = GroupOverlap(candidate_min_integer_distinct=1000).run(_data(keyed, label="y"))
     assert f.subject == "acct" and f.metric == "candidate_group_column"
+
+
+def test_numbers_and_dates_written_as_text_are_not_suggested_as_entity_keys():
+    def frame(n: int, seed: int) -> pl.DataFrame:
+        r = np.random.default_rng(seed)
+        days = r.integers(0, 300, n)
+        return pl.DataFrame({
+            "visit": [f"2024-{1 + d // 28:02d}-{1 + d % 28:02d}" for d in days],  # dates
+            "weight": [f"{w:.1f}" for w in r.integers(400, 900, n) / 10],      # numbers
+            "y": r.integers(0, 2, n)})
+    data = _data({"train": frame(3000, 1), "test": frame(1000, 2)}, label="y")
+    assert data.kinds["visit"] == data.kinds["weight"] == Kind.CATEGORICAL
+    with pytest.raises(NotApplicable, match="no column looks like an entity key"):
+        GroupOverlap().run(data)

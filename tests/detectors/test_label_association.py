@@ -249,12 +249,38 @@ def test_level_table_breaks_a_tie_between_top_classes_by_the_first_class():
 # --- grading in context (auditor.leak_rules) ----------------------------------------------
 
 def _numeric_family(n: int, seed: int) -> pl.DataFrame:
-    """Four noisy measurements of a numeric target, each correlated ~0.93 with it: a strong
-    legitimate signal, not a copy of the label."""
+    """Four noisy measurements of one latent quantity z that also drives a numeric target,
+    each correlated ~0.93 with it: a strong legitimate signal, not a copy of the label. They
+    share z beyond the target (partial rho given y ~0.8), as real measurements do."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=n)
+    y = z + rng.normal(size=n) * 0.3
+    cols = {f"m{k}": z + rng.normal(size=n) * 0.25 for k in range(4)}
+    return pl.DataFrame({**cols, "noise": rng.normal(size=n), "y": y})
+
+
+def _recodings(n: int, seed: int) -> pl.DataFrame:
+    """Three fields each computed from the numeric target with their own noise (post-outcome
+    fields: the final invoice, the refund, the adjusted total): associated ~0.93 each, and
+    related to one another only through the target."""
     rng = np.random.default_rng(seed)
     y = rng.normal(size=n)
-    cols = {f"m{k}": y + rng.normal(size=n) * 0.4 for k in range(4)}
+    cols = {f"r{k}": y + rng.normal(size=n) * 0.4 for k in range(3)}
     return pl.DataFrame({**cols, "noise": rng.normal(size=n), "y": y})
+
+
+def test_a_cluster_of_label_recodings_fails_though_each_has_strong_peers():
+    # before the independent_peers rule every one of them only warned as "strong but not
+    # singular": a cluster of post-outcome fields hid behind itself
+    data = _data({"train": _recodings(3000, 1), "test": _recodings(1000, 2)}, label="y")
+    strong = [f for f in FeatureLabelAssociation().run(data) if f.metric == "association"]
+    assert sorted(f.subject for f in strong) == ["r0", "r1", "r2"]
+    for f in strong:
+        g = f.evidence["grading"]
+        assert (f.severity, g["rule"]) == (Severity.FAIL, "independent_peers"), f.message
+        assert f.value > 0.9 and g["features_within_gap"] == 2
+        assert max(g["relations"].values()) < 0.1 and g["related_within_gap"] == 0
+        assert "to it only through the label (|partial rho| given the label" in f.message
 
 
 def test_a_family_of_strong_features_warns_even_above_fail_above():
@@ -275,13 +301,15 @@ def test_one_column_far_above_the_others_fails_as_singular():
     rng = np.random.default_rng(7)
     n = 3000
     y = rng.normal(size=n)
-    frame = pl.DataFrame({"a": y * 0.2 + rng.normal(size=n), "b": rng.normal(size=n),
-                          "proxy": y + rng.normal(size=n) * 0.7, "y": y})
-    data = _data({"train": frame[:2200], "test": frame[2200:]}, label="y")
-    (f,) = [f for f in FeatureLabelAssociation().run(data) if f.metric == "association"]
-    assert (f.subject, f.severity, f.evidence["grading"]["rule"]) == (
-        "proxy", Severity.FAIL, "singular")
-    assert 0.7 < f.value < 0.9  # below fail_above: the context fails it
+    for noise, severity in ((0.4, Severity.FAIL), (0.7, Severity.WARN)):
+        frame = pl.DataFrame({"a": y * 0.2 + rng.normal(size=n), "b": rng.normal(size=n),
+                              "proxy": y + rng.normal(size=n) * noise, "y": y})
+        data = _data({"train": frame[:2200], "test": frame[2200:]}, label="y")
+        (f,) = [f for f in FeatureLabelAssociation().run(data) if f.metric == "association"]
+        assert (f.subject, f.severity, f.evidence["grading"]["rule"]) == (
+            "proxy", severity, "singular")
+        # fails only above fail_above 0.9; a dominant honest predictor at 0.82 warns
+        assert (f.value > 0.9) == (severity == Severity.FAIL) and f.value < 0.99
 
 
 def test_planted_associations_are_graded_by_the_rule_that_explains_them():
@@ -293,3 +321,57 @@ def test_planted_associations_are_graded_by_the_rule_that_explains_them():
     status = strong["status"].evidence["grading"]  # 'closed' only for positives
     assert status["rule"] == "near_deterministic" and status["pure_region"]["share"] > 0.9
     assert strong["resolution"].evidence["grading"]["rule"] == "near_deterministic"
+
+
+def test_many_small_levels_with_a_rare_label_are_not_near_deterministic():
+    # 1% positives and a zip-like column of ~7-row levels: most levels hold no positive by
+    # chance; raw level rates would make a "pure" region of 93% of negatives, cross-fitted
+    # rates do not
+    rng = np.random.default_rng(11)
+    n = 14_000
+    y = (rng.random(n) < 0.01).astype(np.int64)
+    frame = pl.DataFrame({"zip": [f"z{v}" for v in rng.integers(0, 2000, n)],
+                          "x": rng.normal(size=n), "y": y})
+    data = _data({"train": frame[:10_000], "test": frame[10_000:]}, label="y")
+    check = FeatureLabelAssociation()
+    view = label_view(data)
+    best = {"zip": (0.75, "cramers_v", "train"), "x": (0.1, "pearson", "train")}
+    verdict = check._judge(view, "zip", 0.75, True, best, {"zip": {"cramers_v": 0.75}}, 0)
+    assert verdict.rule != "near_deterministic"
+    assert verdict.details["pure_region"]["share"] < 0.5
+
+
+def _tiny_class_outliers(seed: int = 3) -> dict[str, pl.DataFrame]:
+    """Three classes; in train x relates weakly to the class; the 60-row test split holds
+    class 'c' in 4 rows whose x are far out (one class mean from 4 values: MASS fgl's barium)."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(["a", "b", "c"], 100)
+    train = pl.DataFrame({"x": rng.normal(size=300) + 0.5 * (y == "c"),
+                          "w": rng.normal(size=300), "y": y})
+    ty = np.r_[np.repeat(["a", "b"], 28), np.repeat("c", 4)]
+    tx = np.r_[rng.normal(size=56), np.full(4, 40.0)]
+    test = pl.DataFrame({"x": tx, "w": rng.normal(size=60), "y": ty})
+    return {"train": train, "test": test}
+
+
+def test_a_later_split_with_a_tiny_class_is_not_graded():
+    frames = _tiny_class_outliers()
+    data = _data(frames, label="y")
+    test_eta = _eta_reference(frames["test"]["y"], frames["test"]["x"])
+    assert test_eta > 0.95  # the 4 outliers set the test figure (60 rows >= min_rows 50)
+    # counting that split (min_class_rows 1: the old behaviour) fails x as singular
+    old = {f.subject: f for f in FeatureLabelAssociation(min_class_rows=1).run(data)
+           if f.metric == "association"}
+    assert old["x"].severity == Severity.FAIL and old["x"].value == pytest.approx(test_eta,
+                                                                                  abs=1e-4)
+    # by default a split with a class of 4 rows (< min_class_rows 10) is not graded: x is
+    # judged on train alone, where its eta is weak
+    findings = FeatureLabelAssociation().run(data)
+    assert not [f for f in findings if f.metric == "association"]
+    (overview,) = [f for f in findings if f.metric == "max_association"]
+    train_eta = _eta_reference(frames["train"]["y"], frames["train"]["x"])
+    assert overview.value == pytest.approx(train_eta, abs=1e-4) and train_eta < 0.7
+    with pytest.raises(ValueError, match="min_class_rows must be an integer >= 1"):
+        FeatureLabelAssociation(min_class_rows=0)
+    with pytest.raises(ValueError, match="min_pure_rows must be an integer >= 1"):
+        FeatureLabelAssociation(min_pure_rows=0)

