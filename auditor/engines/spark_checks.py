@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
 import polars as pl
 
 from auditor.data import Kind, LabelKind
@@ -188,7 +189,8 @@ def duplicates(check: Any, data: Any) -> list[Finding]:
             ko = eng.key_overlap(earlier, later, cols, nulls_are_keys=True,
                                  max_examples=check.max_examples)
             findings.append(_exact(check, data, ko, earlier, later, cols,
-                                   _chance(data, earlier, later, ko.rows_later, summary)))
+                                   _chance(data, earlier, later, ko.rows_later, summary,
+                                           cols, continuous)))
     single = len(data.splits) == 1
     for split in data.split_names:
         ks = summary(split) if cols else None
@@ -220,10 +222,18 @@ def duplicates(check: Any, data: Any) -> list[Finding]:
 
 
 def _chance(data: Any, earlier: str, later: str, count: int,
-            summary: Callable[[str], Any]) -> dict[str, Any]:
+            summary: Callable[[str], Any], cols: list[str],
+            continuous: Callable[[str], list[str]]) -> dict[str, Any]:
     """:func:`auditor.detectors.row_compare.copy_chance` from key counts: R = rows of
-    ``earlier`` whose whole-row key repeats and whose continuous columns are all null;
-    deff = sum of squared rows per key / rows."""
+    ``earlier`` whose whole-row key repeats and whose continuous columns are all null; the
+    null distribution of D = s - b by :func:`~auditor.detectors.row_compare.
+    split_null_from_counts` from the counts of counts of the pooled keys (rows with a
+    continuous value left out), and copied later rows holding a continuous value counted in
+    full (never chance), as the polars engine does."""
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.row_compare import split_null_from_counts
+
     n_a, n_b = data.rows(earlier), data.rows(later)
     sa = summary(earlier)
     repeating = sa.rows_in_repeated_null
@@ -232,15 +242,46 @@ def _chance(data: Any, earlier: str, later: str, count: int,
         return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
     from scipy.stats import norm
 
-    sb = summary(later)
-    deff_a = sa.sum_squares / max(sa.keyed_rows, 1)
-    deff_b = sb.sum_squares / max(sb.keyed_rows, 1)
-    sd = math.sqrt(b * (1 - b) * (deff_b / n_b + deff_a / n_a))
-    z = (share(count, n_b) - b) / sd if sd > 0 else (math.inf if count > b * n_b else 0.0)
-    return {"baseline": b, "repeating": repeating,
-            "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
-            "p_value": float(norm.sf(z)), "design_effects": {earlier: round(deff_a, 3),
-                                                             later: round(deff_b, 3)}}
+    eng = data.engine
+    unique_cols = continuous(earlier)
+    idx = [cols.index(c) for c in unique_cols]
+
+    def table(split: str, prefix: str) -> Any:
+        return eng._key_counts(split, cols, True, prefix)
+
+    def known(t: Any, prefix: str) -> Any:  # some continuous column holds a value
+        cond = F.lit(False)
+        for i in idx:
+            cond = cond | F.col(f"{prefix}{i}").isNotNull()
+        return cond
+
+    ta, tb = table(earlier, "k"), table(later, "k")
+    pooled = ta.where(~known(ta, "k")).unionByName(tb.where(~known(tb, "k")))
+    keys = [f"k{i}" for i in range(len(cols))]
+    m = (pooled.groupBy(*keys).agg(F.sum("count").alias("m")).where(F.col("m") >= 2)
+         .groupBy("m").count().collect())
+    sizes = np.array([int(r["m"]) for r in m], dtype=np.int64)
+    n_patterns = np.array([int(r["count"]) for r in m], dtype=np.int64)
+    order = np.argsort(sizes)
+    mu, var = split_null_from_counts(sizes[order], n_patterns[order], n_a, n_b)
+    certain = 0
+    if idx:
+        a, bb = table(earlier, "a"), table(later, "b")
+        cond = [a[f"a{i}"].eqNullSafe(bb[f"b{i}"]) for i in range(len(cols))]
+        row = (a.join(bb, on=cond, how="inner").where(known(bb, "b"))
+               .agg(F.sum(bb["count"]).alias("n")).collect()[0])
+        certain = int(row["n"] or 0)
+    d = share(count - certain, n_b) - b
+    sd = math.sqrt(var)
+    z = (d - mu) / sd if sd > 0 else (math.inf if d > mu + 1e-12 else 0.0)
+    out = {"baseline": b, "repeating": repeating,
+           "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
+           "p_value": 0.0 if certain else float(norm.sf(z)),
+           "null_excess": {"mean": mu, "sd": sd},
+           "excess": share(certain, n_b) + max(0.0, d)}
+    if certain:
+        out["copies_with_a_continuous_value"] = certain
+    return out
 
 
 def _exact(check: Any, data: Any, ko: Any, earlier: str, later: str, cols: list[str],
@@ -252,7 +293,7 @@ def _exact(check: Any, data: Any, ko: Any, earlier: str, later: str, cols: list[
     message = f"{fmt_rows(count, n, f'{later} rows')} are exact copies of {earlier} rows"
     evidence: dict[str, Any] = {}
     if chance["baseline"] > 0:
-        value = max(0.0, observed - chance["baseline"])
+        value = chance.get("excess", max(0.0, observed - chance["baseline"]))
         severity = grade(value, warn=check.warn_above, fail=check.fail_above)
         if chance["p_value"] >= check.chance_alpha:
             severity = Severity.INFO
@@ -260,6 +301,9 @@ def _exact(check: Any, data: Any, ko: Any, earlier: str, later: str, cols: list[
                     f"{fmt_rows(chance['repeating'], data.rows(earlier), f'{earlier} rows')}"
                     f" repeat another {earlier} row (excess {fmt_share(value)}, "
                     f"p = {chance['p_value']:.2g})")
+        if chance.get("copies_with_a_continuous_value"):
+            message += (f"; {chance['copies_with_a_continuous_value']:,} of the copies "
+                        "hold a value of a continuous column, never a chance repeat")
         evidence["chance_baseline"] = chance
     else:
         value = observed
