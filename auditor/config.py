@@ -133,6 +133,10 @@ class AuditConfig(_Strict):
     expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
     waivers: list[Waiver] = Field(default_factory=list)  # accepted findings (auditor.waivers)
     ledger: str | None = None  # run history: SQLite file or SQLAlchemy URL (auditor.ledger)
+    engine: Literal["polars", "spark"] = "polars"  # spark: auditor.engines (pyspark extra)
+    spark_master: str | None = None  # e.g. local[4], spark://host:7077, yarn (engine: spark)
+    spark_conf: dict[str, str] = Field(default_factory=dict)  # spark.* settings passed through
+    spark_sample_rows: int = Field(default=50_000, ge=100)  # rows per split for model probes
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
 
@@ -230,7 +234,8 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
         return p if p.is_absolute() else (base_dir / p)
 
     updates: dict[str, Any] = {
-        "datasets": {k: resolve(v) for k, v in cfg.datasets.items()},
+        "datasets": {k: v if str(v).startswith("table:") else resolve(v)  # Spark catalog
+                     for k, v in cfg.datasets.items()},
         "pipeline": [resolve(p) for p in cfg.pipeline],
     }
     if cfg.reference is not None:

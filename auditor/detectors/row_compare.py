@@ -139,9 +139,16 @@ def _split_null(m: np.ndarray, n_a: int, n_b: int) -> tuple[float, float]:
     n_b - X 1[X >= 2] / n_a; the patterns' X are independent and then conditioned on
     sum X = n_a (the split's size): Var D = sum Var f - (sum Cov(f, X))^2 / (N p (1 - p)).
     Patterns seen once add nothing to D."""
+    sizes, n_patterns = np.unique(m[m >= 2], return_counts=True)
+    return split_null_from_counts(sizes, n_patterns, n_a, n_b)
+
+
+def split_null_from_counts(sizes: np.ndarray, n_patterns: np.ndarray, n_a: int,
+                           n_b: int) -> tuple[float, float]:
+    """:func:`_split_null` from the counts of counts: ``n_patterns[i]`` value patterns are seen
+    ``sizes[i]`` times each (sizes >= 2; an engine computes these as a small aggregate)."""
     from scipy.stats import binom
 
-    sizes, n_patterns = np.unique(m[m >= 2], return_counts=True)
     total = n_a + n_b
     p = n_a / total
     mean = var = cov = 0.0

@@ -1,0 +1,192 @@
+"""The engine boundary: the few measuring operations a detector needs over all rows.
+
+A detector *measures* (reduces every row to a small aggregate) and then *judges* (grades the
+aggregate into findings). The measuring half goes through the operations of :class:`Engine`,
+implemented once per engine: :class:`~auditor.engines.polars_engine.PolarsEngine` (one machine,
+the default) and :class:`~auditor.engines.spark_engine.SparkEngine` (Apache Spark). The judging
+half is plain Python that never sees an engine. Every operation returns an aggregate whose size
+does not depend on the row count (counts, bin counts, quantiles), except the capped example
+lists (``max_examples``) and the stated sample of :meth:`Engine.stratified_sample`.
+
+Semantics shared by both engines (the parity tests in ``tests/engines`` hold them to it):
+
+- a *split* is one named table; operations name splits, never files;
+- a float NaN is a missing value (counted with nulls) in every operation except row keys,
+  where null equals null and NaN equals NaN (two rows are copies whatever they hold);
+- keys compare by value with null-safe equality; ``-0.0`` equals ``0.0``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+import polars as pl
+
+ENGINES = ("polars", "spark")
+NOT_ON_SPARK = "not yet implemented on the spark engine"
+
+
+@dataclass(frozen=True)
+class ColumnProfile:
+    """Per split and column: rows, missing values (null, and NaN for floats), minimum and maximum
+    of the non-missing values (None when there are none)."""
+
+    rows: int
+    missing: int
+    min: Any
+    max: Any
+
+
+@dataclass(frozen=True)
+class KeySummary:
+    """Per split and key (one or more columns): ``rows`` of the split, ``keyed_rows`` holding a
+    complete key (every key column non-missing; all rows when nulls are keys), ``distinct``
+    keys among them and ``repeated_rows`` = keyed_rows - distinct (rows that repeat a key seen
+    earlier in the split: within-split copies when the key is the whole row)."""
+
+    rows: int
+    keyed_rows: int
+    distinct: int
+    rows_in_repeated: int = 0       # rows whose key occurs at least twice in the split
+    rows_in_repeated_null: int = 0  # of those, rows null (not NaN) in every ``null_in`` column
+    sum_squares: int = 0            # sum over keys of (rows per key) squared
+
+    @property
+    def repeated_rows(self) -> int:
+        return self.keyed_rows - self.distinct
+
+    @property
+    def missing_rows(self) -> int:
+        return self.rows - self.keyed_rows
+
+
+@dataclass(frozen=True)
+class KeyOverlap:
+    """A semi-join of two splits on a key: ``shared`` keys present in both, the rows of each
+    split that hold one (``rows_earlier``, ``rows_later``) and ``top``: at most ``max_examples``
+    shared keys with their row counts (columns ``key`` (or the key columns), ``rows_earlier``,
+    ``rows_later``), most rows in the later split first, ties by rows in the earlier split, then
+    by the key's text."""
+
+    shared: int
+    rows_earlier: int
+    rows_later: int
+    top: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Counts of one column on given edges: ``counts[i]`` = values ``v`` with
+    ``edges[i-1] <= v < edges[i]`` (bin 0 is below ``edges[0]``, the last bin at or above
+    ``edges[-1]``: len(edges) + 1 bins, as ``numpy.searchsorted(edges, v, side="right")``);
+    ``missing`` counts nulls and NaN. With ``by``: one row of counts per value of ``by``
+    (``groups`` lists those values as strings, sorted; a missing ``by`` value is ``None``, last)."""
+
+    edges: np.ndarray
+    counts: np.ndarray
+    missing: int
+    groups: list[str | None] = field(default_factory=list)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """The measuring operations. ``splits`` are named tables held by the engine."""
+
+    name: str
+
+    def split_names(self) -> list[str]:
+        """The splits, in their declared order."""
+        ...
+
+    def columns(self, split: str) -> list[str]:
+        """Column names of a split, in order."""
+        ...
+
+    def rows(self, split: str) -> int:
+        """Row count of a split (a global count: one pass, no shuffle)."""
+        ...
+
+    def column_profiles(self, split: str, columns: Sequence[str]) -> dict[str, ColumnProfile]:
+        """Missing counts, min and max of ``columns`` in one pass (one global aggregate)."""
+        ...
+
+    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
+                    null_in: Sequence[str] = ()) -> KeySummary:
+        """Rows, rows with a complete key and distinct keys (one shuffle by key); ``null_in``
+        must be key columns.
+        ``nulls_are_keys``: a missing value is a key value (whole-row keys of duplicate
+        detection); otherwise a row with a missing key column has no key (entities)."""
+        ...
+
+    def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
+                    nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:
+        """Keys of ``later`` that also occur in ``earlier`` (counts by key in each split, then
+        one inner join of the two count tables: two shuffles by key, driver gets the totals and
+        ``max_examples`` rows)."""
+        ...
+
+    def count_between(self, split: str, column: str, lo: float | None = None,
+                      hi: float | None = None) -> int:
+        """Rows with ``lo <= value < hi`` (a bound of None is open); missing values never count.
+        One pass, one number to the driver."""
+        ...
+
+    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Per column: (distinct non-null values, non-null values); NaN is a value here (one
+        pass; exact distinct counts, a shuffle per column on Spark)."""
+        ...
+
+    def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
+        """Rows per value of ``column`` (``value`` as String, ``n`` as Int64, sorted by value)
+        and the missing count. One shuffle by value; the driver holds one row per level."""
+        ...
+
+    def histogram(self, split: str, column: str, edges: Sequence[float], *,
+                  by: str | None = None) -> Histogram:
+        """Counts on shared ``edges`` (as :class:`Histogram`), optionally one row per value of
+        ``by`` (the label). One pass, a shuffle of (group, bin) counts only."""
+        ...
+
+    def quantiles(self, split: str, column: str, probs: Sequence[float], *,
+                  relative_error: float = 0.0) -> list[float | None]:
+        """Quantiles of the non-missing values at ``probs``: the value at sorted position
+        ceil(p * n) - 1 (lower nearest rank, p=0 the minimum). ``relative_error`` 0 is exact;
+        above 0 an engine may answer within rank error ``relative_error * n`` (Spark's
+        Greenwald-Khanna sketch; polars is always exact)."""
+        ...
+
+    def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
+                          seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """A seeded sample of about ``rows`` rows collected to the driver as polars, each value
+        of ``by`` keeping its share (a per-stratum Bernoulli fraction rows/total; every row when
+        the split has at most ``rows`` rows). The driver holds this sample, nothing else."""
+        ...
+
+
+def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The :class:`Histogram` bin of each value (``searchsorted(edges, v, side="right")``)."""
+    return np.searchsorted(edges, values, side="right")
+
+
+def nearest_rank(sorted_values: np.ndarray, p: float) -> float | None:
+    """The lower nearest-rank quantile of sorted values: position max(ceil(p*n) - 1, 0)."""
+    n = len(sorted_values)
+    if n == 0:
+        return None
+    i = max(int(np.ceil(p * n)) - 1, 0)
+    return float(sorted_values[min(i, n - 1)])
+
+
+def make_engine(name: str, frames: dict[str, Any], *, seed: int = 0) -> Engine:
+    """An engine over named tables: polars DataFrames for ``polars``, Spark DataFrames for
+    ``spark``."""
+    if name == "polars":
+        from auditor.engines.polars_engine import PolarsEngine
+
+        return PolarsEngine(frames, seed=seed)
+    if name == "spark":
+        from auditor.engines.spark_engine import SparkEngine
+
+        return SparkEngine(frames, seed=seed)
+    raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {name!r}")

@@ -1,0 +1,165 @@
+"""The engine operations on polars DataFrames (one machine; the default engine)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import polars as pl
+
+from auditor.engines import (ColumnProfile, Histogram, KeyOverlap, KeySummary, bin_index,
+                             nearest_rank)
+
+
+def _missing(col: str, dtype: pl.DataType) -> pl.Expr:
+    """Null, or NaN in a float column."""
+    expr = pl.col(col).is_null()
+    return expr | pl.col(col).is_nan() if dtype.is_float() else expr
+
+
+def _plain(col: str, dtype: pl.DataType) -> pl.Expr:
+    """The column with NaN as null (floats), for min/max/quantiles/counts of values."""
+    return pl.col(col).fill_nan(None) if dtype.is_float() else pl.col(col)
+
+
+class PolarsEngine:
+    """Named polars DataFrames; every operation is one lazy query collected once."""
+
+    name = "polars"
+
+    def __init__(self, frames: dict[str, pl.DataFrame], *, seed: int = 0) -> None:
+        self.frames = frames
+        self.seed = seed
+
+    def split_names(self) -> list[str]:
+        return list(self.frames)
+
+    def columns(self, split: str) -> list[str]:
+        return list(self.frames[split].columns)
+
+    def rows(self, split: str) -> int:
+        return self.frames[split].height
+
+    def column_profiles(self, split: str, columns: Sequence[str]) -> dict[str, ColumnProfile]:
+        df = self.frames[split]
+        if not columns:
+            return {}
+        schema = df.schema
+        exprs = []
+        for i, c in enumerate(columns):
+            exprs += [_missing(c, schema[c]).sum().alias(f"m{i}"),
+                      _plain(c, schema[c]).min().alias(f"lo{i}"),
+                      _plain(c, schema[c]).max().alias(f"hi{i}")]
+        row = df.select(exprs).row(0)
+        return {c: ColumnProfile(df.height, int(row[3 * i]), row[3 * i + 1], row[3 * i + 2])
+                for i, c in enumerate(columns)}
+
+    def _keyed(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> pl.DataFrame:
+        df = self.frames[split].select(list(key))
+        if nulls_are_keys:
+            return df
+        schema = df.schema
+        complete = pl.all_horizontal([~_missing(c, schema[c]) for c in key])
+        return df.filter(complete)
+
+    def _key_counts(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> pl.DataFrame:
+        """Rows per key; keys normalised so that -0.0 == 0.0 and NaN == NaN."""
+        df = self._keyed(split, key, nulls_are_keys)
+        schema = df.schema
+        norm = [(pl.col(c) + 0.0).alias(c) if schema[c].is_float() else pl.col(c) for c in key]
+        return (df.select(norm).group_by(list(key), maintain_order=False)
+                .agg(pl.len().cast(pl.Int64).alias("rows")))
+
+    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
+                    null_in: Sequence[str] = ()) -> KeySummary:
+        counts = self._key_counts(split, key, nulls_are_keys)
+        rep = pl.col("rows") >= 2
+        unknown = pl.all_horizontal([pl.col(c).is_null() for c in null_in]) if null_in \
+            else pl.lit(True)
+        row = counts.select(pl.col("rows").sum().alias("n"), pl.len().alias("k"),
+                            pl.col("rows").filter(rep).sum().alias("r"),
+                            pl.col("rows").filter(rep & unknown).sum().alias("rn"),
+                            (pl.col("rows") ** 2).sum().alias("sq")).row(0)
+        return KeySummary(self.rows(split), int(row[0] or 0), int(row[1]), int(row[2] or 0),
+                          int(row[3] or 0), int(row[4] or 0))
+
+    def count_between(self, split: str, column: str, lo: float | None = None,
+                      hi: float | None = None) -> int:
+        x = pl.col(column)
+        cond = x.is_not_null()
+        if lo is not None:
+            cond = cond & (x >= lo)
+        if hi is not None:
+            cond = cond & (x < hi)
+        return int(self.frames[split].select(cond.fill_null(False).sum()).item())
+
+    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        if not columns:
+            return {}
+        df = self.frames[split]
+        row = df.select(*(pl.col(c).drop_nulls().n_unique().alias(f"u{i}")
+                          for i, c in enumerate(columns)),
+                        *(pl.col(c).count().alias(f"n{i}") for i, c in enumerate(columns))).row(0)
+        k = len(columns)
+        return {c: (int(row[i]), int(row[k + i])) for i, c in enumerate(columns)}
+
+    def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
+                    nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:
+        key = list(key)
+        a = self._key_counts(earlier, key, nulls_are_keys).rename({"rows": "rows_earlier"})
+        b = self._key_counts(later, key, nulls_are_keys).rename({"rows": "rows_later"})
+        b = b.cast({c: a.schema[c] for c in key if a.schema[c] != b.schema[c]})
+        shared = a.join(b, on=key, how="inner", nulls_equal=True)
+        top = (shared.with_columns(pl.concat_str([pl.col(c).cast(pl.String) for c in key],
+                                                 separator="\x1f", ignore_nulls=True)
+                                   .alias("_text"))
+               .sort(["rows_later", "rows_earlier", "_text"], descending=[True, True, False])
+               .head(max_examples).drop("_text"))
+        return KeyOverlap(shared.height, int(shared["rows_earlier"].sum()),
+                          int(shared["rows_later"].sum()), top)
+
+    def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
+        df = self.frames[split]
+        dtype = df.schema[column]
+        missing = int(df.select(_missing(column, dtype).sum()).item())
+        counts = (df.select(_plain(column, dtype).drop_nulls().cast(pl.String).alias("value"))
+                  .group_by("value").len(name="n").with_columns(pl.col("n").cast(pl.Int64))
+                  .sort("value"))
+        return counts, missing
+
+    def histogram(self, split: str, column: str, edges: Sequence[float], *,
+                  by: str | None = None) -> Histogram:
+        df = self.frames[split]
+        e = np.asarray(edges, dtype=float)
+        x = df[column].cast(pl.Float64).fill_nan(None)
+        missing = x.null_count()
+        if by is None:
+            v = x.drop_nulls().to_numpy()
+            counts = np.bincount(bin_index(v, e), minlength=len(e) + 1).astype(np.int64)
+            return Histogram(e, counts, missing)
+        g = df[by].cast(pl.String)
+        frame = pl.DataFrame({"x": x, "g": g}).drop_nulls("x")
+        groups = sorted(set(frame["g"].unique().to_list()), key=lambda s: (s is None, s or ""))
+        lookup = pl.DataFrame({"g": groups, "gi": list(range(len(groups)))},
+                              schema={"g": pl.String, "gi": pl.Int64})
+        gidx = frame.join(lookup, on="g", how="left", nulls_equal=True)["gi"].to_numpy()
+        flat = gidx * (len(e) + 1) + bin_index(frame["x"].to_numpy(), e)
+        table = np.bincount(flat, minlength=len(groups) * (len(e) + 1)).astype(np.int64)
+        return Histogram(e, table.reshape(len(groups), len(e) + 1), missing, groups)
+
+    def quantiles(self, split: str, column: str, probs: Sequence[float], *,
+                  relative_error: float = 0.0) -> list[float | None]:
+        s = self.frames[split][column].cast(pl.Float64).fill_nan(None).drop_nulls().sort()
+        v = s.to_numpy()
+        return [nearest_rank(v, p) for p in probs]
+
+    def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
+                          seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        df = self.frames[split]
+        if columns is not None:
+            df = df.select(list(columns))
+        if df.height <= rows:
+            return df
+        fraction = rows / df.height
+        rng = np.random.default_rng(seed)
+        keep = rng.random(df.height) < fraction  # Bernoulli per row: each stratum keeps its share
+        return df.filter(pl.Series(keep))

@@ -1,0 +1,561 @@
+"""Checks on the spark engine: measure through :class:`~auditor.engines.Engine` operations,
+judge with the polars detectors' own judging code where it is a function of aggregates.
+
+- ``leakage.group_overlap``: counts by key per split and their semi-join
+  (:meth:`~auditor.engines.Engine.key_overlap`); same values, grades and messages as polars.
+  Not yet: suggesting undeclared entity keys, and the "equal in every other column" evidence
+  of shared ids.
+- ``leakage.duplicates``: exact copies across splits (whole-row keys, null-safe) with the same
+  chance baseline (from repeated-key counts and design effects), within-split copies. Not yet:
+  near copies and conflicting labels (an info finding says so).
+- ``leakage.temporal``: time ranges from per-split min/max/null counts, out-of-order and
+  short-gap rows from range counts; same Clock, grades and messages. Not yet: datetime
+  features' ``future_values`` (an info finding says so) and example rows.
+- ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
+  columns): category counts per split fed to the same comparison, verdict and evidence code
+  (:func:`auditor.detectors.drift.compare_all`). Not yet: numeric columns (exact KS over every
+  value), listed under "not compared".
+- ``separability.adversarial`` / ``separability.label_probe``: the polars detectors on a seeded
+  driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
+  states.
+
+Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
+reports it as ``skipped`` with that reason.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import polars as pl
+
+from auditor.data import Kind, LabelKind
+from auditor.engines import NOT_ON_SPARK
+from auditor.errors import NotApplicable
+from auditor.report import Finding, Severity
+from auditor.stats import fmt_count, fmt_rows, fmt_share, grade, share
+
+
+def run_on_spark(check: Any, data: Any) -> list[Finding]:
+    """The check's findings on the spark engine, or NotApplicable with the reason."""
+    impl = SPARK_CHECKS.get(check.id)
+    if impl is None:
+        raise NotApplicable(NOT_ON_SPARK)
+    return impl(check, data)
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage.group_overlap
+# ---------------------------------------------------------------------------------------------
+
+def group_overlap(check: Any, data: Any) -> list[Finding]:
+    if len(data.splits) < 2:
+        raise NotApplicable("only one split: entities cannot cross splits")
+    groups = list(dict.fromkeys(data.columns.groups))
+    ids = [c for c in dict.fromkeys(data.columns.ids) if c not in groups]
+    if not groups and not ids:
+        raise NotApplicable("no group column declared (columns.groups); suggesting undeclared "
+                            "entity keys is " + NOT_ON_SPARK)
+    findings: list[Finding] = []
+    for col in groups:
+        findings += _declared(check, data, col)
+    for col in ids:
+        findings += _ids(check, data, col)
+    return findings
+
+
+def _summary(data: Any, split: str, col: str) -> Any:
+    return data.cached(("spark.key_summary", split, col),
+                       lambda: data.engine.key_summary(split, [col]))
+
+
+def _overlap(check: Any, data: Any, col: str, earlier: str, later: str) -> Any:
+    return data.cached(("spark.key_overlap", earlier, later, col),
+                       lambda: data.engine.key_overlap(earlier, later, [col],
+                                                       max_examples=check.max_examples))
+
+
+def _evidence(ko: Any, col: str, earlier: str, later: str) -> dict[str, Any]:
+    from auditor.detectors.groups import _cell
+
+    rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
+            for e, a, b in ko.top.select(col, "rows_earlier", "rows_later").iter_rows()]
+    return {"shared": {"entities": ko.shared, f"{earlier} rows": ko.rows_earlier,
+                       f"{later} rows": ko.rows_later}, "top_entities": rows}
+
+
+def _declared(check: Any, data: Any, col: str) -> list[Finding]:
+    out = []
+    for earlier, later in data.pairs():
+        ko = _overlap(check, data, col, earlier, later)
+        rows, value = ko.rows_later, share(ko.rows_later, data.rows(later))
+        entities = _summary(data, later, col).distinct
+        message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
+                   f"{earlier} ({fmt_count(ko.shared)} of {fmt_count(entities)} {later} "
+                   f"{col} values also occur in {earlier})")
+        out.append(Finding(
+            severity=grade(value, warn=check.warn_above, fail=check.fail_above),
+            subject=col, splits=[earlier, later], metric="group_overlap_rows", value=value,
+            threshold=check.fail_above, count=rows, message=message,
+            evidence=_evidence(ko, col, earlier, later) if rows else {}))
+    for split in data.split_names:
+        nulls = _summary(data, split, col).missing_rows
+        if nulls:
+            total = data.rows(split)
+            out.append(Finding(
+                severity=Severity.INFO, subject=col, splits=[split], metric="null_group_rows",
+                value=share(nulls, total), count=nulls,
+                message=f"{fmt_rows(nulls, total, f'{split} rows')} have no {col} (null); "
+                        "they are not compared across splits"))
+    return out
+
+
+def _row_numbers(data: Any, split: str, col: str) -> bool:
+    """0..n-1 or 1..n, each once (as :func:`auditor.detectors.groups._row_numbers`)."""
+    from pyspark.sql.types import IntegralType
+
+    if not isinstance(data.splits[split].schema[col].dataType, IntegralType):
+        return False
+    prof = data.engine.column_profiles(split, [col])[col]
+    if prof.missing or prof.min is None:
+        return False
+    n = data.rows(split)
+    return prof.min in (0, 1) and prof.max - prof.min + 1 == n and \
+        _summary(data, split, col).distinct == n
+
+
+def _ids(check: Any, data: Any, col: str) -> list[Finding]:
+    numbering = all(_row_numbers(data, s, col) for s in data.split_names)
+    out = []
+    for earlier, later in data.pairs():
+        ko = _overlap(check, data, col, earlier, later)
+        rows, value = ko.rows_later, share(ko.rows_later, data.rows(later))
+        message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} carry a {col} that "
+                   f"also occurs in {earlier} ({fmt_count(ko.shared)} of "
+                   f"{fmt_count(_summary(data, later, col).distinct)} {later} {col} values)")
+        if numbering and rows:
+            severity = Severity.INFO
+            low = data.engine.column_profiles(later, [col])[col].min
+            message += (f"; {col} numbers the rows of each split from {int(low)} (a row number, "
+                        "not a record id), so the overlap is info")
+        else:
+            severity = grade(value, warn=check.id_warn_above, fail=check.id_fail_above)
+            if rows:
+                message += ": the same records are in both splits"
+        evidence = _evidence(ko, col, earlier, later) if rows else {}
+        if rows and not numbering:
+            evidence["same_values"] = {"not computed": NOT_ON_SPARK}
+        out.append(Finding(
+            severity=severity, subject=col, splits=[earlier, later], metric="id_overlap_rows",
+            value=value, threshold=check.id_fail_above, count=rows, message=message,
+            evidence=evidence))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage.duplicates
+# ---------------------------------------------------------------------------------------------
+
+def duplicates(check: Any, data: Any) -> list[Finding]:
+    cols = data.duplicate_columns()
+    text_cols = [c for c in data.columns.text if c in cols and data.kinds.get(c) == Kind.TEXT]
+    label = data.label if data.label in cols else None
+    features = [c for c in cols if c != label]
+    roles_only = not set(features) & (set(data.features) | set(text_cols))
+    eng = data.engine
+
+    def continuous(split: str) -> list[str]:
+        from pyspark.sql.types import BooleanType
+
+        df = data.splits[split]
+        cand = [c for c in cols if not isinstance(df.schema[c].dataType, BooleanType)]
+        return data.cached(("spark.continuous", split, tuple(cand)), lambda: [
+            c for c, (u, n) in eng.distinct_counts(split, cand).items() if n > 1 and u >= 0.5 * n])
+
+    def summary(split: str) -> Any:
+        """Whole-row key counts; the continuous columns (an exact distinct count per column,
+        costly on Spark) only matter when some rows repeat, so they are looked up then."""
+        def measure() -> Any:
+            ks = eng.key_summary(split, cols, nulls_are_keys=True)
+            if ks.rows_in_repeated == 0:
+                return ks
+            return eng.key_summary(split, cols, nulls_are_keys=True, null_in=continuous(split))
+        return data.cached(("spark.rows", split), measure)
+
+    findings: list[Finding] = []
+    if cols:
+        for earlier, later in data.pairs():
+            ko = eng.key_overlap(earlier, later, cols, nulls_are_keys=True,
+                                 max_examples=check.max_examples)
+            findings.append(_exact(check, data, ko, earlier, later, cols,
+                                   _chance(data, earlier, later, ko.rows_later, summary,
+                                           cols, continuous)))
+    single = len(data.splits) == 1
+    for split in data.split_names:
+        ks = summary(split) if cols else None
+        count = ks.repeated_rows if ks else 0
+        if count or single:
+            value = share(count, data.rows(split))
+            severity = grade(value, warn=check.within_warn_above)
+            message = (f"{fmt_rows(count, data.rows(split), f'{split} rows')} are exact copies "
+                       f"of another {split} row")
+            if severity != Severity.INFO and not continuous(split):
+                severity = Severity.INFO
+                message += " (no continuous column: discrete rows repeat by chance, info)"
+            findings.append(Finding(
+                severity=severity if severity != Severity.FAIL else Severity.WARN,
+                metric="within_split_duplicates", value=value,
+                threshold=check.within_warn_above, count=count, splits=[split],
+                message=message))
+    if roles_only and cols:
+        for f in findings:
+            f.severity = Severity.INFO
+            f.message += (f" (no feature column: rows compared on {', '.join(cols)} only, "
+                          "info)")
+    if cols:
+        findings.append(Finding(
+            severity=Severity.INFO, metric="not_computed_on_spark", value=None, count=0,
+            message="near-duplicate rows and conflicting labels are " + NOT_ON_SPARK +
+                    ": only exact copies were counted"))
+    return findings
+
+
+def _chance(data: Any, earlier: str, later: str, count: int,
+            summary: Callable[[str], Any], cols: list[str],
+            continuous: Callable[[str], list[str]]) -> dict[str, Any]:
+    """:func:`auditor.detectors.row_compare.copy_chance` from key counts: R = rows of
+    ``earlier`` whose whole-row key repeats and whose continuous columns are all null; the
+    null distribution of D = s - b by :func:`~auditor.detectors.row_compare.
+    split_null_from_counts` from the counts of counts of the pooled keys (rows with a
+    continuous value left out), and copied later rows holding a continuous value counted in
+    full (never chance), as the polars engine does."""
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.row_compare import split_null_from_counts
+
+    n_a, n_b = data.rows(earlier), data.rows(later)
+    sa = summary(earlier)
+    repeating = sa.rows_in_repeated_null
+    b = share(repeating, n_a)
+    if b <= 0:
+        return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
+    from scipy.stats import norm
+
+    eng = data.engine
+    unique_cols = continuous(earlier)
+    idx = [cols.index(c) for c in unique_cols]
+
+    def table(split: str, prefix: str) -> Any:
+        return eng._key_counts(split, cols, True, prefix)
+
+    def known(t: Any, prefix: str) -> Any:  # some continuous column holds a value
+        cond = F.lit(False)
+        for i in idx:
+            cond = cond | F.col(f"{prefix}{i}").isNotNull()
+        return cond
+
+    ta, tb = table(earlier, "k"), table(later, "k")
+    pooled = ta.where(~known(ta, "k")).unionByName(tb.where(~known(tb, "k")))
+    keys = [f"k{i}" for i in range(len(cols))]
+    m = (pooled.groupBy(*keys).agg(F.sum("count").alias("m")).where(F.col("m") >= 2)
+         .groupBy("m").count().collect())
+    sizes = np.array([int(r["m"]) for r in m], dtype=np.int64)
+    n_patterns = np.array([int(r["count"]) for r in m], dtype=np.int64)
+    order = np.argsort(sizes)
+    mu, var = split_null_from_counts(sizes[order], n_patterns[order], n_a, n_b)
+    certain = 0
+    if idx:
+        a, bb = table(earlier, "a"), table(later, "b")
+        cond = [a[f"a{i}"].eqNullSafe(bb[f"b{i}"]) for i in range(len(cols))]
+        row = (a.join(bb, on=cond, how="inner").where(known(bb, "b"))
+               .agg(F.sum(bb["count"]).alias("n")).collect()[0])
+        certain = int(row["n"] or 0)
+    d = share(count - certain, n_b) - b
+    sd = math.sqrt(var)
+    z = (d - mu) / sd if sd > 0 else (math.inf if d > mu + 1e-12 else 0.0)
+    out = {"baseline": b, "repeating": repeating,
+           "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
+           "p_value": 0.0 if certain else float(norm.sf(z)),
+           "null_excess": {"mean": mu, "sd": sd},
+           "excess": share(certain, n_b) + max(0.0, d)}
+    if certain:
+        out["copies_with_a_continuous_value"] = certain
+    return out
+
+
+def _exact(check: Any, data: Any, ko: Any, earlier: str, later: str, cols: list[str],
+           chance: dict[str, Any]) -> Finding:
+    from auditor.detectors.duplicates import _cell
+
+    count, n = ko.rows_later, data.rows(later)
+    observed = share(count, n)
+    message = f"{fmt_rows(count, n, f'{later} rows')} are exact copies of {earlier} rows"
+    evidence: dict[str, Any] = {}
+    if chance["baseline"] > 0:
+        value = chance.get("excess", max(0.0, observed - chance["baseline"]))
+        severity = grade(value, warn=check.warn_above, fail=check.fail_above)
+        if chance["p_value"] >= check.chance_alpha:
+            severity = Severity.INFO
+        message += (f"; {fmt_share(chance['baseline'])} are expected by chance, since "
+                    f"{fmt_rows(chance['repeating'], data.rows(earlier), f'{earlier} rows')}"
+                    f" repeat another {earlier} row (excess {fmt_share(value)}, "
+                    f"p = {chance['p_value']:.2g})")
+        if chance.get("copies_with_a_continuous_value"):
+            message += (f"; {chance['copies_with_a_continuous_value']:,} of the copies "
+                        "hold a value of a continuous column, never a chance repeat")
+        evidence["chance_baseline"] = chance
+    else:
+        value = observed
+        severity = grade(value, warn=check.warn_above, fail=check.fail_above)
+    if count:
+        shown = cols[:8]
+        evidence["examples"] = [
+            {"values": ", ".join(f"{c}={_cell(v)}" for c, v in zip(shown, row[:len(shown)]))
+             + (f", … (+{len(cols) - len(shown)} columns)" if len(cols) > len(shown) else ""),
+             f"rows in {earlier}": row[-2], f"rows in {later}": row[-1]}
+            for row in ko.top.iter_rows()]
+    return Finding(
+        severity=severity, metric="duplicate_rows", value=value, threshold=check.fail_above,
+        count=count, splits=[earlier, later], message=message, evidence=evidence)
+
+
+# ---------------------------------------------------------------------------------------------
+# drift.label, drift.features (categorical and boolean columns)
+# ---------------------------------------------------------------------------------------------
+
+def _samples(data: Any, split: str, kinds: dict[str, Kind]) -> dict[str, Any]:
+    from auditor.drift_stats import Sample
+
+    out = {}
+    for col, kind in kinds.items():
+        counts, missing = data.cached(("spark.category_counts", split, col),
+                                      lambda: data.engine.category_counts(split, col))
+        out[col] = Sample(kind, data.rows(split), missing, counts=counts)
+    return out
+
+
+def _comparisons(data: Any) -> list[tuple[str, str]]:
+    names = data.split_names
+    first = names[0]
+    return [(first, s) for s in names[1:]] + [(names[i], names[i + 1])
+                                              for i in range(1, len(names) - 1)]
+
+
+def label_drift(check: Any, data: Any) -> list[Finding]:
+    from auditor.detectors.drift import compare_all
+    from auditor.drift_verdicts import describe_drift, evidence, rounded, unseen_finding
+
+    y = data.label
+    if not y:
+        raise NotApplicable("no label column declared")
+    pairs = _comparisons(data)
+    if not pairs:
+        raise NotApplicable("only one split and no reference: nothing to compare")
+    if data.label_kind == LabelKind.NUMERIC:
+        raise NotApplicable("drift of a numeric label (exact KS over every value) is "
+                            + NOT_ON_SPARK)
+    kind = Kind.CATEGORICAL
+    samples = {n: _samples(data, n, {y: kind}) for n in data.split_names}
+    distinct = sorted(set().union(*(s[y].counts["value"].to_list() for s in samples.values())))
+    if not distinct:
+        raise NotApplicable(f"label {y!r} is missing in every row")
+    if len(distinct) == 1:
+        raise NotApplicable(f"label {y!r} has a single class ({distinct[0]!r}) in every "
+                            "split: no distribution to compare")
+    findings = []
+    for ref, cur in pairs:
+        ((cd, v),) = compare_all(check, [y], samples[ref], samples[cur], data.seed)
+        cd.all_unique = False
+        message, count = describe_drift(cd, v, ref, cur, check.alpha)
+        findings.append(Finding(
+            severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
+            threshold=v.threshold, count=count, subject=y, splits=[ref, cur],
+            evidence=evidence(check, cd, v, ref, cur, samples[ref][y], samples[cur][y])))
+        if cd.n_new and cd.unseen_rows:
+            findings.append(unseen_finding(check, cd, ref, cur, label=True))
+    return findings
+
+
+def feature_drift(check: Any, data: Any) -> list[Finding]:
+    from auditor.detectors.drift import DRIFT_KINDS, _not_compared, compare_all
+    from auditor.drift_stats import CATEGORICAL_KINDS
+
+    pairs = _comparisons(data)
+    if not pairs:
+        raise NotApplicable("only one split and no reference: nothing to compare")
+    kinds = {c: data.kinds[c] for c in data.features if data.kinds.get(c) in DRIFT_KINDS}
+    if not kinds:
+        raise NotApplicable("no numeric, datetime, categorical or boolean feature columns")
+    cat = {c: k for c, k in kinds.items() if k in CATEGORICAL_KINDS}
+    numeric = [c for c in kinds if c not in cat]
+    if not cat:
+        raise NotApplicable(f"drift of numeric and datetime columns is {NOT_ON_SPARK}, and no "
+                            "categorical or boolean feature column remains")
+    skipped = _not_compared(data, kinds) + [
+        {"column": c, "reason": f"{kinds[c]} column: {NOT_ON_SPARK}"} for c in numeric]
+    samples = {n: _samples(data, n, cat) for n in data.split_names}
+    findings: list[Finding] = []
+    for i, (ref, cur) in enumerate(pairs):
+        graded = compare_all(check, list(cat), samples[ref], samples[cur], data.seed)
+        findings += check._comparison_findings(graded, ref, cur, samples, data,
+                                               skipped if i == 0 else [])
+    if numeric:
+        findings[0].message += (f"; {fmt_count(len(numeric))} numeric/datetime columns not "
+                                f"compared ({NOT_ON_SPARK})")
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage.temporal
+# ---------------------------------------------------------------------------------------------
+
+def _clock(data: Any, col: str) -> tuple[Any, Any]:
+    """The polars detector's :class:`~auditor.detectors.temporal.Clock` for a Spark column, and
+    an expression giving the same numbers (epoch microseconds, or floats with NaN as null)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from auditor.detectors.temporal import Clock
+
+    if col not in data.kinds:
+        raise NotApplicable(f"column {col!r} has incompatible types across splits (see "
+                            "schema.consistency)")
+    dtype = next(iter(data.splits.values())).schema[col].dataType
+    c = F.col(col)
+    if isinstance(dtype, T.DateType):
+        return Clock(col, True, True), F.unix_date(c).cast("long") * F.lit(86_400_000_000)
+    if isinstance(dtype, T.TimestampNTZType):
+        return Clock(col, True), F.expr(
+            f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', `{col}`)")
+    if isinstance(dtype, T.TimestampType):
+        return Clock(col, True, zoned=True), F.unix_micros(c)
+    if data.kinds[col] == Kind.NUMERIC:
+        x = c.cast("double")
+        return Clock(col, False), F.when(~F.isnan(x), x)
+    if data.kinds[col] == Kind.NULL:
+        raise NotApplicable(f"time column {col!r} is null in every row")
+    raise NotApplicable(f"time column {col!r} has type {dtype.simpleString()}; expected a date "
+                        "or datetime (or numbers)")
+
+
+def temporal(check: Any, data: Any) -> list[Finding]:
+    """Ranges, rows dated before the previous split's end, reversed splits, short gaps: from
+    per-split min/max/null counts and range counts of the time column (datetime features'
+    ``future_values`` and the example rows are not yet computed on Spark)."""
+    from auditor.detectors.temporal import DAY_US, _chart_height, parse_duration
+    from auditor.engines.spark_engine import SparkEngine
+
+    col = data.columns.time
+    if not col:
+        raise NotApplicable("no time column declared")
+    clock, expr = _clock(data, col)
+    eng = SparkEngine({s: df.select(expr.alias("t")) for s, df in data.splits.items()})
+    prof = {s: eng.column_profiles(s, ["t"])["t"] for s in data.split_names}
+    if all(p.missing == p.rows for p in prof.values()):
+        raise NotApplicable(f"time column {col!r} is null in every row")
+    num = (lambda v: v) if not clock.is_time else (lambda v: None if v is None else int(v))
+    ranges = {s: (num(p.min), num(p.max), p.rows - p.missing, p.missing) for s, p in prof.items()}
+    gap_us = parse_duration(check.min_gap)
+    findings = [check._ranges(data, col, clock, ranges, gap_us)]
+    for split, (_, _, _, nulls) in ranges.items():
+        if nulls:
+            findings.append(Finding(
+                severity=Severity.INFO, subject=col, splits=[split], metric="null_time_rows",
+                value=share(nulls, data.rows(split)), count=nulls,
+                message=f"{fmt_rows(nulls, data.rows(split), f'{split} rows')} have no "
+                        f"{col} (null{', NaN' if not clock.is_time else ''}); they are left "
+                        "out of the time comparisons"))
+    for earlier, later in data.pairs():
+        lo_a, hi_a, n_a, _ = ranges[earlier]
+        lo_b, hi_b, n_b, _ = ranges[later]
+        if not n_a or not n_b:
+            continue
+        if hi_b < lo_a:
+            findings.append(Finding(
+                severity=Severity.FAIL, subject=col, splits=[earlier, later],
+                metric="reversed_splits", value=1.0, count=n_b,
+                message=f"all {fmt_count(n_b)} {later} rows with a {col} are dated before "
+                        f"{earlier} begins ({later} ends {clock.text(hi_b)}, {earlier} "
+                        f"starts {clock.text(lo_a)}): the splits run backwards",
+                evidence={"chart": {
+                    "type": "ranges", "title": f"{col}: {later} against {earlier}",
+                    "rows": [clock.bar(s, lo, hi)
+                             for s, lo, hi in ((earlier, lo_a, hi_a), (later, lo_b, hi_b))],
+                    "height": _chart_height(2)},
+                    "ranges": [clock.range_row(earlier, lo_a, hi_a),
+                               clock.range_row(later, lo_b, hi_b)]}))
+        else:
+            count = eng.count_between(later, "t", hi=hi_a)
+            value = share(count, n_b)
+            of = f"{later} rows" + (f" with a {col}" if n_b < data.rows(later) else "")
+            evidence: dict[str, Any] = {}
+            if count:
+                evidence["offending"] = {"rows": count, f"{earlier} ends": clock.text(hi_a)}
+            findings.append(Finding(
+                severity=grade(value, warn=check.warn_above, fail=check.fail_above), subject=col,
+                splits=[earlier, later], metric="rows_before_previous_end", value=value,
+                threshold=check.fail_above, count=count,
+                message=f"{fmt_rows(count, n_b, of)} are dated before the end of {earlier} "
+                        f"({clock.text(hi_a)})", evidence=evidence))
+        if gap_us > 0 and clock.is_time and lo_b - hi_a < gap_us:
+            count = eng.count_between(later, "t", lo=hi_a, hi=hi_a + gap_us)
+            if count or lo_b >= hi_a:
+                gap = lo_b - hi_a
+                start = (f"{later} starts {clock.span(gap)} after the end of {earlier}"
+                         if gap >= 0 else
+                         f"{later} starts {clock.span(-gap)} before the end of {earlier}")
+                findings.append(Finding(
+                    severity=Severity.FAIL, subject=col, splits=[earlier, later],
+                    metric="gap_shorter_than_min_gap", value=gap / DAY_US,
+                    threshold=gap_us / DAY_US, count=count,
+                    message=f"{start}, less than min_gap {check.min_gap}: "
+                            f"{fmt_rows(count, n_b, f'{later} rows')} are dated within "
+                            f"{check.min_gap} after {earlier} ends ({clock.text(hi_a)})"))
+    if clock.is_time and data.features_of(Kind.DATETIME):
+        findings.append(Finding(
+            severity=Severity.INFO, metric="not_computed_on_spark", value=None, count=0,
+            subject=data.features_of(Kind.DATETIME),
+            message="datetime features dated after their row's own time (future_values) are "
+                    + NOT_ON_SPARK))
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
+# model probes on a driver-side sample
+# ---------------------------------------------------------------------------------------------
+
+def on_sample(check: Any, data: Any) -> list[Finding]:
+    """Run the polars detector on a seeded sample of every split collected to the driver
+    (stratified by the label when there is one); every finding states the sample's size."""
+    from auditor.data import build_audit_data
+
+    def collect() -> Any:
+        frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,
+                                                   seed=data.seed)
+                  for s in data.split_names}
+        return build_audit_data(frames, columns=data.columns, seed=data.seed)
+
+    sample = data.cached(("spark.driver_sample", data.sample_rows), collect)
+    sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
+    whole = all(a == b for a, b in sizes.values())
+    stated = ", ".join(f"{fmt_count(a)} of {fmt_count(b)} {s} rows" for s, (a, b) in sizes.items())
+    findings = check.run(sample)
+    for f in findings:
+        f.message += (f" (spark engine: measured on every row collected to the driver: {stated})"
+                      if whole else f" (spark engine: measured on a seeded driver-side sample "
+                      f"of {stated})")
+        f.evidence = {**(f.evidence or {}),
+                      "driver_sample": {s: {"rows": a, "of": b} for s, (a, b) in sizes.items()}}
+    return findings
+
+
+SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
+    "leakage.group_overlap": group_overlap,
+    "leakage.duplicates": duplicates,
+    "leakage.temporal": temporal,
+    "drift.label": label_drift,
+    "drift.features": feature_drift,
+    "separability.adversarial": on_sample,
+    "separability.label_probe": on_sample,
+}

@@ -1,0 +1,254 @@
+"""The engine operations on Spark DataFrames, with DataFrame built-ins only (no UDFs).
+
+What each operation costs on a cluster (n rows, k distinct keys, b bins):
+- ``rows``, ``column_profiles``: one scan, map-side partial aggregates, one row to the driver.
+- ``key_summary``: one scan, one shuffle of the partial counts by key (size ~k), two numbers
+  to the driver.
+- ``key_overlap``: counts by key in each split (two shuffles by key), a sort-merge (or
+  broadcast-hash, when one side is small) join of the two count tables, totals and at most
+  ``max_examples`` rows to the driver (a top-k, no global sort).
+- ``category_counts``: one shuffle by value; the driver holds one row per level.
+- ``histogram``: the bin index is an arithmetic expression (a sum of comparisons with the
+  edges); one shuffle of (group, bin) partial counts; the driver holds groups x bins numbers.
+- ``quantiles``: ``approxQuantile`` (Greenwald-Khanna sketches merged across partitions; exact
+  when ``relative_error`` is 0, at the price of a full sort of the column).
+- ``stratified_sample``: a seeded Bernoulli sample per partition, collected through Arrow:
+  the only operation whose driver memory grows with its argument (``rows``), never with n.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import polars as pl
+
+from auditor.engines import ColumnProfile, Histogram, KeyOverlap, KeySummary
+
+
+def _is_float(df: Any, col: str) -> bool:
+    from pyspark.sql.types import DoubleType, FloatType
+
+    return isinstance(df.schema[col].dataType, (DoubleType, FloatType))
+
+
+def _missing(df: Any, col: str) -> Any:
+    from pyspark.sql import functions as F
+
+    c = F.col(col)
+    return (c.isNull() | F.isnan(c)) if _is_float(df, col) else c.isNull()
+
+
+def _plain(df: Any, col: str) -> Any:
+    """The column with NaN as null (floats)."""
+    from pyspark.sql import functions as F
+
+    c = F.col(col)
+    return F.when(~F.isnan(c), c) if _is_float(df, col) else c
+
+
+def to_polars(df: Any) -> pl.DataFrame:
+    """Collect a (small) Spark DataFrame to the driver as polars, through Arrow."""
+    try:
+        return pl.from_arrow(df.toArrow())  # pyspark >= 4.0
+    except AttributeError:  # pyspark 3.5
+        return pl.from_pandas(df.toPandas())
+
+
+class SparkEngine:
+    """Named Spark DataFrames. Row counts are computed once and kept."""
+
+    name = "spark"
+
+    def __init__(self, frames: dict[str, Any], *, seed: int = 0) -> None:
+        self.frames = frames
+        self.seed = seed
+        self._rows: dict[str, int] = {}
+        self._counts: dict[tuple[Any, ...], Any] = {}  # persisted count tables, reused
+
+    def close(self) -> None:
+        """Release the persisted count tables (the run is over)."""
+        for table in self._counts.values():
+            table.unpersist()
+        self._counts.clear()
+
+    def split_names(self) -> list[str]:
+        return list(self.frames)
+
+    def columns(self, split: str) -> list[str]:
+        return list(self.frames[split].columns)
+
+    def rows(self, split: str) -> int:
+        if split not in self._rows:
+            self._rows[split] = int(self.frames[split].count())
+        return self._rows[split]
+
+    def column_profiles(self, split: str, columns: Sequence[str]) -> dict[str, ColumnProfile]:
+        from pyspark.sql import functions as F
+
+        if not columns:
+            return {}
+        df = self.frames[split]
+        exprs = [F.count(F.lit(1)).alias("_n")]
+        for i, c in enumerate(columns):
+            exprs += [F.sum(F.when(_missing(df, c), 1).otherwise(0)).alias(f"m{i}"),
+                      F.min(_plain(df, c)).alias(f"lo{i}"), F.max(_plain(df, c)).alias(f"hi{i}")]
+        row = df.agg(*exprs).collect()[0]
+        self._rows.setdefault(split, int(row["_n"]))
+        return {c: ColumnProfile(int(row["_n"]), int(row[f"m{i}"] or 0), row[f"lo{i}"],
+                                 row[f"hi{i}"]) for i, c in enumerate(columns)}
+
+    def _key_counts(self, split: str, key: Sequence[str], nulls_are_keys: bool,
+                    prefix: str = "") -> Any:
+        """Rows per key (columns ``{prefix}0..``, ``count``); computed once per (split, key)
+        and persisted on the executors (memory and disk), so that the summary and the overlap
+        of the same key shuffle the rows once."""
+        cache_key = (split, tuple(key), nulls_are_keys)
+        if cache_key not in self._counts:
+            self._counts[cache_key] = self._count_table(split, key, nulls_are_keys).persist()
+        table = self._counts[cache_key]
+        return table.select(*[table[f"_k{i}"].alias(f"{prefix}{i}") for i in range(len(key))],
+                            "count")
+
+    def _count_table(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> Any:
+        from pyspark.sql import functions as F
+
+        prefix = "_k"
+        df = self.frames[split]
+        if not nulls_are_keys:
+            for c in key:
+                df = df.where(~_missing(df, c))
+        cols = [F.col(c).alias(f"{prefix}{i}") for i, c in enumerate(key)]
+        return df.select(*cols).groupBy(*[f"{prefix}{i}" for i in range(len(key))]).count()
+
+    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
+                    null_in: Sequence[str] = ()) -> KeySummary:
+        from pyspark.sql import functions as F
+
+        key = list(key)
+        n = F.col("count")
+        rep = n >= 2
+        unknown = F.lit(True)
+        for c in null_in:
+            unknown = unknown & F.col(f"k{key.index(c)}").isNull()
+        row = (self._key_counts(split, key, nulls_are_keys, "k")
+               .agg(F.sum(n).alias("rows"), F.count(F.lit(1)).alias("keys"),
+                    F.sum(F.when(rep, n).otherwise(0)).alias("r"),
+                    F.sum(F.when(rep & unknown, n).otherwise(0)).alias("rn"),
+                    F.sum(n * n).alias("sq")).collect()[0])
+        return KeySummary(self.rows(split), int(row["rows"] or 0), int(row["keys"]),
+                          int(row["r"] or 0), int(row["rn"] or 0), int(row["sq"] or 0))
+
+    def count_between(self, split: str, column: str, lo: float | None = None,
+                      hi: float | None = None) -> int:
+        from pyspark.sql import functions as F
+
+        df = self.frames[split]
+        cond = ~_missing(df, column)
+        if lo is not None:
+            cond = cond & (F.col(column) >= F.lit(lo))
+        if hi is not None:
+            cond = cond & (F.col(column) < F.lit(hi))
+        return int(df.agg(F.sum(F.when(cond, 1).otherwise(0)).alias("n")).collect()[0]["n"] or 0)
+
+    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        from pyspark.sql import functions as F
+
+        if not columns:
+            return {}
+        df = self.frames[split]
+        row = df.agg(*(F.count_distinct(F.col(c)).alias(f"u{i}") for i, c in enumerate(columns)),
+                     *(F.count(F.col(c)).alias(f"n{i}") for i, c in enumerate(columns))
+                     ).collect()[0]
+        return {c: (int(row[f"u{i}"]), int(row[f"n{i}"])) for i, c in enumerate(columns)}
+
+    def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
+                    nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:
+        from pyspark.sql import functions as F
+
+        key = list(key)
+        a = (self._key_counts(earlier, key, nulls_are_keys, "a")
+             .withColumnRenamed("count", "rows_earlier"))
+        b = (self._key_counts(later, key, nulls_are_keys, "b")
+             .withColumnRenamed("count", "rows_later"))
+        cond = [a[f"a{i}"].eqNullSafe(b[f"b{i}"]) for i in range(len(key))]
+        shared = a.join(b, on=cond, how="inner").select(
+            *[F.col(f"a{i}").alias(c) for i, c in enumerate(key)],
+            F.col("rows_earlier").cast("long"), F.col("rows_later").cast("long"))
+        shared = shared.cache()
+        try:
+            tot = shared.agg(F.count(F.lit(1)).alias("n"), F.sum("rows_earlier").alias("re"),
+                             F.sum("rows_later").alias("rl")).collect()[0]
+            text = F.concat_ws("\x1f", *[F.col(c).cast("string") for c in key])
+            top = (shared.orderBy(F.col("rows_later").desc(), F.col("rows_earlier").desc(),
+                                  text.asc()).limit(max_examples))
+            top_pl = to_polars(top) if max_examples else pl.DataFrame()
+        finally:
+            shared.unpersist()
+        return KeyOverlap(int(tot["n"]), int(tot["re"] or 0), int(tot["rl"] or 0), top_pl)
+
+    def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
+        from pyspark.sql import functions as F
+
+        df = self.frames[split]
+        counts = (df.where(~_missing(df, column))
+                  .select(F.col(column).cast("string").alias("value")).groupBy("value").count())
+        out = to_polars(counts)
+        if out.height == 0:
+            out = pl.DataFrame(schema={"value": pl.String, "n": pl.Int64})
+        else:
+            out = out.rename({"count": "n"}).with_columns(pl.col("value").cast(pl.String),
+                                                          pl.col("n").cast(pl.Int64))
+        total = int(out["n"].sum()) if out.height else 0
+        return out.sort("value"), self.rows(split) - total
+
+    def histogram(self, split: str, column: str, edges: Sequence[float], *,
+                  by: str | None = None) -> Histogram:
+        from pyspark.sql import functions as F
+
+        df = self.frames[split]
+        e = np.asarray(edges, dtype=float)
+        x = F.col(column).cast("double")
+        valued = df.where(~_missing(df, column))
+        # searchsorted(edges, x, side="right") = number of edges <= x: a sum of comparisons
+        index = sum((F.when(x >= F.lit(float(v)), 1).otherwise(0) for v in e), F.lit(0))
+        keys = [index.alias("bin")]
+        if by is not None:
+            keys.append(F.col(by).cast("string").alias("grp"))
+        rows = valued.select(*keys).groupBy(*[k for k in ("bin", "grp") if k != "grp" or by]
+                                            ).count().collect()
+        missing = self.rows(split) - sum(int(r["count"]) for r in rows)
+        if by is None:
+            counts = np.zeros(len(e) + 1, dtype=np.int64)
+            for r in rows:
+                counts[int(r["bin"])] += int(r["count"])
+            return Histogram(e, counts, missing)
+        groups = sorted({r["grp"] for r in rows}, key=lambda s: (s is None, s or ""))
+        code = {g: i for i, g in enumerate(groups)}
+        table = np.zeros((len(groups), len(e) + 1), dtype=np.int64)
+        for r in rows:
+            table[code[r["grp"]], int(r["bin"])] += int(r["count"])
+        return Histogram(e, table, missing, groups)
+
+    def quantiles(self, split: str, column: str, probs: Sequence[float], *,
+                  relative_error: float = 0.0) -> list[float | None]:
+        from pyspark.sql import functions as F
+
+        df = self.frames[split]
+        values = df.where(~_missing(df, column)).select(F.col(column).cast("double").alias("x"))
+        got = values.approxQuantile("x", [float(p) for p in probs], float(relative_error))
+        return [float(v) for v in got] if got else [None] * len(probs)
+
+    def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
+                          seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        df = self.frames[split]
+        if columns is not None:
+            df = df.select(*columns)
+        n = self.rows(split)
+        if n > rows:
+            fraction = rows / n
+            if by is None:
+                df = df.sample(withReplacement=False, fraction=fraction, seed=seed)
+            else:
+                levels = [r[0] for r in df.select(by).distinct().collect()]
+                df = df.sampleBy(by, {v: fraction for v in levels if v is not None}, seed=seed)
+        return to_polars(df)

@@ -1,0 +1,314 @@
+"""Splits read by Spark: Parquet files or folders, CSV, JSON Lines, ``table:NAME`` catalog
+tables, or Spark DataFrames given to the Python API; and :class:`SparkAuditData`, the Spark
+counterpart of :class:`~auditor.data.AuditData` (column roles, kinds, features, an engine).
+
+Nothing here collects rows: the splits stay Spark DataFrames; the driver holds schemas, row
+counts and whatever the checks' engine operations return.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from auditor.config import AuditConfig, Columns, Tokens
+from auditor.data import Kind, LabelKind
+from auditor.engines import NOT_ON_SPARK
+from auditor.errors import ConfigError, InputError
+
+TABLE_PREFIX = "table:"
+PARQUET = (".parquet", ".pq")
+CSV = (".csv", ".csv.gz", ".tsv")
+JSONL = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+
+
+def spark_session(master: str | None = None, conf: dict[str, str] | None = None) -> Any:
+    """The active SparkSession, or a new one on ``master`` (default ``local[*]``) with ``conf``
+    (``spark.*`` keys passed through)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ConfigError("engine spark needs pyspark (pip install 'auditor[spark]') and a Java "
+                          "17 runtime") from None
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None and not conf:
+        return active
+    builder = SparkSession.builder.appName("auditor").master(master or "local[*]")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    try:
+        return builder.getOrCreate()
+    except Exception as err:  # no Java, a bad master URL: one line, exit 2
+        raise ConfigError(f"cannot start Spark on {master or 'local[*]'}: "
+                          f"{str(err).strip().splitlines()[0][:300]}") from None
+
+
+def parse_conf(items: list[str] | None) -> dict[str, str]:
+    """``KEY=VALUE`` strings (``--spark-conf``) as a dict; anything else is a ConfigError."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--spark-conf expects KEY=VALUE (e.g. spark.executor.memory=4g); "
+                              f"got {item!r}")
+        out[key.strip()] = value
+    return out
+
+
+def read_split(spark: Any, spec: str | Path, name: str) -> Any:
+    """A split as a Spark DataFrame: ``table:NAME`` from the catalog, a folder of Parquet
+    files, or a Parquet / CSV (header row, types inferred) / JSON Lines file."""
+    text = str(spec)
+    if text.startswith(TABLE_PREFIX):
+        table = text[len(TABLE_PREFIX):]
+        try:
+            return spark.table(table)
+        except Exception as err:
+            raise InputError(f"{name}: table {table!r} not found in the Spark catalog "
+                             f"({str(err).strip().splitlines()[0][:200]})") from None
+    path = Path(text)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or folder (split {name})")
+    lower = path.name.lower()
+    try:
+        if path.is_dir() or lower.endswith(PARQUET):
+            return spark.read.parquet(str(path))
+        if lower.endswith(CSV):
+            sep = "\t" if lower.endswith(".tsv") else ","
+            return spark.read.csv(str(path), header=True, inferSchema=True, sep=sep)
+        if lower.endswith(JSONL):
+            return spark.read.json(str(path))
+    except Exception as err:
+        raise InputError(f"{path}: Spark cannot read it as "
+                         f"{'Parquet' if path.is_dir() else path.suffix[1:]} "
+                         f"({str(err).strip().splitlines()[0][:200]})") from None
+    raise InputError(f"{path}: unknown format for the spark engine; expected a Parquet file or "
+                     "folder, .csv, .jsonl/.json (optionally .gz), or table:NAME")
+
+
+def spark_kind(data_type: Any) -> Kind:
+    """How a Spark column is treated: the same kinds as :func:`auditor.data.kind_of`."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.NullType):
+        return Kind.NULL
+    if isinstance(data_type, T.BooleanType):
+        return Kind.BOOLEAN
+    if isinstance(data_type, (T.NumericType, T.DayTimeIntervalType)):
+        return Kind.NUMERIC
+    if isinstance(data_type, T.StringType):
+        return Kind.CATEGORICAL
+    if isinstance(data_type, (T.DateType, T.TimestampType, T.TimestampNTZType)):
+        return Kind.DATETIME
+    return Kind.NESTED
+
+
+class SparkAuditData:
+    """The splits as Spark DataFrames with their roles; measuring goes through ``engine``.
+
+    The runner calls :meth:`run_check` instead of ``check.run``: checks with a Spark
+    implementation (:mod:`auditor.engines.spark_checks`) run it, every other check is skipped
+    with the reason "not yet implemented on the spark engine".
+    """
+
+    engine_name = "spark"
+
+    def __init__(self, splits: dict[str, Any], *, columns: Columns, tokens: Tokens | None = None,
+                 paths: dict[str, str | None] | None = None, seed: int = 0,
+                 sample_rows: int = 50_000) -> None:
+        from auditor.engines.spark_engine import SparkEngine
+
+        if len(splits) == 0:
+            raise ConfigError("at least one split is required")
+        self.splits = splits
+        self.columns = columns
+        self.tokens = tokens
+        self.paths = paths or {k: None for k in splits}
+        self.seed = seed
+        self.sample_rows = sample_rows
+        self.reference = None
+        self.reference_path = None
+        self.notes: list[str] = [
+            "Measured on the spark engine: checks without a Spark implementation are skipped "
+            "(\"not yet implemented on the spark engine\"); model probes ran on a seeded "
+            "driver-side sample whose size their findings state."]
+        self.sampled = False
+        self.schema_issues: list[Any] = []
+        self.engine = SparkEngine(splits, seed=seed)
+        self._cache: dict[Any, Any] = {}
+        self._label_kind: Any = False
+        self._check_roles()
+        self.kinds, self.features = self._resolve()
+
+    # -- structure (as AuditData) --------------------------------------------------------------
+    @property
+    def split_names(self) -> list[str]:
+        return list(self.splits)
+
+    def pairs(self) -> list[tuple[str, str]]:
+        names = self.split_names
+        return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+
+    def rows(self, split: str) -> int:
+        return self.engine.rows(split)
+
+    @property
+    def label(self) -> str | None:
+        return self.columns.label
+
+    def info(self) -> dict[str, dict[str, Any]]:
+        return {n: {"path": self.paths.get(n), "rows": self.rows(n), "columns": len(df.columns)}
+                for n, df in self.splits.items()}
+
+    def describe_inputs(self) -> dict[str, dict[str, Any]]:
+        """``inputs`` of report.json: path, rows, schema (no content hash: a Spark input may be
+        a table or a folder of any size)."""
+        return {n: {"path": self.paths.get(n), "bytes": None, "hash": None, "hash_mode": None,
+                    "rows": self.rows(n),
+                    "schema": {f.name: f.dataType.simpleString() for f in df.schema.fields}}
+                for n, df in self.splits.items()}
+
+    def features_of(self, *kinds: Kind) -> list[str]:
+        return [c for c in self.features if self.kinds.get(c) in kinds]
+
+    def common_columns(self) -> list[str]:
+        first = next(iter(self.splits.values()))
+        return [c for c in first.columns if c in self.kinds]
+
+    def duplicate_columns(self) -> list[str]:
+        skip = set(self.columns.ids) | set(self.columns.exclude)
+        if self.tokens:
+            skip |= set(self.tokens.columns())
+        return [c for c in self.common_columns()
+                if c not in skip and self.kinds.get(c) != Kind.NESTED]
+
+    def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = factory()
+        return self._cache[key]
+
+    @property
+    def label_kind(self) -> LabelKind | None:
+        if self._label_kind is False:
+            self._label_kind = self._detect_label_kind()
+        return self._label_kind
+
+    def _detect_label_kind(self) -> LabelKind | None:
+        """As :meth:`auditor.data.AuditData.label_kind`, from one aggregate per split."""
+        from pyspark.sql import functions as F
+
+        y = self.label
+        if not y:
+            return None
+        frames = list(self.splits.values())
+        union = frames[0].select(y)
+        for df in frames[1:]:
+            union = union.unionByName(df.select(y), allowMissingColumns=True)
+        kind = self.kinds.get(y)
+        dtype = union.schema[y].dataType
+        from pyspark.sql import types as T
+
+        is_float = isinstance(dtype, (T.FloatType, T.DoubleType, T.DecimalType))
+        col = F.col(y)
+        valued = union.where(col.isNotNull() & (~F.isnan(col) if is_float else F.lit(True)))
+        aggs = [F.count_distinct(col).alias("n")]
+        if is_float:
+            aggs.append(F.sum(F.when(col != F.round(col, 0), 1).otherwise(0)).alias("frac"))
+        row = valued.agg(*aggs).collect()[0]
+        n = int(row["n"])
+        if n <= 2:
+            return LabelKind.BINARY
+        if is_float:
+            return LabelKind.MULTICLASS if not row["frac"] and n <= 20 else LabelKind.NUMERIC
+        if kind == Kind.NUMERIC:
+            return LabelKind.MULTICLASS if n <= 20 else LabelKind.NUMERIC
+        return LabelKind.MULTICLASS
+
+    # -- the runner's hook ---------------------------------------------------------------------
+    def run_check(self, check: Any) -> list[Any]:
+        from auditor.engines.spark_checks import run_on_spark
+
+        return run_on_spark(check, self)
+
+    # -- loading -------------------------------------------------------------------------------
+    def _check_roles(self) -> None:
+        for name, df in self.splits.items():
+            present = set(df.columns)
+            for col, role in self.columns.declared().items():
+                if col not in present:
+                    raise InputError(f"{self.paths.get(name) or name}: {role} column {col!r} "
+                                     f"not found; columns are "
+                                     f"{', '.join(map(repr, df.columns[:12]))}")
+
+    def _resolve(self) -> tuple[dict[str, Kind], list[str]]:
+        """Kinds of the columns present in every split with one kind; features as in
+        :func:`auditor.data._resolve_features` (not a declared role, not nested, not null)."""
+        from auditor.data import SchemaIssue
+
+        first = next(iter(self.splits.values()))
+        kinds: dict[str, Kind] = {}
+        for field in first.schema.fields:
+            per_split = []
+            for df in self.splits.values():
+                match = [f for f in df.schema.fields if f.name == field.name]
+                per_split.append(spark_kind(match[0].dataType) if match else None)
+            if None in per_split:
+                missing = [n for n, k in zip(self.splits, per_split) if k is None]
+                self.schema_issues.append(SchemaIssue(
+                    "warn", field.name, "missing",
+                    f"column {field.name!r} is missing from {', '.join(missing)}", missing))
+                continue
+            if len(set(per_split)) > 1:
+                self.schema_issues.append(SchemaIssue(
+                    "warn", field.name, "dtype",
+                    f"column {field.name!r} has different kinds across splits on the spark "
+                    f"engine ({', '.join(map(str, per_split))}); it is not audited",
+                    list(self.splits)))
+                continue
+            kinds[field.name] = per_split[0]
+        roles = self.columns.declared()
+        tokens = set(self.tokens.columns()) if self.tokens else set()
+        features = [c for c, k in kinds.items() if c not in roles and c not in tokens
+                    and k not in (Kind.NESTED, Kind.NULL)]
+        for col in self.columns.text:
+            if kinds.get(col) == Kind.CATEGORICAL:
+                kinds[col] = Kind.TEXT
+        return kinds, features
+
+
+def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
+                      spark: Any = None) -> SparkAuditData:
+    """Every split of ``cfg`` as a Spark DataFrame (``frames`` may hold Spark DataFrames, or
+    polars/pandas frames that are handed to Spark through Arrow)."""
+    frames = frames or {}
+    if cfg.reference is not None or "reference" in frames:
+        raise ConfigError("a reference dataset is " + NOT_ON_SPARK + "; run the scheduled "
+                          "comparison with engine: polars, or give the reference as a split")
+    if cfg.tokens is not None:
+        raise ConfigError("the tokens: checks are " + NOT_ON_SPARK + "; use engine: polars")
+    if spark is None:
+        given = next((f for f in frames.values() if _is_spark_frame(f)), None)
+        spark = given.sparkSession if given is not None else spark_session(
+            cfg.spark_master, cfg.spark_conf)
+    splits: dict[str, Any] = {}
+    paths: dict[str, str | None] = {}
+    for name, spec in cfg.datasets.items():
+        if name in frames:
+            splits[name] = _as_spark(spark, frames[name], name)
+            paths[name] = None
+        else:
+            splits[name] = read_split(spark, spec, name)
+            paths[name] = str(spec)
+    return SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
+                          seed=cfg.seed, sample_rows=cfg.spark_sample_rows)
+
+
+def _is_spark_frame(obj: Any) -> bool:
+    return type(obj).__module__.startswith("pyspark.sql") and hasattr(obj, "sparkSession")
+
+
+def _as_spark(spark: Any, obj: Any, name: str) -> Any:
+    if _is_spark_frame(obj):
+        return obj
+    from auditor.data import to_polars
+
+    return spark.createDataFrame(to_polars(obj, name).to_arrow())

@@ -1,0 +1,38 @@
+"""One local SparkSession for the whole test session (start-up takes 10-50 s on a loaded
+machine); tests that need it are skipped with the reason when pyspark or Java is missing."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def _why_no_spark() -> str | None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'auditor[spark]')"
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        return "no Java runtime (java not on PATH and JAVA_HOME unset); Spark needs Java 17"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark():
+    reason = _why_no_spark()
+    if reason:
+        pytest.skip(reason)
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("auditor-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.default.parallelism", "2")
+               .config("spark.driver.memory", "1g")
+               .config("spark.sql.adaptive.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
