@@ -104,8 +104,6 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     b = share(repeating, n_a)
     if b <= 0:
         return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
-    from scipy.stats import norm
-
     pooled = []
     for split in (earlier, later):  # rows with a continuous value never count as chance
         h = compared_hashes(data, split, cols, as_text)
@@ -119,6 +117,17 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     if unique_cols and copied is not None and copied.len():
         certain = int(data.splits[later].select(unique_cols)[copied].select(
             pl.any_horizontal(pl.all().is_not_null())).to_series().sum())
+    return chance_verdict(count, certain, n_b, b, repeating, mu, var)
+
+
+def chance_verdict(count: int, certain: int, n_b: int, b: float, repeating: int, mu: float,
+                   var: float) -> dict[str, Any]:
+    """The chance-baseline result of :func:`copy_chance` from its measured parts (shared by the
+    engines): D = (count - certain) / n_b - b against its null mean ``mu`` and variance
+    ``var``; z = (D - mu) / sqrt(var), p = 1 - Phi(z) (0 when ``certain`` copies hold a
+    continuous value); excess = certain / n_b + max(0, D)."""
+    from scipy.stats import norm
+
     d = share(count - certain, n_b) - b
     sd = math.sqrt(var)
     z = (d - mu) / sd if sd > 0 else (math.inf if d > mu + 1e-12 else 0.0)

@@ -24,17 +24,15 @@ reports it as ``skipped`` with that reason.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
-import polars as pl
 
 from auditor.data import Kind, LabelKind
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_rows, fmt_share, grade, share
+from auditor.stats import fmt_count, fmt_rows, grade, share
 
 
 def run_on_spark(check: Any, data: Any) -> list[Finding]:
@@ -232,7 +230,7 @@ def _chance(data: Any, earlier: str, later: str, count: int,
     full (never chance), as the polars engine does."""
     from pyspark.sql import functions as F
 
-    from auditor.detectors.row_compare import split_null_from_counts
+    from auditor.detectors.row_compare import chance_verdict, split_null_from_counts
 
     n_a, n_b = data.rows(earlier), data.rows(later)
     sa = summary(earlier)
@@ -240,8 +238,6 @@ def _chance(data: Any, earlier: str, later: str, count: int,
     b = share(repeating, n_a)
     if b <= 0:
         return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
-    from scipy.stats import norm
-
     eng = data.engine
     unique_cols = continuous(earlier)
     idx = [cols.index(c) for c in unique_cols]
@@ -271,53 +267,22 @@ def _chance(data: Any, earlier: str, later: str, count: int,
         row = (a.join(bb, on=cond, how="inner").where(known(bb, "b"))
                .agg(F.sum(bb["count"]).alias("n")).collect()[0])
         certain = int(row["n"] or 0)
-    d = share(count - certain, n_b) - b
-    sd = math.sqrt(var)
-    z = (d - mu) / sd if sd > 0 else (math.inf if d > mu + 1e-12 else 0.0)
-    out = {"baseline": b, "repeating": repeating,
-           "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
-           "p_value": 0.0 if certain else float(norm.sf(z)),
-           "null_excess": {"mean": mu, "sd": sd},
-           "excess": share(certain, n_b) + max(0.0, d)}
-    if certain:
-        out["copies_with_a_continuous_value"] = certain
-    return out
+    return chance_verdict(count, certain, n_b, b, repeating, mu, var)
 
 
 def _exact(check: Any, data: Any, ko: Any, earlier: str, later: str, cols: list[str],
            chance: dict[str, Any]) -> Finding:
-    from auditor.detectors.duplicates import _cell
+    from auditor.detectors.duplicates import _cell, exact_copy_finding
 
-    count, n = ko.rows_later, data.rows(later)
-    observed = share(count, n)
-    message = f"{fmt_rows(count, n, f'{later} rows')} are exact copies of {earlier} rows"
-    evidence: dict[str, Any] = {}
-    if chance["baseline"] > 0:
-        value = chance.get("excess", max(0.0, observed - chance["baseline"]))
-        severity = grade(value, warn=check.warn_above, fail=check.fail_above)
-        if chance["p_value"] >= check.chance_alpha:
-            severity = Severity.INFO
-        message += (f"; {fmt_share(chance['baseline'])} are expected by chance, since "
-                    f"{fmt_rows(chance['repeating'], data.rows(earlier), f'{earlier} rows')}"
-                    f" repeat another {earlier} row (excess {fmt_share(value)}, "
-                    f"p = {chance['p_value']:.2g})")
-        if chance.get("copies_with_a_continuous_value"):
-            message += (f"; {chance['copies_with_a_continuous_value']:,} of the copies "
-                        "hold a value of a continuous column, never a chance repeat")
-        evidence["chance_baseline"] = chance
-    else:
-        value = observed
-        severity = grade(value, warn=check.warn_above, fail=check.fail_above)
-    if count:
+    f = exact_copy_finding(check, data, ko.rows_later, earlier, later, chance)
+    if ko.rows_later:
         shown = cols[:8]
-        evidence["examples"] = [
+        f.evidence["examples"] = [
             {"values": ", ".join(f"{c}={_cell(v)}" for c, v in zip(shown, row[:len(shown)]))
              + (f", … (+{len(cols) - len(shown)} columns)" if len(cols) > len(shown) else ""),
              f"rows in {earlier}": row[-2], f"rows in {later}": row[-1]}
             for row in ko.top.iter_rows()]
-    return Finding(
-        severity=severity, metric="duplicate_rows", value=value, threshold=check.fail_above,
-        count=count, splits=[earlier, later], message=message, evidence=evidence)
+    return f
 
 
 # ---------------------------------------------------------------------------------------------
