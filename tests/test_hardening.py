@@ -1732,3 +1732,17 @@ def test_an_empty_split_is_named_once(tmp_path, capsys):
     code, err = _run(capsys, "--train", p_tr, "--test", p_te, "--label", "y",
                      "--out", tmp_path / "o")
     assert code == 2 and err == f"auditor: error: {p_te}: split 'test' has 0 rows\n", err
+
+
+@pytest.mark.parametrize("check_id,param,expected", [
+    ("drift.features", "hist_bins", "hist_bins must be an integer in [1, 1000]"),
+    ("separability.label_probe", "hidden", "hidden must be an integer in [1, 4,096]")])
+def test_sizes_beyond_reason_are_config_errors_not_crashed_checks(check_id, param, expected):
+    # 10**20 was accepted and crashed the check: numpy "Maximum allowed size exceeded",
+    # torch "Overflow when unpacking long long"
+    from auditor import audit
+    from auditor.errors import ConfigError
+    with pytest.raises(ConfigError) as err:
+        audit(train=clean_frame(60, 1), test=clean_frame(30, 2, 500), label="y",
+              thresholds={check_id: {param: 10**20}})
+    assert f"{expected}; got 100000000000000000000" in str(err.value)

@@ -69,6 +69,8 @@ def _validate(check: Any) -> None:
         v = getattr(check, name)
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name} must be a positive integer; got {v!r}")
+    if check.hist_bins > 1000:  # the chart's bins are kept in the report (10**20 crashed)
+        raise ValueError(f"hist_bins must be an integer in [1, 1000]; got {check.hist_bins!r}")
     v = check.level_fold_warn_above
     if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 1:
         raise ValueError(f"level_fold_warn_above must be a number >= 1; got {v!r}")

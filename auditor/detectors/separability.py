@@ -561,6 +561,8 @@ class LabelProbe:
                "ablation_fail_drop", "learning_rate")
         _positive_int(self, "train_rows", "eval_rows", "epochs", "batch_size", "hidden",
                       "overfit_steps", "max_levels")
+        if self.hidden > 4096:  # two hidden layers of hidden x hidden weights (10**20 crashed)
+            raise ValueError(f"hidden must be an integer in [1, 4,096]; got {self.hidden!r}")
         if not isinstance(self.permutations, int) or self.permutations < 3:
             raise ValueError(f"permutations must be an integer >= 3; got {self.permutations!r}")
         if not isinstance(self.overfit_rows, int) or self.overfit_rows < 2:
