@@ -29,8 +29,8 @@ import polars as pl
 
 from auditor.data import Kind
 from auditor.level_stats import (MISSING, OTHER_VALUES, RARE_LEVELS, LevelShift,
-                                 contingency_test, level_shifts, one_off_share, pool_rare_levels,
-                                 psi_by_chance)
+                                 contingency_test, level_shifts, one_off_sd, one_off_share,
+                                 pool_rare_levels, psi_by_chance)
 from auditor.stats import (EcdfGap, clip_text, cramers_v, ecdf_gap, inverted_cdf, js_distance,
                            ks_pvalue, map_columns, psi, run_starts)
 
@@ -85,6 +85,7 @@ class ColumnDrift:
     rare_levels: int = 0      # levels pooled into the RARE_LEVELS bin
     levels: list[LevelShift] = field(default_factory=list)  # per-level shifts, tested ones
     good_turing: float | None = None  # share of reference rows holding a one-off value
+    good_turing_sd: float | None = None  # its standard error (Esty)
     variants: dict[str, str] = field(default_factory=dict)  # new value -> reference value it
     # equals up to case, whitespace and punctuation (schema.consistency's normalisation)
 
@@ -231,6 +232,7 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     assert a is not None and b is not None
     labels, ca, cb, per_value, unseen = numeric_bins(a, b, n_bins, ref.kind)
     one_off = one_off_share(ca) if per_value else None  # before the missing bin, as categories
+    one_off_err = one_off_sd(ca) if per_value else None
     if ref.missing or cur.missing:
         labels = labels + [MISSING]
         ca = np.append(ca, ref.missing)
@@ -239,7 +241,8 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     chi2_p, test = contingency_test(np.vstack([ca, cb]), seed)
     out = ColumnDrift(col, ref.kind, ref.rows, cur.rows, ref.missing, cur.missing, labels, ca,
                       cb, value, terms, js_distance(ca, cb), chi2_p, per_value=per_value,
-                      unseen_rows=unseen, test=test, good_turing=one_off)
+                      unseen_rows=unseen, test=test, good_turing=one_off,
+                      good_turing_sd=one_off_err)
     if per_value:
         out.levels = level_shifts(labels, ca, cb, min_rows=min_level_rows)
         if unseen:
@@ -287,6 +290,7 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, s
     k = len(values)
     unique = k > 2 and int(max(ca.max(), cb.max())) == 1
     one_off = one_off_share(ca)
+    one_off_sd_raw = one_off_sd(ca)
 
     def listed(mask: np.ndarray, counts: np.ndarray) -> list[tuple[str, int]]:
         idx = np.flatnonzero(mask)
@@ -315,7 +319,7 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, s
                        n_new=int(new.sum()), n_vanished=int(vanished.sum()),
                        all_unique=unique, test=test, psi_chance=chance, rare_levels=pooled,
                        levels=level_shifts(labels, ca, cb, min_rows=min_level_rows),
-                       good_turing=one_off, variants=variants)
+                       good_turing=one_off, good_turing_sd=one_off_sd_raw, variants=variants)
 
 
 def new_value_variants(values: list[str], seen: np.ndarray, new: np.ndarray) -> dict[str, str]:

@@ -129,6 +129,17 @@ def one_off_share(counts: np.ndarray) -> float:
     return float((c == 1).sum() / total) if total else 0.0
 
 
+def one_off_sd(counts: np.ndarray) -> float:
+    """Standard error of :func:`one_off_share` (Esty 1983): sqrt((N1 (1 - N1/N) + 2 N2) / N^2),
+    N1, N2 the numbers of values seen once and twice, N the rows with a value."""
+    c = np.asarray(counts)
+    total = float(c.sum())
+    if not total:
+        return 0.0
+    n1, n2 = float((c == 1).sum()), float((c == 2).sum())
+    return float(np.sqrt(max(0.0, n1 * (1 - n1 / total) + 2 * n2)) / total)
+
+
 def level_shifts(labels: list[str], ca: np.ndarray, cb: np.ndarray, *, min_rows: int
                  ) -> list[LevelShift]:
     """Per-level share changes (see :class:`LevelShift`), for the levels that hold at least

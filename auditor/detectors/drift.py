@@ -289,7 +289,7 @@ class FeatureDrift(DriftThresholds):
             if cd.n_new and cd.unseen_rows:
                 # categories: always (a fact); values of a per-value binned numeric (a count
                 # meeting 11 once) only when graded or explained
-                f = unseen_finding(self, cd, ref, cur, reason=v.reason)
+                f = unseen_finding(self, cd, ref, cur, reason=v.reason, tests=len(graded))
                 if cd.kind in CATEGORICAL_KINDS or f.severity != Severity.INFO or v.reason:
                     column_findings.append(f)
                     reported.add(cd.column)

@@ -934,3 +934,41 @@ def test_prepare_counts_every_categorical_column_of_a_wide_frame_in_kind_order()
         assert s.missing == df[c].null_count() and s.rows == 300
         assert s.counts.sort("value")["value"].to_list() == want[c].to_list()
         assert s.counts.sort("value")["n"].to_list() == want["count"].to_list()
+
+
+def test_one_off_sd_is_esty_and_matches_the_spread_of_good_turing_over_resamples():
+    from auditor.level_stats import one_off_sd, one_off_share
+
+    counts = np.array([1, 1, 1, 2, 2, 5, 9])  # N = 21, N1 = 3, N2 = 2
+    assert one_off_sd(counts) == pytest.approx(math.sqrt(3 * (1 - 3 / 21) + 2 * 2) / 21)
+    # the error of N1/N as an estimate of the unseen mass, over resamples of a Zipf-like law
+    rng = np.random.default_rng(0)
+    p = 1 / np.arange(1, 3001) ** 1.1
+    p /= p.sum()
+    errors, sds = [], []
+    for _ in range(400):
+        c = np.bincount(rng.choice(len(p), 2000, p=p), minlength=len(p))
+        errors.append(one_off_share(c[c > 0]) - p[c == 0].sum())
+        sds.append(one_off_sd(c[c > 0]))
+    assert np.std(errors) == pytest.approx(np.mean(sds), rel=0.25)
+
+
+def test_unseen_values_of_random_high_cardinality_columns_are_chance_not_drift():
+    # 40 columns of 500-4,400 uniform levels, 10,000 train vs 2,500 test rows from the same
+    # law: each test split meets 2-40% unseen values, all expected by Good-Turing; without
+    # the chance fluctuation 1-2% excesses warned on some columns
+    rng = np.random.default_rng(3)
+    cols = {f"c{j}": np.char.add("h", rng.integers(0, 500 + 100 * j, 12_500).astype(str))
+            for j in range(40)}
+    df = pl.DataFrame(cols)
+    # a planted change: 20% of test rows of c0 carry new codes
+    test = df.tail(2_500).with_columns(
+        pl.when(pl.int_range(pl.len()) < 500).then(pl.lit("new-") + pl.int_range(pl.len())
+                                                     .cast(pl.String))
+        .otherwise(pl.col("c0")).alias("c0"))
+    found = _unseen(FeatureDrift().run(_data({"train": df.head(10_000), "test": test})))
+    flagged = {c: f for c, f in found.items() if f.severity != Severity.INFO}
+    assert set(flagged) == {"c0"} and flagged["c0"].severity == Severity.FAIL
+    assert flagged["c0"].count >= 500
+    quiet = found["c39"]
+    assert quiet.evidence["statistics"]["z"] < quiet.evidence["statistics"]["z_critical"]
