@@ -81,7 +81,8 @@ class FeatureLabelAssociation:
     computed. A later split with fewer than ``min_rows`` rows behind the measure is not
     graded (an 8-row test split reaches Cramér's V 1.0 by chance), nor, for a class label,
     one where a class present holds fewer than ``min_class_rows`` rows (its class mean is
-    one or two values). The near-deterministic cut counts only when both classes hold at
+    one or two values); a class label averaging fewer than ``min_class_rows`` train rows per
+    class (a label unique per row) skips the check with that reason. The near-deterministic cut counts only when both classes hold at
     least ``min_pure_rows`` train rows (see :mod:`auditor.leak_rules`). Evidence: a bar chart of
     the strongest associations with the thresholds as lines, and per flagged column every
     measure per split (and its most frequent levels).
@@ -129,9 +130,18 @@ class FeatureLabelAssociation:
         cols = [c for c in data.features if data.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
         if not cols:
             raise NotApplicable("no numeric, boolean, categorical or datetime feature")
+        train = view.train
+        if view.kind != LabelKind.NUMERIC:
+            classes = view.frames[train][YCOL].drop_nulls()
+            k, n = classes.n_unique(), classes.len()
+            if k > 1 and n < k * self.min_class_rows:
+                raise NotApplicable(
+                    f"the label has {k:,} classes over {n:,} labelled {train} rows (fewer than "
+                    f"min_class_rows = {self.min_class_rows} rows per class on average): class "
+                    "means set by one or two rows measure nothing (a label unique per row gives "
+                    "every feature a correlation ratio of 1)")
         as_levels = self._level_columns(data, view)
         per_split = {s: self.measure(data, view, s, as_levels) for s in view.frames}
-        train = view.train
         graded = {s for s in view.frames if s == train or self._classes_measured(view, s)}
         findings: list[Finding] = []
         best: dict[str, tuple[float, str, str]] = {}  # col -> (association, measure, split)

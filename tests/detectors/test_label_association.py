@@ -375,3 +375,15 @@ def test_a_later_split_with_a_tiny_class_is_not_graded():
         FeatureLabelAssociation(min_class_rows=0)
     with pytest.raises(ValueError, match="min_pure_rows must be an integer >= 1"):
         FeatureLabelAssociation(min_pure_rows=0)
+
+
+def test_a_label_unique_per_row_skips_the_check_instead_of_failing_noise():
+    # every class holds one row: any feature's correlation ratio is 1 by construction
+    rng = np.random.default_rng(0)
+    train = pl.DataFrame({"x1": rng.normal(size=300), "x2": rng.normal(size=300),
+                          "y": [f"id{i}" for i in range(300)]})
+    test = pl.DataFrame({"x1": rng.normal(size=100), "x2": rng.normal(size=100),
+                         "y": [f"id{i}" for i in range(300, 400)]})
+    data = build_audit_data({"train": train, "test": test}, columns=Columns(label="y"))
+    with pytest.raises(NotApplicable, match="300 classes over 300 labelled train rows"):
+        FeatureLabelAssociation().run(data)
