@@ -89,15 +89,8 @@ class TemporalHoldout:
         ranges = {s: (t.min(), t.max(), t.len() - t.null_count(), t.null_count())
                   for s, t in times.items()}
         gap_us = parse_duration(self.min_gap)
-        findings = [self._ranges(data, col, clock, ranges, gap_us)]
-        for split, (_, _, _, nulls) in ranges.items():
-            if nulls:
-                findings.append(Finding(
-                    severity=Severity.INFO, subject=col, splits=[split], metric="null_time_rows",
-                    value=share(nulls, data.rows(split)), count=nulls,
-                    message=f"{fmt_rows(nulls, data.rows(split), f'{split} rows')} have no "
-                            f"{col} (null{', NaN' if not clock.is_time else ''}); they are left "
-                            "out of the time comparisons"))
+        findings = [self._ranges(data, col, clock, ranges, gap_us),
+                    *null_time_findings(data, col, clock, ranges)]
         for earlier, later in data.pairs():
             lo_a, hi_a, n_a, _ = ranges[earlier]
             lo_b, hi_b, n_b, _ = ranges[later]
@@ -333,3 +326,16 @@ class Clock:
 
 def _chart_height(bars: int) -> float:
     return round(1.1 + 0.4 * bars, 2)
+
+
+def null_time_findings(data: Any, col: str, clock: Any,
+                       ranges: dict[str, tuple[Any, Any, int, int]]) -> list[Finding]:
+    """One info finding per split with rows lacking a time (``ranges``: split -> (min, max,
+    rows with a time, rows without)); shared by the polars check and the Spark engine."""
+    return [Finding(
+        severity=Severity.INFO, subject=col, splits=[split], metric="null_time_rows",
+        value=share(nulls, data.rows(split)), count=nulls,
+        message=f"{fmt_rows(nulls, data.rows(split), f'{split} rows')} have no "
+                f"{col} (null{', NaN' if not clock.is_time else ''}); they are left "
+                "out of the time comparisons")
+        for split, (_, _, _, nulls) in ranges.items() if nulls]

@@ -408,7 +408,8 @@ def temporal(check: Any, data: Any) -> list[Finding]:
     """Ranges, rows dated before the previous split's end, reversed splits, short gaps: from
     per-split min/max/null counts and range counts of the time column (datetime features'
     ``future_values`` and the example rows are not yet computed on Spark)."""
-    from auditor.detectors.temporal import DAY_US, _chart_height, parse_duration
+    from auditor.detectors.temporal import (DAY_US, _chart_height, null_time_findings,
+                                           parse_duration)
     from auditor.engines.spark_engine import SparkEngine
 
     col = data.columns.time
@@ -422,15 +423,8 @@ def temporal(check: Any, data: Any) -> list[Finding]:
     num = (lambda v: v) if not clock.is_time else (lambda v: None if v is None else int(v))
     ranges = {s: (num(p.min), num(p.max), p.rows - p.missing, p.missing) for s, p in prof.items()}
     gap_us = parse_duration(check.min_gap)
-    findings = [check._ranges(data, col, clock, ranges, gap_us)]
-    for split, (_, _, _, nulls) in ranges.items():
-        if nulls:
-            findings.append(Finding(
-                severity=Severity.INFO, subject=col, splits=[split], metric="null_time_rows",
-                value=share(nulls, data.rows(split)), count=nulls,
-                message=f"{fmt_rows(nulls, data.rows(split), f'{split} rows')} have no "
-                        f"{col} (null{', NaN' if not clock.is_time else ''}); they are left "
-                        "out of the time comparisons"))
+    findings = [check._ranges(data, col, clock, ranges, gap_us),
+                *null_time_findings(data, col, clock, ranges)]
     for earlier, later in data.pairs():
         lo_a, hi_a, n_a, _ = ranges[earlier]
         lo_b, hi_b, n_b, _ = ranges[later]
