@@ -154,12 +154,7 @@ class GroupOverlap:
         for split in data.split_names:
             nulls = data.rows(split) - int(counts[split]["rows"].sum())
             if nulls:
-                total = data.rows(split)
-                out.append(Finding(
-                    severity=Severity.INFO, subject=col, splits=[split], metric="null_group_rows",
-                    value=share(nulls, total), count=nulls,
-                    message=f"{fmt_rows(nulls, total, f'{split} rows')} have no {col} (null); "
-                            "they are not compared across splits"))
+                out.append(null_group_finding(data, split, col, nulls))
         return out
 
     def _evidence(self, shared: pl.DataFrame, col: str, earlier: str,
@@ -334,3 +329,14 @@ def _cell(v: Any) -> Any:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return v
     return clip_text(v, CELL_CHARS)
+
+
+def null_group_finding(data: Any, split: str, col: str, nulls: int) -> Finding:
+    """Info: rows of ``split`` without a ``col`` value are left out of the overlap (shared by
+    the polars check and the Spark engine)."""
+    total = data.rows(split)
+    return Finding(
+        severity=Severity.INFO, subject=col, splits=[split], metric="null_group_rows",
+        value=share(nulls, total), count=nulls,
+        message=f"{fmt_rows(nulls, total, f'{split} rows')} have no {col} (null); "
+                "they are not compared across splits")

@@ -98,19 +98,7 @@ class TemporalHoldout:
                 continue
             t = times[later]
             if hi_b < lo_a:
-                findings.append(Finding(
-                    severity=Severity.FAIL, subject=col, splits=[earlier, later],
-                    metric="reversed_splits", value=1.0, count=n_b,
-                    message=f"all {fmt_count(n_b)} {later} rows with a {col} are dated before "
-                            f"{earlier} begins ({later} ends {clock.text(hi_b)}, {earlier} "
-                            f"starts {clock.text(lo_a)}): the splits run backwards",
-                    evidence={"chart": {
-                        "type": "ranges", "title": f"{col}: {later} against {earlier}",
-                        "rows": [clock.bar(s, lo, hi)
-                                 for s, lo, hi in ((earlier, lo_a, hi_a), (later, lo_b, hi_b))],
-                        "height": _chart_height(2)},
-                        "ranges": [clock.range_row(earlier, lo_a, hi_a),
-                                   clock.range_row(later, lo_b, hi_b)]}))
+                findings.append(reversed_finding(col, clock, earlier, later, ranges))
             else:
                 findings.append(self._before(data, col, clock, earlier, later, times[earlier], t,
                                              hi_a, n_b))
@@ -339,3 +327,24 @@ def null_time_findings(data: Any, col: str, clock: Any,
                 f"{col} (null{', NaN' if not clock.is_time else ''}); they are left "
                 "out of the time comparisons")
         for split, (_, _, _, nulls) in ranges.items() if nulls]
+
+
+def reversed_finding(col: str, clock: Any, earlier: str, later: str,
+                     ranges: dict[str, tuple[Any, Any, int, int]]) -> Finding:
+    """FAIL: every dated row of ``later`` lies before ``earlier`` begins (the splits run
+    backwards); shared by the polars check and the Spark engine."""
+    lo_a, hi_a, _, _ = ranges[earlier]
+    lo_b, hi_b, n_b, _ = ranges[later]
+    return Finding(
+        severity=Severity.FAIL, subject=col, splits=[earlier, later],
+        metric="reversed_splits", value=1.0, count=n_b,
+        message=f"all {fmt_count(n_b)} {later} rows with a {col} are dated before "
+                f"{earlier} begins ({later} ends {clock.text(hi_b)}, {earlier} "
+                f"starts {clock.text(lo_a)}): the splits run backwards",
+        evidence={"chart": {
+            "type": "ranges", "title": f"{col}: {later} against {earlier}",
+            "rows": [clock.bar(s, lo, hi)
+                     for s, lo, hi in ((earlier, lo_a, hi_a), (later, lo_b, hi_b))],
+            "height": _chart_height(2)},
+            "ranges": [clock.range_row(earlier, lo_a, hi_a),
+                       clock.range_row(later, lo_b, hi_b)]})

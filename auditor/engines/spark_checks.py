@@ -29,6 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from auditor.data import Kind, LabelKind
+from auditor.detectors.groups import null_group_finding
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import NotApplicable
 from auditor.report import Finding, Severity
@@ -100,12 +101,7 @@ def _declared(check: Any, data: Any, col: str) -> list[Finding]:
     for split in data.split_names:
         nulls = _summary(data, split, col).missing_rows
         if nulls:
-            total = data.rows(split)
-            out.append(Finding(
-                severity=Severity.INFO, subject=col, splits=[split], metric="null_group_rows",
-                value=share(nulls, total), count=nulls,
-                message=f"{fmt_rows(nulls, total, f'{split} rows')} have no {col} (null); "
-                        "they are not compared across splits"))
+            out.append(null_group_finding(data, split, col, nulls))
     return out
 
 
@@ -408,8 +404,8 @@ def temporal(check: Any, data: Any) -> list[Finding]:
     """Ranges, rows dated before the previous split's end, reversed splits, short gaps: from
     per-split min/max/null counts and range counts of the time column (datetime features'
     ``future_values`` and the example rows are not yet computed on Spark)."""
-    from auditor.detectors.temporal import (DAY_US, _chart_height, null_time_findings,
-                                           parse_duration)
+    from auditor.detectors.temporal import (DAY_US, null_time_findings, parse_duration,
+                                           reversed_finding)
     from auditor.engines.spark_engine import SparkEngine
 
     col = data.columns.time
@@ -431,19 +427,7 @@ def temporal(check: Any, data: Any) -> list[Finding]:
         if not n_a or not n_b:
             continue
         if hi_b < lo_a:
-            findings.append(Finding(
-                severity=Severity.FAIL, subject=col, splits=[earlier, later],
-                metric="reversed_splits", value=1.0, count=n_b,
-                message=f"all {fmt_count(n_b)} {later} rows with a {col} are dated before "
-                        f"{earlier} begins ({later} ends {clock.text(hi_b)}, {earlier} "
-                        f"starts {clock.text(lo_a)}): the splits run backwards",
-                evidence={"chart": {
-                    "type": "ranges", "title": f"{col}: {later} against {earlier}",
-                    "rows": [clock.bar(s, lo, hi)
-                             for s, lo, hi in ((earlier, lo_a, hi_a), (later, lo_b, hi_b))],
-                    "height": _chart_height(2)},
-                    "ranges": [clock.range_row(earlier, lo_a, hi_a),
-                               clock.range_row(later, lo_b, hi_b)]}))
+            findings.append(reversed_finding(col, clock, earlier, later, ranges))
         else:
             count = eng.count_between(later, "t", hi=hi_a)
             value = share(count, n_b)
