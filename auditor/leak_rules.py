@@ -323,8 +323,6 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         details["related_within_gap"] = len(related)
         details["relations"] = {c: relations[c] for c in close[:10] if c in relations}
     if close and not related:
-        sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
-        details["ci_low"] = None if ci_low is None else round(ci_low, 4)
         top = max(relations[c] for c in close) if relations else 0.0
         one = len(close) == 1
         head = (f"strong, and {'the only feature' if one else f'the {len(close)} features'} "
@@ -334,32 +332,14 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
                 "the label at most "
                 f"{top:.2f} < family_above {rules.family_above}): separate recodings of the "
                 "outcome, not a family of measurements")
-        if sure:
-            return Verdict(Severity.FAIL, "independent_peers",
-                           head + f"; {what} {value:.3f} above fail_above {rules.fail_above}"
-                           + (f" with 95% confidence (CI low {ci_low:.3f})"
-                              if ci_low is not None else "") + copied + no_cut, details)
-        return Verdict(Severity.WARN, "independent_peers",
-                       head + f"; {what} {value:.3f} not above fail_above {rules.fail_above}"
-                       + (" with 95% confidence" if value > rules.fail_above else "")
-                       + (f" (CI low {ci_low:.3f})" if ci_low is not None else "")
-                       + copied + no_cut, details)
+        return _standout(rules, "independent_peers", f"{head}; {what} {value:.3f}", value,
+                         ci_low, copied + no_cut, "", details)
     if not close:
-        sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
-        details["ci_low"] = None if ci_low is None else round(ci_low, 4)
         head = (f"singular: {what} {value:.3f}, {value - runner[1]:.3f} above the strongest "
                 f"other feature ({runner[0]}, {runner[1]:.3f}; gap >= {rules.singular_gap})")
-        if sure:
-            return Verdict(Severity.FAIL, "singular",
-                           head + f" and above fail_above {rules.fail_above}"
-                           + (f" with 95% confidence (CI low {ci_low:.3f})"
-                              if ci_low is not None else "") + copied + no_cut, details)
-        return Verdict(Severity.WARN, "singular",
-                       head + f", but not above fail_above {rules.fail_above}"
-                       + (" with 95% confidence" if value > rules.fail_above else "")
-                       + (f" (CI low {ci_low:.3f})" if ci_low is not None else "")
-                       + ": a single dominant honest predictor looks like this too"
-                       f"{copied}{no_cut}", details)
+        return _standout(rules, "singular", head, value, ci_low, copied + no_cut,
+                         ": a single dominant honest predictor looks like this too", details,
+                         joins=(" and", ", but"))
     family = ("" if related is close else
               f", {len(related)} of them related to it beyond the label (|partial rho| >= "
               f"{rules.family_above})")
@@ -368,3 +348,23 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
                    f"{'s' if len(close) != 1 else ''} reach {what} >= "
                    f"{value - rules.singular_gap:.3f} (within {rules.singular_gap}; strongest "
                    f"{runner[0]} {runner[1]:.3f}){family}{copied}{no_cut}", details)
+
+
+def _standout(rules: Any, rule: str, head: str, value: float, ci_low: float | None,
+              tail: str, warn_note: str, details: dict[str, Any],
+              joins: tuple[str, str] = ("", "")) -> Verdict:
+    """A column that no family of measurements backs (``singular``, ``independent_peers``):
+    FAIL when ``value`` > ``fail_above`` and, with a bootstrap interval, its low end too; else
+    WARN. The reason reads ``head`` + the comparison with fail_above + ``tail``."""
+    details["ci_low"] = None if ci_low is None else round(ci_low, 4)
+    sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
+    if sure:
+        return Verdict(Severity.FAIL, rule,
+                       head + f"{joins[0]} above fail_above {rules.fail_above}"
+                       + (f" with 95% confidence (CI low {ci_low:.3f})"
+                          if ci_low is not None else "") + tail, details)
+    return Verdict(Severity.WARN, rule,
+                   head + f"{joins[1]} not above fail_above {rules.fail_above}"
+                   + (" with 95% confidence" if value > rules.fail_above else "")
+                   + (f" (CI low {ci_low:.3f})" if ci_low is not None else "")
+                   + warn_note + tail, details)
