@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 __all__ = ["audit", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from auditor.report import Report
+    from auditor.report.results import Report
 
 
 def audit(**kwargs: Any) -> "Report":

@@ -1,6 +1,6 @@
 """The Python API: ``audit(...)`` on DataFrames or files, and ``run_audit(config)``.
 
-Both return the same :class:`~auditor.report.Report` the CLI serialises.
+Both return the same :class:`~auditor.report.results.Report` the CLI serialises.
 """
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from auditor.config import AuditConfig, Tokens, parse_config
-from auditor.data import open_splits
-from auditor.report import Report, overall_status
-from auditor.runner import run_checks
-from auditor.suites import load_checks
+from auditor.core.config import AuditConfig, Tokens, parse_config
+from auditor.loading.data import open_splits
+from auditor.report.results import Report, overall_status
+from auditor.core.runner import run_checks
+from auditor.core.suites import load_checks
 
 
 def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
@@ -23,8 +23,8 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     """Build the suite's checks (fails fast on config errors), load the data, run, apply the
     config's waivers, record provenance (``inputs`` hashed with ``hash_mode``, ``config``,
     ``versions``) and, with a ``baseline`` report (path or dict), mark what changed."""
-    from auditor.provenance import HASH_MODES, describe_inputs, resolved_config, versions
-    from auditor.waivers import apply_waivers
+    from auditor.signoff.provenance import HASH_MODES, describe_inputs, resolved_config, versions
+    from auditor.signoff.waivers import apply_waivers
 
     if hash_mode not in HASH_MODES:
         from auditor.errors import ConfigError
@@ -33,7 +33,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     t0 = time.perf_counter()
     base_doc, base_source = None, None
     if baseline is not None:  # read before the run: an unusable baseline is a usage error
-        from auditor.baseline import read_report
+        from auditor.signoff.baseline import read_report
 
         base_doc = baseline if isinstance(baseline, dict) else read_report(baseline)
         base_source = "<dict>" if isinstance(baseline, dict) else str(Path(baseline).resolve())
@@ -66,7 +66,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     notes=[*data.notes, *unused], inputs=inputs,
                     config=config, versions=versions())
     if base_doc is not None:
-        from auditor.baseline import mark_changes
+        from auditor.signoff.baseline import mark_changes
 
         mark_changes(report, base_doc, base_source or "")
     report.duration_s = round(time.perf_counter() - t0, 3)
@@ -98,7 +98,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
     have other split names; a Hugging Face ``DatasetDict`` is such a mapping, and a
-    ``datasets.Dataset`` is a frame (read through Arrow, see ``auditor.hf``); ``expectations``
+    ``datasets.Dataset`` is a frame (read through Arrow, see ``auditor.integrations.hf``); ``expectations``
     is a Great Expectations suite JSON run by ``schema.expectations``. Column roles,
     thresholds and ``waivers`` (a list of
     ``{check, subject, splits?, metric?, reason, owner, expires}``) mean the same as in
@@ -138,7 +138,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
             in_memory["reference"] = reference
     cfg = parse_config(raw, base_dir=Path.cwd(), source="audit()")
     if ledger is not None:
-        from auditor.ledger import Ledger
+        from auditor.signoff.ledger import Ledger
 
         store = Ledger(str(ledger))  # opened (and created) before the run: fail fast
     report = run_audit(cfg, frames=in_memory, progress=progress, hash_mode=hash,

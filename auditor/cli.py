@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _workflow_options(p: argparse.ArgumentParser) -> None:
-    """Options of `run` for scheduled audits and sign-off (auditor.ledger, .baseline,
+    """Options of `run` for scheduled audits and sign-off (auditor.signoff.ledger, .baseline,
     .provenance, .ci_outputs)."""
     p.add_argument("--ledger", metavar="PATH|URL", default=None,
                    help="append this run to a ledger: SQLite file or SQLAlchemy URL "
@@ -177,7 +177,7 @@ def prepare_out_dir(out: str | None, base: Path | None = None) -> Path:
     is new for every run: two runs in the same second get ``...Z`` and ``...Z-2``. Temporary
     files that killed runs left in the folder are removed."""
     from auditor.errors import InputError
-    from auditor.output import clean_stale_temp_files, probe_writable
+    from auditor.report.output import clean_stale_temp_files, probe_writable
 
     path = Path(out) if out else default_out_dir(base)
     try:
@@ -236,7 +236,7 @@ def entry() -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _CREATED.clear()  # folders of an earlier main() in this process are not this run's
-    from auditor.allocator import tune_for_batch
+    from auditor.core.allocator import tune_for_batch
 
     tune_for_batch()
     if args.command is None:
@@ -247,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
     from auditor.errors import AuditorError
 
-    from auditor.output import terminal_safe
+    from auditor.report.output import terminal_safe
 
     try:
         if args.command == "demo":
@@ -255,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "scan-code":
             return _scan_code(args)
         if args.command == "export-expectations":
-            from auditor.gx import export_command
+            from auditor.integrations.gx import export_command
             return export_command(args)
         if args.command == "verify":
             return _verify(args)
@@ -282,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from auditor.config import apply_column_flags, config_from_flags, load_config
+    from auditor.core.config import apply_column_flags, config_from_flags, load_config
 
     flags = any([args.train, args.val, args.test])
     if args.config and flags:
@@ -296,7 +296,7 @@ def _run(args: argparse.Namespace) -> int:
         cfg = apply_column_flags(cfg, label=args.label, time=args.time, groups=args.group,
                                  ids=args.id, text=args.text, exclude=args.exclude)
         if args.seed is not None:  # model_copy does not validate: check here
-            from auditor.config import check_seed
+            from auditor.core.config import check_seed
             cfg = cfg.model_copy(update={"seed": check_seed(args.seed, "--seed")})
     else:
         cfg = config_from_flags(train=args.train, val=args.val, test=args.test,
@@ -305,7 +305,7 @@ def _run(args: argparse.Namespace) -> int:
                                 seed=args.seed or 0)
     if args.write_clean:
         from auditor.errors import ConfigError
-        from auditor.suites import read_suite
+        from auditor.core.suites import read_suite
 
         suite_name = args.suite or cfg.suite
         if cfg.tokens is None or not cfg.tokens.text:
@@ -328,7 +328,7 @@ def _run(args: argparse.Namespace) -> int:
             "spark_master": args.spark_master or cfg.spark_master,
             "spark_conf": {**cfg.spark_conf, **parse_conf(args.spark_conf)}})
     inputs = run_inputs(cfg, args.config)
-    from auditor.output import refuse_overwriting_inputs
+    from auditor.report.output import refuse_overwriting_inputs
 
     ledger = args.ledger or cfg.ledger
     named = {"--junit": getattr(args, "junit", None),
@@ -352,7 +352,7 @@ def _report_paths(out: Path) -> list[Path]:
 
 def _refuse_colliding(out: Path, extra: dict[str, Path]) -> None:
     """--junit / --summary-md / --ledger onto the report pair or onto each other: refused."""
-    from auditor.output import refuse_colliding_outputs
+    from auditor.report.output import refuse_colliding_outputs
 
     refuse_colliding_outputs({"report.json": out / "report.json",
                               "report.html": out / "report.html", **extra})
@@ -381,15 +381,15 @@ def run_inputs(cfg: Any, config_path: str | None = None) -> list[Path]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from auditor.config import load_config
-    from auditor.demo import write_demo
+    from auditor.core.config import load_config
+    from auditor.loading.demo import write_demo
 
     out = prepare_out_dir(args.out)
     config_path = write_demo(out / "data")
     cfg = load_config(config_path)
     code = execute(cfg, out, suite=None, fail_on=args.fail_on, quiet=args.quiet)
     try:  # the tokenized example needs the `tokens` extra (tokenizers)
-        from auditor.demo_tokens import write_token_demo
+        from auditor.loading.demo_tokens import write_token_demo
         token_cfg = load_config(write_token_demo(out / "tokens" / "data"))
     except ImportError as err:
         print(f"(tokenized demo skipped: {err}; install auditor[tokens])", file=sys.stderr)
@@ -406,8 +406,8 @@ def _demo(args: argparse.Namespace) -> int:
 def _scan_code(args: argparse.Namespace) -> int:
     from auditor.codescan import scan_report
 
-    from auditor.inputs import check_input_path
-    from auditor.output import refuse_overwriting_inputs
+    from auditor.loading.inputs import check_input_path
+    from auditor.report.output import refuse_overwriting_inputs
 
     paths = [Path(p) for p in args.paths]
     for p in paths:  # a FIFO would block the reader forever
@@ -427,34 +427,34 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
     from auditor.api import run_audit
 
     if baseline is not None and baseline != "last":  # refused before the ledger is created
-        from auditor.baseline import read_report
+        from auditor.signoff.baseline import read_report
         read_report(baseline)
     store = None
     if ledger:
-        from auditor.ledger import Ledger
+        from auditor.signoff.ledger import Ledger
         store = Ledger(ledger)
     first_run = False
     if baseline == "last":
-        from auditor.baseline import latest_report
+        from auditor.signoff.baseline import latest_report
         found = latest_report(out, ledger)
         baseline, first_run = (str(found) if found else None), found is None
     progress = not quiet and sys.stderr.isatty() and not os.environ.get("CI")
     report = run_audit(cfg, suite=suite, progress=progress, hash_mode=hash_mode,
                        baseline=baseline)
     if first_run:
-        from auditor.baseline import NO_BASELINE_NOTE
+        from auditor.signoff.baseline import NO_BASELINE_NOTE
         report.notes.append(NO_BASELINE_NOTE)
     code = publish(report, out, fail_on=fail_on, quiet=quiet)
     if junit or summary_md or store is not None:
-        from auditor.output import output_errors, write_atomic
+        from auditor.report.output import output_errors, write_atomic
 
         doc = report.to_dict()
         if junit:
-            from auditor.ci_outputs import junit_xml
+            from auditor.report.ci_outputs import junit_xml
             with output_errors(junit):
                 write_atomic(Path(junit), junit_xml(doc, fail_on))
         if summary_md:
-            from auditor.ci_outputs import summary_markdown
+            from auditor.report.ci_outputs import summary_markdown
             with output_errors(summary_md):
                 write_atomic(Path(summary_md), summary_markdown(doc, fail_on, code))
         if store is not None:
@@ -463,11 +463,11 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from auditor.verify import verify_inputs
+    from auditor.signoff.verify import verify_inputs
 
     ok, changed, unverifiable = verify_inputs(args.report)
     if not args.quiet:
-        from auditor.grouping import printable
+        from auditor.report.grouping import printable
         for line in ok + unverifiable:
             print(f"  {printable(line)}", file=sys.stderr)
         for line in changed:
@@ -480,14 +480,14 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace) -> int:
     from auditor.errors import InputError
-    from auditor.history import write_history
-    from auditor.ledger import DEFAULT_LEDGER, is_url
+    from auditor.report.history import write_history
+    from auditor.signoff.ledger import DEFAULT_LEDGER, is_url
 
     target = args.ledger or DEFAULT_LEDGER
     if not is_url(target) and not Path(target).is_file():
         raise InputError(f"{target}: ledger not found (runs are appended with auditor run "
                          "--ledger PATH or ledger: in audit.yaml)")
-    from auditor.output import output_errors, refuse_overwriting_inputs
+    from auditor.report.output import output_errors, refuse_overwriting_inputs
 
     ledger_file = [] if is_url(target) else [Path(target)]
     out_arg = args.out or str(Path("reports") / "history")
@@ -503,8 +503,8 @@ def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
     renamed under the folder's lock: a reader never sees the json of one run with the html of
     another), print the verdict; exit code. A sampled audit says so on stderr even with
     ``--quiet``: its counts are estimates."""
-    from auditor.output import output_errors, terminal_safe, write_files_together
-    from auditor.render import render_html
+    from auditor.report.output import output_errors, terminal_safe, write_files_together
+    from auditor.report.render import render_html
 
     doc = report.to_dict()
     import json
@@ -524,7 +524,7 @@ def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
 
 def sampled_note(report: Any) -> str | None:
     """The report's note saying the splits were read as samples (memory budget), if any."""
-    from auditor.data import SAMPLED_NOTE_START
+    from auditor.loading.data import SAMPLED_NOTE_START
 
     return next((n for n in getattr(report, "notes", None) or []
                  if n.startswith(SAMPLED_NOTE_START)), None)
@@ -537,7 +537,7 @@ def print_summary(report: Any, out: Path, code: int) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from auditor.output import terminal_safe
+    from auditor.report.output import terminal_safe
 
     colors = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta",
               "skipped": "dim"}
@@ -551,7 +551,7 @@ def print_summary(report: Any, out: Path, code: int) -> None:
         table.add_row(f"[{colors[c.status]}]{c.status}[/]", terminal_safe(c.id, markup=True),
                       terminal_safe(c.summary, markup=True), f"{c.duration_s:.2f}s", )
     console.print(table, markup=True)
-    from auditor.grouping import finding_lines
+    from auditor.report.grouping import finding_lines
     for line in finding_lines(report.to_dict()):  # grouped, waived and resolved findings
         console.print(line, markup=False, highlight=False)
     words = {0: "PASS: nothing at or above the --fail-on level.",

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from auditor.report import CheckResult, Finding, Report, Severity, status_from_findings
+from auditor.report.results import CheckResult, Finding, Report, Severity, status_from_findings
 
 CONTROL_ID = "control.shuffled_labels"
 
@@ -79,7 +79,7 @@ def shuffled_label_control(fit_score: Callable[[Any, Any], float], X: Any, y: An
     ``chance`` right for this metric, or is the score oriented so that lower is better?);
     otherwise the pipeline passes.
 
-    Returns a :class:`~auditor.report.Report` with one check, ``control.shuffled_labels``,
+    Returns a :class:`~auditor.report.results.Report` with one check, ``control.shuffled_labels``,
     that serialises (``to_json``, ``to_html``) like any audit.
     """
     from scipy.stats import t as student

@@ -35,12 +35,12 @@ def measure(rows: int, checks: list[str] | None, profile: list[str], data_dir: P
     import yaml
     from make_data import generate
 
-    from auditor.allocator import tune_for_batch
+    from auditor.core.allocator import tune_for_batch
     from auditor.api import load_checks
-    from auditor.config import parse_config
-    from auditor.data import open_splits
-    from auditor.runner import order_checks, run_check
-    from auditor.suites import read_suite
+    from auditor.core.config import parse_config
+    from auditor.loading.data import open_splits
+    from auditor.core.runner import order_checks, run_check
+    from auditor.core.suites import read_suite
 
     tune_for_batch()  # as the auditor command does
     paths = generate(rows, data_dir)

@@ -402,7 +402,7 @@ def subset_suite(tool: str, work: Path) -> Path:
     import yaml
 
     sys.path.insert(0, str(ROOT))
-    from auditor.suites import read_suite
+    from auditor.core.suites import read_suite
 
     default = read_suite("default")
     what, ids = SUBSETS[tool]

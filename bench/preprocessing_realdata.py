@@ -20,8 +20,8 @@ import warnings
 import numpy as np
 import polars as pl
 
-from auditor.config import Columns
-from auditor.data import build_audit_data
+from auditor.core.config import Columns
+from auditor.loading.data import build_audit_data
 from auditor.detectors.preprocessing import PreprocessingFit
 from auditor.errors import NotApplicable
 

@@ -32,12 +32,12 @@ def child(rows: int, checks: list[str] | None, no_models: bool, data_dir: Path) 
     from make_data import generate
 
     paths = generate(rows, data_dir)
-    from auditor.allocator import tune_for_batch
+    from auditor.core.allocator import tune_for_batch
     from auditor.api import run_audit
 
     tune_for_batch()  # as the auditor command does
-    from auditor.config import parse_config
-    from auditor.suites import read_suite
+    from auditor.core.config import parse_config
+    from auditor.core.suites import read_suite
 
     suite = read_suite("default")
     ids = [c for c in suite if (not checks or c in checks)

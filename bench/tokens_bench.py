@@ -68,7 +68,7 @@ def make_chunk(rng: np.random.Generator, n: int, ids: np.ndarray, words: pl.Seri
 
 
 def generate(folder: Path, docs: int, test_docs: int, seed: int) -> Path:
-    from auditor.tokenizers import load_tokenizer
+    from auditor.loading.tokenizers import load_tokenizer
     from tests.tokenizer_fixtures import build_gpt2
 
     tok_path = build_gpt2(folder / "tokenizer.json")
@@ -133,13 +133,13 @@ def main() -> None:
         print(f"data: {args.docs:,} train + {test_docs:,} test documents in {folder} "
               f"({time.perf_counter() - t0:.1f} s to generate)", flush=True)
 
-        from auditor.allocator import tune_for_batch
-        from auditor.config import load_config
-        from auditor.data import open_splits
+        from auditor.core.allocator import tune_for_batch
+        from auditor.core.config import load_config
+        from auditor.loading.data import open_splits
 
         tune_for_batch()  # as the auditor command does
-        from auditor.registry import load_check_class
-        from auditor.runner import run_check
+        from auditor.core.registry import load_check_class
+        from auditor.core.runner import run_check
 
         t_start = time.perf_counter()
         cfg = load_config(yaml)

@@ -177,7 +177,7 @@ def test_pipeline_path_that_does_not_exist_is_a_config_error(tmp_path, cli):
 
 
 def test_tokenizer_that_cannot_load_is_an_input_error(tmp_path, cli):
-    from auditor.demo_tokens import write_token_demo
+    from auditor.loading.demo_tokens import write_token_demo
 
     cfg = write_token_demo(tmp_path / "tok")
     text = cfg.read_text()
@@ -189,7 +189,7 @@ def test_tokenizer_that_cannot_load_is_an_input_error(tmp_path, cli):
 
 
 def test_write_clean_writes_the_uncontaminated_test_rows(tmp_path, cli):
-    from auditor.demo_tokens import write_token_demo
+    from auditor.loading.demo_tokens import write_token_demo
 
     cfg = write_token_demo(tmp_path / "tok")
     inputs = {p: p.read_bytes() for p in (tmp_path / "tok").rglob("*") if p.is_file()}
@@ -209,7 +209,7 @@ def test_write_clean_writes_the_uncontaminated_test_rows(tmp_path, cli):
 
 
 def test_write_clean_without_tokens_or_without_the_check_is_a_usage_error(tmp_path, cli):
-    from auditor.demo_tokens import write_token_demo
+    from auditor.loading.demo_tokens import write_token_demo
 
     cfg = write_token_demo(tmp_path / "tok")
     suite = tmp_path / "suite.yaml"

@@ -16,11 +16,11 @@ import pytest
 import auditor
 from auditor.codescan import expand_paths, load_source, role_hint, scan_paths, scan_report
 from auditor.errors import InputError
-from auditor.report import Severity, Status
+from auditor.report.results import Severity, Status
 
 CORPUS = Path(__file__).parent / "codescan_corpus"
 FILES = sorted(p for p in CORPUS.iterdir() if p.suffix in (".py", ".ipynb"))
-SCHEMA = json.loads((Path(auditor.__file__).parent / "schema" / "report.schema.json")
+SCHEMA = json.loads((Path(auditor.__file__).parent / "report" / "schema" / "report.schema.json")
                     .read_text())
 _EXPECT = re.compile(r"expect:\s*(clean|leak\s+(\w+)\s+(\w+)(?:\s+cell\s+(\d+))?\s+line\s+(\d+))")
 

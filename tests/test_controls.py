@@ -17,7 +17,7 @@ from sklearn.pipeline import make_pipeline
 
 import auditor
 from auditor.controls import CONTROL_ID, shuffled_label_control
-from auditor.report import Severity, Status
+from auditor.report.results import Severity, Status
 
 CV = StratifiedKFold(5, shuffle=True, random_state=0)
 
@@ -113,7 +113,7 @@ def test_the_report_serialises_like_an_audit(tmp_path: Path):
     report = shuffled_label_control(lambda X, y: float(np.mean(y[:5])), np.zeros((20, 3)),
                                     np.arange(20) % 2, name="my pipeline")
     doc = json.loads(report.to_json())
-    schema = json.loads((Path(auditor.__file__).parent / "schema" /
+    schema = json.loads((Path(auditor.__file__).parent / "report" / "schema" /
                          "report.schema.json").read_text())
     jsonschema.validate(doc, schema)
     assert doc["datasets"] == {"data": {"path": None, "rows": 20, "columns": 3}}

@@ -281,7 +281,7 @@ def _digest(paths):
 
 
 def test_inputs_are_never_modified_and_runs_are_deterministic(tmp_path, capsys):
-    from auditor.demo import write_demo
+    from auditor.loading.demo import write_demo
     cfg = write_demo(tmp_path / "data")
     files = sorted((tmp_path / "data").iterdir())
     before = _digest(files)
@@ -299,7 +299,7 @@ def test_inputs_are_never_modified_and_runs_are_deterministic(tmp_path, capsys):
 
 
 def test_interrupted_render_leaves_no_report_html(tmp_path, monkeypatch, capsys):
-    import auditor.render as render
+    import auditor.report.render as render
 
     def interrupted(doc):
         raise KeyboardInterrupt
@@ -319,7 +319,7 @@ def test_data_beyond_the_memory_budget_are_sampled_and_the_report_says_so(tmp_pa
                       .with_columns(pl.col("row_id") + 90_000)])
     b = {"train": _write(tmp_path, "train.parquet", train),
          "test": _write(tmp_path, "test.parquet", test)}
-    from auditor.data import WORKING_SET_FACTOR, estimate_bytes
+    from auditor.loading.data import WORKING_SET_FACTOR, estimate_bytes
     need = WORKING_SET_FACTOR * sum(estimate_bytes(p) for p in b.values())
     cfg = tmp_path / "audit.yaml"
     cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
@@ -384,7 +384,7 @@ def test_split_name_that_is_not_a_plain_name_is_refused(tmp_path, capsys, name):
 
 def test_written_paths_are_proven_inside_their_folder(tmp_path):
     from auditor.errors import ConfigError
-    from auditor.output import confined, write_parquet_atomic
+    from auditor.report.output import confined, write_parquet_atomic
 
     clean = tmp_path / "clean"
     assert confined(clean, "test.parquet") == clean / "test.parquet"
@@ -460,7 +460,7 @@ def test_recursive_yaml_alias_and_huge_values_give_bounded_messages(tmp_path, ca
 
 def test_suite_files_get_the_same_yaml_bounds(tmp_path):
     from auditor.errors import ConfigError
-    from auditor.suites import read_suite
+    from auditor.core.suites import read_suite
 
     lines = ["a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
     lines += [f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 10)}]" for k in range(1, 7)]
@@ -496,7 +496,7 @@ def test_terminal_escapes_in_error_messages_are_escaped(tmp_path, capsys):
 
 
 def test_terminal_safe_escapes_controls_and_markup():
-    from auditor.output import terminal_safe
+    from auditor.report.output import terminal_safe
 
     assert terminal_safe("a\x1b[31mb\nc\rd\u202e") == "a\\x1b[31mb\\x0ac\\x0dd\\u202e"
     assert terminal_safe("[/x] [bold]", markup=True) == "\\[/x] \\[bold]"
@@ -536,7 +536,7 @@ def test_the_report_pair_is_renamed_under_the_folder_lock(tmp_path, monkeypatch)
     import fcntl
     import os
 
-    from auditor import output
+    from auditor.report import output
 
     seen = []
     real_replace = os.replace
@@ -616,7 +616,7 @@ def test_fifo_given_as_the_config_is_refused(tmp_path):
 # --- misleading messages / behaviour ---------------------------------------------------------
 
 def test_spark_temporary_success_and_hidden_files_are_skipped(tmp_path):
-    from auditor.data import estimate_bytes, read_table
+    from auditor.loading.data import estimate_bytes, read_table
 
     d = tmp_path / "train"
     (d / "_temporary" / "0" / "task_1").mkdir(parents=True)
@@ -637,7 +637,7 @@ def test_spark_temporary_success_and_hidden_files_are_skipped(tmp_path):
 
 
 def test_suite_extends_resolves_against_the_suite_file(tmp_path, monkeypatch):
-    from auditor.suites import load_checks
+    from auditor.core.suites import load_checks
 
     suites = tmp_path / "suites"
     suites.mkdir()
@@ -669,7 +669,7 @@ def test_conflicting_column_roles_are_refused(tmp_path, capsys, flags, expected)
 
 
 def test_group_that_is_also_an_id_is_accepted():
-    from auditor.config import Columns
+    from auditor.core.config import Columns
 
     assert Columns(groups=["user"], ids=["user"]).conflicts() == []
     assert Columns(label="y", text=["y"]).conflicts() == [("y", "label", "text")]
@@ -687,7 +687,7 @@ def test_symlink_loop_and_dangling_link_are_named_as_such(tmp_path, capsys):
 
 
 def test_cr_only_csv_is_read_not_refused_for_a_duplicate_header(tmp_path):
-    from auditor.data import read_table
+    from auditor.loading.data import read_table
 
     p = tmp_path / "mac.csv"
     p.write_bytes(b"a,b,y\r1,2,0\r3,4,1\r1,2,0\r5,6,1")
@@ -743,7 +743,7 @@ def test_stale_temp_files_of_killed_runs_are_cleaned_live_ones_kept(tmp_path):
 
 
 def test_column_flags_next_to_an_audit_yaml_override_its_keys(tmp_path, capsys):
-    from auditor.config import apply_column_flags, load_config
+    from auditor.core.config import apply_column_flags, load_config
 
     b = _base(tmp_path)
     cfg_path = tmp_path / "audit.yaml"
@@ -762,7 +762,7 @@ def test_column_flags_next_to_an_audit_yaml_override_its_keys(tmp_path, capsys):
 
 
 def _sampled_setup(tmp_path: Path) -> Path:
-    from auditor.data import WORKING_SET_FACTOR, estimate_bytes
+    from auditor.loading.data import WORKING_SET_FACTOR, estimate_bytes
 
     b = {"train": _write(tmp_path, "train.parquet", clean_frame(4_000, 1)),
          "test": _write(tmp_path, "test.parquet", clean_frame(1_000, 2, 50_000))}
@@ -796,7 +796,7 @@ def test_no_sample_turns_data_beyond_the_budget_into_exit_2(tmp_path, capsys):
 
 
 def test_clean_dir_and_default_reports_follow_the_yaml_file(tmp_path, monkeypatch, capsys):
-    from auditor.config import load_config
+    from auditor.core.config import load_config
 
     proj = tmp_path / "proj"
     proj.mkdir()
@@ -931,8 +931,8 @@ def test_user_columns_named_like_internal_columns_run_the_whole_suite(tmp_path, 
 
 
 def test_declared_roles_follow_a_renamed_column():
-    from auditor.config import Columns
-    from auditor.data import build_audit_data
+    from auditor.core.config import Columns
+    from auditor.loading.data import build_audit_data
 
     def frame(seed):
         df = clean_frame(60, seed)
@@ -950,7 +950,7 @@ def test_declared_roles_follow_a_renamed_column():
 
 
 def test_a_renamed_column_never_takes_an_existing_name():
-    from auditor.colnames import rename_map
+    from auditor.core.colnames import rename_map
     assert rename_map([["__auditor_x", "_auditor_x", "_auditor_x (2)", ""],
                        ["", "b"]]) == {"__auditor_x": "_auditor_x (3)",
                                        "": "(unnamed column 4)"}
@@ -1013,7 +1013,7 @@ def _token_run(tmp_path: Path, gpt2: Path, train: pl.DataFrame, test: pl.DataFra
 
 
 def _token_frames(gpt2: Path):
-    from auditor.tokenizers import load_tokenizer
+    from auditor.loading.tokenizers import load_tokenizer
     tok = load_tokenizer(str(gpt2))
     texts = lee_texts()
     return (tokenized_frame(tok, texts[:40], eos=_EOT, pad=_EOT),
@@ -1132,7 +1132,7 @@ def test_sampling_reads_files_with_columns_named_like_its_row_index(tmp_path):
     train, test = named(clean_frame(4000, 1)), named(clean_frame(1000, 2, 50_000))
     b = {"train": _write(tmp_path, "train.parquet", train),
          "test": _write(tmp_path, "test.parquet", test)}
-    from auditor.data import WORKING_SET_FACTOR, estimate_bytes
+    from auditor.loading.data import WORKING_SET_FACTOR, estimate_bytes
     need = WORKING_SET_FACTOR * sum(estimate_bytes(p) for p in b.values())
     cfg = tmp_path / "audit.yaml"
     cfg.write_text(f"datasets: {{train: {b['train']}, test: {b['test']}}}\n"
@@ -1210,7 +1210,7 @@ def test_a_time_column_mixing_aware_and_naive_values_says_what_is_mixed(tmp_path
 
 
 def test_time_text_with_blank_cells_and_offsets_parses_to_utc():
-    from auditor.data import _parse_time_strings
+    from auditor.loading.data import _parse_time_strings
     df = pl.DataFrame({"ts": ["2024-01-01T00:00:00+01:00", " ", None, "2024-01-02T00:00:00-05",
                               "2024-01-03T00:00:00Z"]})
     out = _parse_time_strings(df, "ts", "f.csv")["ts"]
@@ -1296,8 +1296,8 @@ def test_odd_dtypes_give_a_complete_report(tmp_path, variant):
 def test_decimal_and_duration_values_are_converted_to_numbers_and_seconds():
     import datetime as dt
     from decimal import Decimal
-    from auditor.config import Columns
-    from auditor.data import build_audit_data
+    from auditor.core.config import Columns
+    from auditor.loading.data import build_audit_data
     df = pl.DataFrame({"d": pl.Series([Decimal("1.25"), Decimal("-3.50"), None],
                                       dtype=pl.Decimal(6, 2)),
                        "t": pl.Series([dt.timedelta(minutes=2), dt.timedelta(microseconds=5),
@@ -1327,7 +1327,7 @@ def test_a_role_column_of_nested_type_is_refused_with_one_line(tmp_path, capsys,
 
 def test_a_pandas_object_column_of_mixed_types_is_named():
     import pandas as pd
-    from auditor.data import to_polars
+    from auditor.loading.data import to_polars
     from auditor.errors import InputError
     df = pd.DataFrame({"ok": [1, 2, 3], "mixed": [1, "a", 2.5]})
     with pytest.raises(InputError, match=r"split 'train': cannot convert pandas DataFrame: "
@@ -1555,7 +1555,7 @@ def test_a_key_given_twice_in_the_yaml_is_refused(tmp_path, capsys, text, expect
 
 
 def test_yaml_merge_keys_are_not_duplicates(tmp_path):
-    from auditor.config import load_yaml_file
+    from auditor.core.config import load_yaml_file
 
     p = tmp_path / "s.yaml"
     p.write_text("base: &b {fail_above: 0.1, max_examples: 5}\n"
@@ -1568,7 +1568,7 @@ def test_writing_the_report_on_a_full_disk_is_one_line_exit_2(tmp_path, capsys, 
     import errno
     import os
 
-    from auditor import output
+    from auditor.report import output
 
     def full(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -1582,7 +1582,7 @@ def test_writing_the_report_on_a_full_disk_is_one_line_exit_2(tmp_path, capsys, 
 
 
 def test_a_directory_in_the_way_of_the_lock_file_is_one_line_exit_2(tmp_path, capsys):
-    from auditor.output import LOCK_NAME
+    from auditor.report.output import LOCK_NAME
 
     b = _base(tmp_path)
     (tmp_path / "o" / LOCK_NAME).mkdir(parents=True)
@@ -1601,7 +1601,7 @@ def test_temp_files_of_another_host_sharing_the_folder_are_never_swept(tmp_path)
     import sys
     import tempfile
 
-    from auditor import output
+    from auditor.report import output
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -1694,7 +1694,7 @@ def test_ci_outputs_into_a_fifo_or_through_a_symlink_are_written_not_replaced(tm
     import os
     import stat
 
-    from auditor.output import write_atomic
+    from auditor.report.output import write_atomic
 
     fifo = tmp_path / "summary.fifo"
     os.mkfifo(fifo)

@@ -134,8 +134,8 @@ def token_data(frames: dict[str, pl.DataFrame], tokenizer: str | Path, *, seed: 
                **tokens: Any) -> Any:
     """AuditData over tokenized frames with a tokens: section (text, mask and labels declared
     unless given as None)."""
-    from auditor.config import Columns, Tokens
-    from auditor.data import build_audit_data
+    from auditor.core.config import Columns, Tokens
+    from auditor.loading.data import build_audit_data
 
     spec = dict(tokenizer=str(tokenizer), text="text", attention_mask="attention_mask",
                 labels="labels")

@@ -46,7 +46,7 @@ from typing import Sequence
 from auditor.codescan.scanner import Scanner
 from auditor.codescan.sources import Source, expand_paths, load_source
 from auditor.codescan.vocabulary import CHECK_ID, role_hint
-from auditor.report import Finding, Report, Severity
+from auditor.report.results import Finding, Report, Severity
 
 # The package: vocabulary (names it recognises), values (what it tracks), sources (reading
 # scripts and notebooks), scanner (the abstract interpreter); the entry points are here.
@@ -121,10 +121,10 @@ def scan_report(paths: list[Path], extra_fitters: Sequence[str] = ()) -> Report:
     from datetime import datetime, timezone
 
     from auditor import __version__
-    from auditor.checks import describe
+    from auditor.core.checks import describe
     from auditor.detectors.preprocessing import PreprocessingFit
-    from auditor.report import CheckResult, overall_status, status_from_findings
-    from auditor.runner import summarize
+    from auditor.report.results import CheckResult, overall_status, status_from_findings
+    from auditor.core.runner import summarize
 
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()

@@ -1,1 +1,1 @@
-"""One module per check family; one frozen dataclass per check (see ``auditor/registry.py``)."""
+"""One module per check family; one frozen dataclass per check (see ``auditor/core/registry.py``)."""

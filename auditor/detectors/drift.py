@@ -1,10 +1,10 @@
 """Feature and label drift between splits, or between every split and a reference snapshot.
 
-Statistics and binning live in :mod:`auditor.drift_stats` (per column),
-:mod:`auditor.level_stats` (exact tests, rare levels, per-level shifts) and
-:mod:`auditor.stats` (PSI, KS, chi-square, Jensen–Shannon, Benjamini–Hochberg); grading one
-column, its sentence and evidence in :mod:`auditor.drift_verdicts`; calendar parts of the time
-column in :mod:`auditor.calendar_parts`.
+Statistics and binning live in :mod:`auditor.stats.drift` (per column),
+:mod:`auditor.stats.levels` (exact tests, rare levels, per-level shifts) and
+:mod:`auditor.stats.numerics` (PSI, KS, chi-square, Jensen–Shannon, Benjamini–Hochberg); grading one
+column, its sentence and evidence in :mod:`auditor.judging.drift_verdicts`; calendar parts of the time
+column in :mod:`auditor.stats.calendar`.
 """
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import REFERENCE, AuditData, Kind, LabelKind
-from auditor.drift_stats import (CATEGORICAL_KINDS, NUMERIC_KINDS, ColumnDrift, Sample,
+from auditor.core.checks import Cost
+from auditor.loading.data import REFERENCE, AuditData, Kind, LabelKind
+from auditor.stats.drift import (CATEGORICAL_KINDS, NUMERIC_KINDS, ColumnDrift, Sample,
                                  compare, prepare)
-from auditor.drift_verdicts import (RANK, Verdict, describe_drift, evidence, fmt_effect, judge,
+from auditor.judging.drift_verdicts import (RANK, Verdict, describe_drift, evidence, fmt_effect, judge,
                                     name_list, rounded, table_row, unseen_finding)
 from auditor.errors import NotApplicable
-from auditor.report import Finding, Severity
-from auditor.stats import bh_adjust, fmt_rows, fmt_share, map_columns
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import bh_adjust, fmt_rows, fmt_share, map_columns
 
 _COLORS = {Severity.FAIL: "#C44E52", Severity.WARN: "#DD8452", Severity.INFO: "#4C72B0"}
 DRIFT_KINDS = NUMERIC_KINDS + CATEGORICAL_KINDS
@@ -201,7 +201,7 @@ class FeatureDrift(DriftThresholds):
       (1%) warns, > ``unseen_fail_above`` (10%) fails.
     - Time splits: a feature that is a calendar part of the declared time column (month, day,
       weekday, hour ... up to relabelling and a whole-hour offset, verified on 99% of rows, see
-      :mod:`auditor.calendar_parts`) moves by design when the splits are cut by time (at most
+      :mod:`auditor.stats.calendar`) moves by design when the splits are cut by time (at most
       5% of a compared split earlier than the reference's end); its drift is reported as info
       with that reason. In a random split it is judged as any feature.
     - Messages name a value that moved beyond noise (largest standardised difference) with a
@@ -252,7 +252,7 @@ class FeatureDrift(DriftThresholds):
     def _calendar(self, data: AuditData, names: list[str], kinds: dict[str, Kind]
                   ) -> dict[str, Any]:
         """Features that are calendar parts of the declared time column (on every split)."""
-        from auditor.calendar_parts import SAMPLE_ROWS, calendar_features
+        from auditor.stats.calendar import SAMPLE_ROWS, calendar_features
 
         time = data.columns.time
         cands = [c for c, k in kinds.items() if k != Kind.DATETIME]

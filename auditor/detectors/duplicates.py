@@ -12,14 +12,14 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData, Kind
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData, Kind
 from auditor.detectors.near_duplicates import (conflicts_across, conflicts_within, first_copies,
                                                first_matches, frames_equal, near_matches)
 from auditor.detectors.row_compare import (also_equal, columns_outside, compared_frame,
                                            compared_hashes, continuous_columns, copy_chance)
-from auditor.report import Finding, Severity
-from auditor.stats import (check_params, clip_text, fmt_count, fmt_rows, fmt_share, grade,
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import (check_params, clip_text, fmt_count, fmt_rows, fmt_share, grade,
                            is_share, share)
 
 CELL_CHARS = 60
@@ -170,7 +170,7 @@ class Duplicates:
         (exact-copy share above ``within_warn_above``) and no feature is continuous (coarse,
         discrete features) they are at most a warn, since equal features with different labels
         is then irreducible error."""
-        from auditor.data import LabelKind
+        from auditor.loading.data import LabelKind
 
         repeat = share(copies.height, data.rows(split))
         if data.label_kind == LabelKind.NUMERIC:

@@ -4,11 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData
 from auditor.errors import ConfigError, NotApplicable
-from auditor.report import Finding, Severity
-from auditor.stats import clip_text, fmt_count, fmt_share
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import clip_text, fmt_count, fmt_share
 
 _SEVERITIES = ("fail", "warn", "info")
 
@@ -55,7 +55,7 @@ class Expectations:
         if not suite["expectations"]:
             raise NotApplicable(f"expectation suite {suite['name']!r} ({suite.get('path')}) "
                                 "holds no expectations")
-        from auditor.gx import SuiteRunner
+        from auditor.integrations.gx import SuiteRunner
 
         try:
             runner = SuiteRunner(suite)
@@ -94,7 +94,7 @@ class Expectations:
             evidence={"expectation": e["type"], "kwargs": e["kwargs"]})
 
     def _finding(self, r: dict[str, Any], split: str, rows: int) -> Finding:
-        from auditor.gx import exception_of
+        from auditor.integrations.gx import exception_of
 
         cfg = r.get("expectation_config") or {}
         kind = cfg.get("type") or cfg.get("expectation_type") or "expectation"

@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData, Kind
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData, Kind
 from auditor.errors import NotApplicable
-from auditor.report import Finding, Severity
-from auditor.stats import check_params, clip_text, fmt_count, fmt_rows, grade, is_share, share
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import check_params, clip_text, fmt_count, fmt_rows, grade, is_share, share
 
 CELL_CHARS = 60
 ENTITY_NAME = re.compile(

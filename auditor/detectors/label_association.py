@@ -1,7 +1,7 @@
 """Features whose association with the label is implausibly strong, per split and across splits.
 
 For a class label, numeric features reuse the per-class rank statistics shared with
-``leakage.single_feature_auc`` (:func:`auditor.label_stats.shared_rank_stats`): Pearson's
+``leakage.single_feature_auc`` (:func:`auditor.stats.label.shared_rank_stats`): Pearson's
 point-biserial r, Spearman's rho and the correlation ratio follow from per-class counts, means
 and variances of values and ranks. Level-based measures use numpy bincounts of level codes.
 """
@@ -14,18 +14,18 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData, Kind, LabelKind
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
-from auditor.label_stats import (RANKED, YCOL, LabelView, float_values, label_view,
+from auditor.stats.label import (RANKED, YCOL, LabelView, float_values, label_view,
                                  level_codes, missing_count, ranked_columns, shared_rank_stats,
                                  shared_spearman_aggs, target_encode)
-from auditor.leak_rules import (Rules, Verdict, judge, label_free_relations,
+from auditor.judging.leak_rules import (Rules, Verdict, judge, label_free_relations,
                                 missing_purity, pure_region, rank_copies)
-from auditor.report import Finding, Severity
-from auditor.stats import (check_params, clip_text, correlation_ratio_from_moments, cramers_v,
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import (check_params, clip_text, correlation_ratio_from_moments, cramers_v,
                            fmt_rows, grade, is_share, point_biserial_from_moments)
-from auditor.stats import round_finite as r4
+from auditor.stats.numerics import round_finite as r4
 
 CELL_CHARS = 40
 
@@ -49,7 +49,7 @@ class FeatureLabelAssociation:
     Why: an association that strong and that isolated is usually a field filled in after the
     outcome, a recoding of the label, or a join artefact; real signals overlap between classes
     and come in correlated families (iris petal length and width, eta 0.97). A column above
-    ``warn_above`` is graded by :mod:`auditor.leak_rules` (the rules and their order are
+    ``warn_above`` is graded by :mod:`auditor.judging.leak_rules` (the rules and their order are
     documented there and in the README, "How findings are graded"): post-outcome missingness,
     near-deterministic (``deterministic_above``; for a binary label a cut of the values, or of
     the levels ranked by their target rate cross-fitted over ``folds`` folds and smoothed by
@@ -83,7 +83,7 @@ class FeatureLabelAssociation:
     one where a class present holds fewer than ``min_class_rows`` rows (its class mean is
     one or two values); a class label averaging fewer than ``min_class_rows`` train rows per
     class (a label unique per row) skips the check with that reason. The near-deterministic cut counts only when both classes hold at
-    least ``min_pure_rows`` train rows (see :mod:`auditor.leak_rules`). Evidence: a bar chart of
+    least ``min_pure_rows`` train rows (see :mod:`auditor.judging.leak_rules`). Evidence: a bar chart of
     the strongest associations with the thresholds as lines, and per flagged column every
     measure per split (and its most frequent levels).
     """
@@ -260,7 +260,7 @@ class FeatureLabelAssociation:
     def _judge(self, view: LabelView, c: str, a: float, as_levels: bool,
                best: dict[str, tuple[float, str, str]], train: dict[str, dict[str, Any]],
                seed: int) -> Verdict:
-        """The :mod:`auditor.leak_rules` verdict of a flagged column: its train association,
+        """The :mod:`auditor.judging.leak_rules` verdict of a flagged column: its train association,
         the other columns' associations and, for a binary label, the purest cut of its train
         values (levels: their target rate cross-fitted over ``folds`` folds with
         ``smoothing``, so that small levels cannot look pure by chance) and the class balance

@@ -8,13 +8,13 @@ from typing import Any, ClassVar, Iterable
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData
 from auditor.detectors.duplicates import rows_equal
 from auditor.errors import NotApplicable
-from auditor.features import Encoder, model_features, sample_rows
-from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_share, grade
+from auditor.probes.features import Encoder, model_features, sample_rows
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import fmt_count, fmt_share, grade
 
 CHUNK_ROWS = 16_384     # reference rows per distance block (queries x chunk float32)
 QUERY_ROWS = 2_048      # query rows per distance block (2,048 x 16,384 float32: 128 MB)

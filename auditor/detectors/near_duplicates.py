@@ -19,10 +19,10 @@ from functools import cache
 import numpy as np
 import polars as pl
 
-from auditor.data import AuditData, Kind
-from auditor.textnorm import collapse_whitespace, fold
-from auditor.minhash import Signatures, near_duplicate_pairs, shingle_hashes, signatures
-from auditor.stats import map_columns
+from auditor.loading.data import AuditData, Kind
+from auditor.stats.textnorm import collapse_whitespace, fold
+from auditor.stats.minhash import Signatures, near_duplicate_pairs, shingle_hashes, signatures
+from auditor.stats.numerics import map_columns
 
 SHINGLE_WORDS = 3      # word k-grams for free text
 NUM_PERM = 128         # MinHash permutations per text column
@@ -312,7 +312,7 @@ def _keyed_signatures(df: pl.DataFrame, rows: pl.DataFrame, text_cols: list[str]
 def pair_jaccard(a: pl.Series, b: pl.Series, *, seed: int = 0) -> np.ndarray:
     """Exact Jaccard of word-shingle sets for each aligned pair (a[i], b[i]), vectorised.
 
-    Same shingles as :func:`auditor.minhash.jaccard`: two texts without words have Jaccard 1,
+    Same shingles as :func:`auditor.stats.minhash.jaccard`: two texts without words have Jaccard 1,
     one without words 0.
     """
     n = len(a)

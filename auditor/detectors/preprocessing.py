@@ -16,16 +16,16 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData, Kind, LabelKind
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData, Kind, LabelKind
 from auditor.errors import InputError, NotApplicable
-from auditor.report import Finding, Severity
-from auditor.preprocessing_groups import group_categories, group_imputations, group_scalings
-from auditor.preprocessing_stats import (Context, closest_to_one, decimal_grid,
+from auditor.report.results import Finding, Severity
+from auditor.judging.preprocessing_groups import group_categories, group_imputations, group_scalings
+from auditor.stats.preprocessing import (Context, closest_to_one, decimal_grid,
                                          encoded_level_keys, encoding_fits, fill_candidates,
                                          finite, fmt_g, label_values, on_grid, one_chunk,
                                          row_structure, sd_of, summarise)
-from auditor.stats import check_params, fmt_count, fmt_rows, fmt_share, is_share, share
+from auditor.stats.numerics import check_params, fmt_count, fmt_rows, fmt_share, is_share, share
 
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
@@ -99,7 +99,7 @@ class PreprocessingFit:
     Columns scaled the same way (same scaler and range, same fit set), columns filled with
     the same statistic (mean or median) over the same fit set, and new categories of one
     one-hot / vocabulary group are one finding
-    (:mod:`auditor.preprocessing_groups`): its subject is the list of their names, its evidence
+    (:mod:`auditor.judging.preprocessing_groups`): its subject is the list of their names, its evidence
     one row per column (the first ``max_examples``), its value the deviation of the column
     farthest from an exact fit relative to its tolerance, with that tolerance as threshold;
     an imputation (category) group counts the rows holding a fill (a non-zero value) in any of
@@ -377,7 +377,7 @@ class PreprocessingFit:
         v = float(s[stat])
         tol = self.tol_fill(eps, s, v)
         values = ctx.unions[tuple(fit_set)][c].cast(pl.Float64).fill_nan(None).drop_nulls()
-        n, d = "__auditor_n", "__auditor_d"  # never a user column name (auditor.colnames)
+        n, d = "__auditor_n", "__auditor_d"  # never a user column name (auditor.core.colnames)
         # a fill writes one value: count the most frequent value within tolerance, not every
         # distinct value there (data at 1e-17 around 0 is within any tolerance of a mean 0)
         within = values.filter((values - v).abs() <= tol).value_counts(name=n)

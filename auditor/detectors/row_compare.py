@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from auditor.data import AuditData, Kind, kind_of
+from auditor.loading.data import AuditData, Kind, kind_of
 from auditor.detectors.near_duplicates import frames_equal
-from auditor.stats import share
+from auditor.stats.numerics import share
 
 
 def columns_outside(data: AuditData) -> tuple[dict[str, dict[str, str]], dict[str, str]]:

@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData, Kind
-from auditor.report import Finding, Severity
-from auditor.stats import clip_text, fmt_rows, grade, is_share, map_columns
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData, Kind
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import clip_text, fmt_rows, grade, is_share, map_columns
 
 
 @dataclass(frozen=True, kw_only=True)

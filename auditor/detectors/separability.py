@@ -1,7 +1,7 @@
 """Model-based probes: can a model tell the splits apart, and can it learn the label (not too
 well)? ``separability.adversarial`` (gradient boosting, scikit-learn) and
 ``separability.label_probe`` (a tiny torch MLP; the model itself lives in
-:mod:`auditor.probe_model`)."""
+:mod:`auditor.probes.probe_model`)."""
 from __future__ import annotations
 
 import copy
@@ -17,12 +17,12 @@ from typing import Any, Callable, ClassVar, Iterator
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
-from auditor.features import Encoder, model_features, sample_rows
-from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, grade, roc_auc
+from auditor.probes.features import Encoder, model_features, sample_rows
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import fmt_count, grade, roc_auc
 
 def _positive_int(obj: Any, *names: str) -> None:
     for name in names:
@@ -528,7 +528,7 @@ class LabelProbe:
        ``ablation_fail_drop`` fails with that feature as subject.
 
     The retrains of steps 3-5 are trained together, their weights stacked (see
-    :func:`auditor.probe_model.fit_probes`): the same probes as one by one, for about the
+    :func:`auditor.probes.probe_model.fit_probes`): the same probes as one by one, for about the
     Python overhead of one.
 
     Runs on CPU, or CUDA when available (``device="auto"``); seeded from the run's seed and
@@ -577,6 +577,6 @@ class LabelProbe:
             raise ValueError(f"device must be auto, cpu or cuda; got {self.device!r}")
 
     def run(self, data: AuditData) -> list[Finding]:
-        from auditor.label_probe import run_label_probe
+        from auditor.probes.label_probe import run_label_probe
 
         return run_label_probe(self, data)

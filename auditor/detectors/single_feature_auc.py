@@ -2,7 +2,7 @@
 
 Rank-based and vectorised across columns (no model is fitted per column): numeric, datetime and
 boolean features use the per-class rank sums shared with the association check
-(:func:`auditor.label_stats.shared_rank_stats`); categorical features are target-rate encoded
+(:func:`auditor.stats.label.shared_rank_stats`); categorical features are target-rate encoded
 with numpy bincounts and their scores ranked in one polars select.
 """
 from __future__ import annotations
@@ -15,21 +15,21 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData, Kind, LabelKind
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData, Kind, LabelKind
 from auditor.errors import NotApplicable
-from auditor.leak_rules import (Rules, judge, label_free_relations, missing_purity,
+from auditor.judging.leak_rules import (Rules, judge, label_free_relations, missing_purity,
                                 pure_region, rank_copies)
-from auditor.label_stats import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
+from auditor.stats.label import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
                                  class_rank_stats, encoded_figures, eval_ranked, eval_spearman,
                                  fit_ranked, fit_spearman, float_values, label_view,
                                  missing_count, oriented_scores, ranked_columns,
                                  shared_rank_stats, shared_spearman_aggs, spearman_aggs,
                                  target_encode, value_expr)
-from auditor.report import Finding, Severity
-from auditor.stats import (bootstrap_auc_ci, bootstrap_spearman_ci, check_params, fmt_count,
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import (bootstrap_auc_ci, bootstrap_spearman_ci, check_params, fmt_count,
                            fmt_rows, grade, roc_points)
-from auditor.stats import round_finite as r4
+from auditor.stats.numerics import round_finite as r4
 
 @dataclass
 class Scored:
@@ -71,7 +71,7 @@ class SingleFeatureAUC:
     joined from the outcome table separate the classes almost perfectly and alone; real
     predictors overlap between classes and come in correlated families (breast cancer's
     radius, perimeter and area all reach AUC 0.95+ honestly). So a column above ``warn_above``
-    is graded by :mod:`auditor.leak_rules`, first rule that applies: post-outcome missingness
+    is graded by :mod:`auditor.judging.leak_rules`, first rule that applies: post-outcome missingness
     (missing in >= ``pure_share`` of one class's train rows and <= ``pure_tolerance`` of the
     other's) fails; near-deterministic (train AUC >= ``deterministic_above``, or, binary label,
     a cut of its train score holding >= ``pure_share`` of one class and <= ``pure_tolerance``
@@ -365,7 +365,7 @@ class SingleFeatureAUC:
     def _judge(self, view: LabelView, sc: Scored, value: float,
                frames: dict[str, pl.DataFrame], scores: dict[str, np.ndarray],
                figures: dict[str, float], ci_low: float | None = None):
-        """The :mod:`auditor.leak_rules` verdict of a flagged feature: its train figure,
+        """The :mod:`auditor.judging.leak_rules` verdict of a flagged feature: its train figure,
         the other features' figures and, for a binary label, the purest cut of its train
         scores and the class balance of its missing values in train."""
         train = view.train

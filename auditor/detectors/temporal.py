@@ -9,11 +9,11 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData, Kind
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData, Kind
 from auditor.errors import NotApplicable
-from auditor.report import Finding, Severity
-from auditor.stats import check_params, fmt_count, fmt_rows, grade, is_share, share
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import check_params, fmt_count, fmt_rows, grade, is_share, share
 
 US = {"w": 7 * 86_400_000_000, "d": 86_400_000_000, "h": 3_600_000_000, "m": 60_000_000,
       "s": 1_000_000}

@@ -3,9 +3,9 @@
 Three detectors, each vectorised over documents:
 - exact: a 64-bit hash of the normalised text (NFKC, lowercased, whitespace runs collapsed,
   trimmed), joined across splits and verified by comparing the normalised strings;
-- near-duplicate: MinHash signatures and LSH banding on word shingles (auditor.minhash; in
+- near-duplicate: MinHash signatures and LSH banding on word shingles (auditor.stats.minhash; in
   Chinese, Japanese, Thai and other scripts written without spaces every character is a word,
-  so shingles and n-grams there are character k-grams: auditor.textnorm.WORD);
+  so shingles and n-grams there are character k-grams: auditor.stats.textnorm.WORD);
 - long n-gram overlap (GPT-3 style): every word n-gram (n = 13) hashed, the hashes of the
   evaluation split joined with the training split's, and per evaluation document the share of
   its n-grams that occur in training (the overlap ratio).
@@ -22,13 +22,13 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData
 from auditor.detectors.token_findings import short
 from auditor.errors import NotApplicable
-from auditor.report import Finding
-from auditor.stats import fmt_count, fmt_share, grade, share
-from auditor.textnorm import (WORD_PY, collapse_whitespace, fold, rolling_ngram_hashes,
+from auditor.report.results import Finding
+from auditor.stats.numerics import fmt_count, fmt_share, grade, share
+from auditor.stats.textnorm import (WORD_PY, collapse_whitespace, fold, rolling_ngram_hashes,
                               word_hashes)
 
 _WORD_RE = re.compile(WORD_PY)
@@ -38,14 +38,14 @@ MAX_TRAIN_DOCS_PER_NGRAM = 4   # an n-gram shared by many train documents names 
 
 def normalised_text(texts: pl.Series, *, folded: bool = False) -> pl.Series:
     """NFKC, lowercase, whitespace runs collapsed to one space, trimmed. ``folded``: the texts
-    already are NFKC-lowercased (:func:`auditor.textnorm.fold`)."""
+    already are NFKC-lowercased (:func:`auditor.stats.textnorm.fold`)."""
     return pl.DataFrame({"t": texts if folded else fold(texts)}).select(
         collapse_whitespace(pl.col("t")))["t"]
 
 
 def ngram_hashes(texts: pl.Series, n: int, seed: int) -> pl.DataFrame:
     """Columns ``doc`` (row index into ``texts``), ``pos`` (word position) and ``h`` (a 64-bit
-    hash of the word n-gram starting there, :func:`auditor.textnorm.rolling_ngram_hashes`).
+    hash of the word n-gram starting there, :func:`auditor.stats.textnorm.rolling_ngram_hashes`).
     Documents shorter than n words give no row."""
     return ngram_hashes_and_lengths(texts, n, seed)[0]
 
@@ -148,8 +148,8 @@ class Contamination:
         harmonised dtypes); in-memory splits (Python API) are written as given."""
         import dataclasses
 
-        from auditor.data import read_table
-        from auditor.output import write_parquet_atomic
+        from auditor.loading.data import read_table
+        from auditor.report.output import write_parquet_atomic
 
         target = Path(self.clean_dir or ".").expanduser() / f"{split}.parquet"
         inputs = {Path(p).resolve() for p in data.paths.values() if p}
@@ -245,7 +245,7 @@ class Contamination:
     def _near(self, train: pl.Series, test: pl.Series, seed: int, shared: dict[str, Any],
               cand_a: np.ndarray | None, cand_b: np.ndarray | None) -> pl.DataFrame:
         """MinHash/LSH near-duplicates among the candidate documents (all when None)."""
-        from auditor.minhash import near_duplicate_pairs, signatures
+        from auditor.stats.minhash import near_duplicate_pairs, signatures
 
         def sig(texts: pl.Series, rows: np.ndarray | None) -> Any:
             part = texts if rows is None else texts.gather(rows)
@@ -275,7 +275,7 @@ class Contamination:
         """Per test document with any n-gram in train: its overlap ratio and the train document
         sharing most of its n-grams. Also the near-duplicate candidates: documents (train and
         test) that share an n-gram or have fewer than 3n words (see ``_near_candidates``).
-        ``test_f`` is folded (:func:`auditor.textnorm.fold`); ``train`` is raw text, folded
+        ``test_f`` is folded (:func:`auditor.stats.textnorm.fold`); ``train`` is raw text, folded
         chunk by chunk (never all at once), and while a chunk is folded its exact-match hashes
         go to ``shared["exact"]`` when the exact detector has not built them yet."""
         n = self.ngram
@@ -378,7 +378,7 @@ class Contamination:
                 if i < by_kind[k].height and len(picked) < self.max_examples:
                     picked.append(by_kind[k].row(i))
             i += 1
-        from auditor.minhash import jaccard
+        from auditor.stats.minhash import jaccard
 
         cols = m.columns
         out = []
@@ -396,7 +396,7 @@ class Contamination:
 
 
 def longest_shared_span(a: str, b: str, max_words: int = 5_000) -> tuple[str, int]:
-    """The longest run of words (NFKC-lowercased :data:`auditor.textnorm.WORD_PY`) that ``a``
+    """The longest run of words (NFKC-lowercased :data:`auditor.stats.textnorm.WORD_PY`) that ``a``
     and ``b`` share, shown as the text of ``a`` from its first to its last word, and its
     length in words."""
     na = unicodedata.normalize("NFKC", a).lower()

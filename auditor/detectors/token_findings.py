@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from auditor.data import AuditData
+from auditor.loading.data import AuditData
 from auditor.detectors.token_layout import Layout, token_frame
 from auditor.errors import NotApplicable
-from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_share, share
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import fmt_count, fmt_share, share
 
 CELL_CHARS = 80
 

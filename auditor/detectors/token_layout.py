@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from auditor.data import AuditData
+from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
 
 CHUNK_ROWS = 65_536
@@ -34,7 +34,7 @@ def tokenizer_of(data: AuditData) -> Any:
     """The run's tokenizer adapter, loaded once and shared by every tokens.* check."""
     if data.tokens is None:
         raise NotApplicable("no tokens: section in the config")
-    from auditor.tokenizers import load_tokenizer
+    from auditor.loading.tokenizers import load_tokenizer
 
     spec = data.tokens.tokenizer
     return data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))

@@ -6,13 +6,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData
 from auditor.detectors.token_findings import (RowProblem, check_non_negative, check_shares,
                                               require_tokens, row_finding, short)
 from auditor.detectors.token_layout import Layout, layout_of, tokenizer_of
-from auditor.report import Finding, Severity
-from auditor.stats import chi2_test, fmt_count, grade, js_distance, psi, share
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import chi2_test, fmt_count, grade, js_distance, psi, share
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,7 +29,7 @@ class SequenceLengths:
 
     Truncated = content length >= max_length (declared in tokens:, else the longest stored row).
     EOS cut = truncated rows without the EOS at the end, counted only when most uncut rows end
-    with EOS. PSI = sum (a_i - e_i) ln(a_i / e_i) over bins (auditor.stats.psi); the effect
+    with EOS. PSI = sum (a_i - e_i) ln(a_i / e_i) over bins (auditor.stats.numerics.psi); the effect
     size decides and significance qualifies: a PSI above a threshold whose chi-square test of
     homogeneity on the same 2 x bins table has p >= ``alpha`` (small splits, where empty bins
     inflate PSI) is reported as information.

@@ -9,13 +9,13 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData
 from auditor.detectors.token_findings import by_split_text, short
 from auditor.detectors.token_layout import Flat, Layout, layout_of, token_frame, tokenizer_of
 from auditor.errors import NotApplicable
-from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_share, grade, share
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import fmt_count, fmt_share, grade, share
 
 CATEGORIES = ("exact", "normalised", "unk", "whitespace", "other")
 LABELS = {"exact": "identical", "normalised": "equal after the tokenizer's normaliser",

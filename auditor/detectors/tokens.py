@@ -11,15 +11,15 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.checks import Cost
-from auditor.data import AuditData
+from auditor.core.checks import Cost
+from auditor.loading.data import AuditData
 from auditor.detectors.token_findings import (RowProblem, by_split_text, check_non_negative,
                                               check_shares, require_tokens, row_examples,
                                               row_finding, short)
 from auditor.detectors.token_layout import (AMBIGUOUS, MISALIGNED, NO_LABELS, Layout,
                                             layout_of, token_frame, tokenizer_of)
-from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_share, grade, share
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import fmt_count, fmt_share, grade, share
 
 
 # the layout keeps a boolean table of vocab_size entries: 2**24 ids (16 MiB) is far beyond any

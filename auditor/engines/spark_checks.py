@@ -28,12 +28,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from auditor.data import Kind, LabelKind
+from auditor.loading.data import Kind, LabelKind
 from auditor.detectors.groups import null_group_finding
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import NotApplicable
-from auditor.report import Finding, Severity
-from auditor.stats import fmt_count, fmt_rows, grade, share
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import fmt_count, fmt_rows, grade, share
 
 
 def run_on_spark(check: Any, data: Any) -> list[Finding]:
@@ -286,7 +286,7 @@ def _exact(check: Any, data: Any, ko: Any, earlier: str, later: str, cols: list[
 # ---------------------------------------------------------------------------------------------
 
 def _samples(data: Any, split: str, kinds: dict[str, Kind]) -> dict[str, Any]:
-    from auditor.drift_stats import Sample
+    from auditor.stats.drift import Sample
 
     out = {}
     for col, kind in kinds.items():
@@ -305,7 +305,7 @@ def _comparisons(data: Any) -> list[tuple[str, str]]:
 
 def label_drift(check: Any, data: Any) -> list[Finding]:
     from auditor.detectors.drift import compare_all
-    from auditor.drift_verdicts import describe_drift, evidence, rounded, unseen_finding
+    from auditor.judging.drift_verdicts import describe_drift, evidence, rounded, unseen_finding
 
     y = data.label
     if not y:
@@ -340,7 +340,7 @@ def label_drift(check: Any, data: Any) -> list[Finding]:
 
 def feature_drift(check: Any, data: Any) -> list[Finding]:
     from auditor.detectors.drift import DRIFT_KINDS, _not_compared, compare_all
-    from auditor.drift_stats import CATEGORICAL_KINDS
+    from auditor.stats.drift import CATEGORICAL_KINDS
 
     pairs = _comparisons(data)
     if not pairs:
@@ -471,7 +471,7 @@ def temporal(check: Any, data: Any) -> list[Finding]:
 def on_sample(check: Any, data: Any) -> list[Finding]:
     """Run the polars detector on a seeded sample of every split collected to the driver
     (stratified by the label when there is one); every finding states the sample's size."""
-    from auditor.data import build_audit_data
+    from auditor.loading.data import build_audit_data
 
     def collect() -> Any:
         frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,

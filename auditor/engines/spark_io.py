@@ -1,6 +1,6 @@
 """Splits read by Spark: Parquet files or folders, CSV, JSON Lines, ``table:NAME`` catalog
 tables, or Spark DataFrames given to the Python API; and :class:`SparkAuditData`, the Spark
-counterpart of :class:`~auditor.data.AuditData` (column roles, kinds, features, an engine).
+counterpart of :class:`~auditor.loading.data.AuditData` (column roles, kinds, features, an engine).
 
 Nothing here collects rows: the splits stay Spark DataFrames; the driver holds schemas, row
 counts and whatever the checks' engine operations return.
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from auditor.config import AuditConfig, Columns, Tokens
-from auditor.data import Kind, LabelKind
+from auditor.core.config import AuditConfig, Columns, Tokens
+from auditor.loading.data import Kind, LabelKind
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import ConfigError, InputError
 
@@ -86,7 +86,7 @@ def read_split(spark: Any, spec: str | Path, name: str) -> Any:
 
 
 def spark_kind(data_type: Any) -> Kind:
-    """How a Spark column is treated: the same kinds as :func:`auditor.data.kind_of`."""
+    """How a Spark column is treated: the same kinds as :func:`auditor.loading.data.kind_of`."""
     from pyspark.sql import types as T
 
     if isinstance(data_type, T.NullType):
@@ -193,7 +193,7 @@ class SparkAuditData:
         return self._label_kind
 
     def _detect_label_kind(self) -> LabelKind | None:
-        """As :meth:`auditor.data.AuditData.label_kind`, from one aggregate per split."""
+        """As :meth:`auditor.loading.data.AuditData.label_kind`, from one aggregate per split."""
         from pyspark.sql import functions as F
 
         y = self.label
@@ -241,8 +241,8 @@ class SparkAuditData:
 
     def _resolve(self) -> tuple[dict[str, Kind], list[str]]:
         """Kinds of the columns present in every split with one kind; features as in
-        :func:`auditor.data._resolve_features` (not a declared role, not nested, not null)."""
-        from auditor.data import SchemaIssue
+        :func:`auditor.loading.data._resolve_features` (not a declared role, not nested, not null)."""
+        from auditor.loading.data import SchemaIssue
 
         first = next(iter(self.splits.values()))
         kinds: dict[str, Kind] = {}
@@ -309,6 +309,6 @@ def _is_spark_frame(obj: Any) -> bool:
 def _as_spark(spark: Any, obj: Any, name: str) -> Any:
     if _is_spark_frame(obj):
         return obj
-    from auditor.data import to_polars
+    from auditor.loading.data import to_polars
 
     return spark.createDataFrame(to_polars(obj, name).to_arrow())

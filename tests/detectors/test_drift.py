@@ -11,14 +11,14 @@ import pytest
 from scipy import stats
 from scipy.spatial.distance import jensenshannon
 
-from auditor.config import Columns
-from auditor.data import AuditData, Kind, build_audit_data
+from auditor.core.config import Columns
+from auditor.loading.data import AuditData, Kind, build_audit_data
 from auditor.detectors.drift import FeatureDrift, LabelDrift, comparisons
-from auditor.drift_stats import (MISSING, OTHER_VALUES, Sample, compare, fmt_value,
+from auditor.stats.drift import (MISSING, OTHER_VALUES, Sample, compare, fmt_value,
                                  numeric_bins, prepare, quantile_edges)
 from auditor.errors import NotApplicable
-from auditor.report import Severity
-from auditor.stats import bh_adjust, chi2_test, cramers_v, ecdf_gap, js_distance, ks_pvalue, psi
+from auditor.report.results import Severity
+from auditor.stats.numerics import bh_adjust, chi2_test, cramers_v, ecdf_gap, js_distance, ks_pvalue, psi
 
 
 def _data(frames, reference=None, **roles):
@@ -463,7 +463,7 @@ def test_invalid_parameters_are_rejected(kwargs, match):
 
 
 def test_the_demo_flags_the_planted_monthly_spend_shift():
-    from auditor.demo import make_demo
+    from auditor.loading.demo import make_demo
 
     data = _data(make_demo(), label="churned", time="signup_ts", groups=["customer_id"],
                  ids=["row_id"], text=["notes"])
@@ -638,7 +638,7 @@ def test_time_derived_features_still_fail_when_the_split_is_random():
 
 
 def test_calendar_parts_are_matched_on_the_data_not_by_name():
-    from auditor.calendar_parts import calendar_features, purity
+    from auditor.stats.calendar import calendar_features, purity
 
     rng = np.random.default_rng(4)
     t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -679,7 +679,7 @@ def test_six_against_six_rows_use_fishers_exact_test_and_do_not_fail():
 
 
 def test_sparse_wider_tables_use_a_seeded_monte_carlo_exact_test():
-    from auditor.level_stats import contingency_test
+    from auditor.stats.levels import contingency_test
 
     table = np.array([[3, 2, 1, 0], [0, 1, 5, 2]])
     p, test = contingency_test(table, seed=3)
@@ -703,7 +703,7 @@ def test_a_split_of_fewer_than_min_rows_rows_warns_at_most():
 
 
 def test_level_shifts_equal_scipy_two_by_two_tests_with_bonferroni():
-    from auditor.level_stats import level_shifts
+    from auditor.stats.levels import level_shifts
 
     ca, cb = np.array([500, 300, 100, 100, 5]), np.array([480, 310, 210, 0, 0])
     shifts = level_shifts(["a", "b", "c", "d", "e"], ca, cb, min_rows=30)
@@ -741,7 +741,7 @@ def test_a_rare_class_doubling_over_10000_rows_warns():
 
 
 def test_high_cardinality_noise_is_not_drift_but_a_moved_level_is():
-    from auditor.level_stats import pool_rare_levels, psi_by_chance
+    from auditor.stats.levels import pool_rare_levels, psi_by_chance
 
     rng = np.random.default_rng(15)
     levels = np.array([f"id{i}" for i in range(4000)])
@@ -850,7 +850,7 @@ def test_a_numeric_finding_never_counts_zero_rows():
 
 
 def test_a_large_table_with_one_sparse_cell_is_not_held_at_the_monte_carlo_floor():
-    from auditor.level_stats import contingency_test
+    from auditor.stats.levels import contingency_test
 
     table = np.array([[5000, 3000, 1], [3000, 5000, 0]])  # the missing bin: 1 row
     p, test = contingency_test(table)
@@ -899,7 +899,7 @@ def test_unseen_values_of_a_per_value_numeric_are_graded_net_of_good_turing_like
 def test_ks_pvalue_remembered_by_lattice_step_equals_ks_2samp_for_every_column(n1, n2):
     # many columns of the same sizes (a wide table): continuous, tied and shifted samples;
     # every p-value, whether computed or remembered, is scipy's exact p for that pair
-    from auditor import stats as st
+    from auditor.stats import numerics as st
 
     st._KS_EXACT.clear()
     rng = np.random.default_rng(n1 + n2)
@@ -917,8 +917,8 @@ def test_ks_pvalue_remembered_by_lattice_step_equals_ks_2samp_for_every_column(n
 
 
 def test_prepare_counts_every_categorical_column_of_a_wide_frame_in_kind_order():
-    from auditor.data import Kind
-    from auditor.drift_stats import prepare
+    from auditor.loading.data import Kind
+    from auditor.stats.drift import prepare
 
     rng = np.random.default_rng(2)
     cols = {f"c{j:02d}": rng.choice(["a", "b", "c", None], 300).tolist() for j in range(12)}
@@ -937,7 +937,7 @@ def test_prepare_counts_every_categorical_column_of_a_wide_frame_in_kind_order()
 
 
 def test_one_off_sd_is_esty_and_matches_the_spread_of_good_turing_over_resamples():
-    from auditor.level_stats import one_off_sd, one_off_share
+    from auditor.stats.levels import one_off_sd, one_off_share
 
     counts = np.array([1, 1, 1, 2, 2, 5, 9])  # N = 21, N1 = 3, N2 = 2
     assert one_off_sd(counts) == pytest.approx(math.sqrt(3 * (1 - 3 / 21) + 2 * 2) / 21)

@@ -8,12 +8,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.config import Columns
-from auditor.data import AuditData, build_audit_data
+from auditor.core.config import Columns
+from auditor.loading.data import AuditData, build_audit_data
 from auditor.detectors import near_duplicates as nd
 from auditor.detectors.duplicates import Duplicates
-from auditor.minhash import jaccard
-from auditor.report import Severity
+from auditor.stats.minhash import jaccard
+from auditor.report.results import Severity
 from tests.conftest import clean_frame
 
 

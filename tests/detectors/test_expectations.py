@@ -13,13 +13,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.config import Columns, load_config
-from auditor.data import build_audit_data, open_splits
-from auditor.demo import write_demo
+from auditor.core.config import Columns, load_config
+from auditor.loading.data import build_audit_data, open_splits
+from auditor.loading.demo import write_demo
 from auditor.detectors.expectations import Expectations
 from auditor.errors import InputError, NotApplicable
-from auditor.gx import infer_suite, read_suite
-from auditor.runner import run_check
+from auditor.integrations.gx import infer_suite, read_suite
+from auditor.core.runner import run_check
 
 gx = pytest.importorskip("great_expectations")
 
@@ -39,7 +39,7 @@ def _data(frames: dict[str, pl.DataFrame], suite: dict | None):
 
 def _suite_file(tmp_path: Path, expectations: list, name: str = "team-rules") -> Path:
     """A suite written the way GX users write one: ExpectationSuite.to_json_dict()."""
-    from auditor.gx import ephemeral_context
+    from auditor.integrations.gx import ephemeral_context
 
     ephemeral_context(gx)
     suite = gx.ExpectationSuite(name=name)
@@ -154,7 +154,7 @@ def test_an_empty_suite_skips_with_the_reason_instead_of_crashing(tmp_path):
 
 def test_gx_import_does_not_end_a_python_c_run():
     """pyspark (imported by GX when installed) exits 0 from a ``python -c`` program."""
-    code = ("from auditor.gx import import_gx; gx = import_gx(); "
+    code = ("from auditor.integrations.gx import import_gx; gx = import_gx(); "
             "print('still running', gx.__version__)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
@@ -231,7 +231,7 @@ def test_the_exported_suite_passes_val_and_flags_only_the_planted_drift_in_test(
     failed = [(f.splits, f.subject, f.evidence["expectation"]) for f in findings
               if f.severity != "info"]
     # val is an honest sample of train's population: no false failure on any column; test
-    # has monthly_spend scaled by 1.25 (auditor/demo.py)
+    # has monthly_spend scaled by 1.25 (auditor/loading/demo.py)
     assert failed == [(["test"], "monthly_spend", "expect_column_quantile_values_to_be_between")]
     (spend,) = [f for f in findings if f.subject == "monthly_spend"]
     import re
@@ -280,7 +280,7 @@ def test_export_expectations_usage_errors_exit_2(demo_suite, tmp_path):
 def test_a_split_holding_infinities_exports_a_json_suite_it_passes(tmp_path):
     """JSON has no infinity: an infinite quantile is an open band end (None), a two-valued
     column holding inf gets quantiles, not a value set."""
-    from auditor.gx import SuiteRunner
+    from auditor.integrations.gx import SuiteRunner
 
     x = np.r_[np.linspace(0, 1, 180), [np.inf] * 15, [-np.inf] * 5]
     df = pl.DataFrame({"x": x, "two": [np.inf, 1.0] * 100})
@@ -343,7 +343,7 @@ def test_the_python_api_takes_an_expectations_path(tmp_path, planted):
 def test_a_suite_inferred_from_a_split_passes_that_split_whatever_its_dtypes():
     """Type lists must match what polars -> pandas gives GX: ints with nulls (float64), booleans
     with nulls (object), categoricals, dates, naive and zoned datetimes, lists, small ints."""
-    from auditor.gx import SuiteRunner
+    from auditor.integrations.gx import SuiteRunner
 
     rng = np.random.default_rng(0)
     n = 500

@@ -6,12 +6,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.config import Columns
-from auditor.data import AuditData, Kind, build_audit_data
-from auditor.demo import make_demo
+from auditor.core.config import Columns
+from auditor.loading.data import AuditData, Kind, build_audit_data
+from auditor.loading.demo import make_demo
 from auditor.detectors.groups import GroupOverlap, snake
 from auditor.errors import NotApplicable
-from auditor.report import Severity
+from auditor.report.results import Severity
 
 
 def _data(frames, **roles) -> AuditData:

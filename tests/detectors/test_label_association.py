@@ -6,13 +6,13 @@ import polars as pl
 import pytest
 from scipy.stats import chi2_contingency, pearsonr, spearmanr
 
-from auditor.config import Columns
-from auditor.data import AuditData, build_audit_data
-from auditor.demo import make_demo
+from auditor.core.config import Columns
+from auditor.loading.data import AuditData, build_audit_data
+from auditor.loading.demo import make_demo
 from auditor.detectors.label_association import FeatureLabelAssociation
 from auditor.errors import NotApplicable
-from auditor.label_stats import label_view, level_codes
-from auditor.report import Severity
+from auditor.stats.label import label_view, level_codes
+from auditor.report.results import Severity
 from tests.conftest import clean_frame
 
 
@@ -246,7 +246,7 @@ def test_level_table_breaks_a_tie_between_top_classes_by_the_first_class():
     assert (rows["c"]["top_class"], rows["c"]["top_class_share"]) == ("y", 0.5)
 
 
-# --- grading in context (auditor.leak_rules) ----------------------------------------------
+# --- grading in context (auditor.judging.leak_rules) ----------------------------------------------
 
 def _numeric_family(n: int, seed: int) -> pl.DataFrame:
     """Four noisy measurements of one latent quantity z that also drives a numeric target,

@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 from scipy.spatial.distance import cdist
 
-from auditor.config import Columns
-from auditor.data import build_audit_data
+from auditor.core.config import Columns
+from auditor.loading.data import build_audit_data
 from auditor.detectors.memorisation import Memorisation, nearest_rows
 from auditor.errors import NotApplicable
-from auditor.features import Encoder
-from auditor.report import Severity, json_safe
+from auditor.probes.features import Encoder
+from auditor.report.results import Severity, json_safe
 from tests.conftest import clean_frame
 
 COLS = [f"f{i}" for i in range(6)]

@@ -8,12 +8,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.config import Columns
-from auditor.data import AuditData, build_audit_data
+from auditor.core.config import Columns
+from auditor.loading.data import AuditData, build_audit_data
 from auditor.detectors.preprocessing import PreprocessingFit
-from auditor.preprocessing_stats import best_smoothing, fill_candidates, summarise
+from auditor.stats.preprocessing import best_smoothing, fill_candidates, summarise
 from auditor.errors import NotApplicable
-from auditor.report import Severity
+from auditor.report.results import Severity
 
 CORPUS = Path(__file__).parents[1] / "codescan_corpus"
 N_TRAIN, N_TEST = 800, 200
@@ -399,14 +399,14 @@ def test_invalid_parameters_are_rejected(kwargs, message):
 
 
 def test_default_suite_builds_the_check_with_a_list_of_fitters():
-    from auditor.suites import build_check
+    from auditor.core.suites import build_check
 
     check = build_check("leakage.preprocessing", {"extra_fitters": ["A", "b_fit"]}, "test")
     assert check.extra_fitters == ("A", "b_fit")
 
 
 def test_level_keys_pick_the_first_key_each_column_is_a_function_of():
-    from auditor.preprocessing_stats import encoded_level_keys
+    from auditor.stats.preprocessing import encoded_level_keys
 
     rng = np.random.default_rng(12)
     a, b = rng.integers(0, 8, N), rng.integers(0, 30, N)
@@ -674,7 +674,7 @@ def test_a_real_column_published_standardised_over_all_rows_fails():
 def test_decimal_grid_equals_the_decimals_of_the_shortest_repr():
     from decimal import Decimal
 
-    from auditor.preprocessing_stats import decimal_grid, on_grid
+    from auditor.stats.preprocessing import decimal_grid, on_grid
 
     rng = np.random.default_rng(40)
     cases = [np.round(rng.normal(50, 10, 300), d) for d in range(7)]

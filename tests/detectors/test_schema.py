@@ -4,10 +4,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from auditor.config import Columns
-from auditor.data import build_audit_data
+from auditor.core.config import Columns
+from auditor.loading.data import build_audit_data
 from auditor.detectors.schema import SchemaConsistency
-from auditor.report import Severity
+from auditor.report.results import Severity
 from tests.conftest import clean_frame
 
 

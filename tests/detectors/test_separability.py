@@ -17,15 +17,15 @@ from sklearn.metrics import r2_score, roc_auc_score
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from threadpoolctl import threadpool_limits
 
-from auditor.config import Columns
-from auditor.data import build_audit_data
+from auditor.core.config import Columns
+from auditor.loading.data import build_audit_data
 from auditor.detectors.separability import AdversarialValidation, LabelProbe
 from auditor.errors import NotApplicable
-from auditor.features import Encoder, sample_rows
-from auditor.label_probe import chance_band
-from auditor.probe_model import (column_aucs, column_strengths, macro_auc, null_auc_sd, r2,
+from auditor.probes.features import Encoder, sample_rows
+from auditor.probes.label_probe import chance_band
+from auditor.probes.probe_model import (column_aucs, column_strengths, macro_auc, null_auc_sd, r2,
                                  rank_auc)
-from auditor.report import Severity, json_safe
+from auditor.report.results import Severity, json_safe
 from tests.conftest import clean_frame
 
 FAST = dict(train_rows=2_000, eval_rows=1_000, epochs=6)

@@ -7,15 +7,15 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
-from auditor.config import Columns
-from auditor.data import AuditData, build_audit_data
-from auditor.demo import make_demo
+from auditor.core.config import Columns
+from auditor.loading.data import AuditData, build_audit_data
+from auditor.loading.demo import make_demo
 from auditor.detectors.single_feature_auc import SingleFeatureAUC
 from auditor.errors import NotApplicable
-from auditor.label_stats import (encoded_figures, eval_ranked, eval_spearman, fit_ranked,
+from auditor.stats.label import (encoded_figures, eval_ranked, eval_spearman, fit_ranked,
                                  fit_spearman, float_values, label_view,
                                  shared_rank_stats, spearman_aggs, target_encode, value_expr)
-from auditor.report import Severity
+from auditor.report.results import Severity
 from tests.conftest import clean_frame
 
 
@@ -362,7 +362,7 @@ def test_invalid_parameters_are_rejected():
         SingleFeatureAUC(folds=1)
 
 
-# --- grading in context (auditor.leak_rules) ----------------------------------------------
+# --- grading in context (auditor.judging.leak_rules) ----------------------------------------------
 
 def _family(n: int, seed: int) -> pl.DataFrame:
     """Five noisy measurements of one latent size that drives the label (like breast cancer's

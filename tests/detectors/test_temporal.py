@@ -8,13 +8,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.charts import figure
-from auditor.config import Columns
-from auditor.data import AuditData, build_audit_data
-from auditor.demo import make_demo
+from auditor.report.charts import figure
+from auditor.core.config import Columns
+from auditor.loading.data import AuditData, build_audit_data
+from auditor.loading.demo import make_demo
 from auditor.detectors.temporal import TemporalHoldout, parse_duration
 from auditor.errors import NotApplicable
-from auditor.report import Severity
+from auditor.report.results import Severity
 
 T0 = datetime(2025, 1, 1)
 

@@ -9,13 +9,13 @@ import unicodedata
 import polars as pl
 import pytest
 
-from auditor.config import Columns
-from auditor.data import build_audit_data
-from auditor.textnorm import fold
+from auditor.core.config import Columns
+from auditor.loading.data import build_audit_data
+from auditor.stats.textnorm import fold
 from auditor.detectors.token_contamination import (Contamination, longest_shared_span,
                                                    ngram_hashes)
 from auditor.errors import NotApplicable
-from auditor.report import Severity
+from auditor.report.results import Severity
 from tests.tokenizer_fixtures import lee_test, lee_train, token_data  # noqa: F401
 
 
@@ -192,7 +192,7 @@ def test_clean_subset_keeps_the_input_files_dtypes_and_survives_a_failed_write(
 
 
 def test_edited_chinese_reviews_are_near_duplicates_and_unrelated_ones_are_not(lee_train):
-    from tests.test_minhash import EDITS_ZH, REVIEWS_ZH, UNRELATED_ZH
+    from tests.stats.test_minhash import EDITS_ZH, REVIEWS_ZH, UNRELATED_ZH
 
     # Chinese has no spaces: shingles are character trigrams (a review was 5-6 \w+ "words")
     train = lee_train[:40] + REVIEWS_ZH

@@ -1,4 +1,4 @@
-"""The tokenized demo (auditor/demo_tokens.py): deterministic, and every planted problem is
+"""The tokenized demo (auditor/loading/demo_tokens.py): deterministic, and every planted problem is
 found by its tokens.* check with the planted count."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("tokenizers")
 
-from auditor.config import load_config  # noqa: E402
-from auditor.data import open_splits  # noqa: E402
-from auditor.demo_tokens import PLANTED, make_token_demo, write_token_demo  # noqa: E402
+from auditor.core.config import load_config  # noqa: E402
+from auditor.loading.data import open_splits  # noqa: E402
+from auditor.loading.demo_tokens import PLANTED, make_token_demo, write_token_demo  # noqa: E402
 from auditor.detectors.token_contamination import Contamination  # noqa: E402
 from auditor.detectors.token_roundtrip import RoundTrip  # noqa: E402
 from auditor.detectors.token_lengths import SequenceLengths

@@ -8,10 +8,10 @@ from scipy.spatial.distance import jensenshannon
 
 from auditor.detectors.token_lengths import SequenceLengths
 from auditor.errors import NotApplicable
-from auditor.report import Severity
-from auditor.tokenizers import load_tokenizer
-from auditor.config import Columns
-from auditor.data import build_audit_data
+from auditor.report.results import Severity
+from auditor.loading.tokenizers import load_tokenizer
+from auditor.core.config import Columns
+from auditor.loading.data import build_audit_data
 from tests.tokenizer_fixtures import (gpt2_json, lee_test, lee_train, sp_model,  # noqa: F401
                                       token_data, tokenized_frame)
 

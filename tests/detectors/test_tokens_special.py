@@ -6,13 +6,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.config import Columns
-from auditor.data import build_audit_data
+from auditor.core.config import Columns
+from auditor.loading.data import build_audit_data
 from auditor.detectors.token_layout import layout_of
 from auditor.detectors.tokens import SpecialTokens
 from auditor.errors import NotApplicable
-from auditor.report import Severity
-from auditor.tokenizers import load_tokenizer
+from auditor.report.results import Severity
+from auditor.loading.tokenizers import load_tokenizer
 from tests.tokenizer_fixtures import (bert_json, gpt2_json, lee_train,  # noqa: F401
                                       sp_model, token_data, tokenized_frame, with_rows)
 

@@ -1,0 +1,1 @@
+"""The run itself: audit.yaml models, suites, the check registry and protocol, the runner."""

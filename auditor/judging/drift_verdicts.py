@@ -1,0 +1,356 @@
+"""Judging one column's drift: the grade (:func:`judge`), the finding's sentence, evidence
+and table row, and the unseen-values finding. Plain Python over the aggregates of
+:mod:`auditor.stats.drift`; the checks in :mod:`auditor.detectors.drift` call these."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from auditor.loading.data import Kind
+from auditor.stats.drift import (CATEGORICAL_KINDS, NUMERIC_KINDS, ColumnDrift, Sample,
+                                 bins_table, category_chart, fmt_value, numeric_chart)
+from auditor.stats.levels import MISSING, OTHER_VALUES, RARE_LEVELS, LevelShift
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import clip_text, fmt_rows, fmt_share, grade
+
+RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
+
+
+@dataclass
+class Verdict:
+    """How one column is graded: the statistic that decided, and whether it was significant."""
+
+    severity: Severity
+    raw: Severity          # the effect-size grade before the p-value requirement
+    metric: str
+    value: float | None
+    threshold: float
+    p_adj: float | None
+    ks_p_adj: float | None
+    level: LevelShift | None = None   # the level whose fold decided or was considered
+    capped: bool = False              # a fail lowered to warn: too few rows to fail on
+    reason: str = ""                  # why a drift is reported as info by design
+    min_rows: int = 0                 # the limit that capped it
+
+
+def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> Verdict:
+    """Grade by effect size (PSI, or for high-cardinality categoricals PSI in excess of
+    chance; KS D for numerics; Cramér's V for categoricals; the largest per-level fold), each
+    grade kept only if its test's p-value (BH-adjusted over the comparison; Bonferroni over the
+    comparison's levels for folds) is below ``alpha``; the worst grade wins. A fail on a split of
+    fewer than ``min_rows`` rows is lowered to warn."""
+    psi_metric, psi_value = "psi", cd.psi
+    if cd.psi_chance is not None:
+        psi_metric, psi_value = "psi_excess", max(0.0, cd.psi - cd.psi_chance)
+    candidates: list[tuple[str, float | None, float, float | None, float | None,
+                           LevelShift | None]] = [
+        (psi_metric, psi_value, check.psi_warn_above, check.psi_fail_above, p_adj, None)]
+    if cd.gap is not None:
+        candidates.append(("ks_d", cd.gap.d, check.ks_warn_above, check.ks_fail_above,
+                           ks_p_adj, None))
+    if cd.cramers_v is not None:
+        candidates.append(("cramers_v", cd.cramers_v, check.cramers_v_warn_above,
+                           check.cramers_v_fail_above, p_adj, None))
+    if cd.levels:
+        significant = [lv for lv in cd.levels if lv.p_adj < check.alpha]
+        lv = max(significant or cd.levels, key=lambda s: (s.fold, -s.p))
+        # warn only: one level of many moving (an aircraft retired, a seasonal route) is worth
+        # a look, not a failed gate; whole-distribution effects (PSI, V) decide fails
+        candidates.append(("level_fold", lv.fold, check.level_fold_warn_above, None,
+                           lv.p_adj, lv))
+    best: Verdict | None = None
+    for metric, value, warn, fail, p, level in candidates:
+        raw = grade(value, warn=warn, fail=fail)
+        significant = p is not None and not math.isnan(p) and p < check.alpha
+        eff = raw if significant else Severity.INFO
+        key = (RANK[eff], RANK[raw])
+        if best is None or key > (RANK[best.severity], RANK[best.raw]):
+            best = Verdict(eff, raw, metric, value, warn if fail is None else fail, p_adj,
+                           ks_p_adj)
+    assert best is not None
+    best.level = candidates[-1][5]  # the level shift considered, whichever metric decided
+    if best.severity == Severity.FAIL and min(cd.ref_rows, cd.cur_rows) < check.min_rows:
+        best.severity, best.capped, best.min_rows = Severity.WARN, True, check.min_rows
+    return best
+
+
+def fmt_effect(x: float | None) -> str:
+    """An effect size for a message: 4 significant digits, so 0.2498 does not read as 0.25."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:.4g}"
+
+
+def _times(x: float) -> str:
+    """A fold for a message: 2.038, 15.6, 218, 12,610."""
+    return f"{x:.4g}" if x < 100 else f"{x:,.0f}"
+
+
+def _p(x: float | None) -> str:
+    if x is None or math.isnan(x):
+        return "n/a"
+    return "< 1e-300" if x == 0 else f"{x:.2g}"
+
+
+def _lead_bin(cd: ColumnDrift) -> int:
+    """The bin that moved most beyond sampling noise: largest |standardised difference|
+    |b_i - a_i| / sqrt(p_i (1 - p_i) (1/n_a + 1/n_b)) (p_i the pooled share), the rarer
+    reference share first among ties (a binary column: the minority class). The pooled
+    rare-levels bin is chosen only when nothing else moved."""
+    ca, cb = cd.ref_counts.astype(float), cd.cur_counts.astype(float)
+    na, nb = ca.sum(), cb.sum()
+    ea, eb = ca / na, cb / nb
+    pooled = (ca + cb) / (na + nb)
+    se = np.sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, np.abs(eb - ea) / se, 0.0)
+    z = np.round(z, 9)
+    z[[i for i, b in enumerate(cd.bins) if b == RARE_LEVELS]] = -1.0
+    return int(np.lexsort((ea, -z))[0])
+
+
+def _bin_phrase(cd: ColumnDrift, i: int, ref: str) -> str:
+    col, b = cd.column, cd.bins[i]
+    if b == MISSING:
+        return f"{col} missing"
+    if b == OTHER_VALUES:
+        shown = ", ".join(clip_text(v, 20) for v, _ in cd.new_categories[:3])
+        more = "" if cd.n_new <= 3 else f", … {cd.n_new:,} in all"
+        return f"a {col} value unseen in {ref} ({shown}{more})"
+    if b == RARE_LEVELS:
+        return f"one of {cd.rare_levels:,} {col} values too rare to compare one by one"
+    return f"{col} = {clip_text(b, 40)!r}"
+
+
+def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
+                   ) -> tuple[str, int]:
+    """The finding's sentence (count, denominator and share first) and its count. The count
+    is never 0: a value that vanished is counted on the reference side."""
+    col = cd.column
+    ea = cd.ref_counts / max(cd.ref_counts.sum(), 1)
+    top_term = int(np.nanargmax(cd.psi_terms)) if np.isfinite(cd.psi_terms).any() else 0
+    per_bin = cd.kind in CATEGORICAL_KINDS or cd.per_value
+    if v.level is not None and v.metric == "level_fold":
+        lv = v.level
+        i = cd.bins.index(lv.value)
+    else:
+        i = _lead_bin(cd) if per_bin else top_term
+    if not per_bin and (cd.bins[top_term] == MISSING or cd.gap is None) and cd.cur_missing:
+        count = cd.cur_missing
+        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {col} missing against "
+                f"{fmt_share(cd.ref_missing / cd.ref_rows)} of {ref} rows")
+    elif not per_bin and (cd.bins[top_term] == MISSING or cd.gap is None):
+        count = cd.ref_missing
+        lead = (f"{col} is missing in {fmt_rows(count, cd.ref_rows, f'{ref} rows')} and in none "
+                f"of the {cd.cur_rows:,} {cur} rows")
+    elif not per_bin and cd.gap is not None:
+        n_b = cd.cur_rows - cd.cur_missing
+        count = int(round(cd.gap.cdf_b * n_b))
+        x = fmt_value(cd.gap.x, cd.kind)
+        if count:
+            lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} <= {x} "
+                    f"against {fmt_share(cd.gap.cdf_a)} of {ref} rows")
+        else:  # no compared row at or below x: the rows above it are the ones counted
+            count = n_b
+            lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} > {x} "
+                    f"against {fmt_share(1 - cd.gap.cdf_a)} of {ref} rows")
+    elif int(cd.cur_counts[i]) > 0:
+        count = int(cd.cur_counts[i])
+        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {_bin_phrase(cd, i, ref)} "
+                f"against {fmt_share(float(ea[i]))} of {ref} rows")
+    else:
+        count = int(cd.ref_counts[i])
+        lead = (f"{_bin_phrase(cd, i, ref)} holds {fmt_rows(count, cd.ref_rows, f'{ref} rows')} "
+                f"and none of the {cd.cur_rows:,} {cur} rows")
+    if cd.psi_chance is not None:
+        stats = (f"PSI {fmt_effect(cd.psi)} over {len(cd.bins):,} bins, "
+                 f"{fmt_effect(cd.psi_chance)} of it "
+                 f"expected by chance")
+        if cd.rare_levels:
+            stats += f", {cd.rare_levels:,} rare levels pooled"
+    else:
+        stats = f"PSI {fmt_effect(cd.psi)}"
+    if cd.cramers_v is not None:
+        stats += f", Cramér's V {fmt_effect(cd.cramers_v)}"
+    stats += f", {cd.test} p_adj {_p(v.p_adj)}"
+    if cd.gap is not None:
+        stats += f"; KS D {fmt_effect(cd.gap.d)}, p_adj {_p(v.ks_p_adj)}"
+    if v.level is not None and (v.metric == "level_fold" or v.level.p_adj < alpha):
+        lv = v.level
+        more = lv.cur_share > lv.ref_share
+        stats += (f"; {col} = {clip_text(lv.value, 40)!r} {_times(lv.fold)} times as "
+                  f"{'common' if more else 'rare'} ({fmt_share(lv.ref_share)} -> "
+                  f"{fmt_share(lv.cur_share)}, p_adj {_p(lv.p_adj)})")
+    text = f"{col}: {lead} ({stats})"
+    if cd.n_new and cd.unseen_rows:
+        k, rows = cd.n_new, cd.unseen_rows
+        text += (f"; {k:,} value{'' if k == 1 else 's'} unseen in {ref} "
+                 f"hold{'s' if k == 1 else ''} "
+                 f"{rows:,} {cur} rows ({fmt_share(rows / cd.cur_rows)})")
+    if cd.n_vanished:
+        k = cd.n_vanished
+        text += f"; {k:,} {ref} value{' is' if k == 1 else 's are'} absent from {cur}"
+    if cd.all_unique:
+        text += (f"; every {col} value is unique in both splits, as in an id: declare it under "
+                 "columns.ids if it is not a feature")
+    if v.reason:
+        text += f"; {v.reason}"
+    elif v.raw != Severity.INFO and v.severity == Severity.INFO:
+        text += f"; the shift is not significant after Benjamini–Hochberg (alpha {alpha:g})"
+    if v.capped:
+        text += f"; graded warn, not fail: a split has fewer than {v.min_rows:,} rows"
+    return text, count
+
+
+def rounded(x: float | None, digits: int = 6) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return float(f"{x:.{digits}g}")
+
+
+def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"psi": rounded(cd.psi), "chi2 p": rounded(cd.chi2_p),
+                           "p_adj": rounded(v.p_adj)}
+    if cd.gap is not None:
+        out.update({"ks_d": rounded(cd.gap.d), "ks p": rounded(cd.ks_p),
+                    "ks_p_adj": rounded(v.ks_p_adj),
+                    "ks location": fmt_value(cd.gap.x, cd.kind) if cd.kind == Kind.DATETIME
+                    else rounded(cd.gap.x, 10)})
+    if cd.cramers_v is not None:
+        out["cramers_v"] = rounded(cd.cramers_v)
+    out["js"] = rounded(cd.js)
+    if cd.kind in NUMERIC_KINDS:
+        out["wasserstein"] = rounded(cd.wasserstein)
+    out.update({
+                f"{ref} missing rate": rounded(cd.ref_missing / cd.ref_rows),
+                f"{cur} missing rate": rounded(cd.cur_missing / cd.cur_rows),
+                "unseen_rate": rounded(cd.unseen_rate), "binning": (
+                    "per category" if cd.kind in CATEGORICAL_KINDS else
+                    "per reference value" if cd.per_value else "reference quantiles"),
+                "test": cd.test})
+    if cd.psi_chance is not None:
+        out.update({"psi by chance": rounded(cd.psi_chance),
+                    "psi excess": rounded(max(0.0, cd.psi - cd.psi_chance)),
+                    "rare levels pooled": cd.rare_levels})
+    if v.level is not None:
+        out.update({"largest level fold": rounded(v.level.fold),
+                    "its level": clip_text(v.level.value), "its p_adj": rounded(v.level.p_adj)})
+    return out
+
+
+def evidence(check: Any, cd: ColumnDrift, v: Verdict, ref: str, cur: str,
+             ref_s: Sample, cur_s: Sample) -> dict[str, Any]:
+    if cd.kind in NUMERIC_KINDS:
+        assert ref_s.values is not None and cur_s.values is not None
+        chart = numeric_chart(cd, ref_s.values, cur_s.values, ref, cur, check.hist_bins,
+                              check.top_categories)
+    else:
+        chart = category_chart(cd, ref, cur, check.top_categories)
+    ev: dict[str, Any] = {"chart": chart, "statistics": statistics(cd, v, ref, cur),
+                          "bins": bins_table(cd, ref, cur, check.top_categories)}
+    cap = check.top_categories
+    moved = sorted((lv for lv in cd.levels if lv.p_adj < check.alpha),
+                   key=lambda lv: (-lv.fold, lv.value))[:cap]
+    if moved:
+        ev["level shifts"] = [{"value": clip_text(lv.value), f"{ref} rows": lv.ref_count,
+                               f"{cur} rows": lv.cur_count, f"{ref} share": rounded(lv.ref_share),
+                               f"{cur} share": rounded(lv.cur_share), "fold": rounded(lv.fold),
+                               "p_adj": rounded(lv.p_adj, 3)} for lv in moved]
+    if cd.new_categories:
+        ev["new categories"] = [{"value": clip_text(c), f"{cur} rows": n}
+                                for c, n in cd.new_categories[:cap]]
+    if cd.vanished_categories:
+        ev["vanished categories"] = [{"value": clip_text(c), f"{ref} rows": n}
+                                     for c, n in cd.vanished_categories[:cap]]
+    return ev
+
+
+def table_row(cd: ColumnDrift, v: Verdict, kind: str) -> dict[str, Any]:
+    return {"column": cd.column, "kind": kind, "psi": rounded(cd.psi),
+            "ks_d": rounded(cd.gap.d) if cd.gap else None, "p_adj": rounded(v.p_adj, 3),
+            "ks_p_adj": rounded(v.ks_p_adj, 3), "cramers_v": rounded(cd.cramers_v),
+            "js": rounded(cd.js),
+            "wasserstein": rounded(cd.wasserstein), "null_rate_delta": rounded(cd.null_rate_delta),
+            "unseen_rate": rounded(cd.unseen_rate), "verdict": str(v.severity)}
+
+
+def name_list(cols: list[str], limit: int = 10) -> str:
+    shown = ", ".join(clip_text(c, 40) for c in cols[:limit])
+    return shown + (f", … ({len(cols) - limit:,} more)" if len(cols) > limit else "")
+
+
+def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bool = False,
+                   reason: str = "", tests: int = 1) -> Finding:
+    """Rows of the compared split holding values (categories, classes, values of a per-value
+    binned numeric) the reference never had: a fact, not a statistic. Graded on the excess
+    share = unseen share - the share of reference rows holding a value seen once there
+    (Good–Turing: the share of unseen values to expect with no drift at all, near 0 for a
+    column with few levels, large for thousands of levels sampled sparsely): > unseen_warn_above
+    warns, > unseen_fail_above fails. An unseen label class warns at least.
+
+    When chance expects unseen values (Good–Turing > 0), the excess must also exceed its
+    sampling fluctuation under no drift: z = (share - GT) / sqrt(se_GT^2 + GT (1 - GT) / n_cur),
+    se_GT by Esty's formula (:func:`~auditor.stats.levels.one_off_sd`); a z below the one-sided
+    normal quantile at ``alpha`` / ``tests`` (Bonferroni over the columns compared) is info:
+    150 random 500-5,000-level columns of 10k vs 2.5k rows gave 4 warns by chance without it.
+    (One new value repeated on many rows is not chance: the null variance is that of rows
+    drawing unseen values independently.)"""
+    from scipy.stats import norm
+
+    rows = cd.unseen_rows or 0
+    share = rows / cd.cur_rows
+    expected = cd.good_turing or 0.0
+    excess = max(0.0, share - expected)
+    severity = grade(excess, warn=check.unseen_warn_above, fail=check.unseen_fail_above)
+    chance_note, stats_extra = "", {}
+    if expected > 0 and not label:
+        se = math.sqrt((cd.good_turing_sd or 0.0) ** 2
+                       + expected * (1 - expected) / cd.cur_rows)
+        z = (share - expected) / se if se > 0 else math.inf
+        z_crit = float(norm.isf(check.alpha / max(tests, 1)))
+        stats_extra = {"z": rounded(z), "z_critical": rounded(z_crit),
+                       "good_turing_se": rounded(cd.good_turing_sd or 0.0)}
+        if z < z_crit and severity != Severity.INFO:
+            severity = Severity.INFO
+            chance_note = (f"; within chance (z = {z:.2f} < {z_crit:.2f}, alpha "
+                           f"{check.alpha:g} over {tests:,} columns)")
+    if label and severity == Severity.INFO:
+        severity = Severity.WARN
+    what = "class" if label else "value"
+    k = cd.n_new
+    shown = ", ".join(f"{clip_text(v, 30)!r} ({n:,})" for v, n in cd.new_categories[:5])
+    more = "" if k <= 5 else f", … {k:,} in all"
+    message = (f"{cd.column}: {fmt_rows(rows, cd.cur_rows, f'{cur} rows')} hold "
+               f"{'a' if k == 1 else f'{k:,}'} {cd.column} "
+               f"{what}{'' if k == 1 else 'es' if label else 's'}"
+               f" unseen in {ref}: {shown}{more}")
+    if expected > 0:
+        message += (f"; {fmt_share(expected)} expected by chance ({ref} rows holding a value "
+                    f"seen once there, Good–Turing), excess {fmt_share(excess)}{chance_note}")
+    if cd.variants:
+        n_var = len(cd.variants)
+        new_v, ref_v = next(iter(cd.variants.items()))
+        message += (f"; {n_var:,} of them differ{'s' if n_var == 1 else ''} from a {ref} value "
+                    "only by "
+                    f"case, whitespace or punctuation ({clip_text(new_v, 30)!r} for "
+                    f"{clip_text(ref_v, 30)!r}; see schema.consistency)")
+    if label:
+        message += "; a model trained on it cannot predict a class it never saw"
+    if reason:
+        severity = Severity.INFO
+        message += f"; {reason}"
+    return Finding(severity=severity, message=message, metric="unseen_share",
+                   value=rounded(excess),
+                   threshold=check.unseen_fail_above, count=rows, subject=cd.column,
+                   splits=[ref, cur], evidence={
+                       f"values unseen in {ref}": [
+                           {"value": clip_text(v), f"{cur} rows": n}
+                           | ({f"variant of a {ref} value": clip_text(cd.variants.get(v, ""))}
+                              if cd.variants else {})
+                           for v, n in cd.new_categories[:check.top_categories]],
+                       "statistics": {"unseen share": rounded(share),
+                                      "expected by chance": rounded(expected),
+                                      "distinct unseen values": k} | stats_extra})

@@ -1,0 +1,1 @@
+"""Loading splits into polars (AuditData), opening inputs safely, tokenizers, the demo data."""

@@ -1,0 +1,1 @@
+"""The tiny models behind the separability checks: feature matrices, the torch probe."""

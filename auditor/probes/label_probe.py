@@ -1,0 +1,433 @@
+"""The steps of ``separability.label_probe`` (the check's class and its documentation are in
+:mod:`auditor.detectors.separability`): overfit one batch, train -> later splits against a
+permuted-label chance band, time holdout vs random holdout, ablation of suspicious features."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from auditor.loading.data import AuditData, LabelKind
+from auditor.errors import NotApplicable
+from auditor.probes.features import Encoder, model_features, numeric_expr, sample_rows
+from auditor.probes.probe_model import (BINARY, METRIC, METRIC_TEXT, MULTICLASS, NUMERIC, Curves,
+                                 Settings, column_strengths, fit_probe, fit_probes,
+                                 import_torch, null_auc_sd, overfit_batch, resolve_device, score)
+from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import fmt_count, grade, grade_at_least
+
+if TYPE_CHECKING:
+    from auditor.detectors.separability import LabelProbe
+
+CURVE_ROWS = 2_000      # evaluation rows behind each loss curve
+BAND_LEVEL = 0.995      # one-sided quantile of the prediction interval (99% two-sided)
+BAND_FLOOR = 0.005      # smallest null sd the band assumes
+
+
+@dataclass
+class Prepared:
+    task: str
+    n_out: int
+    first: str
+    train_rows: int                       # train rows with a usable label
+    sample: pl.DataFrame                  # the sampled train rows (features + time)
+    encoder: Encoder
+    X: np.ndarray
+    y: np.ndarray
+    evals: dict[str, tuple[np.ndarray, np.ndarray, int]]   # split -> (X, y, usable rows)
+
+
+def label_task(data: AuditData) -> str:
+    if not data.label:
+        raise NotApplicable("no label column declared")
+    return {LabelKind.BINARY: BINARY, LabelKind.MULTICLASS: MULTICLASS,
+            LabelKind.NUMERIC: NUMERIC}[data.label_kind]  # type: ignore[index]
+
+
+def time_order(frame: pl.DataFrame, col: str) -> np.ndarray:
+    """Row positions with a known time, oldest first (stable)."""
+    t = frame.select(numeric_expr(frame, col))[col].to_numpy()
+    known = np.flatnonzero(~np.isnan(t))
+    return known[np.argsort(t[known], kind="stable")]
+
+
+def _label_values(frame: pl.DataFrame, y: str, task: str, classes: pl.Series | None,
+                  center: float, scale: float) -> tuple[pl.DataFrame, np.ndarray]:
+    """Rows with a usable label (known; a class seen in train) and the encoded targets: class
+    index, or the label standardised with train's mean and sd."""
+    if task == NUMERIC:
+        v = frame.select(numeric_expr(frame, y).alias("__y"))["__y"]
+        keep = v.is_not_null()
+        return frame.filter(keep), ((v.filter(keep).to_numpy() - center) / scale)
+    expr = pl.col(y)
+    if frame.schema[y].is_float():
+        expr = pl.when(expr.is_nan()).then(None).otherwise(expr)
+    codes = frame.select(expr.replace_strict(classes, pl.Series(range(len(classes))),
+                                             default=None, return_dtype=pl.Int64).alias(y))[y]
+    keep = codes.is_not_null()
+    return frame.filter(keep), codes.filter(keep).to_numpy()
+
+
+def prepare(check: "LabelProbe", data: AuditData, task: str) -> Prepared:
+    numeric, categorical = model_features(data)
+    if not numeric and not categorical:
+        raise NotApplicable("no feature columns to train on")
+    y = data.label
+    assert y is not None
+    first, *later = data.split_names
+    train = data.splits[first]
+    classes, center, scale = None, 0.0, 1.0
+    if task == NUMERIC:
+        v = train.select(numeric_expr(train, y))[y]
+        center, sd = v.mean(), v.std(ddof=0)
+        if not sd:
+            raise NotApplicable(f"the label {y!r} is constant (or missing) in {first}: "
+                                "nothing to learn")
+        center, scale = float(center), float(sd)  # type: ignore[arg-type]
+    else:
+        col = train[y]
+        if col.dtype.is_float():
+            col = col.fill_nan(None)
+        classes = col.drop_nulls().unique().sort()
+        if len(classes) < 2:
+            raise NotApplicable(f"the label {y!r} has a single class in {first}: nothing to "
+                                "learn")
+    cols = numeric + categorical + ([data.columns.time] if data.columns.time else [])
+    usable, ytr = _label_values(train.select(list(dict.fromkeys(cols + [y]))), y, task,
+                                classes, center, scale)
+    idx = sample_rows(usable.height, check.train_rows, data.seed)
+    sample = usable[idx]
+    ytr = ytr[idx]
+    enc = Encoder.fit(sample, numeric, categorical, max_levels=check.max_levels)
+    evals = {}
+    for i, name in enumerate(later):
+        frame, ye = _label_values(data.splits[name].select(numeric + categorical + [y]), y,
+                                  task, classes, center, scale)
+        pick = sample_rows(frame.height, check.eval_rows, data.seed + 1000 + i)
+        evals[name] = (enc.dense(frame[pick]), ye[pick], frame.height)
+    n_out = len(classes) if task == MULTICLASS else 1  # type: ignore[arg-type]
+    return Prepared(task, n_out, first, usable.height, sample, enc, enc.dense(sample), ytr,
+                    evals)
+
+
+def run_label_probe(check: "LabelProbe", data: AuditData) -> list[Finding]:
+    task = label_task(data)
+    if len(data.splits) < 2:
+        raise NotApplicable("only one split: the probe trains on train and is scored on a "
+                            "later split")
+    p = prepare(check, data, task)
+    if len(p.y) < check.overfit_rows:
+        raise NotApplicable(f"{p.first} has {len(p.y)} rows with a label; the probe needs at "
+                            f"least {check.overfit_rows}")
+    import_torch()
+    settings = Settings(hidden=check.hidden, epochs=check.epochs, batch_size=check.batch_size,
+                        lr=check.learning_rate, device=resolve_device(check.device))
+    seed = data.seed
+    overfit = _overfit_finding(check, p, settings, seed)
+    findings = [overfit]
+    fits_batch = overfit.evidence["batch"]["verdict"]
+
+    curve_sets = {s: (X[:CURVE_ROWS], y[:CURVE_ROWS]) for s, (X, y, _) in p.evals.items()}
+    probe, curves = fit_probe(p.X, p.y, task, p.n_out, settings, seed + 1, curve_sets)
+    scores = {s: score(task, probe.predict(X), y) for s, (X, y, _) in p.evals.items()}
+    # Null retrains: permuted train labels, scored against permuted evaluation labels (see the
+    # LabelProbe docstring for why the evaluation labels are permuted too).
+    # All retrains are trained together (fit_probes: one loop, stacked weights).
+    rng = np.random.default_rng([seed, 2])
+    null_ys = [rng.permutation(p.y) for _ in range(check.permutations)]
+    null_probes = fit_probes(p.X, null_ys, task, p.n_out, settings,
+                             [seed + 100 + k for k in range(check.permutations)])
+    null_outs = {s: null_probes.predict(X) for s, (X, _, _) in p.evals.items()}
+    nulls: dict[str, list[float]] = {s: [] for s in p.evals}
+    for k in range(check.permutations):
+        for s, (_, y, _) in p.evals.items():
+            nulls[s].append(score(task, null_outs[s][k], rng.permutation(y)))
+
+    info = {f"{p.first}_rows_used": len(p.y), f"{p.first}_rows": p.train_rows,
+            "epochs": check.epochs, "batch_size": check.batch_size,
+            "hidden_units": [check.hidden, check.hidden], "learning_rate": check.learning_rate,
+            "permutations": check.permutations, "device": settings.device,
+            "inputs": p.X.shape[1]}
+    suspicious = []
+    for i, s in enumerate(p.evals):
+        f = _split_finding(check, p, s, scores[s], nulls[s], info, fits_batch)
+        if i == 0:
+            f.evidence["chart"] = _curve_chart(curves, task, p.first)
+        findings.append(f)
+        if f.evidence["result"]["verdict"] == "suspiciously good":
+            suspicious.append(s)
+    if data.columns.time:
+        findings.append(_time_finding(check, p, settings, seed, data.columns.time))
+    if suspicious and check.ablate_top:
+        findings += _ablation_findings(check, p, settings, seed, scores, suspicious)
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps
+# ---------------------------------------------------------------------------------------------
+
+def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
+                     seed: int) -> Finding:
+    rng = np.random.default_rng([seed, 1])
+    idx = np.sort(rng.choice(len(p.y), size=check.overfit_rows, replace=False))
+    Xb, yb = p.X[idx], p.y[idx]
+    fit, used = overfit_batch(Xb, yb, p.task, p.n_out, settings, seed, check.overfit_steps,
+                              check.overfit_min_accuracy)
+    what = "R²" if p.task == NUMERIC else "training accuracy"
+    n = len(idx)
+    ok = not math.isnan(fit) and fit >= check.overfit_min_accuracy
+    batch: dict[str, Any] = {"rows": n, "steps_used": used, "step_budget": check.overfit_steps,
+                             "fit": round(fit, 4) if not math.isnan(fit) else None,
+                             "required": check.overfit_min_accuracy,
+                             "measure": what, "learning_rate": 0.01, "verdict": "fits"}
+    evidence: dict[str, Any] = {"batch": batch}
+    if ok:
+        message = (f"The probe fits a {n}-row {p.first} batch ({what} {_fit(p.task, fit)} >= "
+                   f"{_fit(p.task, check.overfit_min_accuracy)}) in {used} of "
+                   f"{check.overfit_steps} "
+                   "steps: inputs and labels are wired so that a model can learn them.")
+        return Finding(severity=Severity.INFO, metric="overfit_one_batch", value=fit,
+                       threshold=check.overfit_min_accuracy, count=n, splits=[p.first],
+                       message=message, evidence=evidence)
+    owners = np.array(p.encoder.owners())
+    varying = {str(o) for o in owners[np.ptp(Xb, axis=0) > 0]} if Xb.size else set()
+    names = list(p.encoder.numeric) + list(p.encoder.categorical)
+    constant = [c for c in names if c not in varying]
+    _, inv = np.unique(Xb, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    conflicting = 0
+    if p.task != NUMERIC:
+        pairs = np.unique(np.c_[inv, yb.astype(np.int64)], axis=0)
+        groups_with_labels = np.bincount(pairs[:, 0], minlength=inv.max() + 1)
+        conflicting = int((groups_with_labels[inv] > 1).sum())
+    batch.update({"constant_input_columns": constant[:20],
+                  "rows_with_identical_inputs_and_different_labels": conflicting})
+    got = "a non-finite loss" if math.isnan(fit) else f"{what} {_fit(p.task, fit)}"
+    if not math.isnan(fit) and varying and conflicting == 0:
+        # Control: the same batch with its labels shuffled. A probe that cannot memorise
+        # shuffled labels either is limited by these inputs (few, low-dimensional columns:
+        # memorising 32 arbitrary labels along one noise column needs many sign changes), not
+        # fed broken labels; features without signal are not a broken pipeline.
+        control, _ = overfit_batch(Xb, np.random.default_rng([seed, 3]).permutation(yb),
+                                   p.task, p.n_out, settings, seed, check.overfit_steps,
+                                   check.overfit_min_accuracy)
+        batch["shuffled_label_fit"] = None if math.isnan(control) else round(control, 4)
+        if math.isnan(control) or control < check.overfit_min_accuracy:
+            batch["verdict"] = "inconclusive"
+            message = (f"The probe reaches only {got} on a {n}-row {p.first} batch after "
+                       f"{used} steps (needs {_fit(p.task, check.overfit_min_accuracy)}), and "
+                       f"{what} {_fit(p.task, control) if not math.isnan(control) else 'n/a'} "
+                       "with the batch's labels shuffled: on these inputs "
+                       f"({len(varying)} varying of {len(names)} columns, {p.X.shape[1]} "
+                       "encoded inputs) the probe cannot memorise arbitrary labels, so the "
+                       "sanity test is inconclusive — not evidence of broken labels or inputs.")
+            return Finding(severity=Severity.INFO, metric="overfit_one_batch", value=fit,
+                           threshold=check.overfit_min_accuracy, count=n, splits=[p.first],
+                           message=message, evidence=evidence)
+    batch["verdict"] = "broken"
+    message = (f"The probe reaches only {got} on a {n}-row {p.first} batch after {used} steps "
+               f"(needs {_fit(p.task, check.overfit_min_accuracy)}): the labels or inputs are "
+               "broken — "
+               f"label/feature misalignment, constant inputs ({len(constant)} of {len(names)} "
+               f"columns constant in the batch), or identical inputs with different labels "
+               f"({conflicting} of {n} rows); no score of a model trained on them can be "
+               "trusted.")
+    return Finding(severity=Severity.FAIL, metric="overfit_one_batch",
+                   value=None if math.isnan(fit) else fit,
+                   threshold=check.overfit_min_accuracy, count=n, splits=[p.first],
+                   message=message, evidence=evidence)
+
+
+def _fit(task: str, v: float) -> str:
+    return f"{v:.3f}" if task == NUMERIC else f"{v:.0%}"
+
+
+def chance_band(task: str, null: list[float], y: np.ndarray) -> tuple[float, float]:
+    """Null mean ± q · s · sqrt(1 + 1/P) (see LabelProbe): for AUCs s = max(measured sd,
+    Mann–Whitney sd) and q = z(0.995); for R² s = max(measured sd, 0.005) and
+    q = t(0.995, P - 1)."""
+    from scipy.stats import norm
+    from scipy.stats import t as student
+
+    vals = np.array([v for v in null if not math.isnan(v)])
+    if len(vals) < 2:
+        return float("nan"), float("nan")
+    floor = BAND_FLOOR
+    q = float(student.ppf(BAND_LEVEL, len(vals) - 1))
+    if task == BINARY:
+        floor = max(floor, null_auc_sd(y))
+        q = float(norm.ppf(BAND_LEVEL))
+    elif task == MULTICLASS:
+        sds = [null_auc_sd(y == k) for k in np.unique(y)]
+        sds = [v for v in sds if not math.isnan(v)]
+        if sds:
+            floor = max(floor, math.sqrt(np.mean(np.square(sds)) / len(sds)))
+            q = float(norm.ppf(BAND_LEVEL))
+    sd = max(float(vals.std(ddof=1)), floor)
+    half = q * sd * math.sqrt(1 + 1 / len(vals))
+    return float(vals.mean() - half), float(vals.mean() + half)
+
+
+def _split_finding(check: "LabelProbe", p: Prepared, s: str, value: float, null: list[float],
+                   info: dict[str, Any], fits_batch: str) -> Finding:
+    X, y, usable = p.evals[s]
+    metric_text = METRIC_TEXT[p.task]
+    lo, hi = chance_band(p.task, null, y)
+    probe = dict(info, **{f"{s}_rows_used": len(y), f"{s}_rows": usable})
+    base = (f"The probe trained on {p.first} scores {metric_text} {value:.3f} on "
+            f"{fmt_count(len(y))} {s} rows (chance band [{lo:.3f}, {hi:.3f}] from "
+            f"{len(null)} permuted-label retrains)")
+    if math.isnan(value) or math.isnan(lo):
+        return Finding(severity=Severity.INFO, metric=f"probe_{METRIC[p.task]}", value=None,
+                       threshold=None, count=len(y), splits=[p.first, s],
+                       message=f"The probe cannot be scored on {fmt_count(len(y))} {s} rows "
+                               "(one class only, or a constant label).",
+                       evidence={"result": {"verdict": "not scored"}, "probe": probe})
+    if value > check.suspicious_above:
+        verdict, sev, threshold = "suspiciously good", Severity.WARN, check.suspicious_above
+        tail = (f": above {check.suspicious_above} it is suspiciously good — a feature may "
+                "leak the label (see the ablation findings).")
+    elif value > hi:
+        verdict, sev, threshold = "learnable", Severity.INFO, hi
+        tail = f": above the band, the label is learnable from {p.first} and generalises to {s}."
+    elif value >= lo:
+        verdict, sev, threshold = "not learnable", Severity.WARN, hi
+        why = ("although the probe fits a single batch, so the inputs and labels are "
+               "readable: labels misaligned with features (a shifted join or sort), no signal "
+               f"in the features, or too few {s} rows to tell (band ±{(hi - lo) / 2:.3f})"
+               if fits_batch == "fits" else
+               "and the probe cannot even fit a single batch (see the overfit finding)"
+               if fits_batch == "broken" else
+               "and the probe cannot memorise even shuffled labels on these inputs: most "
+               f"likely the features carry no signal about the label (or too few {s} rows "
+               f"to tell, band ±{(hi - lo) / 2:.3f})")
+        tail = f": inside the band, the labels do not generalise from {p.first} to {s}, {why}."
+    else:
+        verdict, sev, threshold = "worse than chance", Severity.WARN, lo
+        tail = (f": below the band, the probe does worse than chance on {s} — the label coding "
+                "may differ between splits (flipped or re-mapped classes) or the relation "
+                "reversed.")
+    evidence = {"result": {"verdict": verdict, "score": round(value, 4),
+                           "chance_band": [round(lo, 4), round(hi, 4)],
+                           "permuted_label_scores": [round(v, 4) for v in null]},
+                "probe": probe}
+    return Finding(severity=sev, metric=f"probe_{METRIC[p.task]}", value=round(value, 6),
+                   threshold=round(threshold, 6), count=len(y), splits=[p.first, s],
+                   message=base + tail, evidence=evidence)
+
+
+def _curve_chart(curves: Curves, task: str, first: str) -> dict[str, Any]:
+    loss = {BINARY: "binary cross-entropy", MULTICLASS: "cross-entropy",
+            NUMERIC: "mean squared error (standardised label)"}[task]
+    return {"type": "lines", "x": curves.steps, "series": curves.series,
+            "title": f"Probe loss while training on {first}", "xlabel": "training step",
+            "ylabel": loss}
+
+
+def _time_finding(check: "LabelProbe", p: Prepared, settings: Settings, seed: int,
+                  tcol: str) -> Finding:
+    order = time_order(p.sample, tcol)
+    h = int(round(len(order) * check.time_holdout_share))
+    share_txt = f"{check.time_holdout_share:.0%}"
+    if h < 10 or len(order) - h < check.overfit_rows:
+        return Finding(severity=Severity.INFO, metric="time_holdout_gap", value=None,
+                       threshold=check.time_gap_warn, count=h, splits=[p.first],
+                       message=f"Too few {p.first} rows with a known {tcol!r} "
+                               f"({fmt_count(len(order))}) to compare holdouts.")
+    rng = np.random.default_rng([seed, 3])
+    shuffled = rng.permutation(order)
+    holdouts = {"random": (shuffled[h:], shuffled[:h]), "latest": (order[:-h], order[-h:])}
+    probes = fit_probes([p.X[fit] for fit, _ in holdouts.values()],
+                        [p.y[fit] for fit, _ in holdouts.values()], p.task, p.n_out, settings,
+                        [seed + 200] * len(holdouts))
+    outs = probes.predict([p.X[hold] for _, hold in holdouts.values()])
+    out = {name: score(p.task, o, p.y[hold])
+           for (name, (_, hold)), o in zip(holdouts.items(), outs)}
+    gap = out["random"] - out["latest"]
+    metric_text = METRIC_TEXT[p.task]
+    evidence = {"holdouts": {"random_holdout_score": round(out["random"], 4),
+                             "latest_holdout_score": round(out["latest"], 4),
+                             "holdout_rows": h, "fit_rows": len(order) - h,
+                             "time_column": tcol},
+                "chart": {"type": "bar", "labels": [f"random {share_txt}",
+                                                    f"latest {share_txt} by {tcol}"],
+                          "values": [out["random"], out["latest"]],
+                          "title": f"Probe {metric_text} inside {p.first}",
+                          "ylabel": metric_text}}
+    if math.isnan(gap):
+        return Finding(severity=Severity.INFO, metric="time_holdout_gap", value=None,
+                       threshold=check.time_gap_warn, count=h, splits=[p.first],
+                       message=f"The {share_txt} holdouts inside {p.first} cannot be scored "
+                               "(one class only).", evidence=evidence)
+    sev = grade(gap, warn=check.time_gap_warn)
+    tail = ("a random split overstates performance: rows close in time share information "
+            "(temporal leakage, repeated entities, or drift) — evaluate on a later period."
+            if sev != Severity.INFO else "no temporal leakage signal.")
+    message = (f"Inside {p.first}, the probe scores {metric_text} {out['random']:.3f} on a "
+               f"random {share_txt} holdout ({fmt_count(h)} rows) and {out['latest']:.3f} on "
+               f"the latest {share_txt} by {tcol!r} (gap {gap:+.3f}, warn above "
+               f"{check.time_gap_warn}): {tail}")
+    return Finding(severity=sev, metric="time_holdout_gap", value=round(gap, 6),
+                   threshold=check.time_gap_warn, count=h, splits=[p.first], message=message,
+                   evidence=evidence)
+
+
+def _ablation_findings(check: "LabelProbe", p: Prepared, settings: Settings, seed: int,
+                       scores: dict[str, float], suspicious: list[str]) -> list[Finding]:
+    enc = p.encoder
+    strengths = column_strengths(p.task, enc.numeric_values(p.sample), enc.codes(p.sample),
+                                 p.y)
+    names = list(enc.numeric) + list(enc.categorical)
+    owners = np.array(enc.owners())
+    top = np.argsort(-strengths, kind="stable")[:check.ablate_top]
+    metric_text = METRIC_TEXT[p.task]
+    alone = "|Spearman ρ|" if p.task == NUMERIC else "AUC"
+    findings = []
+    # the retrains without each feature are trained together: the feature's input columns
+    # are zeroed (a zero input adds nothing and its weights get no gradient, so the probe
+    # uses the other columns only; the initial weights are drawn for the full width)
+    ablated = [j for j in top if (owners != names[j]).any()]
+    drop_masks = [owners == names[j] for j in ablated]
+
+    def without(X: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        out = X.copy()
+        out[:, mask] = 0.0
+        return out
+
+    probes = fit_probes([without(p.X, m) for m in drop_masks], [p.y] * len(ablated), p.task,
+                        p.n_out, settings, [seed + 1] * len(ablated)) if ablated else None
+    outs = {s: probes.predict([without(p.evals[s][0], m) for m in drop_masks])
+            for s in suspicious} if probes is not None else {}
+    for i, j in enumerate(ablated):
+        feat = names[j]
+        after = {s: score(p.task, outs[s][i], p.evals[s][1]) for s in suspicious}
+        drops = {s: scores[s] - after[s] for s in suspicious}
+        s = max(drops, key=lambda k: drops[k])
+        drop = drops[s]
+        sev = grade_at_least(drop, fail=check.ablation_fail_drop)
+        tail = (f": {feat!r} carries the suspiciously good score — check whether it is "
+                "computed after the label, from the future, or from the evaluation rows."
+                if sev == Severity.FAIL else ": the score does not hinge on it.")
+        message = (f"Without {feat!r} the probe's {metric_text} on {s} goes from "
+                   f"{scores[s]:.3f} to {after[s]:.3f} (drop {drop:.3f}, fail at "
+                   f"{check.ablation_fail_drop}); alone, {feat!r} scores {alone} "
+                   f"{strengths[j]:.3f} on {p.first}{tail}")
+        evidence: dict[str, Any] = {
+            "single_feature_score": round(float(strengths[j]), 4),
+            "ablation": [{"split": k, "score": round(scores[k], 4),
+                          "without_feature": round(after[k], 4), "drop": round(drops[k], 4)}
+                         for k in suspicious]}
+        if not findings:  # the ranking once, with the first (strongest) feature
+            evidence["strongest_features"] = [
+                {"feature": names[i], "single_feature_score": round(float(strengths[i]), 4)}
+                for i in np.argsort(-strengths, kind="stable")[:10]]
+        findings.append(Finding(severity=sev, metric="ablation_drop", value=round(drop, 6),
+                                threshold=check.ablation_fail_drop, count=len(p.evals[s][1]),
+                                subject=feat, splits=[p.first, s], message=message,
+                                evidence=evidence))
+    return findings
+

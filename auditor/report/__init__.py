@@ -1,0 +1,1 @@
+"""Results (Finding, CheckResult, Report) and every output: HTML, JSON, JUnit, Markdown, history."""

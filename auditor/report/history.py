@@ -1,0 +1,124 @@
+"""``auditor history``: one self-contained HTML page of the runs kept in a ledger.
+
+Trends per check and metric (one line per subject and splits, over the runs' start times):
+PSI per feature, duplicate shares, the AUC of the strongest single feature, ...; a grid of
+every check's status per run; and a table of runs (time, status, config hash, input hashes,
+report). Same offline style as report.html: inline CSS and script, plotly.js inlined once.
+"""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from auditor.signoff.ledger import Ledger, shown
+
+MAX_TREND_CHARTS = 40
+MAX_LINES_PER_CHART = 10
+
+
+def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
+                  ) -> list[dict[str, Any]]:
+    """``[{check, metric, figure}]``: one plotly figure per (check, metric), one line per
+    (subject, splits), the lines with the largest last value first (at most 10 per chart)."""
+    from auditor.report.charts import PALETTE
+
+    when = {r["run_id"]: r["recorded_at"] for r in runs}  # microseconds: distinct points
+    order = {r["run_id"]: i for i, r in enumerate(runs)}
+    series: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    for m in metrics:
+        if m["run_id"] not in when or m["value"] is None:
+            continue
+        name = m["subject"] or "(dataset)"
+        if m["splits"]:
+            name += f" · {m['splits']}"
+        series.setdefault((m["check_id"], m["metric"]), {}).setdefault(name, {})[
+            m["run_id"]] = float(m["value"])
+    out = []
+    for (check, metric), lines in sorted(series.items()):
+        ranked = sorted(lines.items(), key=lambda kv: (
+            -kv[1][max(kv[1], key=order.__getitem__)], kv[0]))[:MAX_LINES_PER_CHART]
+        data = []
+        for i, (name, points) in enumerate(ranked):
+            ids = sorted(points, key=order.__getitem__)
+            data.append({"type": "scatter", "mode": "lines+markers",
+                         "name": html.escape(name[:60]),
+                         "x": [when[r] for r in ids], "y": [points[r] for r in ids],
+                         "line": {"color": PALETTE[i % len(PALETTE)], "width": 1.5},
+                         "marker": {"size": 6}})
+        layout = {"height": 300, "autosize": True,
+                  "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
+                  "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
+                           "size": 11, "color": "#222"},
+                  "paper_bgcolor": "#fff", "plot_bgcolor": "#fff",
+                  "xaxis": {"type": "date", "gridcolor": "#eee", "automargin": True,
+                            "title": {"text": "run (time recorded, UTC)"}},
+                  "yaxis": {"title": {"text": html.escape(metric)}, "gridcolor": "#eee",
+                            "automargin": True, "zeroline": False},
+                  # a one-line chart keeps its legend: it names the subject
+                  "showlegend": True, "legend": {"orientation": "h", "x": 0, "y": -0.3},
+                  "hoverlabel": {"namelength": -1}}
+        out.append({"check": check, "metric": metric, "lines": len(lines),
+                    "figure": {"data": data, "layout": layout}})
+        if len(out) >= MAX_TREND_CHARTS:
+            break
+    return out
+
+
+def report_links(runs: list[dict[str, Any]], out: Path) -> None:
+    """Set ``report_href`` of each run whose report.html still exists: a URL-quoted path
+    relative to ``out`` (the page and the reports are uploaded together as one artifact)."""
+    import os
+    from urllib.parse import quote
+
+    for r in runs:
+        page = Path(r["report_path"]).with_name("report.html") if r.get("report_path") else None
+        if page is not None and page.is_file():
+            rel = Path(os.path.relpath(page, out.resolve())).as_posix()
+            r["report_href"] = quote(rel)  # ':' quoted too: never read as a URL scheme
+
+
+def render_history(ledger: Ledger, out: Path | None = None) -> str:
+    """The HTML page for every run in ``ledger`` (reports linked relative to ``out``)."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from markupsafe import Markup
+
+    from auditor.report.charts import plotly_js
+    from auditor.report.render import TEMPLATES, fmt_number
+
+    runs = ledger.runs()
+    if out is not None:
+        report_links(runs, out)
+    checks = ledger.check_results()
+    metrics = ledger.metrics()
+    status: dict[str, dict[str, str]] = {}
+    for c in checks:
+        status.setdefault(c["check_id"], {})[c["run_id"]] = c["status"]
+    trends = trend_figures(runs, metrics)
+    for t in trends:
+        t["payload"] = json.dumps(t["figure"], separators=(",", ":"), allow_nan=False)
+    bundle = Markup("")
+    if trends:
+        try:
+            bundle = Markup("<script>{}</script>").format(Markup(plotly_js()))
+        except (OSError, RuntimeError):
+            pass
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
+                      autoescape=select_autoescape(default=True, default_for_string=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = fmt_number
+    css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
+    js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
+    return env.get_template("history.html.j2").render(
+        runs=runs, status=status, trends=trends, ledger=shown(ledger.target), css=Markup(css),
+        js=Markup(js), plotly=bundle)
+
+
+def write_history(target: str, out: Path) -> Path:
+    """Write ``out/history.html`` (atomically) for the ledger at ``target``; its path."""
+    from auditor.report.output import write_atomic
+
+    page = out / "history.html"
+    write_atomic(page, render_history(Ledger(target), out))
+    return page

@@ -1,0 +1,168 @@
+"""Render ``report.html`` from the report dict (the same content as ``report.json``).
+
+Jinja2 with autoescape on: every data-derived string is escaped. Charts are plotly.js figures
+(:mod:`auditor.report.charts`) stored as escaped JSON in a ``data-fig`` attribute and drawn by the
+inline report script when they scroll into view; plotly.js itself is inlined once, only when the
+report has a chart. CSS and scripts are inline: the page loads nothing from anywhere.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+MAX_TABLE_ROWS = 50
+MAX_CHARTS = 60
+
+
+def fmt_number(v: Any) -> str:
+    """Compact human formatting for values and thresholds."""
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return str(v)
+        if v == 0:
+            return "0"
+        if abs(v) >= 1e5 or abs(v) < 1e-3:
+            return f"{v:.3g}"
+        if abs(v) >= 100:
+            return f"{v:,.1f}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The self-contained HTML page for one report dict."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from markupsafe import Markup
+
+    from auditor.report.grouping import group_findings
+
+    from auditor.report.charts import figure, max_width_px
+
+    budget = {"left": MAX_CHARTS, "drawn": 0}
+
+    def chart(spec: Any) -> Markup:
+        if not isinstance(spec, dict) or budget["left"] <= 0:
+            return Markup("")
+        budget["left"] -= 1
+        try:
+            fig = figure(spec)
+            if fig is None:
+                return Markup("")
+            payload = json.dumps(fig, separators=(",", ":"), allow_nan=False)
+        except Exception as err:  # a chart must never sink the report
+            return Markup('<p class="muted">chart unavailable: {}</p>').format(str(err)[:200])
+        budget["drawn"] += 1
+        return Markup('<div class="chart" style="height:{}px;max-width:{}px" '
+                      'data-fig="{}"></div>').format(fig["layout"]["height"],
+                                                     max_width_px(spec), payload)
+
+    def plotly() -> Markup:
+        """plotly.js, when the page drew a chart (call after the body is rendered)."""
+        if not budget["drawn"]:
+            return Markup("")
+        from auditor.report.charts import plotly_js
+        try:
+            bundle = plotly_js()
+        except (OSError, RuntimeError):  # report.js then says so in place of each chart
+            return Markup("")
+        return Markup("<script>{}</script>").format(Markup(bundle))
+
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
+                      autoescape=select_autoescape(default=True, default_for_string=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = fmt_number
+    env.globals.update(chart=chart, plotly=plotly, max_rows=MAX_TABLE_ROWS,
+                       table_columns=table_columns, is_table=is_table, subject_text=subject_text,
+                       group_findings=group_findings)
+    counts: dict[str, int] = {}
+    waived = 0  # findings accepted by waivers: said in the verdict, never silently
+    for c in report.get("checks", []):
+        counts[c["status"]] = counts.get(c["status"], 0) + 1
+        waived += sum(f.get("waived") is not None for f in c.get("findings", []))
+    css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
+    js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
+    return env.get_template("report.html.j2").render(
+        r=report, counts=counts, waived=waived, css=Markup(css), js=Markup(js))
+
+
+def is_table(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
+
+
+def table_columns(rows: list[dict[str, Any]]) -> list[str]:
+    cols: list[str] = []
+    for row in rows[:MAX_TABLE_ROWS]:
+        cols += [k for k in row if k not in cols]
+    return cols
+
+
+def subject_text(subject: Any) -> str:
+    if isinstance(subject, list):
+        return ", ".join(str(s) for s in subject)
+    return str(subject) if subject else "(dataset)"
+
+
+SUMMARY_STYLE = {"pass": "#1a7f37", "warn": "#b26b00", "fail": "#cf222e", "error": "#8250df",
+                 "skipped": "#6e7781", "info": "#0969da"}
+MAX_SUMMARY_GROUPS = 12
+
+
+def render_summary_html(report: dict[str, Any], links: dict[str, str] | None = None) -> str:
+    """A compact HTML summary (Jupyter's ``_repr_html_``): the verdict, one row per check and
+    the counted warn/fail findings grouped per check; ``links`` (label -> href) are listed
+    under the table (e.g. the written report.html)."""
+    from markupsafe import Markup, escape
+
+    from auditor.report.grouping import counted, group_findings
+
+    color = SUMMARY_STYLE
+    status = report.get("status", "skipped")
+    rows = []
+    for c in report.get("checks", []):
+        rows.append(Markup('<tr><td><b style="color:{}">{}</b></td><td><code>{}</code></td>'
+                           '<td>{}</td></tr>').format(color.get(c["status"], "#333"),
+                                                       c["status"], c["id"], c["summary"]))
+    groups = []
+    for c in report.get("checks", []):
+        for g in group_findings(counted(c.get("findings", []))):
+            groups.append(Markup("<li><b style=\"color:{}\">{}</b> <code>{}</code>: {}</li>")
+                          .format(color.get(g["severity"], "#333"), g["severity"], c["id"],
+                                  g["message"][:400]))
+    more = len(groups) - MAX_SUMMARY_GROUPS
+    datasets = ", ".join(f"{k}: {v.get('rows', 0):,} rows"
+                         for k, v in report.get("datasets", {}).items())
+    parts = [Markup('<div class="auditor-summary" style="font-family:sans-serif">'
+                    '<div style="background:{};color:#fff;padding:6px 12px;border-radius:6px;'
+                    'display:inline-block;font-weight:700">{}</div> <span>{} · auditor {} · {}'
+                    ' s</span>').format(color.get(status, "#333"), str(status).upper(),
+                                        datasets, report.get("tool_version", ""),
+                                        report.get("duration_s", 0)),
+             Markup('<table><thead><tr><th>status</th><th>check</th><th>summary</th></tr>'
+                    '</thead><tbody>{}</tbody></table>').format(Markup("").join(rows))]
+    if groups:
+        parts.append(Markup("<details><summary>{} finding group(s) that count</summary><ul>{}"
+                            "</ul>{}</details>").format(
+            len(groups), Markup("").join(groups[:MAX_SUMMARY_GROUPS]),
+            Markup("<p>... and {} more in the full report</p>").format(more) if more > 0
+            else ""))
+    waived = sum(f.get("waived") is not None for c in report.get("checks", [])
+                 for f in c.get("findings", []))
+    if waived:
+        parts.append(Markup("<p>{} finding{} accepted by waivers (not counted; see "
+                            "<code>audit.waivers</code>).</p>").format(
+            waived, "s" if waived != 1 else ""))
+    if links:
+        parts.append(Markup("<p>{}</p>").format(Markup(" · ").join(
+            Markup('<a href="{}" target="_blank">{}</a>').format(href, label)
+            for label, href in links.items())))
+    parts.append(Markup("</div>"))
+    return str(escape(Markup("").join(parts)))

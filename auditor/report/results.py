@@ -1,0 +1,238 @@
+"""Plain result types of a run (``Finding``, ``CheckResult``, ``Report``) and their JSON form.
+
+``report.json`` is canonical; ``report.html`` is rendered from the same dict. The JSON layout is
+the contract of ``shared/DESIGN.md`` (schema_version 1) and is validated by
+``auditor/report/schema/report.schema.json``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+class Status(StrEnum):
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+# How bad a status is when several are combined. A crash ranks below a data failure: exit code 1
+# (the data failed) takes precedence over exit code 3 (the tool needs attention).
+_STATUS_RANK = {Status.SKIPPED: 0, Status.PASS: 1, Status.WARN: 2, Status.ERROR: 3, Status.FAIL: 4}
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
+
+
+@dataclass
+class Finding:
+    """One graded statement about the data, with the number that triggered it and evidence."""
+
+    severity: Severity
+    message: str
+    metric: str
+    value: float | None = None
+    threshold: float | None = None
+    count: int | None = None
+    subject: str | list[str] = ""
+    splits: list[str] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    # workflow marks (serialised only when set): an accepted finding and its waiver
+    # {reason, owner, expires}; with a baseline report, "new", "persisting" or "resolved"
+    waived: dict[str, Any] | None = None
+    change: str | None = None
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one check in one run."""
+
+    id: str
+    title: str
+    status: Status
+    duration_s: float
+    summary: str
+    error: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    description: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    """Everything a run produced; ``to_dict`` is exactly what ``report.json`` holds."""
+
+    status: Status
+    started_at: str
+    duration_s: float
+    seed: int
+    datasets: dict[str, dict[str, Any]]
+    checks: list[CheckResult]
+    tool_version: str = ""
+    schema_version: int = SCHEMA_VERSION
+    notes: list[str] = field(default_factory=list)
+    # provenance and workflow (serialised only when set; see DESIGN.md "compatible additions")
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    baseline: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        ordered = {k: d[k] for k in ("schema_version", "tool_version", "status", "started_at",
+                                      "duration_s", "seed", "datasets", "checks", "notes")}
+        for c in ordered["checks"]:
+            for f in c["findings"]:
+                for key in ("waived", "change"):
+                    if f[key] is None:
+                        del f[key]
+        for key in ("inputs", "config", "versions", "baseline"):
+            if d[key]:
+                ordered[key] = d[key]
+        return json_safe(ordered)
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> "Report":
+        """The Report a ``report.json`` dict describes (the inverse of :meth:`to_dict`)."""
+        from dataclasses import fields as fields_of
+
+        finding_keys = {f.name for f in fields_of(Finding)}
+        check_keys = {f.name for f in fields_of(CheckResult)}
+        checks = []
+        for c in doc.get("checks", []):  # keys a later version may add are left out
+            findings = [Finding(**{**{k: v for k, v in f.items() if k in finding_keys},
+                                   "severity": Severity(f["severity"])})
+                        for f in c.get("findings", [])]
+            checks.append(CheckResult(**{**{k: v for k, v in c.items() if k in check_keys},
+                                         "status": Status(c["status"]), "findings": findings}))
+        known = {"status", "started_at", "duration_s", "seed", "datasets", "tool_version",
+                 "schema_version", "notes", "inputs", "config", "versions", "baseline"}
+        fields = {k: v for k, v in doc.items() if k in known}
+        fields["status"] = Status(fields["status"])
+        return cls(checks=checks, **fields)
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> "Report":
+        """Read a ``report.json`` written by ``auditor run`` (or :meth:`to_json`); a missing,
+        unreadable or foreign file raises one :class:`~auditor.errors.InputError`."""
+        from auditor.signoff.baseline import read_report
+        from auditor.errors import InputError
+
+        doc = read_report(path)
+        try:
+            return cls.from_dict(doc)
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(f"{path}: not an auditor report.json ({type(err).__name__}: "
+                             f"{err})") from None
+
+    def passed(self, fail_on: Severity | str = Severity.FAIL) -> bool:
+        """True when no counted (unwaived) finding is at or above ``fail_on`` and no check
+        crashed: the same verdict as exit code 0."""
+        return self.exit_code(fail_on) == 0
+
+    def __repr__(self) -> str:
+        counts: dict[str, int] = {}
+        for c in self.checks:
+            counts[c.status] = counts.get(c.status, 0) + 1
+        parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        splits = ", ".join(f"{k}={v.get('rows', '?'):,}" if isinstance(v.get("rows"), int)
+                           else k for k, v in self.datasets.items())
+        return (f"<Report {str(self.status).upper()}: {len(self.checks)} checks ({parts}); "
+                f"splits {splits}; {self.started_at}>")
+
+    def _repr_html_(self) -> str:
+        """Compact notebook view: verdict, one row per check, counted findings grouped."""
+        from auditor.report.render import render_summary_html
+
+        written = getattr(self, "_written", None)
+        links = {"full report (report.html)": written.as_uri()} if written else None
+        return render_summary_html(self.to_dict(), links)
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    def to_html(self, path: str | Path | None = None) -> str:
+        """Render the HTML report; write it atomically to ``path`` when given."""
+        from auditor.report.render import render_html
+        from auditor.report.output import write_atomic
+
+        html = render_html(self.to_dict())
+        if path is not None:
+            write_atomic(Path(path), html)
+            self._written = Path(path).resolve()  # linked from the notebook summary
+        return html
+
+    def check(self, check_id: str) -> CheckResult:
+        for c in self.checks:
+            if c.id == check_id:
+                return c
+        raise KeyError(check_id)
+
+    def exit_code(self, fail_on: Severity | str = Severity.FAIL) -> int:
+        """0 nothing at or above ``fail_on``; 1 a finding at or above it; 3 a check crashed."""
+        return exit_code(self.checks, Severity(fail_on))
+
+
+def worst_severity(findings: list[Finding]) -> Severity:
+    """The worst severity among the findings that count (waived findings do not)."""
+    return max((f.severity for f in findings if f.waived is None),
+               key=_SEVERITY_RANK.__getitem__, default=Severity.INFO)
+
+
+def status_from_findings(findings: list[Finding]) -> Status:
+    return {Severity.INFO: Status.PASS, Severity.WARN: Status.WARN,
+            Severity.FAIL: Status.FAIL}[worst_severity(findings)]
+
+
+def overall_status(checks: list[CheckResult]) -> Status:
+    """The worst check status; ``skipped`` only when every check was skipped."""
+    if not checks:
+        return Status.SKIPPED
+    return max((c.status for c in checks), key=_STATUS_RANK.__getitem__)
+
+
+def exit_code(checks: list[CheckResult], fail_on: Severity) -> int:
+    threshold = _SEVERITY_RANK[fail_on]
+    for c in checks:
+        if any(_SEVERITY_RANK[f.severity] >= threshold and f.waived is None
+               for f in c.findings):
+            return 1
+    if any(c.status == Status.ERROR for c in checks):
+        return 3
+    return 0
+
+
+def json_safe(obj: Any) -> Any:
+    """Recursively convert to JSON-native types: NaN/inf -> None, numpy scalars -> Python."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, StrEnum):
+        return str(obj)
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, (datetime, date)):
+        return obj.isoformat()
+    if hasattr(obj, "tolist"):  # numpy scalar or array, polars Series
+        return json_safe(obj.tolist())
+    if isinstance(obj, Path):
+        return str(obj)
+    return str(obj)

@@ -1,0 +1,1 @@
+"""Sign-off workflows: waivers, provenance, verify, baselines, the run ledger."""

@@ -1,0 +1,191 @@
+"""Waivers: accepted findings, each with a reason, an owner and an expiry date.
+
+A waiver names a check id, a subject (a column name, a list of names, or ``""`` for the dataset
+as a whole) and optionally the splits and the metric. Every warn/fail finding it matches keeps
+its numbers and is marked ``waived: {reason, owner, expires}``; a waived finding does not count
+for the exit code nor for the check's and the report's status. So that waivers cannot rot
+silently, the run reports them in a check of their own, ``audit.waivers``:
+
+- ``warn`` for a waiver past its expiry date (its findings count again from that day on; a
+  waiver holds through its ``expires`` date, compared with today's date in UTC);
+- ``warn`` for a waiver that matched no warn/fail finding (the problem is gone, or the waiver
+  names the wrong check, subject or splits: delete or fix it; or its check crashed, was
+  skipped or is not in the suite, which the message says);
+- ``info`` for each waiver applied, with the number of findings it covers.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from auditor.report.results import CheckResult, Finding, Severity, Status, status_from_findings
+
+CHECK_ID = "audit.waivers"
+
+
+class Waiver(BaseModel):
+    """One accepted finding: ``{check, subject, splits?, metric?, reason, owner, expires}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check: str = Field(min_length=1)
+    subject: str | list[str]
+    splits: list[str] | None = None
+    metric: str | None = None
+    reason: str = Field(min_length=1)
+    owner: str = Field(min_length=1)
+    expires: date
+
+    @field_validator("check")
+    @classmethod
+    def _known_check(cls, v: str) -> str:
+        import difflib
+
+        from auditor.core.registry import CHECKS
+
+        if v not in CHECKS:
+            close = difflib.get_close_matches(v, list(CHECKS), n=1, cutoff=0.6)
+            raise ValueError(f"unknown check id {v!r}"
+                             + (f" (did you mean {close[0]!r}?)" if close else ""))
+        return v
+
+    @field_validator("subject", mode="before")
+    @classmethod
+    def _numeric_name(cls, v: Any) -> Any:  # YAML reads `subject: 2024` as a number
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)
+        if isinstance(v, list):
+            return [str(x) if isinstance(x, int) and not isinstance(x, bool) else x
+                    for x in v]
+        return v
+
+    @field_validator("reason", "owner")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    def label(self) -> str:
+        subject = ", ".join(self.subject) if isinstance(self.subject, list) else self.subject
+        where = f" on {' → '.join(self.splits)}" if self.splits else ""
+        metric = f" ({self.metric})" if self.metric else ""
+        return f"{self.check} / {subject or '(dataset)'}{metric}{where}"
+
+    def matches(self, check_id: str, finding: Finding) -> bool:
+        """Same check, same subject (a list compared as a set), and when given the same
+        splits (as a set) and metric; only warn/fail findings are waived."""
+        if check_id != self.check or finding.severity == Severity.INFO:
+            return False
+        if _subject_key(finding.subject) != _subject_key(self.subject):
+            return False
+        if self.splits is not None and set(self.splits) != set(finding.splits):
+            return False
+        return self.metric is None or self.metric == finding.metric
+
+    def mark(self) -> dict[str, Any]:
+        return {"reason": self.reason, "owner": self.owner, "expires": self.expires.isoformat()}
+
+
+def _subject_key(subject: str | list[str]) -> frozenset[str] | str:
+    if isinstance(subject, list):  # [] is the dataset as a whole, like ""
+        return "" if not subject else subject[0] if len(subject) == 1 else frozenset(subject)
+    return subject
+
+
+def parse_waivers(raw: Any) -> list[Waiver]:
+    """Validate a list of waiver mappings (as the Python API receives them)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from auditor.errors import ConfigError
+
+    try:
+        return TypeAdapter(list[Waiver]).validate_python(raw or [])
+    except ValidationError as err:
+        e = err.errors()[0]
+        key = "".join(f".{p}" for p in e["loc"] if p not in ("str", "list[str]"))
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        if e["loc"][-1:] in (("str",), ("list[str]",)):
+            msg = "must be a column name, a list of column names, or \"\" for the dataset"
+        raise ConfigError(f"waivers{key}: {msg}") from None
+
+
+def _days(delta: Any) -> str:
+    return f"{delta.days:,} day{'s' * (delta.days != 1)}"
+
+
+def today_utc() -> date:
+    return datetime.now(timezone.utc).date()
+
+
+def apply_waivers(results: list[CheckResult], waivers: list[Waiver], *,
+                  today: date | None = None) -> CheckResult | None:
+    """Mark the findings the live waivers match (in place), regrade the affected checks, and
+    return the ``audit.waivers`` check describing every waiver (``None`` without waivers)."""
+    if not waivers:
+        return None
+    from auditor.core.runner import summarize
+
+    today = today or today_utc()
+    findings: list[Finding] = []
+    for w in waivers:
+        hits = [(c, f) for c in results for f in c.findings if w.matches(c.id, f)]
+        subject = w.subject
+        if w.expires < today:
+            findings.append(Finding(
+                severity=Severity.WARN, metric="waiver_expired", subject=subject,
+                splits=list(w.splits or []), count=len(hits),
+                value=float((today - w.expires).days),
+                message=f"The waiver for {w.label()} (owner {w.owner}) expired on "
+                        f"{w.expires.isoformat()}, {_days(today - w.expires)} ago; "
+                        + (f"the {len(hits):,} finding{'s' * (len(hits) != 1)} it matches "
+                           f"count{'s' * (len(hits) == 1)} again" if hits else
+                           "it matches no warn/fail finding of this run either")
+                        + ". Fix the data, or renew the waiver with a new date.",
+                evidence={"waiver": {**w.mark(), "check": w.check}}))
+            continue
+        if not hits:
+            ran = next((c for c in results if c.id == w.check), None)
+            why = ("the suite does not run that check; delete the waiver or run a suite that "
+                   "has it" if ran is None else
+                   f"{w.check} {'crashed' if ran.status == Status.ERROR else 'was skipped'} "
+                   "in this run, so the waiver could not be checked; it applies again when "
+                   "the check runs" if ran.status in (Status.ERROR, Status.SKIPPED) else
+                   "the problem is gone or the waiver names the wrong check, subject or "
+                   "splits; delete or fix it")
+            findings.append(Finding(
+                severity=Severity.WARN, metric="waiver_unmatched", subject=subject,
+                splits=list(w.splits or []), count=0, value=0.0,
+                message=f"The waiver for {w.label()} (owner {w.owner}) matched 0 warn/fail "
+                        f"findings of this run: {why}.",
+                evidence={"waiver": {**w.mark(), "check": w.check}}))
+            continue
+        for c, f in hits:
+            f.waived = w.mark()
+        findings.append(Finding(
+            severity=Severity.INFO, metric="waiver_applied", subject=subject,
+            splits=list(w.splits or []), count=len(hits), value=float(len(hits)),
+            message=f"The waiver for {w.label()} covers {len(hits):,} finding"
+                    f"{'s' * (len(hits) != 1)} (owner {w.owner}, until "
+                    f"{w.expires.isoformat()}): {w.reason}",
+            evidence={"waived": [{"check": c.id, "severity": str(f.severity),
+                                  "metric": f.metric, "value": f.value,
+                                  "message": f.message} for c, f in hits[:20]]}))
+    for c in results:
+        if c.status in (Status.ERROR, Status.SKIPPED) or not any(f.waived for f in c.findings):
+            continue
+        c.status = status_from_findings(c.findings)
+        counted = [f for f in c.findings if f.waived is None]
+        n = len(c.findings) - len(counted)
+        c.summary = (summarize(counted) if any(f.severity != Severity.INFO for f in counted)
+                     else "No finding that counts is above the thresholds.") + \
+            f" ({n:,} waived finding{'s' * (n != 1)})"
+    return CheckResult(
+        id=CHECK_ID, title="Waivers (accepted findings)", status=status_from_findings(findings),
+        duration_s=0.0, summary=summarize(findings) if any(
+            f.severity != Severity.INFO for f in findings)
+        else f"{len(waivers):,} waiver{'s' * (len(waivers) != 1)} applied, none expired "
+             "or unmatched.",
+        findings=findings, description=(__doc__ or "").split("\n\n")[1].replace("\n", " "))

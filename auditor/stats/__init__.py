@@ -1,0 +1,1 @@
+"""Engine-free statistics: functions of arrays or aggregates (PSI, KS, AUC, exact tests, MinHash)."""

@@ -1,0 +1,174 @@
+"""Levels (categories, classes, per-value bins) of one column in two splits: the tests and
+effects that stay honest at small counts and over thousands of levels.
+
+- :func:`contingency_test`: chi-square when Cochran's rule holds, else Fisher's exact test
+  (2 x 2) or a seeded Monte Carlo exact test.
+- :func:`pool_rare_levels` and :func:`psi_by_chance`: high-cardinality columns compared on the
+  levels a sample can resolve, PSI judged net of its no-drift expectation.
+- :func:`one_off_share`: Good–Turing's share of values a sample has not seen yet.
+- :func:`level_shifts`: per-level fold and 2 x 2 test, so a rare class that doubles is seen.
+
+Used by :mod:`auditor.stats.drift`; tested against scipy in tests/detectors/test_drift.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from auditor.stats.numerics import chi2_test
+
+MISSING = "(missing)"
+OTHER_VALUES = "(unseen values)"  # a bin label, never shown as a value rows have
+RARE_LEVELS = "(rare levels)"
+SMALL_EXPECTED = 5.0   # expected count below which a chi-square p-value is not trusted
+EXACT_MAX_BINS = 50    # Monte Carlo exact test up to this many bins; chi-square beyond
+MC_RESAMPLES = 9999
+
+
+@dataclass
+class LevelShift:
+    """One level (category, class, or value of a per-value binned numeric) whose share moved:
+    ``fold`` = max(r, 1/r) with r = ((b + 0.5) / (n_b + 0.5)) / ((a + 0.5) / (n_a + 0.5))
+    (shares with Haldane's +0.5, so an empty side stays finite), ``p`` the chi-square test
+    (1 dof, no continuity correction) of the 2 x 2 table level / rest by split, ``p_adj`` that
+    p-value times the number of levels tested (Bonferroni), capped at 1: here the column's,
+    in the drift checks every level tested in the comparison."""
+
+    value: str
+    ref_count: int
+    cur_count: int
+    ref_share: float
+    cur_share: float
+    fold: float
+    p: float
+    p_adj: float
+
+
+def contingency_test(table: np.ndarray, seed: int = 0) -> tuple[float, str]:
+    """p-value of the 2 x k table of counts (reference / compared by bin) and the test used.
+
+    Rows/columns that are all zero are dropped. When Cochran's rule holds (no expected count
+    below 1, at most 20% of them below 5) the chi-square approximation is used: Pearson's test
+    without continuity correction (:func:`auditor.stats.numerics.chi2_test`). Otherwise the
+    approximation is anti-conservative (a 6-vs-6 column gets p 0.045 where the exact p is
+    0.18), so: a 2 x 2 table gets Fisher's
+    exact test (``scipy.stats.fisher_exact``, two-sided); a 2 x k table with k <= 50 the
+    chi-square statistic's Monte Carlo p-value over 9,999 tables with the same margins
+    (``scipy.stats.chi2_contingency(method=MonteCarloMethod)``, drawn with ``seed``:
+    p = (hits + 1) / 10,000; when no resampled table is as extreme the exact p is below 1e-4
+    and the chi-square p-value, if smaller, is kept, so a large sample with one sparse cell is
+    not held at 1e-4); wider tables (high-cardinality columns
+    are pooled first, see :func:`pool_rare_levels`) keep the chi-square approximation.
+    """
+    from scipy import stats
+
+    t = np.asarray(table, dtype=float)
+    t = t[t.sum(1) > 0][:, t.sum(0) > 0]
+    if t.ndim != 2 or min(t.shape) < 2:
+        return 1.0, "chi-square"
+    expected = np.outer(t.sum(1), t.sum(0)) / t.sum()
+    if expected.min() >= 1 and (expected < SMALL_EXPECTED).mean() <= 0.2:
+        return chi2_test(t)[1], "chi-square"
+    if t.shape == (2, 2):
+        return float(stats.fisher_exact(t.astype(np.int64)).pvalue), "Fisher's exact"
+    if min(t.shape) == 2 and max(t.shape) <= EXACT_MAX_BINS:
+        method = stats.MonteCarloMethod(n_resamples=MC_RESAMPLES,
+                                        rng=np.random.default_rng(seed))
+        res = stats.chi2_contingency(t.astype(np.int64), correction=False, method=method)
+        p = float(res.pvalue)
+        if p <= 1 / (MC_RESAMPLES + 1):  # no resampled table as extreme: p is below 1e-4,
+            return min(p, chi2_test(t)[1]), "chi-square"  # the asymptotic value says how far
+        return p, "Monte Carlo exact chi-square"
+    return chi2_test(t)[1], "chi-square"
+
+
+def pool_rare_levels(labels: list[str], ca: np.ndarray, cb: np.ndarray, n_levels: int
+                     ) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+    """High-cardinality categoricals: the first ``n_levels`` labels (the values; a MISSING bin
+    after them stays) whose expected count in the smaller split, (a_i + b_i) / (n_a + n_b) *
+    min(n_a, n_b), is below 5 are pooled into one RARE_LEVELS bin. Over thousands of sparse
+    levels each bin's share is mostly sampling noise; pooled, PSI and chi-square measure what
+    moved in the levels a sample can resolve, and the pooled bin's own share still moves
+    when rare or new values gain mass. Returns the new labels, counts, and how many levels
+    were pooled."""
+    na, nb = ca.sum(), cb.sum()
+    expected = (ca[:n_levels] + cb[:n_levels]) / max(na + nb, 1) * min(na, nb)
+    rare = np.zeros(len(labels), dtype=bool)
+    rare[:n_levels] = expected < SMALL_EXPECTED
+    k = int(rare.sum())
+    if k < 2:
+        return labels, ca, cb, 0
+    keep = np.flatnonzero(~rare)
+    head, tail = keep[keep < n_levels], keep[keep >= n_levels]
+    new_labels = [labels[i] for i in head] + [RARE_LEVELS] + [labels[i] for i in tail]
+
+    def pooled(c: np.ndarray) -> np.ndarray:
+        return np.concatenate([c[head], [c[rare].sum()], c[tail]])
+
+    return new_labels, pooled(ca), pooled(cb), k
+
+
+def psi_by_chance(n_bins: int, n_a: int, n_b: int) -> float:
+    """PSI expected from sampling alone when nothing moved: PSI is close to the chi-square
+    divergence sum (a_i - e_i)^2 / p_i, whose expectation under no drift is
+    (B - 1) * (1/n_a + 1/n_b) for B bins (each share's variance p_i (1 - p_i) (1/n_a + 1/n_b)).
+    Subtracted from a high-cardinality column's PSI (the "PSI excess"), where B is large."""
+    if n_a <= 0 or n_b <= 0 or n_bins < 2:
+        return 0.0
+    return (n_bins - 1) * (1 / n_a + 1 / n_b)
+
+
+def one_off_share(counts: np.ndarray) -> float:
+    """Good–Turing estimate of the probability that a new row holds a value the reference
+    never had: (number of values seen exactly once) / (reference rows with a value). A column
+    with thousands of levels sampled once each will keep meeting new values without any drift;
+    this is the share of unseen values to expect."""
+    c = np.asarray(counts)
+    total = c.sum()
+    return float((c == 1).sum() / total) if total else 0.0
+
+
+def one_off_sd(counts: np.ndarray) -> float:
+    """Standard error of :func:`one_off_share` (Esty 1983): sqrt((N1 (1 - N1/N) + 2 N2) / N^2),
+    N1, N2 the numbers of values seen once and twice, N the rows with a value."""
+    c = np.asarray(counts)
+    total = float(c.sum())
+    if not total:
+        return 0.0
+    n1, n2 = float((c == 1).sum()), float((c == 2).sum())
+    return float(np.sqrt(max(0.0, n1 * (1 - n1 / total) + 2 * n2)) / total)
+
+
+def level_shifts(labels: list[str], ca: np.ndarray, cb: np.ndarray, *, min_rows: int
+                 ) -> list[LevelShift]:
+    """Per-level share changes (see :class:`LevelShift`), for the levels that hold at least
+    ``min_rows`` rows in one split and an expected count of at least 5 in each (pooled share
+    times the split's rows); MISSING, RARE_LEVELS and OTHER_VALUES bins are not levels, nor are
+    values new in the compared split (reported as unseen values).
+    Sorted by p-value, then by fold (largest first). A rare level that doubles (1% -> 2% of
+    10,000 rows) barely moves PSI or Cramér's V but is a fold of 2 with a tiny p-value."""
+    from scipy import stats
+
+    na, nb = int(ca.sum()), int(cb.sum())
+    if na == 0 or nb == 0:
+        return []
+    n = na + nb
+    pooled = (ca + cb) / n
+    special = np.array([lab in (MISSING, RARE_LEVELS, OTHER_VALUES) for lab in labels])
+    tested = (~special & (ca > 0) & (np.maximum(ca, cb) >= min_rows)
+              & (pooled * min(na, nb) >= SMALL_EXPECTED) & (pooled < 1))
+    idx = np.flatnonzero(tested)
+    if not len(idx):
+        return []
+    a, b = ca[idx].astype(float), cb[idx].astype(float)
+    # 2 x 2 table [[a, na - a], [b, nb - b]]: chi2 = n (a (nb - b) - b (na - a))^2 / margins
+    col1 = a + b
+    chi2 = n * (a * (nb - b) - b * (na - a)) ** 2 / (na * nb * col1 * (n - col1))
+    p = stats.chi2.sf(chi2, 1)
+    p_adj = np.minimum(p * len(idx), 1.0)
+    r = ((b + 0.5) / (nb + 0.5)) / ((a + 0.5) / (na + 0.5))
+    fold = np.maximum(r, 1 / r)
+    order = np.lexsort((-fold, p))
+    return [LevelShift(labels[idx[j]], int(a[j]), int(b[j]), float(a[j] / na), float(b[j] / nb),
+                       float(fold[j]), float(p[j]), float(p_adj[j])) for j in order]

@@ -1,0 +1,91 @@
+"""The registry, the detector classes and the default suite agree; every check honours the
+contract (constructs with defaults, deterministic, JSON-serialisable findings)."""
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import auditor
+from auditor.core.checks import Cost
+from auditor.core.config import Columns
+from auditor.loading.data import build_audit_data
+from auditor.errors import NotApplicable
+from auditor.core.registry import CHECKS, load_check_class
+from auditor.report.results import json_safe
+from auditor.core.suites import read_suite
+
+DETECTORS = Path(auditor.__file__).parent / "detectors"
+
+
+def _classes_with_id() -> dict[str, str]:
+    found = {}
+    for path in DETECTORS.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                            and stmt.target.id == "id" and isinstance(stmt.value, ast.Constant)):
+                        found[stmt.value.value] = f"auditor.detectors.{path.stem}:{node.name}"
+    return found
+
+
+def test_registry_matches_the_detector_classes():
+    assert _classes_with_id() == CHECKS
+
+
+def test_default_suite_lists_every_registered_check():
+    assert set(read_suite("default")) == set(CHECKS)
+
+
+@pytest.mark.parametrize("check_id", sorted(CHECKS))
+def test_check_contract(check_id, clean_splits):
+    cls = load_check_class(check_id)
+    assert cls.id == check_id
+    assert isinstance(cls.cost, Cost) and cls.title
+    assert cls.__doc__ and len(cls.__doc__.split("\n\n")[0]) > 20
+    check = cls()
+    frames = {"train": clean_splits["train"],
+              "test": pl.concat([clean_splits["test"], clean_splits["train"].head(3)])}
+    data = build_audit_data(frames, columns=Columns(label="y", ids=["row_id"]))
+    try:
+        first = check.run(data)
+    except NotApplicable:
+        return
+    second = check.run(build_audit_data(frames, columns=Columns(label="y", ids=["row_id"])))
+    doc1 = json.dumps(json_safe([asdict(f) for f in first]), allow_nan=False)
+    doc2 = json.dumps(json_safe([asdict(f) for f in second]), allow_nan=False)
+    assert doc1 == doc2
+
+
+def test_old_inclusive_threshold_names_are_read_as_their_above_counterparts():
+    from auditor.core.suites import build_check
+
+    drift = build_check("drift.features", {"psi_fail_at": 0.5, "ks_warn_at": 0.15}, "t")
+    assert (drift.psi_fail_above, drift.ks_warn_above) == (0.5, 0.15)
+    adv = build_check("separability.adversarial", {"warn_at": 0.7, "fail_at": 0.9}, "t")
+    assert (adv.warn_above, adv.fail_above) == (0.7, 0.9)
+    probe = build_check("separability.label_probe", {"suspicious_at": 0.99}, "t")
+    assert probe.suspicious_above == 0.99
+
+
+def test_every_grading_threshold_follows_the_above_below_convention():
+    import dataclasses
+
+    from auditor.core.registry import CHECKS, load_check_class
+
+    for cid in CHECKS:
+        names = [f.name for f in dataclasses.fields(load_check_class(cid))]
+        assert not [n for n in names if n.endswith(("warn_at", "fail_at"))], cid
+
+
+def test_an_old_name_in_audit_yaml_thresholds_overrides_the_suites_new_name():
+    from auditor.core.suites import load_checks
+
+    checks = {c.id: c for c in load_checks("default", {"drift.features": {"psi_fail_at": 0.6}})}
+    assert checks["drift.features"].psi_fail_above == 0.6

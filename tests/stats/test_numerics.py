@@ -1,0 +1,45 @@
+"""Shared numerics against reference implementations."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import chi2_contingency
+from scipy.stats.contingency import association
+
+from auditor.report.results import Severity
+from auditor.stats.numerics import cramers_v, fmt_share, grade, grade_at_least
+
+
+def test_grade_is_strict_above_and_below():
+    assert grade(0.1, warn=0.1, fail=0.2) == Severity.INFO
+    assert grade(0.11, warn=0.1, fail=0.2) == Severity.WARN
+    assert grade(0.21, warn=0.1, fail=0.2) == Severity.FAIL
+    assert grade(0.05, warn=0.1, fail=0.01, higher_is_worse=False) == Severity.WARN
+    assert grade(float("nan"), warn=0, fail=0) == Severity.INFO
+    assert grade_at_least(0.95, warn=0.85, fail=0.95) == Severity.FAIL
+
+
+def test_cramers_v_matches_the_bias_corrected_formula_from_scipy_chi2():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        table = rng.integers(0, 50, size=(3, 4))
+        n = table.sum()
+        chi2 = chi2_contingency(table, correction=False)[0]
+        r, k = table.shape
+        phi2c = max(0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
+        rc, kc = r - (r - 1) ** 2 / (n - 1), k - (k - 1) ** 2 / (n - 1)
+        assert cramers_v(table) == pytest.approx(np.sqrt(phi2c / min(rc - 1, kc - 1)),
+                                                 abs=1e-12)
+
+
+def test_cramers_v_is_one_for_a_perfect_association_at_large_n():
+    table = np.diag([5000, 5000, 5000])
+    assert cramers_v(table) == pytest.approx(1.0, abs=1e-3)
+    # uncorrected V from scipy for comparison on a mid-sized table
+    t = np.array([[30, 10], [10, 30]])
+    assert association(t, method="cramer") > cramers_v(t) > 0
+
+
+def test_fmt_share_keeps_small_shares_non_zero():
+    assert fmt_share(0.0203) == "2.0%" and fmt_share(0.00004) == "0.004%"
+    assert fmt_share(0) == "0%"
