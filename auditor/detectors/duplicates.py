@@ -165,25 +165,8 @@ class Duplicates:
 
     def _conflict_grade(self, data: AuditData, f: Finding, copies: pl.DataFrame,
                         split: str, features: list[str]) -> Finding:
-        """Conflicts are label noise, not leakage: for a numeric label (equal features, varying
-        target is regression noise) they are info; when the rows of ``split`` repeat naturally
-        (exact-copy share above ``within_warn_above``) and no feature is continuous (coarse,
-        discrete features) they are at most a warn, since equal features with different labels
-        is then irreducible error."""
-        from auditor.loading.data import LabelKind
-
-        repeat = share(copies.height, data.rows(split))
-        if data.label_kind == LabelKind.NUMERIC:
-            f.severity = Severity.INFO
-            f.message += (f" (a numeric {data.label} varies among equal features by nature: "
-                          "info)")
-        elif (f.severity == Severity.FAIL and repeat > self.within_warn_above
-              and not continuous_columns(data, split, features)):
-            f.severity = Severity.WARN
-            f.message += (f" (capped at warn: {fmt_share(repeat)} of {split} rows repeat "
-                          "another row, so the features are coarse and equal features with "
-                          "different labels are expected)")
-        return f
+        return conflict_grade(self, data, f, copies.height, split,
+                              lambda: bool(continuous_columns(data, split, features)))
 
     def _left_out(self, as_text: dict[str, dict[str, str]], left_out: dict[str, str]) -> Finding:
         parts = []
@@ -205,12 +188,7 @@ class Duplicates:
     def _near(self, data: AuditData, pairs: pl.DataFrame, earlier: str, later: str,
               cols: list[str], text_cols: list[str]) -> Finding:
         count = pairs.height
-        value = share(count, data.rows(later))
-        rule = f"equal after rounding floats to {self.significant_digits} significant digits " \
-               "and normalising strings"
-        if text_cols:
-            rule += f", with {', '.join(text_cols)} at word-shingle Jaccard >= " \
-                    f"{self.text_jaccard:g}"
+        rule = near_rule(self, text_cols)
         head = pairs.head(self.max_examples)
         a = data.splits[earlier].select(cols)[head["row_a"]]
         b = data.splits[later].select(cols)[head["row_b"]]
@@ -226,18 +204,11 @@ class Duplicates:
             jac = pairs[f"jaccard_{c}"]
             evidence[f"{c} Jaccard over all pairs"] = {
                 "min": round(float(jac.min()), 4), "median": round(float(jac.median()), 4)}
-        return Finding(
-            severity=grade(value, warn=self.near_warn_above, fail=self.near_fail_above),
-            metric="near_duplicate_rows", value=value, threshold=self.near_fail_above,
-            count=count, splits=[earlier, later],
-            message=f"{fmt_rows(count, data.rows(later), f'{later} rows')} are near copies "
-                    f"of {earlier} rows ({rule}) but not exact copies",
-            evidence=evidence)
+        return near_copy_finding(self, data, count, earlier, later, rule, evidence)
 
     def _conflicts_across(self, data: AuditData, conf: pl.DataFrame, earlier: str,
                           later: str, features: list[str], label: str) -> Finding:
         count = conf.height
-        value = share(count, data.rows(later))
         head = conf.head(self.max_examples)
         ya = data.splits[earlier][label].gather(head["row_a"]).to_list()
         yb = data.splits[later][label].gather(head["row_b"]).to_list()
@@ -245,19 +216,12 @@ class Duplicates:
         rows = [{f"{earlier}_row": ra, f"{later}_row": rb, f"{label} in {earlier}": _value(a),
                  f"{label} in {later}": _value(b), "features": v}
                 for ra, rb, a, b, v in zip(head["row_a"], head["row_b"], ya, yb, cells)]
-        return Finding(
-            severity=grade(value, warn=self.conflict_warn_above, fail=self.conflict_fail_above),
-            metric="conflicting_labels", value=value, threshold=self.conflict_fail_above,
-            count=count, splits=[earlier, later],
-            message=f"{fmt_rows(count, data.rows(later), f'{later} rows')} have the same "
-                    f"features as a {earlier} row but a different {label}",
-            evidence={"examples": rows})
+        return conflict_across_finding(self, data, count, earlier, later, label, rows)
 
     def _conflicts_within(self, data: AuditData, conf: pl.DataFrame, split: str,
                           features: list[str], label: str) -> Finding:
         count = conf.height
         groups = conf["first_row"].n_unique()
-        value = share(count, data.rows(split))
         head = conf.head(self.max_examples)
         y = data.splits[split][label]
         cells = _cells(data.splits[split].select(features)[head["row"]], features)
@@ -266,14 +230,7 @@ class Duplicates:
                 for r, f, a, b, v in zip(head["row"], head["first_row"],
                                          y.gather(head["row"]).to_list(),
                                          y.gather(head["first_row"]).to_list(), cells)]
-        return Finding(
-            severity=grade(value, warn=self.conflict_warn_above, fail=self.conflict_fail_above),
-            metric="conflicting_labels", value=value, threshold=self.conflict_fail_above,
-            count=count, splits=[split],
-            message=f"{fmt_rows(count, data.rows(split), f'{split} rows')} share their "
-                    f"features with another {split} row that has a different {label} "
-                    f"({fmt_count(groups)} groups)",
-            evidence={"examples": rows})
+        return conflict_within_finding(self, data, count, groups, split, label, rows)
 
     def _within(self, data: AuditData, copies: pl.DataFrame, split: str,
                 cols: list[str]) -> Finding:
@@ -404,3 +361,80 @@ def exact_copy_finding(check: Any, data: Any, count: int, earlier: str, later: s
     return Finding(
         severity=severity, metric="duplicate_rows", value=value, threshold=check.fail_above,
         count=count, splits=[earlier, later], message=message, evidence=evidence)
+
+
+# -- engine-free judging (the polars check and the Spark engine both call these) --------------
+
+def conflict_grade(check: Any, data: Any, f: Finding, repeated: int, split: str,
+                   continuous: Any) -> Finding:
+    """Conflicts are label noise, not leakage: for a numeric label (equal features, varying
+    target is regression noise) they are info; when the rows of ``split`` repeat naturally
+    (``repeated`` exact within-split copies, a share above ``within_warn_above``) and no
+    feature is continuous (``continuous()`` is False: coarse, discrete features) they are at
+    most a warn, since equal features with different labels is then irreducible error."""
+    from auditor.loading.data import LabelKind
+
+    repeat = share(repeated, data.rows(split))
+    if data.label_kind == LabelKind.NUMERIC:
+        f.severity = Severity.INFO
+        f.message += (f" (a numeric {data.label} varies among equal features by nature: "
+                      "info)")
+    elif (f.severity == Severity.FAIL and repeat > check.within_warn_above
+          and not continuous()):
+        f.severity = Severity.WARN
+        f.message += (f" (capped at warn: {fmt_share(repeat)} of {split} rows repeat "
+                      "another row, so the features are coarse and equal features with "
+                      "different labels are expected)")
+    return f
+
+
+def near_rule(check: Any, text_cols: list[str]) -> str:
+    """The near-copy rule as the finding states it."""
+    rule = f"equal after rounding floats to {check.significant_digits} significant digits " \
+           "and normalising strings"
+    if text_cols:
+        rule += f", with {', '.join(text_cols)} at word-shingle Jaccard >= " \
+                f"{check.text_jaccard:g}"
+    return rule
+
+
+def near_copy_finding(check: Any, data: Any, count: int, earlier: str, later: str, rule: str,
+                      evidence: dict[str, Any]) -> Finding:
+    """``near_duplicate_rows``: ``count`` later rows that are near but not exact copies."""
+    value = share(count, data.rows(later))
+    return Finding(
+        severity=grade(value, warn=check.near_warn_above, fail=check.near_fail_above),
+        metric="near_duplicate_rows", value=value, threshold=check.near_fail_above,
+        count=count, splits=[earlier, later],
+        message=f"{fmt_rows(count, data.rows(later), f'{later} rows')} are near copies "
+                f"of {earlier} rows ({rule}) but not exact copies",
+        evidence=evidence)
+
+
+def conflict_across_finding(check: Any, data: Any, count: int, earlier: str, later: str,
+                            label: str, examples: list[dict[str, Any]]) -> Finding:
+    """``conflicting_labels`` across a pair: ``count`` later rows whose features occur in
+    ``earlier`` with another label (before :func:`conflict_grade`)."""
+    value = share(count, data.rows(later))
+    return Finding(
+        severity=grade(value, warn=check.conflict_warn_above, fail=check.conflict_fail_above),
+        metric="conflicting_labels", value=value, threshold=check.conflict_fail_above,
+        count=count, splits=[earlier, later],
+        message=f"{fmt_rows(count, data.rows(later), f'{later} rows')} have the same "
+                f"features as a {earlier} row but a different {label}",
+        evidence={"examples": examples})
+
+
+def conflict_within_finding(check: Any, data: Any, count: int, groups: int, split: str,
+                            label: str, examples: list[dict[str, Any]]) -> Finding:
+    """``conflicting_labels`` within a split: ``count`` rows in ``groups`` groups of equal
+    features with more than one label (before :func:`conflict_grade`)."""
+    value = share(count, data.rows(split))
+    return Finding(
+        severity=grade(value, warn=check.conflict_warn_above, fail=check.conflict_fail_above),
+        metric="conflicting_labels", value=value, threshold=check.conflict_fail_above,
+        count=count, splits=[split],
+        message=f"{fmt_rows(count, data.rows(split), f'{split} rows')} share their "
+                f"features with another {split} row that has a different {label} "
+                f"({fmt_count(groups)} groups)",
+        evidence={"examples": examples})
