@@ -189,8 +189,7 @@ class TemporalHoldout:
             evidence={"examples": self._rows(data, later, clock, mask)} if count else {})
 
     def _future(self, data: AuditData, col: str, clock: Clock, feature: str) -> Finding:
-        per_split, examples = [], []
-        after_total = compared_total = 0
+        counts, examples = [], []
         fclock = Clock.of(data, feature)
         for split, df in data.splits.items():
             own_end = clock.values(df) + (DAY_US - 1 if clock.is_date else 0)
@@ -198,27 +197,12 @@ class TemporalHoldout:
             both = own_end.is_not_null() & f.is_not_null()
             mask = (f > own_end).fill_null(False)
             after, compared = int(mask.sum()), int(both.sum())
-            after_total += after
-            compared_total += compared
-            if after:
-                lead = (f - own_end).filter(mask)
-                per_split.append({"split": split, "rows compared": compared,
-                                  "rows after own time": after,
-                                  "share": round(share(after, compared), 6),
-                                  "largest lead": clock.span(int(lead.max()))})
-                if len(examples) < self.max_examples:
-                    examples += [{"split": split} | r for r in self._rows(
-                        data, split, clock, mask, extra=fclock)][:self.max_examples - len(examples)]
-        value = share(after_total, compared_total)
-        splits = [r["split"] for r in per_split] or data.split_names
-        both = f"rows with both {feature} and {col}"
-        return Finding(
-            severity=grade(value, warn=self.future_warn_above, fail=self.future_fail_above),
-            subject=feature, splits=splits, metric="future_values", value=value,
-            threshold=self.future_fail_above, count=after_total,
-            message=f"{fmt_rows(after_total, compared_total, both)} have {feature} after their "
-                    f"own {col} (information from the future)",
-            evidence={"per_split": per_split, "examples": examples} if after_total else {})
+            lead = int((f - own_end).filter(mask).max()) if after else None
+            counts.append((split, after, compared, lead))
+            if after and len(examples) < self.max_examples:
+                examples += [{"split": split} | r for r in self._rows(
+                    data, split, clock, mask, extra=fclock)][:self.max_examples - len(examples)]
+        return future_finding(self, data, col, clock, feature, counts, examples)
 
     def _rows(self, data: AuditData, split: str, clock: Clock, mask: pl.Series,
               extra: Clock | None = None) -> list[dict[str, Any]]:
@@ -348,3 +332,32 @@ def reversed_finding(col: str, clock: Any, earlier: str, later: str,
             "height": _chart_height(2)},
             "ranges": [clock.range_row(earlier, lo_a, hi_a),
                        clock.range_row(later, lo_b, hi_b)]})
+
+
+def future_finding(check: Any, data: Any, col: str, clock: Any, feature: str,
+                   counts: list[tuple[str, int, int, Any]],
+                   examples: list[dict[str, Any]]) -> Finding:
+    """``future_values`` of one datetime feature from per-split counts (split, rows with the
+    feature after their own time, rows with both set, largest lead in clock units or None):
+    value = rows after / rows with both over all splits, graded by ``future_warn_above`` /
+    ``future_fail_above`` (shared by the polars check and the Spark engine)."""
+    per_split = []
+    after_total = compared_total = 0
+    for split, after, compared, lead in counts:
+        after_total += after
+        compared_total += compared
+        if after:
+            per_split.append({"split": split, "rows compared": compared,
+                              "rows after own time": after,
+                              "share": round(share(after, compared), 6),
+                              "largest lead": clock.span(int(lead))})
+    value = share(after_total, compared_total)
+    splits = [r["split"] for r in per_split] or data.split_names
+    both = f"rows with both {feature} and {col}"
+    return Finding(
+        severity=grade(value, warn=check.future_warn_above, fail=check.future_fail_above),
+        subject=feature, splits=splits, metric="future_values", value=value,
+        threshold=check.future_fail_above, count=after_total,
+        message=f"{fmt_rows(after_total, compared_total, both)} have {feature} after their "
+                f"own {col} (information from the future)",
+        evidence={"per_split": per_split, "examples": examples} if after_total else {})
