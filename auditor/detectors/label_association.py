@@ -133,16 +133,29 @@ class FeatureLabelAssociation:
         train = view.train
         if view.kind != LabelKind.NUMERIC:
             classes = view.frames[train][YCOL].drop_nulls()
-            k, n = classes.n_unique(), classes.len()
-            if k > 1 and n < k * self.min_class_rows:
-                raise NotApplicable(
-                    f"the label has {k:,} classes over {n:,} labelled {train} rows (fewer than "
-                    f"min_class_rows = {self.min_class_rows} rows per class on average): class "
-                    "means set by one or two rows measure nothing (a label unique per row gives "
-                    "every feature a correlation ratio of 1)")
+            self.check_class_rows(classes.n_unique(), classes.len(), train)
         as_levels = self._level_columns(data, view)
         per_split = {s: self.measure(data, view, s, as_levels) for s in view.frames}
         graded = {s for s in view.frames if s == train or self._classes_measured(view, s)}
+        return self.judge_measured(data, view, cols, as_levels, per_split, graded)
+
+    def check_class_rows(self, k: int, n: int, train: str) -> None:
+        """NotApplicable when ``k`` classes share ``n`` labelled train rows, fewer than
+        ``min_class_rows`` per class on average."""
+        if k > 1 and n < k * self.min_class_rows:
+            raise NotApplicable(
+                f"the label has {k:,} classes over {n:,} labelled {train} rows (fewer than "
+                f"min_class_rows = {self.min_class_rows} rows per class on average): class "
+                "means set by one or two rows measure nothing (a label unique per row gives "
+                "every feature a correlation ratio of 1)")
+
+    def judge_measured(self, data: AuditData, view: LabelView, cols: list[str],
+                       as_levels: set[str], per_split: dict[str, dict[str, dict[str, Any]]],
+                       graded: set[str]) -> list[Finding]:
+        """Judging: findings from the measures of every split (``per_split``, see
+        :meth:`measure`) and the splits whose figures are graded; ``data``/``view`` give the
+        rows behind the purest cut, peers and level tables."""
+        train = view.train
         findings: list[Finding] = []
         best: dict[str, tuple[float, str, str]] = {}  # col -> (association, measure, split)
         for c in cols:

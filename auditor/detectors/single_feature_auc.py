@@ -157,6 +157,13 @@ class SingleFeatureAUC:
     # -- run ---------------------------------------------------------------------------------
     def run(self, data: AuditData) -> list[Finding]:
         view = label_view(data)
+        return self.judge_scored(data, view, self.score(data, view))
+
+    def score(self, data: AuditData, view: LabelView, *, skip: frozenset[str] = frozenset()
+              ) -> list[Scored]:
+        """Measuring: every scored column's figures per split (features, ids, the time
+        column); columns in ``skip`` (scored elsewhere, e.g. on the spark engine) are left
+        out."""
         feats = [c for c in data.features if data.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
         ids = [c for c in data.columns.ids
                if data.kinds.get(c) not in (None, Kind.NESTED, Kind.NULL, Kind.TEXT)]
@@ -166,18 +173,25 @@ class SingleFeatureAUC:
         if not feats and not ids:
             raise NotApplicable("no numeric, boolean, categorical or datetime feature to test")
         scored: list[Scored] = []
-        ranked = ranked_columns(data)
+        ranked = [c for c in ranked_columns(data) if c not in skip]
         if ranked and view.kind == LabelKind.MULTICLASS:
             # one-vs-rest ranks of a raw value cannot separate a middle class: bin and encode
             scored += self._encoded(view, ranked, data.seed, binned=True,
                                     kinds=[str(data.kinds[c]) for c in ranked])
-        elif ranked:
+        elif ranked and not skip:
             shared = (shared_spearman_aggs if view.kind == LabelKind.NUMERIC
                       else shared_rank_stats)
             stats = {s: shared(data, view, s) for s in view.frames}
             scored += self._ranked(view, view.frames, ranked, stats,
                                    [str(data.kinds[c]) for c in ranked])
-        cats = data.features_of(Kind.CATEGORICAL)
+        elif ranked:  # some ranked columns scored elsewhere: statistics of the rest only
+            stats = ({} if view.kind == LabelKind.NUMERIC else
+                     {s: class_rank_stats(f, [value_expr(c, f[c].dtype) for c in ranked],
+                                          view.n_classes, moments=False)
+                      for s, f in view.frames.items()})
+            scored += self._ranked(view, view.frames, ranked, stats,
+                                   [str(data.kinds[c]) for c in ranked])
+        cats = [c for c in data.features_of(Kind.CATEGORICAL) if c not in skip]
         if cats:
             scored += self._encoded(view, cats, data.seed)
         for c in ids:  # few; each on its own (a string id on a sample)
@@ -200,6 +214,12 @@ class SingleFeatureAUC:
                 (sc,) = self._ranked(view, frames, [time], stats, ["time"])
             sc.is_time = True
             scored.append(sc)
+        return scored
+
+    def judge_scored(self, data: AuditData, view: LabelView, scored: list[Scored]
+                     ) -> list[Finding]:
+        """Judging: the findings of scored columns (``data``/``view``: the rows behind the
+        CI, the purest cut, peers and ROC curves)."""
         features = [sc for sc in scored if not (sc.is_id or sc.is_time)]
         figures = {sc.column: g[0] for sc in features for g in [sc.graded()] if g is not None}
         out = [f for sc in scored for f in [self._finding(data, view, sc, figures)]
