@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 import polars as pl
@@ -172,47 +172,73 @@ class GroupOverlap:
     def _candidate(self, data: AuditData, col: str) -> Finding | None:
         counts = entity_counts(data, col)
         distinct = pl.concat([c.select("entity") for c in counts.values()]).n_unique()
-        if distinct < self.candidate_min_distinct:
-            return None
-        by_name = bool(ENTITY_NAME.search(snake(col)))
         per_value = {s: share(int(c["rows"].sum()), c.height) for s, c in counts.items()}
-        integer = data.kinds.get(col) == Kind.NUMERIC
-        repeats = any(self.candidate_min_rows_per_value <= v <= self.candidate_max_rows_per_value
-                      for v in per_value.values()) and (
-            not integer or (distinct >= self.candidate_min_integer_distinct
-                            and _sparse_if_integer(data, col))) and (
-            integer or not _numbers_or_dates(counts))
-        if not (by_name or repeats):
+        why = candidate_why(self, data, col, distinct, per_value,
+                            sparse=lambda: _sparse_if_integer(data, col),
+                            numbers_or_dates=lambda: _numbers_or_dates(counts))
+        if not why:
             return None
-        best: tuple[float, str, str, pl.DataFrame] | None = None
-        table = []
+        pairs = []
         for earlier, later in data.pairs():
             shared, rows, value = overlap(data, counts, earlier, later)
-            table.append({"splits": f"{earlier} → {later}", "later rows shared": rows,
-                          "share": round(value, 6), "entities shared": shared.height})
-            if rows and (best is None or value > best[0]):
-                best = (value, earlier, later, shared)
-        if best is None:
-            return None
-        value, earlier, later, shared = best
-        why = []
-        if by_name:
-            why.append("its name looks like an entity key")
-        if repeats:
-            mean = per_value[max(per_value, key=lambda s: data.rows(s))]
-            why.append(f"its values repeat ({mean:.1f} rows per value in the largest split)")
-        rows = int(shared["rows_later"].sum())
-        evidence = self._evidence(shared, col, earlier, later)
-        evidence["why"] = " and ".join(why)
-        evidence["pairs"] = table
-        return Finding(
-            severity=Severity.INFO, subject=col, splits=[earlier, later],
-            metric="candidate_group_column", value=value, count=rows,
-            message=f"{col} may be an undeclared entity key ({' and '.join(why)}): "
-                    f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
-                    f"{earlier}; declare it in columns.groups if one entity's rows must stay in "
-                    "one split",
-            evidence=evidence)
+            pairs.append((earlier, later, shared.height, rows, value,
+                          lambda shared=shared, earlier=earlier, later=later:
+                          self._evidence(shared, col, earlier, later)))
+        return candidate_finding(data, col, why, pairs)
+
+
+def candidate_why(check: Any, data: Any, col: str, distinct: int, per_value: dict[str, float],
+                  *, sparse: Callable[[], bool], numbers_or_dates: Callable[[], bool]
+                  ) -> list[str]:
+    """Why ``col`` looks like an undeclared entity key (empty: it does not), from aggregates:
+    ``distinct`` values over all splits, ``per_value`` = mean rows per value in each split;
+    ``sparse()`` and ``numbers_or_dates()`` are asked only when needed (see
+    :class:`GroupOverlap`). Shared by the polars check and the Spark engine."""
+    if distinct < check.candidate_min_distinct:
+        return []
+    by_name = bool(ENTITY_NAME.search(snake(col)))
+    integer = data.kinds.get(col) == Kind.NUMERIC
+    repeats = any(check.candidate_min_rows_per_value <= v <= check.candidate_max_rows_per_value
+                  for v in per_value.values()) and (
+        not integer or (distinct >= check.candidate_min_integer_distinct
+                        and sparse())) and (
+        integer or not numbers_or_dates())
+    why = []
+    if by_name:
+        why.append("its name looks like an entity key")
+    if repeats:
+        mean = per_value[max(per_value, key=lambda s: data.rows(s))]
+        why.append(f"its values repeat ({mean:.1f} rows per value in the largest split)")
+    return why
+
+
+def candidate_finding(data: Any, col: str, why: list[str],
+                      pairs: list[tuple[str, str, int, int, float, Callable[[], dict]]]
+                      ) -> Finding | None:
+    """The ``candidate_group_column`` info finding from the overlap of every pair (earlier,
+    later, shared entities, later rows sharing one, their share, evidence of the shared
+    entities), stated for the pair with the largest share; None when no pair shares one."""
+    best = None
+    table = []
+    for earlier, later, entities, rows, value, evidence in pairs:
+        table.append({"splits": f"{earlier} → {later}", "later rows shared": rows,
+                      "share": round(value, 6), "entities shared": entities})
+        if rows and (best is None or value > best[0]):
+            best = (value, earlier, later, rows, evidence)
+    if best is None:
+        return None
+    value, earlier, later, rows, make_evidence = best
+    evidence = make_evidence()
+    evidence["why"] = " and ".join(why)
+    evidence["pairs"] = table
+    return Finding(
+        severity=Severity.INFO, subject=col, splits=[earlier, later],
+        metric="candidate_group_column", value=value, count=rows,
+        message=f"{col} may be an undeclared entity key ({' and '.join(why)}): "
+                f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
+                f"{earlier}; declare it in columns.groups if one entity's rows must stay in "
+                "one split",
+        evidence=evidence)
 
 
 def entity_counts(data: AuditData, col: str) -> dict[str, pl.DataFrame]:
