@@ -277,19 +277,8 @@ def _build(data: AuditData, vocab_size: int | None) -> Layout:
     # Pass 1: pad runs and mask zero runs, to learn the pattern.
     runs: dict[str, tuple[np.ndarray, ...]] = {}
     for name, df in data.splits.items():
-        parts = []
-        for chunk in _chunks(token_frame(data, name)):
-            f = Flat.of(chunk[ids_col])
-            lead, trail = f.runs(f.values == roles.pad) if roles.pad is not None else (
-                np.zeros(len(f.lens), np.int64), np.zeros(len(f.lens), np.int64))
-            zl = np.full(len(f.lens), -1, np.int64)
-            zt = np.full(len(f.lens), -1, np.int64)
-            if mask_col:
-                ok = _aligned(chunk, ids_col, mask_col)
-                if ok.any():
-                    m = Flat.of(chunk.filter(pl.Series(ok))[mask_col])
-                    zl[ok], zt[ok] = m.runs(m.values == 0)
-            parts.append((f.lens, lead, trail, zl, zt))
+        parts = [chunk_runs(chunk, ids_col, mask_col, roles.pad)
+                 for chunk in _chunks(token_frame(data, name))]
         runs[name] = tuple(np.concatenate([p[i] for p in parts]) for i in range(5))
     lens, lead, trail, zl, zt = (np.concatenate([r[i] for r in runs.values()]) for i in range(5))
     eos_kept, how_e = _learn_kept(roles.pad is not None and roles.pad == roles.eos, trail, zt,
@@ -311,43 +300,86 @@ def _build(data: AuditData, vocab_size: int | None) -> Layout:
                   how=how, max_length=max_len, max_length_declared=t.max_length is not None)
 
 
+def chunk_runs(chunk: pl.DataFrame, ids_col: str, mask_col: str | None, pad: int | None
+               ) -> tuple[np.ndarray, ...]:
+    """Pass 1 over a chunk of rows: list lengths, leading and trailing runs of the pad id, and
+    leading and trailing runs of mask zeros (-1 where the mask is missing or misaligned)."""
+    f = Flat.of(chunk[ids_col])
+    lead, trail = f.runs(f.values == pad) if pad is not None else (
+        np.zeros(len(f.lens), np.int64), np.zeros(len(f.lens), np.int64))
+    zl = np.full(len(f.lens), -1, np.int64)
+    zt = np.full(len(f.lens), -1, np.int64)
+    if mask_col:
+        ok = _aligned(chunk, ids_col, mask_col)
+        if ok.any():
+            m = Flat.of(chunk.filter(pl.Series(ok))[mask_col])
+            zl[ok], zt[ok] = m.runs(m.values == 0)
+    return f.lens, lead, trail, zl, zt
+
+
 def _pad_from_mask(data: AuditData, ids_col: str, mask_col: str) -> int | None:
     """The id under >= 90% of the attention-mask zeros of the first chunk of rows (or None)."""
     for name in data.splits:
-        chunk = token_frame(data, name).slice(0, CHUNK_ROWS)
-        ok = _aligned(chunk, ids_col, mask_col)
-        if not ok.any():
-            continue
-        sub = chunk.filter(pl.Series(ok))
-        x = Flat.of(sub[ids_col]).values
-        zero = Flat.of(sub[mask_col]).values == 0
-        if not zero.any():
-            continue
-        under = x[zero]
-        ids, counts = np.unique(under, return_counts=True)
-        best = int(np.argmax(counts))
-        if counts[best] >= 0.9 * len(under) and ids[best] >= 0:
-            return int(ids[best])
+        pad = pad_from_mask_chunk(token_frame(data, name).slice(0, CHUNK_ROWS), ids_col,
+                                  mask_col)
+        if pad is not None:
+            return pad
+    return None
+
+
+def pad_from_mask_chunk(chunk: pl.DataFrame, ids_col: str, mask_col: str) -> int | None:
+    """The id under >= 90% of the attention-mask zeros of ``chunk`` (or None); also called by
+    the spark engine on the first ``CHUNK_ROWS`` rows of each split."""
+    ok = _aligned(chunk, ids_col, mask_col)
+    if not ok.any():
+        return None
+    sub = chunk.filter(pl.Series(ok))
+    x = Flat.of(sub[ids_col]).values
+    zero = Flat.of(sub[mask_col]).values == 0
+    if not zero.any():
+        return None
+    under = x[zero]
+    ids, counts = np.unique(under, return_counts=True)
+    best = int(np.argmax(counts))
+    if counts[best] >= 0.9 * len(under) and ids[best] >= 0:
+        return int(ids[best])
     return None
 
 
 def _learn_kept(applies: bool, run: np.ndarray, mask_zeros: np.ndarray, lens: np.ndarray,
                 what: str, where: str) -> tuple[bool, str]:
     """Whether the first pad token of a run is a real BOS/EOS (pad id == that id)."""
-    if not applies:
-        return False, ""
+    return learn_kept(applies, kept_stats(run, mask_zeros, lens), what, where)
+
+
+def kept_stats(run: np.ndarray, mask_zeros: np.ndarray, lens: np.ndarray) -> dict[str, int]:
+    """The aggregates :func:`learn_kept` decides from (the spark engine computes the same ones
+    with one Spark aggregate): rows, rows whose mask votes and how many vote 'kept', rows with
+    a run, the shortest run among them, the shortest run, runs of exactly one token."""
     cand = (run >= 1) & (run < lens)
     voted = cand & (mask_zeros >= 0)
-    if voted.any():
-        kept = bool(np.mean(run[voted] - mask_zeros[voted] >= 1) >= 0.5)
+    with_run = run[run >= 1]
+    return {"rows": len(run), "voted": int(voted.sum()),
+            "voted_kept": int((voted & (run - mask_zeros >= 1)).sum()),
+            "with_run": len(with_run),
+            "with_run_min": int(with_run.min()) if len(with_run) else 0,
+            "run_min": int(run.min()) if len(run) else 0,
+            "run_one": int((run == 1).sum())}
+
+
+def learn_kept(applies: bool, st: dict[str, int], what: str, where: str) -> tuple[bool, str]:
+    """Whether the first pad token of a run is a real BOS/EOS, from :func:`kept_stats`."""
+    if not applies:
+        return False, ""
+    if st["voted"]:
+        kept = bool(st["voted_kept"] / st["voted"] >= 0.5)
         return kept, (f"pad id = {what}: the attention mask of most rows "
                       f"{'keeps' if kept else 'does not keep'} the first {where} pad token, so it "
                       f"is taken as {'a real ' + what if kept else 'padding'}.")
-    if not len(run):
+    if not st["rows"]:
         return False, ""
-    with_run = run[run >= 1]
-    kept = bool(len(with_run) and (with_run.min() == 1 and run.min() >= 1
-                                   or np.mean(run == 1) >= 0.5))
+    kept = bool(st["with_run"] and (st["with_run_min"] == 1 and st["run_min"] >= 1
+                                    or st["run_one"] / st["rows"] >= 0.5))
     return kept, (f"pad id = {what} and no attention mask: the first {where} pad token is taken "
                   f"as {'a real ' + what if kept else 'padding'} (inferred from run lengths).")
 
@@ -359,49 +391,14 @@ def _pass2(data: AuditData, df: pl.DataFrame, roles: Roles, runs: tuple[np.ndarr
     _, lead_all, trail_all, zl_all, zt_all = runs
     parts: list[dict[str, Any]] = []
     counts = np.zeros(roles.vocab_size + 1, dtype=np.int64)
-    special = roles.lookup(roles.specials)
     start = 0
     for chunk in _chunks(df):
         n = chunk.height
-        f = Flat.of(chunk[t.input_ids])
-        lead, trail = lead_all[start:start + n], trail_all[start:start + n]
-        zl, zt = zl_all[start:start + n], zt_all[start:start + n]
-        full = (lead >= f.lens) & (f.lens > 0)
-        pad_l = np.maximum(lead - bos_kept, 0)
-        pad_r = np.maximum(trail - eos_kept, 0)
-        # pad == EOS (BOS): where the mask settles whether the run's first token is content
-        # (mask zeros on exactly the run, or on all of it but that token), follow the mask
-        if roles.pad is not None and roles.pad == roles.eos:
-            pad_r = np.where((trail >= 1) & ((zt == trail) | (zt == trail - 1)), zt, pad_r)
-        if roles.pad is not None and roles.pad == roles.bos:
-            pad_l = np.where((lead >= 1) & ((zl == lead) | (zl == lead - 1)), zl, pad_l)
-        pad_l = np.where(full, f.lens if side == "left" else 0, pad_l)
-        pad_r = np.where(full, 0 if side == "left" else f.lens, pad_r)
-        content_n = f.lens - pad_l - pad_r
-        content = f.span(pad_l, f.lens - pad_r)
-        interior = f.span(pad_l + 1, f.lens - pad_r - 1)
-        x = f.values
-        in_vocab = (x >= 0) & (x < roles.vocab_size)
-        xc = np.where(in_vocab, x, roles.vocab_size)
-        has = content_n > 0
-        first = np.full(n, -1, np.int64)
-        last = np.full(n, -1, np.int64)
-        first[has] = x[(f.offsets + pad_l)[has]]
-        last[has] = x[(f.offsets + f.lens - pad_r - 1)[has]]
-        counts += np.bincount(np.where(content, xc, roles.vocab_size),
-                              minlength=roles.vocab_size + 1)
-        inner = np.flatnonzero(interior & special[xc])
-        part: dict[str, Any] = dict(
-            length=f.lens, null=f.null, pad_left=pad_l, pad_right=pad_r, first=first, last=last,
-            unk=(f.row_sum(content & (x == roles.unk)) if roles.unk is not None
-                 else np.zeros(n, np.int64)),
-            oov=f.row_sum(~in_vocab),
-            specials_inside=pl.DataFrame({"row": f.rows_of(inner) + start,
-                                          "id": x[inner].astype(np.int64)}))
-        if t.attention_mask:
-            part.update(_mask_stats(chunk, t.input_ids, t.attention_mask, f, content))
-        if t.labels:
-            part.update(_label_stats(chunk, t, f, content, roles))
+        sl = slice(start, start + n)
+        part, c = chunk_layout(chunk, t, roles, (lead_all[sl], trail_all[sl], zl_all[sl],
+                                                 zt_all[sl]), eos_kept, bos_kept, side)
+        part["specials_inside"] = part["specials_inside"].with_columns(pl.col("row") + start)
+        counts += c
         parts.append(part)
         start += n
     merged = {k: (pl.concat([p[k] for p in parts]) if k == "specials_inside"
@@ -409,6 +406,56 @@ def _pass2(data: AuditData, df: pl.DataFrame, roles: Roles, runs: tuple[np.ndarr
     merged["specials_inside"] = (merged["specials_inside"].group_by("row", "id")
                                  .agg(n=pl.len()))
     return SplitLayout(token_counts=counts[:roles.vocab_size], **merged)
+
+
+def chunk_layout(chunk: pl.DataFrame, t: Any, roles: Roles, runs: tuple[np.ndarray, ...],
+                 eos_kept: bool, bos_kept: bool, side: str
+                 ) -> tuple[dict[str, Any], np.ndarray]:
+    """Pass 2 over a chunk of rows: the per-row arrays of :class:`SplitLayout` (rows of
+    ``specials_inside`` numbered within the chunk) and the chunk's content-token counts over
+    [0, vocab_size] (the last slot: outside the vocabulary). ``runs``: the chunk's (lead, trail,
+    mask-zero lead, mask-zero trail) of pass 1. Also called per Arrow batch on Spark executors."""
+    n = chunk.height
+    special = roles.lookup(roles.specials)
+    f = Flat.of(chunk[t.input_ids])
+    lead, trail, zl, zt = runs
+    full = (lead >= f.lens) & (f.lens > 0)
+    pad_l = np.maximum(lead - bos_kept, 0)
+    pad_r = np.maximum(trail - eos_kept, 0)
+    # pad == EOS (BOS): where the mask settles whether the run's first token is content
+    # (mask zeros on exactly the run, or on all of it but that token), follow the mask
+    if roles.pad is not None and roles.pad == roles.eos:
+        pad_r = np.where((trail >= 1) & ((zt == trail) | (zt == trail - 1)), zt, pad_r)
+    if roles.pad is not None and roles.pad == roles.bos:
+        pad_l = np.where((lead >= 1) & ((zl == lead) | (zl == lead - 1)), zl, pad_l)
+    pad_l = np.where(full, f.lens if side == "left" else 0, pad_l)
+    pad_r = np.where(full, 0 if side == "left" else f.lens, pad_r)
+    content_n = f.lens - pad_l - pad_r
+    content = f.span(pad_l, f.lens - pad_r)
+    interior = f.span(pad_l + 1, f.lens - pad_r - 1)
+    x = f.values
+    in_vocab = (x >= 0) & (x < roles.vocab_size)
+    xc = np.where(in_vocab, x, roles.vocab_size)
+    has = content_n > 0
+    first = np.full(n, -1, np.int64)
+    last = np.full(n, -1, np.int64)
+    first[has] = x[(f.offsets + pad_l)[has]]
+    last[has] = x[(f.offsets + f.lens - pad_r - 1)[has]]
+    counts = np.bincount(np.where(content, xc, roles.vocab_size),
+                         minlength=roles.vocab_size + 1)
+    inner = np.flatnonzero(interior & special[xc])
+    part: dict[str, Any] = dict(
+        length=f.lens, null=f.null, pad_left=pad_l, pad_right=pad_r, first=first, last=last,
+        unk=(f.row_sum(content & (x == roles.unk)) if roles.unk is not None
+             else np.zeros(n, np.int64)),
+        oov=f.row_sum(~in_vocab),
+        specials_inside=pl.DataFrame({"row": f.rows_of(inner),
+                                      "id": x[inner].astype(np.int64)}))
+    if t.attention_mask:
+        part.update(_mask_stats(chunk, t.input_ids, t.attention_mask, f, content))
+    if t.labels:
+        part.update(_label_stats(chunk, t, f, content, roles))
+    return part, counts
 
 
 def _subset(chunk: pl.DataFrame, ok: np.ndarray, ids_col: str, f: Flat,
