@@ -222,26 +222,8 @@ class FeatureLabelAssociation:
                         m[key] = float(st[key][j])
                 out[c] = m
         else:
-            st = shared_rank_stats(data, view, split)
-            for j, c in enumerate(ranked):
-                if data.kinds[c] == Kind.BOOLEAN:
-                    continue
-                cnt = st["count"][:, j]
-                m: dict[str, Any] = {"rows": n, "with_value": int(cnt.sum())}
-                if view.kind == LabelKind.BINARY:
-                    m["pearson"] = _scalar(point_biserial_from_moments(
-                        cnt[:, None], st["mean"][:, [j]], st["var"][:, [j]]))
-                    rank_mean = np.divide(st["rank_sum"][:, j], cnt, out=np.zeros(2),
-                                          where=cnt > 0)
-                    m["spearman"] = _scalar(point_biserial_from_moments(
-                        cnt[:, None], rank_mean[:, None], st["rank_var"][:, [j]]))
-                else:
-                    m["eta"] = _scalar(correlation_ratio_from_moments(
-                        cnt[:, None], st["mean"][:, [j]], st["var"][:, [j]]))
-                missing = st["n"] - cnt
-                if missing.sum() > 0:
-                    m["missingness"] = cramers_v(np.vstack([cnt, missing]))
-                out[c] = m
+            out.update(class_label_measures(view.kind, shared_rank_stats(data, view, split),
+                                            ranked, data.kinds, n))
         y = frame[YCOL].to_numpy()
         for c in as_levels:
             codes, n_levels = level_codes(frame[c])
@@ -402,6 +384,36 @@ class FeatureLabelAssociation:
                     f"{view.column} above {self.warn_above}"
                     f"{strongest_txt}",
             evidence={"chart": chart, "top_features": table})
+
+
+def class_label_measures(kind: LabelKind, st: dict[str, Any], ranked: list[str],
+                         kinds: dict[str, Kind], n: int) -> dict[str, dict[str, Any]]:
+    """Measures of ranked columns (booleans left out: measured by levels) against a class
+    label from per-class aggregates ``st`` (:func:`auditor.stats.label.class_rank_stats` with
+    moments, column j = ``ranked[j]``): binary, point-biserial r of values and of ranks
+    (Spearman's rho); multiclass, the correlation ratio; both, Cramér's V of the missingness
+    indicator when some values are missing. ``n``: the split's labelled rows."""
+    out: dict[str, dict[str, Any]] = {}
+    for j, c in enumerate(ranked):
+        if kinds[c] == Kind.BOOLEAN:
+            continue
+        cnt = st["count"][:, j]
+        m: dict[str, Any] = {"rows": n, "with_value": int(cnt.sum())}
+        if kind == LabelKind.BINARY:
+            m["pearson"] = _scalar(point_biserial_from_moments(
+                cnt[:, None], st["mean"][:, [j]], st["var"][:, [j]]))
+            rank_mean = np.divide(st["rank_sum"][:, j], cnt, out=np.zeros(2),
+                                  where=cnt > 0)
+            m["spearman"] = _scalar(point_biserial_from_moments(
+                cnt[:, None], rank_mean[:, None], st["rank_var"][:, [j]]))
+        else:
+            m["eta"] = _scalar(correlation_ratio_from_moments(
+                cnt[:, None], st["mean"][:, [j]], st["var"][:, [j]]))
+        missing = st["n"] - cnt
+        if missing.sum() > 0:
+            m["missingness"] = cramers_v(np.vstack([cnt, missing]))
+        out[c] = m
+    return out
 
 
 def strongest(m: dict[str, Any]) -> tuple[float | None, str]:
