@@ -21,10 +21,8 @@ from auditor.loading.data import AuditData, Kind, LabelKind
 from auditor.errors import InputError, NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.judging.preprocessing_groups import group_categories, group_imputations, group_scalings
-from auditor.stats.preprocessing import (Context, closest_to_one, decimal_grid,
-                                         encoded_level_keys, encoding_fits, fill_candidates,
-                                         finite, fmt_g, label_values, on_grid, one_chunk,
-                                         row_structure, sd_of, summarise)
+from auditor.stats.preprocessing import (Context, closest_to_one, finite, fmt_g, on_grid,
+                                         one_chunk, row_structure, sd_of, summarise)
 from auditor.stats.numerics import check_params, fmt_count, fmt_rows, fmt_share, is_share, share
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -354,14 +352,9 @@ class PreprocessingFit:
                     and finite(stats[c]) and stats[c]["std0"] > 0]
             if not todo:
                 continue
-            exprs = []
-            for c in todo:
-                x = pl.col(c).cast(pl.Float64).fill_nan(None)
-                for k in ("mean", "median"):
-                    v = stats[c][k]
-                    tol = self.tol_fill(eps[c], stats[c], v)
-                    exprs.append(((x - v).abs() <= tol).sum().alias(f"{c}\x00{k}"))
-            row = ctx.unions[tuple(fit_set)].select(exprs).row(0, named=True)
+            row = ctx.count_near(tuple(fit_set), [
+                (c, k, stats[c][k], self.tol_fill(eps[c], stats[c], stats[c][k]))
+                for c in todo for k in ("mean", "median")])
             for c in todo:
                 for k in ("mean", "median"):
                     cnt = int(row[f"{c}\x00{k}"])
@@ -376,18 +369,15 @@ class PreprocessingFit:
         s = ctx.per_set[tuple(fit_set)][c]
         v = float(s[stat])
         tol = self.tol_fill(eps, s, v)
-        values = ctx.unions[tuple(fit_set)][c].cast(pl.Float64).fill_nan(None).drop_nulls()
-        n, d = "__auditor_n", "__auditor_d"  # never a user column name (auditor.core.colnames)
-        # a fill writes one value: count the most frequent value within tolerance, not every
-        # distinct value there (data at 1e-17 around 0 is within any tolerance of a mean 0)
-        within = values.filter((values - v).abs() <= tol).value_counts(name=n)
-        cnt = int(within.sort([n, c], descending=[True, False])[n][0]) if within.height else 0
+        # a fill writes one value: the count of the most frequent value within tolerance, not
+        # of every distinct value there (data at 1e-17 around 0 is within any tolerance of 0)
+        profile = ctx.fill_profile(tuple(fit_set), c, v, tol, stat == "median")
+        cnt = profile["cnt"]
         if cnt < self.min_imputed:
             return None
-        if stat == "median" and 2 * cnt >= values.len():
+        if stat == "median" and 2 * cnt >= profile["n"]:
             return None  # a value held by half the rows is the median whatever was filled
-        others = values.filter((values - v).abs() > tol)
-        grid = decimal_grid(others.to_numpy())
+        grid = profile["grid"]
         if stat == "mean" and grid is not None and bool(on_grid(v, grid)):
             # the mean of values on a grid lands on it by coincidence (values {0, 4.5}: 4);
             # a natural mode there (a count, a price) is no evidence of a fit
@@ -396,17 +386,11 @@ class PreprocessingFit:
         # fill whatever its ratio to its neighbours, and never an observed value
         off_grid = grid is not None and not bool(on_grid(v, grid + 1))
         # neighbours: the six nearest distinct values, and for the median (where natural modes
-        # gather) every distinct value within a quarter of the others' IQR (value_counts comes
-        # in no fixed order: ties in the distance are broken by the value)
-        window = 0.25 * float((others.quantile(0.75, "linear") or 0.0)
-                              - (others.quantile(0.25, "linear") or 0.0)) \
-            if stat == "median" else -1.0
-        near = (others.value_counts(name=n).with_columns((pl.col(c) - v).abs().alias(d))
-                .sort([d, c]).filter((pl.int_range(pl.len()) < 6) | (pl.col(d) <= window)))
-        neighbour = int(near[n].max() or 1) if near.height else 1
+        # gather) every distinct value within a quarter of the others' IQR
+        neighbour = profile["neighbour"]
         if cnt < self.spike_ratio * neighbour and not off_grid:
             return None
-        fit_stats = fill_candidates(values.to_numpy(), v, tol)
+        fit_stats = ctx.fill_candidates_of(tuple(fit_set), c, v, tol)[1]
         if off_grid:
             fit_stats.pop("median_with_one_copy", None)
         if not fit_stats:
@@ -415,11 +399,9 @@ class PreprocessingFit:
                                     abs(v - fit_stats.get("median_with_one_copy", math.inf))
                                     ) > tol:
             return None  # a natural spike that happens to sit at the median
-        train_vals = ctx.frames[ctx.names[0]][c].cast(pl.Float64).fill_nan(None) \
-            .drop_nulls().to_numpy()
-        if len(train_vals) < self.min_rows:
+        n_train, train_stats = ctx.fill_candidates_of((ctx.names[0],), c, v, tol)
+        if n_train < self.min_rows:
             return None
-        train_stats = fill_candidates(train_vals, v, tol)
         if off_grid:
             train_stats.pop("median_with_one_copy", None)
         if not train_stats or any(abs(v - x) <= tol for x in train_stats.values()):
@@ -434,8 +416,7 @@ class PreprocessingFit:
         label = "+".join(fit_set)
         train_name = ctx.names[0]
         n_set = int(ctx.per_set[tuple(fit_set)][c]["n"])
-        per_split = {n: int(((ctx.frames[n][c].cast(pl.Float64) - v).abs() <= tol).sum())
-                     for n in ctx.names}
+        per_split = ctx.rows_near(c, v, tol)
         hit = stat if stat == "mean" or abs(v - stats["median"]) <= tol \
             else "median_with_one_copy"
         return Finding(
@@ -525,13 +506,10 @@ class PreprocessingFit:
         if not y or data.label_kind not in (LabelKind.BINARY, LabelKind.NUMERIC):
             return []
         names = ctx.names
-        ys = {n: label_values(data, n) for n in names}
-        if any(v is None for v in ys.values()):
+        label_range = ctx.label_range()
+        if label_range is None:
             return []
-        yall = pl.concat([ys[n] for n in names]).drop_nulls()
-        if yall.len() == 0:
-            return []
-        ylo, yhi = float(yall.min()), float(yall.max())
+        ylo, yhi = label_range
         ymax = max(abs(ylo), abs(yhi), 1.0)
         schema = data.splits[names[0]].schema  # built anew on every access: once
         keys = [k for k in data.features_of(Kind.CATEGORICAL, Kind.NUMERIC, Kind.BOOLEAN)
@@ -547,14 +525,10 @@ class PreprocessingFit:
         if not inside:
             return []
         # distinct values in the later splits and in train, all columns in one select each
-        later = pl.concat([data.splits[n].select(inside) for n in names[1:]]) \
-            .with_columns(pl.all().fill_nan(None))
-        n_later = dict(zip(inside, later.select(pl.all().drop_nulls().n_unique()).row(0)))
-        n_train = dict(zip(inside, data.splits[names[0]].select(inside)
-                           .select(pl.all().n_unique()).row(0)))
+        n_later, n_train, later_rows = ctx.encoding_distincts(inside)
         # a value repeated within the later splits (at most one distinct value per two rows)
-        encoded = [c for c in inside if 2 <= n_later[c] <= later.height // 2]
-        level_keys = encoded_level_keys(data, encoded, keys, names)
+        encoded = [c for c in inside if 2 <= n_later[c] <= later_rows // 2]
+        level_keys = ctx.level_keys(encoded, keys)
         findings = []
         for c in encoded:
             eps = EPS32 if schema[c] == pl.Float32 else EPS64
@@ -564,7 +538,7 @@ class PreprocessingFit:
                 candidates.append(c)  # levels = the encoded values (no cross-fitting on train)
             fit, key = None, c
             for key in candidates:
-                fit = encoding_fits(data, c, key, ys, names, ctx.fit_sets)
+                fit = ctx.encoding_fits(c, key)
                 if fit is not None:
                     break
             if fit is None:

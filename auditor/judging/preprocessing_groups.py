@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import polars as pl
-
 from auditor.stats.preprocessing import Context, fmt_g
 from auditor.report.results import Finding
 from auditor.stats.numerics import fmt_count, fmt_rows, fmt_share, share
@@ -74,10 +72,8 @@ def group_imputations(ctx: Context, findings: list[Finding], max_examples: int
             out.append(group[0])
             continue
         label = "+".join(fit_set)
-        union = ctx.unions[fit_set]
-        filled = union.select(pl.any_horizontal([
-            ((pl.col(str(f.subject)).cast(pl.Float64) - f.evidence["fill_value"]).abs()
-             <= f.threshold).fill_null(False) for f in group]).sum()).item()
+        filled = ctx.rows_any_near(fit_set, [(str(f.subject), f.evidence["fill_value"],
+                                              f.threshold) for f in group])
         names = [str(f.subject) for f in group]
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more"
                                         if len(names) > 5 else "")
@@ -91,7 +87,7 @@ def group_imputations(ctx: Context, findings: list[Finding], max_examples: int
             severity=worst.severity, metric="imputation_fit", value=worst.value,
             threshold=worst.threshold, count=int(filled), subject=names,
             splits=list(fit_set),
-            message=f"{fmt_rows(int(filled), union.height, f'{label} rows')} hold a fill "
+            message=f"{fmt_rows(int(filled), ctx.set_rows(fit_set), f'{label} rows')} hold a fill "
                     f"value in one of {len(names)} columns ({shown}) equal to the column's "
                     f"{stat} over {label}, not over {train_name}: the {stat} imputer was "
                     f"fitted with the {'+'.join(fit_set[1:])} rows.",
@@ -123,9 +119,7 @@ def group_categories(ctx: Context, findings: list[Finding], max_examples: int
             out.append(group[0])
             continue
         names = [str(f.subject) for f in group]
-        nonzero = [(pl.col(c).cast(pl.Float64).fill_null(0.0) != 0) for c in names]
-        per_split = {n: int(ctx.frames[n].select(pl.any_horizontal(nonzero).sum()).item())
-                     for n in later}
+        per_split = {n: ctx.rows_any_nonzero(n, names) for n in later}
         m = sum(per_split.values())
         hit = [n for n in later if per_split[n]]
         n_hit = sum(ctx.data.rows(n) for n in hit)

@@ -5,7 +5,7 @@ candidates, row structure, and target-encoding fits."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,126 @@ class Context:
     unions: dict[tuple[str, ...], pl.DataFrame]
     per_split: dict[str, dict[str, dict[str, Any]]]
     per_set: dict[tuple[str, ...], dict[str, dict[str, Any]]]
+    ys: dict[str, pl.Series | None] = field(default_factory=dict)
+
+    # -- measuring operations of the judge beyond the summaries (polars; the spark engine's
+    # counterpart is auditor.engines.spark_prep.SparkContext, same names and results) ---------
+    def set_rows(self, fit_set: tuple[str, ...]) -> int:
+        """Rows (with nulls) of the union of ``fit_set``."""
+        return self.unions[tuple(fit_set)].height
+
+    def count_near(self, fit_set: tuple[str, ...],
+                   specs: list[tuple[str, str, float, float]]) -> dict[str, int]:
+        """For each (column, key, v, tol): values of the union within ``tol`` of ``v``
+        (keyed ``column\x00key``), in one select."""
+        exprs = []
+        for c, k, v, tol in specs:
+            x = pl.col(c).cast(pl.Float64).fill_nan(None)
+            exprs.append(((x - v).abs() <= tol).sum().alias(f"{c}\x00{k}"))
+        row = self.unions[tuple(fit_set)].select(exprs).row(0, named=True)
+        return {k: int(v) for k, v in row.items()}
+
+    def _values(self, splits: tuple[str, ...], c: str) -> pl.Series:
+        frame = self.unions[tuple(splits)] if len(splits) > 1 else self.frames[splits[0]]
+        return frame[c].cast(pl.Float64).fill_nan(None).drop_nulls()
+
+    def fill_profile(self, fit_set: tuple[str, ...], c: str, v: float, tol: float,
+                     median: bool) -> dict[str, Any]:
+        """What the imputation judge needs about ``v`` in column ``c`` over ``fit_set``: the
+        count of the most frequent value within ``tol`` of ``v`` (``cnt``), the non-null values
+        (``n``), the decimal grid of the other values (``grid``), the largest count of a
+        neighbouring distinct value (the six nearest, and for the median every one within a
+        quarter of the others' IQR: ``neighbour``)."""
+        values = self._values(fit_set, c)
+        n, d = "__auditor_n", "__auditor_d"  # never a user column name (auditor.core.colnames)
+        # a fill writes one value: count the most frequent value within tolerance, not every
+        # distinct value there (data at 1e-17 around 0 is within any tolerance of a mean 0)
+        within = values.filter((values - v).abs() <= tol).value_counts(name=n)
+        cnt = int(within.sort([n, c], descending=[True, False])[n][0]) if within.height else 0
+        others = values.filter((values - v).abs() > tol)
+        grid = decimal_grid(others.to_numpy())
+        # neighbours: the six nearest distinct values, and for the median (where natural modes
+        # gather) every distinct value within a quarter of the others' IQR (value_counts comes
+        # in no fixed order: ties in the distance are broken by the value)
+        window = 0.25 * float((others.quantile(0.75, "linear") or 0.0)
+                              - (others.quantile(0.25, "linear") or 0.0)) if median else -1.0
+        near = (others.value_counts(name=n).with_columns((pl.col(c) - v).abs().alias(d))
+                .sort([d, c]).filter((pl.int_range(pl.len()) < 6) | (pl.col(d) <= window)))
+        neighbour = int(near[n].max() or 1) if near.height else 1
+        return {"cnt": cnt, "n": values.len(), "grid": grid, "neighbour": neighbour}
+
+    def fill_candidates_of(self, splits: tuple[str, ...], c: str, v: float, tol: float
+                           ) -> tuple[int, dict[str, float]]:
+        """(non-null values, :func:`fill_candidates`) of column ``c`` over ``splits``."""
+        values = self._values(tuple(splits), c).to_numpy()
+        return len(values), fill_candidates(values, v, tol)
+
+    def rows_near(self, c: str, v: float, tol: float) -> dict[str, int]:
+        """Rows within ``tol`` of ``v`` per split."""
+        return {n: int(((self.frames[n][c].cast(pl.Float64) - v).abs() <= tol).sum())
+                for n in self.names}
+
+    def rows_any_near(self, fit_set: tuple[str, ...], specs: list[tuple[str, float, float]]
+                      ) -> int:
+        """Rows of the union within ``tol`` of ``v`` in any (column, v, tol) of ``specs``."""
+        return int(self.unions[tuple(fit_set)].select(pl.any_horizontal([
+            ((pl.col(c).cast(pl.Float64) - v).abs() <= tol).fill_null(False)
+            for c, v, tol in specs]).sum()).item())
+
+    def rows_any_nonzero(self, split: str, cols: list[str]) -> int:
+        """Rows of ``split`` non-zero (not null) in any of ``cols``."""
+        nonzero = [(pl.col(c).cast(pl.Float64).fill_null(0.0) != 0) for c in cols]
+        return int(self.frames[split].select(pl.any_horizontal(nonzero).sum()).item())
+
+    def row_sums(self, group: list[str]) -> list[dict[str, bool]]:
+        """Per split, over the rows of ``group``'s columns: a null in some row (``null``), row
+        sums all exactly 1 (``one_hot``), squared sums all 0 or 1 within 1e-6 (``l2``), some
+        squared sum 1 within 1e-6 (``unit``)."""
+        exprs = [pl.col(g).cast(pl.Float64) for g in group]
+        out = []
+        for frame in self.frames.values():
+            sums = frame.select(pl.sum_horizontal(exprs).alias("s"),
+                                pl.sum_horizontal([e * e for e in exprs]).alias("q"),
+                                pl.any_horizontal([e.is_null() for e in exprs]).alias("null"))
+            q = sums["q"]
+            out.append({"null": bool(sums["null"].any()), "one_hot": bool((sums["s"] == 1).all()),
+                        "l2": bool((((q - 1).abs() <= 1e-6) | (q == 0)).all()),
+                        "unit": bool(((q - 1).abs() <= 1e-6).any())})
+        return out
+
+    def label_values(self, split: str) -> pl.Series | None:
+        if split not in self.ys:
+            self.ys[split] = label_values(self.data, split)
+        return self.ys[split]
+
+    def label_range(self) -> tuple[float, float] | None:
+        """(min, max) of the label as floats over every split, or None when it cannot be
+        read as numbers or holds no value."""
+        ys = {n: self.label_values(n) for n in self.names}
+        if any(v is None for v in ys.values()):
+            return None
+        yall = pl.concat([ys[n] for n in self.names]).drop_nulls()  # type: ignore[misc]
+        if yall.len() == 0:
+            return None
+        return float(yall.min()), float(yall.max())  # type: ignore[arg-type]
+
+    def encoding_distincts(self, cols: list[str]
+                           ) -> tuple[dict[str, int], dict[str, int], int]:
+        """Distinct non-null values per column over the later splits (NaN as null), distinct
+        values (null and NaN included) in train, and the later splits' rows."""
+        later = pl.concat([self.data.splits[n].select(cols) for n in self.names[1:]]) \
+            .with_columns(pl.all().fill_nan(None))
+        n_later = dict(zip(cols, later.select(pl.all().drop_nulls().n_unique()).row(0)))
+        n_train = dict(zip(cols, self.data.splits[self.names[0]].select(cols)
+                           .select(pl.all().n_unique()).row(0)))
+        return n_later, n_train, later.height
+
+    def level_keys(self, cols: list[str], keys: list[str]) -> dict[str, str | None]:
+        return encoded_level_keys(self.data, cols, keys, self.names)
+
+    def encoding_fits(self, c: str, key: str) -> dict[str, Any] | None:
+        ys = {n: self.label_values(n) for n in self.names}
+        return encoding_fits(self.data, c, key, ys, self.names, self.fit_sets)  # type: ignore
 
 
 AGGS = ("n", "mean", "std0", "std1", "min", "max", "median", "q25", "q75", "maxabs",
@@ -128,19 +248,14 @@ def row_structure(ctx: Context, group: list[str], union: dict[str, dict[str, Any
     if any(union[g]["negative"] > 0 or union[g]["n"] == 0 for g in group):
         return None
     binary = all(union[g]["integral"] and union[g]["max"] <= 1 for g in group)
-    exprs = [pl.col(g).cast(pl.Float64) for g in group]
     ok_one_hot, ok_l2, any_one = binary, True, False
-    for frame in ctx.frames.values():
-        sums = frame.select(pl.sum_horizontal(exprs).alias("s"),
-                            pl.sum_horizontal([e * e for e in exprs]).alias("q"),
-                            pl.any_horizontal([e.is_null() for e in exprs]).alias("null"))
-        if sums["null"].any():
+    for sums in ctx.row_sums(group):
+        if sums["null"]:
             return None
         if ok_one_hot:
-            ok_one_hot = bool((sums["s"] == 1).all())
-        q = sums["q"]
-        ok_l2 = ok_l2 and bool((((q - 1).abs() <= 1e-6) | (q == 0)).all())
-        any_one = any_one or bool(((q - 1).abs() <= 1e-6).any())
+            ok_one_hot = sums["one_hot"]
+        ok_l2 = ok_l2 and sums["l2"]
+        any_one = any_one or sums["unit"]
     if ok_one_hot:
         return "one_hot"
     if ok_l2 and any_one and not binary:
