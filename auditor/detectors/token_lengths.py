@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -59,12 +59,14 @@ class SequenceLengths:
     def run(self, data: AuditData) -> list[Finding]:
         require_tokens(data)
         lay = layout_of(data)
-        col = data.tokens.input_ids
-        findings = [self._distribution(lay, col)]
-        trunc = {n: s.content >= lay.max_length for n, s in lay.splits.items()}
-        limit = (f"max_length {lay.max_length:,}" if lay.max_length_declared else
-                 f"the longest stored row ({lay.max_length:,} tokens; max_length not declared)")
-        p = RowProblem.of(lay, trunc)
+        return self.judge(measure_lengths(lay), data.tokens.input_ids, tokenizer_of(data))
+
+    def judge(self, m: "LengthMeasures", col: str, tok: Any) -> list[Finding]:
+        """The findings from the aggregates of :class:`LengthMeasures` (both engines)."""
+        findings = [self._distribution(m, col)]
+        limit = (f"max_length {m.max_length:,}" if m.max_length_declared else
+                 f"the longest stored row ({m.max_length:,} tokens; max_length not declared)")
+        p = m.truncated
         if p.count:
             sev = grade(share(p.count, p.total), warn=self.truncation_warn_above,
                         fail=self.truncation_fail_above)
@@ -72,39 +74,36 @@ class SequenceLengths:
                                      threshold=self.truncation_warn_above,
                                      message=p.sentence("rows", f"reach {limit}: they were "
                                                         "probably truncated"), evidence={}))
-        eos = lay.roles.eos
-        uncut = np.concatenate([(s.content > 0) & ~trunc[n] for n, s in lay.splits.items()])
-        last = lay.concat("last")
-        if eos is not None and uncut.any() and np.mean(last[uncut] == eos) >= 0.5 and p.count:
-            cut = {n: trunc[n] & (s.last != eos) for n, s in lay.splits.items()}
-            q = RowProblem.of(lay, cut)
-            if q.count:
-                sev = grade(share(q.count, q.total), warn=self.eos_cut_warn_above,
-                            fail=self.eos_cut_fail_above)
-                findings.append(row_finding(
-                    q, severity=sev, metric="eos_cut", subject=col,
-                    threshold=self.eos_cut_warn_above,
-                    message=q.sentence("rows", f"lost their EOS (id {eos}) to truncation at "
-                                       f"{limit}, while the other rows end with it"),
-                    evidence={"examples": [{"split": s, "row": r} for s, r in
-                                           q.examples(20)]}))
-        findings += self._drift(data, lay, col)
+        q = m.eos_cut
+        if q is not None and q.count:
+            sev = grade(share(q.count, q.total), warn=self.eos_cut_warn_above,
+                        fail=self.eos_cut_fail_above)
+            findings.append(row_finding(
+                q, severity=sev, metric="eos_cut", subject=col,
+                threshold=self.eos_cut_warn_above,
+                message=q.sentence("rows", f"lost their EOS (id {m.eos}) to truncation at "
+                                   f"{limit}, while the other rows end with it"),
+                evidence={"examples": [{"split": s, "row": r} for s, r in
+                                       q.examples(20)]}))
+        findings += self._drift(m, col, tok)
         return findings
 
-    def _distribution(self, lay: Layout, col: str) -> Finding:
-        content = {n: s.content for n, s in lay.splits.items()}
-        hi = max((int(c.max()) for c in content.values() if len(c)), default=0)
-        lo = min((int(c.min()) for c in content.values() if len(c)), default=0)
+    def _distribution(self, m: "LengthMeasures", col: str) -> Finding:
+        content = m.lengths
+        rows = {n: int(c.sum()) for n, (_, c) in content.items()}
+        hi = max((int(v[-1]) for v, _ in content.values() if len(v)), default=0)
+        lo = min((int(v[0]) for v, _ in content.values() if len(v)), default=0)
         edges = np.unique(np.linspace(lo, hi + 1, min(31, hi - lo + 2)).round())
-        series = {n: (np.histogram(c, bins=edges)[0] / max(len(c), 1)).round(6).tolist()
-                  for n, c in content.items()}
-        table = [{"split": n, "rows": len(c), "mean": round(float(c.mean()), 1) if len(c) else 0,
-                  "p50": int(np.percentile(c, 50)) if len(c) else 0,
-                  "p95": int(np.percentile(c, 95)) if len(c) else 0,
-                  "max": int(c.max()) if len(c) else 0} for n, c in content.items()]
+        series = {n: (np.histogram(v, bins=edges, weights=c)[0] / max(rows[n], 1))
+                  .round(6).tolist() for n, (v, c) in content.items()}
+        table = [{"split": n, "rows": rows[n],
+                  "mean": round(table_mean(v, c), 1) if rows[n] else 0,
+                  "p50": int(table_quantile(v, c, 0.5)) if rows[n] else 0,
+                  "p95": int(table_quantile(v, c, 0.95)) if rows[n] else 0,
+                  "max": int(v[-1]) if rows[n] else 0} for n, (v, c) in content.items()]
         desc = "; ".join(f"{r['split']} median {r['p50']:,}, p95 {r['p95']:,}" for r in table)
         return Finding(severity=Severity.INFO, metric="length_distribution", subject=col,
-                       splits=list(content), count=sum(len(c) for c in content.values()),
+                       splits=list(content), count=sum(rows.values()),
                        message=f"Content length in tokens (padding excluded): {desc}.",
                        evidence={"chart": {"type": "hist", "edges": edges.tolist(),
                                            "series": series, "xlabel": "content tokens",
@@ -112,20 +111,21 @@ class SequenceLengths:
                                            "title": "Sequence length per split"},
                                  "by_split": table})
 
-    def _drift(self, data: AuditData, lay: Layout, col: str) -> list[Finding]:
-        names = list(lay.splits)
+    def _drift(self, m: "LengthMeasures", col: str, tok: Any) -> list[Finding]:
+        names = list(m.lengths)
         if len(names) < 2:
             return []
-        base = lay.splits[names[0]]
-        qs = np.quantile(base.content, np.linspace(0, 1, self.bins + 1)[1:-1]) \
-            if base.rows else np.array([])
+        bv, bc = m.lengths[names[0]]
+        b_rows = int(bc.sum())
+        qs = table_quantile(bv, bc, np.linspace(0, 1, self.bins + 1)[1:-1]) \
+            if b_rows else np.array([])
         edges = np.concatenate([[-np.inf], np.unique(qs), [np.inf]])
-        e_counts = np.histogram(base.content, bins=edges)[0]
-        tok = tokenizer_of(data)
+        e_counts = np.histogram(bv, bins=edges, weights=bc)[0].astype(np.int64)
         out = []
         for later in names[1:]:
-            s = lay.splits[later]
-            a_counts = np.histogram(s.content, bins=edges)[0]
+            sv, sc = m.lengths[later]
+            s_rows = int(sc.sum())
+            a_counts = np.histogram(sv, bins=edges, weights=sc)[0].astype(np.int64)
             value, _ = psi(e_counts, a_counts)
             _, pvalue = chi2_test(np.vstack([e_counts, a_counts]))
             sev = grade(value, warn=self.psi_warn_above, fail=self.psi_fail_above)
@@ -133,35 +133,95 @@ class SequenceLengths:
             if sev != Severity.INFO and not pvalue < self.alpha:
                 sev, note = Severity.INFO, (f"; not significant at this sample size "
                                             f"(p = {pvalue:.2g} >= {self.alpha})")
-            m_a = float(base.content.mean()) if base.rows else 0.0
-            m_b = float(s.content.mean()) if s.rows else 0.0
+            m_a = table_mean(bv, bc) if b_rows else 0.0
+            m_b = table_mean(sv, sc) if s_rows else 0.0
             out.append(Finding(
                 severity=sev, metric="length_psi", subject=col, value=value,
-                threshold=self.psi_fail_above, count=s.rows, splits=[names[0], later],
+                threshold=self.psi_fail_above, count=s_rows, splits=[names[0], later],
                 message=(f"Length PSI {names[0]} → {later} is {value:.3f} (mean content length "
-                         f"{m_a:,.1f} → {m_b:,.1f} tokens over {fmt_count(s.rows)} {later} rows)"
+                         f"{m_a:,.1f} → {m_b:,.1f} tokens over {fmt_count(s_rows)} {later} rows)"
                          f"{note}"),
                 evidence={"p-value": pvalue, "bins": [
                     {"content length": _bin_label(edges, i), names[0]: int(e_counts[i]),
                      later: int(a_counts[i])} for i in range(len(e_counts))]}))
-            js = js_distance(base.token_counts, s.token_counts)
-            pa = base.token_counts / max(base.token_counts.sum(), 1)
-            pb = s.token_counts / max(s.token_counts.sum(), 1)
+            base_tc, s_tc = m.token_counts[names[0]], m.token_counts[later]
+            js = js_distance(base_tc, s_tc)
+            pa = base_tc / max(base_tc.sum(), 1)
+            pb = s_tc / max(s_tc.sum(), 1)
             diff = pb - pa
             top = np.argsort(-np.abs(diff), kind="stable")[:self.top_tokens]
             top = top[np.abs(diff[top]) > 0]
             names_ = tok.token_strings(top.tolist())
-            rows = [{"id": int(i), "token": short(repr(sv), 40),
+            rows = [{"id": int(i), "token": short(repr(sv_), 40),
                      f"{names[0]} share": round(float(pa[i]), 6),
-                     f"{later} share": round(float(pb[i]), 6)} for i, sv in zip(top, names_)]
+                     f"{later} share": round(float(pb[i]), 6)} for i, sv_ in zip(top, names_)]
             out.append(Finding(
                 severity=Severity.INFO, metric="token_frequency_js", subject=col, value=js,
-                count=int(s.token_counts.sum()), splits=[names[0], later],
+                count=int(s_tc.sum()), splits=[names[0], later],
                 message=(f"Token-frequency Jensen–Shannon distance {names[0]} → {later} is "
-                         f"{js:.3f} over {fmt_count(int(s.token_counts.sum()))} {later} content "
+                         f"{js:.3f} over {fmt_count(int(s_tc.sum()))} {later} content "
                          "tokens (0 = same distribution, 1 = disjoint)"),
                 evidence={"tokens whose share moved most": rows}))
         return out
+
+
+@dataclass
+class LengthMeasures:
+    """What tokens.lengths judges, per split: the table of content lengths (sorted distinct
+    lengths and their row counts), the content-token counts over the vocabulary, the truncated
+    rows and (when most uncut rows end with the EOS) the truncated rows without it."""
+
+    lengths: dict[str, tuple[np.ndarray, np.ndarray]]
+    token_counts: dict[str, np.ndarray]
+    truncated: RowProblem
+    eos_cut: RowProblem | None
+    eos: int | None
+    max_length: int
+    max_length_declared: bool
+
+
+def measure_lengths(lay: Layout) -> LengthMeasures:
+    """:class:`LengthMeasures` from the polars layout."""
+    trunc = {n: s.content >= lay.max_length for n, s in lay.splits.items()}
+    p = RowProblem.of(lay, trunc)
+    eos = lay.roles.eos
+    uncut = np.concatenate([(s.content > 0) & ~trunc[n] for n, s in lay.splits.items()])
+    last = lay.concat("last")
+    q = None
+    if eos is not None and uncut.any() and np.mean(last[uncut] == eos) >= 0.5 and p.count:
+        q = RowProblem.of(lay, {n: trunc[n] & (s.last != eos) for n, s in lay.splits.items()})
+    return LengthMeasures(
+        lengths={n: np.unique(s.content, return_counts=True) for n, s in lay.splits.items()},
+        token_counts={n: s.token_counts for n, s in lay.splits.items()}, truncated=p,
+        eos_cut=q, eos=eos, max_length=lay.max_length,
+        max_length_declared=lay.max_length_declared)
+
+
+def table_mean(values: np.ndarray, counts: np.ndarray) -> float:
+    """The mean of integer values given as a count table (exact sum, one division: equal to
+    ``np.mean`` of the expanded integers)."""
+    return float(int((values.astype(np.int64) * counts.astype(np.int64)).sum())
+                 / int(counts.sum()))
+
+
+def table_quantile(values: np.ndarray, counts: np.ndarray, q: Any) -> Any:
+    """``np.quantile(np.repeat(values, counts), q)`` (method 'linear') without expanding the
+    table: the order statistics at floor((n-1)q) and the next one, interpolated with numpy's
+    own formula."""
+    qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    n = int(counts.sum())
+    ends = np.cumsum(counts)
+    vi = (n - 1) * qs
+    prev = np.floor(vi)
+    gamma = vi - prev
+    lo = prev.astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    a = values[np.searchsorted(ends, lo, side="right")]
+    b = values[np.searchsorted(ends, hi, side="right")]
+    diff = np.subtract(b, a)
+    out = np.asanyarray(np.add(a, diff * gamma))
+    np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)
+    return out if np.ndim(q) else out[0]
 
 
 def _bin_label(edges: np.ndarray, i: int) -> str:
