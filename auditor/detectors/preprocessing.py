@@ -148,28 +148,34 @@ class PreprocessingFit:
 
     # ------------------------------------------------------------------------------------------
     def run(self, data: AuditData) -> list[Finding]:
+        return self.findings(data, self.fingerprints)
+
+    def findings(self, data: Any, fingerprints: Any) -> list[Finding]:
+        """The code scan, then ``fingerprints(data)`` (the polars measuring of
+        :meth:`fingerprints`, or the spark engine's), then the "nothing found" finding."""
         findings: list[Finding] = []
         scanned = ""
-        if data.pipeline:
+        pipeline = getattr(data, "pipeline", None) or ()
+        if pipeline:
             from auditor.codescan import scan_paths
 
             try:
-                findings += scan_paths(list(data.pipeline), self.extra_fitters)
-                scanned = (f" and scanned {len(data.pipeline)} pipeline "
-                           f"file{'s' * (len(data.pipeline) > 1)}")
+                findings += scan_paths(list(pipeline), self.extra_fitters)
+                scanned = (f" and scanned {len(pipeline)} pipeline "
+                           f"file{'s' * (len(pipeline) > 1)}")
             except InputError as err:
                 findings.append(Finding(
                     severity=Severity.WARN, metric="pipeline_unreadable", message=str(err),
-                    evidence={"files": [str(p) for p in data.pipeline]}))
+                    evidence={"files": [str(p) for p in pipeline]}))
         if len(data.splits) < 2:
-            if not data.pipeline:
+            if not pipeline:
                 raise NotApplicable("only one split and no pipeline code: nothing can have "
                                     "been fitted across splits")
         elif not data.features:
-            if not data.pipeline:
+            if not pipeline:
                 raise NotApplicable("no feature columns: no fitted transform to fingerprint")
         else:
-            findings += self.fingerprints(data)
+            findings += fingerprints(data)
         if not any(f.severity != Severity.INFO for f in findings):
             cols = data.features_of(Kind.NUMERIC, Kind.BOOLEAN)
             findings.append(Finding(
@@ -178,7 +184,7 @@ class PreprocessingFit:
                 message=f"0 of {fmt_count(len(cols))} numeric columns carry the fingerprint of a "
                         f"scaler, imputer or encoder fitted beyond train{scanned}; nothing "
                         "found." if len(data.splits) > 1 else
-                        f"Scanned {len(data.pipeline)} pipeline file(s); nothing found."))
+                        f"Scanned {len(pipeline)} pipeline file(s); nothing found."))
         return findings
 
     def fingerprints(self, data: AuditData) -> list[Finding]:
@@ -192,20 +198,26 @@ class PreprocessingFit:
         per_split = {n: summarise(frames[n], cols) for n in names}
         per_set = {s: summarise(u, cols) for s, u in unions.items()}
         ctx = Context(data, names, cols, frames, fit_sets, unions, per_split, per_set)
-        scaled: list[Finding] = []
-        eps: dict[str, float] = {}
         schema = data.splits[names[0]].schema  # built anew on every access: once
-        for c in cols:
-            dtype = schema[c]
-            if dtype.is_float():
-                eps[c] = EPS32 if dtype == pl.Float32 else EPS64
+        eps = {c: EPS32 if schema[c] == pl.Float32 else EPS64 for c in cols
+               if schema[c].is_float()}
+        return self.judge(ctx, eps)
+
+    def judge(self, ctx: Any, eps: dict[str, float]) -> list[Finding]:
+        """The fingerprints' findings from ``ctx`` (its summaries and measuring operations:
+        :class:`~auditor.stats.preprocessing.Context` or the spark engine's) and the machine
+        epsilon ``eps`` of every float column, in column order."""
+        names = ctx.names
+        scaled: list[Finding] = []
+        for c in ctx.cols:
+            if c in eps:
                 scaling = self._scaling(ctx, c, eps[c])
                 if scaling:
                     scaled.append(scaling)
         findings = group_scalings(scaled, names[0], self.max_examples)
         findings += group_imputations(ctx, self._imputations(ctx, eps), self.max_examples)
         findings += group_categories(ctx, self._zero_in_train(ctx), self.max_examples)
-        findings += self._target_encoding(ctx)
+        findings += self._target_encoding(ctx, eps)
         return findings
 
     # -- tolerances ----------------------------------------------------------------------------
@@ -500,7 +512,7 @@ class PreprocessingFit:
         return None, best
 
     # -- target encoding -----------------------------------------------------------------------
-    def _target_encoding(self, ctx: Context) -> list[Finding]:
+    def _target_encoding(self, ctx: Context, eps_of: dict[str, float]) -> list[Finding]:
         data = ctx.data
         y = data.label
         if not y or data.label_kind not in (LabelKind.BINARY, LabelKind.NUMERIC):
@@ -511,13 +523,12 @@ class PreprocessingFit:
             return []
         ylo, yhi = label_range
         ymax = max(abs(ylo), abs(yhi), 1.0)
-        schema = data.splits[names[0]].schema  # built anew on every access: once
         keys = [k for k in data.features_of(Kind.CATEGORICAL, Kind.NUMERIC, Kind.BOOLEAN)
-                if not schema[k].is_float()]
+                if k not in eps_of]  # eps_of: every float column
         inside = []  # float columns within the label's range: could hold a target encoding
         for c in ctx.cols:
             s = ctx.per_set[tuple(names)][c]
-            if not schema[c].is_float() or s["integral"] or not finite(s):
+            if c not in eps_of or s["integral"] or not finite(s):
                 continue
             if s["min"] < ylo - 1e-9 * ymax or s["max"] > yhi + 1e-9 * ymax:
                 continue
@@ -531,7 +542,7 @@ class PreprocessingFit:
         level_keys = ctx.level_keys(encoded, keys)
         findings = []
         for c in encoded:
-            eps = EPS32 if schema[c] == pl.Float32 else EPS64
+            eps = eps_of[c]
             # a raw level column: examined at any number of levels (group_by, linear cost)
             candidates = [k for k in (level_keys[c],) if k]
             if n_later[c] <= self.max_levels and n_train[c] <= self.max_levels:
