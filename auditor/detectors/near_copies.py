@@ -54,28 +54,35 @@ def grid_near_pairs(encode: Any, reference: pl.DataFrame, later: pl.DataFrame,
     weights = rng.uniform(1.0, 2.0, size=(tables, width)) * np.exp2(rng.integers(
         0, 20, size=(tables, width)))
 
-    def keys(frame: pl.DataFrame, index: np.ndarray, name: str) -> pl.DataFrame:
-        parts = []
-        for s in range(0, len(index), ENCODE_ROWS):
-            idx = index[s:s + ENCODE_ROWS]
-            k = cell_keys(encode(frame[idx]), offsets, threshold, weights)
-            parts.append(pl.DataFrame({name: np.repeat(idx, tables),
-                                       "t": np.tile(np.arange(tables), len(idx)),
-                                       "h": k.ravel()}))
-        return pl.concat(parts)
+    def keys(frame: pl.DataFrame, index: np.ndarray) -> np.ndarray:
+        """Cell keys of ``frame[index]``: rows x tables (uint64), encoded in blocks."""
+        return np.vstack([cell_keys(encode(frame[index[s:s + ENCODE_ROWS]]), offsets,
+                                    threshold, weights)
+                          for s in range(0, len(index), ENCODE_ROWS)])
 
-    kr = keys(reference, np.arange(reference.height), "ref")
-    kl = keys(later, np.asarray(rows, dtype=np.int64), "row")
-    sizes = (kr.group_by("t", "h").len("a")
-             .join(kl.group_by("t", "h").len("b"), on=["t", "h"])
-             .with_columns(pairs=pl.col("a").cast(pl.Int64) * pl.col("b").cast(pl.Int64)))
+    ref_idx = np.arange(reference.height)
+    rows = np.asarray(rows, dtype=np.int64)
+    kr, kl = keys(reference, ref_idx), keys(later, rows)
+    # One single-key (u64) hash join per grid: the reference rows are first cut down to the
+    # keys some later row has, so only the (few) matching cells are grouped and counted.
+    per_table = []
+    for t in range(tables):
+        left = pl.DataFrame({"row": rows, "h": kl[:, t]})
+        right = pl.DataFrame({"ref": ref_idx, "h": kr[:, t]}).join(left.select("h"), on="h",
+                                                                     how="semi")
+        sizes = (right.group_by("h").len("a")
+                 .join(left.group_by("h").len("b"), on="h")
+                 .with_columns(pairs=pl.col("a").cast(pl.Int64) * pl.col("b").cast(pl.Int64)))
+        per_table.append((left, right, sizes))
     note = ""
-    if sizes.height and int(sizes["pairs"].sum()) > max_candidates:
-        sizes = sizes.filter(pl.col("pairs") <= 64)  # dense cells: discrete data
+    if sum(int(s["pairs"].sum()) for _, _, s in per_table if s.height) > max_candidates:
+        per_table = [(left, right, s.filter(pl.col("pairs") <= 64))  # dense cells: discrete
+                     for left, right, s in per_table]
         note = ("cells holding many rows (discrete values on a grid) were skipped: the pair "
                 "list can miss copies among them")
-    cand = (kr.join(sizes.select("t", "h"), on=["t", "h"])
-            .join(kl, on=["t", "h"]).select("ref", "row").unique().sort("row", "ref"))
+    cand = (pl.concat([right.join(s.select("h"), on="h", how="semi").join(left, on="h")
+                       .select("ref", "row") for left, right, s in per_table])
+            .unique().sort("row", "ref"))
     if cand.height > max_candidates:
         cand = cand.head(max_candidates)
         note = f"the search stopped at {max_candidates:,} candidate pairs"
