@@ -92,6 +92,13 @@ def compare_all(check: Any, columns: list[str], ref: dict[str, Sample],
 
     big = sum(len(ref[c].values if ref[c].values is not None else ()) for c in columns)
     drifts = map_columns(one, columns, workers=None if big > 200_000 else 1)
+    return grade_all(check, drifts)
+
+
+def grade_all(check: Any, drifts: list[ColumnDrift]) -> list[tuple[ColumnDrift, Verdict]]:
+    """Adjust the p-values of one comparison's columns together (BH over chi-square and KS;
+    Bonferroni over every level tested), grade each column (:func:`judge`); in place on the
+    levels. The spark engine calls it on drifts measured from aggregates."""
     family = [d.chi2_p for d in drifts] + [d.ks_p if d.ks_p is not None else math.nan
                                            for d in drifts]
     adjusted = bh_adjust(np.array(family, dtype=float))

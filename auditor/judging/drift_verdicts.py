@@ -243,7 +243,9 @@ def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any
 
 def evidence(check: Any, cd: ColumnDrift, v: Verdict, ref: str, cur: str,
              ref_s: Sample, cur_s: Sample) -> dict[str, Any]:
-    if cd.kind in NUMERIC_KINDS:
+    if cd.chart is not None:
+        chart = cd.chart
+    elif cd.kind in NUMERIC_KINDS:
         assert ref_s.values is not None and cur_s.values is not None
         chart = numeric_chart(cd, ref_s.values, cur_s.values, ref, cur, check.hist_bins,
                               check.top_categories)
