@@ -88,6 +88,8 @@ class ColumnDrift:
     good_turing_sd: float | None = None  # its standard error (Esty)
     variants: dict[str, str] = field(default_factory=dict)  # new value -> reference value it
     # equals up to case, whitespace and punctuation (schema.consistency's normalisation)
+    chart: dict[str, Any] | None = None  # a chart measured elsewhere (the spark engine's
+    # histogram from binned counts), used by the evidence instead of one drawn from values
 
     @property
     def null_rate_delta(self) -> float:
