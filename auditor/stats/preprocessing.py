@@ -329,16 +329,22 @@ def encoding_fits(data: AuditData, c: str, key: str, ys: dict[str, pl.Series],
         rows = pl.concat([frame(n) for n in fs]).drop_nulls("y")
         p = float(rows["y"].mean())
         lv = rows.group_by("k").agg(pl.len().alias("n"), pl.col("y").mean().alias("ybar"))
-        j = mapping.join(lv, on="k", how="inner").sort("w", "k", descending=[True, False],
-                                                      nulls_last=True)
-        n, ybar, v, w = (j[x].to_numpy().astype(float) for x in ("n", "ybar", "v", "w"))
-        rmse, m = best_smoothing(n, ybar, v, w, p)
-        out["+".join(fs)] = {
-            "rmse": rmse, "m": m, "levels": j.height, "rows": rows.height,
+        out["+".join(fs)] = level_fit(mapping, lv, p, rows.height)
+    return out
+
+
+def level_fit(mapping: pl.DataFrame, lv: pl.DataFrame, p: float, rows: int) -> dict[str, Any]:
+    """One fit set's encoding fit from per-level aggregates: ``mapping`` (k: level, v: the
+    encoded value, w: its later rows) and ``lv`` (k, n: labelled rows, ybar: their mean label)
+    over the fit set, ``p`` its mean label over ``rows`` labelled rows."""
+    j = mapping.join(lv, on="k", how="inner").sort("w", "k", descending=[True, False],
+                                                  nulls_last=True)
+    n, ybar, v, w = (j[x].to_numpy().astype(float) for x in ("n", "ybar", "v", "w"))
+    rmse, m = best_smoothing(n, ybar, v, w, p)
+    return {"rmse": rmse, "m": m, "levels": j.height, "rows": rows,
             "examples": [{"level": short(k), "value": vv, "label_mean": yb, "rows": int(nn)}
                          for k, vv, yb, nn in zip(j["k"].head(20).to_list(), v[:20], ybar[:20],
                                                   n[:20])]}
-    return out
 
 
 def best_smoothing(n: np.ndarray, ybar: np.ndarray, v: np.ndarray, w: np.ndarray,
