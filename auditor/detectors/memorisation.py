@@ -143,11 +143,17 @@ class Memorisation:
         plans = []
         width = enc.dense(reference[:1], onehot_scale=scale).shape[1] + 1
         affordable = int(self.max_comparisons // (len(ref_idx) * width * max(len(later), 1)))
+        every_exact: dict[str, np.ndarray] = {}  # splits searched whole by the grid
         for i, name in enumerate(later):
             frame = data.splits[name]
             scan = min(self.eval_rows, max(affordable, 1_000))
             pick = sample_rows(frame.height, scan, seed + 13 + i)
-            exact = _exact_copies(data, first, name, cols, pick)
+            if self._grid_runs(len(pick), frame.height, len(ref_idx), width):
+                every_exact[name] = _exact_copies(data, first, name, cols,
+                                                  np.arange(frame.height))
+                exact = every_exact[name][pick]
+            else:
+                exact = _exact_copies(data, first, name, cols, pick)
             keep = pick[~exact]
             plans.append((name, frame.height, pick, int(exact.sum()), keep, i))
             queries.append(enc.dense(frame.select(cols)[keep], onehot_scale=scale))
@@ -167,26 +173,29 @@ class Memorisation:
             nn = nearest[offset:offset + len(keep)]
             offset += len(keep)
             grid = None
-            cells = (len(ref_idx) + total) * width
-            if len(pick) < total and self.grid_tables and cells <= self.max_grid_cells:
+            if name in every_exact:
                 grid = self._grid(data, enc, reference, ref_idx, first, name, cols, threshold,
-                                  seed + 31 + i)
+                                  seed + 31 + i, every_exact[name])
             findings.append(self._finding(data, first, name, total, len(pick), n_exact, keep,
                                           d, ref_idx[nn], baseline, threshold, len(ref_idx),
                                           train.height, cols, grid))
         return findings
 
+    def _grid_runs(self, sampled: int, total: int, n_ref: int, width: int) -> bool:
+        """Is a split only sampled and small enough for the shifted-grid search of all rows?"""
+        return (sampled < total and bool(self.grid_tables)
+                and (n_ref + total) * width <= self.max_grid_cells)
+
     def _grid(self, data: AuditData, enc: Encoder, reference: pl.DataFrame,
               ref_idx: np.ndarray, first: str, name: str, cols: list[str], threshold: float,
-              seed: int) -> tuple[pl.DataFrame, str, int]:
-        """Near-copy pairs over every row of ``name`` (exact copies left out) by the shifted-grid
-        hash join of :mod:`auditor.detectors.near_copies`: (pairs as train row, later row,
-        distance; note; rows searched)."""
+              seed: int, exact: np.ndarray) -> tuple[pl.DataFrame, str, int]:
+        """Near-copy pairs over every row of ``name`` (exact copies, ``exact``, left out) by the
+        shifted-grid hash join of :mod:`auditor.detectors.near_copies`: (pairs as train row,
+        later row, distance; note; rows searched)."""
         from auditor.detectors.near_copies import grid_near_pairs
 
         frame = data.splits[name]
-        every = np.arange(frame.height)
-        rows = every[~_exact_copies(data, first, name, cols, every)]
+        rows = np.arange(frame.height)[~exact]
         found, note = grid_near_pairs(lambda f: enc.dense(f, onehot_scale=1 / math.sqrt(2)),
                                       reference, frame.select(cols), rows, threshold,
                                       tables=self.grid_tables, seed=seed)
