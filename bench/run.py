@@ -4,10 +4,14 @@ total wall time and peak RSS as a table.
     python bench/run.py --sizes 100000 1000000            # full default suite
     python bench/run.py --sizes 1000000 --no-models       # without separability probes
     python bench/run.py --sizes 1000000 --checks drift.features drift.label
+    python bench/run.py --sizes 1000000 --suite fast --save bench/results/run-1m-fast.txt
 
 Each size runs in a fresh subprocess (so peak RSS is per size), wrapped in `/usr/bin/time -v`
 when it is installed (Debian package `time`); the child also reports its own
 `resource.getrusage` peak. Data come from bench/make_data.py (generated on first use).
+On a shared machine compare the CPU seconds (user + system of the whole child process, from
+`/usr/bin/time -v`, else `getrusage(RUSAGE_CHILDREN)`): wall times measure the neighbours too.
+The load average is printed with each size.
 """
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 
-def child(rows: int, checks: list[str] | None, no_models: bool, data_dir: Path) -> None:
+def child(rows: int, checks: list[str] | None, no_models: bool, data_dir: Path,
+          suite_name: str = "default") -> None:
     """Run one audit in this process and print a JSON line with timings."""
     sys.path.insert(0, str(HERE))
     from make_data import generate
@@ -39,7 +44,7 @@ def child(rows: int, checks: list[str] | None, no_models: bool, data_dir: Path) 
     from auditor.core.config import parse_config
     from auditor.core.suites import read_suite
 
-    suite = read_suite("default")
+    suite = read_suite(suite_name)
     ids = [c for c in suite if (not checks or c in checks)
            and not (no_models and c.startswith("separability."))]
     suite_file = data_dir / f"bench-suite-{os.getpid()}.yaml"
@@ -64,17 +69,22 @@ def child(rows: int, checks: list[str] | None, no_models: bool, data_dir: Path) 
 
 
 def run_size(rows: int, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, __file__, "--child", str(rows), "--data", str(args.data)]
+    """One size in a fresh child process: its JSON line plus process wall, CPU, peak RSS."""
+    cmd = [sys.executable, __file__, "--child", str(rows), "--data", str(args.data),
+           "--suite", getattr(args, "suite", "default")]
     if args.checks:
         cmd += ["--checks", *args.checks]
     if args.no_models:
         cmd.append("--no-models")
-    timer = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
+    timer = "/usr/bin/time" if Path("/usr/bin/time").exists() else shutil.which("time")
     if timer:
         cmd = [timer, "-v", *cmd]
+    load0 = os.getloadavg()[0]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     outer = time.perf_counter() - t
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("BENCH ")), None)
     if line is None:
         sys.exit(f"benchmark child failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
@@ -82,6 +92,10 @@ def run_size(rows: int, args: argparse.Namespace) -> dict:
     res["process_s"] = outer
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     res["time_v_peak_mb"] = int(m.group(1)) / 1024 if m else None
+    cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)",
+                                          proc.stderr))
+    res["process_cpu_s"] = cpu or (ru1.ru_utime - ru0.ru_utime + ru1.ru_stime - ru0.ru_stime)
+    res["loadavg"] = [round(load0, 1), round(os.getloadavg()[0], 1)]
     return res
 
 
@@ -90,14 +104,26 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     ap.add_argument("--checks", nargs="+")
     ap.add_argument("--no-models", action="store_true", help="skip separability.* checks")
+    ap.add_argument("--suite", default="default", help="built-in suite name (default, fast)")
+    ap.add_argument("--save", type=Path, help="also write the printed table to this file")
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.checks, args.no_models, args.data)
+        child(args.child, args.checks, args.no_models, args.data, args.suite)
         return
     results = [run_size(n, args) for n in args.sizes]
+    lines: list[str] = []
+
+    def print(text: str = "") -> None:  # noqa: A001 - the table goes to stdout and --save
+        lines.append(text)
+        sys.stdout.write(text + "\n")
+
     ids = [c["id"] for c in results[0]["checks"]]
+    what = (f"suite {args.suite}" + (" without separability.*" if args.no_models else "")
+            + (f", checks {' '.join(args.checks)}" if args.checks else ""))
+    print(f"auditor bench/run.py, {what}, measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+          f" on {os.cpu_count()} cores; per-check figures are wall seconds")
     head = f"{'check':32}" + "".join(f"{r['rows']:>14,}" for r in results)
     print(head)
     print("-" * len(head))
@@ -111,15 +137,20 @@ def main() -> None:
     for label, key, unit in (("audit wall (load + checks)", "wall_s", "s"),
                              ("html render", "render_s", "s"),
                              ("process wall (incl. startup)", "process_s", "s"),
+                             ("process CPU (user + sys)", "process_cpu_s", "s"),
                              ("peak RSS (getrusage)", "peak_rss_mb", " MB"),
                              ("peak RSS (/usr/bin/time -v)", "time_v_peak_mb", " MB")):
         vals = "".join(f"{r[key]:>13.1f}{unit}" if r.get(key) is not None else f"{'n/a':>14}"
                        for r in results)
         print(f"{label:32}{vals}")
+    print(f"{'load average (before, after)':32}" + "".join(
+        f"{r['loadavg'][0]:>8.1f}/{r['loadavg'][1]:<5.1f}" for r in results))
     print()
     for r in results:
         print(f"status at {r['rows']:,} rows: " + ", ".join(
             f"{c['id']}={c['status']}" for c in r["checks"]))
+    if args.save:
+        args.save.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
