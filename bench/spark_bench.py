@@ -1,14 +1,18 @@
-"""Time the checks the spark engine runs, on both engines, on the same generated Parquet files:
-wall time, peak RSS of the Python driver and of the Spark JVM (local mode: driver and
-executors in one JVM).
+"""Time the auditor on both engines, on the same generated Parquet folders: wall time, CPU
+seconds, peak resident memory (VmHWM) of the Python driver and of the Spark JVM (local mode:
+driver and executors in one JVM), the load average, and both engines' statuses side by side.
 
-    python bench/spark_bench.py --rows 10000000 [--master local[2]] [--driver-memory 2g]
+    python bench/spark_bench.py --rows 10000000 [--master local[2]] [--driver-memory 1g]
+    python bench/spark_bench.py --rows 50000000 --engines spark     # polars does not fit
 
 Data: ``bench/make_data.py`` (train = rows, test = rows / 4, 40 columns, planted problems),
-generated once under ``bench/data/<rows>/``. Each engine runs ``auditor run`` in a fresh
-process (so peaks are per run) with a suite of the checks that have a Spark implementation;
-the process tree's resident memory is sampled every 0.2 s from /proc (Python driver and JVM
-separately). Prints one row per engine and writes ``bench/results/spark-<rows>.json``.
+written once as Parquet folders under ``/tmp/auditor-bench/<rows>/`` and reused when present.
+Each engine runs ``auditor run`` in a fresh process (so peaks are per run). ``--suite spark``
+(default) runs the checks of the default suite that have a Spark implementation
+(``auditor.engines.spark_checks.SPARK_CHECKS``, read when the bench starts); ``--suite
+default`` runs the whole default suite (Spark skips the rest with the reason). The process
+tree is sampled every 0.5 s from /proc: VmHWM and utime + stime of the Python process and of
+any java descendant. Writes ``bench/results/spark-<rows>.json``.
 """
 from __future__ import annotations
 
@@ -24,15 +28,21 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SUITE = """description: the checks with a spark implementation (auditor/engines/spark_checks.py)
-checks:
-  leakage.duplicates: {}
-  leakage.group_overlap: {}
-  leakage.temporal: {}
-  drift.label: {}
-  drift.features: {}
-  separability.adversarial: {}
-"""
+DATA = Path("/tmp/auditor-bench")
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def spark_suite() -> str:
+    """YAML of the default suite's checks that run on Spark."""
+    sys.path.insert(0, str(ROOT))
+    import yaml
+
+    from auditor.engines.spark_checks import SPARK_CHECKS
+
+    default = yaml.safe_load((ROOT / "checks" / "default.yaml").read_text())
+    ids = [c for c in default["checks"] if c in SPARK_CHECKS]
+    return yaml.safe_dump({"description": "the default suite's checks with a Spark "
+                                          "implementation", "checks": {c: {} for c in ids}})
 
 
 def _children(pid: int) -> list[int]:
@@ -45,14 +55,23 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _rss_kb(pid: int) -> int:
+def _status_kb(pid: int, field: str = "VmHWM:") -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def _cpu_s(pid: int) -> float:
+    """utime + stime of the process (its own threads), seconds."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _name(pid: int) -> str:
@@ -62,82 +81,116 @@ def _name(pid: int) -> str:
         return ""
 
 
-def run_measured(cmd: list[str]) -> dict[str, float]:
-    """Run ``cmd``; sample RSS of the Python process and of any java descendant."""
+def run_measured(cmd: list[str], log: Path) -> dict[str, float]:
+    """Run ``cmd``; sample peak RSS (VmHWM) and CPU seconds of the Python process and of any
+    java descendant (the last sample before each exits)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    peaks = {"python": 0, "java": 0}
-    done = threading.Event()
+    load0 = os.getloadavg()
+    with open(log, "wb") as errf:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errf,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        peaks = {"python": 0, "java": 0}
+        cpu = {"python": 0.0, "java": {}}
+        loads: list[float] = []
+        done = threading.Event()
 
-    def sample() -> None:
-        while not done.is_set():
-            peaks["python"] = max(peaks["python"], _rss_kb(proc.pid))
-            stack, java = _children(proc.pid), 0
-            while stack:
-                pid = stack.pop()
-                if _name(pid) == "java":
-                    java += _rss_kb(pid)
-                stack += _children(pid)
-            peaks["java"] = max(peaks["java"], java)
-            time.sleep(0.2)
+        def sample() -> None:
+            while not done.is_set():
+                peaks["python"] = max(peaks["python"], _status_kb(proc.pid))
+                cpu["python"] = max(cpu["python"], _cpu_s(proc.pid))
+                stack = _children(proc.pid)
+                while stack:
+                    pid = stack.pop()
+                    if _name(pid) == "java":
+                        peaks["java"] = max(peaks["java"], _status_kb(pid))
+                        cpu["java"][pid] = max(cpu["java"].get(pid, 0.0), _cpu_s(pid))
+                    stack += _children(pid)
+                loads.append(os.getloadavg()[0])
+                done.wait(0.5)
 
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    out, err = proc.communicate()
-    done.set()
-    thread.join()
+        thread = threading.Thread(target=sample, daemon=True)
+        thread.start()
+        proc.wait()
+        done.set()
+        thread.join()
     wall = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
-        sys.stderr.write(err.decode()[-3000:])
+        sys.stderr.write(log.read_text(errors="replace")[-3000:])
         raise SystemExit(f"{cmd[:4]}... exited {proc.returncode}")
-    return {"wall_s": round(wall, 1), "python_peak_gb": round(peaks["python"] / 2**20, 2),
-            "jvm_peak_gb": round(peaks["java"] / 2**20, 2), "exit": proc.returncode}
+    java_cpu = sum(cpu["java"].values())
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu["python"] + java_cpu, 1),
+            "python_cpu_s": round(cpu["python"], 1), "jvm_cpu_s": round(java_cpu, 1),
+            "python_peak_gb": round(peaks["python"] / 2**20, 2),
+            "jvm_peak_gb": round(peaks["java"] / 2**20, 2), "exit": proc.returncode,
+            "load_avg_1m": {"start": round(load0[0], 2),
+                            "mean": round(sum(loads) / max(len(loads), 1), 2),
+                            "max": round(max(loads, default=0.0), 2)}}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--driver-memory", default="2g")
+    ap.add_argument("--driver-memory", default="1g")
     ap.add_argument("--engines", nargs="+", default=["polars", "spark"])
-    ap.add_argument("--data", type=Path, default=HERE / "data",
-                    help="where make_data.py keeps (or finds) the generated files")
+    ap.add_argument("--suite", default="spark", help="spark (default), default or fast")
+    ap.add_argument("--data", type=Path, default=DATA,
+                    help="where make_data.py keeps (or finds) the generated Parquet folders")
+    ap.add_argument("--json", type=Path, default=None,
+                    help="result file (default bench/results/spark-<rows>.json)")
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     from make_data import generate
 
     t = time.perf_counter()
     paths = generate(args.rows, args.data)
-    print(f"data: {paths['train'].parent} ({time.perf_counter() - t:.1f}s)")
-    results = {}
+    print(f"data: {paths['train'].parent} ({time.perf_counter() - t:.1f}s)", flush=True)
+    out = args.json or HERE / "results" / f"spark-{args.rows}.json"
+    results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        suite = Path(tmp) / "suite.yaml"
-        suite.write_text(SUITE)
+        suite = args.suite
+        if suite == "spark":
+            suite = str(Path(tmp) / "suite.yaml")
+            Path(suite).write_text(spark_suite())
         for engine in args.engines:
             cmd = [sys.executable, "-m", "auditor", "run", "--train", str(paths["train"]),
                    "--test", str(paths["test"]), "--label", "label", "--time", "event_ts",
                    "--group", "user_id", "--id", "row_id", "--text", "notes",
-                   "--suite", str(suite), "--out", str(Path(tmp) / engine), "-q",
-                   "--engine", engine]
+                   "--suite", suite, "--out", str(Path(tmp) / engine), "-q",
+                   "--hash", "fast", "--engine", engine]
             if engine == "spark":
                 cmd += ["--spark-master", args.master,
                         "--spark-conf", f"spark.driver.memory={args.driver_memory}",
                         "--spark-conf", "spark.ui.enabled=false",
-                        "--spark-conf", "spark.ui.showConsoleProgress=false"]
-            res = run_measured(cmd)
+                        "--spark-conf", f"spark.local.dir={args.data / 'spark-tmp'}"]
+            res = run_measured(cmd, Path(tmp) / f"{engine}.log")
             doc = json.loads((Path(tmp) / engine / "report.json").read_text())
             res["statuses"] = {c["id"]: c["status"] for c in doc["checks"]}
             res["check_s"] = {c["id"]: c["duration_s"] for c in doc["checks"]}
             results[engine] = res
-            print(f"{engine:>6}: {res['wall_s']:8.1f} s wall, python peak "
-                  f"{res['python_peak_gb']:.2f} GB, JVM peak {res['jvm_peak_gb']:.2f} GB; "
-                  + ", ".join(f"{k} {v}" for k, v in res["statuses"].items()))
-    out = HERE / "results" / f"spark-{args.rows}.json"
-    out.write_text(json.dumps({"rows": args.rows, "master": args.master,
-                               "driver_memory": args.driver_memory, "results": results},
-                              indent=2))
+            print(f"{engine:>6}: {res['wall_s']:8.1f} s wall, {res['cpu_s']:.0f} CPU-s, python "
+                  f"peak {res['python_peak_gb']:.2f} GB, JVM peak {res['jvm_peak_gb']:.2f} GB, "
+                  f"load {res['load_avg_1m']['mean']}", flush=True)
+            out.write_text(json.dumps(_document(args, results), indent=2))
+    doc = _document(args, results)
+    out.write_text(json.dumps(doc, indent=2))
+    ids = list(dict.fromkeys(c for r in results.values() for c in r["statuses"]))
+    print(f"{'check':34s}" + "".join(f"{e:>10s}" for e in results))
+    for c in ids:
+        print(f"{c:34s}" + "".join(f"{r['statuses'].get(c, '-'):>10s}" for r in results.values()))
+    print(f"verdicts differ where both ran: {doc['differ'] or 'none'}")
     print(f"written {out}")
+
+
+def _document(args: argparse.Namespace, results: dict[str, dict]) -> dict:
+    differ = []
+    if {"polars", "spark"} <= set(results):
+        p, s = results["polars"]["statuses"], results["spark"]["statuses"]
+        differ = [c for c in p if c in s and "skipped" not in (p[c], s[c]) and p[c] != s[c]]
+    return {"rows": args.rows, "test_rows": args.rows // 4, "columns": 40,
+            "master": args.master, "driver_memory": args.driver_memory, "suite": args.suite,
+            "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "results": results, "differ": differ}
 
 
 if __name__ == "__main__":

@@ -64,12 +64,14 @@ class SparkEngine:
         self.seed = seed
         self._rows: dict[str, int] = {}
         self._counts: dict[tuple[Any, ...], Any] = {}  # persisted count tables, reused
+        self.persisted: list[Any] = []  # splits persisted by spark_io.persist_splits
 
     def close(self) -> None:
-        """Release the persisted count tables (the run is over)."""
-        for table in self._counts.values():
+        """Release the persisted count tables and splits (the run is over)."""
+        for table in [*self._counts.values(), *self.persisted]:
             table.unpersist()
         self._counts.clear()
+        self.persisted = []
 
     def split_names(self) -> list[str]:
         return list(self.frames)

@@ -21,9 +21,51 @@ CSV = (".csv", ".csv.gz", ".tsv")
 JSONL = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 
 
+def local_cores(master: str | None) -> int | None:
+    """Cores of a local master (``local`` 1, ``local[N]`` / ``local[N,F]`` N, ``local[*]`` the
+    machine's); None for a cluster master (spark://, yarn, k8s://)."""
+    import os
+    import re
+
+    text = (master or "local[*]").strip()
+    if text == "local":
+        return 1
+    found = re.fullmatch(r"local\[(\*|\d+)(?:,\s*\d+)?\]", text)
+    if found is None:
+        return None
+    return (os.cpu_count() or 1) if found.group(1) == "*" else max(int(found.group(1)), 1)
+
+
+def session_defaults(master: str | None) -> dict[str, str]:
+    """Settings the auditor starts Spark with unless ``conf`` names them.
+
+    - ``spark.sql.adaptive.enabled`` (and partition coalescing): shuffles of small count
+      tables collapse to a few partitions instead of 200 near-empty tasks.
+    - ``spark.sql.shuffle.partitions``: 4 x cores for a local master (a local run is a few
+      cores: 200 partitions cost more scheduling than work); cluster masters keep Spark's
+      default and rely on AQE.
+    - ``spark.sql.execution.arrow.pyspark.enabled``: the driver-side samples and small result
+      tables travel as Arrow batches.
+    - ``spark.driver.memory`` 1g for a local master (driver and executors share that JVM;
+      the auditor's driver holds aggregates only, and a split that does not fit in memory
+      spills to local disk), so the JVM stays around 1.5 GB resident at any row count.
+    """
+    out = {"spark.sql.adaptive.enabled": "true",
+           "spark.sql.adaptive.coalescePartitions.enabled": "true",
+           "spark.sql.execution.arrow.pyspark.enabled": "true",
+           "spark.sql.execution.arrow.pyspark.fallback.enabled": "true",
+           "spark.ui.showConsoleProgress": "false"}
+    cores = local_cores(master)
+    if cores is not None:
+        out["spark.sql.shuffle.partitions"] = str(4 * cores)
+        out["spark.default.parallelism"] = str(2 * cores)
+        out["spark.driver.memory"] = "1g"
+    return out
+
+
 def spark_session(master: str | None = None, conf: dict[str, str] | None = None) -> Any:
-    """The active SparkSession, or a new one on ``master`` (default ``local[*]``) with ``conf``
-    (``spark.*`` keys passed through)."""
+    """The active SparkSession, or a new one on ``master`` (default ``local[*]``) with
+    :func:`session_defaults` overridden by ``conf`` (``spark.*`` keys passed through)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -33,7 +75,7 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
     if active is not None and master is None and not conf:
         return active
     builder = SparkSession.builder.appName("auditor").master(master or "local[*]")
-    for key, value in (conf or {}).items():
+    for key, value in {**session_defaults(master), **(conf or {})}.items():
         builder = builder.config(key, value)
     try:
         return builder.getOrCreate()
@@ -298,8 +340,42 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
         else:
             splits[name] = read_split(spark, spec, name)
             paths[name] = str(spec)
-    return SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
+    persisted = persist_splits(spark, splits, paths)
+    data = SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                           seed=cfg.seed, sample_rows=cfg.spark_sample_rows)
+    data.engine.persisted = persisted  # unpersisted by engine.close() at the end of the run
+    return data
+
+
+PERSIST_CONF = "spark.auditor.persist"
+
+
+def persist_splits(spark: Any, splits: dict[str, Any], paths: dict[str, str | None]) -> list[Any]:
+    """Persist (memory and disk) the splits whose every pass would otherwise re-parse or
+    re-compute them, and return the persisted frames (unpersisted when the run ends).
+
+    ``spark.auditor.persist`` (``--spark-conf``): ``auto`` (default) persists CSV / JSON Lines
+    files and frames handed over from Python (re-parsing text or re-serialising a local frame
+    costs more than reading the cache), not Parquet files or catalog tables (a pass reads only
+    the columns it needs from Parquet, while a cache spilled to disk is read back whole);
+    ``all`` persists every split; ``none`` none. A Spark DataFrame the caller already cached
+    is left as it is."""
+    from pyspark import StorageLevel
+
+    mode = (spark.conf.get(PERSIST_CONF, "auto") or "auto").strip().lower()
+    if mode not in ("auto", "all", "none"):
+        raise ConfigError(f"{PERSIST_CONF} must be auto, all or none; got {mode!r}")
+    out = []
+    for name, df in list(splits.items()):
+        path = paths.get(name)
+        columnar = path is not None and (path.startswith(TABLE_PREFIX) or Path(path).is_dir()
+                                         or path.lower().endswith(PARQUET))
+        if mode == "none" or (mode == "auto" and columnar) or df.storageLevel.useMemory \
+                or df.storageLevel.useDisk:
+            continue
+        splits[name] = df.persist(StorageLevel.MEMORY_AND_DISK)
+        out.append(splits[name])
+    return out
 
 
 def _is_spark_frame(obj: Any) -> bool:
