@@ -18,6 +18,9 @@ judge with the polars detectors' own judging code where it is a function of aggr
 - ``separability.adversarial`` / ``separability.label_probe``: the polars detectors on a seeded
   driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
   states.
+- ``tokens.lengths`` (:mod:`auditor.engines.spark_tokens`): the per-row token layout computed on
+  the executors by the polars chunk code (``mapInArrow``), reduced to content-length count
+  tables, token counts and flagged-row counts; judged by ``SequenceLengths.judge``.
 
 Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
 reports it as ``skipped`` with that reason.
@@ -493,6 +496,8 @@ def on_sample(check: Any, data: Any) -> list[Finding]:
     return findings
 
 
+from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
+
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.group_overlap": group_overlap,
     "leakage.duplicates": duplicates,
@@ -501,4 +506,5 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "drift.features": feature_drift,
     "separability.adversarial": on_sample,
     "separability.label_probe": on_sample,
+    "tokens.lengths": spark_tokens.lengths,
 }

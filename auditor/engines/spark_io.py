@@ -75,6 +75,12 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
     if active is not None and master is None and not conf:
         return active
     builder = SparkSession.builder.appName("auditor").master(master or "local[*]")
+    import os
+    import sys
+
+    if (master or "local").startswith("local"):
+        # local Python workers run this interpreter, and so see its packages (polars, ...)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     for key, value in {**session_defaults(master), **(conf or {})}.items():
         builder = builder.config(key, value)
     try:
@@ -325,8 +331,6 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
     if cfg.reference is not None or "reference" in frames:
         raise ConfigError("a reference dataset is " + NOT_ON_SPARK + "; run the scheduled "
                           "comparison with engine: polars, or give the reference as a split")
-    if cfg.tokens is not None:
-        raise ConfigError("the tokens: checks are " + NOT_ON_SPARK + "; use engine: polars")
     if spark is None:
         given = next((f for f in frames.values() if _is_spark_frame(f)), None)
         spark = given.sparkSession if given is not None else spark_session(
@@ -344,6 +348,10 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
     data = SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                           seed=cfg.seed, sample_rows=cfg.spark_sample_rows)
     data.engine.persisted = persisted  # unpersisted by engine.close() at the end of the run
+    if cfg.tokens is not None:  # token columns and the tokenizer: input errors (exit 2)
+        from auditor.engines.spark_tokens import load_tokens
+
+        load_tokens(data)
     return data
 
 

@@ -1,0 +1,404 @@
+"""The ``tokens.*`` checks on the spark engine.
+
+Measuring runs on the executors with ``mapInArrow``: every Arrow batch of a split's token
+columns goes through the SAME numpy code the polars engine runs per chunk
+(:func:`auditor.detectors.token_layout.chunk_runs` / :func:`~auditor.detectors.token_layout.chunk_layout`),
+so the per-row layout (padding, content, first/last id, mask and label statistics) is equal by
+construction. Pass 1 returns one row of mergeable aggregates per batch (the EOS/BOS-kept vote,
+padding-side counts, the longest row), from which the driver learns the layout settings exactly
+as :func:`~auditor.detectors.token_layout._build` does; pass 2 returns the per-row layout as a
+persisted Spark DataFrame (never collected). The checks then reduce it with Spark aggregates
+(counts, a content-length count table, first example rows by ``orderBy().limit()``) and judge
+with the polars detectors' own judging code.
+
+The tokenizer is loaded on the driver (roles, vocabulary) and shipped to the executors as its
+spec string (a path, or ``hf:``/``sentencepiece:``/tiktoken name), loaded once per Python worker
+and kept in :data:`_WORKER_TOKENIZERS`; on a cluster the path must be readable by the executors.
+
+Row numbers (for example rows) are the stored order: each partition's offset (one count job)
+plus the row's position inside its partition, counted inside ``mapInArrow``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from auditor.errors import InputError, NotApplicable
+
+ROW = "__row"
+_WORKER_TOKENIZERS: dict[str, Any] = {}
+LAYOUT_COLUMNS = ("length", "null", "pad_left", "pad_right", "first", "last", "unk", "oov")
+MASK_COLUMNS = ("mask_aligned", "mask_bad", "mask_on_pad", "mask_off_content")
+LABEL_COLUMNS = ("labels_aligned", "labels_on_pad", "labels_active", "labels_oov", "shift")
+BOOL_COLUMNS = ("null", "mask_aligned", "labels_aligned")
+_KEPT = ("rows", "voted", "voted_kept", "with_run", "with_run_min", "run_min", "run_one")
+
+
+def worker_tokenizer(spec: str) -> Any:
+    """The tokenizer of ``spec``, loaded once per Python worker process."""
+    tok = _WORKER_TOKENIZERS.get(spec)
+    if tok is None:
+        from auditor.loading.tokenizers import load_tokenizer
+
+        tok = _WORKER_TOKENIZERS[spec] = load_tokenizer(spec)
+    return tok
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------
+
+def check_token_columns(splits: dict[str, Any], tokens: Any, paths: dict[str, Any]) -> None:
+    """Declared token columns must exist and hold arrays of numbers (booleans for the mask),
+    the text column strings: else one InputError naming split, column and expected type."""
+    from pyspark.sql import types as T
+
+    lists = (("input_ids", "token ids"), ("attention_mask", "0/1 (or booleans)"),
+             ("labels", "label token ids"))
+    for name, df in splits.items():
+        where = paths.get(name) or name
+        fields = {f.name: f.dataType for f in df.schema.fields}
+        for role in ("text", "input_ids", "attention_mask", "labels"):
+            col = getattr(tokens, role)
+            if col and col not in fields:
+                raise InputError(f"{where}: tokens.{role} column {col!r} not found; columns are "
+                                 f"{', '.join(map(repr, list(fields)[:12]))}")
+        for role, what in lists:
+            col = getattr(tokens, role)
+            if not col:
+                continue
+            dtype = fields[col]
+            inner = dtype.elementType if isinstance(dtype, T.ArrayType) else None
+            if isinstance(dtype, T.NullType) or isinstance(
+                    inner, (T.NumericType, T.BooleanType, T.NullType)):
+                continue
+            raise InputError(f"{where}: tokens.{role} column {col!r} has type "
+                             f"{dtype.simpleString()}; expected a list of {what} (array<int>)")
+
+
+def polars_chunk(batch: Any, columns: list[str]) -> Any:
+    """An Arrow batch of token columns as the polars frame ``token_frame`` would give."""
+    import polars as pl
+
+    from auditor.detectors.token_layout import _as_list
+
+    df = pl.from_arrow(batch)
+    assert isinstance(df, pl.DataFrame)
+    return df.select([_as_list(df.schema[c], c) for c in columns])
+
+
+# ---------------------------------------------------------------------------------------------
+# Row numbers
+# ---------------------------------------------------------------------------------------------
+
+def partition_offsets(df: Any) -> dict[int, int]:
+    """The first row number of every partition of ``df`` (stored order), from one count job."""
+    from pyspark.sql import functions as F
+
+    counts = sorted((int(r[0]), int(r[1])) for r in df.select(
+        F.spark_partition_id().alias("p")).groupBy("p").count().collect())
+    out, at = {}, 0
+    for p, n in counts:
+        out[p] = at
+        at += n
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The layout
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class SparkLayout:
+    """The Spark counterpart of :class:`auditor.detectors.token_layout.Layout`: the learned
+    settings on the driver, the per-row layout of every split as a persisted Spark DataFrame
+    (column ``__row`` plus the :class:`SplitLayout` array names, and ``content``)."""
+
+    roles: Any
+    frames: dict[str, Any]
+    rows: dict[str, int]
+    side: str
+    eos_kept: bool
+    bos_kept: bool
+    how: str
+    max_length: int
+    max_length_declared: bool
+
+
+def layout_of(data: Any) -> SparkLayout:
+    """The shared Spark layout (cached per run)."""
+    if data.tokens is None:
+        raise NotApplicable("no tokens: section in the config")
+    return data.cached(("spark.tokens.layout",), lambda: _build(data))
+
+
+def _token_cols(t: Any) -> list[str]:
+    return [c for c in (t.input_ids, t.attention_mask, t.labels) if c]
+
+
+def _build(data: Any) -> SparkLayout:
+    from dataclasses import replace
+
+    from pyspark.sql import types as T
+
+    from auditor.detectors.token_layout import (CHUNK_ROWS, _as_list, learn_kept,
+                                                pad_from_mask_chunk, roles_of)
+    from auditor.engines.spark_engine import to_polars
+
+    t = data.tokens
+    for name, df in data.splits.items():
+        dtype = df.schema[t.input_ids].dataType
+        if not isinstance(dtype, T.ArrayType):
+            raise NotApplicable(f"{t.input_ids!r} in {name} is {dtype.simpleString()}, not a "
+                                "list of token ids")
+    roles = roles_of(data)
+    cols = _token_cols(t)
+    inferred = ""
+    if roles.pad is None and t.attention_mask:
+        for df in data.splits.values():  # the same first chunk of rows as the polars engine
+            head = to_polars(df.select(t.input_ids, t.attention_mask).limit(CHUNK_ROWS))
+            head = head.select([_as_list(head.schema[c], c) for c in head.columns])
+            pad = pad_from_mask_chunk(head, t.input_ids, t.attention_mask) \
+                if head.height else None
+            if pad is not None:
+                roles = replace(roles, pad=pad)
+                inferred = (f"No pad id declared and none in the tokenizer: {pad} is taken as "
+                            "the pad id, as the id under most attention-mask zeros.")
+                break
+    stats = _pass1(data, cols, roles.pad)
+    eos_kept, how_e = learn_kept(roles.pad is not None and roles.pad == roles.eos,
+                                 stats["eos"], "EOS", "trailing")
+    bos_kept, how_b = learn_kept(roles.pad is not None and roles.pad == roles.bos,
+                                 stats["bos"], "BOS", "leading")
+    right = stats["right1" if eos_kept else "right0"]
+    left = stats["left1" if bos_kept else "left0"]
+    side = "none" if right == left == 0 else ("right" if right >= left else "left")
+    how = " ".join(x for x in (
+        inferred, "No pad id: every token is content." if roles.pad is None else
+        f"Padding = runs of pad id {roles.pad} at the row ends.", how_e, how_b) if x)
+    max_len = t.max_length or stats["max_len"]
+    frames = {name: _pass2(df, t, roles, eos_kept, bos_kept, side)
+              for name, df in data.splits.items()}
+    return SparkLayout(roles=roles, frames=frames, rows={n: data.rows(n) for n in data.splits},
+                       side=side, eos_kept=eos_kept, bos_kept=bos_kept, how=how,
+                       max_length=int(max_len), max_length_declared=t.max_length is not None)
+
+
+def _pass1(data: Any, cols: list[str], pad: int | None) -> dict[str, Any]:
+    """One row of mergeable aggregates per Arrow batch (kept_stats of the trailing and the
+    leading runs, padding-side counts for both kept settings, the longest row), merged here."""
+    import pyarrow as pa
+
+    from auditor.detectors.token_layout import chunk_runs, kept_stats
+
+    t = data.tokens
+    ids_col, mask_col = t.input_ids, t.attention_mask
+    names = [f"{w}_{k}" for w in ("eos", "bos") for k in _KEPT] + [
+        "right0", "right1", "left0", "left1", "max_len"]
+    schema = pa.schema([(n, pa.int64()) for n in names])
+
+    def per_batch(batches: Iterator[Any]) -> Iterator[Any]:
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            chunk = polars_chunk(batch, cols)
+            lens, lead, trail, zl, zt = chunk_runs(chunk, ids_col, mask_col, pad)
+            full = lead >= lens
+            row = {**{f"eos_{k}": v for k, v in kept_stats(trail, zt, lens).items()},
+                   **{f"bos_{k}": v for k, v in kept_stats(lead, zl, lens).items()},
+                   "right0": int(((trail > 0) & ~full).sum()),
+                   "right1": int(((trail - 1 > 0) & ~full).sum()),
+                   "left0": int(((lead > 0) & ~full).sum()),
+                   "left1": int(((lead - 1 > 0) & ~full).sum()),
+                   "max_len": int(lens.max())}
+            yield pa.RecordBatch.from_pylist([row], schema=schema)
+
+    spark_schema = ", ".join(f"{n} long" for n in names)
+    rows = []
+    for df in data.splits.values():
+        rows += [r.asDict() for r in df.select(*cols).mapInArrow(per_batch, spark_schema)
+                 .collect()]
+    out: dict[str, Any] = {k: sum(r[k] for r in rows) for k in
+                           ("right0", "right1", "left0", "left1")}
+    out["max_len"] = max((r["max_len"] for r in rows), default=0)
+    for w in ("eos", "bos"):
+        st = {k: sum(r[f"{w}_{k}"] for r in rows)
+              for k in ("rows", "voted", "voted_kept", "with_run", "run_one")}
+        st["with_run_min"] = min((r[f"{w}_with_run_min"] for r in rows
+                                  if r[f"{w}_with_run"]), default=0)
+        st["run_min"] = min((r[f"{w}_run_min"] for r in rows if r[f"{w}_rows"]), default=0)
+        out[w] = st
+    return out
+
+
+def _pass2(df: Any, t: Any, roles: Any, eos_kept: bool, bos_kept: bool, side: str) -> Any:
+    """The per-row layout of one split (persisted; ``__row`` = stored row number)."""
+    import pyarrow as pa
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.token_layout import chunk_layout, chunk_runs
+
+    cols = _token_cols(t)
+    names = list(LAYOUT_COLUMNS) + (list(MASK_COLUMNS) if t.attention_mask else []) + (
+        list(LABEL_COLUMNS) if t.labels else [])
+    schema = pa.schema([(ROW, pa.int64())] + [
+        (n, pa.bool_() if n in BOOL_COLUMNS else pa.int64()) for n in names])
+    offsets = partition_offsets(df)
+
+    def per_batch(batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        at = offsets.get(TaskContext.get().partitionId(), 0)
+        for batch in batches:
+            n = batch.num_rows
+            if not n:
+                continue
+            chunk = polars_chunk(batch, cols)
+            _, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, roles.pad)
+            part, _ = chunk_layout(chunk, t, roles, (lead, trail, zl, zt), eos_kept, bos_kept,
+                                   side)
+            arrays = [pa.array(np.arange(at, at + n, dtype=np.int64))] + [
+                pa.array(np.asarray(part[k], dtype=bool if k in BOOL_COLUMNS else np.int64))
+                for k in names]
+            at += n
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    spark_schema = ", ".join([f"{ROW} long"] + [
+        f"{n} {'boolean' if n in BOOL_COLUMNS else 'long'}" for n in names])
+    out = df.select(*cols).mapInArrow(per_batch, spark_schema).withColumn(
+        "content", F.col("length") - F.col("pad_left") - F.col("pad_right"))
+    return out.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def token_counts(data: Any, lay: SparkLayout, split: str) -> np.ndarray:
+    """Content-token counts over [0, vocab_size) of one split: per batch a sparse (id, n)
+    table from the same chunk code, summed by a Spark groupBy (the driver holds at most one
+    row per vocabulary id)."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.token_layout import chunk_layout, chunk_runs
+
+    t, roles = data.tokens, lay.roles
+    eos_kept, bos_kept, side = lay.eos_kept, lay.bos_kept, lay.side
+    cols = _token_cols(t)
+    schema = pa.schema([("id", pa.int64()), ("n", pa.int64())])
+
+    def per_batch(batches: Iterator[Any]) -> Iterator[Any]:
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            chunk = polars_chunk(batch, cols)
+            _, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, roles.pad)
+            _, counts = chunk_layout(chunk, t, roles, (lead, trail, zl, zt), eos_kept,
+                                     bos_kept, side)
+            nz = np.flatnonzero(counts)
+            yield pa.RecordBatch.from_arrays([pa.array(nz.astype(np.int64)),
+                                              pa.array(counts[nz].astype(np.int64))],
+                                             schema=schema)
+
+    rows = (data.splits[split].select(*cols).mapInArrow(per_batch, "id long, n long")
+            .groupBy("id").agg(F.sum("n").alias("n")).collect())
+    out = np.zeros(roles.vocab_size + 1, dtype=np.int64)
+    for r in rows:
+        out[int(r["id"])] += int(r["n"])
+    return out[:roles.vocab_size]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows flagged per split
+# ---------------------------------------------------------------------------------------------
+
+def row_problems(lay: SparkLayout, tests: dict[str, tuple[Any, Any]], limit: int = 20
+                 ) -> dict[str, Any]:
+    """A :class:`~auditor.detectors.token_findings.RowProblem` per named test
+    ``(flag, among)`` (Spark boolean columns; ``among`` None = every row): counts and
+    denominators from one aggregate per split, the first ``limit`` flagged rows by
+    ``orderBy(__row).limit`` only where a test flags any."""
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.token_findings import RowProblem
+
+    counts: dict[str, dict[str, int]] = {k: {} for k in tests}
+    totals: dict[str, dict[str, int]] = {k: {} for k in tests}
+    rows: dict[str, dict[str, np.ndarray]] = {k: {} for k in tests}
+    for name, df in lay.frames.items():
+        exprs = []
+        for key, (flag, among) in tests.items():
+            base = among if among is not None else F.lit(True)
+            exprs.append(F.sum(F.when(flag & base, 1).otherwise(0)).alias(f"c_{key}"))
+            exprs.append(F.sum(F.when(base, 1).otherwise(0)).alias(f"t_{key}"))
+        agg = df.agg(*exprs).collect()[0]
+        for key, (flag, among) in tests.items():
+            c = int(agg[f"c_{key}"] or 0)
+            counts[key][name] = c
+            totals[key][name] = int(agg[f"t_{key}"] or 0)
+            base = among if among is not None else F.lit(True)
+            picked = [] if not c or not limit else [
+                int(r[0]) for r in df.where(flag & base).select(ROW).orderBy(ROW).limit(limit)
+                .collect()]
+            rows[key][name] = np.array(picked, dtype=np.int64)
+    return {k: RowProblem(counts[k], totals[k], rows[k]) for k in tests}
+
+
+# ---------------------------------------------------------------------------------------------
+# tokens.lengths
+# ---------------------------------------------------------------------------------------------
+
+def lengths(check: Any, data: Any) -> list[Any]:
+    """tokens.lengths: the LengthMeasures of the polars check from Spark aggregates, judged by
+    :meth:`~auditor.detectors.token_lengths.SequenceLengths.judge`."""
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.token_layout import tokenizer_of
+    from auditor.detectors.token_lengths import LengthMeasures
+
+    if data.tokens is None:
+        raise NotApplicable("no tokens: section in the config")
+    lay = layout_of(data)
+    eos = lay.roles.eos
+    content, last = F.col("content"), F.col("last")
+    trunc = content >= F.lit(lay.max_length)
+    p = row_problems(lay, {"trunc": (trunc, None)}, limit=0)["trunc"]
+    q = None
+    if eos is not None and p.count:
+        uncut = (content > 0) & ~trunc
+        n_uncut = n_eos = 0
+        for df in lay.frames.values():
+            r = df.agg(F.sum(F.when(uncut, 1).otherwise(0)).alias("u"),
+                       F.sum(F.when(uncut & (last == F.lit(eos)), 1).otherwise(0)).alias("e")
+                       ).collect()[0]
+            n_uncut += int(r["u"] or 0)
+            n_eos += int(r["e"] or 0)
+        if n_uncut and n_eos / n_uncut >= 0.5:
+            q = row_problems(lay, {"cut": (trunc & (last != F.lit(eos)), None)})["cut"]
+    tables = {}
+    for name, df in lay.frames.items():
+        got = sorted((int(r[0]), int(r[1])) for r in df.groupBy("content").count().collect())
+        tables[name] = (np.array([v for v, _ in got], dtype=np.int64),
+                        np.array([c for _, c in got], dtype=np.int64))
+    names = list(lay.frames)
+    counts = {n: token_counts(data, lay, n) for n in names} if len(names) > 1 else {}
+    m = LengthMeasures(lengths=tables, token_counts=counts, truncated=p, eos_cut=q, eos=eos,
+                       max_length=lay.max_length, max_length_declared=lay.max_length_declared)
+    return check.judge(m, data.tokens.input_ids, tokenizer_of(data))
+
+
+def load_tokens(data: Any) -> None:
+    """The loading hook of ``open_spark_splits``: token columns checked and the tokenizer
+    loaded on the driver (an unreadable one is an input error, as on polars)."""
+    from auditor.loading.tokenizers import load_tokenizer
+
+    check_token_columns(data.splits, data.tokens, data.paths)
+    spec = data.tokens.tokenizer
+    data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))
+
+
+def spark_engine_to_polars(df: Any) -> Any:
+    """A (small) Spark DataFrame as polars (tests and example rows)."""
+    from auditor.engines.spark_engine import to_polars
+
+    return to_polars(df)

