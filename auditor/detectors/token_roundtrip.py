@@ -86,9 +86,17 @@ class RoundTrip:
         lay = layout_of(data)
         results = {name: self._split(data, lay, tok, name, i)
                    for i, name in enumerate(data.splits)}
+        return self.judge(data, tok, results)
+
+    def judge(self, data: Any, tok: Any, results: dict[str, dict[str, Any]],
+              chars: list[dict[str, Any]] | None = None) -> list[Finding]:
+        """The findings from per-split results (both engines): rows, drawn, checked, counts by
+        category, stale and rewritten counts, the first stale examples, and ``frame``: the
+        candidate evidence rows (row, text, dec, cat, rewritten). ``chars``: the rewritten
+        characters when measured elsewhere (spark), else from the frames' rewritten texts."""
         return [self._roundtrip_finding(data, tok, results),
                 *self._whitespace_finding(data, tok, results),
-                *self._normaliser_finding(data, tok, results),
+                *self._normaliser_finding(data, tok, results, chars),
                 self._stale_finding(data, tok, results)]
 
     # -- per split -------------------------------------------------------------------------
@@ -108,8 +116,9 @@ class RoundTrip:
         drawn = len(rows)
         rows = rows[text_all.gather(rows).is_not_null().to_numpy()]
         ids_all = token_frame(data, name)[t.input_ids]
-        category = np.empty(len(rows), dtype=object)
-        stale = np.zeros(len(rows), dtype=bool)
+        s = lay.splits[name]
+        counts = dict.fromkeys(CATEGORIES, 0)
+        stale = 0
         kept: list[pl.DataFrame] = []
         examples: list[tuple[int, list[int], list[int]]] = []
         for lo in range(0, len(rows), BATCH):
@@ -117,28 +126,43 @@ class RoundTrip:
             contiguous = len(rc) and rc[-1] - rc[0] + 1 == len(rc)
             text = text_all.slice(int(rc[0]), len(rc)) if contiguous else text_all.gather(rc)
             ids = ids_all.slice(int(rc[0]), len(rc)) if contiguous else ids_all.gather(rc)
-            enc_lists = tok.encode_batch(text.to_list())
-            dec = pl.Series("dec", tok.decode_batch(enc_lists), dtype=pl.String)
-            e_lens = np.fromiter(map(len, enc_lists), dtype=np.int64, count=len(enc_lists))
-            enc = Flat(np.fromiter(chain.from_iterable(enc_lists), dtype=np.int64,
-                                   count=int(e_lens.sum())), e_lens,
-                       np.zeros(len(e_lens), dtype=bool))
-            unk = (enc.row_sum(enc.values == tok.unk_id) > 0 if tok.unk_id is not None
-                   else np.zeros(len(rc), dtype=bool))
-            frame = pl.DataFrame({"row": rc, "text": text.rename("text"), "dec": dec})
-            cat = self._categories(frame, unk, tok)
-            category[lo:lo + len(rc)] = cat
-            bad, s_keep, e_keep = self._stale(lay, name, rc, Flat.of(ids), enc)
-            stale[lo:lo + len(rc)] = bad
-            for j in np.flatnonzero(bad)[:max(0, self.max_examples - len(examples))]:
-                examples.append((int(rc[j]), s_keep(int(j)), e_keep(int(j))))
-            kept.append(self._keep(frame, cat))
+            cat, bad, ex, keep = self.chunk(tok, lay.roles.specials, lay.max_length, rc, text,
+                                            ids, s.pad_left[rc], s.content[rc],
+                                            self.max_examples - len(examples))
+            for c in CATEGORIES:
+                counts[c] += int((cat == c).sum())
+            stale += int(bad.sum())
+            examples += ex
+            kept.append(keep)
         frame = pl.concat(kept) if kept else pl.DataFrame(
             {"row": [], "text": [], "dec": [], "cat": [], "rewritten": []},
             schema={"row": pl.Int64, "text": pl.String, "dec": pl.String, "cat": pl.String,
                     "rewritten": pl.Boolean})
         return {"rows": df.height, "drawn": drawn, "checked": len(rows), "frame": frame,
-                "category": category, "stale": stale, "stale_examples": examples}
+                "counts": counts, "stale": stale, "stale_examples": examples,
+                "rewritten": int(frame["rewritten"].sum())}
+
+    def chunk(self, tok: Any, specials: np.ndarray, max_length: int, rc: np.ndarray,
+              text: pl.Series, ids: pl.Series, pad_l: np.ndarray, content: np.ndarray,
+              room: int) -> tuple[np.ndarray, np.ndarray, list[Any], pl.DataFrame]:
+        """One chunk of rows ``rc`` (their text, stored ids, padding and content length): one
+        native encode_batch/decode_batch, the category of every row, the stale flags, the first
+        ``room`` stale examples and the rows kept as evidence (:meth:`_keep`). Also run per
+        Arrow batch on Spark executors."""
+        enc_lists = tok.encode_batch(text.to_list())
+        dec = pl.Series("dec", tok.decode_batch(enc_lists), dtype=pl.String)
+        e_lens = np.fromiter(map(len, enc_lists), dtype=np.int64, count=len(enc_lists))
+        enc = Flat(np.fromiter(chain.from_iterable(enc_lists), dtype=np.int64,
+                               count=int(e_lens.sum())), e_lens,
+                   np.zeros(len(e_lens), dtype=bool))
+        unk = (enc.row_sum(enc.values == tok.unk_id) > 0 if tok.unk_id is not None
+               else np.zeros(len(rc), dtype=bool))
+        frame = pl.DataFrame({"row": rc, "text": text.rename("text"), "dec": dec})
+        cat = self._categories(frame, unk, tok)
+        bad, s_keep, e_keep = stale_rows(specials, max_length, pad_l, content, Flat.of(ids), enc)
+        examples = [(int(rc[j]), s_keep(int(j)), e_keep(int(j)))
+                    for j in np.flatnonzero(bad)[:max(0, room)]]
+        return cat, bad, examples, self._keep(frame, cat)
 
     def _keep(self, frame: pl.DataFrame, cat: np.ndarray) -> pl.DataFrame:
         """The rows of a chunk that can become evidence: every lossy, whitespace or rewritten
@@ -175,40 +199,6 @@ class RoundTrip:
             ws, "whitespace", "other")))
         return cat
 
-    def _stale(self, lay: Layout, name: str, rows: np.ndarray, ids: Flat, enc: Flat
-               ) -> tuple[np.ndarray, Any, Any]:
-        """Rows whose stored content ids (padding dropped, control tokens removed) are not
-        encode(text) with control tokens removed; a row cut at max_length only needs to be a
-        prefix. Compared on the flattened ids: lengths first, then element by element over the
-        compared prefix, mismatches counted per row with one bincount. Also returns two
-        functions giving a row's compared stored and encoded ids (for examples)."""
-        s = lay.splits[name]
-        specials = lay.roles.specials
-        pad_l, content = s.pad_left[rows], s.content[rows]
-        s_mask = ids.span(pad_l, pad_l + content) & ~is_special(ids.values, specials)
-        e_mask = ~is_special(enc.values, specials)
-        sv, ev = ids.values[s_mask], enc.values[e_mask]
-        s_len, e_len = ids.row_sum(s_mask), enc.row_sum(e_mask)
-        cut = content >= lay.max_length
-        ok = ((s_len == e_len) | (cut & (s_len < e_len))) & ~ids.null
-        n_cmp = np.where(ok, s_len, 0)
-        stored = Flat(sv, s_len, ids.null)
-        encoded = Flat(ev, e_len, enc.null)
-        a = sv[stored.span(np.zeros(len(rows), np.int64), n_cmp)]
-        b = ev[encoded.span(np.zeros(len(rows), np.int64), n_cmp)]
-        if len(a):
-            owner = np.repeat(np.arange(len(rows)), n_cmp)
-            ok &= np.bincount(owner[a != b], minlength=len(rows)) == 0
-
-        def s_keep(j: int) -> list[int]:
-            return [] if ids.null[j] else \
-                sv[stored.offsets[j]:stored.offsets[j] + s_len[j]].tolist()
-
-        def e_keep(j: int) -> list[int]:
-            return ev[encoded.offsets[j]:encoded.offsets[j] + e_len[j]].tolist()
-
-        return ~ok, s_keep, e_keep
-
     # -- findings --------------------------------------------------------------------------
     def _sample_note(self, results: dict[str, dict[str, Any]]) -> str:
         sampled = [f"{fmt_count(r['drawn'])} of {fmt_count(r['rows'])} {n} rows"
@@ -221,11 +211,9 @@ class RoundTrip:
     def _roundtrip_finding(self, data: AuditData, tok: Any,
                            results: dict[str, dict[str, Any]]) -> Finding:
         checked = sum(r["checked"] for r in results.values())
-        counts = {c: sum(int((r["category"] == c).sum()) for r in results.values())
-                  for c in CATEGORIES}
+        counts = {c: sum(r["counts"][c] for r in results.values()) for c in CATEGORIES}
         lossy = counts["unk"] + counts["other"]
-        per_split = {n: int(np.isin(r["category"], ["unk", "other"]).sum())
-                     for n, r in results.items()}
+        per_split = {n: r["counts"]["unk"] + r["counts"]["other"] for n, r in results.items()}
         value = share(lossy, checked)
         sev = grade(value, warn=self.lossy_warn_above, fail=self.lossy_fail_above)
         parts = ", ".join(f"{fmt_count(counts[c])} {LABELS[c]}" for c in CATEGORIES
@@ -238,7 +226,7 @@ class RoundTrip:
             message = (f"All {fmt_count(checked)} checked rows survive decode(encode(text)) "
                        f"up to the tokenizer's normaliser: {parts}{self._sample_note(results)}")
         table = [{"split": n, "checked": r["checked"],
-                  **{LABELS[c]: int((r["category"] == c).sum()) for c in CATEGORIES}}
+                  **{LABELS[c]: r["counts"][c] for c in CATEGORIES}}
                  for n, r in results.items()]
         evidence: dict[str, Any] = {"by_split": table}
         worst = self._examples(results, ("other", "unk", "whitespace", "normalised"), tok)
@@ -252,7 +240,7 @@ class RoundTrip:
     def _whitespace_finding(self, data: AuditData, tok: Any,
                             results: dict[str, dict[str, Any]]) -> list[Finding]:
         checked = sum(r["checked"] for r in results.values())
-        per_split = {n: int((r["category"] == "whitespace").sum()) for n, r in results.items()}
+        per_split = {n: r["counts"]["whitespace"] for n, r in results.items()}
         n = sum(per_split.values())
         if not n:
             return []
@@ -267,16 +255,18 @@ class RoundTrip:
                      "for prose, destructive for code and tables"),
             evidence={"examples": self._examples(results, ("whitespace",), tok)})]
 
-    def _normaliser_finding(self, data: AuditData, tok: Any,
-                            results: dict[str, dict[str, Any]]) -> list[Finding]:
+    def _normaliser_finding(self, data: AuditData, tok: Any, results: dict[str, dict[str, Any]],
+                            chars: list[dict[str, Any]] | None = None) -> list[Finding]:
         checked = sum(r["checked"] for r in results.values())
-        per_split = {n: int(r["frame"]["rewritten"].sum()) for n, r in results.items()}
+        per_split = {n: r["rewritten"] for n, r in results.items()}
         n = sum(per_split.values())
         if not n:
             return []
         value = share(n, checked)
-        texts = pl.concat([r["frame"].filter("rewritten")["text"] for r in results.values()])
-        chars = rewritten_characters(texts, tok, self.max_examples)
+        if chars is None:
+            texts = pl.concat([r["frame"].filter("rewritten")["text"]
+                               for r in results.values()])
+            chars = rewritten_characters(texts, tok, self.max_examples)
         shown = ", ".join(f"{c['character']!r} → {c['becomes']!r}" for c in chars[:5])
         return [Finding(
             severity=grade(value, warn=self.normaliser_warn_above),
@@ -325,7 +315,7 @@ class RoundTrip:
                        results: dict[str, dict[str, Any]]) -> Finding:
         t = data.tokens
         checked = sum(r["checked"] for r in results.values())
-        per_split = {n: int(r["stale"].sum()) for n, r in results.items()}
+        per_split = {n: r["stale"] for n, r in results.items()}
         n = sum(per_split.values())
         value = share(n, checked)
         sev = grade(value, warn=self.stale_warn_above, fail=self.stale_fail_above)
@@ -415,6 +405,38 @@ def id_diff(stored: Any, enc: Any, tok: Any, context: int = 3) -> dict[str, Any]
 
     return {"first difference at": k, "stored": view(s), "encode(text)": view(e),
             "stored length": len(s), "encoded length": len(e)}
+
+
+def stale_rows(specials: np.ndarray, max_length: int, pad_l: np.ndarray, content: np.ndarray,
+               ids: Flat, enc: Flat) -> tuple[np.ndarray, Any, Any]:
+    """Rows whose stored content ids (padding dropped, control tokens removed) are not
+    encode(text) with control tokens removed; a row cut at max_length only needs to be a
+    prefix. Compared on the flattened ids: lengths first, then element by element over the
+    compared prefix, mismatches counted per row with one bincount. Also returns two
+    functions giving a row's compared stored and encoded ids (for examples)."""
+    s_mask = ids.span(pad_l, pad_l + content) & ~is_special(ids.values, specials)
+    e_mask = ~is_special(enc.values, specials)
+    sv, ev = ids.values[s_mask], enc.values[e_mask]
+    s_len, e_len = ids.row_sum(s_mask), enc.row_sum(e_mask)
+    cut = content >= max_length
+    ok = ((s_len == e_len) | (cut & (s_len < e_len))) & ~ids.null
+    n_cmp = np.where(ok, s_len, 0)
+    stored = Flat(sv, s_len, ids.null)
+    encoded = Flat(ev, e_len, enc.null)
+    a = sv[stored.span(np.zeros(len(pad_l), np.int64), n_cmp)]
+    b = ev[encoded.span(np.zeros(len(pad_l), np.int64), n_cmp)]
+    if len(a):
+        owner = np.repeat(np.arange(len(pad_l)), n_cmp)
+        ok &= np.bincount(owner[a != b], minlength=len(pad_l)) == 0
+
+    def s_keep(j: int) -> list[int]:
+        return [] if ids.null[j] else \
+            sv[stored.offsets[j]:stored.offsets[j] + s_len[j]].tolist()
+
+    def e_keep(j: int) -> list[int]:
+        return ev[encoded.offsets[j]:encoded.offsets[j] + e_len[j]].tolist()
+
+    return ~ok, s_keep, e_keep
 
 
 def is_special(x: np.ndarray, specials: np.ndarray) -> np.ndarray:
