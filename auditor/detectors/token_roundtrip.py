@@ -355,17 +355,24 @@ def rewritten_characters(texts: pl.Series, tok: Any, limit: int) -> list[dict[st
     of texts holding each, most frequent first (at most ``limit``). One normaliser call per
     distinct character; non-ASCII characters are counted by one group_by over each text's
     distinct ones, the (rarely rewritten) ASCII ones by a literal search each."""
-    def rewritten(c: str) -> bool:
-        return "".join(tok.normalise(c).split()).lower() != "".join(c.split()).lower()
-
     per_row = pl.DataFrame({"ch": texts.str.extract_all(r"[^\x00-\x7F]").list.unique()}) \
         .explode("ch").drop_nulls()
     distinct = per_row["ch"].unique().sort().to_list()
-    changed = [c for c in distinct if rewritten(c)]
+    changed = [c for c in distinct if char_rewritten(tok, c)]
     counts = dict(per_row.filter(pl.col("ch").is_in(changed)).group_by("ch").len().iter_rows())
     for c in (chr(i) for i in range(32, 127)):
-        if rewritten(c):
+        if char_rewritten(tok, c):
             counts[c] = int(texts.str.contains(c, literal=True).sum())
+    return ranked_characters(counts, tok, limit)
+
+
+def char_rewritten(tok: Any, c: str) -> bool:
+    """The normaliser turns ``c`` alone into something else than its lowercase."""
+    return "".join(tok.normalise(c).split()).lower() != "".join(c.split()).lower()
+
+
+def ranked_characters(counts: dict[str, int], tok: Any, limit: int) -> list[dict[str, Any]]:
+    """Rewritten characters with the number of texts holding each, most frequent first."""
     ranked = sorted(((k, c) for c, k in counts.items() if k), key=lambda p: (-p[0], p[1]))
     return [{"character": c, "code point": f"U+{ord(c[0]):04X}", "becomes": tok.normalise(c),
              "rows": int(k)} for k, c in ranked[:limit]]
