@@ -294,6 +294,7 @@ class Contamination:
             short_a.append(np.flatnonzero(lens_a < short) + start)
             hits.append(ag.join(wanted, on="h", how="semi")
                         .select("h", (pl.col("doc") + start).alias("train_row")).unique())
+            del ag  # not alive while the next chunk is hashed (16 bytes per n-gram)
         if want_exact:
             shared["exact"] = self._exact_table(exact_parts)
         train_hits = (pl.concat(hits).sort("train_row")
