@@ -88,20 +88,27 @@ def rolling_ngram_hashes(flat: np.ndarray, lens: np.ndarray, n: int, seed: int, 
         powers[1:] = base
         np.cumprod(powers, out=powers)                       # B^t
         prefix = np.zeros(total + 1, dtype=np.uint64)
-        np.cumsum(flat * powers, out=prefix[1:])             # P_k
+        np.multiply(flat, powers, out=prefix[1:])
+        np.cumsum(prefix[1:], out=prefix[1:])                # P_k
         m = total - n + 1
         powers[0] = 1
         powers[1:m] = np.uint64(inv)
         np.cumprod(powers[:m], out=powers[:m])               # B^-t
-        h = (prefix[n:n + m] - prefix[:m]) * powers[:m]
+        h = prefix[n:n + m] - prefix[:m]
+        del prefix  # temporaries freed as soon as possible: the peak is a few word arrays
+        h *= powers[:m]
+        del powers
         h ^= h >> np.uint64(31)
         h *= mix
         h ^= h >> np.uint64(29)
-    ends = np.cumsum(lens)
-    valid = np.arange(n, m + n, dtype=np.int64) <= np.repeat(ends, lens)[:m]  # last word inside
-    idx = np.flatnonzero(valid)
-    doc = np.repeat(np.arange(len(lens), dtype=np.int64), lens)[idx]
-    pos = idx - (ends - lens)[doc] if with_pos else None
+    # the windows inside a document: document d, at flat word s_d, has max(len_d - n + 1, 0)
+    # of them, at flat positions s_d, s_d + 1, ...; built from per-document runs directly
+    count = np.maximum(np.asarray(lens, dtype=np.int64) - n + 1, 0)
+    starts = np.cumsum(lens, dtype=np.int64) - lens
+    idx = np.arange(int(count.sum()), dtype=np.int64)
+    idx += np.repeat(starts - (np.cumsum(count) - count), count)
+    doc = np.repeat(np.arange(len(lens), dtype=np.int64), count)
+    pos = idx - np.repeat(starts, count) if with_pos else None
     return doc, pos, h[idx]
 
 
