@@ -102,6 +102,12 @@ class Duplicates:
         check_params(self, ("max_examples",), lambda v: v >= 0, ">= 0")
 
     def run(self, data: AuditData) -> list[Finding]:
+        try:
+            return self._run(data)
+        finally:  # the normalised copies and hashes cached for this check: nothing else reads
+            data.release("duplicates.")  # them, and at 10M rows they hold GBs until the end
+
+    def _run(self, data: AuditData) -> list[Finding]:
         cols = data.duplicate_columns()
         text_types, left_out = columns_outside(data)
         as_text = list(text_types)

@@ -98,11 +98,11 @@ def scan_table(path: Path) -> pl.LazyFrame:
     """A lazy scan of one split file or a directory of Parquet files (skipping what Spark,
     Hive and pyarrow skip: path parts starting with ``.`` or ``_``). Anything that is not a
     regular file or directory (a FIFO would block forever) is refused."""
-    from auditor.loading.inputs import check_input_path, data_files
+    from auditor.core.inputs import check_input_path, data_files
 
     check_input_path(path)
     if path.is_dir():
-        from auditor.integrations import hf  # a datasets save_to_disk folder (Arrow stream shards)
+        from auditor.loading import hf  # a datasets save_to_disk folder (Arrow stream shards)
         if hf.is_saved_dataset(path) or hf.is_saved_dataset_dict(path):
             return hf.read_saved_dataset(path).lazy()
         files = data_files(path, _PARQUET)
@@ -115,7 +115,7 @@ def scan_table(path: Path) -> pl.LazyFrame:
     if fmt == "parquet":
         return pl.scan_parquet(path)
     if fmt == "ipc":
-        from auditor.integrations import hf  # datasets writes Arrow *stream* files named *.arrow
+        from auditor.loading import hf  # datasets writes Arrow *stream* files named *.arrow
         return hf.read_arrow_stream(path).lazy() if hf.is_arrow_stream(path) \
             else pl.scan_ipc(path)
     if fmt == "jsonl":
@@ -218,7 +218,7 @@ def to_polars(obj: Any, name: str) -> pl.DataFrame:
     if isinstance(obj, (str, Path)):
         return read_table(Path(obj))
     if type(obj).__module__.split(".", 1)[0] == "datasets":  # Hugging Face Dataset
-        from auditor.integrations.hf import from_hf
+        from auditor.loading.hf import from_hf
         return from_hf(obj, name)
     if type(obj).__module__.startswith("pandas"):
         seen: set[str] = set()  # polars names columns str(label): 0 and "0" would collide
@@ -408,6 +408,15 @@ class AuditData:
         if key not in self._cache:
             self._cache[key] = factory()
         return self._cache[key]
+
+    def release(self, prefix: str) -> None:
+        """Drop the cached entries whose key's first part starts with ``prefix``: a check's
+        own intermediate results (``duplicates.``: normalised copies of every column), once
+        no later check reads them, so that their memory serves the next checks instead of
+        adding to the peak."""
+        for key in [k for k in self._cache if isinstance(k, tuple) and k
+                    and isinstance(k[0], str) and k[0].startswith(prefix)]:
+            del self._cache[key]
 
     def row_hashes(self, split: str, columns: list[str]) -> pl.Series:
         """64-bit hash of each row over ``columns`` (seeded; same dtype -> same hash in every
@@ -776,8 +785,8 @@ WORKING_SET_FACTOR = 3.0
 def estimate_bytes(path: Path) -> int:
     """In-memory size of a split estimated before reading it: Parquet footers give the
     uncompressed size; text formats count their bytes (x5 when compressed)."""
-    from auditor.integrations.hf import saved_dataset_files
-    from auditor.loading.inputs import data_files
+    from auditor.loading.hf import saved_dataset_files
+    from auditor.core.inputs import data_files
 
     files = [path] if not path.is_dir() else (  # a datasets folder: its shards, not its caches
         [f for f in saved_dataset_files(path) or [] if f.suffix == ".arrow"]
@@ -872,7 +881,7 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
     files = {name: Path(p) for name, p in cfg.datasets.items() if name not in frames}
     if cfg.reference is not None and REFERENCE not in frames:
         files[REFERENCE] = Path(cfg.reference)
-    from auditor.loading.inputs import check_input_path
+    from auditor.core.inputs import check_input_path
 
     for path in files.values():  # before estimate_bytes opens them: a FIFO would block
         check_input_path(path)

@@ -202,6 +202,19 @@ def test_near_copies_are_reported_separately_from_exact_copies():
     assert "name: 'Name" in ex["differences"] and "x: " in ex["differences"]
 
 
+def test_the_checks_cached_copies_are_released_and_a_rerun_gives_the_same_findings():
+    train, test = _mixed(1000, 1), _mixed(300, 2, 10_000)
+    near = train[10:19].with_columns(pl.col("x") * (1 + 3e-9), pl.col("row_id") + 50_000)
+    data = _data({"train": train, "test": pl.concat([test, near])}, label="y", ids=["row_id"])
+    data.cached(("label_stats.other",), lambda: "kept")
+    first = Duplicates().run(data)
+    assert list(data._cache) == [("label_stats.other",)]  # duplicates.* entries dropped
+    again = Duplicates().run(data)
+    assert [(f.metric, f.count, f.value, f.message) for f in again] == \
+        [(f.metric, f.count, f.value, f.message) for f in first]
+    assert _by(first, "near_duplicate_rows")[("train", "test")].count == 9
+
+
 def test_values_beyond_the_significant_digits_are_not_near_copies():
     train, test = _mixed(200, 1), _mixed(100, 2, 10_000)
     test = pl.concat([test, train[:5].with_columns(pl.col("x") * (1 + 1e-3),
