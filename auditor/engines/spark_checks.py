@@ -13,8 +13,9 @@ judge with the polars detectors' own judging code where it is a function of aggr
   features' ``future_values`` (an info finding says so) and example rows.
 - ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
   columns): category counts per split fed to the same comparison, verdict and evidence code
-  (:func:`auditor.detectors.drift.compare_all`). Not yet: numeric columns (exact KS over every
-  value), listed under "not compared".
+  (:func:`auditor.detectors.drift.compare_all`); numeric and datetime columns (and a numeric
+  label) from quantile sketches and binned counts (:mod:`auditor.engines.spark_drift`: PSI
+  exact on its bins, KS on a fine grid with its error bound stated), graded together.
 - ``separability.adversarial`` / ``separability.label_probe``: the polars detectors on a seeded
   driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
   states.
@@ -34,6 +35,7 @@ import numpy as np
 from auditor.loading.data import Kind, LabelKind
 from auditor.detectors.groups import null_group_finding
 from auditor.engines import NOT_ON_SPARK
+from auditor.engines import spark_drift
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_rows, grade, share
@@ -502,8 +504,8 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.group_overlap": group_overlap,
     "leakage.duplicates": duplicates,
     "leakage.temporal": temporal,
-    "drift.label": label_drift,
-    "drift.features": feature_drift,
+    "drift.label": spark_drift.label_drift,
+    "drift.features": spark_drift.feature_drift,
     "separability.adversarial": on_sample,
     "separability.label_probe": on_sample,
     "tokens.lengths": spark_tokens.lengths,

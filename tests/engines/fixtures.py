@@ -60,3 +60,30 @@ def honest() -> dict[str, pl.DataFrame]:
     test_users = users.sample(fraction=0.25, seed=3)
     is_test = df["user"].is_in(test_users.implode())
     return {"train": df.filter(~is_test), "test": df.filter(is_test)}
+
+
+def numeric_drift(n_train: int = 2_000, n_test: int = 800, seed: int = 21
+                  ) -> dict[str, pl.DataFrame]:
+    """Numeric drift planted in ``shift`` (mean +0.6 sd in test) and ``few`` (five values, 0
+    goes from 40% to 15% of rows); ``same`` (normal, with NaN, nulls and -0.0) and ``when``
+    (datetimes over the same year) do not move; the numeric label ``target`` moves by +1."""
+    from datetime import datetime, timedelta
+
+    rng = np.random.default_rng(seed)
+
+    def part(n: int, shifted: bool) -> pl.DataFrame:
+        same = np.round(rng.normal(size=n), 2)
+        same[:7] = -0.0
+        same[7:12] = np.nan
+        p = [0.15, 0.3, 0.25, 0.2, 0.1] if shifted else [0.4, 0.2, 0.2, 0.1, 0.1]
+        start = datetime(2024, 1, 1)
+        return pl.DataFrame({
+            "shift": rng.normal(loc=0.6 if shifted else 0.0, size=n),
+            "same": same,
+            "few": rng.choice(5, n, p=p).astype(np.int64),
+            "when": [start + timedelta(minutes=int(m)) for m in rng.integers(0, 525_600, n)],
+            "target": rng.gamma(2.0, size=n) + (1.0 if shifted else 0.0),
+        }).with_columns(pl.when(pl.int_range(pl.len()) % 97 == 3).then(None)
+                        .otherwise(pl.col("same")).alias("same"))
+
+    return {"train": part(n_train, False), "test": part(n_test, True)}

@@ -1,0 +1,106 @@
+"""drift.features / drift.label on numeric and datetime columns: the spark engine (quantile
+sketches and binned counts, :mod:`auditor.engines.spark_drift`) against the polars engine
+(sorted values). Same statuses and counts; PSI equal within 1e-9 (the sketch is exact below
+QUANTILE_ACCURACY rows, so the bin edges are equal); KS D from the grid never above the exact
+D and within the stated error bound; everything equal when every value is a grid point (fewer
+rows than KS_GRID). Skipped when pyspark or Java is missing (see conftest.py)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+from tests.engines.fixtures import numeric_drift
+
+SUITE = "checks:\n  drift.features: {}\n  drift.label: {}\n"
+
+
+def _audit(frames, engine, spark, tmp_path: Path, **roles):
+    from auditor.api import audit
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(SUITE)
+    if engine == "spark":
+        frames = {k: spark.createDataFrame(v.to_arrow()).cache() for k, v in frames.items()}
+    return audit(train=frames["train"], test=frames["test"], suite=str(suite), engine=engine,
+                 spark=spark, hash="fast", **roles)
+
+
+def _by_subject(result, cid):
+    check = {c.id: c for c in result.checks}[cid]
+    return check, {(f.metric, str(f.subject)): f for f in check.findings if f.subject}
+
+
+def _agree(p, s, exact: bool):
+    """Column findings of both engines: same keys, statuses, counts; PSI within 1e-9; KS D
+    within the stated bound (equal when exact)."""
+    assert p[0].status == s[0].status, (p[0].summary, s[0].summary)
+    fp, fs = p[1], s[1]
+    assert set(fp) == set(fs), set(fp) ^ set(fs)
+    for k in fp:
+        a, b = fp[k], fs[k]
+        assert (a.severity, a.count) == (b.severity, b.count), (k, a.message, b.message)
+        sa, sb = a.evidence.get("statistics"), b.evidence.get("statistics")
+        if sa is None:
+            continue
+        assert math.isclose(sa["psi"], sb["psi"], rel_tol=1e-9, abs_tol=1e-9), k
+        if "ks_d" in sa:
+            bound = sb["ks_d error bound"]
+            assert sb["ks_d"] <= sa["ks_d"] + 1e-9 and sa["ks_d"] - sb["ks_d"] <= bound + 1e-9
+            assert bound <= 3.0 / 1000 + 1e-9  # one grid interval of either split (K = 1000)
+            if exact:
+                assert bound == 0 and sa["ks_d"] == sb["ks_d"] and sa["ks p"] == sb["ks p"]
+                assert math.isclose(sa["wasserstein"], sb["wasserstein"], rel_tol=1e-9)
+                assert a.message == b.message, (a.message, b.message)
+                assert a.evidence["chart"] == b.evidence["chart"]
+        assert a.evidence["bins"] == b.evidence["bins"], k
+
+
+@pytest.mark.parametrize("sizes", [(2_000, 800), (300, 120)], ids=["grid", "exact"])
+def test_numeric_drift_agrees_with_polars(spark, tmp_path, sizes):
+    frames = numeric_drift(*sizes)
+    roles = dict(label="target")
+    rp = _audit(frames, "polars", spark, tmp_path, **roles)
+    rs = _audit(frames, "spark", spark, tmp_path, **roles)
+    exact = sizes[0] < 1000
+    p, s = _by_subject(rp, "drift.features"), _by_subject(rs, "drift.features")
+    _agree(p, s, exact)
+    severity = {k[1]: f.severity for k, f in s[1].items() if k[0] != "unseen_share"}
+    assert severity.get("shift") == "fail" and severity.get("few") in ("warn", "fail")
+    # stable columns: no warn or fail (at most an info finding of a non-significant effect)
+    assert severity.get("same", "info") == "info" and severity.get("when", "info") == "info"
+    summary = next(f for f in s[0].findings if f.metric == "drifted_features")
+    assert summary.count == 2  # shift and few; nothing listed as "not compared" on spark
+    assert not any(r["column"] in ("shift", "same", "few", "when")
+                   for r in summary.evidence.get("not compared", []))
+    # the planted shift's KS against scipy on the raw values
+    d = stats.ks_2samp(frames["train"]["shift"].to_numpy(), frames["test"]["shift"].to_numpy())
+    got = s[1][("ks_d", "shift")] if ("ks_d", "shift") in s[1] else s[1][("psi", "shift")]
+    st = got.evidence["statistics"]
+    assert -1e-6 <= d.statistic - st["ks_d"] <= st["ks_d error bound"] + 1e-6  # 6 digits
+    # few: binned per value, counts equal to numpy's
+    few = s[1][next(k for k in s[1] if k[1] == "few")]
+    shares = {r["bin"]: r["train share"] for r in few.evidence["bins"]}
+    ref = np.bincount(frames["train"]["few"].to_numpy(), minlength=5) / sizes[0]
+    assert [shares[str(v)] for v in range(5)] == [round(float(x), 6) for x in ref]
+    # numeric label
+    lp, ls = _by_subject(rp, "drift.label"), _by_subject(rs, "drift.label")
+    _agree(lp, ls, exact)
+    assert ls[0].status == "fail"
+
+
+def test_honest_numeric_splits_do_not_fail(spark, tmp_path):
+    rng = np.random.default_rng(4)
+    df = pl.DataFrame({"a": rng.normal(size=3_000), "b": rng.exponential(size=3_000),
+                       "c": rng.integers(0, 4, 3_000), "y": rng.normal(size=3_000)})
+    frames = {"train": df.slice(0, 2_000), "test": df.slice(2_000)}
+    rp = _audit(frames, "polars", spark, tmp_path, label="y")
+    rs = _audit(frames, "spark", spark, tmp_path, label="y")
+    for cid in ("drift.features", "drift.label"):
+        p, s = _by_subject(rp, cid), _by_subject(rs, cid)
+        _agree(p, s, exact=False)
+        assert s[0].status != "fail" and p[0].status != "fail"
