@@ -3,20 +3,22 @@ judge with the polars detectors' own judging code where it is a function of aggr
 
 - ``leakage.group_overlap``: counts by key per split and their semi-join
   (:meth:`~auditor.engines.Engine.key_overlap`); same values, grades and messages as polars.
-  Not yet: suggesting undeclared entity keys, and the "equal in every other column" evidence
-  of shared ids.
+  Undeclared entity keys suggested (:mod:`auditor.engines.spark_rows`). Not yet: the "equal
+  in every other column" evidence of shared ids.
 - ``leakage.duplicates``: exact copies across splits (whole-row keys, null-safe) with the same
-  chance baseline (from repeated-key counts and design effects), within-split copies. Not yet:
-  near copies and conflicting labels (an info finding says so).
+  chance baseline (from repeated-key counts and design effects), within-split copies; near copies (normalised-row key join) and conflicting labels
+  (:mod:`auditor.engines.spark_rows`). Not yet: near copies matched on free-text columns
+  (MinHash; an info finding says so).
 - ``leakage.temporal``: time ranges from per-split min/max/null counts, out-of-order and
-  short-gap rows from range counts; same Clock, grades and messages. Not yet: datetime
-  features' ``future_values`` (an info finding says so) and example rows.
+  short-gap rows from range counts; same Clock, grades and messages. Datetime features'
+  ``future_values`` (:mod:`auditor.engines.spark_rows`). Not yet: example rows of the ranges.
 - ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
   columns): category counts per split fed to the same comparison, verdict and evidence code
   (:func:`auditor.detectors.drift.compare_all`); numeric and datetime columns (and a numeric
   label) from quantile sketches and binned counts (:mod:`auditor.engines.spark_drift`: PSI
   exact on its bins, KS on a fine grid with its error bound stated), graded together.
-- ``separability.adversarial`` / ``separability.label_probe``: the polars detectors on a seeded
+- ``separability.adversarial`` / ``separability.label_probe`` / ``separability.memorisation``
+  (:func:`auditor.engines.spark_rows.memorisation`): the polars detectors on a seeded
   driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
   states.
 - ``tokens.lengths`` (:mod:`auditor.engines.spark_tokens`): the per-row token layout computed on
@@ -36,6 +38,8 @@ from auditor.loading.data import Kind, LabelKind
 from auditor.detectors.groups import null_group_finding
 from auditor.engines import NOT_ON_SPARK
 from auditor.engines import spark_drift
+from auditor.engines.spark_rows import (future_values, memorisation, near_and_conflicts,
+                                        suggestions)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_rows, grade, share
@@ -58,14 +62,18 @@ def group_overlap(check: Any, data: Any) -> list[Finding]:
         raise NotApplicable("only one split: entities cannot cross splits")
     groups = list(dict.fromkeys(data.columns.groups))
     ids = [c for c in dict.fromkeys(data.columns.ids) if c not in groups]
-    if not groups and not ids:
-        raise NotApplicable("no group column declared (columns.groups); suggesting undeclared "
-                            "entity keys is " + NOT_ON_SPARK)
     findings: list[Finding] = []
     for col in groups:
         findings += _declared(check, data, col)
     for col in ids:
         findings += _ids(check, data, col)
+    if groups:
+        return findings
+    if check.suggest_candidates:
+        findings += suggestions(check, data)
+    if not findings:
+        raise NotApplicable("no group column declared (columns.groups), and no column looks "
+                            "like an entity key shared across splits")
     return findings
 
 
@@ -183,13 +191,17 @@ def duplicates(check: Any, data: Any) -> list[Finding]:
         return data.cached(("spark.rows", split), measure)
 
     findings: list[Finding] = []
+    exact: dict[tuple[str, str], int] = {}
     if cols:
         for earlier, later in data.pairs():
             ko = eng.key_overlap(earlier, later, cols, nulls_are_keys=True,
                                  max_examples=check.max_examples)
+            exact[(earlier, later)] = ko.rows_later
             findings.append(_exact(check, data, ko, earlier, later, cols,
                                    _chance(data, earlier, later, ko.rows_later, summary,
                                            cols, continuous)))
+    findings += near_and_conflicts(check, data, cols, exact,
+                                   lambda split: summary(split).repeated_rows)
     single = len(data.splits) == 1
     for split in data.split_names:
         ks = summary(split) if cols else None
@@ -212,11 +224,6 @@ def duplicates(check: Any, data: Any) -> list[Finding]:
             f.severity = Severity.INFO
             f.message += (f" (no feature column: rows compared on {', '.join(cols)} only, "
                           "info)")
-    if cols:
-        findings.append(Finding(
-            severity=Severity.INFO, metric="not_computed_on_spark", value=None, count=0,
-            message="near-duplicate rows and conflicting labels are " + NOT_ON_SPARK +
-                    ": only exact copies were counted"))
     return findings
 
 
@@ -460,13 +467,7 @@ def temporal(check: Any, data: Any) -> list[Finding]:
                     message=f"{start}, less than min_gap {check.min_gap}: "
                             f"{fmt_rows(count, n_b, f'{later} rows')} are dated within "
                             f"{check.min_gap} after {earlier} ends ({clock.text(hi_a)})"))
-    if clock.is_time and data.features_of(Kind.DATETIME):
-        findings.append(Finding(
-            severity=Severity.INFO, metric="not_computed_on_spark", value=None, count=0,
-            subject=data.features_of(Kind.DATETIME),
-            message="datetime features dated after their row's own time (future_values) are "
-                    + NOT_ON_SPARK))
-    return findings
+    return findings + future_values(check, data, col, clock, expr)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -508,5 +509,6 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "drift.features": spark_drift.feature_drift,
     "separability.adversarial": on_sample,
     "separability.label_probe": on_sample,
+    "separability.memorisation": memorisation,
     "tokens.lengths": spark_tokens.lengths,
 }

@@ -1,0 +1,204 @@
+"""Row-level checks on both engines (:mod:`auditor.engines.spark_rows`): near copies,
+conflicting labels, undeclared entity keys, datetime features from the future, memorisation.
+
+Planted splits: equal statuses, subjects, counts, values and messages (exact: all of them are
+counts), and the planted numbers themselves; honest splits: no fail on either engine. The
+normalisation expressions are compared with the polars functions value by value. Skipped when
+pyspark or Java is missing (see conftest.py).
+"""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+ROWS_SUITE = """
+checks:
+  leakage.duplicates: {}
+  leakage.group_overlap: {}
+  leakage.temporal: {}
+  separability.memorisation: {}
+"""
+ROLES = dict(label="y", time="ts", ids=["row_id"])
+UTC = pl.Datetime("us", "UTC")
+
+
+def _part(rng: np.random.Generator, n: int, start: datetime, customers: range,
+          first_id: int) -> pl.DataFrame:
+    ts = pl.Series([start + timedelta(hours=6 * i) for i in range(n)],
+                   dtype=pl.Datetime("us")).dt.replace_time_zone("UTC")
+    return pl.DataFrame({
+        "row_id": np.arange(n) + first_id,
+        "customer_id": [f"c{i}" for i in rng.choice(np.array(customers), n)],
+        "x1": rng.normal(size=n),
+        "x2": rng.gamma(2.0, size=n),
+        "cat": rng.choice(["Red", "green", "Blue sky"], n),
+        "ts": ts,
+        "y": rng.integers(0, 2, n),
+    }).with_columns(seen_at=pl.col("ts") - pl.duration(hours=1))
+
+
+def planted_rows() -> dict[str, pl.DataFrame]:
+    """train 400 / test 150 rows, test dated after train except the copies. Planted in test:
+    10 near copies of train rows (x1 scaled by 1 + 1e-10, cat upper-cased with doubled
+    spaces), 7 copies of train features with the other label, 6 rows whose seen_at is 2 days
+    after their ts, 30 rows holding a train customer_id (undeclared key; with the 17 copies,
+    47 test rows share one); in train: 5 rows repeated with the other label (5 conflicting
+    groups, 10 rows)."""
+    rng = np.random.default_rng(21)
+    train = _part(rng, 395, datetime(2024, 1, 1), range(0, 200), 0)
+    flipped = train.slice(50, 5).with_columns(pl.col("row_id") + 1000, (1 - pl.col("y")).alias("y"))
+    train = pl.concat([train, flipped])
+    test = _part(rng, 150 - 17, datetime(2024, 6, 1), range(1000, 1100), 5000)
+    shared = pl.Series(train["customer_id"][:30].to_list() + [None] * (test.height - 30))
+    test = test.with_columns(
+        pl.when(pl.int_range(pl.len()) < 6).then(pl.col("ts") + pl.duration(days=2))
+        .otherwise(pl.col("seen_at")).alias("seen_at"),
+        pl.when(pl.int_range(pl.len()) < 30).then(pl.lit(shared))
+        .otherwise(pl.col("customer_id")).alias("customer_id"))
+    near = train.slice(100, 10).with_columns(
+        pl.col("row_id") + 9000, pl.col("x1") * (1 + 1e-10),
+        pl.col("cat").str.to_uppercase().str.replace(" ", "  "))
+    conflict = train.slice(200, 7).with_columns(pl.col("row_id") + 9100, (1 - pl.col("y")).alias("y"))
+    return {"train": train, "test": pl.concat([test, near, conflict])}
+
+
+def honest_rows() -> dict[str, pl.DataFrame]:
+    rng = np.random.default_rng(22)
+    return {"train": _part(rng, 400, datetime(2024, 1, 1), range(0, 200), 0),
+            "test": _part(rng, 150, datetime(2024, 6, 1), range(1000, 1100), 5000)}
+
+
+def _spark_frames(spark, frames):
+    return {k: spark.createDataFrame(v.to_arrow()).cache() for k, v in frames.items()}
+
+
+def _audit(frames, engine, spark, tmp_path: Path, suite_text: str = ROWS_SUITE, **roles):
+    from auditor.api import audit
+
+    suite = tmp_path / f"suite_{engine}.yaml"
+    suite.write_text(suite_text)
+    if engine == "spark":
+        frames = _spark_frames(spark, frames)
+    return audit(train=frames["train"], test=frames["test"], suite=str(suite), engine=engine,
+                 spark=spark, hash="fast", **(roles or ROLES))
+
+
+def _by_key(check):
+    return {(f.metric, str(f.subject), tuple(f.splits)): f for f in check.findings}
+
+
+def _compare(rp, rs):
+    by_p, by_s = {c.id: c for c in rp.checks}, {c.id: c for c in rs.checks}
+    for cid in by_p:
+        p, s = by_p[cid], by_s[cid]
+        assert p.status == s.status, (cid, p.summary, s.summary)
+        fp, fs = _by_key(p), _by_key(s)
+        assert set(fp) == set(fs), (cid, set(fp) ^ set(fs))
+        for k in fp:
+            a, b = fp[k], fs[k]
+            assert (a.severity, a.count) == (b.severity, b.count), (cid, k)
+            if cid == "separability.memorisation":
+                assert math.isclose(a.value, b.value, abs_tol=0.01), (k, a.value, b.value)
+                assert "spark engine" in b.message
+            else:
+                assert a.value == b.value and a.message == b.message, (cid, k, a.message,
+                                                                       b.message)
+    return by_p, by_s
+
+
+@pytest.fixture(scope="module")
+def planted_reports(spark, tmp_path_factory):
+    frames = planted_rows()
+    tmp = tmp_path_factory.mktemp("rows")
+    return _audit(frames, "polars", spark, tmp), _audit(frames, "spark", spark, tmp)
+
+
+def test_row_checks_agree_on_planted_splits(planted_reports):
+    rp, rs = planted_reports
+    _, by_s = _compare(rp, rs)
+    dup = _by_key(by_s["leakage.duplicates"])
+    near = dup[("near_duplicate_rows", "", ("train", "test"))]
+    assert near.count == 10 and near.severity == "fail"
+    assert near.evidence["normalised_rows_shared"]["of which exact copies"] == 0
+    across = dup[("conflicting_labels", "", ("train", "test"))]
+    assert across.count == 7 and across.severity == "warn"  # 4.7% < 5%
+    within = dup[("conflicting_labels", "", ("train",))]
+    assert within.count == 10 and "(5 groups)" in within.message
+    assert not [f for f in by_s["leakage.duplicates"].findings
+                if f.metric == "not_computed_on_spark"]
+    groups = _by_key(by_s["leakage.group_overlap"])
+    cand = groups[("candidate_group_column", "customer_id", ("train", "test"))]
+    assert cand.count == 47 and cand.severity == "info"
+    assert "name looks like an entity key" in cand.message
+    assert [k for k in groups if k[0] == "candidate_group_column"] == [
+        ("candidate_group_column", "customer_id", ("train", "test"))]
+    temporal = _by_key(by_s["leakage.temporal"])
+    future = temporal[("future_values", "seen_at", ("test",))]
+    assert future.count == 6 and future.severity == "fail"
+    assert future.evidence["per_split"][0]["largest lead"] == "2d"
+    assert len(future.evidence["examples"]) == 6
+    assert by_s["separability.memorisation"].status != "skipped"
+
+
+def test_row_checks_agree_on_honest_splits(spark, tmp_path):
+    rp, rs = _audit(honest_rows(), "polars", spark, tmp_path), \
+        _audit(honest_rows(), "spark", spark, tmp_path)
+    by_p, by_s = _compare(rp, rs)
+    for by in (by_p, by_s):
+        assert all(c.status != "fail" for c in by.values()), [
+            (c.id, c.summary) for c in by.values()]
+    metrics = {f.metric for c in by_s.values() for f in c.findings}
+    assert not metrics & {"near_duplicate_rows", "conflicting_labels", "candidate_group_column",
+                          "not_computed_on_spark"}
+    assert [f.count for f in by_s["leakage.temporal"].findings
+            if f.metric == "future_values"] == [0]
+
+
+def test_text_columns_leave_near_copies_to_polars_with_a_reason(spark, tmp_path):
+    frames = planted_rows()
+    suite = "checks:\n  leakage.duplicates: {}\n"
+    rs = _audit(frames, "spark", spark, tmp_path, suite, **ROLES, text=["cat"])
+    notes = [f for f in rs.checks[0].findings if f.metric == "not_computed_on_spark"]
+    assert len(notes) == 1 and notes[0].subject == ["cat"] and "MinHash" in notes[0].message
+    assert not [f for f in rs.checks[0].findings if f.metric == "near_duplicate_rows"]
+    conflicts = [f.count for f in rs.checks[0].findings if f.metric == "conflicting_labels"]
+    assert sorted(conflicts) == [7, 10]
+
+
+def test_round_significant_matches_numpy(spark):
+    from auditor.detectors.near_duplicates import round_significant as reference
+    from auditor.engines.spark_rows import round_significant_frame
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([
+        rng.normal(size=2000) * 10.0 ** rng.integers(-30, 30, 2000),
+        [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-310, 1e300, 999999.5, 9.9999996, 0.1 + 0.2,
+         2.5, 1234565.0, 1234575.0, -1234565.0, 1e22, 1e23, 123456789012.0]])
+    df = spark.createDataFrame(pl.DataFrame({"i": np.arange(len(x)), "x": x}).to_arrow())
+    for digits in (1, 6, 12):
+        got = (round_significant_frame(df, ["x"], digits).orderBy("i")
+               .toPandas()["x"].to_numpy())
+        want = reference(x, digits)
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        assert same.all(), (digits, x[~same][:5], got[~same][:5], want[~same][:5])
+
+
+def test_string_normalisation_matches_polars(spark):
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.near_duplicates import normalise_strings
+    from auditor.engines.spark_rows import fold_function, normalise_string
+
+    values = ["  Hello   World ", "A\tb\nc", "MiXeD", "Straße", "ＡＢＣ ｆｕｌｌ", "ΟΔΟΣ",
+              "x\u00a0\u2003y", "İstanbul", "ﬁne", None, "", "   "]
+    df = spark.createDataFrame(pl.DataFrame({"i": np.arange(len(values)), "s": values}).to_arrow())
+    got = [r["n"] for r in df.select("i", normalise_string(F.col("s"), True).alias("n"))
+           .orderBy("i").collect()]
+    want = normalise_strings(pl.Series(values)).to_list()
+    assert got == want
+    assert fold_function()("ＡＢＣ\u3000Straße") == "abc strasse"
