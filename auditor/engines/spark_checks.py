@@ -25,6 +25,10 @@ judge with the polars detectors' own judging code where it is a function of aggr
   the executors by the polars chunk code (``mapInArrow``), reduced to content-length count
   tables, token counts and flagged-row counts; judged by ``SequenceLengths.judge``.
 
+- ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
+  (:mod:`auditor.engines.spark_assoc`): figures over every labelled row from binned per-class
+  counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
+
 Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
 reports it as ``skipped`` with that reason.
 """
@@ -36,7 +40,7 @@ import numpy as np
 
 from auditor.loading.data import Kind, LabelKind
 from auditor.detectors.groups import null_group_finding
-from auditor.engines import NOT_ON_SPARK
+from auditor.engines import NOT_ON_SPARK, spark_assoc
 from auditor.engines import spark_drift
 from auditor.engines.spark_rows import (future_values, memorisation, near_and_conflicts,
                                         suggestions)
@@ -509,6 +513,8 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "drift.features": spark_drift.feature_drift,
     "separability.adversarial": on_sample,
     "separability.label_probe": on_sample,
+    "leakage.single_feature_auc": spark_assoc.single_feature_auc,
+    "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
     "separability.memorisation": memorisation,
     "tokens.lengths": spark_tokens.lengths,
 }

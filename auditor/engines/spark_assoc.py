@@ -1,0 +1,486 @@
+"""``leakage.single_feature_auc`` and ``leakage.feature_label_correlation`` on the spark engine.
+
+Measuring (every labelled row, one pass over the data for all columns): the label is coded
+into class codes 0..K-1 (classes sorted, as :func:`auditor.stats.label.label_view` does);
+every numeric, boolean and datetime feature is cut into shared bins and counted by
+(split, column, bin, class) together with per-class sums and sums of squares of its values, in
+one pass over the union of the splits: a ``Bucketizer`` (binary search, JVM side) bins every
+column, the columns are stacked to (split, column, bin, class, value) and one ``groupBy``
+counts and sums them (no Python worker). Bins: when a column holds at most ``MAX_EXACT`` distinct values over all splits
+(counted exactly, in one ``distinct`` job after an approximate count) the bins are those
+values, so every statistic below is exact; otherwise at most ``MAX_BINS`` bins cut at train
+quantiles (``percentile_approx``), bin b holding the values in (e_{b-1}, e_b].
+
+From the counts H[b, k] (rows of class k in bin b; missing values a block of their own):
+average rank of bin b = rows in lower bins + (rows in b + 1) / 2; rank sum of class k =
+sum_b H[b, k] rank_b, so the Mann-Whitney AUC = (R1 - n1 (n1 + 1) / 2) / (n1 n0) counts the
+pairs inside one bin as ties (half). With exact bins that is the polars figure; with
+quantile bins the error is at most sum_b H[b, 1] H[b, 0] / (2 n1 n0) (the pairs sharing a
+bin), stated per column in the overview's evidence (``spark.auc_bin_error``). The missing
+block's place and the direction are fitted on train by the polars code
+(:func:`auditor.stats.label.fit_ranked`, cut candidates from the cumulative counts, as
+:func:`~auditor.stats.label.cut_edges` picks them), and evaluated on later splits from the same
+cumulative counts. Class means and variances come from the sums (values shifted by a central
+train quantile); Pearson's point-biserial r, Spearman's rho (point-biserial of the bin ranks),
+the correlation ratio and Cramér's V of the missingness indicator follow by
+:func:`auditor.detectors.label_association.class_label_measures`. Categorical columns'
+(level, class) counts come from one ``groupBy`` over the stacked columns; Cramér's V from them.
+
+Judging: the polars detectors' own judging (:meth:`SingleFeatureAUC.judge_scored`,
+:meth:`FeatureLabelAssociation.judge_measured`). What needs rows -- the bootstrap CI, the
+purest cut of a flagged column's score, the class balance of its missing values, peers'
+within-class co-movement and rank copies, ROC curves and level tables, and the row counts in
+a flagged column's message -- is computed on the seeded, label-stratified driver-side sample
+(at most ``spark_sample_rows`` rows per split, shared with the model probes); every finding
+says so and states the sample's size (``evidence.driver_sample``).
+
+Measured on the sample as a whole (stated the same way): single_feature_auc's categorical
+columns (target-rate encoding cross-fitted over random folds of rows), ids and the time
+column, and both checks for a numeric label and single_feature_auc for a multiclass label
+(there numeric columns are binned and encoded).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from auditor.errors import NotApplicable
+from auditor.loading.data import Kind, LabelKind
+from auditor.report.results import Finding
+from auditor.stats.numerics import fmt_count, inverted_cdf
+
+MAX_EXACT = 2000  # distinct values (all splits) up to which the bins are the values
+MAX_BINS = 2000   # quantile bins otherwise
+N_CUTS = 255      # as auditor.stats.label.N_CUTS
+
+
+# ---------------------------------------------------------------------------------------------
+# the driver-side sample (shared with the model probes) and how findings state it
+# ---------------------------------------------------------------------------------------------
+
+def driver_sample(data: Any) -> Any:
+    """The seeded driver-side sample of every split (stratified by the label) as polars
+    :class:`~auditor.loading.data.AuditData`; cached under the same key as the probes'."""
+    from auditor.loading.data import build_audit_data
+
+    def collect() -> Any:
+        frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,
+                                                   seed=data.seed)
+                  for s in data.split_names}
+        return build_audit_data(frames, columns=data.columns, seed=data.seed)
+
+    return data.cached(("spark.driver_sample", data.sample_rows), collect)
+
+
+def _state(findings: list[Finding], data: Any, sample: Any, measured: str) -> list[Finding]:
+    sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
+    whole = all(a == b for a, b in sizes.values())
+    stated = ", ".join(f"{fmt_count(a)} of {fmt_count(b)} {s} rows"
+                       for s, (a, b) in sizes.items())
+    where = ("every row collected to the driver" if whole else
+             f"a seeded driver-side sample of {stated}")
+    for f in findings:
+        f.message += f" (spark engine: {measured}; {where}" + (f": {stated})" if whole else ")")
+        f.evidence = {**(f.evidence or {}),
+                      "driver_sample": {s: {"rows": a, "of": b} for s, (a, b) in sizes.items()}}
+    return findings
+
+
+# ---------------------------------------------------------------------------------------------
+# measuring on Spark
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Binned:
+    """Per column j: ``edges[j]`` the bins' upper edges (ascending), ``exact[j]`` whether they
+    are every distinct value; ``hist[split][j]`` (B_j + 2, K) counts: bins 0..B_j - 1, bin
+    B_j above the last edge, the last row missing values; ``sums[split]`` (p, K) and
+    ``squares[split]`` (p, K): sums of (value - ``center[j]``) and of its square per class;
+    ``n[split]`` (K,) labelled rows per class; ``approx_distinct[j]`` over all splits."""
+
+    columns: list[str]
+    classes: list[Any]
+    edges: list[np.ndarray]
+    exact: list[bool]
+    center: np.ndarray
+    hist: dict[str, list[np.ndarray]]
+    sums: dict[str, np.ndarray]
+    squares: dict[str, np.ndarray]
+    n: dict[str, np.ndarray]
+    approx_distinct: list[int]
+
+
+def _value_expr(df: Any, col: str) -> Any:
+    """The column as a double, NaN as null; booleans 0/1, dates in days, timestamps in
+    microseconds (the polars physical values of Date and Datetime[us])."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    dtype = df.schema[col].dataType
+    c = F.col(col)
+    if isinstance(dtype, T.BooleanType):
+        return c.cast("int").cast("double")
+    if isinstance(dtype, T.DateType):
+        return F.unix_date(c).cast("double")
+    if isinstance(dtype, T.TimestampNTZType):
+        return F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', "
+                      f"`{col}`)").cast("double")
+    if isinstance(dtype, T.TimestampType):
+        return F.unix_micros(c).cast("double")
+    x = c.cast("double")
+    return F.when(~F.isnan(x), x)
+
+
+def _labelled(data: Any, classes: list[Any] | None) -> Any:
+    """The union of the splits' labelled rows: split index ``__s``, class code ``__y``."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    y = data.label
+    parts = []
+    for i, (name, df) in enumerate(data.splits.items()):
+        ok = F.col(y).isNotNull()
+        if isinstance(df.schema[y].dataType, (T.FloatType, T.DoubleType)):
+            ok = ok & ~F.isnan(F.col(y))
+        parts.append(df.where(ok).withColumn("__s", F.lit(i)))
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.unionByName(p, allowMissingColumns=True)
+    if classes is not None:
+        mapping = F.create_map(*[x for i, c in enumerate(classes) for x in (F.lit(c), F.lit(i))])
+        out = out.withColumn("__y", mapping[F.col(y)])
+    return out
+
+
+def class_counts(data: Any) -> tuple[list[Any], dict[str, np.ndarray]]:
+    """The label's classes (sorted, over all splits) and labelled rows per class per split:
+    one ``groupBy``."""
+    def measure() -> tuple[list[Any], dict[str, np.ndarray]]:
+        rows = _labelled(data, None).groupBy("__s", data.label).count().collect()
+        classes = sorted({r[1] for r in rows})
+        idx = {c: i for i, c in enumerate(classes)}
+        out = {s: np.zeros(len(classes)) for s in data.split_names}
+        for r in rows:
+            out[data.split_names[r[0]]][idx[r[1]]] += r[2]
+        return classes, out
+    return data.cached(("spark.assoc.class_counts",), measure)
+
+
+def binned(data: Any, cols: list[str]) -> Binned:
+    """Bins and per-class counts of ``cols`` in every split (cached per run)."""
+    return data.cached(("spark.assoc.binned", tuple(cols)), lambda: _binned(data, cols))
+
+
+def _binned(data: Any, cols: list[str]) -> Binned:
+    from pyspark.sql import functions as F
+
+    classes, n = class_counts(data)
+    k = len(classes)
+    frame = _labelled(data, classes)
+    first = next(iter(data.splits.values()))
+    vals = frame.select("__s", F.col("__y").cast("int").alias("__y"),
+                        *[_value_expr(first, c).alias(f"v{j}") for j, c in enumerate(cols)])
+    p = len(cols)
+    # job 1: approximate distinct counts (all splits) and train quantiles, one agg
+    probs = [i / MAX_BINS for i in range(1, MAX_BINS)]
+    is_train = F.col("__s") == 0
+    row = vals.agg(*[F.approx_count_distinct(f"v{j}", 0.02).alias(f"d{j}") for j in range(p)],
+                   *[F.percentile_approx(F.when(is_train, F.col(f"v{j}")), probs, 10_000)
+                     .alias(f"q{j}") for j in range(p)]).collect()[0]
+    approx = [int(row[f"d{j}"]) for j in range(p)]
+    edges: list[np.ndarray] = [np.unique(np.asarray(row[f"q{j}"] or [], dtype=float))
+                               for j in range(p)]
+    exact = [False] * p
+    # job 2: every distinct value of the columns with few (all splits), one distinct()
+    few = [j for j in range(p) if approx[j] <= MAX_EXACT * 1.1]
+    if few:
+        stacked = vals.select(F.explode(F.array(*[
+            F.struct(F.lit(j).alias("j"), F.col(f"v{j}").alias("v")) for j in few])).alias("t"))
+        got = (stacked.select("t.j", "t.v").where(F.col("v").isNotNull()).distinct()
+               .collect())
+        by: dict[int, list[float]] = {j: [] for j in few}
+        for r in got:
+            by[r[0]].append(r[1])
+        for j in few:
+            if len(by[j]) <= MAX_EXACT:
+                edges[j], exact[j] = np.unique(np.asarray(by[j], dtype=float)), True
+    edges = [e[np.isfinite(e)] for e in edges]  # +-inf values land in the end bins
+    center = np.array([e[e.size // 2] if e.size else 0.0 for e in edges])
+    sizes = [e.size + 2 for e in edges]
+    # job 3: bins by one Bucketizer pass (binary search) on the negated values, so that bin
+    # b holds (e_{b-1}, e_b]; counts and sums by (split, column, bin, class), one groupBy
+    from pyspark.ml.feature import Bucketizer
+
+    wide = vals.select("__s", "__y", *[F.coalesce(F.col(f"v{j}"), F.lit(float("nan")))
+                                       .alias(f"v{j}") for j in range(p)],
+                       *[(-F.coalesce(F.col(f"v{j}"), F.lit(float("nan")))).alias(f"u{j}")
+                         for j in range(p)])
+    splits = [[-math.inf, *(-edges[j][::-1]).tolist(), math.inf] for j in range(p)]
+    wide = Bucketizer(splitsArray=splits, inputCols=[f"u{j}" for j in range(p)],
+                      outputCols=[f"i{j}" for j in range(p)],
+                      handleInvalid="keep").transform(wide)
+    stacked = wide.select("__s", "__y", F.explode(F.array(*[
+        F.struct(F.lit(j).alias("j"),
+                 (F.lit(edges[j].size) - F.col(f"i{j}").cast("int")).alias("b"),
+                 (F.col(f"v{j}") - F.lit(float(center[j]))).alias("x"))
+        for j in range(p)])).alias("t"))
+    xv = F.when(~F.isnan("t.x"), F.col("t.x")).otherwise(F.lit(0.0))
+    rows = (stacked.groupBy("__s", "t.j", "t.b", "__y")
+            .agg(F.count(F.lit(1)).alias("n"), F.sum(xv).alias("w1"), F.sum(xv * xv).alias("w2"))
+            .collect())
+    names = data.split_names
+    hist = {s: [np.zeros((sizes[j], k)) for j in range(p)] for s in names}
+    sums = {s: np.zeros((p, k)) for s in names}
+    squares = {s: np.zeros((p, k)) for s in names}
+    for r in rows:
+        s, j, b = names[r[0]], r[1], r[2]
+        b = sizes[j] - 1 if b < 0 else b  # NaN: the extra bucket, index B + 1 -> -1
+        hist[s][j][b, r[3]] += r[4]
+        sums[s][j, r[3]] += r[5]
+        squares[s][j, r[3]] += r[6]
+    return Binned(cols, classes, edges, exact, center, hist, sums, squares, n, approx)
+
+
+def rank_stats(b: Binned, split: str) -> dict[str, Any]:
+    """:func:`auditor.stats.label.class_rank_stats` (with moments) of the binned columns in one
+    split, from the counts (exact when a column's bins are its values)."""
+    k = len(b.classes)
+    p = len(b.columns)
+    out: dict[str, Any] = {"n": b.n[split].astype(float)}
+    count, rsum, rvar = np.zeros((k, p)), np.zeros((k, p)), np.zeros((k, p))
+    mean, var = np.zeros((k, p)), np.zeros((k, p))
+    distinct = np.zeros(p, dtype=np.int64)
+    cuts: list[Any] = []
+    for j in range(p):
+        h = b.hist[split][j]
+        vals = h[:-1]
+        cnt = vals.sum(0)
+        tot = vals.sum(1)
+        rank = np.cumsum(tot) - tot + (tot + 1) / 2
+        count[:, j] = cnt
+        safe = np.maximum(cnt, 1)
+        rsum[:, j] = vals.T @ rank
+        dev = (rank[:, None] - (rsum[:, j] / safe)[None, :]) ** 2
+        within = 0.0 if b.exact[j] else ((tot ** 2 - 1) / 12)[:, None] * (tot > 0)[:, None]
+        rvar[:, j] = ((vals * (dev + within)).sum(0)) / safe
+        m = b.sums[split][j] / safe
+        mean[:, j] = m
+        var[:, j] = np.maximum(b.squares[split][j] / safe - m * m, 0.0)
+        distinct[j] = int((tot > 0).sum()) if b.exact[j] else b.approx_distinct[j]
+        cuts.append(_cuts(b, j, vals, tot) if h[-1].sum() > 0 else None)
+    out.update(count=count, rank_sum=rsum, rank_var=rvar, mean=mean, var=var,
+               distinct=distinct, cuts=cuts)
+    return out
+
+
+def _cuts(b: Binned, j: int, vals: np.ndarray, tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(edges, below) as :func:`auditor.stats.label.class_rank_stats` gives them: candidate
+    cuts (values present: all when at most N_CUTS, else the inverted-CDF quantiles; +inf) and
+    per class the non-missing rows at or below each."""
+    below_all = np.cumsum(vals, axis=0)
+    present = np.flatnonzero(tot > 0)
+    if present.size and present[-1] >= b.edges[j].size:  # values above the last edge
+        present = present[:-1]
+    idx = present
+    if b.exact[j] and present.size > N_CUTS:
+        cum = np.cumsum(tot)
+        pos = inverted_cdf(np.arange(int(cum[-1])), N_CUTS)
+        idx = np.unique(np.searchsorted(cum, pos, side="right"))
+    edges = np.r_[b.edges[j][idx], np.inf]
+    below = np.vstack([below_all[idx], vals.sum(0)[None, :]])
+    return edges, below
+
+
+def eval_binned(b: Binned, st: dict[str, Any], split: str, targets: list[int], fit: Any
+                ) -> np.ndarray:
+    """AUCs (K', p) in a later split under the orientation fitted on train (as
+    :func:`auditor.stats.label.eval_ranked`, the rows at or below the fitted cut read from
+    the cumulative counts)."""
+    from auditor.stats.label import _auc, _auc_parts
+
+    parts = _auc_parts(st, targets)
+    d = np.zeros_like(parts["u"])
+    for j in range(d.shape[1]):
+        for i, t in enumerate(targets):
+            cut = fit.cut[i, j]
+            if np.isnan(cut):
+                continue
+            vals = b.hist[split][j][:-1]
+            if np.isinf(cut):
+                below = vals.sum(0)
+            else:
+                at = int(np.searchsorted(b.edges[j], cut, side="left"))
+                below = vals[: at + 1].sum(0)
+            d[i, j] = parts["m1"][i, j] * (below.sum() - below[t]) - parts["m0"][i, j] * below[t]
+    return _auc(parts, d, fit.descending)
+
+
+def bin_error(b: Binned, split: str, j: int) -> float:
+    """Bound on the AUC error from ties inside bins: sum_b H[b,1] H[b,0] / (2 n1 n0), 0 for
+    exact bins (binary label)."""
+    if b.exact[j]:
+        return 0.0
+    h = b.hist[split][j][:-1]
+    n1, n0 = h[:, 1].sum(), h[:, 0].sum()
+    return float((h[:, 1] * h[:, 0]).sum() / (2 * n1 * n0)) if n1 * n0 > 0 else 0.0
+
+
+def _physical_scale(sample: Any, col: str) -> float:
+    """Factor from Spark's units (days, microseconds) to the sample's polars physical value."""
+    import polars as pl
+
+    dtype = next(iter(sample.splits.values())).schema[col]
+    if isinstance(dtype, pl.Datetime):
+        return {"ns": 1000.0, "us": 1.0, "ms": 0.001}[dtype.time_unit]
+    return 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage.single_feature_auc
+# ---------------------------------------------------------------------------------------------
+
+def single_feature_auc(check: Any, data: Any) -> list[Finding]:
+    from auditor.detectors.single_feature_auc import Scored, _macro
+    from auditor.stats.label import RankFit, fit_ranked, label_view, ranked_columns
+
+    sample = driver_sample(data)
+    view = label_view(sample)
+    if view.kind != LabelKind.BINARY or not data.label:
+        return _state(check.run(sample), data, sample,
+                      f"{view.kind} label: every figure measured on the sample")
+    cols = ranked_columns(sample)
+    scored: list[Scored] = []
+    b = None
+    if cols:
+        b = binned(data, cols)
+        _check_classes(b, view)
+        sts = {s: rank_stats(b, s) for s in data.split_names}
+        train = data.split_names[0]
+        figures = {train: None}
+        figures[train], fit = fit_ranked(sts[train], view.targets)
+        for s in data.split_names[1:]:
+            figures[s] = eval_binned(b, sts[s], s, view.targets, fit)
+        scale = np.array([[_physical_scale(sample, c) for c in cols]])
+        fit = RankFit(fit.descending, fit.cut * scale)
+        for j, c in enumerate(cols):
+            sc = Scored(c, str(sample.kinds[c]), encoded=False, fit=fit, index=j)
+            for s, a in figures.items():
+                sc.per_class[s] = a[:, j]
+                sc.values[s] = _macro(a[:, j])
+            scored.append(sc)
+    scored += check.score(sample, view, skip=frozenset(cols))
+    findings = check.judge_scored(sample, view, scored)
+    if b is not None:
+        overview = findings[-1]
+        overview.evidence["spark"] = {
+            "bins": {c: ("exact" if b.exact[j] else f"{b.edges[j].size + 1} quantile bins")
+                     for j, c in enumerate(cols)},
+            "auc_bin_error": {c: {s: round(bin_error(b, s, j), 6) for s in data.split_names}
+                              for j, c in enumerate(cols) if not b.exact[j]}}
+    measured = ("AUCs of numeric, boolean and datetime columns over every labelled row "
+                "(binned counts" + (", exact" if b is None or all(b.exact) else
+                                    "; bin error bound in the overview") + ")"
+                if cols else "no numeric column")
+    return _state(findings, data, sample, measured + "; categorical columns, ids, the time "
+                  "column, the CI, purest cut, peers and ROC curves on")
+
+
+def _check_classes(b: Binned, view: Any) -> None:
+    if list(b.classes) != list(view.classes):
+        raise NotApplicable(f"the label's classes differ between all rows {b.classes!r} and "
+                            f"the driver sample {view.classes!r}: a class too rare to sample")
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage.feature_label_correlation
+# ---------------------------------------------------------------------------------------------
+
+def feature_label_correlation(check: Any, data: Any) -> list[Finding]:
+    from auditor.detectors.label_association import class_label_measures
+    from auditor.stats.label import RANKED, label_view, ranked_columns
+    from auditor.stats.numerics import cramers_v
+
+    sample = driver_sample(data)
+    view = label_view(sample)
+    if view.kind == LabelKind.NUMERIC or not data.label:
+        return _state(check.run(sample), data, sample,
+                      "numeric label: every measure on the sample")
+    cols = [c for c in sample.features if sample.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
+    if not cols:
+        raise NotApplicable("no numeric, boolean, categorical or datetime feature")
+    classes, n = class_counts(data)
+    train = data.split_names[0]
+    k_train = int((n[train] > 0).sum())
+    check.check_class_rows(k_train, int(n[train].sum()), train)
+    ranked = ranked_columns(sample)
+    per_split: dict[str, dict[str, dict[str, Any]]] = {s: {} for s in data.split_names}
+    as_levels = set(sample.features_of(Kind.CATEGORICAL, Kind.BOOLEAN))
+    if ranked:
+        b = binned(data, ranked)
+        _check_classes(b, view)
+        sts = {s: rank_stats(b, s) for s in data.split_names}
+        as_levels |= {c for c, d in zip(ranked, sts[train]["distinct"])
+                      if sample.kinds[c] == Kind.NUMERIC and d <= check.max_levels_as_categorical
+                      and b.exact[ranked.index(c)]}
+        for s in data.split_names:
+            per_split[s].update(class_label_measures(view.kind, sts[s], ranked, sample.kinds,
+                                                     int(n[s].sum())))
+            for j, c in enumerate(ranked):
+                if c in as_levels:
+                    h = b.hist[s][j]
+                    table = h[h.sum(1) > 0]
+                    m = per_split[s].setdefault(c, {"rows": int(n[s].sum())})
+                    m["with_value"] = int(h[:-1].sum())
+                    m["levels"] = int(table.shape[0])
+                    m["cramers_v"] = cramers_v(table)
+    cats = sample.features_of(Kind.CATEGORICAL)
+    if cats:
+        tables = level_tables(data, cats, classes)
+        for s in data.split_names:
+            for c in cats:
+                table = tables[s][c]
+                m = per_split[s].setdefault(c, {"rows": int(n[s].sum())})
+                m["with_value"] = int(table[1].sum())
+                m["levels"] = int(table[0].shape[0])
+                m["cramers_v"] = cramers_v(table[0])
+    graded = {s for s in data.split_names
+              if s == train or not (n[s] > 0).any()
+              or int(n[s][n[s] > 0].min()) >= check.min_class_rows}
+    findings = check.judge_measured(sample, view, cols, as_levels, per_split, graded)
+    return _state(findings, data, sample, "associations over every labelled row (from "
+                  "per-class counts, sums and binned ranks); the purest cut, peers and level "
+                  "tables on")
+
+
+def level_tables(data: Any, cats: list[str], classes: list[Any]
+                 ) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Per split and categorical column: the (level, class) counts (missing a level of its
+    own; levels present in the split only) and the non-missing counts per class; one
+    ``groupBy`` over the stacked columns."""
+    from pyspark.sql import functions as F
+
+    def measure() -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+        frame = _labelled(data, classes)
+        stacked = frame.select("__s", "__y", F.explode(F.array(*[
+            F.struct(F.lit(j).alias("j"), F.col(c).cast("string").alias("v"))
+            for j, c in enumerate(cats)])).alias("t"))
+        rows = (stacked.groupBy("__s", "t.j", "t.v", "__y").count().collect())
+        k = len(classes)
+        acc: dict[tuple[int, int], dict[Any, np.ndarray]] = {}
+        for r in rows:
+            cell = acc.setdefault((r[0], r[1]), {})
+            cell.setdefault(r[2], np.zeros(k))[r[3]] += r[4]
+        out: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+        for i, s in enumerate(data.split_names):
+            out[s] = {}
+            for j, c in enumerate(cats):
+                cell = acc.get((i, j), {})
+                table = (np.vstack(list(cell.values())) if cell else np.zeros((0, k)))
+                with_value = sum((v for key, v in cell.items() if key is not None),
+                                 np.zeros(k))
+                out[s][c] = (table, with_value)
+        return out
+    return data.cached(("spark.assoc.levels", tuple(cats)), measure)
