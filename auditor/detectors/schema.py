@@ -53,6 +53,18 @@ class SchemaConsistency:
             raise ValueError(f"max_examples must be a positive integer; got {self.max_examples!r}")
 
     def run(self, data: AuditData) -> list[Finding]:
+        findings = self.issue_findings(data)
+        cols = variant_columns(data)
+        # one column per task on polars' thread count (its group-bys release the GIL)
+        for f in map_columns(lambda col: self._variants(data, col), cols,
+                             workers=None if len(cols) > 8 else 1):
+            if f is not None:
+                findings.append(f)
+        findings.append(features_finding(data, _roles_table(data)))
+        return findings
+
+    def issue_findings(self, data: Any) -> list[Finding]:
+        """The loader's schema issues (missing columns, incompatible types) as findings."""
         findings = []
         for issue in data.schema_issues:
             severity = Severity(issue.severity)
@@ -64,19 +76,6 @@ class SchemaConsistency:
             findings.append(Finding(severity=severity, message=issue.message,
                                     metric=f"schema_{issue.problem}", subject=issue.column,
                                     splits=issue.splits, evidence=evidence))
-        cols = [c for c in dict.fromkeys(data.features + ([data.label] if data.label else []))
-                if data.kinds.get(c) == Kind.CATEGORICAL]
-        # one column per task on polars' thread count (its group-bys release the GIL)
-        for f in map_columns(lambda col: self._variants(data, col), cols,
-                             workers=None if len(cols) > 8 else 1):
-            if f is not None:
-                findings.append(f)
-        n_feat = len(data.features)
-        findings.append(Finding(
-            severity=Severity.INFO, metric="features", value=float(n_feat),
-            message=f"{n_feat:,} feature columns audited across {len(data.splits)} splits "
-                    f"({', '.join(data.split_names)})",
-            evidence={"roles": _roles_table(data)}))
         return findings
 
 
@@ -85,10 +84,16 @@ class SchemaConsistency:
         counts = value_counts_by_split(data, col)
         if counts is None:
             return None
+        return self.variant_finding(data, col, counts, int(counts["n"].sum()))
+
+    def variant_finding(self, data: Any, col: str, counts: pl.DataFrame, total: int
+                        ) -> Finding | None:
+        """The variants finding of ``col`` from rows per (split, value) -- every value, or only
+        those whose normalised key has several forms (the spark engine) -- and ``total``, the
+        column's non-missing rows in all splits; None without variants."""
         groups = variant_groups(counts)
         if groups.is_empty():
             return None
-        total = int(counts["n"].sum())
         minority = int(groups["minority_rows"].sum())
         share = minority / total if total else 0.0
         severity = grade(share, warn=self.variant_warn_above, fail=self.variant_fail_above)
@@ -112,6 +117,22 @@ class SchemaConsistency:
         return Finding(severity=severity, message=message, metric="value_variants",
                        value=round(share, 6), threshold=self.variant_fail_above, count=minority,
                        subject=col, splits=splits, evidence={"variants": examples})
+
+
+def variant_columns(data: Any) -> list[str]:
+    """Categorical features and label, whose values are checked for variants."""
+    return [c for c in dict.fromkeys(data.features + ([data.label] if data.label else []))
+            if data.kinds.get(c) == Kind.CATEGORICAL]
+
+
+def features_finding(data: Any, roles: list[dict[str, str]]) -> Finding:
+    """The info finding counting the audited feature columns, with the roles table."""
+    n_feat = len(data.features)
+    return Finding(
+        severity=Severity.INFO, metric="features", value=float(n_feat),
+        message=f"{n_feat:,} feature columns audited across {len(data.splits)} splits "
+                f"({', '.join(data.split_names)})",
+        evidence={"roles": roles})
 
 
 def value_counts_by_split(data: AuditData, col: str) -> pl.DataFrame | None:
