@@ -7,13 +7,13 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from auditor import __version__
 from auditor.core.config import AuditConfig, Tokens, parse_config
 from auditor.loading.data import open_splits
 from auditor.report.results import Report, overall_status
-from auditor.core.runner import run_checks
+from auditor.runner import run_checks
 from auditor.core.suites import load_checks
 
 
@@ -33,7 +33,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     t0 = time.perf_counter()
     base_doc, base_source = None, None
     if baseline is not None:  # read before the run: an unusable baseline is a usage error
-        from auditor.signoff.baseline import read_report
+        from auditor.report.results import read_report
 
         base_doc = baseline if isinstance(baseline, dict) else read_report(baseline)
         base_source = "<dict>" if isinstance(baseline, dict) else str(Path(baseline).resolve())
@@ -98,7 +98,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
     have other split names; a Hugging Face ``DatasetDict`` is such a mapping, and a
-    ``datasets.Dataset`` is a frame (read through Arrow, see ``auditor.integrations.hf``); ``expectations``
+    ``datasets.Dataset`` is a frame (read through Arrow, see ``auditor.loading.hf``); ``expectations``
     is a Great Expectations suite JSON run by ``schema.expectations``. Column roles,
     thresholds and ``waivers`` (a list of
     ``{check, subject, splits?, metric?, reason, owner, expires}``) mean the same as in
@@ -146,3 +146,47 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     if ledger is not None:
         store.append(report.to_dict(), report_path=None)
     return report
+
+
+def scan_report(paths: list[Path], extra_fitters: Sequence[str] = ()) -> Report:
+    """A complete Report (one ``leakage.preprocessing`` check) for ``auditor scan-code``: the
+    static scan of :mod:`auditor.codescan` judged as the check in :mod:`auditor.detectors.preprocessing`."""
+    from auditor.core.checks import describe
+    from auditor.detectors.preprocessing import PreprocessingFit
+    from auditor.codescan import expand_paths, load_source, scan_source
+    from auditor.report.results import (CheckResult, Finding, Severity, overall_status,
+                                        status_from_findings, summarize)
+    from auditor.codescan.vocabulary import CHECK_ID
+
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    files = expand_paths(paths)
+    findings: list[Finding] = []
+    notes = []
+    lines = 0
+    for p in files:
+        src = load_source(p)
+        lines += len(src.text.splitlines())
+        findings += scan_source(src, extra_fitters)
+        notes += [f"{p}: {n}" for n in src.notes]
+    if not any(f.severity != Severity.INFO for f in findings):
+        findings.append(Finding(
+            severity=Severity.INFO, metric="files_scanned", value=float(len(files)),
+            count=len(files),
+            message=f"0 of {len(files)} file{'s' * (len(files) != 1)} ({lines:,} lines) fit a "
+                    "transformer before the split, on test data, or reuse the test set for "
+                    "model selection."))
+    check = PreprocessingFit(extra_fitters=tuple(extra_fitters))
+    duration = round(time.perf_counter() - t0, 4)
+    result = CheckResult(id=CHECK_ID, title=PreprocessingFit.title,
+                         status=status_from_findings(findings), duration_s=duration,
+                         summary=summarize(findings), findings=findings,
+                         description=describe(check),
+                         params={"extra_fitters": list(extra_fitters)})
+    shown = ", ".join(p.name for p in files[:5])
+    more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+    notes.insert(0, f"Static scan of {len(files)} file{'s' * (len(files) != 1)} "
+                    f"({lines:,} lines of code, nothing executed): {shown}{more}.")
+    return Report(status=overall_status([result]),
+                  started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"), duration_s=duration,
+                  seed=0, datasets={}, checks=[result], tool_version=__version__, notes=notes)

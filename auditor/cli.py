@@ -255,8 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "scan-code":
             return _scan_code(args)
         if args.command == "export-expectations":
-            from auditor.integrations.gx import export_command
-            return export_command(args)
+            return _export_command(args)
         if args.command == "verify":
             return _verify(args)
         if args.command == "history":
@@ -404,9 +403,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _scan_code(args: argparse.Namespace) -> int:
-    from auditor.codescan import scan_report
+    from auditor.api import scan_report
 
-    from auditor.loading.inputs import check_input_path
+    from auditor.core.inputs import check_input_path
     from auditor.report.output import refuse_overwriting_inputs
 
     paths = [Path(p) for p in args.paths]
@@ -427,7 +426,7 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
     from auditor.api import run_audit
 
     if baseline is not None and baseline != "last":  # refused before the ledger is created
-        from auditor.signoff.baseline import read_report
+        from auditor.report.results import read_report
         read_report(baseline)
     store = None
     if ledger:
@@ -480,7 +479,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _history(args: argparse.Namespace) -> int:
     from auditor.errors import InputError
-    from auditor.report.history import write_history
+    from auditor.signoff.history import write_history
     from auditor.signoff.ledger import DEFAULT_LEDGER, is_url
 
     target = args.ledger or DEFAULT_LEDGER
@@ -572,3 +571,68 @@ def print_summary(report: Any, out: Path, code: int) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _export_command(args: Any) -> int:
+    """``auditor export-expectations``: infer a suite from one split and write it (JSON)."""
+    import json
+
+    from auditor.core.config import load_config
+    from auditor.errors import ConfigError
+    from auditor.integrations.gx_export import infer_suite
+    from auditor.loading.data import read_table
+
+    if args.config and args.train:
+        raise ConfigError("give either an audit.yaml (with --from SPLIT) or --train PATH")
+    for flag, value, ok, what in (
+            ("--null-slack", args.null_slack, 0 <= args.null_slack <= 1, "a share in [0, 1]"),
+            ("--quantile-slack", args.quantile_slack, 0 <= args.quantile_slack <= 0.5,
+             "a probability in [0, 0.5]"),
+            ("--max-categories", args.max_categories, args.max_categories >= 0,
+             "an integer >= 0"),
+            ("--min-eval-rows", args.min_eval_rows, args.min_eval_rows >= 1, "an integer >= 1")):
+        if not ok:
+            raise ConfigError(f"export-expectations {flag} must be {what}; got {value!r}")
+    ids, fixed, exclude = list(args.id), list(args.group) + ([args.time] if args.time else []), \
+        list(args.exclude)
+    if args.config:
+        cfg = load_config(args.config)
+        split = args.from_split or next(iter(cfg.datasets))
+        if split not in cfg.datasets:
+            raise ConfigError(f"--from {split!r}: not a split of {args.config} (splits: "
+                              f"{', '.join(cfg.datasets)})")
+        path = Path(cfg.datasets[split])
+        cols = cfg.columns
+        ids += list(cols.ids)
+        fixed += list(cols.groups) + list(cols.text) + ([cols.time] if cols.time else [])
+        exclude += list(cols.exclude)
+        if cfg.tokens is not None:
+            fixed += cfg.tokens.columns()
+    elif args.train:
+        split, path = args.from_split or "train", Path(args.train)
+    else:
+        raise ConfigError("give an audit.yaml (export-expectations audit.yaml --from train) "
+                          "or --train PATH")
+    df = read_table(path)
+    try:
+        doc = infer_suite(df, name=args.name or f"auditor-{split}", ids=ids, fixed=fixed,
+                          exclude=exclude, null_slack=args.null_slack,
+                          quantile_slack=args.quantile_slack,
+                          max_categories=args.max_categories,
+                          min_eval_rows=args.min_eval_rows, source=str(path))
+    except ImportError as err:
+        raise ConfigError(str(err)) from None
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if args.out:
+        from auditor.report.output import output_errors, refuse_overwriting_inputs, write_atomic
+
+        refuse_overwriting_inputs([Path(args.out)],  # never the split or the audit.yaml
+                                  [path] + ([Path(args.config)] if args.config else []))
+        with output_errors(args.out):
+            write_atomic(Path(args.out), text)
+        n = len(doc["expectations"])
+        print(f"{n:,} expectations inferred from {split} ({df.height:,} rows) written to "
+              f"{args.out}", flush=True)
+    else:
+        print(text, end="")
+    return 0

@@ -14,8 +14,7 @@ from typing import Any, Iterable
 from auditor.core.checks import Cost, describe, params_of
 from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
-from auditor.report.results import CheckResult, Finding, Severity, Status, status_from_findings
-from auditor.stats.numerics import fmt_count
+from auditor.report.results import CheckResult, Status, status_from_findings, summarize
 
 log = logging.getLogger("auditor")
 
@@ -23,20 +22,6 @@ log = logging.getLogger("auditor")
 def order_checks(checks: Iterable[Any]) -> list[Any]:
     """Cheapest first; suite order breaks ties (sorted is stable)."""
     return sorted(checks, key=lambda c: int(getattr(c, "cost", Cost.STATS)))
-
-
-def summarize(findings: list[Finding]) -> str:
-    """One line: the worst finding's message (+ how many more), or what was checked."""
-    flagged = [f for f in findings if f.severity != Severity.INFO]
-    if flagged:
-        rank = {Severity.FAIL: 0, Severity.WARN: 1}
-        worst = sorted(flagged, key=lambda f: rank[f.severity])[0]
-        more = len(flagged) - 1
-        return worst.message + (f" (+{fmt_count(more)} more finding{'s' * (more > 1)})"
-                                if more else "")
-    if findings:
-        return findings[0].message
-    return "Nothing found above the thresholds."
 
 
 def run_check(check: Any, data: AuditData) -> CheckResult:

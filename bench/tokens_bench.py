@@ -139,7 +139,7 @@ def main() -> None:
 
         tune_for_batch()  # as the auditor command does
         from auditor.core.registry import load_check_class
-        from auditor.core.runner import run_check
+        from auditor.runner import run_check
 
         t_start = time.perf_counter()
         cfg = load_config(yaml)

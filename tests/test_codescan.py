@@ -14,7 +14,8 @@ import jsonschema
 import pytest
 
 import auditor
-from auditor.codescan import expand_paths, load_source, role_hint, scan_paths, scan_report
+from auditor.api import scan_report
+from auditor.codescan import expand_paths, load_source, role_hint, scan_paths
 from auditor.errors import InputError
 from auditor.report.results import Severity, Status
 

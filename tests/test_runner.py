@@ -11,7 +11,7 @@ from auditor.core.config import Columns
 from auditor.loading.data import build_audit_data
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity, Status
-from auditor.core.runner import run_checks
+from auditor.runner import run_checks
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -39,18 +39,17 @@ flow-sensitive but path-insensitive (both branches of an ``if`` are walked; a lo
 from __future__ import annotations
 
 import ast
-import time
 from pathlib import Path
 from typing import Sequence
 
 from auditor.codescan.scanner import Scanner
 from auditor.codescan.sources import Source, expand_paths, load_source
-from auditor.codescan.vocabulary import CHECK_ID, role_hint
-from auditor.report.results import Finding, Report, Severity
+from auditor.codescan.vocabulary import role_hint
+from auditor.report.results import Finding, Severity
 
 # The package: vocabulary (names it recognises), values (what it tracks), sources (reading
 # scripts and notebooks), scanner (the abstract interpreter); the entry points are here.
-__all__ = ["expand_paths", "load_source", "role_hint", "scan_paths", "scan_report",
+__all__ = ["expand_paths", "load_source", "role_hint", "scan_paths",
            "scan_source"]
 
 _TITLES = {
@@ -114,47 +113,3 @@ def scan_paths(paths: list[Path], extra_fitters: Sequence[str] = ()) -> list[Fin
     for p in expand_paths(paths):
         findings += scan_source(load_source(p), extra_fitters)
     return findings
-
-
-def scan_report(paths: list[Path], extra_fitters: Sequence[str] = ()) -> Report:
-    """A complete Report (one ``leakage.preprocessing`` check) for ``auditor scan-code``."""
-    from datetime import datetime, timezone
-
-    from auditor import __version__
-    from auditor.core.checks import describe
-    from auditor.detectors.preprocessing import PreprocessingFit
-    from auditor.report.results import CheckResult, overall_status, status_from_findings
-    from auditor.core.runner import summarize
-
-    started = datetime.now(timezone.utc)
-    t0 = time.perf_counter()
-    files = expand_paths(paths)
-    findings: list[Finding] = []
-    notes = []
-    lines = 0
-    for p in files:
-        src = load_source(p)
-        lines += len(src.text.splitlines())
-        findings += scan_source(src, extra_fitters)
-        notes += [f"{p}: {n}" for n in src.notes]
-    if not any(f.severity != Severity.INFO for f in findings):
-        findings.append(Finding(
-            severity=Severity.INFO, metric="files_scanned", value=float(len(files)),
-            count=len(files),
-            message=f"0 of {len(files)} file{'s' * (len(files) != 1)} ({lines:,} lines) fit a "
-                    "transformer before the split, on test data, or reuse the test set for "
-                    "model selection."))
-    check = PreprocessingFit(extra_fitters=tuple(extra_fitters))
-    duration = round(time.perf_counter() - t0, 4)
-    result = CheckResult(id=CHECK_ID, title=PreprocessingFit.title,
-                         status=status_from_findings(findings), duration_s=duration,
-                         summary=summarize(findings), findings=findings,
-                         description=describe(check),
-                         params={"extra_fitters": list(extra_fitters)})
-    shown = ", ".join(p.name for p in files[:5])
-    more = f" and {len(files) - 5} more" if len(files) > 5 else ""
-    notes.insert(0, f"Static scan of {len(files)} file{'s' * (len(files) != 1)} "
-                    f"({lines:,} lines of code, nothing executed): {shown}{more}.")
-    return Report(status=overall_status([result]),
-                  started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"), duration_s=duration,
-                  seed=0, datasets={}, checks=[result], tool_version=__version__, notes=notes)

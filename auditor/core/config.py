@@ -8,13 +8,16 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from auditor.errors import ConfigError
-from auditor.signoff.waivers import Waiver
+
+if TYPE_CHECKING:
+    from auditor.report.results import Finding
 
 # A split name becomes a file name (--write-clean writes DIR/<split>.parquet) and a report key:
 # one plain name, never a path.
@@ -26,6 +29,76 @@ MAX_YAML_NODES = 100_000
 MAX_YAML_DEPTH = 64  # nesting levels; a deeper document would overflow the composer's stack
 # Roles one column may hold at once; every other pair of roles is a contradiction (exit 2).
 COMPATIBLE_ROLES = {frozenset({"group", "id"})}
+
+
+class Waiver(BaseModel):
+    """One accepted finding: ``{check, subject, splits?, metric?, reason, owner, expires}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check: str = Field(min_length=1)
+    subject: str | list[str]
+    splits: list[str] | None = None
+    metric: str | None = None
+    reason: str = Field(min_length=1)
+    owner: str = Field(min_length=1)
+    expires: date
+
+    @field_validator("check")
+    @classmethod
+    def _known_check(cls, v: str) -> str:
+        import difflib
+
+        from auditor.core.registry import CHECKS
+
+        if v not in CHECKS:
+            close = difflib.get_close_matches(v, list(CHECKS), n=1, cutoff=0.6)
+            raise ValueError(f"unknown check id {v!r}"
+                             + (f" (did you mean {close[0]!r}?)" if close else ""))
+        return v
+
+    @field_validator("subject", mode="before")
+    @classmethod
+    def _numeric_name(cls, v: Any) -> Any:  # YAML reads `subject: 2024` as a number
+        if isinstance(v, int) and not isinstance(v, bool):
+            return str(v)
+        if isinstance(v, list):
+            return [str(x) if isinstance(x, int) and not isinstance(x, bool) else x
+                    for x in v]
+        return v
+
+    @field_validator("reason", "owner")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    def label(self) -> str:
+        subject = ", ".join(self.subject) if isinstance(self.subject, list) else self.subject
+        where = f" on {' → '.join(self.splits)}" if self.splits else ""
+        metric = f" ({self.metric})" if self.metric else ""
+        return f"{self.check} / {subject or '(dataset)'}{metric}{where}"
+
+    def matches(self, check_id: str, finding: Finding) -> bool:
+        """Same check, same subject (a list compared as a set), and when given the same
+        splits (as a set) and metric; only warn/fail findings are waived."""
+        if check_id != self.check or finding.severity == "info":  # Severity.INFO
+            return False
+        if _subject_key(finding.subject) != _subject_key(self.subject):
+            return False
+        if self.splits is not None and set(self.splits) != set(finding.splits):
+            return False
+        return self.metric is None or self.metric == finding.metric
+
+    def mark(self) -> dict[str, Any]:
+        return {"reason": self.reason, "owner": self.owner, "expires": self.expires.isoformat()}
+
+
+def _subject_key(subject: str | list[str]) -> frozenset[str] | str:
+    if isinstance(subject, list):  # [] is the dataset as a whole, like ""
+        return "" if not subject else subject[0] if len(subject) == 1 else frozenset(subject)
+    return subject
 
 
 class _Strict(BaseModel):
@@ -218,7 +291,7 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
         raise ConfigError(f"{source}: expected a mapping of keys (datasets:, columns:, ...); "
                           f"got {type(raw).__name__}")
     if isinstance(raw.get("datasets"), (str, Path)):  # a DatasetDict.save_to_disk folder
-        from auditor.integrations.hf import expand_dataset_dict
+        from auditor.core.inputs import expand_dataset_dict
         folder = Path(raw["datasets"]).expanduser()  # as every other path of the YAML
         raw = {**raw, "datasets": expand_dataset_dict(
             folder if folder.is_absolute() else base_dir / folder, source)}
@@ -261,7 +334,7 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
                                     "clean_dir": str(resolve(Path(params["clean_dir"])))}
     updates["thresholds"] = thresholds
     from auditor.errors import InputError
-    from auditor.loading.inputs import check_input_path
+    from auditor.core.inputs import check_input_path
 
     for p in updates["pipeline"]:  # a FIFO here would block the code scan forever
         try:
@@ -421,7 +494,7 @@ def load_yaml_file(path: Path, *, what: str = "config") -> Any:
 def load_config(path: str | Path) -> AuditConfig:
     """Read and validate ``audit.yaml``; paths inside are relative to the file."""
     from auditor.errors import InputError
-    from auditor.loading.inputs import check_input_path
+    from auditor.core.inputs import check_input_path
 
     path = Path(path)
     try:

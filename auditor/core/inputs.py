@@ -11,11 +11,17 @@ or ``_`` (``_temporary/`` of an unfinished Spark job, ``_SUCCESS``, ``_committed
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
-from auditor.errors import InputError
+from auditor.errors import ConfigError, InputError
+
+DATASET_STATE = "state.json"
+DATASET_DICT = "dataset_dict.json"
+DATASET_INFO = "dataset_info.json"
 
 
 def check_input_path(path: Path | str, *, what: str = "file") -> os.stat_result:
@@ -71,3 +77,57 @@ def data_files(folder: Path, suffixes: tuple[str, ...]) -> list[Path]:
             except OSError:
                 continue
     return sorted(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Folders written by Hugging Face datasets' save_to_disk (read by auditor.loading.hf)
+# ---------------------------------------------------------------------------------------------
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:300] if text else type(err).__name__
+
+
+def is_saved_dataset(path: Path) -> bool:
+    """A ``Dataset.save_to_disk`` folder: a directory holding ``state.json``."""
+    return path.is_dir() and (path / DATASET_STATE).is_file()
+
+
+def is_saved_dataset_dict(path: Path) -> bool:
+    """A ``DatasetDict.save_to_disk`` folder: a directory holding ``dataset_dict.json``."""
+    return path.is_dir() and (path / DATASET_DICT).is_file()
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise InputError(f"{path}: not a readable datasets metadata file: "
+                         f"{_first_line(err)}") from None
+
+
+def saved_splits(path: Path) -> list[str]:
+    """Split names of a ``DatasetDict.save_to_disk`` folder, in their saved order."""
+    raw = _read_json(path / DATASET_DICT)
+    splits = raw.get("splits") if isinstance(raw, dict) else None
+    if not isinstance(splits, list) or not splits or not all(isinstance(s, str) for s in splits):
+        raise InputError(f"{path / DATASET_DICT}: expected {{\"splits\": [...]}} as "
+                         "DatasetDict.save_to_disk writes it")
+    return splits
+
+
+def expand_dataset_dict(path: Path, source: str) -> dict[str, str]:
+    """``datasets: FOLDER`` in audit.yaml -> ``{split: FOLDER/split}`` in saved order."""
+    if not path.exists():
+        raise ConfigError(f"{source}: datasets: {path}: folder not found")
+    if not is_saved_dataset_dict(path):
+        hint = (" (it is a single Dataset folder: name its split, e.g. "
+                f"`datasets: {{train: {path.name}}}`)" if is_saved_dataset(path) else "")
+        raise ConfigError(f"{source}: datasets: {path}: expected a mapping of split names to "
+                          f"paths, or a DatasetDict.save_to_disk folder with {DATASET_DICT}"
+                          f"{hint}")
+    try:
+        names = saved_splits(path)
+    except InputError as err:
+        raise ConfigError(f"{source}: datasets: {err}") from None
+    return {name: str(path / name) for name in names}

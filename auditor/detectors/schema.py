@@ -10,6 +10,7 @@ from auditor.core.checks import Cost
 from auditor.loading.data import AuditData, Kind
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import clip_text, fmt_rows, grade, is_share, map_columns
+from auditor.stats.textnorm import normalised
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,17 +151,6 @@ def value_counts_by_split(data: AuditData, col: str) -> pl.DataFrame | None:
                      .with_columns(pl.lit(name).alias("split"), pl.lit(order).alias("order"),
                                    pl.col("n").cast(pl.Int64)))
     return pl.concat(parts) if parts else None
-
-
-def normalised(value: pl.Expr) -> pl.Expr:
-    """The key two variants share: lowercase, punctuation and symbols as spaces, whitespace
-    collapsed and trimmed; except the signs ``+`` and ``-`` that are not a hyphen between two
-    word characters ('A+' / 'A-' / 'A' are three blood groups, '-1' is not '1', 'New-York'
-    is 'new york')."""
-    return (value.str.to_lowercase().str.replace_all(r"(\w)-(\w)", "$1 $2")
-            .str.replace_all(r"(\w)-(\w)", "$1 $2")  # again for overlapping "a-b-c"
-            .str.replace_all(r"[[\p{P}\p{S}]--[+\-]]", " ")
-            .str.replace_all(r"\s+", " ").str.strip_chars())
 
 
 def variant_groups(counts: pl.DataFrame) -> pl.DataFrame:

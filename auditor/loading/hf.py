@@ -19,18 +19,17 @@ with ``pyarrow.ipc.open_stream``, the table handed to ``polars.from_arrow``; an 
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from auditor.errors import ConfigError, InputError
+from auditor.core.inputs import (DATASET_DICT, DATASET_INFO, DATASET_STATE,  # noqa: F401
+                                 _read_json, expand_dataset_dict, is_saved_dataset,  # noqa: F401
+                                 is_saved_dataset_dict, saved_splits)
+from auditor.errors import InputError
 
 _STREAM_CONTINUATION = b"\xff\xff\xff\xff"  # every message of an Arrow (>= 0.15) stream
-DATASET_STATE = "state.json"
-DATASET_DICT = "dataset_dict.json"
-DATASET_INFO = "dataset_info.json"
 
 
 def _first_line(err: BaseException) -> str:
@@ -42,16 +41,6 @@ def _first_line(err: BaseException) -> str:
 # Folders and files written by datasets
 # ---------------------------------------------------------------------------------------------
 
-def is_saved_dataset(path: Path) -> bool:
-    """A ``Dataset.save_to_disk`` folder: a directory holding ``state.json``."""
-    return path.is_dir() and (path / DATASET_STATE).is_file()
-
-
-def is_saved_dataset_dict(path: Path) -> bool:
-    """A ``DatasetDict.save_to_disk`` folder: a directory holding ``dataset_dict.json``."""
-    return path.is_dir() and (path / DATASET_DICT).is_file()
-
-
 def is_arrow_stream(path: Path) -> bool:
     """True for an Arrow IPC *stream* file: it starts with a message's continuation marker
     (0xFFFFFFFF), where an IPC *file* starts with ``ARROW1``."""
@@ -61,14 +50,6 @@ def is_arrow_stream(path: Path) -> bool:
     except OSError:
         return False
     return head == _STREAM_CONTINUATION
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise InputError(f"{path}: not a readable datasets metadata file: "
-                         f"{_first_line(err)}") from None
 
 
 def _stream_table(path: Path) -> Any:
@@ -192,33 +173,6 @@ def read_saved_dataset(path: Path) -> pl.DataFrame:
         raise InputError(f"{path}: its shards do not share one schema: "
                          f"{_first_line(err)}") from None
     return _to_polars(table, str(path))
-
-
-def saved_splits(path: Path) -> list[str]:
-    """Split names of a ``DatasetDict.save_to_disk`` folder, in their saved order."""
-    raw = _read_json(path / DATASET_DICT)
-    splits = raw.get("splits") if isinstance(raw, dict) else None
-    if not isinstance(splits, list) or not splits or not all(isinstance(s, str) for s in splits):
-        raise InputError(f"{path / DATASET_DICT}: expected {{\"splits\": [...]}} as "
-                         "DatasetDict.save_to_disk writes it")
-    return splits
-
-
-def expand_dataset_dict(path: Path, source: str) -> dict[str, str]:
-    """``datasets: FOLDER`` in audit.yaml -> ``{split: FOLDER/split}`` in saved order."""
-    if not path.exists():
-        raise ConfigError(f"{source}: datasets: {path}: folder not found")
-    if not is_saved_dataset_dict(path):
-        hint = (" (it is a single Dataset folder: name its split, e.g. "
-                f"`datasets: {{train: {path.name}}}`)" if is_saved_dataset(path) else "")
-        raise ConfigError(f"{source}: datasets: {path}: expected a mapping of split names to "
-                          f"paths, or a DatasetDict.save_to_disk folder with {DATASET_DICT}"
-                          f"{hint}")
-    try:
-        names = saved_splits(path)
-    except InputError as err:
-        raise ConfigError(f"{source}: datasets: {err}") from None
-    return {name: str(path / name) for name in names}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -36,11 +36,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from auditor.stats.numerics import clip_text
 
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3"]
 REFERENCE = "#C44E52"
 PX_PER_INCH = 100
+
+
+def clip_text(v: object, limit: int = 60) -> str:
+    """``str(v)`` cut to at most ``limit`` characters, the last one an ellipsis when cut (the
+    report layer keeps its own copy so that it depends on nothing but the result types)."""
+    s = str(v)
+    return s if len(s) <= limit else s[:limit - 1] + "…"
 
 
 def figure(spec: dict[str, Any]) -> dict[str, Any] | None:

@@ -37,6 +37,20 @@ _STATUS_RANK = {Status.SKIPPED: 0, Status.PASS: 1, Status.WARN: 2, Status.ERROR:
 _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 
+
+def summarize(findings: list[Finding]) -> str:
+    """One line: the worst finding's message (+ how many more), or what was checked."""
+    flagged = [f for f in findings if f.severity != Severity.INFO]
+    if flagged:
+        rank = {Severity.FAIL: 0, Severity.WARN: 1}
+        worst = sorted(flagged, key=lambda f: rank[f.severity])[0]
+        more = len(flagged) - 1
+        return worst.message + (f" (+{more:,} more finding{'s' * (more > 1)})"
+                                if more else "")
+    if findings:
+        return findings[0].message
+    return "Nothing found above the thresholds."
+
 @dataclass
 class Finding:
     """One graded statement about the data, with the number that triggered it and evidence."""
@@ -128,7 +142,6 @@ class Report:
     def from_json(cls, path: str | Path) -> "Report":
         """Read a ``report.json`` written by ``auditor run`` (or :meth:`to_json`); a missing,
         unreadable or foreign file raises one :class:`~auditor.errors.InputError`."""
-        from auditor.signoff.baseline import read_report
         from auditor.errors import InputError
 
         doc = read_report(path)
@@ -236,3 +249,21 @@ def json_safe(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return str(obj)
+
+
+def read_report(path: str | Path) -> dict[str, Any]:
+    """A report.json as a dict; one clear InputError when it cannot be used."""
+    from auditor.core.inputs import check_input_path
+    from auditor.errors import InputError
+
+    path = Path(path)
+    check_input_path(path, what="report")  # a FIFO would block the read forever
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: report not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InputError(f"{path}: not a readable report.json ({err})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
+        raise InputError(f"{path}: not an auditor report.json (no 'checks' list)")
+    return doc

@@ -9,12 +9,10 @@ there is one, else the newest ``*/report.json`` next to the output directory.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from auditor.errors import InputError
-from auditor.report.results import CheckResult, Finding, Report, Severity
+from auditor.report.results import CheckResult, Finding, Report, Severity, read_report  # noqa: F401 (read_report: public here too)
 
 
 def finding_key(check_id: str, f: dict[str, Any] | Finding) -> tuple[Any, ...]:
@@ -22,23 +20,6 @@ def finding_key(check_id: str, f: dict[str, Any] | Finding) -> tuple[Any, ...]:
     subject = get("subject")
     subject = tuple(sorted(subject)) if isinstance(subject, list) else subject
     return (check_id, get("metric"), subject, tuple(get("splits") or ()))
-
-
-def read_report(path: str | Path) -> dict[str, Any]:
-    """A report.json as a dict; one clear InputError when it cannot be used."""
-    from auditor.loading.inputs import check_input_path
-
-    path = Path(path)
-    check_input_path(path, what="report")  # a FIFO would block the read forever
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: report not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise InputError(f"{path}: not a readable report.json ({err})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
-        raise InputError(f"{path}: not an auditor report.json (no 'checks' list)")
-    return doc
 
 
 def latest_report(out: Path, ledger: str | None = None) -> Path | None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.errors import InputError
+from auditor.signoff.provenance import is_url, shown  # noqa: F401 (shown: used by history)
 
 DEFAULT_LEDGER = "reports/ledger.sqlite"
 
@@ -39,19 +40,6 @@ SCHEMA = (
 )
 # per-feature headline columns read from evidence tables (rows naming a "column")
 TABLE_METRICS = {"drift.features": ("psi",), "drift.label": ("psi",)}
-
-
-def is_url(target: str) -> bool:
-    return "://" in target
-
-
-def shown(target: str) -> str:
-    """The ledger's name for messages and pages: a URL's password replaced by ``***`` (error
-    lines and history.html end up in CI logs and uploaded artifacts)."""
-    import re
-
-    return re.sub(r"^([^:/?#]+://[^/?#@]*?:)[^/?#@]*@", r"\1***@", target) \
-        if is_url(target) else target
 
 
 def subject_text(subject: Any) -> str:

@@ -30,7 +30,7 @@ EDGE = 64 << 10
 
 def _files(path: Path) -> list[Path]:
     if path.is_dir():
-        from auditor.integrations.hf import saved_dataset_files  # state.json + shards, not datasets' caches
+        from auditor.loading.hf import saved_dataset_files  # state.json + shards, not datasets' caches
 
         saved = saved_dataset_files(path)
         if saved is not None:
@@ -130,13 +130,25 @@ def versions(extra: Iterable[str] = ()) -> dict[str, str]:
     return out
 
 
+def is_url(target: str) -> bool:
+    return "://" in target
+
+
+def shown(target: str) -> str:
+    """The ledger's name for messages and pages: a URL's password replaced by ``***`` (error
+    lines and history.html end up in CI logs and uploaded artifacts)."""
+    import re
+
+    return re.sub(r"^([^:/?#]+://[^/?#@]*?:)[^/?#@]*@", r"\1***@", target) \
+        if is_url(target) else target
+
+
 def resolved_config(cfg: Any, checks: list[Any]) -> dict[str, Any]:
     """The resolved audit.yaml as JSON (paths absolute) plus each check's parameters."""
     from auditor.core.checks import params_of
 
     doc = cfg.model_dump(mode="json")
     if isinstance(doc.get("ledger"), str):  # a database URL's password stays out of reports
-        from auditor.signoff.ledger import shown
         doc["ledger"] = shown(doc["ledger"])
     doc["check_params"] = {c.id: params_of(c) for c in checks}
     return doc

@@ -16,7 +16,7 @@ from auditor.errors import InputError
 
 def verify_inputs(report_path: str | Path) -> tuple[list[str], list[str], list[str]]:
     """(unchanged, changed, not verifiable) descriptions; raises InputError for exit 2."""
-    from auditor.signoff.baseline import read_report
+    from auditor.report.results import read_report
     from auditor.signoff.provenance import content_hash
 
     doc = read_report(report_path)

@@ -18,81 +18,11 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from auditor.report.results import CheckResult, Finding, Severity, Status, status_from_findings
+from auditor.core.config import Waiver
+from auditor.report.results import (CheckResult, Finding, Severity, Status, status_from_findings,
+                                    summarize)
 
 CHECK_ID = "audit.waivers"
-
-
-class Waiver(BaseModel):
-    """One accepted finding: ``{check, subject, splits?, metric?, reason, owner, expires}``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    check: str = Field(min_length=1)
-    subject: str | list[str]
-    splits: list[str] | None = None
-    metric: str | None = None
-    reason: str = Field(min_length=1)
-    owner: str = Field(min_length=1)
-    expires: date
-
-    @field_validator("check")
-    @classmethod
-    def _known_check(cls, v: str) -> str:
-        import difflib
-
-        from auditor.core.registry import CHECKS
-
-        if v not in CHECKS:
-            close = difflib.get_close_matches(v, list(CHECKS), n=1, cutoff=0.6)
-            raise ValueError(f"unknown check id {v!r}"
-                             + (f" (did you mean {close[0]!r}?)" if close else ""))
-        return v
-
-    @field_validator("subject", mode="before")
-    @classmethod
-    def _numeric_name(cls, v: Any) -> Any:  # YAML reads `subject: 2024` as a number
-        if isinstance(v, int) and not isinstance(v, bool):
-            return str(v)
-        if isinstance(v, list):
-            return [str(x) if isinstance(x, int) and not isinstance(x, bool) else x
-                    for x in v]
-        return v
-
-    @field_validator("reason", "owner")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
-
-    def label(self) -> str:
-        subject = ", ".join(self.subject) if isinstance(self.subject, list) else self.subject
-        where = f" on {' → '.join(self.splits)}" if self.splits else ""
-        metric = f" ({self.metric})" if self.metric else ""
-        return f"{self.check} / {subject or '(dataset)'}{metric}{where}"
-
-    def matches(self, check_id: str, finding: Finding) -> bool:
-        """Same check, same subject (a list compared as a set), and when given the same
-        splits (as a set) and metric; only warn/fail findings are waived."""
-        if check_id != self.check or finding.severity == Severity.INFO:
-            return False
-        if _subject_key(finding.subject) != _subject_key(self.subject):
-            return False
-        if self.splits is not None and set(self.splits) != set(finding.splits):
-            return False
-        return self.metric is None or self.metric == finding.metric
-
-    def mark(self) -> dict[str, Any]:
-        return {"reason": self.reason, "owner": self.owner, "expires": self.expires.isoformat()}
-
-
-def _subject_key(subject: str | list[str]) -> frozenset[str] | str:
-    if isinstance(subject, list):  # [] is the dataset as a whole, like ""
-        return "" if not subject else subject[0] if len(subject) == 1 else frozenset(subject)
-    return subject
 
 
 def parse_waivers(raw: Any) -> list[Waiver]:
@@ -126,7 +56,6 @@ def apply_waivers(results: list[CheckResult], waivers: list[Waiver], *,
     return the ``audit.waivers`` check describing every waiver (``None`` without waivers)."""
     if not waivers:
         return None
-    from auditor.core.runner import summarize
 
     today = today or today_utc()
     findings: list[Finding] = []

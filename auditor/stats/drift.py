@@ -328,7 +328,7 @@ def new_value_variants(values: list[str], seen: np.ndarray, new: np.ndarray) -> 
     """New values that equal a reference value up to case, whitespace and punctuation
     ("new york " for "New York"), each mapped to the most frequent such reference value's
     first in sort order."""
-    from auditor.detectors.schema import normalised
+    from auditor.stats.textnorm import normalised
 
     frame = pl.DataFrame({"value": values, "seen": seen, "new": new}).with_columns(
         normalised(pl.col("value")).alias("key")).filter(pl.col("key") != "")

@@ -33,6 +33,17 @@ WORD_PY = rf"[{UNSPACED}]|(?:(?![{UNSPACED}])\w)+"   # the same words for Python
 _NON_ASCII = r"[^\x00-\x7F]"
 
 
+def normalised(value: pl.Expr) -> pl.Expr:
+    """The key two variants share: lowercase, punctuation and symbols as spaces, whitespace
+    collapsed and trimmed; except the signs ``+`` and ``-`` that are not a hyphen between two
+    word characters ('A+' / 'A-' / 'A' are three blood groups, '-1' is not '1', 'New-York'
+    is 'new york')."""
+    return (value.str.to_lowercase().str.replace_all(r"(\w)-(\w)", "$1 $2")
+            .str.replace_all(r"(\w)-(\w)", "$1 $2")  # again for overlapping "a-b-c"
+            .str.replace_all(r"[[\p{P}\p{S}]--[+\-]]", " ")
+            .str.replace_all(r"\s+", " ").str.strip_chars())
+
+
 def fold(texts: pl.Series) -> pl.Series:
     """NFKC-normalised, lowercased ``texts`` (null stays null)."""
     s = texts.cast(pl.String)

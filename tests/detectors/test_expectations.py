@@ -18,8 +18,9 @@ from auditor.loading.data import build_audit_data, open_splits
 from auditor.loading.demo import write_demo
 from auditor.detectors.expectations import Expectations
 from auditor.errors import InputError, NotApplicable
-from auditor.integrations.gx import infer_suite, read_suite
-from auditor.core.runner import run_check
+from auditor.integrations.gx import read_suite
+from auditor.integrations.gx_export import infer_suite
+from auditor.runner import run_check
 
 gx = pytest.importorskip("great_expectations")
 

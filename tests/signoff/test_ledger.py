@@ -197,7 +197,7 @@ def test_cli_and_package_import_no_workflow_backends():
 
 def test_api_ledger_and_history_escape_data_strings(tmp_path):
     import auditor
-    from auditor.report.history import render_history
+    from auditor.signoff.history import render_history
 
     hostile = "<script>alert(1)</script>"
     frames = planted()
@@ -216,7 +216,7 @@ def test_api_ledger_and_history_escape_data_strings(tmp_path):
 
 
 def test_config_hash_ignores_data_paths_but_not_thresholds_and_history_marks_changes(tmp_path):
-    from auditor.report.history import render_history
+    from auditor.signoff.history import render_history
     from auditor.signoff.provenance import config_hash
 
     base = {"datasets": {"train": "/a/2026-11-23/train.parquet"}, "columns": {"label": "y"},
@@ -234,7 +234,7 @@ def test_config_hash_ignores_data_paths_but_not_thresholds_and_history_marks_cha
 
 
 def test_one_line_trend_keeps_its_legend_naming_the_subject_and_the_axis_says_utc():
-    from auditor.report.history import trend_figures
+    from auditor.signoff.history import trend_figures
 
     runs = [{"run_id": f"r{i}", "recorded_at": f"2026-11-2{i} 01:00:00.000000"}
             for i in range(1, 4)]
@@ -285,7 +285,7 @@ def test_concurrent_appends_keep_every_run_whole_and_strings_are_parameters(tmp_
 
 def test_a_database_password_never_reaches_messages_pages_or_reports(tmp_path, write_splits):
     from auditor.errors import InputError
-    from auditor.report.history import render_history
+    from auditor.signoff.history import render_history
     from auditor.signoff.ledger import shown
 
     assert shown("postgresql+psycopg://audit:s3cret@db:5432/runs") == \
