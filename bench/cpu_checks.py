@@ -12,6 +12,8 @@ and records for each check the process CPU time (user + system of every thread,
 runs side by side and whether every check kept its status and its findings (severity,
 subject, value and message, in order): a speed-up must not change a verdict.
 ``--profile ID`` writes a cProfile of that check (main thread) to ``/tmp/cpu_checks-ID.txt``.
+Memory: each check's line also shows the process's peak RSS after it (``getrusage``; it only
+grows) and how much that check raised it, so the check that sets the run's peak stands out.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import io
 import json
 import os
 import pstats
+import resource
 import sys
 import tempfile
 import time
@@ -39,7 +42,7 @@ def measure(rows: int, checks: list[str] | None, profile: list[str], data_dir: P
     from auditor.api import load_checks
     from auditor.core.config import parse_config
     from auditor.loading.data import open_splits
-    from auditor.core.runner import order_checks, run_check
+    from auditor.runner import order_checks, run_check
     from auditor.core.suites import read_suite
 
     tune_for_batch()  # as the auditor command does
@@ -61,7 +64,9 @@ def measure(rows: int, checks: list[str] | None, profile: list[str], data_dir: P
                                   "loadavg": os.getloadavg()[0]}, "checks": []}
     print(f"{'load':36} {'':10} cpu {out['load']['cpu_s']:7.2f} s  wall "
           f"{out['load']['wall_s']:7.2f} s", flush=True)
+    out["load"]["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for check in order_checks(built):
+        peak0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         prof = cProfile.Profile() if check.id in profile else None
         c0, w0 = time.process_time(), time.perf_counter()
         if prof:
@@ -70,6 +75,7 @@ def measure(rows: int, checks: list[str] | None, profile: list[str], data_dir: P
         if prof:
             prof.disable()
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         if prof:
             text = io.StringIO()
             pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(50)
@@ -77,10 +83,12 @@ def measure(rows: int, checks: list[str] | None, profile: list[str], data_dir: P
         out["checks"].append({
             "id": check.id, "status": str(res.status), "cpu_s": round(cpu, 3),
             "wall_s": round(wall, 3), "loadavg": round(os.getloadavg()[0], 1),
+            "peak_mb": round(peak), "peak_raised_mb": round(peak - peak0),
             "findings": [{"severity": str(f.severity), "subject": f.subject, "value": f.value,
                           "message": f.message} for f in res.findings]})
         print(f"{check.id:36} {str(res.status):10} cpu {cpu:7.2f} s  wall {wall:7.2f} s  "
-              f"load {os.getloadavg()[0]:.1f}", flush=True)
+              f"load {os.getloadavg()[0]:4.1f}  peak {peak:7.0f} MB (+{peak - peak0:.0f})",
+              flush=True)
     return out
 
 
@@ -88,7 +96,8 @@ def compare(before: dict, after: dict) -> bool:
     """Print both runs per check; True when every check kept status and findings."""
     by_id = {c["id"]: c for c in after["checks"]}
     same_all = True
-    print(f"\n{'check':36} {'status':>10} {'cpu before':>11} {'cpu after':>10}  findings")
+    print(f"\n{'check':36} {'status':>10} {'cpu before':>11} {'cpu after':>10} "
+          f"{'peak MB before, after':>14}  findings")
     print(f"{'load':36} {'':>10} {before['load']['cpu_s']:>10.2f}s "
           f"{after['load']['cpu_s']:>9.2f}s")
     totals = [before["load"]["cpu_s"], after["load"]["cpu_s"]]
@@ -102,8 +111,9 @@ def compare(before: dict, after: dict) -> bool:
         same_all &= same
         totals[0] += c["cpu_s"]
         totals[1] += d["cpu_s"]
-        print(f"{c['id']:36} {d['status']:>10} {c['cpu_s']:>10.2f}s {d['cpu_s']:>9.2f}s  "
-              f"{'same' if same else 'CHANGED'} ({len(c['findings'])})")
+        peaks = "".join(f" {x['peak_mb']:>6}" if "peak_mb" in x else f" {'':>6}" for x in (c, d))
+        print(f"{c['id']:36} {d['status']:>10} {c['cpu_s']:>10.2f}s {d['cpu_s']:>9.2f}s "
+              f"{peaks}  {'same' if same else 'CHANGED'} ({len(c['findings'])})")
     print(f"{'total':36} {'':>10} {totals[0]:>10.2f}s {totals[1]:>9.2f}s")
     print("every status and finding unchanged" if same_all else "SOME FINDINGS CHANGED")
     return same_all
