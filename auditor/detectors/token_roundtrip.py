@@ -298,7 +298,8 @@ class RoundTrip:
                                              - pl.col("dec").str.len_chars()).abs())
             rank = {c: i for i, c in enumerate(cats)}
             sub = sub.with_columns(rk=pl.col("cat").replace_strict(rank, return_dtype=pl.Int64))
-            for row, text, dec, cat, d, rk in sub.sort(["rk", "d"], descending=[False, True]) \
+            for row, text, dec, cat, d, rk in sub.sort(["rk", "d", "row"],  # ties: row order
+                                                       descending=[False, True, False]) \
                     .head(self.max_examples).select("row", "text", "dec", "cat", "d", "rk") \
                     .iter_rows():
                 picked.append((rk, name, row, text, dec, cat))

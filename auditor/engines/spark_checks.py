@@ -28,6 +28,12 @@ judge with the polars detectors' own judging code where it is a function of aggr
 - ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
   (:mod:`auditor.engines.spark_assoc`): figures over every labelled row from binned per-class
   counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
+- ``tokens.lengths`` (:mod:`auditor.engines.spark_tokens`): the per-row token layout computed on
+  the executors by the polars chunk code (``mapInArrow``), reduced to content-length count
+  tables, token counts and flagged-row counts; judged by ``SequenceLengths.judge``.
+- ``tokens.roundtrip``: encode/decode per Arrow batch on the executors (``RoundTrip.chunk``, the
+  tokenizer loaded once per Python worker), counts summed by Spark, evidence candidates by
+  ``orderBy().limit()``; judged by ``RoundTrip.judge``.
 
 Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
 reports it as ``skipped`` with that reason.
@@ -505,6 +511,8 @@ def on_sample(check: Any, data: Any) -> list[Finding]:
 
 from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
 
+from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
+
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.group_overlap": group_overlap,
     "leakage.duplicates": duplicates,
@@ -513,6 +521,8 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "drift.features": spark_drift.feature_drift,
     "separability.adversarial": on_sample,
     "separability.label_probe": on_sample,
+    "tokens.lengths": spark_tokens.lengths,
+    "tokens.roundtrip": spark_tokens.roundtrip,
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,
     "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
     "separability.memorisation": memorisation,

@@ -402,3 +402,183 @@ def spark_engine_to_polars(df: Any) -> Any:
     from auditor.engines.spark_engine import to_polars
 
     return to_polars(df)
+
+
+# ---------------------------------------------------------------------------------------------
+# tokens.roundtrip
+# ---------------------------------------------------------------------------------------------
+
+_RT_COUNTS = ("n_exact", "n_normalised", "n_unk", "n_whitespace", "n_other", "n_stale",
+              "n_checked", "n_drawn")
+_RT_SCHEMA = ("kind int, row long, text string, dec string, cat string, rewritten boolean, "
+              "d long, stored array<long>, encoded array<long>, "
+              + ", ".join(f"{c} long" for c in _RT_COUNTS))
+_SAMPLE_MIX = 0x9E3779B97F4A7C15
+
+
+def _sampled(rows: np.ndarray, seed: int, split_index: int, fraction: float) -> np.ndarray:
+    """A seeded Bernoulli draw of stored row numbers (splitmix64 of row, seed and split)."""
+    with np.errstate(over="ignore"):
+        z = rows.astype(np.uint64) + np.uint64((seed * 1_000_003 + split_index) & (2**63 - 1))
+        z = z * np.uint64(_SAMPLE_MIX)
+        z ^= z >> np.uint64(31)
+        z = z * np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(27)
+    return (z >> np.uint64(11)).astype(np.float64) / float(1 << 53) < fraction
+
+
+def _roundtrip_rows(check: Any, data: Any, lay: SparkLayout, name: str, index: int) -> Any:
+    """One split through :meth:`RoundTrip.chunk` per Arrow batch on the executors: a row of
+    counts per batch (kind 0), the candidate evidence rows (kind 1) and the first stale rows
+    of the batch (kind 2); persisted, never collected whole."""
+    import pyarrow as pa
+    import polars as pl
+    from pyspark import StorageLevel
+    from pyspark.sql import types as T
+
+    from auditor.detectors.token_layout import chunk_layout, chunk_runs
+    from auditor.detectors.token_roundtrip import CATEGORIES
+
+    t, roles = data.tokens, lay.roles
+    spec, seed = t.tokenizer, data.seed
+    eos_kept, bos_kept, side, max_length = lay.eos_kept, lay.bos_kept, lay.side, lay.max_length
+    rows = lay.rows[name]
+    fraction = 1.0 if check.sample_rows is None or rows <= check.sample_rows \
+        else check.sample_rows / rows
+    cols = _token_cols(t)
+    df = data.splits[name]
+    text_type = df.schema[t.text].dataType
+    src = df.select(*cols, (df[t.text] if isinstance(text_type, T.StringType)
+                            else df[t.text].cast("string")).alias("__text"))
+    offsets = partition_offsets(df)
+    fields = [("kind", pa.int32()), ("row", pa.int64()), ("text", pa.string()),
+              ("dec", pa.string()), ("cat", pa.string()), ("rewritten", pa.bool_()),
+              ("d", pa.int64()), ("stored", pa.list_(pa.int64())),
+              ("encoded", pa.list_(pa.int64()))] + [(c, pa.int64()) for c in _RT_COUNTS]
+    schema = pa.schema(fields)
+
+    def per_batch(batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        tok = worker_tokenizer(spec)
+        at = offsets.get(TaskContext.get().partitionId(), 0)
+        for batch in batches:
+            n = batch.num_rows
+            if not n:
+                continue
+            chunk = polars_chunk(batch, cols)
+            text_all = pl.from_arrow(batch.column(batch.schema.get_field_index("__text")))
+            rc_all = np.arange(at, at + n, dtype=np.int64)
+            at += n
+            _, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, roles.pad)
+            part, _ = chunk_layout(chunk, t, roles, (lead, trail, zl, zt), eos_kept, bos_kept,
+                                   side)
+            drawn = np.ones(n, dtype=bool) if fraction >= 1 else _sampled(
+                rc_all, seed, index, fraction)
+            pick = drawn & text_all.is_not_null().to_numpy()
+            idx = np.flatnonzero(pick)
+            rc = rc_all[idx]
+            content = part["length"] - part["pad_left"] - part["pad_right"]
+            cat, bad, ex, keep = check.chunk(
+                tok, roles.specials, max_length, rc, text_all.gather(idx),
+                chunk[t.input_ids].gather(idx), part["pad_left"][idx], content[idx],
+                check.max_examples) if len(idx) else (
+                np.array([], dtype=object), np.zeros(0, dtype=bool), [], None)
+            counts = {f"n_{c}": int((cat == c).sum()) for c in CATEGORIES}
+            counts.update(n_stale=int(bad.sum()), n_checked=len(idx), n_drawn=int(drawn.sum()))
+            out = [{"kind": 0, **counts}]
+            if keep is not None and keep.height:
+                keep = keep.with_columns(d=(pl.col("text").str.len_chars()
+                                            - pl.col("dec").str.len_chars()).abs()
+                                         .cast(pl.Int64))
+                out += [{"kind": 1, **r} for r in keep.select(
+                    "row", "text", "dec", "cat", "rewritten", "d").iter_rows(named=True)]
+            out += [{"kind": 2, "row": r, "stored": s_ids, "encoded": e_ids}
+                    for r, s_ids, e_ids in ex]
+            yield pa.RecordBatch.from_pylist(out, schema=schema)
+
+    return src.mapInArrow(per_batch, _RT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def roundtrip(check: Any, data: Any) -> list[Any]:
+    """tokens.roundtrip: encode/decode on the executors (:meth:`RoundTrip.chunk` per Arrow
+    batch, the tokenizer loaded once per Python worker), counts summed by Spark, the evidence
+    candidates (the top ``max_examples`` rows of each ranking the judging uses, per split) and
+    the rewritten characters from Spark aggregates; judged by :meth:`RoundTrip.judge`.
+    With ``sample_rows`` set and a larger split, the sample is a seeded Bernoulli draw of about
+    that many rows (not the polars engine's draw); the message states its size."""
+    import polars as pl
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.token_layout import tokenizer_of
+    from auditor.detectors.token_roundtrip import (CATEGORIES, char_rewritten,
+                                                   ranked_characters)
+
+    if data.tokens is None:
+        raise NotApplicable("no tokens: section in the config")
+    if not data.tokens.text:
+        raise NotApplicable("no raw text column declared (tokens.text)")
+    tok = tokenizer_of(data)
+    lay = layout_of(data)
+    results: dict[str, dict[str, Any]] = {}
+    rewritten_frames = []
+    ranks = {"other": 0, "unk": 1, "whitespace": 2, "normalised": 3}
+    for i, name in enumerate(data.splits):
+        out = _roundtrip_rows(check, data, lay, name, i)
+        agg = out.where(F.col("kind") == 0).agg(*[F.sum(c).alias(c) for c in _RT_COUNTS]
+                                                ).collect()[0]
+        kept = out.where(F.col("kind") == 1)
+        k = check.max_examples
+        rk = F.coalesce(*[F.when(F.col("cat") == c, F.lit(v)) for c, v in ranks.items()],
+                        F.lit(9))
+        picks = []
+        for cats, only in ((("other", "unk", "whitespace", "normalised"), False),
+                           (("whitespace",), False), (("normalised",), True)):
+            sel = kept.where(F.col("cat").isin(list(cats)))
+            if only:
+                sel = sel.where(F.col("rewritten"))
+            picks.append(sel.orderBy(rk, F.col("d").desc(), F.col("row")).limit(k)
+                         .select("row", "text", "dec", "cat", "rewritten"))
+        frame = picks[0].unionByName(picks[1]).unionByName(picks[2]).dropDuplicates(["row"])
+        got = spark_engine_to_polars(frame)
+        frame_pl = (got.sort("row") if got.height else pl.DataFrame(
+            {"row": [], "text": [], "dec": [], "cat": [], "rewritten": []},
+            schema={"row": pl.Int64, "text": pl.String, "dec": pl.String, "cat": pl.String,
+                    "rewritten": pl.Boolean}))
+        stale_ex = [(int(r["row"]), list(r["stored"] or []), list(r["encoded"] or []))
+                    for r in out.where(F.col("kind") == 2).orderBy("row").limit(k).collect()]
+        n_rewritten = kept.where(F.col("rewritten")).count()
+        rewritten_frames.append(kept.where(F.col("rewritten")).select("text"))
+        results[name] = {
+            "rows": lay.rows[name], "drawn": int(agg["n_drawn"] or 0),
+            "checked": int(agg["n_checked"] or 0), "frame": frame_pl,
+            "counts": {c: int(agg[f"n_{c}"] or 0) for c in CATEGORIES},
+            "stale": int(agg["n_stale"] or 0), "stale_examples": stale_ex,
+            "rewritten": int(n_rewritten)}
+    chars = None
+    if sum(r["rewritten"] for r in results.values()):
+        texts = rewritten_frames[0]
+        for f in rewritten_frames[1:]:
+            texts = texts.unionByName(f)
+        chars = _rewritten_characters(texts, tok, check.max_examples, char_rewritten,
+                                      ranked_characters)
+    return check.judge(data, tok, results, chars)
+
+
+def _rewritten_characters(texts: Any, tok: Any, limit: int, rewritten: Any, ranked: Any
+                          ) -> list[dict[str, Any]]:
+    """:func:`auditor.detectors.token_roundtrip.rewritten_characters` with Spark aggregates:
+    rows holding each distinct non-ASCII character (one explode + groupBy), rows holding each
+    rewritten ASCII character (one aggregate)."""
+    from pyspark.sql import functions as F
+
+    per_char = (texts.select(F.explode(F.array_distinct(F.regexp_extract_all(
+        F.col("text"), F.lit("([^\\x00-\\x7F])"), F.lit(1)))).alias("ch"))
+        .groupBy("ch").count().collect())
+    counts = {r["ch"]: int(r["count"]) for r in per_char if rewritten(tok, r["ch"])}
+    ascii_ = [c for c in (chr(i) for i in range(32, 127)) if rewritten(tok, c)]
+    if ascii_:
+        row = texts.agg(*[F.sum(F.when(F.instr(F.col("text"), c) > 0, 1).otherwise(0))
+                          .alias(f"a{ord(c)}") for c in ascii_]).collect()[0]
+        counts.update({c: int(row[f"a{ord(c)}"] or 0) for c in ascii_})
+    return ranked(counts, tok, limit)

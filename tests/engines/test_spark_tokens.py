@@ -18,7 +18,7 @@ from auditor.engines.spark_io import open_spark_splits
 from auditor.errors import InputError
 from auditor.loading.tokenizers import load_tokenizer
 from auditor.report.results import Severity
-from tests.tokenizer_fixtures import (gpt2_json, lee_test, lee_train,  # noqa: F401
+from tests.tokenizer_fixtures import (bert_json, gpt2_json, lee_test, lee_train,  # noqa: F401
                                       token_data, tokenized_frame, with_rows)
 
 EOT = 50256
@@ -116,3 +116,44 @@ def test_a_token_column_that_is_not_a_list_is_an_input_error(spark, gpt2, gpt2_j
         _spark_data(spark, {"train": bad}, gpt2_json, pad_id=EOT)
     with pytest.raises(InputError, match="tokens.labels column 'lab' not found"):
         _spark_data(spark, {"train": frame}, gpt2_json, pad_id=EOT, labels="lab")
+
+
+def test_roundtrip_agrees_on_lossy_rows_and_stale_ids(spark, bert_json, lee_train):
+    """BERT WordPiece (lossy: lowercases, strips accents, emoji -> [UNK]) on Lee documents,
+    with planted rows: accents, an emoji, a whitespace change, full-width letters (NFKC), and
+    2 test rows whose stored ids belong to another document (stale)."""
+    from auditor.detectors.token_roundtrip import RoundTrip
+
+    bert = load_tokenizer(str(bert_json))
+    texts = list(lee_train[:40])
+    texts[1] = "Café in Zürich"
+    texts[2] = texts[2] + " 😀"
+    texts[3] = "spaces  inside,and punctuation"
+    texts[25] = "ｆｕｌｌ width ﬁle"
+    train = tokenized_frame(bert, texts[:24], bos=101, eos=102, pad=0)
+    test = tokenized_frame(bert, texts[24:], bos=101, eos=102, pad=0)
+    ids = test["input_ids"].to_list()
+    test = with_rows(test, "input_ids", {5: ids[6], 9: ids[10]})
+    frames = {"train": train, "test": test}
+    pdata, sdata = _both(spark, frames, bert_json)
+    check = RoundTrip()
+    a = _plain(check.run(pdata))
+    b = _plain(spark_tokens.roundtrip(check, sdata))
+    assert a == b
+    assert b["stale_tokenization"]["count"] == 2 and b["stale_tokenization"]["splits"] == ["test"]
+    assert b["roundtrip_loss"]["severity"] == Severity.FAIL
+    assert b["roundtrip_loss"]["count"] >= 1
+    assert b["roundtrip_whitespace"]["count"] >= 1
+
+
+def test_honest_roundtrip_has_no_fail_on_either_engine(spark, gpt2, gpt2_json, lee_train):
+    from auditor.detectors.token_roundtrip import RoundTrip
+
+    frames = {"train": tokenized_frame(gpt2, lee_train[:50], eos=EOT, pad=EOT),
+              "test": tokenized_frame(gpt2, lee_train[50:80], eos=EOT, pad=EOT)}
+    pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
+    a = _plain(RoundTrip().run(pdata))
+    b = _plain(spark_tokens.roundtrip(RoundTrip(), sdata))
+    assert a == b
+    assert b["roundtrip_loss"]["count"] == 0 and b["stale_tokenization"]["count"] == 0
+    assert all(f["severity"] != Severity.FAIL for f in b.values())
