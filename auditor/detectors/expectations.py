@@ -48,6 +48,11 @@ class Expectations:
                               f"got {self.max_examples!r}")
 
     def run(self, data: AuditData) -> list[Finding]:
+        return self.findings(data)
+
+    def findings(self, data: Any, *, spark: bool = False) -> list[Finding]:
+        """GX's results on every split, judged; ``spark``: the splits are Spark DataFrames,
+        validated in full by GX's Spark execution engine (auditor.engines.spark_prep)."""
         suite = getattr(data, "expectations", None)
         if not suite:
             raise NotApplicable("no expectation suite named (set `expectations: suite.json` "
@@ -58,7 +63,7 @@ class Expectations:
         from auditor.integrations.gx import SuiteRunner
 
         try:
-            runner = SuiteRunner(suite)
+            runner = SuiteRunner(suite, spark=spark)
         except ImportError as err:
             raise NotApplicable(str(err)) from None
         findings = [self._unbuildable(e, reason, data.split_names)
@@ -66,7 +71,8 @@ class Expectations:
         total = len(suite["expectations"])
         for split, df in data.splits.items():
             results = runner.validate(split, df)
-            failed = [self._finding(r, split, df.height) for r in results
+            rows = data.rows(split) if spark else df.height
+            failed = [self._finding(r, split, rows) for r in results
                       if not r.get("success")]
             findings += failed
             met = len(results) - len(failed)
