@@ -31,7 +31,8 @@ def planted_assoc() -> dict[str, pl.DataFrame]:
     (continuous: > 2,000 distinct values, AUC ~1); ``closed_at`` is missing for 97% of
     positives and 0.5% of negatives; ``s1``/``s2`` share a within-class factor (AUC ~0.9 each,
     within-class rho ~0.8); ``x`` noise; ``grade`` 5 integer levels weakly tied to y;
-    ``cat`` and ``flag`` noise."""
+    ``cat`` and ``flag`` noise; ``opened`` a date 30 days earlier for positives (AUC ~0.54),
+    missing in every 10th row."""
     out = {}
     for name, n, seed in (("train", 3000, 1), ("test", 1000, 2)):
         rng = np.random.default_rng(seed)
@@ -48,8 +49,13 @@ def planted_assoc() -> dict[str, pl.DataFrame]:
             "grade": np.clip(rng.integers(0, 5, n) + (rng.random(n) < 0.2 * y), 0, 4),
             "cat": rng.choice(["a", "b", "c"], n),
             "flag": rng.random(n) < 0.5,
+            "opened": pl.Series(np.datetime64("2024-01-01") + rng.integers(0, 400, n)
+                                - 30 * y).cast(pl.Date),
             "y": y,
         })
+        out[name] = out[name].with_columns(
+            pl.when(pl.int_range(pl.len()) % 10 == 0).then(None).otherwise(pl.col("opened"))
+            .alias("opened"))
     return out
 
 
@@ -106,6 +112,17 @@ def test_planted_statuses_subjects_and_values_agree(planted_results):
                 assert abs(a.value - b.value) <= tol, (cid, key, a.value, b.value)
             assert "spark engine" in b.message
             assert b.evidence["driver_sample"]["train"] == {"rows": 3000, "of": 3000}
+        # every column's figure per split (the overview table), not only the flagged ones
+        ta = {r["feature"]: r for r in fp[next(k for k in fp if k[1] == "")].evidence[
+            "top_features"]}
+        tb = {r["feature"]: r for r in fs[next(k for k in fs if k[1] == "")].evidence[
+            "top_features"]}
+        assert ta.keys() == tb.keys() and len(ta) == 9
+        for c, row in ta.items():
+            tol = 0.005 if c in ("leak", "x") else 1e-9
+            for split, v in row.items():
+                if isinstance(v, float):
+                    assert abs(v - tb[c][split]) <= tol, (cid, c, split, v, tb[c][split])
 
 
 def test_planted_subjects_and_rules(planted_results):
@@ -147,6 +164,45 @@ def test_planted_figures_match_sklearn(planted_results):
             assert abs(table[c][col] - want[s]) <= err + 5e-5, (c, s, table[c][col], want[s])
     assert all(0 < bound["x"][s] < 0.005 for s in ("train", "test"))
     assert bound["leak"] == {"train": 0.0, "test": 0.0}
+
+
+def multiclass_frames() -> dict[str, pl.DataFrame]:
+    """3 classes (string label), 1,500 / 500 rows: ``leak3`` = class index + N(0, 0.02)
+    (correlation ratio ~1), ``m`` noise with 5% missing, ``c3`` a categorical weakly tied to
+    the class."""
+    out = {}
+    for name, n, seed in (("train", 1500, 3), ("test", 500, 4)):
+        rng = np.random.default_rng(seed)
+        k = rng.integers(0, 3, n)
+        m = rng.normal(size=n)
+        out[name] = pl.DataFrame({
+            "leak3": k + rng.normal(0, 0.02, n),
+            "m": np.where(rng.random(n) < 0.05, np.nan, m),
+            "c3": np.where(rng.random(n) < 0.3, np.array(["p", "q", "r"])[k],
+                           rng.choice(["p", "q", "r"], n)),
+            "kind": np.array(["alpha", "beta", "gamma"])[k],
+        })
+    return out
+
+
+def test_multiclass_label_agrees(spark, tmp_path):
+    """Multiclass: associations (correlation ratio, Cramér's V, missingness) over every row
+    equal the polars figures (exact up to the quantile bins, which eta does not use); the
+    macro AUC runs on the driver sample, which holds every row here."""
+    frames = multiclass_frames()
+    rp = _audit(frames, "polars", spark, tmp_path, label="kind")
+    rs = _audit(frames, "spark", spark, tmp_path, label="kind")
+    for cid in CHECKS:
+        p = next(c for c in rp.checks if c.id == cid)
+        s = next(c for c in rs.checks if c.id == cid)
+        assert p.status == s.status == "fail", (cid, p.summary, s.summary)
+        fp, fs = _by_key(rp, cid), _by_key(rs, cid)
+        assert fp.keys() == fs.keys()
+        for key, a in fp.items():
+            assert a.severity == fs[key].severity, key
+            if a.value is not None:
+                assert abs(a.value - fs[key].value) <= 1e-9, (cid, key, a.value, fs[key].value)
+        assert {k[1] for k, f in fs.items() if f.severity == "fail"} == {"leak3"}
 
 
 def test_honest_splits_do_not_fail(spark, tmp_path):
