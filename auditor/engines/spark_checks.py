@@ -34,6 +34,10 @@ judge with the polars detectors' own judging code where it is a function of aggr
 - ``tokens.roundtrip``: encode/decode per Arrow batch on the executors (``RoundTrip.chunk``, the
   tokenizer loaded once per Python worker), counts summed by Spark, evidence candidates by
   ``orderBy().limit()``; judged by ``RoundTrip.judge``.
+- ``leakage.preprocessing`` / ``schema.expectations`` (:mod:`auditor.engines.spark_prep`):
+  every fingerprint from per-split aggregates combined on the driver, exact order statistics
+  where a verdict reads them, judged by ``PreprocessingFit.judge``; the GX suite through GX's
+  Spark execution engine on every row.
 
 Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
 reports it as ``skipped`` with that reason.
@@ -513,6 +517,8 @@ from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
 
 from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
 
+from auditor.engines import spark_prep  # noqa: E402  (preprocessing, expectations)
+
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.group_overlap": group_overlap,
     "leakage.duplicates": duplicates,
@@ -521,6 +527,8 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "drift.features": spark_drift.feature_drift,
     "separability.adversarial": on_sample,
     "separability.label_probe": on_sample,
+    "leakage.preprocessing": spark_prep.preprocessing,
+    "schema.expectations": spark_prep.expectations,
     "tokens.lengths": spark_tokens.lengths,
     "tokens.roundtrip": spark_tokens.roundtrip,
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,

@@ -181,6 +181,8 @@ class SparkAuditData:
             "driver-side sample whose size their findings state."]
         self.sampled = False
         self.schema_issues: list[Any] = []
+        self.pipeline: list[Any] = []  # pipeline code for leakage.preprocessing's scan
+        self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
         self.engine = SparkEngine(splits, seed=seed)
         self._cache: dict[Any, Any] = {}
         self._label_kind: Any = False
@@ -347,6 +349,10 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
     persisted = persist_splits(spark, splits, paths)
     data = SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                           seed=cfg.seed, sample_rows=cfg.spark_sample_rows)
+    data.pipeline = list(cfg.pipeline)  # leakage.preprocessing's code scan (spark_prep)
+    if cfg.expectations is not None:  # schema.expectations (spark_prep); malformed: exit 2
+        from auditor.integrations.gx import read_suite
+        data.expectations = read_suite(cfg.expectations)
     data.engine.persisted = persisted  # unpersisted by engine.close() at the end of the run
     if cfg.tokens is not None:  # token columns and the tokenizer: input errors (exit 2)
         from auditor.engines.spark_tokens import load_tokens
