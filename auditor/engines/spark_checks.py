@@ -21,9 +21,6 @@ judge with the polars detectors' own judging code where it is a function of aggr
   (:func:`auditor.engines.spark_rows.memorisation`): the polars detectors on a seeded
   driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
   states.
-- ``tokens.lengths`` (:mod:`auditor.engines.spark_tokens`): the per-row token layout computed on
-  the executors by the polars chunk code (``mapInArrow``), reduced to content-length count
-  tables, token counts and flagged-row counts; judged by ``SequenceLengths.judge``.
 
 - ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
   (:mod:`auditor.engines.spark_assoc`): figures over every labelled row from binned per-class
@@ -515,8 +512,6 @@ def on_sample(check: Any, data: Any) -> list[Finding]:
 
 from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
 
-from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
-
 from auditor.engines import spark_prep  # noqa: E402  (preprocessing, expectations)
 
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
@@ -534,5 +529,4 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,
     "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
     "separability.memorisation": memorisation,
-    "tokens.lengths": spark_tokens.lengths,
 }
