@@ -98,7 +98,10 @@ class Contamination:
     bands: int = 16
     ngram: int = 13                    # 0 turns the n-gram detector off
     ngram_ratio_at: float = 0.5
-    chunk_docs: int = 100_000
+    # training documents hashed at a time: the n-gram pass of a chunk holds ~6 KB per
+    # 200-word document (bench/tokens_bench.py data: 50,000 -> 0.3 GB less RSS than 100,000
+    # whatever the corpus size, CPU +5%, within the noise of the shared machine)
+    chunk_docs: int = 50_000
     max_examples: int = 20
     max_listed_rows: int = 1_000
     clean_dir: str | None = None       # write each evaluation split minus its contaminated rows
