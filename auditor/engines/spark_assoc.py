@@ -34,9 +34,10 @@ a flagged column's message -- is computed on the seeded, label-stratified driver
 (at most ``spark_sample_rows`` rows per split, shared with the model probes); every finding
 says so and states the sample's size (``evidence.driver_sample``).
 
-Measured on the sample as a whole (stated the same way): single_feature_auc's categorical
-columns (target-rate encoding cross-fitted over random folds of rows), ids and the time
-column, and both checks for a numeric label and single_feature_auc for a multiclass label
+Measured on the sample as a whole (stated the same way): single_feature_auc's in-train
+figure of categorical columns (target-rate encoding cross-fitted over random folds of rows;
+their later splits' figures come from (level, class) counts over every row), ids and the
+time column, and both checks for a numeric label and single_feature_auc for a multiclass label
 (there numeric columns are binned and encoded).
 """
 from __future__ import annotations
@@ -371,7 +372,15 @@ def single_feature_auc(check: Any, data: Any) -> list[Finding]:
                 sc.per_class[s] = a[:, j]
                 sc.values[s] = _macro(a[:, j])
             scored.append(sc)
-    scored += check.score(sample, view, skip=frozenset(cols))
+    rest = check.score(sample, view, skip=frozenset(cols))
+    cats = [sc.column for sc in rest if sc.encoded and not (sc.is_id or sc.is_time)]
+    if cats and len(data.split_names) > 1:
+        held_out = encoded_held_out(check, data, cats)
+        for sc in rest:
+            for s, auc in held_out.get(sc.column, {}).items():
+                sc.per_class[s] = np.array([auc])
+                sc.values[s] = auc
+    scored += rest
     findings = check.judge_scored(sample, view, scored)
     if b is not None:
         overview = findings[-1]
@@ -384,8 +393,38 @@ def single_feature_auc(check: Any, data: Any) -> list[Finding]:
                 "(binned counts" + (", exact" if b is None or all(b.exact) else
                                     "; bin error bound in the overview") + ")"
                 if cols else "no numeric column")
-    return _state(findings, data, sample, measured + "; categorical columns, ids, the time "
-                  "column, the CI, purest cut, peers and ROC curves on")
+    return _state(findings, data, sample, measured + "; categorical columns on later splits "
+                  "from their level counts over every row; their in-train cross-fitted AUC, "
+                  "ids, the time column, the CI, purest cut, peers and ROC curves on")
+
+
+def encoded_held_out(check: Any, data: Any, cats: list[str]) -> dict[str, dict[str, float]]:
+    """Binary label: the AUC of categorical columns on every later split over all its rows,
+    scored by the smoothed target rate fitted on all train rows (as
+    :func:`auditor.stats.label.target_encode` scores held-out splits: (positives_l + m p) /
+    (n_l + m), p the train positive rate, unseen levels at p), from (level, class) counts
+    (:func:`auditor.stats.label.auc_from_groups`)."""
+    from auditor.stats.label import auc_from_groups
+
+    classes, _ = class_counts(data)
+    tables = level_tables(data, cats, classes)
+    train = data.split_names[0]
+    m = check.smoothing
+    out: dict[str, dict[str, float]] = {}
+    for c in cats:
+        t, _, levels = tables[train][c]
+        n_tr = t.sum()
+        prior = float(t[:, 1].sum() / n_tr) if n_tr else 0.0
+        rate = {lv: (row[1] + m * prior) / max(row.sum() + m, 1e-300)
+                for lv, row in zip(levels, t)}
+        out[c] = {}
+        for s in data.split_names[1:]:
+            ts, _, lv_s = tables[s][c]
+            if not len(lv_s):
+                continue
+            score = np.array([rate.get(lv, prior) for lv in lv_s])
+            out[c][s] = auc_from_groups(score, ts[:, 1], ts[:, 0])
+    return out
 
 
 def _check_classes(b: Binned, view: Any) -> None:
@@ -456,13 +495,13 @@ def feature_label_correlation(check: Any, data: Any) -> list[Finding]:
 
 
 def level_tables(data: Any, cats: list[str], classes: list[Any]
-                 ) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+                 ) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]]:
     """Per split and categorical column: the (level, class) counts (missing a level of its
-    own; levels present in the split only) and the non-missing counts per class; one
-    ``groupBy`` over the stacked columns."""
+    own, None; levels present in the split only), the non-missing counts per class and the
+    levels (the table's rows); one ``groupBy`` over the stacked columns."""
     from pyspark.sql import functions as F
 
-    def measure() -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    def measure() -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]]:
         frame = _labelled(data, classes)
         stacked = frame.select("__s", "__y", F.explode(F.array(*[
             F.struct(F.lit(j).alias("j"), F.col(c).cast("string").alias("v"))
@@ -473,7 +512,7 @@ def level_tables(data: Any, cats: list[str], classes: list[Any]
         for r in rows:
             cell = acc.setdefault((r[0], r[1]), {})
             cell.setdefault(r[2], np.zeros(k))[r[3]] += r[4]
-        out: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+        out: dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]] = {}
         for i, s in enumerate(data.split_names):
             out[s] = {}
             for j, c in enumerate(cats):
@@ -481,6 +520,6 @@ def level_tables(data: Any, cats: list[str], classes: list[Any]
                 table = (np.vstack(list(cell.values())) if cell else np.zeros((0, k)))
                 with_value = sum((v for key, v in cell.items() if key is not None),
                                  np.zeros(k))
-                out[s][c] = (table, with_value)
+                out[s][c] = (table, with_value, list(cell))
         return out
     return data.cached(("spark.assoc.levels", tuple(cats)), measure)
