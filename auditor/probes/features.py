@@ -169,17 +169,20 @@ class Encoder:
         blocks scaled by ``onehot_scale`` (1/sqrt(2) makes a level mismatch add 1 to a squared
         Euclidean distance, like one standard deviation of a numeric column)."""
         num = self.numeric_values(frame)
-        idx = [self.numeric.index(c) for c in self.missing]
-        miss = np.isnan(num[:, idx]).astype(np.float32)
-        width = sum(self.block_sizes())
-        onehot = np.zeros((frame.height, width), dtype=np.float32)
+        k, n_miss = len(self.numeric), len(self.missing)
+        out = np.zeros((frame.height, k + n_miss + sum(self.block_sizes())), dtype=np.float32)
+        if n_miss:  # each block written in place (no hstack copy of the whole matrix)
+            index = {c: j for j, c in enumerate(self.numeric)}
+            out[:, k:k + n_miss] = np.isnan(num[:, [index[c] for c in self.missing]])
         if self.categorical:
-            offsets = np.cumsum([0] + self.block_sizes()[:-1])
+            offsets = k + n_miss + np.cumsum([0] + self.block_sizes()[:-1])
             cols = self.codes(frame) + offsets[None, :]
             rows = np.repeat(np.arange(frame.height), len(self.categorical))
-            onehot[rows, cols.ravel()] = onehot_scale
-        num = np.clip(np.nan_to_num(num, nan=0.0), -Z_CLIP, Z_CLIP).astype(np.float32)
-        return np.hstack([num, miss, onehot])
+            out[rows, cols.ravel()] = onehot_scale
+        if k:
+            np.nan_to_num(num, copy=False, nan=0.0)
+            out[:, :k] = np.clip(num, -Z_CLIP, Z_CLIP, out=num)  # cast to float32 on write
+        return out
 
     def tree_matrix(self, frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """(X, categorical mask) for HistGradientBoosting: numerics (NaN missing), then the
