@@ -17,6 +17,9 @@ judge with the polars detectors' own judging code where it is a function of aggr
   (:func:`auditor.detectors.drift.compare_all`); numeric and datetime columns (and a numeric
   label) from quantile sketches and binned counts (:mod:`auditor.engines.spark_drift`: PSI
   exact on its bins, KS on a fine grid with its error bound stated), graded together.
+- ``schema.consistency`` (:mod:`auditor.engines.spark_drift`): the loader's schema issues, and
+  value variants from a groupBy of normalised forms (only keys with several forms reach the
+  driver), judged by the polars check's functions.
 - ``separability.adversarial`` / ``separability.label_probe`` / ``separability.memorisation``
   (:func:`auditor.engines.spark_rows.memorisation`): the polars detectors on a seeded
   driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
@@ -520,6 +523,7 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.temporal": temporal,
     "drift.label": spark_drift.label_drift,
     "drift.features": spark_drift.feature_drift,
+    "schema.consistency": spark_drift.schema_consistency,
     "separability.adversarial": on_sample,
     "separability.label_probe": on_sample,
     "leakage.preprocessing": spark_prep.preprocessing,

@@ -626,3 +626,101 @@ def label_drift(check: Any, data: Any) -> list[Finding]:
         _statement(f, bounds[y])
         findings.append(f)
     return findings
+
+
+# ---------------------------------------------------------------------------------------------
+# schema.consistency
+# ---------------------------------------------------------------------------------------------
+
+VARIANT_ROWS = 200_000  # (split, value) rows of multi-form keys collected to the driver, at most
+
+
+def spark_normalised(value: Any) -> Any:
+    """:func:`auditor.stats.textnorm.normalised` in Spark SQL (Java regex, Unicode classes):
+    lowercase, a hyphen between word characters as a space (twice, for "a-b-c"), punctuation
+    and symbols other than + and - as spaces, whitespace collapsed and trimmed. Only selects
+    candidates: the groups are formed again on the driver by the polars code."""
+    from pyspark.sql import functions as F
+
+    x = F.lower(value)
+    x = F.regexp_replace(x, r"(?U)(\w)-(\w)", "$1 $2")
+    x = F.regexp_replace(x, r"(?U)(\w)-(\w)", "$1 $2")
+    x = F.regexp_replace(x, r"[\p{P}\p{S}&&[^+\-]]", " ")
+    x = F.regexp_replace(x, r"(?U)\s+", " ")
+    return F.trim(x)
+
+
+def schema_consistency(check: Any, data: Any) -> list[Finding]:
+    """``schema.consistency`` on Spark: the loader's schema issues, value variants and the
+    features finding, judged by the polars check's functions. Variants: rows per (split,
+    column, value) of every string column in one groupBy, their normalised keys, and only the
+    keys with more than one distinct form (with their rows per split) reach the driver (at most
+    VARIANT_ROWS rows; beyond, an info finding says the listing was cut)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    import polars as pl
+
+    from auditor.detectors.schema import features_finding, variant_columns
+
+    findings = check.issue_findings(data)
+    names = data.split_names
+    cols = [c for c in variant_columns(data)
+            if all(isinstance(df.schema[c].dataType, T.StringType)
+                   for df in data.splits.values() if c in df.columns)]
+    if cols:
+        parts, totals = [], {c: 0 for c in cols}
+        for order, (name, df) in enumerate(data.splits.items()):
+            here = [c for c in cols if c in df.columns]
+            if not here:
+                continue
+            row = df.agg(*[F.count(F.col(c)).alias(f"n{i}") for i, c in enumerate(here)]
+                         ).collect()[0]
+            for i, c in enumerate(here):
+                totals[c] += int(row[f"n{i}"])
+            idx = {c: cols.index(c) for c in here}
+            body = ", ".join(f"{idx[c]}, `{c}`" for c in here)
+            parts.append(df.select(F.expr(f"stack({len(here)}, {body}) as (c, v)"))
+                         .where(F.col("v").isNotNull()).withColumn("o", F.lit(order)))
+        stacked = parts[0]
+        for p in parts[1:]:
+            stacked = stacked.unionByName(p)
+        counts = stacked.groupBy("o", "c", "v").count()
+        keyed = counts.withColumn("k", spark_normalised(F.col("v"))).where(F.col("k") != "")
+        multi = (keyed.groupBy("c", "k")
+                 .agg(F.collect_list(F.struct("o", "v", "count")).alias("r"),
+                      F.count_distinct("v").alias("forms"))
+                 .where(F.col("forms") > 1))
+        rows = (multi.select("c", F.explode("r").alias("r"))
+                .select("c", "r.o", "r.v", "r.count").limit(VARIANT_ROWS + 1).collect())
+        cut = len(rows) > VARIANT_ROWS
+        rows = rows[:VARIANT_ROWS]
+        by: dict[int, list[Any]] = {}
+        for r in rows:
+            by.setdefault(int(r["c"]), []).append(r)
+        for i, c in enumerate(cols):
+            got = by.get(i)
+            if not got:
+                continue
+            frame = pl.DataFrame({
+                "value": [r["v"] for r in got],
+                "n": pl.Series([int(r["count"]) for r in got], dtype=pl.Int64),
+                "split": [names[int(r["o"])] for r in got],
+                "order": pl.Series([int(r["o"]) for r in got], dtype=pl.Int32)})
+            f = check.variant_finding(data, c, frame, totals[c])
+            if f is not None:
+                findings.append(f)
+        if cut:
+            findings.append(Finding(
+                severity=Severity.INFO, metric="variants_cut", value=None, count=VARIANT_ROWS,
+                message=f"value variants: more than {VARIANT_ROWS:,} (split, value) rows of "
+                        "values with several forms; the first were judged, the rest not"))
+    first = next(iter(data.splits.values()))
+    declared = data.columns.declared()
+    roles = [{"column": f.name,
+              "role": declared.get(f.name) or ("feature" if f.name in data.features
+                                               else "not audited"),
+              "kind": str(data.kinds.get(f.name, "-")), "dtype": f.dataType.simpleString()}
+             for f in first.schema.fields[:200]]
+    findings.append(features_finding(data, roles))
+    return findings

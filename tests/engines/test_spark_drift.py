@@ -104,3 +104,36 @@ def test_honest_numeric_splits_do_not_fail(spark, tmp_path):
         p, s = _by_subject(rp, cid), _by_subject(rs, cid)
         _agree(p, s, exact=False)
         assert s[0].status != "fail" and p[0].status != "fail"
+
+
+def test_schema_value_variants_agree_with_polars(spark, tmp_path):
+    """``city`` is written "New York" (60 train rows), "new york " (5 train rows) and
+    "New-York" (12 test rows): 17 of the 160 non-missing rows hold a less frequent form, and the
+    splits use different forms; ``blood`` 'A+' / 'A-' / 'a' are not variants (signs kept)."""
+    from auditor.api import audit
+
+    train = pl.DataFrame({"city": ["New York"] * 60 + ["new york "] * 5 + ["Boston"] * 25
+                          + [None] * 10,
+                          "blood": ["A+", "A-", "a", "B"] * 25, "x": np.arange(100.0)})
+    test = pl.DataFrame({"city": ["New-York"] * 12 + ["Boston"] * 58,
+                         "blood": ["A+", "B"] * 35, "x": np.arange(70.0)})
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("checks:\n  schema.consistency: {}\n")
+    results = {}
+    for engine in ("polars", "spark"):
+        frames = {"train": train, "test": test}
+        if engine == "spark":
+            frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
+        results[engine] = audit(train=frames["train"], test=frames["test"], suite=str(suite),
+                                engine=engine, spark=spark, hash="fast").checks[0]
+    p, s = results["polars"], results["spark"]
+    assert p.status == s.status == "warn"
+    fp = {f.metric: f for f in p.findings}
+    fs = {f.metric: f for f in s.findings}
+    assert set(fp) == set(fs) == {"value_variants", "features"}
+    a, b = fp["value_variants"], fs["value_variants"]
+    assert (b.subject, b.count, b.value) == ("city", 17, round(17 / 160, 6))
+    assert (a.severity, a.count, a.value, a.message, a.evidence, a.splits) == \
+        (b.severity, b.count, b.value, b.message, b.evidence, b.splits)
+    assert "splits use different forms" in b.message
+    assert fp["features"].message == fs["features"].message
