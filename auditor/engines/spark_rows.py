@@ -249,15 +249,21 @@ def near_and_conflicts(check: Any, data: Any, cols: list[str], exact: dict[tuple
             message=f"near-duplicate rows with free-text columns ({', '.join(text_cols)}: "
                     f"MinHash word-shingle matching) are {NOT_ON_SPARK}: only exact copies "
                     "were counted"))
+    digits = check.significant_digits
+    normalised = None if text_cols else _engine(data, ("near", tuple(cols), digits), lambda: {
+        s: normalised_frame(data, s, cols, digits) for s in data.split_names})
     for earlier, later in data.pairs():
-        if not text_cols:
-            f = near_copies(check, data, earlier, later, cols, exact[(earlier, later)])
+        if normalised is not None:
+            f = near_copies(check, data, normalised, earlier, later, cols,
+                            exact[(earlier, later)])
             if f is not None:
                 near.append(f)
         if label and features:
             f = conflicts_across(check, data, earlier, later, features, label)
             if f is not None:
                 conflicts.append(f)
+    if normalised is not None:
+        normalised.close()  # its persisted count tables serve no other check
     for split in data.split_names:
         if label and features:
             f = conflicts_within(check, data, split, features, label)
@@ -269,16 +275,13 @@ def near_and_conflicts(check: Any, data: Any, cols: list[str], exact: dict[tuple
     return near + conflicts
 
 
-def near_copies(check: Any, data: Any, earlier: str, later: str, cols: list[str],
+def near_copies(check: Any, data: Any, eng: Any, earlier: str, later: str, cols: list[str],
                 exact_rows: int) -> Finding | None:
-    """``near_duplicate_rows``: later rows whose normalised row occurs in ``earlier``, minus the
-    ``exact_rows`` exact copies (an exact copy is also a near match); None when there are none,
-    as on polars."""
+    """``near_duplicate_rows``: later rows whose normalised row (``eng``: an engine over the
+    normalised splits) occurs in ``earlier``, minus the ``exact_rows`` exact copies (an exact
+    copy is also a near match); None when there are none, as on polars."""
     from auditor.detectors.duplicates import near_copy_finding, near_rule
 
-    digits = check.significant_digits
-    eng = _engine(data, ("near", tuple(cols), digits), lambda: {
-        s: normalised_frame(data, s, cols, digits) for s in data.split_names})
     ko = eng.key_overlap(earlier, later, cols, nulls_are_keys=True,
                          max_examples=check.max_examples)
     count = ko.rows_later - exact_rows
@@ -322,14 +325,18 @@ def conflicts_across(check: Any, data: Any, earlier: str, later: str, features: 
     b = _labelled(data, later, features, label)
     cond = [a[f"a{k}"].eqNullSafe(b[k]) for k in keys]
     conf = (b.join(a, on=cond, how="inner")
-            .where((F.col("_y") != F.col("lo")) | (F.col("_y") != F.col("hi"))))
-    count = int(conf.count())
+            .where((F.col("_y") != F.col("lo")) | (F.col("_y") != F.col("hi")))
+            .select(*keys, F.when(F.col("_y") != F.col("lo"), F.col("lo"))
+                    .otherwise(F.col("hi")).alias("ya"), "_y")).persist()
+    try:  # the conflicting rows only: the count and the examples read them once
+        count = int(conf.count())
+        rows = conf.limit(check.max_examples).collect() if count else []
+    finally:
+        conf.unpersist()
     if not count:
         return None
-    rows = conf.select(*keys, F.when(F.col("_y") != F.col("lo"), F.col("lo"))
-                       .otherwise(F.col("hi")).alias("ya"), "_y").limit(check.max_examples)
     examples = [{f"{label} in {earlier}": _value(r["ya"]), f"{label} in {later}": _value(r["_y"]),
-                 "features": _cells([r[k] for k in keys], features)} for r in rows.collect()]
+                 "features": _cells([r[k] for k in keys], features)} for r in rows]
     return conflict_across_finding(check, data, count, earlier, later, label, examples)
 
 
@@ -344,12 +351,17 @@ def conflicts_within(check: Any, data: Any, split: str, features: list[str],
     keys = [f"f{i}" for i in range(len(features))]
     groups = (_labelled(data, split, features, label).groupBy(*keys)
               .agg(F.count(F.lit(1)).alias("n"), F.count_distinct("_y").alias("labels"))
-              .where(F.col("labels") > 1))
-    row = groups.agg(F.sum("n").alias("rows"), F.count(F.lit(1)).alias("groups")).collect()[0]
-    count = int(row["rows"] or 0)
+              .where(F.col("labels") > 1)).persist()
+    try:  # the conflicting groups only: totals and the largest groups read them once
+        row = groups.agg(F.sum("n").alias("rows"),
+                         F.count(F.lit(1)).alias("groups")).collect()[0]
+        count = int(row["rows"] or 0)
+        sample = groups.orderBy(F.col("n").desc()).limit(check.max_examples).collect() \
+            if count else []
+    finally:
+        groups.unpersist()
     if not count:
         return None
-    sample = (groups.orderBy(F.col("n").desc()).limit(check.max_examples).collect())
     examples = [{"rows": int(r["n"]), f"distinct {label} values": int(r["labels"]),
                  "features": _cells([r[k] for k in keys], features)} for r in sample]
     return conflict_within_finding(check, data, count, int(row["groups"]), split, label,
