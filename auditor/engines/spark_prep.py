@@ -13,8 +13,8 @@ judged by the polars detector's own code (:meth:`PreprocessingFit.judge`) throug
 - rows at each split's min and max, and ``percentile_approx`` brackets of the quartiles of every
   float column for every split and union, in one more ``agg``;
 - exact quantiles where a verdict depends on them (robust scaling, where a bracket admits median
-  0 and IQR 1; the median of a union, the candidate of a median fill; the medians and IQR in a
-  fill's details): linear interpolation between the exact order statistics, found as the
+  0 and IQR 1; the median of a union, the candidate of a median fill, where a value inside its
+  bracket repeats ``min_imputed`` times; the medians and IQR in a fill's details): linear interpolation between the exact order statistics, found as the
   distinct values (with their counts) inside ``percentile_approx`` brackets of accuracy
   ``ACCURACY`` plus the exact count below the bracket (one ``agg`` and one ``groupBy``;
   a bracket that missed is widened and re-measured). Other quartiles are the
@@ -159,8 +159,10 @@ class SparkContext:
     measuring operations, over a frame of every split's numeric columns tagged with the split's
     index (``__auditor_split``)."""
 
-    def __init__(self, data: Any, cols: list[str], floats: set[str]) -> None:
+    def __init__(self, data: Any, cols: list[str], floats: set[str], min_ties: int = 2
+                 ) -> None:
         F = _F()
+        self.min_ties = min_ties  # a union's median is refined when a value repeats this often
         self.data = data
         self.names = names = data.split_names
         self.cols = cols
@@ -263,6 +265,7 @@ class SparkContext:
         # median 0 and an IQR of 1 is reachable) -> every target of that column; the median of
         # a union (a median fill's candidate)
         exact: list[tuple[str, tuple[str, ...], Any, str, list[float]]] = []
+        maybe: list[tuple[str, tuple[str, ...], Any, str, list[float]]] = []
         robust = {c for c, tgt, _, _ in spec if _robust_possible(brackets[(c, tgt)])
                   and not combined[tgt][c]["integral"]}
         for c, tgt, _, expr in spec:
@@ -271,8 +274,28 @@ class SparkContext:
                 exact += [(c, tgt, expr, q, b[3 * i:3 * i + 3])
                           for i, q in enumerate(("q25", "median", "q75"))]
             elif len(tgt) > 1 and b[3] != b[5]:
-                exact.append((c, tgt, expr, "median", b[3:6]))
+                maybe.append((c, tgt, expr, "median", b[3:6]))
+        # a union's median matters only as a median fill's candidate: a value repeated at
+        # least min_ties (min_imputed) times; medians whose bracket holds none stay approximate
+        # (count_near finds no candidate there either way) and cost no window collect
+        exact += [t for t, ties in zip(maybe, self._ties(maybe)) if ties >= self.min_ties]
         self._exact(exact, combined)
+
+    def _ties(self, todo: list[tuple[str, tuple[str, ...], Any, str, list[float]]]
+              ) -> list[int]:
+        """The largest count of one value inside each bracket (one groupBy, tiny collect)."""
+        if not todo:
+            return []
+        F = _F()
+        hits = F.array(*[F.struct(F.lit(i).alias("r"),
+                                  F.when((e >= b[0]) & (e <= b[2]), e).alias("v"))
+                         for i, (_, _, e, _, b) in enumerate(todo)])
+        rows = (self.tagged.select(F.explode(F.filter(hits, lambda x: x["v"].isNotNull()))
+                                   .alias("s"))
+                .select("s.r", "s.v").groupBy("r", "v").count()
+                .groupBy("r").agg(F.max("count").alias("m")).collect())
+        most = {int(r["r"]): int(r["m"]) for r in rows}
+        return [most.get(i, 0) for i in range(len(todo))]
 
     def _exact(self, todo: list[tuple[str, tuple[str, ...], Any, str, list[float]]],
                combined: dict[tuple[str, ...], dict[str, dict[str, Any]]]) -> None:
@@ -617,7 +640,8 @@ def preprocessing(check: Any, data: Any) -> list[Finding]:
 
         eps = {c: EPS32 if isinstance(fields[c], T.FloatType) else EPS64 for c in cols
                if _is_float(fields[c])}
-        ctx = d.cached(("spark.prep.context",), lambda: SparkContext(d, cols, set(eps)))
+        ctx = d.cached(("spark.prep.context",),
+                       lambda: SparkContext(d, cols, set(eps), check.min_imputed))
         return check.judge(ctx, eps)
 
     return check.findings(data, fingerprints)
