@@ -176,7 +176,8 @@ def profiles(data: Any, split: str, cols: list[str], n_bins: int) -> dict[str, P
                              int(row[f"d{i}"]),
                              np.array(row[f"g{i}"] or [], dtype=float),
                              np.array(row[f"b{i}"] or [], dtype=float))
-        few = [c for c in cols if out[c].distinct <= 2 * n_bins + 10 and out[c].rows > out[c].missing]
+        few = [c for c in cols
+               if out[c].distinct <= 2 * n_bins + 10 and out[c].rows > out[c].missing]
         if few:
             for c, (values, counts) in _value_counts(df, few, 4 * n_bins + 20).items():
                 out[c].values, out[c].counts = values, counts

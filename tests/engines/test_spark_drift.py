@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 from scipy import stats
 
+from auditor.report.results import Severity
 from tests.engines.fixtures import numeric_drift
 
 SUITE = "checks:\n  drift.features: {}\n  drift.label: {}\n"
@@ -137,3 +138,36 @@ def test_schema_value_variants_agree_with_polars(spark, tmp_path):
         (b.severity, b.count, b.value, b.message, b.evidence, b.splits)
     assert "splits use different forms" in b.message
     assert fp["features"].message == fs["features"].message
+
+
+def test_calendar_part_in_a_time_split_is_info_on_both_engines(spark, tmp_path):
+    """``m`` is the month of the date ``d``; train Jan-Jun, test Jun-Aug (a time split): the
+    month's drift and its unseen months (7, 8: 58 of 60 test rows) are info with the reason,
+    with the same messages on both engines (fewer rows than KS_GRID: exact)."""
+    from datetime import date, timedelta
+
+    from auditor.api import audit
+
+    days = [date(2024, 1, 1) + timedelta(days=i) for i in range(240)]
+    df = pl.DataFrame({"d": days, "x": np.random.default_rng(0).normal(size=240)}).with_columns(
+        m=pl.col("d").dt.month())
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("checks:\n  drift.features: {}\n")
+    out = {}
+    for engine in ("polars", "spark"):
+        frames = {"train": df[:180], "test": df[180:]}
+        if engine == "spark":
+            frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
+        out[engine] = audit(train=frames["train"], test=frames["test"], suite=str(suite),
+                            engine=engine, spark=spark, hash="fast", time="d").checks[0]
+    p, s = out["polars"], out["spark"]
+    assert p.status == s.status
+    assert all(f.severity == Severity.INFO for f in s.findings)
+    fp = {(f.metric, f.subject): f for f in p.findings if f.subject}
+    fs = {(f.metric, f.subject): f for f in s.findings if f.subject}
+    assert set(fp) == set(fs)
+    for k in fp:
+        assert (fp[k].message, fp[k].count, fp[k].value) == (fs[k].message, fs[k].count,
+                                                             fs[k].value), k
+    unseen = fs[("unseen_share", "m")]
+    assert unseen.count == 58 and "m is the month of d on 100.0% of rows" in unseen.message
