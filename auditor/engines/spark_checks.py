@@ -34,6 +34,9 @@ judge with the polars detectors' own judging code where it is a function of aggr
 - ``tokens.roundtrip``: encode/decode per Arrow batch on the executors (``RoundTrip.chunk``, the
   tokenizer loaded once per Python worker), counts summed by Spark, evidence candidates by
   ``orderBy().limit()``; judged by ``RoundTrip.judge``.
+- ``tokens.special_tokens``: flagged-row counts and structure aggregates over the per-row layout,
+  example rows fetched by row number; judged by ``SpecialTokens.judge``. Not yet: special-token
+  strings typed in raw text (injection; an info finding says so).
 - ``leakage.preprocessing`` / ``schema.expectations`` (:mod:`auditor.engines.spark_prep`):
   every fingerprint from per-split aggregates combined on the driver, exact order statistics
   where a verdict reads them, judged by ``PreprocessingFit.judge``; the GX suite through GX's
@@ -530,6 +533,7 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "schema.expectations": spark_prep.expectations,
     "tokens.lengths": spark_tokens.lengths,
     "tokens.roundtrip": spark_tokens.roundtrip,
+    "tokens.special_tokens": spark_tokens.special_tokens,
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,
     "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
     "separability.memorisation": memorisation,

@@ -127,18 +127,18 @@ class SparkLayout:
     max_length_declared: bool
 
 
-def layout_of(data: Any) -> SparkLayout:
-    """The shared Spark layout (cached per run)."""
+def layout_of(data: Any, vocab_size: int | None = None) -> SparkLayout:
+    """The shared Spark layout (cached per run and vocabulary size)."""
     if data.tokens is None:
         raise NotApplicable("no tokens: section in the config")
-    return data.cached(("spark.tokens.layout",), lambda: _build(data))
+    return data.cached(("spark.tokens.layout", vocab_size), lambda: _build(data, vocab_size))
 
 
 def _token_cols(t: Any) -> list[str]:
     return [c for c in (t.input_ids, t.attention_mask, t.labels) if c]
 
 
-def _build(data: Any) -> SparkLayout:
+def _build(data: Any, vocab_size: int | None) -> SparkLayout:
     from dataclasses import replace
 
     from pyspark.sql import types as T
@@ -153,7 +153,7 @@ def _build(data: Any) -> SparkLayout:
         if not isinstance(dtype, T.ArrayType):
             raise NotApplicable(f"{t.input_ids!r} in {name} is {dtype.simpleString()}, not a "
                                 "list of token ids")
-    roles = roles_of(data)
+    roles = roles_of(data, vocab_size)
     cols = _token_cols(t)
     inferred = ""
     if roles.pad is None and t.attention_mask:
@@ -312,12 +312,12 @@ def token_counts(data: Any, lay: SparkLayout, split: str) -> np.ndarray:
 # Rows flagged per split
 # ---------------------------------------------------------------------------------------------
 
-def row_problems(lay: SparkLayout, tests: dict[str, tuple[Any, Any]], limit: int = 20
+def row_problems(lay: SparkLayout, tests: dict[str, tuple[Any, ...]], limit: int = 20
                  ) -> dict[str, Any]:
     """A :class:`~auditor.detectors.token_findings.RowProblem` per named test
-    ``(flag, among)`` (Spark boolean columns; ``among`` None = every row): counts and
+    ``(flag, among[, limit])`` (Spark boolean columns; ``among`` None = every row): counts and
     denominators from one aggregate per split, the first ``limit`` flagged rows by
-    ``orderBy(__row).limit`` only where a test flags any."""
+    ``orderBy(__row).limit`` only where a test flags any (a test's own limit overrides)."""
     from pyspark.sql import functions as F
 
     from auditor.detectors.token_findings import RowProblem
@@ -327,18 +327,19 @@ def row_problems(lay: SparkLayout, tests: dict[str, tuple[Any, Any]], limit: int
     rows: dict[str, dict[str, np.ndarray]] = {k: {} for k in tests}
     for name, df in lay.frames.items():
         exprs = []
-        for key, (flag, among) in tests.items():
+        for key, (flag, among, *_) in tests.items():
             base = among if among is not None else F.lit(True)
             exprs.append(F.sum(F.when(flag & base, 1).otherwise(0)).alias(f"c_{key}"))
             exprs.append(F.sum(F.when(base, 1).otherwise(0)).alias(f"t_{key}"))
         agg = df.agg(*exprs).collect()[0]
-        for key, (flag, among) in tests.items():
+        for key, (flag, among, *own) in tests.items():
             c = int(agg[f"c_{key}"] or 0)
             counts[key][name] = c
             totals[key][name] = int(agg[f"t_{key}"] or 0)
             base = among if among is not None else F.lit(True)
-            picked = [] if not c or not limit else [
-                int(r[0]) for r in df.where(flag & base).select(ROW).orderBy(ROW).limit(limit)
+            k = own[0] if own else limit
+            picked = [] if not c or not k else [
+                int(r[0]) for r in df.where(flag & base).select(ROW).orderBy(ROW).limit(k)
                 .collect()]
             rows[key][name] = np.array(picked, dtype=np.int64)
     return {k: RowProblem(counts[k], totals[k], rows[k]) for k in tests}
@@ -582,3 +583,213 @@ def _rewritten_characters(texts: Any, tok: Any, limit: int, rewritten: Any, rank
                           .alias(f"a{ord(c)}") for c in ascii_]).collect()[0]
         counts.update({c: int(row[f"a{ord(c)}"] or 0) for c in ascii_})
     return ranked(counts, tok, limit)
+
+
+# ---------------------------------------------------------------------------------------------
+# tokens.special_tokens
+# ---------------------------------------------------------------------------------------------
+
+def example_rows(data: Any, lay: SparkLayout, picks: list[tuple[str, int]], columns: list[str],
+                 tail: bool = False, n: int = 8) -> list[dict[str, Any]]:
+    """:func:`auditor.detectors.token_findings.row_examples` on Spark: the picked rows' layout
+    and token columns fetched by row number (one filtered pass per split with picks)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from auditor.detectors.token_findings import ids_text
+
+    out: list[dict[str, Any]] = []
+    wanted: dict[str, list[int]] = {}
+    for split, row in picks:
+        wanted.setdefault(split, []).append(row)
+    fetched: dict[str, dict[int, Any]] = {}
+    for split, rows in wanted.items():
+        df = data.splits[split].select(*columns)
+        offsets = partition_offsets(data.splits[split])
+        keep = pa.array(sorted(set(rows)), type=pa.int64())
+
+        def per_batch(batches: Iterator[Any], offsets: dict[int, int] = offsets,
+                      keep: Any = keep) -> Iterator[Any]:
+            from pyspark import TaskContext
+
+            at = offsets.get(TaskContext.get().partitionId(), 0)
+            for batch in batches:
+                n_rows = batch.num_rows
+                idx = pa.array(np.arange(at, at + n_rows, dtype=np.int64))
+                at += n_rows
+                mask = pc.is_in(idx, value_set=keep)
+                if n_rows and pc.any(mask).as_py():
+                    sel = batch.filter(mask)
+                    yield pa.RecordBatch.from_arrays(
+                        [idx.filter(mask)] + [sel.column(i) for i in range(sel.num_columns)],
+                        names=[ROW] + list(sel.schema.names))
+
+        schema = T.StructType([T.StructField(ROW, T.LongType())] + list(df.schema.fields))
+        ids = {r[ROW]: r for r in df.mapInArrow(per_batch, schema).collect()}
+        lays = {r[ROW]: r for r in lay.frames[split].where(F.col(ROW).isin(rows))
+                .select(ROW, "length", "content", "pad_left", "pad_right").collect()}
+        fetched[split] = {row: (lays[row], ids[row]) for row in rows}
+    for split, row in picks:
+        lr, vr = fetched[split][row]
+        rec: dict[str, Any] = {"split": split, "row": row, "length": int(lr["length"]),
+                               "content": int(lr["content"]),
+                               "padding": f"{int(lr['pad_left'])} left, "
+                                          f"{int(lr['pad_right'])} right"}
+        for col in columns:
+            rec[f"{col} ({'last' if tail else 'first'} {n})"] = ids_text(vr[col], n, tail=tail)
+        out.append(rec)
+    return out
+
+
+def special_tokens(check: Any, data: Any) -> list[Any]:
+    """tokens.special_tokens: the SpecialMeasures of the polars check from Spark aggregates
+    over the per-row layout (one aggregate per split for the structure, one per split for the
+    flagged-row counts, example rows by row number), judged by ``SpecialTokens.judge``.
+    Special-token strings typed in raw text (injection) are not checked on Spark: an info
+    finding says so."""
+    from pyspark.sql import functions as F
+
+    from auditor.detectors.token_layout import AMBIGUOUS, MISALIGNED, NO_LABELS, tokenizer_of
+    from auditor.detectors.tokens import SpecialMeasures, summary_sentence
+    from auditor.report.results import Finding, Severity
+
+    if data.tokens is None:
+        raise NotApplicable("no tokens: section in the config")
+    t = data.tokens
+    lay = layout_of(data, check.vocab_size)
+    r = lay.roles
+    c = F.col
+    content, first, last = c("content"), c("first"), c("last")
+    nonempty = content > 0
+    uncut = nonempty & (content < F.lit(lay.max_length))
+
+    def n(cond: Any) -> Any:
+        return F.sum(F.when(cond, 1).otherwise(0))
+
+    shift_keys = (0, 1, 2, NO_LABELS, AMBIGUOUS, MISALIGNED)
+    stats: dict[str, dict[str, int]] = {}
+    for name, df in lay.frames.items():
+        exprs = [F.count(F.lit(1)).alias("rows"), n(nonempty).alias("nonempty"),
+                 n(uncut).alias("uncut"),
+                 n((c("pad_left") + c("pad_right")) > 0).alias("padded"),
+                 F.sum(content).alias("content"), F.max(c("length")).alias("max_length"),
+                 F.sum(c("unk")).alias("unk")]
+        if r.bos is not None:
+            exprs.append(n(nonempty & (first == F.lit(r.bos))).alias("bos"))
+        if r.eos is not None:
+            exprs.append(n(uncut & (last == F.lit(r.eos))).alias("eos"))
+        if t.labels:
+            exprs += [n(c("shift") == F.lit(k)).alias(f"shift{k}") for k in shift_keys]
+        row = df.agg(*exprs).collect()[0].asDict()
+        stats[name] = {k: int(v or 0) for k, v in row.items()}
+    tot = {k: sum(s[k] for s in stats.values()) for k in next(iter(stats.values()))}
+    rows = tot["rows"]
+    bos = bool(r.bos is not None and tot["nonempty"] and tot["bos"] / tot["nonempty"] >= 0.5)
+    eos = bool(r.eos is not None and tot["uncut"] and tot["eos"] / tot["uncut"] >= 0.5)
+    by_split = [{"split": nm, "rows": s["rows"], "padded": s["padded"],
+                 "mean content length": round(float(s["content"] / s["rows"]), 1)
+                 if s["rows"] else 0, "max length": s["max_length"] if s["rows"] else 0}
+                for nm, s in stats.items()]
+    k = check.max_examples
+    tests: dict[str, tuple[Any, ...]] = {"oov": (c("oov") > 0, None)}
+    if t.labels:
+        tests["labels_oov"] = (c("labels_oov") > 0, None)
+    kinds = {}
+    if t.attention_mask:
+        kinds = {"cover padding": c("mask_on_pad") > 0, "hide content": c("mask_off_content") > 0,
+                 "have values other than 0/1": c("mask_bad") > 0,
+                 "differ in length from input_ids": ~c("mask_aligned")}
+        any_kind = None
+        for i, (what, cond) in enumerate(kinds.items()):
+            tests[f"kind{i}"] = (cond, None, 0)
+            any_kind = cond if any_kind is None else any_kind | cond
+        tests["mask"] = (any_kind, None)
+    if t.labels:
+        tests["labels"] = ((c("labels_on_pad") > 0) | ~c("labels_aligned"), None)
+        tests["shift"] = ((c("shift") != F.lit(t.label_shift)) & (c("shift") != F.lit(AMBIGUOUS))
+                          & (c("shift") != F.lit(NO_LABELS)), c("shift") != F.lit(NO_LABELS))
+    base = {"BOS": nonempty, "EOS": uncut}
+    pattern_roles = []
+    for role, col, rid in (("BOS", first, r.bos), ("EOS", last, r.eos)):
+        if rid is None:
+            continue
+        n_base = tot["nonempty"] if role == "BOS" else tot["uncut"]
+        if not n_base:
+            continue
+        expected = tot[role.lower()] / n_base >= 0.5
+        has = col == F.lit(rid)
+        tests[role] = ((~has) if expected else has, base[role])
+        pattern_roles.append((role, rid, expected))
+    left = (c("pad_left") > 0) & nonempty
+    right = (c("pad_right") > 0) & nonempty
+    tests["left"] = (left, left | right, 0)
+    tests["right"] = (right, left | right, 0)
+    specials = [int(x) for x in r.specials if 0 <= x < r.vocab_size]
+    only_special = (content <= 2) & first.isin(specials) & last.isin(specials) if specials \
+        else F.lit(False)
+    tests["empty"] = ((content == 0) | only_special, None)
+    if r.unk is not None and tot["unk"]:
+        tests["unk"] = (c("unk") > 0, None, 0)
+    probs = row_problems(lay, tests, limit=k)
+    oov = []
+    for col, key in ((t.input_ids, "oov"), (t.labels, "labels_oov")):
+        if col and key in probs and probs[key].count:
+            oov.append((col, probs[key], _id_range(data, col, t, col == t.labels)))
+    mask = None
+    if kinds:
+        mask = (probs["mask"], [(what, probs[f"kind{i}"].count)
+                                for i, what in enumerate(kinds)])
+    labels = shift = None
+    if t.labels:
+        labels = probs["labels"]
+        shift = ({key: tot[f"shift{key}"] for key in shift_keys if tot[f"shift{key}"]},
+                 probs["shift"])
+    pattern = [(role, rid, expected, probs[role]) for role, rid, expected in pattern_roles]
+    side = None
+    n_left, n_right = probs["left"].count, probs["right"].count
+    if n_left and n_right:
+        minority, other = ("left", "right") if n_left <= n_right else ("right", "left")
+        side = (minority, other, row_problems(lay, {"s": tests[minority][:2]}, limit=k)["s"])
+    unk = None
+    if r.unk is not None:
+        p_unk = probs["unk"] if "unk" in probs else None
+        if p_unk is None:
+            from auditor.detectors.token_findings import RowProblem
+
+            p_unk = RowProblem({nm: 0 for nm in stats}, {nm: s["rows"] for nm, s in stats.items()},
+                               {nm: np.zeros(0, np.int64) for nm in stats})
+        unk = (r.unk, tot["unk"], tot["content"], p_unk,
+               [{"split": nm, "unk tokens": s["unk"], "content tokens": s["content"]}
+                for nm, s in stats.items()])
+    m = SpecialMeasures(
+        splits=list(lay.frames), rows=rows,
+        summary=summary_sentence(bos, eos, lay.side, tot["padded"], rows), how=lay.how,
+        side=lay.side, by_split=by_split, vocab_size=r.vocab_size, oov=oov, mask=mask,
+        labels=labels, shift=shift, pattern=pattern, padding_side=side,
+        empty=probs["empty"], unk=unk,
+        examples=lambda picks, cols, tail: example_rows(data, lay, picks, cols, tail=tail))
+    findings = check.judge(m, t, tokenizer_of(data))
+    if t.text:
+        findings.append(Finding(
+            severity=Severity.INFO, metric="special_token_injection", subject=t.text,
+            splits=list(lay.frames), count=None,
+            message=("Special-token strings typed in the raw text (injection) are not checked "
+                     "on the spark engine (not yet implemented); run engine: polars for it.")))
+    return findings
+
+
+def _id_range(data: Any, col: str, t: Any, labels: bool) -> str:
+    """'min … max' of the ids of ``col`` over every split (labels: ignore_index left out)."""
+    from pyspark.sql import functions as F
+
+    ends = []
+    for df in data.splits.values():
+        x = F.col(col)
+        if labels:
+            x = F.filter(x, lambda v: v != F.lit(t.ignore_index))
+        row = df.agg(F.min(F.array_min(x)).alias("lo"), F.max(F.array_max(x)).alias("hi")
+                     ).collect()[0]
+        ends += [v for v in (row["lo"], row["hi"]) if v is not None]
+    return f"{min(ends)} … {max(ends)}" if ends else "–"

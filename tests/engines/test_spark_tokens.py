@@ -157,3 +157,67 @@ def test_honest_roundtrip_has_no_fail_on_either_engine(spark, gpt2, gpt2_json, l
     assert a == b
     assert b["roundtrip_loss"]["count"] == 0 and b["stale_tokenization"]["count"] == 0
     assert all(f["severity"] != Severity.FAIL for f in b.values())
+
+
+def _planted_special(gpt2, texts):
+    """GPT-2 rows [text EOS] padded right to 256 with EOS (the GPT-2 convention), with planted
+    rows in test: 2 without their EOS, 1 mask covering padding, 1 with labels on padding,
+    3 with pre-shifted labels, 1 id outside the vocabulary, 1 all-padding row."""
+    kw = dict(eos=EOT, pad=EOT, max_length=200, pad_to=256)
+    train = tokenized_frame(gpt2, texts[:60], **kw)
+    test = tokenized_frame(gpt2, texts[60:90], **kw)
+    no_eos = tokenized_frame(gpt2, texts[62:64], eos=None, pad=EOT, max_length=200, pad_to=256)
+    shifted = tokenized_frame(gpt2, texts[70:73], label_shift=1, **kw)
+    ids, mask, labels = (test[c].to_list() for c in ("input_ids", "attention_mask", "labels"))
+    for i, j in ((2, 0), (3, 1)):
+        ids[i], mask[i], labels[i] = (no_eos[c][j].to_list()
+                                      for c in ("input_ids", "attention_mask", "labels"))
+    mask[5] = [1] * 256
+    labels[7] = list(ids[7])
+    for i, j in ((10, 0), (11, 1), (12, 2)):
+        labels[i] = shifted["labels"][j].to_list()
+    ids[14] = [60_000] + ids[14][1:]
+    ids[16], mask[16], labels[16] = [EOT] * 256, [0] * 256, [-100] * 256
+    test = test.with_columns(test["input_ids"].__class__("input_ids", ids),
+                             test["attention_mask"].__class__("attention_mask", mask),
+                             test["labels"].__class__("labels", labels))
+    return {"train": train, "test": test}
+
+
+def test_special_tokens_agree_on_planted_layout_problems(spark, gpt2, gpt2_json, lee_train):
+    from auditor.detectors.tokens import SpecialTokens
+
+    frames = _planted_special(gpt2, lee_train)
+    pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT, max_length=200)
+    check = SpecialTokens()
+    a = _plain(check.run(pdata))
+    b = _plain(spark_tokens.special_tokens(check, sdata))
+    assert b.pop("special_token_injection")["severity"] == Severity.INFO  # not on spark
+    a.pop("special_token_injection", None)
+    assert a == b
+    # rows cut at max_length are not in the EOS base: count the planted rows that are not
+    uncut = sum(len(ids) < 200 for ids in gpt2.encode_batch(lee_train[62:64]))
+    assert b["eos_pattern"]["count"] == uncut >= 1 and b["eos_pattern"]["splits"] == ["test"]
+    assert b["ids_out_of_vocab"]["count"] == 1
+    assert b["ids_out_of_vocab"]["evidence"]["examples"][0]["row"] == 14
+    assert b["attention_mask_vs_padding"]["count"] == 1
+    assert b["label_shift"]["count"] == 3 + 1  # + row 14: its first id changed, not its label
+    assert b["empty_rows"]["count"] == 1
+    assert b["labels_on_padding"]["count"] == 1
+    assert b["ids_out_of_vocab"]["severity"] == Severity.FAIL
+
+
+def test_honest_special_tokens_have_no_fail_on_either_engine(spark, gpt2, gpt2_json,
+                                                             lee_train):
+    from auditor.detectors.tokens import SpecialTokens
+
+    kw = dict(eos=EOT, pad=EOT)
+    frames = {"train": tokenized_frame(gpt2, lee_train[:50], **kw),
+              "test": tokenized_frame(gpt2, lee_train[50:80], **kw)}
+    pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
+    a = _plain(SpecialTokens().run(pdata))
+    b = _plain(spark_tokens.special_tokens(SpecialTokens(), sdata))
+    b.pop("special_token_injection")
+    a.pop("special_token_injection", None)
+    assert a == b
+    assert all(f["severity"] != Severity.FAIL for f in b.values())
