@@ -389,18 +389,13 @@ def _ablation_findings(check: "LabelProbe", p: Prepared, settings: Settings, see
     findings = []
     # the retrains without each feature are trained together: the feature's input columns
     # are zeroed (a zero input adds nothing and its weights get no gradient, so the probe
-    # uses the other columns only; the initial weights are drawn for the full width)
+    # uses the other columns only; the initial weights are drawn for the full width), by
+    # column masks on the shared inputs (no copy of the inputs per ablated feature)
     ablated = [j for j in top if (owners != names[j]).any()]
     drop_masks = [owners == names[j] for j in ablated]
-
-    def without(X: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        out = X.copy()
-        out[:, mask] = 0.0
-        return out
-
-    probes = fit_probes([without(p.X, m) for m in drop_masks], [p.y] * len(ablated), p.task,
-                        p.n_out, settings, [seed + 1] * len(ablated)) if ablated else None
-    outs = {s: probes.predict([without(p.evals[s][0], m) for m in drop_masks])
+    probes = fit_probes(p.X, [p.y] * len(ablated), p.task, p.n_out, settings,
+                        [seed + 1] * len(ablated), drop=drop_masks) if ablated else None
+    outs = {s: probes.predict(p.evals[s][0], drop=drop_masks)
             for s in suspicious} if probes is not None else {}
     for i, j in enumerate(ablated):
         feat = names[j]

@@ -295,17 +295,22 @@ class ProbeStack:
     def __len__(self) -> int:
         return int(self.params[0].shape[0])
 
-    def predict(self, Xs: np.ndarray | list[np.ndarray], batch: int = 65_536
-                ) -> list[np.ndarray]:
+    def predict(self, Xs: np.ndarray | list[np.ndarray], batch: int = 65_536,
+                drop: list[np.ndarray] | None = None) -> list[np.ndarray]:
+        """``drop``: per probe, boolean masks of the columns of the one shared ``Xs`` that
+        probe sees as zero (as :func:`fit_probes`), without a copy of ``Xs`` per probe."""
         torch = import_torch()
         m = len(self)
         shared = not isinstance(Xs, list)
+        keep = _keep_mask(torch, drop, shared, self.device)
         n = len(Xs) if shared else len(Xs[0])
         outs: list[list[np.ndarray]] = [[] for _ in range(m)]
         with torch.no_grad():
             for i in range(0, max(n, 1), batch):
                 if shared:
                     xb = torch.as_tensor(Xs[i:i + batch], device=self.device).expand(m, -1, -1)
+                    if keep is not None:
+                        xb = torch.where(keep, xb, 0.0)
                 else:
                     xb = torch.stack([torch.as_tensor(X[i:i + batch], device=self.device)
                                       for X in Xs])
@@ -323,18 +328,32 @@ def _stack_forward(torch: Any, params: list[Any], xb: Any) -> Any:
     return torch.baddbmm(b3, h, w3)
 
 
+def _keep_mask(torch: Any, drop: list[np.ndarray] | None, shared: bool, device: str) -> Any:
+    """(M, 1, d) boolean tensor of the columns each probe keeps, or None without ``drop``."""
+    if drop is None:
+        return None
+    if not shared:
+        raise ValueError("column masks (drop) need one shared input matrix")
+    return torch.as_tensor(~np.stack(drop), device=device)[:, None, :]
+
+
 def fit_probes(Xs: np.ndarray | list[np.ndarray], ys: list[np.ndarray], task: str, n_out: int,
-               settings: Settings, seeds: list[int]) -> ProbeStack:
+               settings: Settings, seeds: list[int],
+               drop: list[np.ndarray] | None = None) -> ProbeStack:
     """Train ``len(ys)`` independent probes in one loop: probe k on ``Xs[k]`` (or the one
     shared ``Xs``) and ``ys[k]``, initialised and shuffled as :func:`fit_probe` with
     ``seeds[k]`` does, so each equals ``fit_probe(Xs[k], ys[k], ..., seeds[k])`` up to the
     order of floating-point sums. Their weights are stacked and multiplied as batches
     (``torch.baddbmm``); the loss is the sum of the probes' mean losses, whose gradient for
     each probe's weights is that probe's own, and Adam is element-wise: M probes cost about
-    one probe's Python overhead instead of M. All inputs must have the same number of rows."""
+    one probe's Python overhead instead of M. All inputs must have the same number of rows.
+    ``drop`` (with one shared ``Xs``): per probe, a boolean mask of the columns it sees as zero,
+    applied to each mini-batch: the same numbers as a zeroed copy of ``Xs`` per probe, without
+    the copies (an ablation retrain per feature on a wide table held M copies of the input)."""
     torch = import_torch()
     dev = settings.device
     shared = not isinstance(Xs, list)
+    keep = _keep_mask(torch, drop, shared, dev)
     n = len(Xs) if shared else len(Xs[0])
     if not shared and any(len(X) != n for X in Xs):
         raise ValueError("fit_probes needs inputs with the same number of rows")
@@ -361,6 +380,8 @@ def fit_probes(Xs: np.ndarray | list[np.ndarray], ys: list[np.ndarray], task: st
             for i in range(0, n, bs):
                 idx = perms[:, i:i + bs]
                 xb = X[idx] if shared else X[rows, idx]
+                if keep is not None:
+                    xb = torch.where(keep, xb, 0.0)
                 out = _stack_forward(torch, params, xb)
                 loss = _stack_loss(torch, task, out, yt[rows, idx])
                 opt.zero_grad(set_to_none=True)

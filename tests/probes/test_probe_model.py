@@ -83,3 +83,27 @@ def test_a_zeroed_input_column_plays_no_part_in_the_probe():
     learned = stack.params[0][0]
     assert torch.equal(learned[0], initial[0])  # the zeroed column's weights got no gradient
     assert not torch.allclose(learned[1:], initial[1:])  # the others trained
+
+
+@pytest.mark.parametrize("task", [BINARY, MULTICLASS, NUMERIC])
+def test_column_masks_on_a_shared_input_equal_zeroed_copies_exactly(task):
+    """The ablation retrains: ``drop`` masks on one shared matrix give bit for bit the probes
+    (and predictions) of a zeroed copy of the matrix per probe."""
+    X, y, n_out = _data(task, 300, 5)
+    drop = [np.arange(5) == 0, np.arange(5) >= 3, np.zeros(5, dtype=bool)]
+
+    def zeroed(A, mask):
+        out = A.copy()
+        out[:, mask] = 0.0
+        return out
+
+    copies = fit_probes([zeroed(X, m) for m in drop], [y] * 3, task, n_out, SETTINGS, [4] * 3)
+    masked = fit_probes(X, [y] * 3, task, n_out, SETTINGS, [4] * 3, drop=drop)
+    E = X[::-1].copy()
+    want = copies.predict([zeroed(E, m) for m in drop])
+    got = masked.predict(E, drop=drop)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    assert not np.array_equal(got[0], got[2])  # the masks took effect
+    with pytest.raises(ValueError, match="shared input"):
+        fit_probes([X, X], [y, y], task, n_out, SETTINGS, [1, 2], drop=drop[:2])
