@@ -341,9 +341,9 @@ def _time_finding(check: "LabelProbe", p: Prepared, settings: Settings, seed: in
     rng = np.random.default_rng([seed, 3])
     shuffled = rng.permutation(order)
     holdouts = {"random": (shuffled[h:], shuffled[:h]), "latest": (order[:-h], order[-h:])}
-    probes = fit_probes([p.X[fit] for fit, _ in holdouts.values()],
-                        [p.y[fit] for fit, _ in holdouts.values()], p.task, p.n_out, settings,
-                        [seed + 200] * len(holdouts))
+    probes = fit_probes(p.X, [p.y[fit] for fit, _ in holdouts.values()], p.task, p.n_out,
+                        settings, [seed + 200] * len(holdouts),
+                        rows=[fit for fit, _ in holdouts.values()])  # no copies of the rows
     outs = probes.predict([p.X[hold] for _, hold in holdouts.values()])
     out = {name: score(p.task, o, p.y[hold])
            for (name, (_, hold)), o in zip(holdouts.items(), outs)}

@@ -339,7 +339,8 @@ def _keep_mask(torch: Any, drop: list[np.ndarray] | None, shared: bool, device: 
 
 def fit_probes(Xs: np.ndarray | list[np.ndarray], ys: list[np.ndarray], task: str, n_out: int,
                settings: Settings, seeds: list[int],
-               drop: list[np.ndarray] | None = None) -> ProbeStack:
+               drop: list[np.ndarray] | None = None,
+               rows: list[np.ndarray] | None = None) -> ProbeStack:
     """Train ``len(ys)`` independent probes in one loop: probe k on ``Xs[k]`` (or the one
     shared ``Xs``) and ``ys[k]``, initialised and shuffled as :func:`fit_probe` with
     ``seeds[k]`` does, so each equals ``fit_probe(Xs[k], ys[k], ..., seeds[k])`` up to the
@@ -349,12 +350,17 @@ def fit_probes(Xs: np.ndarray | list[np.ndarray], ys: list[np.ndarray], task: st
     one probe's Python overhead instead of M. All inputs must have the same number of rows.
     ``drop`` (with one shared ``Xs``): per probe, a boolean mask of the columns it sees as zero,
     applied to each mini-batch: the same numbers as a zeroed copy of ``Xs`` per probe, without
-    the copies (an ablation retrain per feature on a wide table held M copies of the input)."""
+    the copies (an ablation retrain per feature on a wide table held M copies of the input).
+    ``rows`` (with one shared ``Xs``): per probe, the row positions of ``Xs`` it trains on (all
+    of the same length; ``ys[k]`` are those rows' targets): the same as ``Xs[rows[k]]``
+    passed as a list, without the copies."""
     torch = import_torch()
     dev = settings.device
     shared = not isinstance(Xs, list)
     keep = _keep_mask(torch, drop, shared, dev)
-    n = len(Xs) if shared else len(Xs[0])
+    if rows is not None and (not shared or len({len(r) for r in rows}) > 1):
+        raise ValueError("row subsets (rows) need one shared input matrix and equal lengths")
+    n = (len(rows[0]) if rows is not None else len(Xs)) if shared else len(Xs[0])
     if not shared and any(len(X) != n for X in Xs):
         raise ValueError("fit_probes needs inputs with the same number of rows")
     d = Xs.shape[1] if shared else Xs[0].shape[1]
@@ -373,17 +379,21 @@ def fit_probes(Xs: np.ndarray | list[np.ndarray], ys: list[np.ndarray], task: st
              else torch.stack([torch.as_tensor(x, device=dev) for x in Xs]))
         yt = torch.stack([_targets(torch, task, y, dev) for y in ys])
         gens = [torch.Generator().manual_seed(seed) for seed in seeds]
-        rows = torch.arange(m, device=dev)[:, None]
+        rows_m = torch.arange(m, device=dev)[:, None]
+        subset = (None if rows is None else
+                  torch.stack([torch.as_tensor(np.asarray(r, dtype=np.int64)) for r in rows])
+                  .to(dev))
         bs = settings.batch_size
         for _ in range(settings.epochs):
             perms = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(dev)
             for i in range(0, n, bs):
                 idx = perms[:, i:i + bs]
-                xb = X[idx] if shared else X[rows, idx]
+                xb = (X[idx] if subset is None else X[subset.gather(1, idx)]) if shared \
+                    else X[rows_m, idx]
                 if keep is not None:
                     xb = torch.where(keep, xb, 0.0)
                 out = _stack_forward(torch, params, xb)
-                loss = _stack_loss(torch, task, out, yt[rows, idx])
+                loss = _stack_loss(torch, task, out, yt[rows_m, idx])
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()

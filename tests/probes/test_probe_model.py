@@ -107,3 +107,20 @@ def test_column_masks_on_a_shared_input_equal_zeroed_copies_exactly(task):
     assert not np.array_equal(got[0], got[2])  # the masks took effect
     with pytest.raises(ValueError, match="shared input"):
         fit_probes([X, X], [y, y], task, n_out, SETTINGS, [1, 2], drop=drop[:2])
+
+
+def test_row_subsets_of_a_shared_input_equal_copies_of_the_rows_exactly():
+    """The time-holdout retrains: ``rows`` on one shared matrix give bit for bit the probes
+    trained on copies of those rows."""
+    X, y, n_out = _data(BINARY, 400, 6)
+    rng = np.random.default_rng(7)
+    subsets = [np.sort(rng.choice(400, 300, replace=False)), np.arange(100, 400)]
+    copies = fit_probes([X[r] for r in subsets], [y[r] for r in subsets], BINARY, n_out,
+                        SETTINGS, [8, 8])
+    shared = fit_probes(X, [y[r] for r in subsets], BINARY, n_out, SETTINGS, [8, 8],
+                        rows=subsets)
+    for w, g in zip(copies.predict(X), shared.predict(X)):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(ValueError, match="equal lengths"):
+        fit_probes(X, [y[:10], y[:20]], BINARY, n_out, SETTINGS, [1, 2],
+                   rows=[np.arange(10), np.arange(20)])
