@@ -63,6 +63,7 @@ class SparkEngine:
         self.frames = frames
         self.seed = seed
         self._rows: dict[str, int] = {}
+        self._profiles: dict[tuple[str, str], ColumnProfile] = {}  # (split, column), reused
         self._counts: dict[tuple[Any, ...], Any] = {}  # persisted count tables, reused
         self.persisted: list[Any] = []  # splits persisted by spark_io.persist_splits
 
@@ -89,15 +90,20 @@ class SparkEngine:
 
         if not columns:
             return {}
-        df = self.frames[split]
-        exprs = [F.count(F.lit(1)).alias("_n")]
-        for i, c in enumerate(columns):
-            exprs += [F.sum(F.when(_missing(df, c), 1).otherwise(0)).alias(f"m{i}"),
-                      F.min(_plain(df, c)).alias(f"lo{i}"), F.max(_plain(df, c)).alias(f"hi{i}")]
-        row = df.agg(*exprs).collect()[0]
-        self._rows.setdefault(split, int(row["_n"]))
-        return {c: ColumnProfile(int(row["_n"]), int(row[f"m{i}"] or 0), row[f"lo{i}"],
-                                 row[f"hi{i}"]) for i, c in enumerate(columns)}
+        todo = list(dict.fromkeys(c for c in columns if (split, c) not in self._profiles))
+        if todo:  # one agg for every column not profiled yet; kept for later calls
+            df = self.frames[split]
+            exprs = [F.count(F.lit(1)).alias("_n")]
+            for i, c in enumerate(todo):
+                exprs += [F.sum(F.when(_missing(df, c), 1).otherwise(0)).alias(f"m{i}"),
+                          F.min(_plain(df, c)).alias(f"lo{i}"),
+                          F.max(_plain(df, c)).alias(f"hi{i}")]
+            row = df.agg(*exprs).collect()[0]
+            self._rows.setdefault(split, int(row["_n"]))
+            for i, c in enumerate(todo):
+                self._profiles[(split, c)] = ColumnProfile(
+                    int(row["_n"]), int(row[f"m{i}"] or 0), row[f"lo{i}"], row[f"hi{i}"])
+        return {c: self._profiles[(split, c)] for c in columns}
 
     def _key_counts(self, split: str, key: Sequence[str], nulls_are_keys: bool,
                     prefix: str = "") -> Any:

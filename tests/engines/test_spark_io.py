@@ -106,5 +106,78 @@ def test_spark_dataframes_select_the_spark_engine(spark, tmp_path):
     # 9 planted test users from train's range, plus the 12 copied rows' users
     ref = frames["test"]["user"].is_in(frames["train"]["user"].implode()).sum()
     assert overlap.count == ref
-    assert checks["leakage.single_feature_auc"].status == "skipped"
+    # measured on Spark since spark_assoc landed (was skipped): it runs, it does not error
+    assert checks["leakage.single_feature_auc"].status in ("pass", "warn", "fail")
     assert report.config["engine"] == "spark"
+
+
+def test_session_defaults_scale_with_local_cores_and_conf_overrides_them():
+    import os
+
+    from auditor.engines.spark_io import local_cores, session_defaults
+
+    assert local_cores("local") == 1 and local_cores("local[3]") == 3
+    assert local_cores("local[4, 2]") == 4 and local_cores("local[*]") == os.cpu_count()
+    assert local_cores(None) == os.cpu_count()  # the default master is local[*]
+    assert local_cores("spark://host:7077") is None and local_cores("yarn") is None
+    local = session_defaults("local[2]")
+    assert local["spark.sql.shuffle.partitions"] == "8"
+    assert local["spark.sql.adaptive.enabled"] == "true"
+    assert local["spark.sql.execution.arrow.pyspark.enabled"] == "true"
+    assert local["spark.driver.memory"] == "1g"
+    cluster = session_defaults("yarn")  # cluster sizing is left to Spark and the cluster
+    assert "spark.sql.shuffle.partitions" not in cluster
+    assert "spark.driver.memory" not in cluster
+    assert cluster["spark.sql.adaptive.enabled"] == "true"
+
+
+def test_text_splits_are_persisted_once_and_released_parquet_is_not(spark, tmp_path):
+    from auditor.engines.spark_io import PERSIST_CONF, persist_splits
+
+    _write(tmp_path)
+    paths = {"train": str(tmp_path / "train_parquet"), "test": str(tmp_path / "test.csv")}
+
+    def fresh():
+        return {n: read_split(spark, p, n) for n, p in paths.items()}
+
+    try:
+        splits = fresh()
+        done = persist_splits(spark, splits, paths)
+        assert len(done) == 1 and done[0] is splits["test"]
+        assert splits["test"].storageLevel.useDisk and splits["test"].storageLevel.useMemory
+        assert not splits["train"].storageLevel.useMemory
+        assert splits["test"].count() == 150
+        for df in done:
+            df.unpersist()
+        spark.conf.set(PERSIST_CONF, "all")
+        splits = fresh()
+        done = persist_splits(spark, splits, paths)
+        assert len(done) == 2
+        assert persist_splits(spark, splits, paths) == []  # already cached: left alone
+        for df in done:
+            df.unpersist()
+        spark.conf.set(PERSIST_CONF, "none")
+        assert persist_splits(spark, fresh(), paths) == []
+        spark.conf.set(PERSIST_CONF, "sometimes")
+        with pytest.raises(ConfigError, match="auto, all or none"):
+            persist_splits(spark, fresh(), paths)
+    finally:
+        spark.conf.unset(PERSIST_CONF)
+
+
+def test_column_profiles_are_measured_once_per_column(spark):
+    from auditor.engines.spark_engine import SparkEngine
+
+    frames = planted()
+    eng = SparkEngine({"train": spark.createDataFrame(frames["train"].to_arrow())})
+    tracker = spark.sparkContext.statusTracker()
+    first = eng.column_profiles("train", ["x1", "user"])
+    jobs = len(tracker.getJobIdsForGroup())
+    again = eng.column_profiles("train", ["user", "x1"])
+    assert len(tracker.getJobIdsForGroup()) == jobs  # no Spark job for known columns
+    assert again == {"user": first["user"], "x1": first["x1"]}
+    assert first["x1"].rows == frames["train"].height
+    x1 = frames["train"]["x1"]
+    assert first["x1"].missing == int((x1.is_null() | x1.is_nan()).sum())
+    assert first["x1"].min == x1.drop_nulls().drop_nans().min()
+    assert first["x1"].max == x1.drop_nulls().drop_nans().max()
