@@ -408,6 +408,7 @@ def suggestions(check: Any, data: Any) -> list[Finding]:
     from pyspark.sql.types import IntegralType
 
     from auditor.detectors.groups import _numbers_or_dates, candidate_finding, candidate_why
+    from auditor.stats.numerics import share
     from auditor.engines.spark_checks import _evidence
     from auditor.engines.spark_engine import to_polars
 
@@ -443,8 +444,8 @@ def suggestions(check: Any, data: Any) -> list[Finding]:
                               .orderBy("entity").limit(1000))
             return _numbers_or_dates({"all": first})
 
-        per_value = {s: (n / u if u else 0.0) for s, (u, n) in
-                     ((s, per_split[s][col]) for s in data.split_names)}
+        per_value = {s: share(per_split[s][col][1], per_split[s][col][0])
+                     for s in data.split_names}
         why = candidate_why(check, data, col, distinct, per_value, sparse=sparse,
                             numbers_or_dates=numbers_or_dates)
         if not why:
@@ -454,7 +455,7 @@ def suggestions(check: Any, data: Any) -> list[Finding]:
             ko = data.cached(("spark.key_overlap", earlier, later, col),
                              lambda e=earlier, l=later: data.engine.key_overlap(
                                  e, l, [col], max_examples=check.max_examples))
-            value = ko.rows_later / data.rows(later) if data.rows(later) else 0.0
+            value = share(ko.rows_later, data.rows(later))
             pairs.append((earlier, later, ko.shared, ko.rows_later, value,
                           lambda ko=ko, e=earlier, l=later: _evidence(ko, col, e, l)))
         f = candidate_finding(data, col, why, pairs)
@@ -523,11 +524,11 @@ def memorisation(check: Any, data: Any) -> list[Finding]:
 
     findings = on_sample(check, data)
     first = data.split_names[0]
-    got = data.cached(("spark.driver_sample", data.sample_rows), lambda: None)
-    kept = got.rows(first) if got is not None else data.rows(first)
-    if kept < data.rows(first):
-        for f in findings:
-            f.message += (f"; {first} is sampled too ({fmt_share(kept / data.rows(first))} of "
-                          f"its rows), so a near copy counts only when its {first} twin is in "
-                          "the sample: the count is a lower bound")
+    for f in findings:
+        kept = (f.evidence or {}).get("driver_sample", {}).get(first, {}).get(
+            "rows", data.rows(first))
+        if kept < data.rows(first):
+            f.message += (f"; {first} is sampled too ({fmt_share(kept / data.rows(first))} "
+                          f"of its rows), so a near copy counts only when its {first} twin is "
+                          "in the sample: the count is a lower bound")
     return findings

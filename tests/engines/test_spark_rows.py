@@ -202,3 +202,21 @@ def test_string_normalisation_matches_polars(spark):
     want = normalise_strings(pl.Series(values)).to_list()
     assert got == want
     assert fold_function()("ＡＢＣ\u3000Straße") == "abc strasse"
+
+
+def test_memorisation_on_a_sampled_train_says_the_count_is_a_lower_bound(spark):
+    """With at most 100 rows per split collected, train (400 rows) is sampled: the finding
+    states the sample and that a near copy counts only when its train twin was drawn."""
+    from auditor.core.config import Columns
+    from auditor.detectors.memorisation import Memorisation
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.engines.spark_rows import memorisation
+
+    frames = _spark_frames(spark, honest_rows())
+    data = SparkAuditData(frames, columns=Columns(label="y", time="ts", ids=["row_id"]),
+                          sample_rows=100)
+    (f,) = memorisation(Memorisation(), data)
+    kept = f.evidence["driver_sample"]["train"]["rows"]
+    assert 50 <= kept < 400 and f.evidence["driver_sample"]["train"]["of"] == 400
+    assert "seeded driver-side sample" in f.message
+    assert "train is sampled too" in f.message and "lower bound" in f.message
