@@ -48,6 +48,27 @@ def test_every_format_reads_the_same_frame(tmp_path, name):
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before
 
 
+def test_parquet_is_read_column_by_column_into_one_chunk_each(tmp_path):
+    """Many row groups in two files: the frame equals a whole collect, names that read as
+    patterns or are empty included, with one chunk per column."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 5_000
+    frame = pl.DataFrame({"x": rng.normal(size=n), "": np.arange(n), "*": rng.integers(0, 9, n),
+                          "^x$": [None if i % 7 == 0 else f"s{i % 13}" for i in range(n)],
+                          "t": pl.datetime_range(pl.datetime(2024, 1, 1), pl.datetime(2024, 1, 1)
+                                                 + pl.duration(seconds=n - 1), "1s",
+                                                 eager=True)})
+    (tmp_path / "d").mkdir()
+    frame[:3000].write_parquet(tmp_path / "d" / "part-0.parquet", row_group_size=500)
+    frame[3000:].write_parquet(tmp_path / "d" / "part-1.parquet", row_group_size=500)
+    got = read_table(tmp_path / "d")
+    assert got.columns == frame.columns and got.schema == frame.schema
+    assert got.equals(frame)
+    assert [got[c].n_chunks() for c in got.columns] == [1] * frame.width
+
+
 @pytest.mark.parametrize("setup, expected", [
     (lambda p: None, "file not found"),
     (lambda p: p.mkdir(), "directory contains no Parquet files"),
