@@ -14,11 +14,13 @@ judged by the polars detector's own code (:meth:`PreprocessingFit.judge`) throug
   float column for every split and union, in one more ``agg``;
 - exact quantiles where a verdict depends on them (robust scaling, where a bracket admits median
   0 and IQR 1; the median of a union, the candidate of a median fill, where a value inside its
-  bracket repeats ``min_imputed`` times; the medians and IQR in a fill's details): linear interpolation between the exact order statistics, found as the
-  distinct values (with their counts) inside ``percentile_approx`` brackets of accuracy
-  ``ACCURACY`` plus the exact count below the bracket (one ``agg`` and one ``groupBy``;
-  a bracket that missed is widened and re-measured). Other quartiles are the
-  ``percentile_approx`` values (rank error <= n / ``ACCURACY``); no verdict reads them;
+  bracket repeats ``min_imputed`` times; the medians and IQR in a fill's details): linear
+  interpolation between the exact order statistics, found as the distinct values (with
+  their counts) inside ``percentile_approx`` brackets of accuracy ``ACCURACY`` plus the exact
+  count below the bracket (one ``agg`` and one ``groupBy``; a bracket that missed is widened
+  and re-measured). Other quartiles are the ``percentile_approx`` values (rank error <=
+  n / ``ACCURACY``); no verdict reads them (a robust-scaling verdict needs a bracket holding
+  median 0 and IQR 1, and such columns are refined);
 - fill candidates, neighbours and decimal grids of imputed columns, row sums of one-hot
   groups, and the target-encoding fits (per-level counts and label means, collected as
   aggregates: one row per level) as Spark aggregates.
@@ -493,7 +495,7 @@ class SparkContext:
     def _later(self, cols: list[str], raw: list[str] = ()) -> Any:
         """The later splits' ``cols`` (float NaN as null) and ``raw`` columns, stacked."""
         parts = [self.data.splits[n].select(
-            *[F_col for F_col in (_x(c, c in self.floats).alias(c) for c in cols)],
+            *[_x(c, c in self.floats).alias(c) for c in cols],
             *[_F().col(f"`{k}`") for k in raw if k not in cols]) for n in self.names[1:]]
         out = parts[0]
         for p in parts[1:]:
