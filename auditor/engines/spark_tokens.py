@@ -106,6 +106,12 @@ def partition_offsets(df: Any) -> dict[int, int]:
     return out
 
 
+def offsets_of(data: Any, split: str) -> dict[int, int]:
+    """:func:`partition_offsets` of a split, computed once per run."""
+    return data.cached(("spark.tokens.offsets", split),
+                       lambda: partition_offsets(data.splits[split]))
+
+
 # ---------------------------------------------------------------------------------------------
 # The layout
 # ---------------------------------------------------------------------------------------------
@@ -179,8 +185,11 @@ def _build(data: Any, vocab_size: int | None) -> SparkLayout:
         inferred, "No pad id: every token is content." if roles.pad is None else
         f"Padding = runs of pad id {roles.pad} at the row ends.", how_e, how_b) if x)
     max_len = t.max_length or stats["max_len"]
-    frames = {name: _pass2(df, t, roles, eos_kept, bos_kept, side)
+    frames = {name: _pass2(df, t, roles, eos_kept, bos_kept, side, offsets_of(data, name))
               for name, df in data.splits.items()}
+    persisted = getattr(data.engine, "persisted", None)
+    if isinstance(persisted, list):  # unpersisted by engine.close() when the run ends
+        persisted.extend(frames.values())
     return SparkLayout(roles=roles, frames=frames, rows={n: data.rows(n) for n in data.splits},
                        side=side, eos_kept=eos_kept, bos_kept=bos_kept, how=how,
                        max_length=int(max_len), max_length_declared=t.max_length is not None)
@@ -233,7 +242,8 @@ def _pass1(data: Any, cols: list[str], pad: int | None) -> dict[str, Any]:
     return out
 
 
-def _pass2(df: Any, t: Any, roles: Any, eos_kept: bool, bos_kept: bool, side: str) -> Any:
+def _pass2(df: Any, t: Any, roles: Any, eos_kept: bool, bos_kept: bool, side: str,
+           offsets: dict[int, int]) -> Any:
     """The per-row layout of one split (persisted; ``__row`` = stored row number)."""
     import pyarrow as pa
     from pyspark import StorageLevel
@@ -246,7 +256,6 @@ def _pass2(df: Any, t: Any, roles: Any, eos_kept: bool, bos_kept: bool, side: st
         list(LABEL_COLUMNS) if t.labels else [])
     schema = pa.schema([(ROW, pa.int64())] + [
         (n, pa.bool_() if n in BOOL_COLUMNS else pa.int64()) for n in names])
-    offsets = partition_offsets(df)
 
     def per_batch(batches: Iterator[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
@@ -363,17 +372,16 @@ def lengths(check: Any, data: Any) -> list[Any]:
     eos = lay.roles.eos
     content, last = F.col("content"), F.col("last")
     trunc = content >= F.lit(lay.max_length)
-    p = row_problems(lay, {"trunc": (trunc, None)}, limit=0)["trunc"]
+    uncut = (content > 0) & ~trunc
+    tests: dict[str, tuple[Any, ...]] = {"trunc": (trunc, None, 0)}
+    if eos is not None:  # uncut rows, and those ending with the EOS, counted in the same pass
+        tests["uncut"] = (uncut, None, 0)
+        tests["uncut_eos"] = (uncut & (last == F.lit(eos)), None, 0)
+    probs = row_problems(lay, tests)
+    p = probs["trunc"]
     q = None
     if eos is not None and p.count:
-        uncut = (content > 0) & ~trunc
-        n_uncut = n_eos = 0
-        for df in lay.frames.values():
-            r = df.agg(F.sum(F.when(uncut, 1).otherwise(0)).alias("u"),
-                       F.sum(F.when(uncut & (last == F.lit(eos)), 1).otherwise(0)).alias("e")
-                       ).collect()[0]
-            n_uncut += int(r["u"] or 0)
-            n_eos += int(r["e"] or 0)
+        n_uncut, n_eos = probs["uncut"].count, probs["uncut_eos"].count
         if n_uncut and n_eos / n_uncut >= 0.5:
             q = row_problems(lay, {"cut": (trunc & (last != F.lit(eos)), None)})["cut"]
     tables = {}
@@ -451,7 +459,7 @@ def _roundtrip_rows(check: Any, data: Any, lay: SparkLayout, name: str, index: i
     text_type = df.schema[t.text].dataType
     src = df.select(*cols, (df[t.text] if isinstance(text_type, T.StringType)
                             else df[t.text].cast("string")).alias("__text"))
-    offsets = partition_offsets(df)
+    offsets = offsets_of(data, name)
     fields = [("kind", pa.int32()), ("row", pa.int64()), ("text", pa.string()),
               ("dec", pa.string()), ("cat", pa.string()), ("rewritten", pa.bool_()),
               ("d", pa.int64()), ("stored", pa.list_(pa.int64())),
@@ -523,9 +531,11 @@ def roundtrip(check: Any, data: Any) -> list[Any]:
     lay = layout_of(data)
     results: dict[str, dict[str, Any]] = {}
     rewritten_frames = []
+    outs = []
     ranks = {"other": 0, "unk": 1, "whitespace": 2, "normalised": 3}
     for i, name in enumerate(data.splits):
         out = _roundtrip_rows(check, data, lay, name, i)
+        outs.append(out)
         agg = out.where(F.col("kind") == 0).agg(*[F.sum(c).alias(c) for c in _RT_COUNTS]
                                                 ).collect()[0]
         kept = out.where(F.col("kind") == 1)
@@ -563,6 +573,8 @@ def roundtrip(check: Any, data: Any) -> list[Any]:
             texts = texts.unionByName(f)
         chars = _rewritten_characters(texts, tok, check.max_examples, char_rewritten,
                                       ranked_characters)
+    for out in outs:
+        out.unpersist()
     return check.judge(data, tok, results, chars)
 
 
@@ -607,7 +619,7 @@ def example_rows(data: Any, lay: SparkLayout, picks: list[tuple[str, int]], colu
     fetched: dict[str, dict[int, Any]] = {}
     for split, rows in wanted.items():
         df = data.splits[split].select(*columns)
-        offsets = partition_offsets(data.splits[split])
+        offsets = offsets_of(data, split)
         keep = pa.array(sorted(set(rows)), type=pa.int64())
 
         def per_batch(batches: Iterator[Any], offsets: dict[int, int] = offsets,
