@@ -252,23 +252,13 @@ class SpecialTokens:
     # -- special-token strings typed in text --------------------------------------------------
     def _injection(self, data: AuditData, lay: Layout) -> list[Finding]:
         t = data.tokens
-        tok = tokenizer_of(data)
-        strings = {s: i for s, i in tok.special_tokens.items() if len(s.strip()) >= 2}
+        strings = injection_strings(tokenizer_of(data))
         if not strings:
             return []
-        patterns = sorted(strings, key=len, reverse=True)
-        ids = pl.DataFrame({"tok": list(strings), "id": list(strings.values())},
-                           schema={"tok": pl.String, "id": pl.Int64})
         flag, hits_by = {}, {}
         for name, df in data.splits.items():
-            hits = (df.select(pl.col(t.text).cast(pl.String).alias("t")).with_row_index("row")
-                    .filter(pl.col("t").str.contains_any(patterns))
-                    .select(pl.col("row").cast(pl.Int64),
-                            tok=pl.col("t").str.extract_many(patterns, leftmost=True))
-                    .explode("tok").drop_nulls("tok").unique(["row", "tok"])
-                    .join(ids, on="tok"))
-            inside = lay.splits[name].specials_inside
-            hits = hits.join(inside, on=["row", "id"], how="inner").sort("row")
+            hits = injection_hits(df.select(pl.col(t.text).cast(pl.String).alias("t")),
+                                  strings, lay.splits[name].specials_inside)
             hits_by[name] = hits
             f = np.zeros(lay.splits[name].rows, dtype=bool)
             f[hits["row"].unique().to_numpy()] = True
@@ -280,10 +270,13 @@ class SpecialTokens:
         for name, hits in hits_by.items():
             for row, s, i in hits.select("row", "tok", "id").head(
                     max(0, self.max_examples - len(examples))).iter_rows():
-                text = data.splits[name][t.text][row] or ""
-                at = text.find(s)
-                examples.append({"split": name, "row": row, "token": s, "id": i,
-                                 "text": short(text[max(0, at - 30):at + len(s) + 30])})
+                examples.append(injection_example(name, row, s, i,
+                                                  data.splits[name][t.text][row] or ""))
+        return self.injection_finding(p, examples, t)
+
+    def injection_finding(self, p: RowProblem, examples: list[dict[str, Any]],
+                          t: Any) -> list[Finding]:
+        """The injection finding from its flagged rows and examples (both engines)."""
         sev = grade(share(p.count, p.total), warn=self.injection_warn_above,
                     fail=self.injection_fail_above)
         return [row_finding(
@@ -293,6 +286,35 @@ class SpecialTokens:
                                "were encoded as control tokens: raw text can forge document "
                                "boundaries or chat roles (encode with special tokens disabled)"),
             evidence={"examples": examples})]
+
+
+def injection_strings(tok: Any) -> dict[str, int]:
+    """The tokenizer's special-token strings worth searching for in text (2+ characters)."""
+    return {s: i for s, i in tok.special_tokens.items() if len(s.strip()) >= 2}
+
+
+def injection_hits(texts: pl.DataFrame, strings: dict[str, int],
+                   inside: pl.DataFrame) -> pl.DataFrame:
+    """(row, tok, id) of rows of ``texts`` (one column ``t``) holding a special-token string
+    whose id was also encoded inside the content (``inside``: (row, id) of control ids there),
+    sorted by row and token. Also run per Arrow batch on Spark executors."""
+    patterns = sorted(strings, key=len, reverse=True)
+    ids = pl.DataFrame({"tok": list(strings), "id": list(strings.values())},
+                       schema={"tok": pl.String, "id": pl.Int64})
+    hits = (texts.with_row_index("row")
+            .filter(pl.col("t").str.contains_any(patterns))
+            .select(pl.col("row").cast(pl.Int64),
+                    tok=pl.col("t").str.extract_many(patterns, leftmost=True))
+            .explode("tok").drop_nulls("tok").unique(["row", "tok"])
+            .join(ids, on="tok"))
+    return hits.join(inside.select(pl.col("row").cast(pl.Int64), pl.col("id").cast(pl.Int64))
+                     .unique(), on=["row", "id"], how="inner").sort("row", "tok")
+
+
+def injection_example(split: str, row: int, s: str, i: int, text: str) -> dict[str, Any]:
+    at = text.find(s)
+    return {"split": split, "row": row, "token": s, "id": i,
+            "text": short(text[max(0, at - 30):at + len(s) + 30])}
 
 
 @dataclass
