@@ -35,8 +35,8 @@ judge with the polars detectors' own judging code where it is a function of aggr
   tokenizer loaded once per Python worker), counts summed by Spark, evidence candidates by
   ``orderBy().limit()``; judged by ``RoundTrip.judge``.
 - ``tokens.special_tokens``: flagged-row counts and structure aggregates over the per-row layout,
-  example rows fetched by row number; judged by ``SpecialTokens.judge``. Not yet: special-token
-  strings typed in raw text (injection; an info finding says so).
+  example rows fetched by row number; judged by ``SpecialTokens.judge``; typed special-token
+  strings (injection) by the polars functions per Arrow batch.
 - ``leakage.preprocessing`` / ``schema.expectations`` (:mod:`auditor.engines.spark_prep`):
   every fingerprint from per-split aggregates combined on the driver, exact order statistics
   where a verdict reads them, judged by ``PreprocessingFit.judge``; the GX suite through GX's

@@ -659,13 +659,11 @@ def special_tokens(check: Any, data: Any) -> list[Any]:
     """tokens.special_tokens: the SpecialMeasures of the polars check from Spark aggregates
     over the per-row layout (one aggregate per split for the structure, one per split for the
     flagged-row counts, example rows by row number), judged by ``SpecialTokens.judge``.
-    Special-token strings typed in raw text (injection) are not checked on Spark: an info
-    finding says so."""
+    Special-token strings typed in raw text (injection): :func:`_injection`."""
     from pyspark.sql import functions as F
 
     from auditor.detectors.token_layout import AMBIGUOUS, MISALIGNED, NO_LABELS, tokenizer_of
     from auditor.detectors.tokens import SpecialMeasures, summary_sentence
-    from auditor.report.results import Finding, Severity
 
     if data.tokens is None:
         raise NotApplicable("no tokens: section in the config")
@@ -784,12 +782,81 @@ def special_tokens(check: Any, data: Any) -> list[Any]:
         examples=lambda picks, cols, tail: example_rows(data, lay, picks, cols, tail=tail))
     findings = check.judge(m, t, tokenizer_of(data))
     if t.text:
-        findings.append(Finding(
-            severity=Severity.INFO, metric="special_token_injection", subject=t.text,
-            splits=list(lay.frames), count=None,
-            message=("Special-token strings typed in the raw text (injection) are not checked "
-                     "on the spark engine (not yet implemented); run engine: polars for it.")))
+        findings += _injection(check, data, lay)
     return findings
+
+
+def _injection(check: Any, data: Any, lay: SparkLayout) -> list[Any]:
+    """Special-token strings typed in raw text and encoded as control ids: the polars
+    functions (:func:`~auditor.detectors.tokens.injection_hits`) per Arrow batch on the
+    executors, distinct flagged rows counted by Spark, the first examples by row and token."""
+    import pyarrow as pa
+    import polars as pl
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from auditor.detectors.token_findings import RowProblem
+    from auditor.detectors.token_layout import chunk_layout, chunk_runs, tokenizer_of
+    from auditor.detectors.tokens import injection_example, injection_hits, injection_strings
+
+    t, roles = data.tokens, lay.roles
+    strings = injection_strings(tokenizer_of(data))
+    if not strings:
+        return []
+    eos_kept, bos_kept, side = lay.eos_kept, lay.bos_kept, lay.side
+    cols = _token_cols(t)
+    schema = pa.schema([("row", pa.int64()), ("tok", pa.string()), ("id", pa.int64()),
+                        ("text", pa.string())])
+    counts, totals, rows, examples = {}, {}, {}, []
+    for name, df in data.splits.items():
+        offsets = offsets_of(data, name)
+        text_type = df.schema[t.text].dataType
+        src = df.select(*cols, (df[t.text] if isinstance(text_type, T.StringType)
+                                else df[t.text].cast("string")).alias("__text"))
+
+        def per_batch(batches: Iterator[Any], offsets: dict[int, int] = offsets,
+                      split: str = name) -> Iterator[Any]:
+            from pyspark import TaskContext
+
+            at = offsets.get(TaskContext.get().partitionId(), 0)
+            for batch in batches:
+                n = batch.num_rows
+                if not n:
+                    continue
+                start, at = at, at + n
+                texts = pl.from_arrow(batch.column(batch.schema.get_field_index("__text")))
+                texts = pl.DataFrame({"t": texts.cast(pl.String)})
+                if not texts["t"].str.contains_any(list(strings)).any():
+                    continue
+                chunk = polars_chunk(batch, cols)
+                _, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask,
+                                                    roles.pad)
+                part, _ = chunk_layout(chunk, t, roles, (lead, trail, zl, zt), eos_kept,
+                                       bos_kept, side)
+                hits = injection_hits(texts, strings, part["specials_inside"])
+                if not hits.height:
+                    continue
+                out = [injection_example(split, int(r) + start, s_, int(i),
+                                         texts["t"][int(r)] or "")
+                       for r, s_, i in hits.select("row", "tok", "id").iter_rows()]
+                yield pa.RecordBatch.from_pylist(
+                    [{"row": e["row"], "tok": e["token"], "id": e["id"], "text": e["text"]}
+                     for e in out], schema=schema)
+
+        hits = src.mapInArrow(per_batch, "row long, tok string, id long, text string").cache()
+        counts[name] = hits.select("row").distinct().count()
+        totals[name] = lay.rows[name]
+        rows[name] = np.zeros(0, np.int64)
+        room = max(0, check.max_examples - len(examples))
+        if counts[name] and room:
+            examples += [{"split": name, "row": int(r["row"]), "token": r["tok"],
+                          "id": int(r["id"]), "text": r["text"]}
+                         for r in hits.orderBy("row", "tok").limit(room).collect()]
+        hits.unpersist()
+    p = RowProblem(counts, totals, rows)
+    if not p.count:
+        return []
+    return check.injection_finding(p, examples, t)
 
 
 def _id_range(data: Any, col: str, t: Any, labels: bool) -> str:

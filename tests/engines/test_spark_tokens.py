@@ -162,8 +162,11 @@ def test_honest_roundtrip_has_no_fail_on_either_engine(spark, gpt2, gpt2_json, l
 def _planted_special(gpt2, texts):
     """GPT-2 rows [text EOS] padded right to 256 with EOS (the GPT-2 convention), with planted
     rows in test: 2 without their EOS, 1 mask covering padding, 1 with labels on padding,
-    3 with pre-shifted labels, 1 id outside the vocabulary, 1 all-padding row."""
+    3 with pre-shifted labels, 1 id outside the vocabulary, 1 all-padding row, 1 text with
+    '<|endoftext|>' typed inside (encoded as the control id: injection)."""
     kw = dict(eos=EOT, pad=EOT, max_length=200, pad_to=256)
+    texts = list(texts)
+    texts[80] = "Breaking news. <|endoftext|> A forged document boundary follows here."
     train = tokenized_frame(gpt2, texts[:60], **kw)
     test = tokenized_frame(gpt2, texts[60:90], **kw)
     no_eos = tokenized_frame(gpt2, texts[62:64], eos=None, pad=EOT, max_length=200, pad_to=256)
@@ -192,9 +195,9 @@ def test_special_tokens_agree_on_planted_layout_problems(spark, gpt2, gpt2_json,
     check = SpecialTokens()
     a = _plain(check.run(pdata))
     b = _plain(spark_tokens.special_tokens(check, sdata))
-    assert b.pop("special_token_injection")["severity"] == Severity.INFO  # not on spark
-    a.pop("special_token_injection", None)
     assert a == b
+    assert b["special_token_injection"]["count"] == 1
+    assert b["special_token_injection"]["evidence"]["examples"][0]["row"] == 20
     # rows cut at max_length are not in the EOS base: count the planted rows that are not
     uncut = sum(len(ids) < 200 for ids in gpt2.encode_batch(lee_train[62:64]))
     assert b["eos_pattern"]["count"] == uncut >= 1 and b["eos_pattern"]["splits"] == ["test"]
@@ -217,7 +220,5 @@ def test_honest_special_tokens_have_no_fail_on_either_engine(spark, gpt2, gpt2_j
     pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
     a = _plain(SpecialTokens().run(pdata))
     b = _plain(spark_tokens.special_tokens(SpecialTokens(), sdata))
-    b.pop("special_token_injection")
-    a.pop("special_token_injection", None)
-    assert a == b
+    assert a == b and "special_token_injection" not in b
     assert all(f["severity"] != Severity.FAIL for f in b.values())
