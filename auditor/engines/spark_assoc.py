@@ -6,10 +6,11 @@ every numeric, boolean and datetime feature is cut into shared bins and counted 
 (split, column, bin, class) together with per-class sums and sums of squares of its values, in
 one pass over the union of the splits: a ``Bucketizer`` (binary search, JVM side) bins every
 column, the columns are stacked to (split, column, bin, class, value) and one ``groupBy``
-counts and sums them (no Python worker). Bins: when a column holds at most ``MAX_EXACT`` distinct values over all splits
-(counted exactly, in one ``distinct`` job after an approximate count) the bins are those
-values, so every statistic below is exact; otherwise at most ``MAX_BINS`` bins cut at train
-quantiles (``percentile_approx``), bin b holding the values in (e_{b-1}, e_b].
+counts and sums them (no Python worker). Bins: when a column holds at most ``MAX_EXACT``
+distinct values over all splits (counted exactly by one ``distinct`` job over the columns
+whose train quantiles repeat) the bins are those values, so every statistic below is exact;
+otherwise at most ``MAX_BINS`` bins cut at train quantiles (``percentile_approx``), bin b
+holding the values in (e_{b-1}, e_b].
 
 From the counts H[b, k] (rows of class k in bin b; missing values a block of their own):
 average rank of bin b = rows in lower bins + (rows in b + 1) / 2; rank sum of class k =
@@ -100,7 +101,8 @@ class Binned:
     are every distinct value; ``hist[split][j]`` (B_j + 2, K) counts: bins 0..B_j - 1, bin
     B_j above the last edge, the last row missing values; ``sums[split]`` (p, K) and
     ``squares[split]`` (p, K): sums of (value - ``center[j]``) and of its square per class;
-    ``n[split]`` (K,) labelled rows per class; ``approx_distinct[j]`` over all splits."""
+    ``n[split]`` (K,) labelled rows per class; ``approx_distinct[j]`` MAX_EXACT + 1 (more
+    than MAX_EXACT values, not counted) for a quantile-binned column."""
 
     columns: list[str]
     classes: list[Any]
@@ -185,29 +187,34 @@ def _binned(data: Any, cols: list[str]) -> Binned:
     vals = frame.select("__s", F.col("__y").cast("int").alias("__y"),
                         *[_value_expr(first, c).alias(f"v{j}") for j, c in enumerate(cols)])
     p = len(cols)
-    # job 1: approximate distinct counts (all splits) and train quantiles, one agg
+    # job 1: train quantiles, one agg (no distinct count: HyperLogLog over every column cost
+    # as much again; a column with at most MAX_BINS - 1 distinct values repeats a quantile)
     probs = [i / MAX_BINS for i in range(1, MAX_BINS)]
-    is_train = F.col("__s") == 0
-    row = vals.agg(*[F.approx_count_distinct(f"v{j}", 0.02).alias(f"d{j}") for j in range(p)],
-                   *[F.percentile_approx(F.when(is_train, F.col(f"v{j}")), probs, 10_000)
-                     .alias(f"q{j}") for j in range(p)]).collect()[0]
-    approx = [int(row[f"d{j}"]) for j in range(p)]
+    train_vals = vals.where(F.col("__s") == 0)
+    row = train_vals.agg(*[F.percentile_approx(f"v{j}", probs, 2 * MAX_BINS).alias(f"q{j}")
+                           for j in range(p)]).collect()[0]
     edges: list[np.ndarray] = [np.unique(np.asarray(row[f"q{j}"] or [], dtype=float))
                                for j in range(p)]
     exact = [False] * p
-    # job 2: every distinct value of the columns with few (all splits), one distinct()
-    few = [j for j in range(p) if approx[j] <= MAX_EXACT * 1.1]
+    # job 2: the distinct values (all splits) of the columns whose quantiles repeat, counted
+    # per column first so that no column with more than MAX_EXACT reaches the driver
+    few = [j for j in range(p) if edges[j].size < len(probs)]
     if few:
         stacked = vals.select(F.explode(F.array(*[
             F.struct(F.lit(j).alias("j"), F.col(f"v{j}").alias("v")) for j in few])).alias("t"))
-        got = (stacked.select("t.j", "t.v").where(F.col("v").isNotNull()).distinct()
-               .collect())
-        by: dict[int, list[float]] = {j: [] for j in few}
-        for r in got:
-            by[r[0]].append(r[1])
-        for j in few:
-            if len(by[j]) <= MAX_EXACT:
-                edges[j], exact[j] = np.unique(np.asarray(by[j], dtype=float)), True
+        distinct = stacked.select("t.j", "t.v").where(F.col("v").isNotNull()).distinct()
+        counts = (distinct.groupBy("j").count().collect())
+        small = [r[0] for r in counts if r[1] <= MAX_EXACT]
+        by: dict[int, list[float]] = {j: [] for j in small}
+        if small:
+            for r in distinct.where(F.col("j").isin(small)).collect():
+                by[r[0]].append(r[1])
+        for j in small:
+            edges[j], exact[j] = np.unique(np.asarray(by[j], dtype=float)), True
+        for j in few:  # a column null in every row has no distinct value either
+            if not any(r[0] == j for r in counts):
+                edges[j], exact[j] = np.array([]), True
+    distinct_floor = [MAX_EXACT + 1] * p  # quantile-binned: more than MAX_EXACT values
     edges = [e[np.isfinite(e)] for e in edges]  # +-inf values land in the end bins
     center = np.array([e[e.size // 2] if e.size else 0.0 for e in edges])
     sizes = [e.size + 2 for e in edges]
@@ -242,7 +249,8 @@ def _binned(data: Any, cols: list[str]) -> Binned:
         hist[s][j][b, r[3]] += r[4]
         sums[s][j, r[3]] += r[5]
         squares[s][j, r[3]] += r[6]
-    return Binned(cols, classes, edges, exact, center, hist, sums, squares, n, approx)
+    return Binned(cols, classes, edges, exact, center, hist, sums, squares, n,
+                  distinct_floor)
 
 
 def rank_stats(b: Binned, split: str) -> dict[str, Any]:
