@@ -19,6 +19,7 @@ from auditor.stats.numerics import fmt_count, fmt_share, grade
 CHUNK_ROWS = 16_384     # reference rows per distance block (queries x chunk float32)
 QUERY_ROWS = 2_048      # query rows per distance block (2,048 x 16,384 float32: 128 MB)
 ENCODE_ROWS = 131_072   # reference rows encoded at a time (bounds memory at 1M+ rows)
+ENCODE_CELLS = 1 << 26  # ... fewer on a wide table: rows x encoded width (256 MB float32)
 CELL_CHARS = 40
 
 
@@ -159,8 +160,9 @@ class Memorisation:
             queries.append(enc.dense(frame.select(cols)[keep], onehot_scale=scale))
             selves.append(np.full(len(keep), -1))
         Q = np.vstack(queries)
-        blocks = ((start, enc.dense(reference[start:start + ENCODE_ROWS], onehot_scale=scale))
-                  for start in range(0, reference.height, ENCODE_ROWS))
+        step = encode_rows(width)
+        blocks = ((start, enc.dense(reference[start:start + step], onehot_scale=scale))
+                  for start in range(0, reference.height, step))
         nearest = nearest_rows(Q, blocks, np.concatenate(selves))
         R_near = enc.dense(reference[nearest], onehot_scale=scale).astype(np.float64)
         dist = np.sqrt(((Q.astype(np.float64) - R_near) ** 2).sum(1))
@@ -286,6 +288,15 @@ class Memorisation:
         return Finding(severity=severity, metric="near_copy_excess_share",
                        value=round(excess, 6), threshold=self.fail_above, count=count,
                        splits=[first, name], message=message, evidence=evidence)
+
+
+def encode_rows(width: int) -> int:
+    """Reference rows encoded at a time: ``ENCODE_ROWS``, or fewer when ``width`` encoded
+    columns would make a block larger than ``ENCODE_CELLS`` (a 100k x 3,500 block was 1.4 GB);
+    a multiple of ``CHUNK_ROWS``, so :func:`nearest_rows` multiplies the same chunks and its
+    result does not depend on it."""
+    fit = ENCODE_CELLS // max(width, 1) // CHUNK_ROWS * CHUNK_ROWS
+    return max(CHUNK_ROWS, min(ENCODE_ROWS, fit))
 
 
 def nearest_rows(Q: np.ndarray, blocks: Iterable[tuple[int, np.ndarray]] | np.ndarray,

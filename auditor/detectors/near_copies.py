@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 ENCODE_ROWS = 131_072
+ENCODE_CELLS = 1 << 26     # rows x encoded width per encoded block (256 MB float32)
 CELLS_PER_PASS = 1 << 22   # rows x encoded width per pass of cell_keys
 PAIR_ROWS = 200_000
 
@@ -64,11 +65,14 @@ def grid_near_pairs(encode: Any, reference: pl.DataFrame, later: pl.DataFrame,
     weights = rng.uniform(1.0, 2.0, size=(tables, width)) * np.exp2(rng.integers(
         0, 20, size=(tables, width)))
 
+    # rows encoded at a time: fewer on a wide table (a row's key does not depend on its block)
+    step = max(1_024, min(ENCODE_ROWS, ENCODE_CELLS // max(width, 1)))
+
     def keys(frame: pl.DataFrame, index: np.ndarray) -> np.ndarray:
         """Cell keys of ``frame[index]``: rows x tables (uint64), encoded in blocks."""
-        return np.vstack([cell_keys(encode(frame[index[s:s + ENCODE_ROWS]]), offsets,
+        return np.vstack([cell_keys(encode(frame[index[s:s + step]]), offsets,
                                     threshold, weights)
-                          for s in range(0, len(index), ENCODE_ROWS)])
+                          for s in range(0, len(index), step)])
 
     ref_idx = np.arange(reference.height)
     rows = np.asarray(rows, dtype=np.int64)

@@ -276,3 +276,26 @@ def test_grid_keys_of_a_row_do_not_depend_on_the_rows_keyed_with_it():
         np.testing.assert_array_equal(cell_keys(X[sub[:1]], offsets, 0.5, weights),
                                       whole[sub[:1]])
         assert len(np.unique(whole[:, 0])) == n  # distinct random rows: distinct keys
+
+
+def test_findings_do_not_depend_on_how_many_reference_rows_are_encoded_at_a_time(monkeypatch):
+    """A wide table encodes the reference in smaller blocks (ENCODE_CELLS); the blocks are
+    multiples of the distance chunk, so the nearest rows, distances and findings are the
+    same as with one block (here: blocks of 64 rows against one block of 4,000)."""
+    import auditor.detectors.memorisation as mem
+    import auditor.detectors.near_copies as nc
+
+    train = _frame(4000, 1)
+    planted = np.arange(100, 4000, 65)[:60]
+    test = pl.concat([_frame(2940, 2, 10_000), _jittered(train[planted], 3, scale=1e-3)])
+    data = _data({"train": train, "test": test})
+    check = Memorisation(baseline_rows=1000, max_comparisons=2e7)  # sampled + grid search
+    whole = check.run(data)
+    monkeypatch.setattr(mem, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(mem, "ENCODE_CELLS", 64 * 8)
+    monkeypatch.setattr(nc, "ENCODE_CELLS", 8)
+    assert mem.encode_rows(7) == 64 and mem.encode_rows(10**6) == 64
+    small = check.run(data)
+    assert [json.dumps(json_safe(asdict(f)), sort_keys=True) for f in small] == \
+        [json.dumps(json_safe(asdict(f)), sort_keys=True) for f in whole]
+    assert whole[0].count > 0 and "near_copies" in whole[0].evidence
