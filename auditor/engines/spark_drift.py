@@ -61,7 +61,7 @@ class Profile:
     hi: float | None
     std: float | None
     distinct: int
-    grid_q: np.ndarray      # quantiles at j / KS_GRID, j = 1 .. KS_GRID - 1
+    grid_q: np.ndarray      # quantiles at j / KS_GRID and j / n_bins (sorted, j >= 1)
     bin_q: np.ndarray       # quantiles at j / n_bins, j = 1 .. n_bins - 1
     values: np.ndarray | None = None   # exact distinct values (few-valued columns)
     counts: np.ndarray | None = None   # their counts
@@ -157,25 +157,26 @@ def profiles(data: Any, split: str, cols: list[str], n_bins: int) -> dict[str, P
         from pyspark.sql import functions as F
 
         df = data.splits[split]
-        grid_p = F.array(*[F.lit(p) for p in _probs(KS_GRID)])
-        bin_p = F.array(*[F.lit(p) for p in _probs(n_bins)])
+        # one sketch per column for both sets of quantiles (j / n_bins equals the same
+        # correctly rounded double wherever it is also some j' / KS_GRID)
+        probs = sorted(set(_probs(KS_GRID)) | set(_probs(n_bins)))
+        at_bins = [probs.index(p) for p in _probs(n_bins)]
+        array = F.array(*[F.lit(p) for p in probs])
         aggs = [F.count(F.lit(1)).alias("rows")]
         for i, c in enumerate(cols):
             x = numeric_expr(df, c)
             aggs += [F.count(x).alias(f"n{i}"), F.min(x).alias(f"lo{i}"),
                      F.max(x).alias(f"hi{i}"), F.stddev_pop(x).alias(f"sd{i}"),
                      F.approx_count_distinct(x, 0.01).alias(f"d{i}"),
-                     F.percentile_approx(x, grid_p, QUANTILE_ACCURACY).alias(f"g{i}"),
-                     F.percentile_approx(x, bin_p, QUANTILE_ACCURACY).alias(f"b{i}")]
+                     F.percentile_approx(x, array, QUANTILE_ACCURACY).alias(f"q{i}")]
         row = df.agg(*aggs).collect()[0]
         rows = int(row["rows"])
         out = {}
         for i, c in enumerate(cols):
             n = int(row[f"n{i}"])
+            q = np.array(row[f"q{i}"] or [], dtype=float)
             out[c] = Profile(rows, rows - n, row[f"lo{i}"], row[f"hi{i}"], row[f"sd{i}"],
-                             int(row[f"d{i}"]),
-                             np.array(row[f"g{i}"] or [], dtype=float),
-                             np.array(row[f"b{i}"] or [], dtype=float))
+                             int(row[f"d{i}"]), q, q[at_bins] if len(q) else q)
         few = [c for c in cols
                if out[c].distinct <= 2 * n_bins + 10 and out[c].rows > out[c].missing]
         if few:
