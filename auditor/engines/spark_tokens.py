@@ -418,7 +418,7 @@ def spark_engine_to_polars(df: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 _RT_COUNTS = ("n_exact", "n_normalised", "n_unk", "n_whitespace", "n_other", "n_stale",
-              "n_checked", "n_drawn")
+              "n_checked", "n_drawn", "n_rewritten")
 _RT_SCHEMA = ("kind int, row long, text string, dec string, cat string, rewritten boolean, "
               "d long, stored array<long>, encoded array<long>, "
               + ", ".join(f"{c} long" for c in _RT_COUNTS))
@@ -494,7 +494,8 @@ def _roundtrip_rows(check: Any, data: Any, lay: SparkLayout, name: str, index: i
                 check.max_examples) if len(idx) else (
                 np.array([], dtype=object), np.zeros(0, dtype=bool), [], None)
             counts = {f"n_{c}": int((cat == c).sum()) for c in CATEGORIES}
-            counts.update(n_stale=int(bad.sum()), n_checked=len(idx), n_drawn=int(drawn.sum()))
+            counts.update(n_stale=int(bad.sum()), n_checked=len(idx), n_drawn=int(drawn.sum()),
+                          n_rewritten=int(keep["rewritten"].sum()) if keep is not None else 0)
             out = [{"kind": 0, **counts}]
             if keep is not None and keep.height:
                 keep = keep.with_columns(d=(pl.col("text").str.len_chars()
@@ -550,15 +551,15 @@ def roundtrip(check: Any, data: Any) -> list[Any]:
                 sel = sel.where(F.col("rewritten"))
             picks.append(sel.orderBy(rk, F.col("d").desc(), F.col("row")).limit(k)
                          .select("row", "text", "dec", "cat", "rewritten"))
-        frame = picks[0].unionByName(picks[1]).unionByName(picks[2]).dropDuplicates(["row"])
-        got = spark_engine_to_polars(frame)
+        got = spark_engine_to_polars(  # one job for the three rankings
+            picks[0].unionByName(picks[1]).unionByName(picks[2])).unique("row")
         frame_pl = (got.sort("row") if got.height else pl.DataFrame(
             {"row": [], "text": [], "dec": [], "cat": [], "rewritten": []},
             schema={"row": pl.Int64, "text": pl.String, "dec": pl.String, "cat": pl.String,
                     "rewritten": pl.Boolean}))
         stale_ex = [(int(r["row"]), list(r["stored"] or []), list(r["encoded"] or []))
                     for r in out.where(F.col("kind") == 2).orderBy("row").limit(k).collect()]
-        n_rewritten = kept.where(F.col("rewritten")).count()
+        n_rewritten = int(agg["n_rewritten"] or 0)
         rewritten_frames.append(kept.where(F.col("rewritten")).select("text"))
         results[name] = {
             "rows": lay.rows[name], "drawn": int(agg["n_drawn"] or 0),
