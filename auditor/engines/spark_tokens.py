@@ -1,22 +1,28 @@
-"""The ``tokens.*`` checks on the spark engine.
+"""The ``tokens.*`` checks on the spark engine: ``tokens.special_tokens``, ``tokens.lengths``
+and ``tokens.roundtrip`` (``tokens.contamination`` is not yet implemented: skipped with that
+reason).
 
 Measuring runs on the executors with ``mapInArrow``: every Arrow batch of a split's token
 columns goes through the SAME numpy code the polars engine runs per chunk
-(:func:`auditor.detectors.token_layout.chunk_runs` / :func:`~auditor.detectors.token_layout.chunk_layout`),
-so the per-row layout (padding, content, first/last id, mask and label statistics) is equal by
-construction. Pass 1 returns one row of mergeable aggregates per batch (the EOS/BOS-kept vote,
-padding-side counts, the longest row), from which the driver learns the layout settings exactly
-as :func:`~auditor.detectors.token_layout._build` does; pass 2 returns the per-row layout as a
-persisted Spark DataFrame (never collected). The checks then reduce it with Spark aggregates
-(counts, a content-length count table, first example rows by ``orderBy().limit()``) and judge
-with the polars detectors' own judging code.
+(:func:`~auditor.detectors.token_layout.chunk_runs`,
+:func:`~auditor.detectors.token_layout.chunk_layout`), so the per-row layout (padding, content,
+first/last id, mask and label statistics) is equal by construction. Pass 1 returns one row of
+mergeable aggregates per batch (the EOS/BOS-kept vote, padding-side counts, the longest row),
+from which the driver learns the layout settings exactly as the polars engine does; pass 2
+returns the per-row layout as a persisted Spark DataFrame (never collected). The checks reduce
+it with Spark aggregates (counts, a content-length count table, token counts by a groupBy,
+first example rows by ``orderBy().limit()``) and judge with the polars detectors' own judging
+(``SequenceLengths.judge``, ``SpecialTokens.judge``, ``RoundTrip.judge``). Round-trip and
+injection run the polars per-chunk functions per Arrow batch (``RoundTrip.chunk``,
+``injection_hits``).
 
 The tokenizer is loaded on the driver (roles, vocabulary) and shipped to the executors as its
-spec string (a path, or ``hf:``/``sentencepiece:``/tiktoken name), loaded once per Python worker
-and kept in :data:`_WORKER_TOKENIZERS`; on a cluster the path must be readable by the executors.
+spec string (a path, or an ``hf:``/``sentencepiece:``/tiktoken name), loaded once per Python
+worker and kept in :data:`_WORKER_TOKENIZERS`; on a cluster the path must be readable by the
+executors.
 
-Row numbers (for example rows) are the stored order: each partition's offset (one count job)
-plus the row's position inside its partition, counted inside ``mapInArrow``.
+Row numbers (for example rows) are the stored order: each partition's offset (one count job
+per split) plus the row's position inside its partition, counted inside ``mapInArrow``.
 """
 from __future__ import annotations
 
@@ -793,7 +799,6 @@ def _injection(check: Any, data: Any, lay: SparkLayout) -> list[Any]:
     executors, distinct flagged rows counted by Spark, the first examples by row and token."""
     import pyarrow as pa
     import polars as pl
-    from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     from auditor.detectors.token_findings import RowProblem
