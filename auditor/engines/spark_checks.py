@@ -500,7 +500,9 @@ def on_sample(check: Any, data: Any) -> list[Finding]:
         frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,
                                                    seed=data.seed)
                   for s in data.split_names}
-        return build_audit_data(frames, columns=data.columns, seed=data.seed)
+        # with the tokens: section, so token and raw-text columns are not features (as polars)
+        return build_audit_data(frames, columns=data.columns, tokens=data.tokens,
+                                seed=data.seed)
 
     sample = data.cached(("spark.driver_sample", data.sample_rows), collect)
     sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
