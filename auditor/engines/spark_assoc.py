@@ -193,13 +193,11 @@ def _binned(data: Any, cols: list[str]) -> Binned:
     # as much again; a column with at most MAX_BINS - 1 distinct values repeats a quantile)
     probs = [i / MAX_BINS for i in range(1, MAX_BINS)]
     train_vals = vals.where(F.col("__s") == 0)
-    import time; _t = time.perf_counter()
     row = train_vals.agg(*[F.percentile_approx(f"v{j}", probs, 2 * MAX_BINS).alias(f"q{j}")
                            for j in range(p)]).collect()[0]
     edges: list[np.ndarray] = [np.unique(np.asarray(row[f"q{j}"] or [], dtype=float))
                                for j in range(p)]
     exact = [False] * p
-    print("JOB1", time.perf_counter() - _t, flush=True); _t = time.perf_counter()
     # job 2: the distinct values (all splits) of the columns whose quantiles repeat, counted
     # per column first so that no column with more than MAX_EXACT reaches the driver
     few = [j for j in range(p) if edges[j].size < len(probs)]
@@ -218,7 +216,6 @@ def _binned(data: Any, cols: list[str]) -> Binned:
         for j in few:  # a column null in every row has no distinct value either
             if not any(r[0] == j for r in counts):
                 edges[j], exact[j] = np.array([]), True
-    print("JOB2", time.perf_counter() - _t, few, flush=True); _t = time.perf_counter()
     distinct_floor = [MAX_EXACT + 1] * p  # quantile-binned: more than MAX_EXACT values
     edges = [e[np.isfinite(e)] for e in edges]  # +-inf values land in the end bins
     center = np.array([e[e.size // 2] if e.size else 0.0 for e in edges])
@@ -244,7 +241,6 @@ def _binned(data: Any, cols: list[str]) -> Binned:
     rows = (stacked.groupBy("__s", "t.j", "t.b", "__y")
             .agg(F.count(F.lit(1)).alias("n"), F.sum(xv).alias("w1"), F.sum(xv * xv).alias("w2"))
             .collect())
-    print("JOB3", time.perf_counter() - _t, flush=True); _t = time.perf_counter()
     names = data.split_names
     hist = {s: [np.zeros((sizes[j], k)) for j in range(p)] for s in names}
     sums = {s: np.zeros((p, k)) for s in names}
