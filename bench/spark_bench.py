@@ -2,7 +2,7 @@
 seconds, peak resident memory (VmHWM) of the Python driver and of the Spark JVM (local mode:
 driver and executors in one JVM), the load average, and both engines' statuses side by side.
 
-    python bench/spark_bench.py --rows 10000000 [--master local[2]] [--driver-memory 1g]
+    python bench/spark_bench.py --rows 10000000 [--master local[2]] [--driver-memory 2g]
     python bench/spark_bench.py --rows 50000000 --engines spark     # polars does not fit
 
 Data: ``bench/make_data.py`` (train = rows, test = rows / 4, 40 columns, planted problems),
@@ -131,7 +131,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--driver-memory", default="1g")
+    ap.add_argument("--driver-memory", default="2g")
     ap.add_argument("--engines", nargs="+", default=["polars", "spark"])
     ap.add_argument("--suite", default="spark", help="spark (default), default or fast")
     ap.add_argument("--data", type=Path, default=DATA,

@@ -46,9 +46,10 @@ def session_defaults(master: str | None) -> dict[str, str]:
       default and rely on AQE.
     - ``spark.sql.execution.arrow.pyspark.enabled``: the driver-side samples and small result
       tables travel as Arrow batches.
-    - ``spark.driver.memory`` 1g for a local master (driver and executors share that JVM;
+    - ``spark.driver.memory`` 2g for a local master (driver and executors share that JVM;
       the auditor's driver holds aggregates only, and a split that does not fit in memory
-      spills to local disk), so the JVM stays around 1.5 GB resident at any row count.
+      spills to local disk). With 1g the JVM died at 1M bench rows while generating
+      code for an aggregate (a heap-exhaustion stack; no kernel OOM kill), so 2g; the JVM then stays around 1.5-2 GB resident.
     """
     out = {"spark.sql.adaptive.enabled": "true",
            "spark.sql.adaptive.coalescePartitions.enabled": "true",
@@ -59,7 +60,7 @@ def session_defaults(master: str | None) -> dict[str, str]:
     if cores is not None:
         out["spark.sql.shuffle.partitions"] = str(4 * cores)
         out["spark.default.parallelism"] = str(2 * cores)
-        out["spark.driver.memory"] = "1g"
+        out["spark.driver.memory"] = "2g"
     return out
 
 

@@ -124,7 +124,7 @@ def test_session_defaults_scale_with_local_cores_and_conf_overrides_them():
     assert local["spark.sql.shuffle.partitions"] == "8"
     assert local["spark.sql.adaptive.enabled"] == "true"
     assert local["spark.sql.execution.arrow.pyspark.enabled"] == "true"
-    assert local["spark.driver.memory"] == "1g"
+    assert local["spark.driver.memory"] == "2g"
     cluster = session_defaults("yarn")  # cluster sizing is left to Spark and the cluster
     assert "spark.sql.shuffle.partitions" not in cluster
     assert "spark.driver.memory" not in cluster
