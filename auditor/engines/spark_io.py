@@ -49,7 +49,7 @@ def session_defaults(master: str | None) -> dict[str, str]:
     - ``spark.driver.memory`` 2g for a local master (driver and executors share that JVM;
       the auditor's driver holds aggregates only, and a split that does not fit in memory
       spills to local disk). With 1g the JVM died at 1M bench rows while generating
-      code for an aggregate (a heap-exhaustion stack; no kernel OOM kill), so 2g; the JVM then stays around 1.5-2 GB resident.
+      code for an aggregate (a heap-exhaustion stack; no kernel OOM kill), so 2g.
     """
     out = {"spark.sql.adaptive.enabled": "true",
            "spark.sql.adaptive.coalescePartitions.enabled": "true",
