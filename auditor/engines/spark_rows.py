@@ -82,23 +82,31 @@ def _powers() -> list[float]:
 _FAR = 200
 
 
-def _power(k: Any) -> Any:
-    """10^k (integer column, |k| <= 200) from the literal table of :func:`_powers`."""
+def _power_table() -> Any:
+    """The powers of :func:`_powers` as one array literal (one SQL expression: building it from
+    401 ``F.lit`` calls per use costs seconds of driver round trips)."""
     from pyspark.sql import functions as F
 
-    return F.element_at(F.array(*[F.lit(v) for v in _powers()]), (k + _FAR + 1).cast("int"))
+    return F.expr("array(" + ", ".join(f"{v!r}D" for v in _powers()) + ")")
 
 
-def _scale(v: Any, k: Any) -> Any:
+def _power(k: Any, table: Any) -> Any:
+    """10^k (integer column, |k| <= 200) looked up in ``table`` (:func:`_power_table`)."""
+    from pyspark.sql import functions as F
+
+    return F.element_at(table, (k + _FAR + 1).cast("int"))
+
+
+def _scale(v: Any, k: Any, table: Any) -> Any:
     """v * 10^k as :func:`auditor.detectors.near_duplicates._scale`: exact powers for |k| <= 22
     (multiply for k >= 0, divide by 10^-k for k < 0); beyond, v * 10^h * 10^(k - h),
     h = floor(k / 2), with numpy's powers."""
     from pyspark.sql import functions as F
 
     h = F.floor(k / 2)
-    return (F.when(F.abs(k) > 22, v * _power(h) * _power(k - h))
-            .when(k >= 0, v * _power(k))
-            .otherwise(v / _power(-k)))
+    return (F.when(F.abs(k) > 22, v * _power(h, table) * _power(k - h, table))
+            .when(k >= 0, v * _power(k, table))
+            .otherwise(v / _power(-k, table)))
 
 
 def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
@@ -114,6 +122,7 @@ def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
     if not cols:
         return df
     names = {c: f"__r{i}" for i, c in enumerate(cols)}
+    table = _power_table()
     keep = [F.col(c) for c in df.columns]
     step = df.select(*keep, *[
         F.when(F.col(c).cast("double").isNotNull() & ~F.isnan(F.col(c).cast("double"))
@@ -122,7 +131,7 @@ def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
                F.lit(digits - 1) - F.floor(F.log10(F.abs(F.col(c).cast("double")))))
         .alias(f"{n}k") for c, n in names.items()])
     step = step.select(*keep, *[F.col(f"{n}k") for n in names.values()], *[
-        F.bround(_scale(F.col(c).cast("double"), F.col(f"{n}k")), 0).alias(f"{n}m")
+        F.bround(_scale(F.col(c).cast("double"), F.col(f"{n}k"), table), 0).alias(f"{n}m")
         for c, n in names.items()])
     step = step.select(*keep, *[x for n in names.values() for x in (
         F.when(F.abs(F.col(f"{n}m")) >= F.lit(10.0 ** digits),
@@ -132,7 +141,7 @@ def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
         .otherwise(F.col(f"{n}k")).alias(f"{n}k2"))])
     return step.select(*[
         F.when(F.col(f"{names[c]}k2").isNotNull(),
-               _scale(F.col(f"{names[c]}m2"), -F.col(f"{names[c]}k2")))
+               _scale(F.col(f"{names[c]}m2"), -F.col(f"{names[c]}k2"), table))
         .otherwise(F.col(c).cast("double")).alias(c) if c in names else F.col(c)
         for c in df.columns])
 
@@ -165,7 +174,7 @@ def normalise_string(col: Any, non_ascii: bool) -> Any:
     ascii_form = F.trim(F.regexp_replace(F.lower(s), r"\s\s+|[^\S ]", " "))
     if not non_ascii:
         return ascii_form
-    udf = F.udf(fold_function(), "string")
+    udf = F.udf(fold_function(), "string", useArrow=False)  # executors may lack pyarrow
     return F.coalesce(udf(F.when(s.rlike(_NON_ASCII), s)), ascii_form)
 
 
