@@ -314,7 +314,7 @@ class Binned:
     kind: Kind
     prof: Profile
     cells: Cells
-    unique: bool
+    unique: bool            # a candidate only (see measure_numeric)
 
 
 def _ecdf_gap(a: Cells, b: Cells) -> tuple[Any, float]:
@@ -443,18 +443,37 @@ def compare_binned(col: str, ref: Binned, cur: Binned, *, n_bins: int, epsilon: 
 def measure_numeric(check: Any, data: Any, cols: list[str], kinds: dict[str, Kind]
                     ) -> dict[str, dict[str, Binned]]:
     """Every split's :class:`Binned` of every numeric column: two passes per split (profile,
-    cells) plus the exact value counts of few-valued columns and exact distinct counts of the
-    columns that look unique."""
+    cells) plus the exact value counts of few-valued columns. ``unique`` is only a candidate
+    (approximate distinct count >= 95% of the values, no grid point held twice): the exact
+    distinct count is taken later, for the columns whose finding states it
+    (:func:`settle_unique`)."""
     names = data.split_names
     profs = {s: profiles(data, s, cols, check.n_bins) for s in names}
     grids = {c: grid_of([profs[s][c] for s in names]) for c in cols}
     cell = {s: cells(data, s, cols, grids) for s in names}
-    maybe = [c for c in cols if all(
-        profs[s][c].rows - profs[s][c].missing > 1 and
-        profs[s][c].distinct >= 0.95 * (profs[s][c].rows - profs[s][c].missing) for s in names)]
-    uniq = {s: exact_unique(data, s, maybe) for s in names}
-    return {s: {c: Binned(kinds[c], profs[s][c], cell[s][c], uniq[s].get(c, False))
-                for c in cols} for s in names}
+
+    def maybe(s: str, c: str) -> bool:
+        p, pts = profs[s][c], cell[s][c].counts[1::2]
+        n = p.rows - p.missing
+        return n > 1 and p.distinct >= 0.95 * n and (not len(pts) or int(pts.max()) <= 1)
+
+    return {s: {c: Binned(kinds[c], profs[s][c], cell[s][c], maybe(s, c)) for c in cols}
+            for s in names}
+
+
+def settle_unique(data: Any, graded: list[Any], numeric: list[str], ref: str, cur: str
+                  ) -> None:
+    """Exact "every value unique in both splits" (one count-distinct agg per split) for the
+    numeric columns that are candidates and whose finding is written (raw grade above info);
+    only their messages state it."""
+    todo = [cd.column for cd, v in graded if cd.column in numeric and cd.all_unique
+            and v.raw != Severity.INFO]
+    if not todo:
+        return
+    ua, ub = exact_unique(data, ref, todo), exact_unique(data, cur, todo)
+    for cd, _ in graded:
+        if cd.column in ua:
+            cd.all_unique = ua[cd.column] and ub[cd.column]
 
 
 def _statement(f: Finding, bound: float | None) -> None:
@@ -566,6 +585,7 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
             nd, bounds = numeric_drifts(check, data, binned, numeric, ref, cur)
             drifts.update({d.column: d for d in nd})
         graded = grade_all(check, [drifts[c] for c in kinds])
+        settle_unique(data, graded, numeric, ref, cur)
         if calendar and time_split(data, ref, cur):
             for cd, v in graded:
                 if cd.column in calendar:
