@@ -3,9 +3,9 @@ conflicting labels, undeclared entity keys, datetime features from the future, m
 
 Planted splits: equal statuses, subjects, counts, values and messages (exact: all of them are
 counts), and the planted numbers themselves; honest splits: no fail on either engine. The
-normalisation expressions are compared with the polars functions value by value. Skipped when
-pyspark or Java is missing (see conftest.py). ``cat`` holds a non-ASCII level (NFKC changes it), so the
-string UDF runs in the parity audits.
+normalisation expressions are compared with the polars functions value by value; ``cat``
+holds a non-ASCII level (NFKC changes it), so the string UDF runs in the parity audits.
+Skipped when pyspark or Java is missing (see conftest.py).
 """
 from __future__ import annotations
 
