@@ -16,7 +16,8 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
   Python UDF, used only on string columns where an aggregate found such a character: Spark has
   no Unicode normalisation built-in; standard library only and without Arrow, so any executor
   Python 3 runs it; it agrees with polars on every code point but the ~150 that Unicode
-  assigned after the executor Python's Unicode version). Later rows whose normalised row occurs in the earlier split
+  assigned after the executor Python's Unicode version). Later rows whose normalised row
+  occurs in the earlier split
   (a null-safe key join, :meth:`~auditor.engines.spark_engine.SparkEngine.key_overlap`) minus
   the exact copies = ``near_duplicate_rows``. Free-text columns (``columns.text``, MinHash/LSH on
   polars) are not matched on Spark: with one declared, near copies are reported as not computed

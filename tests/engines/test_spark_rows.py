@@ -64,7 +64,8 @@ def planted_rows() -> dict[str, pl.DataFrame]:
     near = train.slice(100, 10).with_columns(
         pl.col("row_id") + 9000, pl.col("x1") * (1 + 1e-10),
         pl.col("cat").str.to_uppercase().str.replace(" ", "  "))
-    conflict = train.slice(200, 7).with_columns(pl.col("row_id") + 9100, (1 - pl.col("y")).alias("y"))
+    conflict = train.slice(200, 7).with_columns(pl.col("row_id") + 9100,
+                                                (1 - pl.col("y")).alias("y"))
     return {"train": train, "test": pl.concat([test, near, conflict])}
 
 
@@ -197,7 +198,8 @@ def test_string_normalisation_matches_polars(spark):
 
     values = ["  Hello   World ", "A\tb\nc", "MiXeD", "Straße", "ＡＢＣ ｆｕｌｌ", "ΟΔΟΣ",
               "x\u00a0\u2003y", "İstanbul", "ﬁne", None, "", "   "]
-    df = spark.createDataFrame(pl.DataFrame({"i": np.arange(len(values)), "s": values}).to_arrow())
+    df = spark.createDataFrame(pl.DataFrame({"i": np.arange(len(values)),
+                                             "s": values}).to_arrow())
     got = [r["n"] for r in df.select("i", normalise_string(F.col("s"), True).alias("n"))
            .orderBy("i").collect()]
     want = normalise_strings(pl.Series(values)).to_list()
