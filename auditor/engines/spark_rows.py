@@ -8,7 +8,7 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
 
 - near copies: every compared column normalised by Spark expressions as
   :func:`auditor.detectors.near_duplicates.normalised_frame` does (floats and decimals rounded to
-  ``significant_digits`` significant digits by :func:`round_significant_frame`: the same arithmetic
+  ``significant_digits`` significant digits by :func:`round_significant_frame`, the same arithmetic
   as :func:`~auditor.detectors.near_duplicates.round_significant`: e = floor(log10|v|),
   k = digits - 1 - e, m = round-half-even(v * 10^k) with exact powers of ten, m / 10 when it
   reaches 10^digits; strings lowercased, whitespace runs collapsed to one space and the ends
