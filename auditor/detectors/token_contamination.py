@@ -34,6 +34,7 @@ from auditor.stats.textnorm import (WORD_PY, collapse_whitespace, fold, rolling_
 _WORD_RE = re.compile(WORD_PY)
 KIND_ORDER = ("exact", "near-duplicate", "n-gram overlap")
 MAX_TRAIN_DOCS_PER_NGRAM = 4   # an n-gram shared by many train documents names only a few
+OVERLAP_EDGES = np.linspace(0, 1, 11)   # bins of the overlap-ratio chart
 
 
 def normalised_text(texts: pl.Series, *, folded: bool = False) -> pl.Series:
@@ -323,11 +324,24 @@ class Contamination:
     # -- the finding ---------------------------------------------------------------------------
     def _finding(self, data: AuditData, train_name: str, later: str, train: pl.Series,
                  test: pl.Series, m: pl.DataFrame, dirty: pl.DataFrame) -> Finding:
-        n_docs = test.len()
-        count = m.height
+        by_kind = {k: int((m["kind"] == k).sum()) for k in KIND_ORDER}
+        hist = (np.histogram(dirty["overlap"].to_numpy(), bins=OVERLAP_EDGES)[0].tolist()
+                if dirty.height else None)
+        examples = self._examples(train_name, later, train, test, m) if m.height else []
+        rows = m["test_row"].sort().head(self.max_listed_rows).to_list()
+        assert data.tokens is not None and data.tokens.text
+        return self.judge(data.tokens.text, train_name, later, test.len(), by_kind,
+                          dirty.height, hist, rows, m.height, examples)
+
+    def judge(self, subject: str, train_name: str, later: str, n_docs: int,
+              by_kind: dict[str, int], n_dirty: int, overlap_hist: list[int] | None,
+              rows: list[int], count: int, examples: list[dict[str, Any]]) -> Finding:
+        """The finding of one evaluation split from aggregates (both engines): contaminated
+        documents per detector (``by_kind``, ``count`` in all), documents sharing any n-gram
+        (``n_dirty``) and their overlap ratios counted in :data:`OVERLAP_EDGES` bins, the first
+        ``max_listed_rows`` contaminated rows in order and the evidence examples."""
         value = share(count, n_docs)
         sev = grade(value, warn=self.warn_above, fail=self.fail_above)
-        by_kind = {k: int((m["kind"] == k).sum()) for k in KIND_ORDER}
         labels = {"exact": "exact copies (normalised text)",
                   "near-duplicate": f"near-duplicates (Jaccard >= {self.jaccard_at:g})",
                   "n-gram overlap": f"with >= {self.ngram_ratio_at:.0%} of their "
@@ -342,38 +356,37 @@ class Contamination:
                  if enabled[k]]
         if self.ngram:
             table.append({"detector": f"any {self.ngram}-gram shared (GPT-3 'dirty')",
-                          "documents": dirty.height})
+                          "documents": n_dirty})
         evidence: dict[str, Any] = {"by_detector": table}
-        if dirty.height:
-            edges = np.linspace(0, 1, 11)
-            counts = np.histogram(dirty["overlap"].to_numpy(), bins=edges)[0]
-            evidence["chart"] = {"type": "hist", "edges": edges.round(2).tolist(),
-                                 "series": {later: counts.tolist()},
+        if overlap_hist is not None:
+            evidence["chart"] = {"type": "hist", "edges": OVERLAP_EDGES.round(2).tolist(),
+                                 "series": {later: list(overlap_hist)},
                                  "xlabel": f"share of the document's {self.ngram}-grams found in "
                                            f"{train_name}",
                                  "ylabel": "documents",
                                  "title": f"{self.ngram}-gram overlap of {later} documents "
                                           "that share any"}
         if count:
-            evidence["examples"] = self._examples(train_name, later, train, test, m)
-            rows = m["test_row"].sort().to_list()
+            evidence["examples"] = examples
             first = (f" (the first {self.max_listed_rows:,})"
-                     if len(rows) > self.max_listed_rows else "")
+                     if count > self.max_listed_rows else "")
             evidence["rows_to_drop"] = {
-                "split": later, "rows": rows[:self.max_listed_rows], "total": len(rows),
+                "split": later, "rows": rows[:self.max_listed_rows], "total": count,
                 "how": (f"0-based row indices of {later} in stored order{first}"
                         f"; report.json lists them under this key. Drop them with e.g. "
                         f"df.with_row_index('i').filter(~pl.col('i').is_in(rows)).drop('i'). "
                         + ("" if self.clean_dir is not None else
                            "The audit itself never writes data unless asked: "
                            "--write-clean DIR (clean_dir) writes the clean subset."))}
-        return Finding(severity=sev, metric="contaminated_documents", subject=data.tokens.text,
+        return Finding(severity=sev, metric="contaminated_documents", subject=subject,
                        value=value, threshold=self.fail_above, count=count,
                        splits=[train_name, later], message=message, evidence=evidence)
 
-    def _examples(self, train_name: str, later: str, train: pl.Series, test: pl.Series,
+    def _examples(self, train_name: str, later: str, train: Any, test: Any,
                   m: pl.DataFrame) -> list[dict[str, Any]]:
-        """Up to max_examples pairs, taking the detectors in turn, with the longest shared span."""
+        """Up to max_examples pairs, taking the detectors in turn, with the longest shared span.
+        ``train``/``test``: the texts by row number (a Series, or a dict of the rows of ``m``
+        holding each detector's first ``max_examples`` rows, on Spark)."""
         by_kind = {k: m.filter(pl.col("kind") == k).head(self.max_examples) for k in KIND_ORDER}
         picked: list[tuple[Any, ...]] = []
         i = 0
