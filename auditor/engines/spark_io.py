@@ -251,15 +251,15 @@ class SparkAuditData:
         if not y:
             return None
         frames = list(self.splits.values())
-        union = frames[0].select(y)
+        col = F.col("`" + y.replace("`", "``") + "`")  # the name literally (dots, backticks)
+        union = frames[0].select(col)
         for df in frames[1:]:
-            union = union.unionByName(df.select(y), allowMissingColumns=True)
+            union = union.unionByName(df.select(col), allowMissingColumns=True)
         kind = self.kinds.get(y)
         dtype = union.schema[y].dataType
         from pyspark.sql import types as T
 
         is_float = isinstance(dtype, (T.FloatType, T.DoubleType, T.DecimalType))
-        col = F.col(y)
         valued = union.where(col.isNotNull() & (~F.isnan(col) if is_float else F.lit(True)))
         aggs = [F.count_distinct(col).alias("n")]
         if is_float:

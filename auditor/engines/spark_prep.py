@@ -63,10 +63,16 @@ def _is_float(data_type: Any) -> bool:
     return isinstance(data_type, (T.FloatType, T.DoubleType))
 
 
+def _c(name: str) -> Any:
+    """The column ``name`` taken literally: quoted, a backtick in it doubled (Spark would read
+    dots as struct fields and stop at a lone backtick)."""
+    return _F().col("`" + name.replace("`", "``") + "`")
+
+
 def _x(name: str, is_float: bool) -> Any:
     """The column as double, NaN as null (polars' ``fill_nan(None)``)."""
     F = _F()
-    x = F.col(f"`{name}`").cast("double")
+    x = _c(name).cast("double")
     return F.when(F.isnan(x), None).otherwise(x) if is_float else x
 
 
@@ -187,7 +193,7 @@ class SparkContext:
         names, cols = self.names, self.cols
         exprs = []
         for i, c in enumerate(cols):
-            x = F.col(f"`{c}`")
+            x = _c(c)
             integral = F.when(F.abs(x) == math.inf, 1).otherwise((x % 1 == 0).cast("int"))
             exprs += [F.count(x).alias(f"{i}|n"), F.avg(x).alias(f"{i}|mean"),
                       F.var_pop(x).alias(f"{i}|var0"), F.min(x).alias(f"{i}|min"),
@@ -215,7 +221,7 @@ class SparkContext:
         # rows at each split's extremes; quartile brackets of every float column and target
         exprs, spec = [], []
         for i, c in enumerate(cols):
-            x = F.col(f"`{c}`")
+            x = _c(c)
             for t, n in enumerate(names):
                 d = raw[n][c]
                 if d["n"]:
@@ -321,7 +327,7 @@ class SparkContext:
     # -- the judge's measuring operations (see auditor.stats.preprocessing.Context) ------------
     def _values(self, splits: tuple[str, ...], c: str) -> Any:
         F = _F()
-        return F.when(_in(tuple(splits), self.names), F.col(f"`{c}`"))
+        return F.when(_in(tuple(splits), self.names), _c(c))
 
     def set_rows(self, fit_set: tuple[str, ...]) -> int:
         return sum(self.data.rows(n) for n in fit_set)
@@ -406,7 +412,7 @@ class SparkContext:
         F = _F()
         # NaN counts as not near (polars compares NaN as false): the tagged column holds null
         rows = {int(r[TAG]): int(r["k"]) for r in self.tagged.groupBy(TAG).agg(
-            F.sum(F.when(F.abs(F.col(f"`{c}`") - v) <= tol, 1).otherwise(0)).alias("k")
+            F.sum(F.when(F.abs(_c(c) - v) <= tol, 1).otherwise(0)).alias("k")
         ).collect()}
         return {n: rows.get(i, 0) for i, n in enumerate(self.names)}
 
@@ -415,7 +421,7 @@ class SparkContext:
         F = _F()
         cond = None
         for c, v, tol in specs:
-            one = F.coalesce(F.abs(F.col(f"`{c}`") - v) <= tol, F.lit(False))
+            one = F.coalesce(F.abs(_c(c) - v) <= tol, F.lit(False))
             cond = one if cond is None else cond | one
         return int(self.tagged.where(_in(tuple(fit_set), self.names) & cond).count())
 
@@ -423,13 +429,13 @@ class SparkContext:
         F = _F()
         cond = None
         for c in cols:
-            one = F.coalesce(F.col(f"`{c}`").cast("double"), F.lit(0.0)) != 0
+            one = F.coalesce(_c(c).cast("double"), F.lit(0.0)) != 0
             cond = one if cond is None else cond | one
         return int(self.data.splits[split].where(cond).count())
 
     def row_sums(self, group: list[str]) -> list[dict[str, bool]]:
         F = _F()
-        xs = [F.col(f"`{g}`").cast("double") for g in group]
+        xs = [_c(g).cast("double") for g in group]
         s = xs[0]
         q = xs[0] * xs[0]
         null = xs[0].isNull()
@@ -462,7 +468,7 @@ class SparkContext:
         y = self.data.label
         df = self.data.splits[split]
         dtype = df.schema[y].dataType
-        col = F.col(f"`{y}`")
+        col = _c(y)
         if isinstance(dtype, (T.NumericType, T.BooleanType)):
             x = col.cast("double")
             return F.when(F.isnan(x), None).otherwise(x) if _is_float(dtype) else x
@@ -476,7 +482,7 @@ class SparkContext:
     def _top_label(self) -> str | None:
         F = _F()
         y = self.data.label
-        tops = [r[0] for r in (self.data.splits[n].agg(F.max(F.col(f"`{y}`").cast("string")))
+        tops = [r[0] for r in (self.data.splits[n].agg(F.max(_c(y).cast("string")))
                                .collect()[0] for n in self.names) if r[0] is not None]
         return max(tops) if tops else None
 
@@ -496,7 +502,7 @@ class SparkContext:
         """The later splits' ``cols`` (float NaN as null) and ``raw`` columns, stacked."""
         parts = [self.data.splits[n].select(
             *[_x(c, c in self.floats).alias(c) for c in cols],
-            *[_F().col(f"`{k}`") for k in raw if k not in cols]) for n in self.names[1:]]
+            *[_c(k) for k in raw if k not in cols]) for n in self.names[1:]]
         out = parts[0]
         for p in parts[1:]:
             out = out.unionByName(p)
@@ -506,12 +512,12 @@ class SparkContext:
                            ) -> tuple[dict[str, int], dict[str, int], int]:
         F = _F()
         later = self._later(cols)
-        r = later.agg(*[F.count_distinct(F.col(f"`{c}`")).alias(f"d{i}")
+        r = later.agg(*[F.count_distinct(_c(c)).alias(f"d{i}")
                         for i, c in enumerate(cols)]).collect()[0]
         n_later = {c: int(r[f"d{i}"]) for i, c in enumerate(cols)}
         train = self.data.splits[self.names[0]]
-        r = train.agg(*[(F.count_distinct(F.col(f"`{c}`"))
-                         + F.max(F.col(f"`{c}`").isNull().cast("int"))).alias(f"d{i}")
+        r = train.agg(*[(F.count_distinct(_c(c))
+                         + F.max(_c(c).isNull().cast("int"))).alias(f"d{i}")
                         for i, c in enumerate(cols)]).collect()[0]
         n_train = {c: int(r[f"d{i}"] or 0) for i, c in enumerate(cols)}
         return n_later, n_train, sum(self.data.rows(n) for n in self.names[1:])
@@ -525,10 +531,10 @@ class SparkContext:
             return out
         later = self._later(cols, keys)
         height = sum(self.data.rows(n) for n in self.names[1:])
-        r = later.agg(*[(F.count_distinct(F.col(f"`{k}`"))
-                         + F.max(F.col(f"`{k}`").isNull().cast("int"))).alias(f"k{i}")
+        r = later.agg(*[(F.count_distinct(_c(k))
+                         + F.max(_c(k).isNull().cast("int"))).alias(f"k{i}")
                         for i, k in enumerate(keys)],
-                      *[F.count_distinct(F.col(f"`{c}`")).alias(f"c{i}")
+                      *[F.count_distinct(_c(c)).alias(f"c{i}")
                         for i, c in enumerate(cols)]).collect()[0]
         levels = [int(r[f"k{i}"] or 0) for i in range(len(keys))]
         values = {c: int(r[f"c{i}"]) for i, c in enumerate(cols)}
@@ -538,7 +544,7 @@ class SparkContext:
             todo = [c for c in cols if out[c] is None and c != k and values[c] <= n_levels]
             if not todo:
                 continue
-            per = later.groupBy(f"`{k}`").agg(*[F.count_distinct(F.col(f"`{c}`")).alias(f"u{i}")
+            per = later.groupBy(_c(k)).agg(*[F.count_distinct(_c(c)).alias(f"u{i}")
                                                 for i, c in enumerate(todo)])
             r = per.agg(*[F.sum((F.col(f"u{i}") >= 1).cast("int")).alias(f"g{i}")
                           for i in range(len(todo))],
@@ -561,7 +567,7 @@ class SparkContext:
 
         def frame(n: str) -> Any:
             y = self._label(n)
-            return self.data.splits[n].select(F.col(f"`{key}`").alias("k"),
+            return self.data.splits[n].select(_c(key).alias("k"),
                                               _x(c, True).alias("v"), y.alias("y"),
                                               F.lit(names.index(n)).alias(TAG))
 

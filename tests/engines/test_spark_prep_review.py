@@ -1,0 +1,96 @@
+"""Review of ``leakage.preprocessing`` on the spark engine as a user would run it: column names
+Spark would otherwise parse (spaces, dots, backticks, markup) in features, the level key and the
+label give the same findings as polars; the number of Spark jobs does not grow with the number
+of columns. Skipped when pyspark or Java is missing (see conftest.py)."""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from auditor.core.config import Columns
+from auditor.detectors.preprocessing import PreprocessingFit
+from auditor.engines.spark_io import SparkAuditData
+from auditor.loading.data import build_audit_data
+from auditor.report.results import Severity
+
+N_TRAIN, N = 600, 800
+
+
+def _key(findings):
+    return sorted((f.severity.value, f.metric, str(f.subject), f.count, tuple(f.splits or ()),
+                   round(f.value, 9) if isinstance(f.value, float) else f.value)
+                  for f in findings)
+
+
+def _both(spark, frame: pl.DataFrame, label: str):
+    frames = {"train": frame[:N_TRAIN], "test": frame[N_TRAIN:]}
+    columns = Columns(label=label)
+    spark_frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
+    return build_audit_data(frames, columns=columns), SparkAuditData(spark_frames,
+                                                                      columns=columns)
+
+
+def _odd_names() -> pl.DataFrame:
+    rng = np.random.default_rng(21)
+    raw = rng.normal(50, 10, N)
+    z = (raw - raw.mean()) / raw.std()  # a scaler fitted on all rows
+    holes = 10 + rng.gamma(2.0, 5.0, N)
+    holes[rng.random(N) < 0.12] = np.nan
+    filled = np.where(np.isnan(holes), np.nanmean(holes), holes)  # a mean fill over all rows
+    y = (rng.random(N) < 0.3).astype(np.int64)
+    store = rng.integers(0, 30, N)
+    means = pl.DataFrame({"s": store, "y": y}).group_by("s").agg(pl.col("y").mean())
+    lookup = dict(zip(means["s"].to_list(), means["y"].to_list()))
+    return pl.DataFrame({"a b": z, "a.b": z * 1.0, "a`b": z + 0.0, "<script>x</script>": z,
+                         "fill.`v": filled, "st.o`re": store,
+                         "te `x.": np.array([lookup[s] for s in store], dtype=np.float64),
+                         "la.b`el": y})
+
+
+def test_column_names_spark_would_parse_give_the_polars_findings(spark):
+    from auditor.engines.spark_prep import preprocessing
+
+    polars_data, spark_data = _both(spark, _odd_names(), "la.b`el")
+    check = PreprocessingFit()
+    on_polars, on_spark = check.run(polars_data), preprocessing(check, spark_data)
+    assert _key(on_spark) == _key(on_polars)
+    fails = {(f.metric, str(f.subject)) for f in on_spark if f.severity == Severity.FAIL}
+    assert fails == {
+        ("standard_scaling_fit", str(["a b", "a.b", "a`b", "<script>x</script>"])),
+        ("imputation_fit", "fill.`v"), ("target_encoding_fit", "te `x.")}
+    te = next(f for f in on_spark if f.metric == "target_encoding_fit")
+    assert te.evidence["level_key"] == "st.o`re" and te.evidence["levels"] == 30
+
+
+def _wide(n_cols: int) -> pl.DataFrame:
+    rng = np.random.default_rng(11)
+    cols = {f"x{i}": rng.normal(size=N) for i in range(n_cols)}
+    holes = rng.gamma(2.0, 5.0, N)
+    holes[rng.random(N) < 0.12] = np.nan
+    cols["fill"] = np.where(np.isnan(holes), np.nanmean(holes), holes)  # a mean fill over all rows
+    cols["y"] = (rng.random(N) < 0.3).astype(np.int64)
+    return pl.DataFrame(cols)
+
+
+def test_spark_jobs_do_not_grow_with_the_number_of_columns(spark):
+    """All columns are summarised in shared passes: 4 and 28 columns cost the same jobs."""
+    from auditor.engines.spark_prep import preprocessing
+
+    sc = spark.sparkContext
+    jobs = []
+    for n_cols in (4, 28):
+        _, spark_data = _both(spark, _wide(n_cols), "y")
+        for name in spark_data.split_names:
+            spark_data.rows(name)  # row counts are the loader's, not the check's
+        group = f"prep-review-{n_cols}"
+        sc.setJobGroup(group, group)
+        try:
+            findings = preprocessing(PreprocessingFit(), spark_data)
+        finally:
+            sc.setJobGroup("", "")
+        jobs.append(len(sc.statusTracker().getJobIdsForGroup(group)))
+        assert [(f.metric, str(f.subject)) for f in findings if f.severity != Severity.INFO] \
+            == [("imputation_fit", "fill")]
+    assert jobs[0] == jobs[1], jobs
+    assert jobs[1] <= 30, jobs
