@@ -37,6 +37,9 @@ judge with the polars detectors' own judging code where it is a function of aggr
 - ``tokens.special_tokens``: flagged-row counts and structure aggregates over the per-row layout,
   example rows fetched by row number; judged by ``SpecialTokens.judge``; typed special-token
   strings (injection) by the polars functions per Arrow batch.
+- ``tokens.contamination`` (:mod:`auditor.engines.spark_contamination`): the polars hashing per
+  Arrow batch on the executors; exact copies and n-gram overlap by hash joins, near-duplicates
+  by MinHash LSH band joins with Spark-side Jaccard; judged by ``Contamination.judge``.
 - ``leakage.preprocessing`` / ``schema.expectations`` (:mod:`auditor.engines.spark_prep`):
   every fingerprint from per-split aggregates combined on the driver, exact order statistics
   where a verdict reads them, judged by ``PreprocessingFit.judge``; the GX suite through GX's
@@ -519,6 +522,7 @@ def on_sample(check: Any, data: Any) -> list[Finding]:
 
 
 from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
+from auditor.engines import spark_contamination  # noqa: E402  (tokens.contamination)
 
 from auditor.engines import spark_prep  # noqa: E402  (preprocessing, expectations)
 
@@ -536,6 +540,7 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "tokens.lengths": spark_tokens.lengths,
     "tokens.roundtrip": spark_tokens.roundtrip,
     "tokens.special_tokens": spark_tokens.special_tokens,
+    "tokens.contamination": spark_contamination.contamination,
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,
     "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
     "separability.memorisation": memorisation,
