@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -19,8 +19,9 @@ from auditor.probes.probe_model import (BINARY, METRIC, METRIC_TEXT, MULTICLASS,
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, grade, grade_at_least
 
-if TYPE_CHECKING:
-    from auditor.detectors.separability import LabelProbe
+# The check object (auditor.detectors.separability.LabelProbe), typed loosely: the probes
+# layer sits below the detectors and does not import them.
+LabelProbe = Any
 
 CURVE_ROWS = 2_000      # evaluation rows behind each loss curve
 BAND_LEVEL = 0.995      # one-sided quantile of the prediction interval (99% two-sided)
