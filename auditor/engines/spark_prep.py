@@ -86,8 +86,8 @@ def _in(fit_set: tuple[str, ...], names: list[str]) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 def order_stats(frame: Any, requests: list[tuple[Any, int, int, int]],
-                lows: list[float] | None = None, highs: list[float] | None = None
-                ) -> list[tuple[float, float]]:
+                lows: list[float] | None = None, highs: list[float] | None = None,
+                margin: float = _MARGIN) -> list[tuple[float, float]]:
     """Exact order statistics ``(x_(k0), x_(k1))`` (0-based ranks, ``k0 <= k1`` close together)
     of each request ``(expr, n, k0, k1)``, ``expr`` a double column of ``frame`` (null: not a
     value) with ``n`` non-null values.
@@ -96,15 +96,18 @@ def order_stats(frame: Any, requests: list[tuple[Any, int, int, int]],
     ``_MARGIN / ACCURACY``), then one ``agg`` counting values below ``lo`` and one ``groupBy``
     of the distinct values inside the bracket with their counts (about ``2 _MARGIN n /
     ACCURACY`` of them): the statistics are read off the cumulative counts. A bracket that
-    missed (the sketch's guarantee failed) is widened to the whole range and re-measured."""
+    missed (the sketch's guarantee failed, or given brackets were wrong) is re-measured with a
+    16 times wider margin, and only past a margin of ``ACCURACY / 16`` (brackets of ~12% of
+    the values) over the whole range: the driver holds about ``2 margin n / ACCURACY``
+    distinct values per request, not the column."""
     F = _F()
     if not requests:
         return []
     if lows is None or highs is None:
         exprs = []
         for i, (e, n, k0, k1) in enumerate(requests):
-            lo_p = max(0.0, (k0 + 1) / n - _MARGIN / ACCURACY)
-            hi_p = min(1.0, (k1 + 1) / n + _MARGIN / ACCURACY)
+            lo_p = max(0.0, (k0 + 1) / n - margin / ACCURACY)
+            hi_p = min(1.0, (k1 + 1) / n + margin / ACCURACY)
             exprs.append(F.percentile_approx(e, [lo_p, hi_p], ACCURACY).alias(f"b{i}"))
         row = frame.agg(*exprs).collect()[0]
         lows = [float(row[f"b{i}"][0]) for i in range(len(requests))]
@@ -136,9 +139,15 @@ def order_stats(frame: Any, requests: list[tuple[Any, int, int, int]],
         else:
             out.append(None)
             retry.append(i)
+    if retry and not math.isfinite(margin):  # every value seen: n or the ranks were wrong
+        raise ValueError(f"order statistics {[requests[i][1:] for i in retry]} not found")
     if retry:
-        wide = order_stats(frame, [requests[i] for i in retry], [-math.inf] * len(retry),
-                           [math.inf] * len(retry))
+        again = [requests[i] for i in retry]
+        if margin * 16 <= ACCURACY / 16:
+            wide = order_stats(frame, again, margin=margin * 16)
+        else:  # the last resort: every distinct value
+            wide = order_stats(frame, again, [-math.inf] * len(retry), [math.inf] * len(retry),
+                               margin=math.inf)
         for i, v in zip(retry, wide):
             out[i] = v
     return out  # type: ignore[return-value]

@@ -94,3 +94,33 @@ def test_spark_jobs_do_not_grow_with_the_number_of_columns(spark):
             == [("imputation_fit", "fill")]
     assert jobs[0] == jobs[1], jobs
     assert jobs[1] <= 30, jobs
+
+
+def test_a_missed_bracket_is_widened_not_replaced_by_the_whole_column(spark, monkeypatch):
+    """Brackets that hold none of the ranks (as when the sketch's guarantee fails) are
+    re-measured with a wider percentile_approx margin, exact as numpy, without collecting
+    every distinct value of the column to the driver."""
+    import math
+
+    from pyspark.sql import functions as F
+
+    import auditor.engines.spark_prep as sp
+
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=5000)
+    df = spark.createDataFrame(pl.DataFrame({"x": x}).to_arrow())
+    calls = []
+    real = sp.order_stats
+
+    def spy(frame, requests, lows=None, highs=None, margin=sp._MARGIN):
+        calls.append((None if lows is None else lows[0], margin))
+        return real(frame, requests, lows, highs, margin)
+
+    monkeypatch.setattr(sp, "order_stats", spy)
+    ranks = [sp.linear_quantile(len(x), q) for q in (0.25, 0.5, 0.9)]
+    requests = [(F.col("x"), len(x), k0, k1) for k0, k1, _ in ranks]
+    got = sp.order_stats(df, requests, [10.0] * 3, [11.0] * 3)  # brackets above every value
+    s = np.sort(x)
+    assert got == [(s[k0], s[k1]) for k0, k1, _ in ranks]
+    assert calls[1:] == [(None, sp._MARGIN * 16)]  # one wider sketch pass, no whole range
+    assert all(lo is None or math.isfinite(lo) for lo, _ in calls)
