@@ -118,9 +118,11 @@ def _hash_pass(data: Any, split: str, col: str, n: int, seed: int, with_pos: boo
             .persist(StorageLevel.MEMORY_AND_DISK))
 
 
-def _signatures(check: Any, numbered: Any, rows: Any | None, seed: int) -> Any:
+def _signatures(check: Any, numbered: Any, rows: Any | None, seed: int,
+                held: list[Any]) -> Any:
     """(row, band, key) and (row, sig) of the documents in ``rows`` (all when None), by the
-    polars MinHash code per Arrow batch; word-less documents have no band keys."""
+    polars MinHash code per Arrow batch; word-less documents have no band keys. The persisted
+    frame is appended to ``held`` (unpersisted when the split is judged)."""
     import pyarrow as pa
     import polars as pl
     from pyspark import StorageLevel
@@ -153,20 +155,21 @@ def _signatures(check: Any, numbered: Any, rows: Any | None, seed: int) -> Any:
                 names=[ROW, "sig", "keys"])
 
     out = src.mapInArrow(per_batch, _SIG_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    held.append(out)
     keys = out.select(ROW, F.posexplode("keys").alias("band", "key"))
     return keys, out.select(ROW, "sig")
 
 
 def _near(check: Any, data: Any, train: str, later: str, col: str, seed: int,
-          cand_a: Any | None, cand_b: Any | None) -> Any:
+          cand_a: Any | None, cand_b: Any | None, held: list[Any]) -> Any:
     """(test_row, train_row, jaccard, kind, rk): the best near-duplicate training row per
     evaluation document, as :func:`auditor.stats.minhash.near_duplicate_pairs`."""
     from pyspark.sql import functions as F
 
     ka, sa = _signatures(check, data.cached(("spark.contamination.numbered", train),
                                             lambda: _numbered(data, train, col)),
-                         cand_a, seed)
-    kb, sb = _signatures(check, _numbered(data, later, col), cand_b, seed)
+                         cand_a, seed, held)
+    kb, sb = _signatures(check, _numbered(data, later, col), cand_b, seed, held)
     rep = ka.groupBy("band", "key").agg(F.min(ROW).alias("train_row"))
     pairs = (kb.join(rep, ["band", "key"]).select("train_row", F.col(ROW).alias("test_row"))
              .distinct())
@@ -211,6 +214,7 @@ def _one(check: Any, data: Any, train: str, later: str, col: str, seed: int) -> 
     pb = _hash_pass(data, later, col, n, seed, with_pos=True)
     rank = {k: i for i, k in enumerate(KIND_ORDER)}
     frames = []
+    held: list[Any] = [pb]
     dirty = None
     cand_a = cand_b = None
     docs_a, docs_b = pa_.where("kind = 0"), pb.where("kind = 0")
@@ -249,7 +253,7 @@ def _one(check: Any, data: Any, train: str, later: str, col: str, seed: int) -> 
                               F.lit(1.0).alias("jaccard"), F.lit(None).cast("double")
                               .alias("overlap"), F.lit(rank["exact"]).alias("rk")))
     if check.near_duplicates:
-        near = _near(check, data, train, later, col, seed, cand_a, cand_b)
+        near = _near(check, data, train, later, col, seed, cand_a, cand_b, held)
         frames.append(near.select("test_row", "train_row", "jaccard",
                                   F.lit(None).cast("double").alias("overlap"),
                                   F.lit(rank["near-duplicate"]).alias("rk")))
@@ -271,7 +275,7 @@ def _one(check: Any, data: Any, train: str, later: str, col: str, seed: int) -> 
             m = m.withColumn("overlap", F.coalesce("overlap", F.lit(0.0)))
         m = m.persist()
     finding = _judge(check, data, train, later, col, m, dirty, rank)
-    for frame in (m, dirty, pb):
+    for frame in [m, dirty, *held]:
         if frame is not None:
             frame.unpersist()
     return finding
