@@ -220,16 +220,22 @@ def _one(check: Any, data: Any, train: str, later: str, col: str, seed: int) -> 
     docs_a, docs_b = pa_.where("kind = 0"), pb.where("kind = 0")
     if n:
         tg = pb.where("kind = 1").select(F.col(ROW).alias("doc"), "pos", "h")
-        ta = pa_.where("kind = 1").select(F.col(ROW).alias("train_row"), "h").distinct()
-        hits = ta.join(tg.select("h").distinct(), "h", "left_semi")
+        # the semi-join first: only training n-grams found in the evaluation split are made
+        # distinct and ranked (a shuffle of the overlap, not of every training n-gram)
+        ta = pa_.where("kind = 1").select(F.col(ROW).alias("train_row"), "h")
+        hits = ta.join(tg.select("h").distinct(), "h", "left_semi").distinct()
         w = Window.partitionBy("h").orderBy("train_row")
         hits = (hits.withColumn("_r", F.row_number().over(w))
                 .where(F.col("_r") <= MAX_TRAIN_DOCS_PER_NGRAM).drop("_r"))
-        matched = tg.join(hits, "h")
-        total = tg.groupBy("doc").agg(F.count(F.lit(1)).alias("total"))
+        matched = tg.join(hits, "h").persist()
+        held.append(matched)
+        # a document's n-grams: one per word position from 0 to words - n (as on polars)
+        total = docs_b.select(F.col(ROW).alias("doc"),
+                              (F.col("words") - F.lit(n - 1)).alias("total"))
         covered = matched.groupBy("doc").agg(F.countDistinct("pos").alias("shared"))
         best = (matched.groupBy("doc", "train_row").agg(F.countDistinct("pos").alias("k"))
-                .groupBy("doc").agg(F.max(F.struct(F.col("k"), (-F.col("train_row")).alias("ntr")))
+                .groupBy("doc").agg(F.max(F.struct(F.col("k"),
+                                                   (-F.col("train_row")).alias("ntr")))
                                     .alias("b")))
         dirty = (covered.join(total, "doc").join(best, "doc")
                  .select(F.col("doc").alias("test_row"), (-F.col("b.ntr")).alias("train_row"),
@@ -245,11 +251,16 @@ def _one(check: Any, data: Any, train: str, later: str, col: str, seed: int) -> 
         cand_b = (docs_b.where(F.col("words") < short).select(ROW)
                   .union(matched.select(F.col("doc").alias(ROW))).distinct())
     if check.exact:
+        # hash -> first training row (16 bytes a document shuffled), joined with the
+        # evaluation hashes; the hits' normalised strings compared with their training rows'
         table = (docs_a.where(F.col("h").isNotNull()).groupBy("h")
-                 .agg(F.min(F.struct(F.col(ROW), F.col("norm"))).alias("t")))
-        frames.insert(0, docs_b.where(F.col("h").isNotNull()).join(table, "h")
-                      .where(F.col("norm") == F.col("t.norm"))
-                      .select(F.col(ROW).alias("test_row"), F.col("t.row").alias("train_row"),
+                 .agg(F.min(ROW).alias("train_row")))
+        hits_e = (docs_b.where(F.col("h").isNotNull()).join(table, "h")
+                  .select(F.col(ROW).alias("test_row"), "train_row", "norm"))
+        same = hits_e.join(docs_a.select(F.col(ROW).alias("train_row"),
+                                         F.col("norm").alias("train_norm")), "train_row")
+        frames.insert(0, same.where(F.col("norm") == F.col("train_norm"))
+                      .select("test_row", "train_row",
                               F.lit(1.0).alias("jaccard"), F.lit(None).cast("double")
                               .alias("overlap"), F.lit(rank["exact"]).alias("rk")))
     if check.near_duplicates:
