@@ -124,3 +124,62 @@ def test_a_missed_bracket_is_widened_not_replaced_by_the_whole_column(spark, mon
     assert got == [(s[k0], s[k1]) for k0, k1, _ in ranks]
     assert calls[1:] == [(None, sp._MARGIN * 16)]  # one wider sketch pass, no whole range
     assert all(lo is None or math.isfinite(lo) for lo, _ in calls)
+
+
+def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors(
+        spark, monkeypatch):
+    """A target encoding keyed by a 400-level user column (leaked: fitted on all rows):
+    the polars findings and fit evidence, while no collect of the fit returns more than the
+    20 example levels (the per-level table went to the driver before)."""
+    import auditor.engines.spark_prep as sp
+
+    rng = np.random.default_rng(17)
+    user = rng.integers(0, 400, 6000)
+    y = (rng.random(6000) < 0.3).astype(np.int64)
+    means = pl.DataFrame({"u": user, "y": y}).group_by("u").agg(pl.col("y").mean())
+    lookup = dict(zip(means["u"].to_list(), means["y"].to_list()))
+    frame = pl.DataFrame({"user": [f"u{u}" for u in user],
+                          "user_te": np.array([lookup[u] for u in user]), "y": y})
+    frames = {"train": frame[:4500], "test": frame[4500:]}
+    columns = Columns(label="y")
+    polars_data = build_audit_data(frames, columns=columns)
+    spark_data = SparkAuditData({k: spark.createDataFrame(v.to_arrow()).cache()
+                                 for k, v in frames.items()}, columns=columns)
+    DataFrame = type(spark_data.splits["train"])  # pyspark's classic (or connect) frame
+    largest, inside = [0], [False]
+    real_fits, real_collect, real_arrow = (sp.SparkContext.encoding_fits, DataFrame.collect,
+                                           DataFrame.toArrow)
+
+    def fits(self, c, key):
+        inside[0] = True
+        try:
+            return real_fits(self, c, key)
+        finally:
+            inside[0] = False
+
+    def collect(self):
+        out = real_collect(self)
+        if inside[0]:
+            largest[0] = max(largest[0], len(out))
+        return out
+
+    def to_arrow(self):
+        out = real_arrow(self)
+        if inside[0]:
+            largest[0] = max(largest[0], out.num_rows)
+        return out
+
+    monkeypatch.setattr(sp.SparkContext, "encoding_fits", fits)
+    monkeypatch.setattr(DataFrame, "collect", collect)
+    monkeypatch.setattr(DataFrame, "toArrow", to_arrow)
+    check = PreprocessingFit()
+    on_polars, on_spark = check.run(polars_data), sp.preprocessing(check, spark_data)
+    assert _key(on_spark) == _key(on_polars)
+    te = [f for f in on_spark if f.metric == "target_encoding_fit"]
+    assert [(str(f.subject), f.severity) for f in te] == [("user_te", Severity.FAIL)]
+    want = next(f for f in on_polars if f.metric == "target_encoding_fit").evidence
+    got = te[0].evidence
+    assert got["levels"] == want["levels"] and got["level_key"] == want["level_key"] == "user"
+    assert want["levels"] > 300
+    assert got["smoothing_m"] == pytest.approx(want["smoothing_m"], rel=1e-9, abs=1e-12)
+    assert 0 < largest[0] <= 20
