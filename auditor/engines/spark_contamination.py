@@ -27,7 +27,8 @@ Measuring (Spark DataFrames; the driver holds counts and a capped list of exampl
   :data:`~auditor.detectors.token_contamination.KIND_ORDER` that matched it.
 
 Row numbers are the stored order (partition offsets plus the position inside the partition).
-``clean_dir`` (writing the clean subset) is not done on Spark: the finding says so.
+``clean_dir``: each evaluation split minus its contaminated rows, in stored order, written by
+Spark as a Parquet folder ``<clean_dir>/<split>.parquet`` (polars writes one file).
 """
 from __future__ import annotations
 
@@ -337,10 +338,73 @@ def _judge(check: Any, data: Any, train: str, later: str, col: str, m: Any, dirt
     finding = check.judge(col, train, later, data.rows(later), by_kind, n_dirty, hist, rows,
                           count, examples)
     if check.clean_dir is not None:
-        note = "clean subset not written: the spark engine does not write data"
+        note = _write_clean(check, data, later, m, count)
         finding = dataclasses.replace(finding, message=f"{finding.message}; {note}",
                                       evidence={**finding.evidence, "clean_subset": note})
     return finding
+
+
+def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
+    """``split`` minus its contaminated rows, in stored order, written by Spark as the Parquet
+    folder ``clean_dir/<split>.parquet`` (into a temporary folder, renamed when complete);
+    the sentence the finding adds."""
+    import os
+    import shutil
+    import uuid
+    from pathlib import Path
+
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from auditor.engines.spark_tokens import offsets_of
+    from auditor.report.output import confined
+    from auditor.stats.numerics import fmt_count
+
+    folder = Path(check.clean_dir).expanduser()
+    target = folder / f"{split}.parquet"
+    inputs = {Path(p).resolve() for p in data.paths.values() if p}
+    if target.resolve() in inputs or any(target.resolve().is_relative_to(p)
+                                         for p in inputs if p.is_dir()):
+        return f"clean subset not written: {target} is an input of this audit"
+    df = data.splits[split]
+    offsets = offsets_of(data, split)
+
+    def per_batch(batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        at = offsets.get(TaskContext.get().partitionId(), 0)
+        for batch in batches:
+            n = batch.num_rows
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(np.arange(at, at + n, dtype=np.int64))]
+                + [batch.column(i) for i in range(batch.num_columns)],
+                names=[ROW + "__clean"] + list(batch.schema.names))
+            at += n
+
+    key = ROW + "__clean"
+    schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
+    rows = df.mapInArrow(per_batch, schema)
+    if m is not None and count:
+        rows = rows.join(m.select(F.col("test_row").alias(key)), key, "left_anti")
+    total = data.rows(split)
+    try:
+        target = confined(folder, target.name)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{target.name}.{uuid.uuid4().hex}.tmp"
+        try:
+            rows.orderBy(key).drop(key).write.parquet(str(tmp))
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.exists() or target.is_symlink():
+                target.unlink()
+            os.replace(tmp, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as err:
+        return f"clean subset not written to {target}: {err.strerror or err}"
+    return (f"wrote the {fmt_count(total - count)} clean {split} rows (of {fmt_count(total)}) "
+            f"to {target} (a Parquet folder written by Spark)")
 
 
 def _texts(data: Any, split: str, col: str, rows: list[int]) -> dict[int, str | None]:

@@ -105,3 +105,22 @@ def test_the_honest_lee_corpus_gives_no_fail_on_either_engine(spark, gpt2_json, 
     got = spark_contamination.contamination(check, sdata)
     assert _plain(got) == _plain(check.run(pdata))
     assert got[0].severity != Severity.FAIL and got[0].count == 0
+
+
+def test_clean_dir_writes_the_same_clean_rows_as_polars(planted, tmp_path):
+    import polars as pl
+
+    pdata, sdata = planted
+    (tmp_path / "p").mkdir()
+    want = Contamination(clean_dir=str(tmp_path / "p")).run(pdata)
+    got = spark_contamination.contamination(Contamination(clean_dir=str(tmp_path / "s")),
+                                            sdata)
+    for split, n_clean in (("val", 25), ("test", 18)):
+        ref = pl.read_parquet(tmp_path / "p" / f"{split}.parquet")
+        out = pl.read_parquet(tmp_path / "s" / f"{split}.parquet" / "*.parquet")
+        assert out.height == ref.height == n_clean
+        assert out["text"].to_list() == ref["text"].to_list()
+        assert out["input_ids"].to_list() == ref["input_ids"].to_list()
+    assert "wrote the 18 clean test rows (of 25)" in got[1].evidence["clean_subset"]
+    assert "wrote the 18 clean test rows (of 25)" in want[1].evidence["clean_subset"]
+    assert not list((tmp_path / "s").glob(".*.tmp"))  # no temporary folder left
