@@ -176,17 +176,3 @@ def nearest_rank(sorted_values: np.ndarray, p: float) -> float | None:
         return None
     i = max(int(np.ceil(p * n)) - 1, 0)
     return float(sorted_values[min(i, n - 1)])
-
-
-def make_engine(name: str, frames: dict[str, Any], *, seed: int = 0) -> Engine:
-    """An engine over named tables: polars DataFrames for ``polars``, Spark DataFrames for
-    ``spark``."""
-    if name == "polars":
-        from auditor.engines.polars_engine import PolarsEngine
-
-        return PolarsEngine(frames, seed=seed)
-    if name == "spark":
-        from auditor.engines.spark_engine import SparkEngine
-
-        return SparkEngine(frames, seed=seed)
-    raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {name!r}")

@@ -1,52 +1,8 @@
-"""Checks on the spark engine: measure through :class:`~auditor.engines.Engine` operations,
-judge with the polars detectors' own judging code where it is a function of aggregates.
-
-- ``leakage.group_overlap``: counts by key per split and their semi-join
-  (:meth:`~auditor.engines.Engine.key_overlap`); same values, grades and messages as polars.
-  Undeclared entity keys suggested (:mod:`auditor.engines.spark_rows`). Not yet: the "equal
-  in every other column" evidence of shared ids.
-- ``leakage.duplicates``: exact copies across splits (whole-row keys, null-safe) with the same
-  chance baseline (from repeated-key counts and design effects), within-split copies; near copies (normalised-row key join) and conflicting labels
-  (:mod:`auditor.engines.spark_rows`). Not yet: near copies matched on free-text columns
-  (MinHash; an info finding says so).
-- ``leakage.temporal``: time ranges from per-split min/max/null counts, out-of-order and
-  short-gap rows from range counts; same Clock, grades and messages. Datetime features'
-  ``future_values`` (:mod:`auditor.engines.spark_rows`). Not yet: example rows of the ranges.
-- ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
-  columns): category counts per split fed to the same comparison, verdict and evidence code
-  (:func:`auditor.detectors.drift.compare_all`); numeric and datetime columns (and a numeric
-  label) from quantile sketches and binned counts (:mod:`auditor.engines.spark_drift`: PSI
-  exact on its bins, KS on a fine grid with its error bound stated), graded together.
-- ``schema.consistency`` (:mod:`auditor.engines.spark_drift`): the loader's schema issues, and
-  value variants from a groupBy of normalised forms (only keys with several forms reach the
-  driver), judged by the polars check's functions.
-- ``separability.adversarial`` / ``separability.label_probe`` / ``separability.memorisation``
-  (:func:`auditor.engines.spark_rows.memorisation`): the polars detectors on a seeded
-  driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
-  states.
-
-- ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
-  (:mod:`auditor.engines.spark_assoc`): figures over every labelled row from binned per-class
-  counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
-- ``tokens.lengths`` (:mod:`auditor.engines.spark_tokens`): the per-row token layout computed on
-  the executors by the polars chunk code (``mapInArrow``), reduced to content-length count
-  tables, token counts and flagged-row counts; judged by ``SequenceLengths.judge``.
-- ``tokens.roundtrip``: encode/decode per Arrow batch on the executors (``RoundTrip.chunk``, the
-  tokenizer loaded once per Python worker), counts summed by Spark, evidence candidates by
-  ``orderBy().limit()``; judged by ``RoundTrip.judge``.
-- ``tokens.special_tokens``: flagged-row counts and structure aggregates over the per-row layout,
-  example rows fetched by row number; judged by ``SpecialTokens.judge``; typed special-token
-  strings (injection) by the polars functions per Arrow batch.
-- ``tokens.contamination`` (:mod:`auditor.engines.spark_contamination`): the polars hashing per
-  Arrow batch on the executors; exact copies and n-gram overlap by hash joins, near-duplicates
-  by MinHash LSH band joins with Spark-side Jaccard; judged by ``Contamination.judge``.
-- ``leakage.preprocessing`` / ``schema.expectations`` (:mod:`auditor.engines.spark_prep`):
-  every fingerprint from per-split aggregates combined on the driver, exact order statistics
-  where a verdict reads them, judged by ``PreprocessingFit.judge``; the GX suite through GX's
-  Spark execution engine on every row.
-
-Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
-reports it as ``skipped`` with that reason.
+"""The spark engine's row checks that predate the family modules -- ``leakage.group_overlap``
+(declared groups and ids), ``leakage.duplicates`` (exact copies, with the same chance baseline),
+``leakage.temporal`` (time ranges) -- and the categorical part of ``drift.label``; measured with
+:class:`~auditor.engines.Engine` operations and judged by the polars detectors' own functions.
+Which check runs where on Spark: :mod:`auditor.engines.spark_dispatch`.
 """
 from __future__ import annotations
 
@@ -56,21 +12,12 @@ import numpy as np
 
 from auditor.loading.data import Kind, LabelKind
 from auditor.detectors.groups import null_group_finding
-from auditor.engines import NOT_ON_SPARK, spark_assoc
-from auditor.engines import spark_drift
-from auditor.engines.spark_rows import (future_values, memorisation, near_and_conflicts,
+from auditor.engines import NOT_ON_SPARK
+from auditor.engines.spark_rows import (_clock, _evidence, future_values, near_and_conflicts,
                                         suggestions)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_rows, grade, share
-
-
-def run_on_spark(check: Any, data: Any) -> list[Finding]:
-    """The check's findings on the spark engine, or NotApplicable with the reason."""
-    impl = SPARK_CHECKS.get(check.id)
-    if impl is None:
-        raise NotApplicable(NOT_ON_SPARK)
-    return impl(check, data)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,15 +53,6 @@ def _overlap(check: Any, data: Any, col: str, earlier: str, later: str) -> Any:
     return data.cached(("spark.key_overlap", earlier, later, col),
                        lambda: data.engine.key_overlap(earlier, later, [col],
                                                        max_examples=check.max_examples))
-
-
-def _evidence(ko: Any, col: str, earlier: str, later: str) -> dict[str, Any]:
-    from auditor.detectors.groups import _cell
-
-    rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
-            for e, a, b in ko.top.select(col, "rows_earlier", "rows_later").iter_rows()]
-    return {"shared": {"entities": ko.shared, f"{earlier} rows": ko.rows_earlier,
-                       f"{later} rows": ko.rows_later}, "top_entities": rows}
 
 
 def _declared(check: Any, data: Any, col: str) -> list[Finding]:
@@ -370,67 +308,9 @@ def label_drift(check: Any, data: Any) -> list[Finding]:
     return findings
 
 
-def feature_drift(check: Any, data: Any) -> list[Finding]:
-    from auditor.detectors.drift import DRIFT_KINDS, _not_compared, compare_all
-    from auditor.stats.drift import CATEGORICAL_KINDS
-
-    pairs = _comparisons(data)
-    if not pairs:
-        raise NotApplicable("only one split and no reference: nothing to compare")
-    kinds = {c: data.kinds[c] for c in data.features if data.kinds.get(c) in DRIFT_KINDS}
-    if not kinds:
-        raise NotApplicable("no numeric, datetime, categorical or boolean feature columns")
-    cat = {c: k for c, k in kinds.items() if k in CATEGORICAL_KINDS}
-    numeric = [c for c in kinds if c not in cat]
-    if not cat:
-        raise NotApplicable(f"drift of numeric and datetime columns is {NOT_ON_SPARK}, and no "
-                            "categorical or boolean feature column remains")
-    skipped = _not_compared(data, kinds) + [
-        {"column": c, "reason": f"{kinds[c]} column: {NOT_ON_SPARK}"} for c in numeric]
-    samples = {n: _samples(data, n, cat) for n in data.split_names}
-    findings: list[Finding] = []
-    for i, (ref, cur) in enumerate(pairs):
-        graded = compare_all(check, list(cat), samples[ref], samples[cur], data.seed)
-        findings += check._comparison_findings(graded, ref, cur, samples, data,
-                                               skipped if i == 0 else [])
-    if numeric:
-        findings[0].message += (f"; {fmt_count(len(numeric))} numeric/datetime columns not "
-                                f"compared ({NOT_ON_SPARK})")
-    return findings
-
-
 # ---------------------------------------------------------------------------------------------
 # leakage.temporal
 # ---------------------------------------------------------------------------------------------
-
-def _clock(data: Any, col: str) -> tuple[Any, Any]:
-    """The polars detector's :class:`~auditor.detectors.temporal.Clock` for a Spark column, and
-    an expression giving the same numbers (epoch microseconds, or floats with NaN as null)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    from auditor.detectors.temporal import Clock
-
-    if col not in data.kinds:
-        raise NotApplicable(f"column {col!r} has incompatible types across splits (see "
-                            "schema.consistency)")
-    dtype = next(iter(data.splits.values())).schema[col].dataType
-    c = F.col(col)
-    if isinstance(dtype, T.DateType):
-        return Clock(col, True, True), F.unix_date(c).cast("long") * F.lit(86_400_000_000)
-    if isinstance(dtype, T.TimestampNTZType):
-        return Clock(col, True), F.expr(
-            f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', `{col}`)")
-    if isinstance(dtype, T.TimestampType):
-        return Clock(col, True, zoned=True), F.unix_micros(c)
-    if data.kinds[col] == Kind.NUMERIC:
-        x = c.cast("double")
-        return Clock(col, False), F.when(~F.isnan(x), x)
-    if data.kinds[col] == Kind.NULL:
-        raise NotApplicable(f"time column {col!r} is null in every row")
-    raise NotApplicable(f"time column {col!r} has type {dtype.simpleString()}; expected a date "
-                        "or datetime (or numbers)")
-
 
 def temporal(check: Any, data: Any) -> list[Finding]:
     """Ranges, rows dated before the previous split's end, reversed splits, short gaps: from
@@ -493,55 +373,3 @@ def temporal(check: Any, data: Any) -> list[Finding]:
 # ---------------------------------------------------------------------------------------------
 # model probes on a driver-side sample
 # ---------------------------------------------------------------------------------------------
-
-def on_sample(check: Any, data: Any) -> list[Finding]:
-    """Run the polars detector on a seeded sample of every split collected to the driver
-    (stratified by the label when there is one); every finding states the sample's size."""
-    from auditor.loading.data import build_audit_data
-
-    def collect() -> Any:
-        frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,
-                                                   seed=data.seed)
-                  for s in data.split_names}
-        # with the tokens: section, so token and raw-text columns are not features (as polars)
-        return build_audit_data(frames, columns=data.columns, tokens=data.tokens,
-                                seed=data.seed)
-
-    sample = data.cached(("spark.driver_sample", data.sample_rows), collect)
-    sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
-    whole = all(a == b for a, b in sizes.values())
-    stated = ", ".join(f"{fmt_count(a)} of {fmt_count(b)} {s} rows" for s, (a, b) in sizes.items())
-    findings = check.run(sample)
-    for f in findings:
-        f.message += (f" (spark engine: measured on every row collected to the driver: {stated})"
-                      if whole else f" (spark engine: measured on a seeded driver-side sample "
-                      f"of {stated})")
-        f.evidence = {**(f.evidence or {}),
-                      "driver_sample": {s: {"rows": a, "of": b} for s, (a, b) in sizes.items()}}
-    return findings
-
-
-from auditor.engines import spark_tokens  # noqa: E402  (the tokens.* checks)
-from auditor.engines import spark_contamination  # noqa: E402  (tokens.contamination)
-
-from auditor.engines import spark_prep  # noqa: E402  (preprocessing, expectations)
-
-SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
-    "leakage.group_overlap": group_overlap,
-    "leakage.duplicates": duplicates,
-    "leakage.temporal": temporal,
-    "drift.label": spark_drift.label_drift,
-    "drift.features": spark_drift.feature_drift,
-    "schema.consistency": spark_drift.schema_consistency,
-    "separability.adversarial": on_sample,
-    "separability.label_probe": on_sample,
-    "leakage.preprocessing": spark_prep.preprocessing,
-    "schema.expectations": spark_prep.expectations,
-    "tokens.lengths": spark_tokens.lengths,
-    "tokens.roundtrip": spark_tokens.roundtrip,
-    "tokens.special_tokens": spark_tokens.special_tokens,
-    "tokens.contamination": spark_contamination.contamination,
-    "leakage.single_feature_auc": spark_assoc.single_feature_auc,
-    "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
-    "separability.memorisation": memorisation,
-}

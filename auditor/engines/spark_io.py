@@ -155,7 +155,7 @@ class SparkAuditData:
     """The splits as Spark DataFrames with their roles; measuring goes through ``engine``.
 
     The runner calls :meth:`run_check` instead of ``check.run``: checks with a Spark
-    implementation (:mod:`auditor.engines.spark_checks`) run it, every other check is skipped
+    implementation (:mod:`auditor.engines.spark_dispatch`) run it, every other check is skipped
     with the reason "not yet implemented on the spark engine".
     """
 
@@ -276,7 +276,7 @@ class SparkAuditData:
 
     # -- the runner's hook ---------------------------------------------------------------------
     def run_check(self, check: Any) -> list[Any]:
-        from auditor.engines.spark_checks import run_on_spark
+        from auditor.engines.spark_dispatch import run_on_spark
 
         return run_on_spark(check, self)
 

@@ -39,7 +39,7 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
   :func:`~auditor.detectors.temporal.future_finding`; examples are the first rows Spark returns
   (no row numbers: a Spark DataFrame has no row order).
 - ``separability.memorisation``: the polars detector on the seeded driver-side sample
-  (:func:`~auditor.engines.spark_checks.on_sample`), not an exact scan: an exact nearest-row
+  (:func:`on_sample` below), not an exact scan: an exact nearest-row
   search over every row has no cheap Spark join (a grid or LSH join finds close copies only,
   as :mod:`auditor.detectors.near_copies` says), so every finding states the sample's size and,
   when train itself is sampled, that a near copy counts only when its train twin is in the
@@ -50,8 +50,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
+from auditor.errors import NotApplicable
 from auditor.loading.data import Kind
 from auditor.report.results import Finding, Severity
+from auditor.stats.numerics import fmt_count
 
 _NON_ASCII = "[^\\x00-\\x7F]"
 EXAMPLE_COLUMNS = 8
@@ -421,7 +423,6 @@ def suggestions(check: Any, data: Any) -> list[Finding]:
 
     from auditor.detectors.groups import _numbers_or_dates, candidate_finding, candidate_why
     from auditor.stats.numerics import share
-    from auditor.engines.spark_checks import _evidence
     from auditor.engines.spark_engine import to_polars
 
     cols = candidate_columns(data)
@@ -488,7 +489,6 @@ def future_values(check: Any, data: Any, col: str, clock: Any, time_expr: Any) -
     from pyspark.sql import functions as F
 
     from auditor.detectors.temporal import DAY_US, future_finding
-    from auditor.engines.spark_checks import _clock
 
     features = data.features_of(Kind.DATETIME)
     if not clock.is_time or not features:
@@ -531,7 +531,6 @@ def memorisation(check: Any, data: Any) -> list[Finding]:
     """The polars detector on the seeded driver-side sample (see the module docstring for why
     not an exact scan on Spark); when the first split is sampled, the finding says that a near
     copy is found only when its twin is in the sampled rows."""
-    from auditor.engines.spark_checks import on_sample
     from auditor.stats.numerics import fmt_share
 
     findings = on_sample(check, data)
@@ -543,4 +542,69 @@ def memorisation(check: Any, data: Any) -> list[Finding]:
             f.message += (f"; {first} is sampled too ({fmt_share(kept / data.rows(first))} "
                           f"of its rows), so a near copy counts only when its {first} twin is "
                           "in the sample: the count is a lower bound")
+    return findings
+
+
+def _evidence(ko: Any, col: str, earlier: str, later: str) -> dict[str, Any]:
+    from auditor.detectors.groups import _cell
+
+    rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
+            for e, a, b in ko.top.select(col, "rows_earlier", "rows_later").iter_rows()]
+    return {"shared": {"entities": ko.shared, f"{earlier} rows": ko.rows_earlier,
+                       f"{later} rows": ko.rows_later}, "top_entities": rows}
+
+
+def _clock(data: Any, col: str) -> tuple[Any, Any]:
+    """The polars detector's :class:`~auditor.detectors.temporal.Clock` for a Spark column, and
+    an expression giving the same numbers (epoch microseconds, or floats with NaN as null)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from auditor.detectors.temporal import Clock
+
+    if col not in data.kinds:
+        raise NotApplicable(f"column {col!r} has incompatible types across splits (see "
+                            "schema.consistency)")
+    dtype = next(iter(data.splits.values())).schema[col].dataType
+    c = F.col(col)
+    if isinstance(dtype, T.DateType):
+        return Clock(col, True, True), F.unix_date(c).cast("long") * F.lit(86_400_000_000)
+    if isinstance(dtype, T.TimestampNTZType):
+        return Clock(col, True), F.expr(
+            f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', `{col}`)")
+    if isinstance(dtype, T.TimestampType):
+        return Clock(col, True, zoned=True), F.unix_micros(c)
+    if data.kinds[col] == Kind.NUMERIC:
+        x = c.cast("double")
+        return Clock(col, False), F.when(~F.isnan(x), x)
+    if data.kinds[col] == Kind.NULL:
+        raise NotApplicable(f"time column {col!r} is null in every row")
+    raise NotApplicable(f"time column {col!r} has type {dtype.simpleString()}; expected a date "
+                        "or datetime (or numbers)")
+
+
+def on_sample(check: Any, data: Any) -> list[Finding]:
+    """Run the polars detector on a seeded sample of every split collected to the driver
+    (stratified by the label when there is one); every finding states the sample's size."""
+    from auditor.loading.data import build_audit_data
+
+    def collect() -> Any:
+        frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,
+                                                   seed=data.seed)
+                  for s in data.split_names}
+        # with the tokens: section, so token and raw-text columns are not features (as polars)
+        return build_audit_data(frames, columns=data.columns, tokens=data.tokens,
+                                seed=data.seed)
+
+    sample = data.cached(("spark.driver_sample", data.sample_rows), collect)
+    sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
+    whole = all(a == b for a, b in sizes.values())
+    stated = ", ".join(f"{fmt_count(a)} of {fmt_count(b)} {s} rows" for s, (a, b) in sizes.items())
+    findings = check.run(sample)
+    for f in findings:
+        f.message += (f" (spark engine: measured on every row collected to the driver: {stated})"
+                      if whole else f" (spark engine: measured on a seeded driver-side sample "
+                      f"of {stated})")
+        f.evidence = {**(f.evidence or {}),
+                      "driver_sample": {s: {"rows": a, "of": b} for s, (a, b) in sizes.items()}}
     return findings
