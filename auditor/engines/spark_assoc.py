@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from auditor.engines.spark_engine import col as _c, quoted
 from auditor.errors import NotApplicable
 from auditor.loading.data import Kind, LabelKind
 from auditor.report.results import Finding
@@ -125,14 +126,14 @@ def _value_expr(df: Any, col: str) -> Any:
     from pyspark.sql import types as T
 
     dtype = df.schema[col].dataType
-    c = F.col(col)
+    c = _c(col)
     if isinstance(dtype, T.BooleanType):
         return c.cast("int").cast("double")
     if isinstance(dtype, T.DateType):
         return F.unix_date(c).cast("double")
     if isinstance(dtype, T.TimestampNTZType):
         return F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', "
-                      f"`{col}`)").cast("double")
+                      f"{quoted(col)})").cast("double")
     if isinstance(dtype, T.TimestampType):
         return F.unix_micros(c).cast("double")
     x = c.cast("double")
@@ -147,16 +148,16 @@ def _labelled(data: Any, classes: list[Any] | None) -> Any:
     y = data.label
     parts = []
     for i, (name, df) in enumerate(data.splits.items()):
-        ok = F.col(y).isNotNull()
+        ok = _c(y).isNotNull()
         if isinstance(df.schema[y].dataType, (T.FloatType, T.DoubleType)):
-            ok = ok & ~F.isnan(F.col(y))
+            ok = ok & ~F.isnan(_c(y))
         parts.append(df.where(ok).withColumn("__s", F.lit(i)))
     out = parts[0]
     for p in parts[1:]:
         out = out.unionByName(p, allowMissingColumns=True)
     if classes is not None:
         mapping = F.create_map(*[x for i, c in enumerate(classes) for x in (F.lit(c), F.lit(i))])
-        out = out.withColumn("__y", mapping[F.col(y)])
+        out = out.withColumn("__y", mapping[_c(y)])
     return out
 
 
@@ -164,7 +165,7 @@ def class_counts(data: Any) -> tuple[list[Any], dict[str, np.ndarray]]:
     """The label's classes (sorted, over all splits) and labelled rows per class per split:
     one ``groupBy``."""
     def measure() -> tuple[list[Any], dict[str, np.ndarray]]:
-        rows = _labelled(data, None).groupBy("__s", data.label).count().collect()
+        rows = _labelled(data, None).groupBy("__s", _c(data.label)).count().collect()
         classes = sorted({r[1] for r in rows})
         idx = {c: i for i, c in enumerate(classes)}
         out = {s: np.zeros(len(classes)) for s in data.split_names}
@@ -514,7 +515,7 @@ def level_tables(data: Any, cats: list[str], classes: list[Any]
     def measure() -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]]:
         frame = _labelled(data, classes)
         stacked = frame.select("__s", "__y", F.explode(F.array(*[
-            F.struct(F.lit(j).alias("j"), F.col(c).cast("string").alias("v"))
+            F.struct(F.lit(j).alias("j"), _c(c).cast("string").alias("v"))
             for j, c in enumerate(cats)])).alias("t"))
         rows = (stacked.groupBy("__s", "t.j", "t.v", "__y").count().collect())
         k = len(classes)

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from auditor.engines.spark_engine import col as _c, quoted
 from auditor.errors import NotApplicable
 from auditor.loading.data import Kind, LabelKind
 from auditor.report.results import Finding, Severity
@@ -134,12 +135,12 @@ def numeric_expr(df: Any, col: str) -> Any:
     from pyspark.sql import types as T
 
     dtype = df.schema[col].dataType
-    c = F.col(col)
+    c = _c(col)
     if isinstance(dtype, T.DateType):
         x = F.unix_date(c).cast("double") * F.lit(86_400.0)
     elif isinstance(dtype, T.TimestampNTZType):
         x = F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', "
-                   f"`{col}`)").cast("double") / F.lit(1e6)
+                   f"{quoted(col)})").cast("double") / F.lit(1e6)
     elif isinstance(dtype, T.TimestampType):
         x = F.unix_micros(c).cast("double") / F.lit(1e6)
     else:
@@ -516,7 +517,7 @@ def _calendar(data: Any, kinds: dict[str, Kind]) -> dict[str, Any]:
     share = min(1.0, SAMPLE_ROWS / max(1, total))
     parts = []
     for df in data.splits.values():
-        part = df.select(time, *cands)
+        part = df.select(*[_c(c) for c in (time, *cands)])
         if share < 1:
             part = part.sample(withReplacement=False, fraction=share, seed=data.seed)
         parts.append(to_polars(part))
@@ -537,11 +538,11 @@ def time_split(data: Any, ref: str, cur: str, tolerance: float = 0.05) -> bool:
     if not t or t not in a.columns or t not in b.columns:
         return False
     try:
-        latest = a.agg(F.max(t)).collect()[0][0]
+        latest = a.agg(F.max(_c(t))).collect()[0][0]
         if latest is None:
             return False
-        row = b.agg(F.count(t).alias("n"),
-                    F.sum(F.when(F.col(t) < F.lit(latest), 1).otherwise(0)).alias("e")
+        row = b.agg(F.count(_c(t)).alias("n"),
+                    F.sum(F.when(_c(t) < F.lit(latest), 1).otherwise(0)).alias("e")
                     ).collect()[0]
     except Exception:  # incomparable types: not a time split
         return False
@@ -696,12 +697,12 @@ def schema_consistency(check: Any, data: Any) -> list[Finding]:
             here = [c for c in cols if c in df.columns]
             if not here:
                 continue
-            row = df.agg(*[F.count(F.col(c)).alias(f"n{i}") for i, c in enumerate(here)]
+            row = df.agg(*[F.count(_c(c)).alias(f"n{i}") for i, c in enumerate(here)]
                          ).collect()[0]
             for i, c in enumerate(here):
                 totals[c] += int(row[f"n{i}"])
             idx = {c: cols.index(c) for c in here}
-            body = ", ".join(f"{idx[c]}, `{c}`" for c in here)
+            body = ", ".join(f"{idx[c]}, {quoted(c)}" for c in here)
             parts.append(df.select(F.expr(f"stack({len(here)}, {body}) as (c, v)"))
                          .where(F.col("v").isNotNull()).withColumn("o", F.lit(order)))
         stacked = parts[0]

@@ -25,25 +25,41 @@ import polars as pl
 from auditor.engines import ColumnProfile, Histogram, KeyOverlap, KeySummary
 
 
-def _is_float(df: Any, col: str) -> bool:
-    from pyspark.sql.types import DoubleType, FloatType
-
-    return isinstance(df.schema[col].dataType, (DoubleType, FloatType))
-
-
-def _missing(df: Any, col: str) -> Any:
+def col(name: str) -> Any:
+    """The user column ``name`` taken literally: backquoted, a backtick in it doubled. Spark
+    reads a bare ``F.col("a.b")`` / ``df["a.b"]`` / ``df.select("a.b")`` as the struct field
+    ``b`` of ``a`` and stops at a lone backtick; every Spark module resolves user column names
+    through this helper (internal helper columns it names itself need not)."""
     from pyspark.sql import functions as F
 
-    c = F.col(col)
-    return (c.isNull() | F.isnan(c)) if _is_float(df, col) else c.isNull()
+    return F.col(quoted(name))
 
 
-def _plain(df: Any, col: str) -> Any:
+def quoted(name: str) -> str:
+    """``name`` as a SQL identifier: in backticks, a backtick in it doubled (for SQL strings
+    such as ``F.expr``)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _is_float(df: Any, name: str) -> bool:
+    from pyspark.sql.types import DoubleType, FloatType
+
+    return isinstance(df.schema[name].dataType, (DoubleType, FloatType))
+
+
+def _missing(df: Any, name: str) -> Any:
+    from pyspark.sql import functions as F
+
+    c = col(name)
+    return (c.isNull() | F.isnan(c)) if _is_float(df, name) else c.isNull()
+
+
+def _plain(df: Any, name: str) -> Any:
     """The column with NaN as null (floats)."""
     from pyspark.sql import functions as F
 
-    c = F.col(col)
-    return F.when(~F.isnan(c), c) if _is_float(df, col) else c
+    c = col(name)
+    return F.when(~F.isnan(c), c) if _is_float(df, name) else c
 
 
 def to_polars(df: Any) -> pl.DataFrame:
@@ -118,14 +134,12 @@ class SparkEngine:
                             "count")
 
     def _count_table(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> Any:
-        from pyspark.sql import functions as F
-
         prefix = "_k"
         df = self.frames[split]
         if not nulls_are_keys:
             for c in key:
                 df = df.where(~_missing(df, c))
-        cols = [F.col(c).alias(f"{prefix}{i}") for i, c in enumerate(key)]
+        cols = [col(c).alias(f"{prefix}{i}") for i, c in enumerate(key)]
         return df.select(*cols).groupBy(*[f"{prefix}{i}" for i in range(len(key))]).count()
 
     def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
@@ -153,9 +167,9 @@ class SparkEngine:
         df = self.frames[split]
         cond = ~_missing(df, column)
         if lo is not None:
-            cond = cond & (F.col(column) >= F.lit(lo))
+            cond = cond & (col(column) >= F.lit(lo))
         if hi is not None:
-            cond = cond & (F.col(column) < F.lit(hi))
+            cond = cond & (col(column) < F.lit(hi))
         return int(df.agg(F.sum(F.when(cond, 1).otherwise(0)).alias("n")).collect()[0]["n"] or 0)
 
     def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
@@ -164,8 +178,8 @@ class SparkEngine:
         if not columns:
             return {}
         df = self.frames[split]
-        row = df.agg(*(F.count_distinct(F.col(c)).alias(f"u{i}") for i, c in enumerate(columns)),
-                     *(F.count(F.col(c)).alias(f"n{i}") for i, c in enumerate(columns))
+        row = df.agg(*(F.count_distinct(col(c)).alias(f"u{i}") for i, c in enumerate(columns)),
+                     *(F.count(col(c)).alias(f"n{i}") for i, c in enumerate(columns))
                      ).collect()[0]
         return {c: (int(row[f"u{i}"]), int(row[f"n{i}"])) for i, c in enumerate(columns)}
 
@@ -186,7 +200,7 @@ class SparkEngine:
         try:
             tot = shared.agg(F.count(F.lit(1)).alias("n"), F.sum("rows_earlier").alias("re"),
                              F.sum("rows_later").alias("rl")).collect()[0]
-            text = F.concat_ws("\x1f", *[F.col(c).cast("string") for c in key])
+            text = F.concat_ws("\x1f", *[col(c).cast("string") for c in key])
             top = (shared.orderBy(F.col("rows_later").desc(), F.col("rows_earlier").desc(),
                                   text.asc()).limit(max_examples))
             top_pl = to_polars(top) if max_examples else pl.DataFrame()
@@ -195,11 +209,9 @@ class SparkEngine:
         return KeyOverlap(int(tot["n"]), int(tot["re"] or 0), int(tot["rl"] or 0), top_pl)
 
     def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
-        from pyspark.sql import functions as F
-
         df = self.frames[split]
         counts = (df.where(~_missing(df, column))
-                  .select(F.col(column).cast("string").alias("value")).groupBy("value").count())
+                  .select(col(column).cast("string").alias("value")).groupBy("value").count())
         out = to_polars(counts)
         if out.height == 0:
             out = pl.DataFrame(schema={"value": pl.String, "n": pl.Int64})
@@ -215,13 +227,13 @@ class SparkEngine:
 
         df = self.frames[split]
         e = np.asarray(edges, dtype=float)
-        x = F.col(column).cast("double")
+        x = col(column).cast("double")
         valued = df.where(~_missing(df, column))
         # searchsorted(edges, x, side="right") = number of edges <= x: a sum of comparisons
         index = sum((F.when(x >= F.lit(float(v)), 1).otherwise(0) for v in e), F.lit(0))
         keys = [index.alias("bin")]
         if by is not None:
-            keys.append(F.col(by).cast("string").alias("grp"))
+            keys.append(col(by).cast("string").alias("grp"))
         rows = valued.select(*keys).groupBy(*[k for k in ("bin", "grp") if k != "grp" or by]
                                             ).count().collect()
         missing = self.rows(split) - sum(int(r["count"]) for r in rows)
@@ -239,10 +251,8 @@ class SparkEngine:
 
     def quantiles(self, split: str, column: str, probs: Sequence[float], *,
                   relative_error: float = 0.0) -> list[float | None]:
-        from pyspark.sql import functions as F
-
         df = self.frames[split]
-        values = df.where(~_missing(df, column)).select(F.col(column).cast("double").alias("x"))
+        values = df.where(~_missing(df, column)).select(col(column).cast("double").alias("x"))
         got = values.approxQuantile("x", [float(p) for p in probs], float(relative_error))
         return [float(v) for v in got] if got else [None] * len(probs)
 
@@ -250,13 +260,13 @@ class SparkEngine:
                           seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:
         df = self.frames[split]
         if columns is not None:
-            df = df.select(*columns)
+            df = df.select(*[col(c) for c in columns])
         n = self.rows(split)
         if n > rows:
             fraction = rows / n
             if by is None:
                 df = df.sample(withReplacement=False, fraction=fraction, seed=seed)
             else:
-                levels = [r[0] for r in df.select(by).distinct().collect()]
-                df = df.sampleBy(by, {v: fraction for v in levels if v is not None}, seed=seed)
+                levels = [r[0] for r in df.select(col(by)).distinct().collect()]
+                df = df.sampleBy(col(by), {v: fraction for v in levels if v is not None}, seed=seed)
         return to_polars(df)

@@ -247,11 +247,13 @@ class SparkAuditData:
         """As :meth:`auditor.loading.data.AuditData.label_kind`, from one aggregate per split."""
         from pyspark.sql import functions as F
 
+        from auditor.engines.spark_engine import col as _c
+
         y = self.label
         if not y:
             return None
         frames = list(self.splits.values())
-        col = F.col("`" + y.replace("`", "``") + "`")  # the name literally (dots, backticks)
+        col = _c(y)  # the name literally (dots, backticks)
         union = frames[0].select(col)
         for df in frames[1:]:
             union = union.unionByName(df.select(col), allowMissingColumns=True)

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from auditor.engines.spark_engine import col as _c  # user column names, literally
 from auditor.loading.data import Kind, LabelKind
 from auditor.report.results import Finding
 
@@ -66,12 +67,6 @@ def _is_float(data_type: Any) -> bool:
     from pyspark.sql import types as T
 
     return isinstance(data_type, (T.FloatType, T.DoubleType))
-
-
-def _c(name: str) -> Any:
-    """The column ``name`` taken literally: quoted, a backtick in it doubled (Spark would read
-    dots as struct fields and stop at a lone backtick)."""
-    return _F().col("`" + name.replace("`", "``") + "`")
 
 
 def _x(name: str, is_float: bool) -> Any:

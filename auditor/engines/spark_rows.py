@@ -50,6 +50,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
+from auditor.engines.spark_engine import col as _c, quoted
 from auditor.errors import NotApplicable
 from auditor.loading.data import Kind
 from auditor.report.results import Finding, Severity
@@ -128,15 +129,15 @@ def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
         return df
     names = {c: f"__r{i}" for i, c in enumerate(cols)}
     table = _power_table()
-    keep = [F.col(c) for c in df.columns]
+    keep = [_c(c) for c in df.columns]
     step = df.select(*keep, *[
-        F.when(F.col(c).cast("double").isNotNull() & ~F.isnan(F.col(c).cast("double"))
-               & (F.col(c).cast("double") != 0)
-               & (F.abs(F.col(c).cast("double")) != F.lit(float("inf"))),
-               F.lit(digits - 1) - F.floor(F.log10(F.abs(F.col(c).cast("double")))))
+        F.when(_c(c).cast("double").isNotNull() & ~F.isnan(_c(c).cast("double"))
+               & (_c(c).cast("double") != 0)
+               & (F.abs(_c(c).cast("double")) != F.lit(float("inf"))),
+               F.lit(digits - 1) - F.floor(F.log10(F.abs(_c(c).cast("double")))))
         .alias(f"{n}k") for c, n in names.items()])
     step = step.select(*keep, *[F.col(f"{n}k") for n in names.values()], *[
-        F.bround(_scale(F.col(c).cast("double"), F.col(f"{n}k"), table), 0).alias(f"{n}m")
+        F.bround(_scale(_c(c).cast("double"), F.col(f"{n}k"), table), 0).alias(f"{n}m")
         for c, n in names.items()])
     step = step.select(*keep, *[x for n in names.values() for x in (
         F.when(F.abs(F.col(f"{n}m")) >= F.lit(10.0 ** digits),
@@ -147,7 +148,7 @@ def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
     return step.select(*[
         F.when(F.col(f"{names[c]}k2").isNotNull(),
                _scale(F.col(f"{names[c]}m2"), -F.col(f"{names[c]}k2"), table))
-        .otherwise(F.col(c).cast("double")).alias(c) if c in names else F.col(c)
+        .otherwise(_c(c).cast("double")).alias(c) if c in names else _c(c)
         for c in df.columns])
 
 
@@ -194,7 +195,7 @@ def _non_ascii(data: Any, cols: list[str]) -> set[str]:
             strings = [c for c in cols if _is_string(data, df.schema[c].dataType, c)]
             if not strings:
                 continue
-            row = df.agg(*(F.max(F.col(c).cast("string").rlike(_NON_ASCII).cast("int"))
+            row = df.agg(*(F.max(_c(c).cast("string").rlike(_NON_ASCII).cast("int"))
                            .alias(f"n{i}") for i, c in enumerate(strings))).collect()[0]
             out |= {c for i, c in enumerate(strings) if row[f"n{i}"]}
         return out
@@ -206,8 +207,6 @@ def normalised_frame(data: Any, split: str, cols: list[str], digits: int | None)
     """``cols`` of ``split`` normalised as the polars engine's
     :func:`~auditor.detectors.near_duplicates.normalised_frame` (``digits=None``: floats
     exact), as a Spark DataFrame with the same column names."""
-    from pyspark.sql import functions as F
-
     df = data.splits[split]
     unicode = _non_ascii(data, data.duplicate_columns())
     floats = [c for c in cols if digits is not None and not _is_string(
@@ -215,9 +214,9 @@ def normalised_frame(data: Any, split: str, cols: list[str], digits: int | None)
     exprs = []
     for c in cols:
         if _is_string(data, df.schema[c].dataType, c):
-            exprs.append(normalise_string(F.col(c), c in unicode).alias(c))
+            exprs.append(normalise_string(_c(c), c in unicode).alias(c))
         else:
-            exprs.append(F.col(c))
+            exprs.append(_c(c))
     return round_significant_frame(df.select(*exprs), floats, digits or 0)
 
 
@@ -316,10 +315,10 @@ def _labelled(data: Any, split: str, features: list[str], label: str) -> Any:
     from pyspark.sql import functions as F
 
     frame = normalised_frame(data, split, [*features, label], None)
-    y = F.col(label)
+    y = _c(label)
     if _is_float_type(frame.schema[label].dataType):
         y = F.when(~F.isnan(y), y)
-    return frame.select(*[F.col(c).alias(f"f{i}") for i, c in enumerate(features)],
+    return frame.select(*[_c(c).alias(f"f{i}") for i, c in enumerate(features)],
                         y.alias("_y")).where(F.col("_y").isNotNull())
 
 
@@ -430,14 +429,14 @@ def suggestions(check: Any, data: Any) -> list[Finding]:
         return []
     per_split = {s: data.engine.distinct_counts(s, cols) for s in data.split_names}
     frames = list(data.splits.values())
-    union = frames[0].select(*cols)
+    union = frames[0].select(*[_c(c) for c in cols])
     for df in frames[1:]:
-        union = union.unionByName(df.select(*cols))
+        union = union.unionByName(df.select(*[_c(c) for c in cols]))
     schema = frames[0].schema
     ints = [c for c in cols if isinstance(schema[c].dataType, IntegralType)]
-    total = union.agg(*(F.count_distinct(c).alias(f"u{i}") for i, c in enumerate(cols)),
-                      *(F.min(c).alias(f"lo{c_i}") for c_i, c in enumerate(ints)),
-                      *(F.max(c).alias(f"hi{c_i}") for c_i, c in enumerate(ints))).collect()[0]
+    total = union.agg(*(F.count_distinct(_c(c)).alias(f"u{i}") for i, c in enumerate(cols)),
+                      *(F.min(_c(c)).alias(f"lo{c_i}") for c_i, c in enumerate(ints)),
+                      *(F.max(_c(c)).alias(f"hi{c_i}") for c_i, c in enumerate(ints))).collect()[0]
     findings = []
     for i, col in enumerate(cols):
         distinct = int(total[f"u{i}"])
@@ -452,7 +451,7 @@ def suggestions(check: Any, data: Any) -> list[Finding]:
             return distinct < 0.5 * (float(hi) - float(lo) + 1)
 
         def numbers_or_dates(col: str = col) -> bool:
-            first = to_polars(union.select(F.col(col).cast("string").alias("entity"))
+            first = to_polars(union.select(_c(col).cast("string").alias("entity"))
                               .where(F.col("entity").isNotNull()).distinct()
                               .orderBy("entity").limit(1000))
             return _numbers_or_dates({"all": first})
@@ -566,12 +565,12 @@ def _clock(data: Any, col: str) -> tuple[Any, Any]:
         raise NotApplicable(f"column {col!r} has incompatible types across splits (see "
                             "schema.consistency)")
     dtype = next(iter(data.splits.values())).schema[col].dataType
-    c = F.col(col)
+    c = _c(col)
     if isinstance(dtype, T.DateType):
         return Clock(col, True, True), F.unix_date(c).cast("long") * F.lit(86_400_000_000)
     if isinstance(dtype, T.TimestampNTZType):
         return Clock(col, True), F.expr(
-            f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', `{col}`)")
+            f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {quoted(col)})")
     if isinstance(dtype, T.TimestampType):
         return Clock(col, True, zoned=True), F.unix_micros(c)
     if data.kinds[col] == Kind.NUMERIC:

@@ -30,6 +30,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from auditor.engines.spark_engine import col as _c
 from auditor.errors import InputError, NotApplicable
 
 ROW = "__row"
@@ -169,7 +170,7 @@ def _build(data: Any, vocab_size: int | None) -> SparkLayout:
     inferred = ""
     if roles.pad is None and t.attention_mask:
         for df in data.splits.values():  # the same first chunk of rows as the polars engine
-            head = to_polars(df.select(t.input_ids, t.attention_mask).limit(CHUNK_ROWS))
+            head = to_polars(df.select(_c(t.input_ids), _c(t.attention_mask)).limit(CHUNK_ROWS))
             head = head.select([_as_list(head.schema[c], c) for c in head.columns])
             pad = pad_from_mask_chunk(head, t.input_ids, t.attention_mask) \
                 if head.height else None
@@ -232,8 +233,8 @@ def _pass1(data: Any, cols: list[str], pad: int | None) -> dict[str, Any]:
     spark_schema = ", ".join(f"{n} long" for n in names)
     rows = []
     for df in data.splits.values():
-        rows += [r.asDict() for r in df.select(*cols).mapInArrow(per_batch, spark_schema)
-                 .collect()]
+        rows += [r.asDict() for r in df.select(*[_c(c) for c in cols])
+                 .mapInArrow(per_batch, spark_schema).collect()]
     out: dict[str, Any] = {k: sum(r[k] for r in rows) for k in
                            ("right0", "right1", "left0", "left1")}
     out["max_len"] = max((r["max_len"] for r in rows), default=0)
@@ -282,7 +283,7 @@ def _pass2(df: Any, t: Any, roles: Any, eos_kept: bool, bos_kept: bool, side: st
 
     spark_schema = ", ".join([f"{ROW} long"] + [
         f"{n} {'boolean' if n in BOOL_COLUMNS else 'long'}" for n in names])
-    out = df.select(*cols).mapInArrow(per_batch, spark_schema).withColumn(
+    out = df.select(*[_c(c) for c in cols]).mapInArrow(per_batch, spark_schema).withColumn(
         "content", F.col("length") - F.col("pad_left") - F.col("pad_right"))
     return out.persist(StorageLevel.MEMORY_AND_DISK)
 
@@ -314,7 +315,8 @@ def token_counts(data: Any, lay: SparkLayout, split: str) -> np.ndarray:
                                               pa.array(counts[nz].astype(np.int64))],
                                              schema=schema)
 
-    rows = (data.splits[split].select(*cols).mapInArrow(per_batch, "id long, n long")
+    rows = (data.splits[split].select(*[_c(c) for c in cols])
+            .mapInArrow(per_batch, "id long, n long")
             .groupBy("id").agg(F.sum("n").alias("n")).collect())
     out = np.zeros(roles.vocab_size + 1, dtype=np.int64)
     for r in rows:
@@ -462,8 +464,8 @@ def _roundtrip_rows(check: Any, data: Any, lay: SparkLayout, name: str, index: i
     cols = _token_cols(t)
     df = data.splits[name]
     text_type = df.schema[t.text].dataType
-    src = df.select(*cols, (df[t.text] if isinstance(text_type, T.StringType)
-                            else df[t.text].cast("string")).alias("__text"))
+    src = df.select(*[_c(c) for c in cols], (_c(t.text) if isinstance(text_type, T.StringType)
+                            else _c(t.text).cast("string")).alias("__text"))
     offsets = offsets_of(data, name)
     fields = [("kind", pa.int32()), ("row", pa.int64()), ("text", pa.string()),
               ("dec", pa.string()), ("cat", pa.string()), ("rewritten", pa.bool_()),
@@ -624,7 +626,7 @@ def example_rows(data: Any, lay: SparkLayout, picks: list[tuple[str, int]], colu
         wanted.setdefault(split, []).append(row)
     fetched: dict[str, dict[int, Any]] = {}
     for split, rows in wanted.items():
-        df = data.splits[split].select(*columns)
+        df = data.splits[split].select(*[_c(c) for c in columns])
         offsets = offsets_of(data, split)
         keep = pa.array(sorted(set(rows)), type=pa.int64())
 
@@ -816,8 +818,8 @@ def _injection(check: Any, data: Any, lay: SparkLayout) -> list[Any]:
     for name, df in data.splits.items():
         offsets = offsets_of(data, name)
         text_type = df.schema[t.text].dataType
-        src = df.select(*cols, (df[t.text] if isinstance(text_type, T.StringType)
-                                else df[t.text].cast("string")).alias("__text"))
+        src = df.select(*[_c(c) for c in cols], (_c(t.text) if isinstance(text_type, T.StringType)
+                                else _c(t.text).cast("string")).alias("__text"))
 
         def per_batch(batches: Iterator[Any], offsets: dict[int, int] = offsets,
                       split: str = name) -> Iterator[Any]:
@@ -870,7 +872,7 @@ def _id_range(data: Any, col: str, t: Any, labels: bool) -> str:
 
     ends = []
     for df in data.splits.values():
-        x = F.col(col)
+        x = _c(col)
         if labels:
             x = F.filter(x, lambda v: v != F.lit(t.ignore_index))
         row = df.agg(F.min(F.array_min(x)).alias("lo"), F.max(F.array_max(x)).alias("hi")
