@@ -49,10 +49,11 @@ def _numbered(data: Any, split: str, col: str) -> Any:
     import pyarrow as pa
     from pyspark.sql import types as T
 
+    from auditor.engines.spark_engine import col as _c
     from auditor.engines.spark_tokens import offsets_of
 
     df = data.splits[split]
-    text = df[col] if isinstance(df.schema[col].dataType, T.StringType) else df[col].cast(
+    text = _c(col) if isinstance(df.schema[col].dataType, T.StringType) else _c(col).cast(
         "string")
     offsets = offsets_of(data, split)
 
