@@ -1,8 +1,8 @@
 """Column names Spark would parse (issue 15, review R2): a dot (struct field), a space, a
 backtick and markup in a name must be taken literally by every Spark check. The default suite
 on a planted frame whose columns are named ``a.b``, ``c d``, ``e`f``, ``<script>x</script>``
-(label ``y.t``, group ``g.id``, time ``t.s``) must end with no ``error`` on Spark, and with the polars
-status for every check both engines run."""
+(label ``y.t``, group ``g.id``, time ``t.s``) must end with no ``error`` on Spark, and with
+the polars status for every check both engines run."""
 from __future__ import annotations
 
 import sys
