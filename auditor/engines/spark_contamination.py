@@ -358,6 +358,7 @@ def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    from auditor.engines.spark_engine import map_in_arrow
     from auditor.engines.spark_tokens import offsets_of
     from auditor.report.output import confined
     from auditor.stats.numerics import fmt_count
@@ -385,7 +386,7 @@ def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
 
     key = ROW + "__clean"
     schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
-    rows = df.mapInArrow(per_batch, schema)
+    rows = map_in_arrow(df, per_batch, schema)  # any column names (dots, backticks)
     if m is not None and count:
         rows = rows.join(m.select(F.col("test_row").alias(key)), key, "left_anti")
     total = data.rows(split)

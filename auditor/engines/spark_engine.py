@@ -35,6 +35,21 @@ def col(name: str) -> Any:
     return F.col(quoted(name))
 
 
+def map_in_arrow(df: Any, func: Any, schema: Any) -> Any:
+    """``df.mapInArrow(func, schema)`` for any input column names: pyspark's ``mapInArrow``
+    resolves its input columns by name (``df[name]``), which parses dots and backticks. The
+    input goes in under positional names (``toDF`` renames literally) and ``func`` sees every
+    Arrow batch under the original names again."""
+    names = list(df.columns)
+
+    def renamed(batches: Any) -> Any:
+        import pyarrow as pa
+
+        return func(pa.RecordBatch.from_arrays(b.columns, names=names) for b in batches)
+
+    return df.toDF(*[f"_in{i}" for i in range(len(names))]).mapInArrow(renamed, schema)
+
+
 def quoted(name: str) -> str:
     """``name`` as a SQL identifier: in backticks, a backtick in it doubled (for SQL strings
     such as ``F.expr``)."""

@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from auditor.engines.spark_engine import col as _c
+from auditor.engines.spark_engine import col as _c, map_in_arrow
 from auditor.errors import InputError, NotApplicable
 
 ROW = "__row"
@@ -233,8 +233,8 @@ def _pass1(data: Any, cols: list[str], pad: int | None) -> dict[str, Any]:
     spark_schema = ", ".join(f"{n} long" for n in names)
     rows = []
     for df in data.splits.values():
-        rows += [r.asDict() for r in df.select(*[_c(c) for c in cols])
-                 .mapInArrow(per_batch, spark_schema).collect()]
+        rows += [r.asDict() for r in map_in_arrow(df.select(*[_c(c) for c in cols]),
+                                                  per_batch, spark_schema).collect()]
     out: dict[str, Any] = {k: sum(r[k] for r in rows) for k in
                            ("right0", "right1", "left0", "left1")}
     out["max_len"] = max((r["max_len"] for r in rows), default=0)
@@ -283,7 +283,7 @@ def _pass2(df: Any, t: Any, roles: Any, eos_kept: bool, bos_kept: bool, side: st
 
     spark_schema = ", ".join([f"{ROW} long"] + [
         f"{n} {'boolean' if n in BOOL_COLUMNS else 'long'}" for n in names])
-    out = df.select(*[_c(c) for c in cols]).mapInArrow(per_batch, spark_schema).withColumn(
+    out = map_in_arrow(df.select(*[_c(c) for c in cols]), per_batch, spark_schema).withColumn(
         "content", F.col("length") - F.col("pad_left") - F.col("pad_right"))
     return out.persist(StorageLevel.MEMORY_AND_DISK)
 
@@ -315,8 +315,8 @@ def token_counts(data: Any, lay: SparkLayout, split: str) -> np.ndarray:
                                               pa.array(counts[nz].astype(np.int64))],
                                              schema=schema)
 
-    rows = (data.splits[split].select(*[_c(c) for c in cols])
-            .mapInArrow(per_batch, "id long, n long")
+    rows = (map_in_arrow(data.splits[split].select(*[_c(c) for c in cols]), per_batch,
+                         "id long, n long")
             .groupBy("id").agg(F.sum("n").alias("n")).collect())
     out = np.zeros(roles.vocab_size + 1, dtype=np.int64)
     for r in rows:
@@ -514,7 +514,7 @@ def _roundtrip_rows(check: Any, data: Any, lay: SparkLayout, name: str, index: i
                     for r, s_ids, e_ids in ex]
             yield pa.RecordBatch.from_pylist(out, schema=schema)
 
-    return src.mapInArrow(per_batch, _RT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    return map_in_arrow(src, per_batch, _RT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
 
 
 def roundtrip(check: Any, data: Any) -> list[Any]:
@@ -647,7 +647,7 @@ def example_rows(data: Any, lay: SparkLayout, picks: list[tuple[str, int]], colu
                         names=[ROW] + list(sel.schema.names))
 
         schema = T.StructType([T.StructField(ROW, T.LongType())] + list(df.schema.fields))
-        ids = {r[ROW]: r for r in df.mapInArrow(per_batch, schema).collect()}
+        ids = {r[ROW]: r for r in map_in_arrow(df, per_batch, schema).collect()}
         lays = {r[ROW]: r for r in lay.frames[split].where(F.col(ROW).isin(rows))
                 .select(ROW, "length", "content", "pad_left", "pad_right").collect()}
         fetched[split] = {row: (lays[row], ids[row]) for row in rows}
@@ -850,7 +850,7 @@ def _injection(check: Any, data: Any, lay: SparkLayout) -> list[Any]:
                     [{"row": e["row"], "tok": e["token"], "id": e["id"], "text": e["text"]}
                      for e in out], schema=schema)
 
-        hits = src.mapInArrow(per_batch, "row long, tok string, id long, text string").cache()
+        hits = map_in_arrow(src, per_batch, "row long, tok string, id long, text string").cache()
         counts[name] = hits.select("row").distinct().count()
         totals[name] = lay.rows[name]
         rows[name] = np.zeros(0, np.int64)
