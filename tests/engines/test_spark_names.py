@@ -15,6 +15,7 @@ from auditor.engines import NOT_ON_SPARK
 
 DRIFTED, LEAKY, COPY, HTML = "a.b", "c d", "e`f", "<script>x</script>"
 LABEL, GROUP, TIME = "y.t", "g.id", "t.s"
+STAMP = "s`t.amp"
 
 
 def _split(rng: np.random.Generator, n: int, shift: float, group0: int,
@@ -29,6 +30,9 @@ def _split(rng: np.random.Generator, n: int, shift: float, group0: int,
         COPY: leaky.copy(),  # an exact copy of another feature
         HTML: noise,
         GROUP: [f"g{group0 + i // 4}" for i in range(n)],
+        STAMP: pl.datetime_range(pl.datetime(2019, 1, 1), pl.datetime(2019, 1, 1)
+                                 + pl.duration(hours=n - 1), "1h", eager=True)
+        .cast(pl.Datetime("us")),  # a datetime feature (Spark TimestampNTZ), backticked name
         TIME: pl.date_range(pl.date(*map(int, start.split("-"))), pl.date(2030, 1, 1),
                             eager=True)[:n],  # one day per row, test after train
         LABEL: y.astype(np.int64),
@@ -50,7 +54,11 @@ def test_dotted_backticked_and_markup_names_run_on_spark(spark):
     frames = _frames()
     kw = dict(label=LABEL, groups=[GROUP], time=TIME, hash="fast", seed=0)
     polars = audit(**kw, splits=frames, engine="polars")
-    sframes = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
+    from auditor.engines.spark_engine import col
+
+    # the naive datetime as Spark's TimestampNTZ (as polars reads it; a SQL-string path)
+    sframes = {k: spark.createDataFrame(v.to_arrow()).withColumn(
+        STAMP, col(STAMP).cast("timestamp_ntz")) for k, v in frames.items()}
     assert sframes["train"].columns == frames["train"].columns  # names kept literally
     sparked = audit(**kw, splits=sframes, engine="spark", spark=spark)
 
