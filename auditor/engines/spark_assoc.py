@@ -54,6 +54,7 @@ from auditor.errors import NotApplicable
 from auditor.loading.data import Kind, LabelKind
 from auditor.report.results import Finding
 from auditor.stats.numerics import fmt_count, inverted_cdf
+from auditor.engines.spark_rows import driver_sample
 
 MAX_EXACT = 2000  # distinct values (all splits) up to which the bins are the values
 MAX_BINS = 2000   # quantile bins otherwise
@@ -63,22 +64,6 @@ N_CUTS = 255      # as auditor.stats.label.N_CUTS
 # ---------------------------------------------------------------------------------------------
 # the driver-side sample (shared with the model probes) and how findings state it
 # ---------------------------------------------------------------------------------------------
-
-def driver_sample(data: Any) -> Any:
-    """The seeded driver-side sample of every split (stratified by the label) as polars
-    :class:`~auditor.loading.data.AuditData`; cached under the same key as the probes'."""
-    from auditor.loading.data import build_audit_data
-
-    def collect() -> Any:
-        frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,
-                                                   seed=data.seed)
-                  for s in data.split_names}
-        # with the tokens: section, so token and raw-text columns are not features (as polars)
-        return build_audit_data(frames, columns=data.columns, tokens=data.tokens,
-                                seed=data.seed)
-
-    return data.cached(("spark.driver_sample", data.sample_rows), collect)
-
 
 def _state(findings: list[Finding], data: Any, sample: Any, measured: str) -> list[Finding]:
     sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}

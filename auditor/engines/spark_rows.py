@@ -582,9 +582,10 @@ def _clock(data: Any, col: str) -> tuple[Any, Any]:
                         "or datetime (or numbers)")
 
 
-def on_sample(check: Any, data: Any) -> list[Finding]:
-    """Run the polars detector on a seeded sample of every split collected to the driver
-    (stratified by the label when there is one); every finding states the sample's size."""
+def driver_sample(data: Any) -> Any:
+    """The seeded driver-side sample of every split (stratified by the label) as polars
+    :class:`~auditor.loading.data.AuditData`, collected once per run and shared by the model
+    probes, memorisation and the row-level parts of the association checks."""
     from auditor.loading.data import build_audit_data
 
     def collect() -> Any:
@@ -595,7 +596,13 @@ def on_sample(check: Any, data: Any) -> list[Finding]:
         return build_audit_data(frames, columns=data.columns, tokens=data.tokens,
                                 seed=data.seed)
 
-    sample = data.cached(("spark.driver_sample", data.sample_rows), collect)
+    return data.cached(("spark.driver_sample", data.sample_rows), collect)
+
+
+def on_sample(check: Any, data: Any) -> list[Finding]:
+    """Run the polars detector on a seeded sample of every split collected to the driver
+    (stratified by the label when there is one); every finding states the sample's size."""
+    sample = driver_sample(data)
     sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
     whole = all(a == b for a, b in sizes.values())
     stated = ", ".join(f"{fmt_count(a)} of {fmt_count(b)} {s} rows" for s, (a, b) in sizes.items())
