@@ -76,7 +76,8 @@ def _wide(n_cols: int) -> pl.DataFrame:
 def test_spark_jobs_do_not_grow_with_the_number_of_columns(spark):
     """All columns are summarised in shared passes: 28 columns cost the jobs 4 columns cost (up
     to 2 more: adaptive query execution may plan an extra job for a stage, depending on what the
-    shared session ran before), not 24 x more."""
+    shared session ran before: 23 jobs alone, 41 after the other Spark modules), not 24 x
+    more."""
     from auditor.engines.spark_prep import preprocessing
 
     sc = spark.sparkContext
@@ -95,7 +96,6 @@ def test_spark_jobs_do_not_grow_with_the_number_of_columns(spark):
         assert [(f.metric, str(f.subject)) for f in findings if f.severity != Severity.INFO] \
             == [("imputation_fit", "fill")]
     assert jobs[1] - jobs[0] <= 2, jobs
-    assert jobs[1] <= 30, jobs
 
 
 def test_a_missed_bracket_is_widened_not_replaced_by_the_whole_column(spark, monkeypatch):
