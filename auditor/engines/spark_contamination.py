@@ -46,7 +46,6 @@ _SIG_SCHEMA = "row long, sig array<long>, keys array<long>"
 
 def _numbered(data: Any, split: str, col: str) -> Any:
     """(row, text) of a split: stored row numbers counted per partition in ``mapInArrow``."""
-    import pyarrow as pa
     from pyspark.sql import types as T
 
     from auditor.engines.spark_engine import col as _c
@@ -57,18 +56,26 @@ def _numbered(data: Any, split: str, col: str) -> Any:
         "string")
     offsets = offsets_of(data, split)
 
+    return df.select(text.alias("text")).mapInArrow(_with_row_numbers(offsets, ROW),
+                                                    "row long, text string")
+
+
+def _with_row_numbers(offsets: dict[int, int], name: str) -> Any:
+    """A ``mapInArrow`` function that puts the stored row number (the partition's offset plus
+    the row's place in it) in front of every batch's columns, as column ``name``."""
     def per_batch(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
         from pyspark import TaskContext
 
         at = offsets.get(TaskContext.get().partitionId(), 0)
         for batch in batches:
             n = batch.num_rows
             yield pa.RecordBatch.from_arrays(
-                [pa.array(np.arange(at, at + n, dtype=np.int64)), batch.column(0)],
-                names=[ROW, "text"])
+                [pa.array(np.arange(at, at + n, dtype=np.int64))] + batch.columns,
+                names=[name] + list(batch.schema.names))
             at += n
 
-    return df.select(text.alias("text")).mapInArrow(per_batch, "row long, text string")
+    return per_batch
 
 
 def _hash_pass(data: Any, split: str, col: str, n: int, seed: int, with_pos: bool) -> Any:
@@ -354,7 +361,6 @@ def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
     import uuid
     from pathlib import Path
 
-    import pyarrow as pa
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -372,21 +378,9 @@ def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
     df = data.splits[split]
     offsets = offsets_of(data, split)
 
-    def per_batch(batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        at = offsets.get(TaskContext.get().partitionId(), 0)
-        for batch in batches:
-            n = batch.num_rows
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(np.arange(at, at + n, dtype=np.int64))]
-                + [batch.column(i) for i in range(batch.num_columns)],
-                names=[ROW + "__clean"] + list(batch.schema.names))
-            at += n
-
     key = ROW + "__clean"
     schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
-    rows = map_in_arrow(df, per_batch, schema)  # any column names (dots, backticks)
+    rows = map_in_arrow(df, _with_row_numbers(offsets, key), schema)  # any column names (dots, backticks)
     if m is not None and count:
         rows = rows.join(m.select(F.col("test_row").alias(key)), key, "left_anti")
     total = data.rows(split)
