@@ -165,12 +165,15 @@ def summarise(frame: pl.DataFrame, cols: list[str]) -> dict[str, dict[str, Any]]
         x = pl.col(c).cast(pl.Float64)
         if dtype.is_float():
             x = x.fill_nan(None)
+        # quantiles of a column holding nulls (or NaN made null) cost 8x more per call at 1M
+        # rows, 5% nulls, than on the nulls dropped first (same values: nulls are ignored)
+        xq = x.drop_nulls()
         exprs += [x.count().alias(f"{i}|n"), x.mean().alias(f"{i}|mean"),
                   x.std(ddof=0).alias(f"{i}|std0"), x.std(ddof=1).alias(f"{i}|std1"),
                   x.min().alias(f"{i}|min"), x.max().alias(f"{i}|max"),
-                  x.median().alias(f"{i}|median"),
-                  x.quantile(0.25, interpolation="linear").alias(f"{i}|q25"),
-                  x.quantile(0.75, interpolation="linear").alias(f"{i}|q75"),
+                  xq.median().alias(f"{i}|median"),
+                  xq.quantile(0.25, interpolation="linear").alias(f"{i}|q25"),
+                  xq.quantile(0.75, interpolation="linear").alias(f"{i}|q75"),
                   x.abs().max().alias(f"{i}|maxabs"),
                   (x == x.round(0)).all().alias(f"{i}|integral"),
                   (x != 0).sum().alias(f"{i}|nonzero"), (x < 0).sum().alias(f"{i}|negative"),
