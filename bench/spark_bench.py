@@ -1,9 +1,12 @@
 """Time the auditor on both engines, on the same generated Parquet folders: wall time, CPU
-seconds, peak resident memory (VmHWM) of the Python driver and of the Spark JVM (local mode:
-driver and executors in one JVM), the load average, and both engines' statuses side by side.
+seconds, peak resident memory (VmHWM) of the Python driver, of the driver JVM and of the
+largest executor JVM, the load average, and both engines' statuses side by side. In local mode
+(``local[N]``) driver and executors share one JVM; ``--master 'local-cluster[2,1,2048]'`` starts
+two executor JVMs apart from the driver's, which is how the driver's own memory is measured.
 
     python bench/spark_bench.py --rows 10000000 [--master local[2]] [--driver-memory 2g]
     python bench/spark_bench.py --rows 50000000 --engines spark     # polars does not fit
+    python bench/spark_bench.py --rows 1000000 --engines spark --master 'local-cluster[2,1,2048]'
 
 Data: ``bench/make_data.py`` (train = rows, test = rows / 4, 40 columns, planted problems),
 written once as Parquet folders under ``/tmp/auditor-bench/<rows>/`` and reused when present.
@@ -89,22 +92,26 @@ def run_measured(cmd: list[str], log: Path) -> dict[str, float]:
     with open(log, "wb") as errf:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errf,
                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
-        peaks = {"python": 0, "java": 0}
+        peaks = {"python": 0, "java": 0, "executor": 0}
         cpu = {"python": 0.0, "java": {}}
         loads: list[float] = []
         done = threading.Event()
 
         def sample() -> None:
+            # the driver JVM is the java process started by the Python driver; java processes
+            # below it are executors (a local-cluster or standalone master started from it)
             while not done.is_set():
                 peaks["python"] = max(peaks["python"], _status_kb(proc.pid))
                 cpu["python"] = max(cpu["python"], _cpu_s(proc.pid))
-                stack = _children(proc.pid)
+                stack = [(c, False) for c in _children(proc.pid)]
                 while stack:
-                    pid = stack.pop()
-                    if _name(pid) == "java":
-                        peaks["java"] = max(peaks["java"], _status_kb(pid))
+                    pid, under_java = stack.pop()
+                    is_java = _name(pid) == "java"
+                    if is_java:
+                        role = "executor" if under_java else "java"
+                        peaks[role] = max(peaks[role], _status_kb(pid))
                         cpu["java"][pid] = max(cpu["java"].get(pid, 0.0), _cpu_s(pid))
-                    stack += _children(pid)
+                    stack += [(c, under_java or is_java) for c in _children(pid)]
                 loads.append(os.getloadavg()[0])
                 done.wait(0.5)
 
@@ -121,7 +128,8 @@ def run_measured(cmd: list[str], log: Path) -> dict[str, float]:
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu["python"] + java_cpu, 1),
             "python_cpu_s": round(cpu["python"], 1), "jvm_cpu_s": round(java_cpu, 1),
             "python_peak_gb": round(peaks["python"] / 2**20, 2),
-            "jvm_peak_gb": round(peaks["java"] / 2**20, 2), "exit": proc.returncode,
+            "jvm_peak_gb": round(peaks["java"] / 2**20, 2),
+            "executor_jvm_peak_gb": round(peaks["executor"] / 2**20, 2), "exit": proc.returncode,
             "load_avg_1m": {"start": round(load0[0], 2),
                             "mean": round(sum(loads) / max(len(loads), 1), 2),
                             "max": round(max(loads, default=0.0), 2)}}
@@ -132,6 +140,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--driver-memory", default="2g")
+    ap.add_argument("--executor-memory", default="1g",
+                    help="spark.executor.memory for a cluster master (e.g. local-cluster[2,1,2048])")
     ap.add_argument("--engines", nargs="+", default=["polars", "spark"])
     ap.add_argument("--suite", default="spark", help="spark (default), default or fast")
     ap.add_argument("--data", type=Path, default=DATA,
@@ -145,7 +155,9 @@ def main() -> None:
     t = time.perf_counter()
     paths = generate(args.rows, args.data)
     print(f"data: {paths['train'].parent} ({time.perf_counter() - t:.1f}s)", flush=True)
-    out = args.json or HERE / "results" / f"spark-{args.rows}.json"
+    tag = "" if args.master == "local[2]" else "-" + "".join(
+        ch if ch.isalnum() else "-" for ch in args.master.split("[")[0])
+    out = args.json or HERE / "results" / f"spark-{args.rows}{tag}.json"
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         suite = args.suite
@@ -163,13 +175,19 @@ def main() -> None:
                         "--spark-conf", f"spark.driver.memory={args.driver_memory}",
                         "--spark-conf", "spark.ui.enabled=false",
                         "--spark-conf", f"spark.local.dir={args.data / 'spark-tmp'}"]
+                if not args.master.startswith("local["):
+                    # a cluster master (local-cluster[W,C,MB], spark://): executors are separate
+                    # JVMs, so the driver's own memory is measured apart from theirs
+                    cmd += ["--spark-conf", f"spark.executor.memory={args.executor_memory}",
+                            "--spark-conf", "spark.sql.shuffle.partitions=8"]
             res = run_measured(cmd, Path(tmp) / f"{engine}.log")
             doc = json.loads((Path(tmp) / engine / "report.json").read_text())
             res["statuses"] = {c["id"]: c["status"] for c in doc["checks"]}
             res["check_s"] = {c["id"]: c["duration_s"] for c in doc["checks"]}
             results[engine] = res
             print(f"{engine:>6}: {res['wall_s']:8.1f} s wall, {res['cpu_s']:.0f} CPU-s, python "
-                  f"peak {res['python_peak_gb']:.2f} GB, JVM peak {res['jvm_peak_gb']:.2f} GB, "
+                  f"peak {res['python_peak_gb']:.2f} GB, driver JVM peak {res['jvm_peak_gb']:.2f} "
+                  f"GB, executor JVM peak {res['executor_jvm_peak_gb']:.2f} GB, "
                   f"load {res['load_avg_1m']['mean']}", flush=True)
             out.write_text(json.dumps(_document(args, results), indent=2))
     doc = _document(args, results)
