@@ -121,14 +121,17 @@ def prepare(df: pl.DataFrame, kinds: dict[str, Kind]) -> dict[str, Sample]:
     numeric = [c for c, k in kinds.items() if k in NUMERIC_KINDS]
     if numeric:
         schema = df.schema  # built anew on every access: once, not once per column
-        exprs = [_as_float(c, schema[c]).fill_nan(None).sort(nulls_last=True).alias(c)
-                 for c in numeric]
-        frame = df.select(exprs)
-        for c in numeric:
+        frame = df.select([_as_float(c, schema[c]).fill_nan(None).alias(c) for c in numeric])
+
+        def ordered(c: str) -> Sample:
+            # numpy's (SIMD) sort: 5x less CPU than polars' sort of a Float64 column at 1M
+            # rows; same values in the same order (-0.0 and 0.0 may swap: they compare equal)
             s = frame[c]
-            missing = s.null_count()
-            values = s.head(s.len() - missing).to_numpy()
-            out[c] = Sample(kinds[c], df.height, missing, values=values)
+            return Sample(kinds[c], df.height, s.null_count(),
+                          values=np.sort(s.drop_nulls().to_numpy()))
+
+        for c, sample in zip(numeric, map_columns(ordered, numeric)):  # numpy frees the GIL
+            out[c] = sample
     def counted(c: str) -> Sample:
         # group_by().len() runs on all cores: 1.6x (100k levels) to 5x (a few levels)
         # faster than Series.value_counts at 10M rows; the order is set by the caller
