@@ -152,70 +152,96 @@ def _probs(steps: int) -> list[float]:
     return [j / steps for j in range(1, steps)]
 
 
-def profiles(data: Any, split: str, cols: list[str], n_bins: int) -> dict[str, Profile]:
-    """Step 1 and 2 of the module docstring for one split (cached per split and columns)."""
-    def measure() -> dict[str, Profile]:
-        from pyspark.sql import functions as F
+def _union(data: Any, cols: list[str], splits: list[str] | None = None) -> Any:
+    """Every split's numeric columns in one frame: ``_s`` (the split's position in
+    ``data.split_names``) and ``_x{i}`` (:func:`numeric_expr` of ``cols[i]``), so one job
+    measures all splits (grouped by ``_s``)."""
+    from functools import reduce
 
-        df = data.splits[split]
-        # one sketch per column for both sets of quantiles (j / n_bins equals the same
-        # correctly rounded double wherever it is also some j' / KS_GRID)
-        probs = sorted(set(_probs(KS_GRID)) | set(_probs(n_bins)))
-        at_bins = [probs.index(p) for p in _probs(n_bins)]
-        array = F.array(*[F.lit(p) for p in probs])
-        aggs = [F.count(F.lit(1)).alias("rows")]
-        for i, c in enumerate(cols):
-            x = numeric_expr(df, c)
-            aggs += [F.count(x).alias(f"n{i}"), F.min(x).alias(f"lo{i}"),
-                     F.max(x).alias(f"hi{i}"), F.stddev_pop(x).alias(f"sd{i}"),
-                     F.approx_count_distinct(x, 0.01).alias(f"d{i}"),
-                     F.percentile_approx(x, array, QUANTILE_ACCURACY).alias(f"q{i}")]
-        row = df.agg(*aggs).collect()[0]
-        rows = int(row["rows"])
-        out = {}
-        for i, c in enumerate(cols):
-            n = int(row[f"n{i}"])
-            q = np.array(row[f"q{i}"] or [], dtype=float)
-            out[c] = Profile(rows, rows - n, row[f"lo{i}"], row[f"hi{i}"], row[f"sd{i}"],
-                             int(row[f"d{i}"]), q, q[at_bins] if len(q) else q)
-        few = [c for c in cols
-               if out[c].distinct <= 2 * n_bins + 10 and out[c].rows > out[c].missing]
-        if few:
-            for c, (values, counts) in _value_counts(df, few, 4 * n_bins + 20).items():
-                out[c].values, out[c].counts = values, counts
-        return out
-
-    return data.cached(("spark.drift.profiles", split, tuple(cols), n_bins), measure)
-
-
-def _value_counts(df: Any, cols: list[str], cap: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Exact value counts of few-valued columns in one groupBy; a column with more than
-    ``cap`` distinct values (the approximate count was low) gets none."""
     from pyspark.sql import functions as F
 
-    stacked = _stack(df, {c: numeric_expr(df, c) for c in cols})
-    rows = (stacked.where(F.col("v").isNotNull()).groupBy("c", "v").count()
-            .limit(len(cols) * (cap + 1)).collect())
-    by: dict[int, list[tuple[float, int]]] = {}
-    for r in rows:
-        by.setdefault(int(r["c"]), []).append((float(r["v"]), int(r["count"])))
-    out = {}
-    for i, c in enumerate(cols):
-        pairs = sorted(by.get(i, []))
-        if 0 < len(pairs) <= cap:
-            out[c] = (np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs],
-                                                                dtype=np.int64))
+    names = data.split_names
+    parts = []
+    for s in splits or names:
+        df = data.splits[s]
+        parts.append(df.select(F.lit(names.index(s)).alias("_s"),
+                               *[numeric_expr(df, c).alias(f"_x{i}")
+                                 for i, c in enumerate(cols)]))
+    return reduce(lambda a, b: a.unionByName(b), parts)
+
+
+def _stack(df: Any, exprs: list[Any], split: Any = "_s") -> Any:
+    """Rows (``_s`` = ``split``, c = column index, v = value) for every expression: one long
+    frame, no job per column. Spark aggregates it map-side (partial HashAggregate) before the
+    shuffle, so at most (splits x columns x distinct values) rows per partition move.
+    ``split``: the name of the frame's split column, a split's position, or None (no ``_s``)."""
+    from pyspark.sql import functions as F
+
+    keep = ([] if split is None else
+            [F.col(split) if isinstance(split, str) else F.lit(split).alias("_s")])
+    wide = df.select(*keep, *[e.alias(f"_v{i}") for i, e in enumerate(exprs)])
+    body = ", ".join(f"{i}, `_v{i}`" for i in range(len(exprs)))
+    return wide.select(*(["_s"] if keep else []), F.expr(f"stack({len(exprs)}, {body}) as (c, v)"))
+
+
+def profiles(data: Any, cols: list[str], n_bins: int) -> dict[str, dict[str, Profile]]:
+    """Step 1 of the module docstring for every split at once: one ``groupBy(split).agg``."""
+    from pyspark.sql import functions as F
+
+    names = data.split_names
+    # one sketch per column for both sets of quantiles (j / n_bins equals the same correctly
+    # rounded double wherever it is also some j' / KS_GRID)
+    probs = sorted(set(_probs(KS_GRID)) | set(_probs(n_bins)))
+    at_bins = [probs.index(p) for p in _probs(n_bins)]
+    array = F.array(*[F.lit(p) for p in probs])
+    aggs = [F.count(F.lit(1)).alias("rows")]
+    for i in range(len(cols)):
+        x = F.col(f"_x{i}")
+        aggs += [F.count(x).alias(f"n{i}"), F.min(x).alias(f"lo{i}"),
+                 F.max(x).alias(f"hi{i}"), F.stddev_pop(x).alias(f"sd{i}"),
+                 F.approx_count_distinct(x, 0.01).alias(f"d{i}"),
+                 F.percentile_approx(x, array, QUANTILE_ACCURACY).alias(f"q{i}")]
+    got = {int(r["_s"]): r for r in _union(data, cols).groupBy("_s").agg(*aggs).collect()}
+    out: dict[str, dict[str, Profile]] = {}
+    for o, s in enumerate(names):
+        row = got.get(o)
+        out[s] = {}
+        for i, c in enumerate(cols):
+            if row is None:  # an empty split has no group
+                out[s][c] = Profile(0, 0, None, None, None, 0, np.array([]), np.array([]))
+                continue
+            rows, n = int(row["rows"]), int(row[f"n{i}"])
+            q = np.array(row[f"q{i}"] or [], dtype=float)
+            out[s][c] = Profile(rows, rows - n, row[f"lo{i}"], row[f"hi{i}"], row[f"sd{i}"],
+                                int(row[f"d{i}"]), q, q[at_bins] if len(q) else q)
     return out
 
 
-def _stack(df: Any, exprs: dict[str, Any]) -> Any:
-    """Rows (c = column index, v = value) for every column: one long frame, no job per column."""
+def _value_counts(data: Any, todo: dict[str, list[str]], cap: int
+                  ) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """Exact value counts of few-valued (split, column)s in one groupBy over all splits; a
+    (split, column) with more than ``cap`` distinct values (the approximate count was low)
+    gets none."""
     from pyspark.sql import functions as F
 
-    names = list(exprs)
-    wide = df.select(*[e.alias(f"_v{i}") for i, e in enumerate(exprs.values())])
-    body = ", ".join(f"{i}, `_v{i}`" for i in range(len(names)))
-    return wide.select(F.expr(f"stack({len(names)}, {body}) as (c, v)"))
+    names = data.split_names
+    cols = list(todo)
+    u = _union(data, cols)
+    exprs = [F.when(F.col("_s").isin([names.index(s) for s in todo[c]]), F.col(f"_x{i}"))
+             for i, c in enumerate(cols)]
+    pairs = sum(len(v) for v in todo.values())
+    rows = (_stack(u, exprs).where(F.col("v").isNotNull()).groupBy("_s", "c", "v").count()
+            .limit(pairs * (cap + 1)).collect())
+    by: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    for r in rows:
+        by.setdefault((int(r["_s"]), int(r["c"])), []).append((float(r["v"]), int(r["count"])))
+    out = {}
+    for (o, i), got in by.items():
+        got.sort()
+        if len(got) <= cap:
+            out[(names[o], cols[i])] = (np.array([p[0] for p in got]),
+                                        np.array([p[1] for p in got], dtype=np.int64))
+    return out
 
 
 def grid_of(profs: list[Profile]) -> np.ndarray:
@@ -227,81 +253,144 @@ def grid_of(profs: list[Profile]) -> np.ndarray:
     return g[np.isfinite(g)]
 
 
-def cells(data: Any, split: str, cols: list[str], grids: dict[str, np.ndarray]
-          ) -> dict[str, Cells]:
-    """Step 3: every column's cell counts in one Bucketizer pass and one groupBy."""
-    key = ("spark.drift.cells", split, tuple(cols),
-           tuple(hash(grids[c].tobytes()) for c in cols))
+def _splits_array(g: np.ndarray) -> list[float]:
+    """Bucketizer splits putting a grid point g_k in bucket 2k + 1 and the open interval
+    (g_{k-1}, g_k) in bucket 2k: -inf, g_0, next(g_0), g_1, next(g_1), ..., inf."""
+    nxt = np.nextafter(g, np.inf)
+    s = np.empty(2 * len(g) + 2)
+    s[0], s[-1] = -np.inf, np.inf
+    s[1:-1:2], s[2:-1:2] = g, nxt
+    out = s.tolist()
+    if out[-2] == np.inf:  # the largest finite double is a grid point
+        out.pop(-2)
+    return out
 
-    def measure() -> dict[str, Cells]:
-        from pyspark.ml.feature import Bucketizer
-        from pyspark.sql import functions as F
 
-        df = data.splits[split]
-        usable = [c for c in cols if len(grids[c])]
-        out = {c: Cells(grids[c], np.zeros(2 * len(grids[c]) + 1, dtype=np.int64))
-               for c in cols}
-        if not usable:
-            return out
-        wide = df.select(*[numeric_expr(df, c).alias(f"_x{i}") for i, c in enumerate(usable)])
-        splits = []
-        for c in usable:
-            g = grids[c]
-            nxt = np.nextafter(g, np.inf)
-            s = np.empty(2 * len(g) + 2)
-            s[0], s[-1] = -np.inf, np.inf
-            s[1:-1:2], s[2:-1:2] = g, nxt
-            s = s.tolist()
-            if s[-2] == np.inf:  # the largest finite double is a grid point
-                s.pop(-2)
-            splits.append(s)
-        bucketizer = Bucketizer(splitsArray=splits,
-                                inputCols=[f"_x{i}" for i in range(len(usable))],
-                                outputCols=[f"_b{i}" for i in range(len(usable))],
-                                handleInvalid="keep")
-        binned = bucketizer.transform(wide)
-        stacked = _stack(binned, {c: F.col(f"_b{i}").cast("int") for i, c in enumerate(usable)})
-        rows = stacked.where(F.col("v").isNotNull()).groupBy("c", "v").count().collect()
+def cells(data: Any, cols: list[str], grids: dict[str, np.ndarray]
+          ) -> dict[str, dict[str, Cells]]:
+    """Step 3 for every split at once: one Bucketizer pass over the union of the splits and
+    one groupBy (split, column, cell), aggregated map-side; the counts reach the driver
+    through Arrow (at most splits x columns x (2 G + 1) rows)."""
+    from pyspark.ml.feature import Bucketizer
+    from pyspark.sql import functions as F
+
+    from auditor.engines.spark_engine import to_polars
+
+    names = data.split_names
+    out = {s: {c: Cells(grids[c], np.zeros(2 * len(grids[c]) + 1, dtype=np.int64))
+               for c in cols} for s in names}
+    usable = [c for c in cols if len(grids[c])]
+    if not usable:
+        return out
+    bucketizer = Bucketizer(splitsArray=[_splits_array(grids[c]) for c in usable],
+                            inputCols=[f"_x{i}" for i in range(len(usable))],
+                            outputCols=[f"_b{i}" for i in range(len(usable))],
+                            handleInvalid="keep")
+    binned = bucketizer.transform(_union(data, usable))
+    stacked = _stack(binned, [F.col(f"_b{i}").cast("int") for i in range(len(usable))])
+    counts = to_polars(stacked.where(F.col("v").isNotNull()).groupBy("_s", "c", "v").count())
+    for (o, i), part in counts.group_by(["_s", "c"]):
+        target = out[names[int(o)]][usable[int(i)]].counts
+        v = np.minimum(part["v"].to_numpy().astype(np.int64), len(target) - 1)
+        np.add.at(target, v, part["count"].to_numpy().astype(np.int64))
+    return out
+
+
+def exact_unique(data: Any, splits: list[str], cols: list[str]) -> dict[str, dict[str, bool]]:
+    """Whether every non-missing value occurs once, per split (exact distinct counts of all
+    ``cols`` in all ``splits``: one groupBy(split).agg)."""
+    from pyspark.sql import functions as F
+
+    names = data.split_names
+    if not cols:
+        return {s: {} for s in splits}
+
+    def measure() -> dict[str, dict[str, bool]]:
+        u = _union(data, cols, splits)
+        rows = u.groupBy("_s").agg(
+            *[F.count_distinct(F.col(f"_x{i}")).alias(f"u{i}") for i in range(len(cols))],
+            *[F.count(F.col(f"_x{i}")).alias(f"n{i}") for i in range(len(cols))]).collect()
+        out = {s: {c: True for c in cols} for s in splits}  # an empty split: vacuously
         for r in rows:
-            c = usable[int(r["c"])]
-            out[c].counts[min(int(r["v"]), len(out[c].counts) - 1)] += int(r["count"])
+            out[names[int(r["_s"])]] = {c: int(r[f"u{i}"]) == int(r[f"n{i}"])
+                                        for i, c in enumerate(cols)}
         return out
 
-    return data.cached(key, measure)
+    return data.cached(("spark.drift.unique", tuple(splits), tuple(cols)), measure)
 
 
-def exact_unique(data: Any, split: str, cols: list[str]) -> dict[str, bool]:
-    """Whether every non-missing value occurs once (exact distinct counts, one agg)."""
-    def measure() -> dict[str, bool]:
-        from pyspark.sql import functions as F
-
-        if not cols:
-            return {}
-        df = data.splits[split]
-        exprs = [numeric_expr(df, c) for c in cols]
-        row = df.agg(*[F.count_distinct(e).alias(f"u{i}") for i, e in enumerate(exprs)],
-                     *[F.count(e).alias(f"n{i}") for i, e in enumerate(exprs)]).collect()[0]
-        return {c: int(row[f"u{i}"]) == int(row[f"n{i}"]) for i, c in enumerate(cols)}
-
-    return data.cached(("spark.drift.unique", split, tuple(cols)), measure)
-
-
-def unseen(data: Any, split: str, col: str, ref_values: np.ndarray, kind: Kind
-           ) -> tuple[list[tuple[str, int]], int]:
-    """Values of ``split`` the reference never had: the most frequent (count, then value) and
+def unseen_all(data: Any, split: str, refs: dict[str, np.ndarray], kinds: dict[str, Kind]
+               ) -> dict[str, tuple[list[tuple[str, int]], int]]:
+    """Values of ``split`` the reference never had, for every column of ``refs`` (column ->
+    the reference's values) in one job: per column the most frequent (count, then value) and
     how many distinct, as :func:`auditor.stats.drift.unseen_values`."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from auditor.stats.drift import fmt_value
 
-    df = data.splits[split]
-    x = numeric_expr(df, col).alias("v")
-    ref = [float(v) for v in ref_values]
-    rest = df.select(x).where(F.col("v").isNotNull() & ~F.col("v").isin(ref))
-    counts = rest.groupBy("v").count()
-    top = counts.orderBy(F.desc("count"), F.asc("v")).limit(UNSEEN_LISTED).collect()
-    n = counts.count() if len(top) >= UNSEEN_LISTED else len(top)
-    return [(fmt_value(float(r["v"]), kind), int(r["count"])) for r in top], n
+    cols = list(refs)
+    if not cols:
+        return {}
+    u = _union(data, cols, [split])
+    exprs = [F.when(~F.col(f"_x{i}").isin([float(v) for v in refs[c]]), F.col(f"_x{i}"))
+             for i, c in enumerate(cols)]
+    counts = (_stack(u, exprs, split=None).where(F.col("v").isNotNull())
+              .groupBy("c", "v").count())
+    w = Window.partitionBy("c")
+    top = (counts.withColumn("rk", F.row_number().over(w.orderBy(F.desc("count"),
+                                                                  F.asc("v"))))
+           .withColumn("nd", F.count(F.lit(1)).over(w))
+           .where(F.col("rk") <= UNSEEN_LISTED).collect())
+    by: dict[int, list[Any]] = {}
+    for r in top:
+        by.setdefault(int(r["c"]), []).append(r)
+    out = {}
+    for i, c in enumerate(cols):
+        got = sorted(by.get(i, []), key=lambda r: int(r["rk"]))
+        out[c] = ([(fmt_value(float(r["v"]), kinds[c]), int(r["count"])) for r in got],
+                  int(got[0]["nd"]) if got else 0)
+    return out
+
+
+def category_counts(data: Any, cols: list[str]) -> None:
+    """Every split's category counts of every categorical column in one groupBy (split,
+    column, value), stored in ``data``'s cache under the keys
+    :func:`auditor.engines.spark_checks._samples` reads (the same frames as
+    ``SparkEngine.category_counts``: non-missing values as strings, sorted; missing = rows
+    minus their total)."""
+    import polars as pl
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    from auditor.engines.spark_engine import _missing, to_polars
+
+    names = data.split_names
+    have = getattr(data, "_cache", {})
+    todo = [c for c in cols if any(("spark.category_counts", s, c) not in have for s in names)]
+    if not todo:
+        return
+    parts = []
+    for o, s in enumerate(names):
+        df = data.splits[s]
+        exprs = [F.when(~_missing(df, c), _c(c).cast("string")) for c in todo]
+        parts.append(_stack(df, exprs, split=o))
+    union = reduce(lambda a, b: a.unionByName(b), parts)
+    got = to_polars(union.where(F.col("v").isNotNull()).groupBy("_s", "c", "v").count())
+    empty = pl.DataFrame(schema={"value": pl.String, "n": pl.Int64})
+    for o, s in enumerate(names):
+        here = got.filter(pl.col("_s") == o) if got.height else got
+        for i, c in enumerate(todo):
+            part = (here.filter(pl.col("c") == i) if here.height else here)
+            if part.height:
+                frame = part.select(pl.col("v").cast(pl.String).alias("value"),
+                                    pl.col("count").cast(pl.Int64).alias("n")).sort("value")
+            else:
+                frame = empty
+            total = int(frame["n"].sum()) if frame.height else 0
+            value = (frame, data.rows(s) - total)
+            data.cached(("spark.category_counts", s, c), lambda value=value: value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,12 +436,29 @@ def _ks_p(gap: Any, na: int, nb: int) -> float:
     return ks_pvalue(gap.d, na, nb)
 
 
+def _per_value(ref: Binned, n_bins: int) -> bool:
+    """Binned per value, as the polars engine: the reference has at most n_bins values."""
+    p = ref.prof
+    return p.rows > p.missing and p.values is not None and len(p.values) <= n_bins
+
+
+def _value_bins(ref: Binned, cur: Binned) -> tuple[np.ndarray, np.ndarray, int]:
+    """Counts of the reference's values in both splits, and the compared split's other rows."""
+    pa, pb = ref.prof, cur.prof
+    pos = np.searchsorted(ref.cells.grid, pa.values)
+    ca, cb = pa.counts.copy(), cur.cells.counts[2 * pos + 1].copy()
+    return ca, cb, (pb.rows - pb.missing) - int(cb.sum())
+
+
 def compare_binned(col: str, ref: Binned, cur: Binned, *, n_bins: int, epsilon: float,
                    seed: int, min_level_rows: int, hist_bins: int, top: int,
-                   ref_name: str, cur_name: str, data: Any, cur_split: str
+                   ref_name: str, cur_name: str,
+                   unseen: tuple[list[tuple[str, int]], int] | None = None
                    ) -> tuple[Any, float | None]:
     """:func:`auditor.stats.drift.compare_numeric` from aggregates: the ColumnDrift (with its
-    chart) and the bound on KS D's error (None when a split has no value)."""
+    chart) and the bound on KS D's error (None when a split has no value). ``unseen``: the
+    compared split's values the reference never had (:func:`unseen_all`), for a per-value
+    column with such rows."""
     from auditor.stats.drift import ColumnDrift, category_chart, fmt_value, _round_edges
     from auditor.stats.levels import (MISSING, OTHER_VALUES, contingency_test, level_shifts,
                                       one_off_sd, one_off_share)
@@ -365,17 +471,14 @@ def compare_binned(col: str, ref: Binned, cur: Binned, *, n_bins: int, epsilon: 
     per_value, unseen_rows, new, n_new = False, None, [], 0
     if na == 0:
         labels, ca, cb = ["all values"], np.array([0]), np.array([nb])
-    elif pa.values is not None and len(pa.values) <= n_bins:
+    elif _per_value(ref, n_bins):
         per_value = True
-        pos = np.searchsorted(A.grid, pa.values)
-        ca = pa.counts.copy()
-        cb = B.counts[2 * pos + 1].copy()
-        other = nb - int(cb.sum())
+        ca, cb, other = _value_bins(ref, cur)
         labels = [fmt_value(v, kind) for v in pa.values]
         if other:
             labels.append(OTHER_VALUES)
             ca, cb = np.append(ca, 0), np.append(cb, other)
-            new, n_new = unseen(data, cur_split, col, pa.values, kind)
+            new, n_new = unseen if unseen is not None else ([], 0)
         unseen_rows = other
     else:
         edges = np.unique(pa.bin_q + 0.0)
@@ -443,38 +546,67 @@ def compare_binned(col: str, ref: Binned, cur: Binned, *, n_bins: int, epsilon: 
 
 def measure_numeric(check: Any, data: Any, cols: list[str], kinds: dict[str, Kind]
                     ) -> dict[str, dict[str, Binned]]:
-    """Every split's :class:`Binned` of every numeric column: two passes per split (profile,
-    cells) plus the exact value counts of few-valued columns. ``unique`` is only a candidate
-    (approximate distinct count >= 95% of the values, no grid point held twice): the exact
-    distinct count is taken later, for the columns whose finding states it
+    """Every split's :class:`Binned` of every numeric column, in two jobs whatever the number
+    of splits and columns: the profiles (:func:`profiles`) and the cell counts on the shared
+    grid (:func:`cells`). A few-valued column (approximate distinct count <= 2 n_bins + 10)
+    whose open cells are all empty has every value on the grid: its exact value counts are
+    its point cells. Only a few-valued column with a value off the grid (rarer than one
+    quantile step and not an extreme) costs two more jobs, for all such columns together: its
+    exact value counts, then its cells on the grid with those values. ``unique`` is only a
+    candidate (approximate distinct count >= 95% of the values, no grid point held twice):
+    the exact distinct count is taken later, for the columns whose finding states it
     (:func:`settle_unique`)."""
-    names = data.split_names
-    profs = {s: profiles(data, s, cols, check.n_bins) for s in names}
-    grids = {c: grid_of([profs[s][c] for s in names]) for c in cols}
-    cell = {s: cells(data, s, cols, grids) for s in names}
+    def measure() -> dict[str, dict[str, Binned]]:
+        names = data.split_names
+        n_bins = check.n_bins
+        profs = profiles(data, cols, n_bins)
+        grids = {c: grid_of([profs[s][c] for s in names]) for c in cols}
+        cell = cells(data, cols, grids)
+        cap = 4 * n_bins + 20
+        todo: dict[str, list[str]] = {}
+        for s in names:
+            for c in cols:
+                p, counts = profs[s][c], cell[s][c].counts
+                if p.distinct > 2 * n_bins + 10 or p.rows == p.missing:
+                    continue
+                if counts[0::2].any():
+                    todo.setdefault(c, []).append(s)
+                    continue
+                on = counts[1::2] > 0
+                if int(on.sum()) <= cap:
+                    p.values, p.counts = grids[c][on].copy(), counts[1::2][on].copy()
+        if todo:
+            for (s, c), (values, counts) in _value_counts(data, todo, cap).items():
+                profs[s][c].values, profs[s][c].counts = values, counts
+            redo = list(todo)
+            again = cells(data, redo, {c: grid_of([profs[s][c] for s in names]) for c in redo})
+            for s in names:
+                cell[s].update(again[s])
 
-    def maybe(s: str, c: str) -> bool:
-        p, pts = profs[s][c], cell[s][c].counts[1::2]
-        n = p.rows - p.missing
-        return n > 1 and p.distinct >= 0.95 * n and (not len(pts) or int(pts.max()) <= 1)
+        def maybe(s: str, c: str) -> bool:
+            p, pts = profs[s][c], cell[s][c].counts[1::2]
+            n = p.rows - p.missing
+            return n > 1 and p.distinct >= 0.95 * n and (not len(pts) or int(pts.max()) <= 1)
 
-    return {s: {c: Binned(kinds[c], profs[s][c], cell[s][c], maybe(s, c)) for c in cols}
-            for s in names}
+        return {s: {c: Binned(kinds[c], profs[s][c], cell[s][c], maybe(s, c)) for c in cols}
+                for s in names}
+
+    return data.cached(("spark.drift.binned", tuple(cols), check.n_bins), measure)
 
 
 def settle_unique(data: Any, graded: list[Any], numeric: list[str], ref: str, cur: str
                   ) -> None:
-    """Exact "every value unique in both splits" (one count-distinct agg per split) for the
-    numeric columns that are candidates and whose finding is written (raw grade above info);
-    only their messages state it."""
+    """Exact "every value unique in both splits" (one count-distinct agg over both splits) for
+    the numeric columns that are candidates and whose finding is written (raw grade above
+    info); only their messages state it."""
     todo = [cd.column for cd, v in graded if cd.column in numeric and cd.all_unique
             and v.raw != Severity.INFO]
     if not todo:
         return
-    ua, ub = exact_unique(data, ref, todo), exact_unique(data, cur, todo)
+    u = exact_unique(data, [ref, cur], todo)
     for cd, _ in graded:
-        if cd.column in ua:
-            cd.all_unique = ua[cd.column] and ub[cd.column]
+        if cd.column in todo:
+            cd.all_unique = u[ref][cd.column] and u[cur][cd.column]
 
 
 def _statement(f: Finding, bound: float | None) -> None:
@@ -491,11 +623,15 @@ def numeric_drifts(check: Any, data: Any, binned: dict[str, dict[str, Binned]],
                    cols: list[str], ref: str, cur: str) -> tuple[list[Any], dict[str, Any]]:
     """ColumnDrifts of the numeric columns for one pair, and their KS error bounds."""
     drifts, bounds = [], {}
+    refs = {c: binned[ref][c].prof.values for c in cols
+            if _per_value(binned[ref][c], check.n_bins)
+            and _value_bins(binned[ref][c], binned[cur][c])[2]}
+    new = unseen_all(data, cur, refs, {c: binned[ref][c].kind for c in refs})
     for c in cols:
         cd, bound = compare_binned(
             c, binned[ref][c], binned[cur][c], n_bins=check.n_bins, epsilon=check.epsilon,
             seed=data.seed, min_level_rows=check.level_min_rows, hist_bins=check.hist_bins,
-            top=check.top_categories, ref_name=ref, cur_name=cur, data=data, cur_split=cur)
+            top=check.top_categories, ref_name=ref, cur_name=cur, unseen=new.get(c))
         drifts.append(cd)
         bounds[c] = bound
     return drifts, bounds
@@ -528,26 +664,42 @@ def _calendar(data: Any, kinds: dict[str, Kind]) -> dict[str, Any]:
     return calendar_features(both, time, cands, seed=data.seed)
 
 
-def time_split(data: Any, ref: str, cur: str, tolerance: float = 0.05) -> bool:
-    """As :func:`auditor.detectors.drift.time_split`: at most ``tolerance`` of the compared
-    split's timed rows are earlier than the reference's latest time."""
+def time_splits(data: Any, pairs: list[tuple[str, str]], tolerance: float = 0.05
+                ) -> dict[tuple[str, str], bool]:
+    """As :func:`auditor.detectors.drift.time_split` for every pair, in two jobs: each split's
+    latest time, then per pair the compared split's timed rows and how many are earlier than
+    the reference's latest (a time split: at most ``tolerance`` of them)."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
     t = data.columns.time
-    a, b = data.splits[ref], data.splits[cur]
-    if not t or t not in a.columns or t not in b.columns:
-        return False
+    names = data.split_names
+    out = {pair: False for pair in pairs}
+    if not t or not pairs or any(t not in df.columns for df in data.splits.values()):
+        return out
     try:
-        latest = a.agg(F.max(_c(t))).collect()[0][0]
-        if latest is None:
-            return False
-        row = b.agg(F.count(_c(t)).alias("n"),
-                    F.sum(F.when(_c(t) < F.lit(latest), 1).otherwise(0)).alias("e")
-                    ).collect()[0]
+        u = reduce(lambda a, b: a.unionByName(b),
+                   [df.select(F.lit(o).alias("_s"), _c(t).alias("_t"))
+                    for o, df in enumerate(data.splits.values())])
+        latest = {int(r["_s"]): r["m"]
+                  for r in u.groupBy("_s").agg(F.max("_t").alias("m")).collect()}
+        todo = [(i, a, b) for i, (a, b) in enumerate(pairs)
+                if latest.get(names.index(a)) is not None]
+        if not todo:
+            return out
+        s = F.col("_s")
+        row = u.agg(*[F.count(F.when(s == names.index(b), F.col("_t"))).alias(f"n{i}")
+                      for i, _, b in todo],
+                    *[F.count(F.when((s == names.index(b))
+                                     & (F.col("_t") < F.lit(latest[names.index(a)])), 1)
+                              ).alias(f"e{i}") for i, a, b in todo]).collect()[0]
     except Exception:  # incomparable types: not a time split
-        return False
-    timed = int(row["n"] or 0)
-    return bool(timed) and int(row["e"] or 0) <= tolerance * timed
+        return out
+    for i, a, b in todo:
+        timed = int(row[f"n{i}"] or 0)
+        out[(a, b)] = bool(timed) and int(row[f"e{i}"] or 0) <= tolerance * timed
+    return out
 
 
 def feature_drift(check: Any, data: Any) -> list[Finding]:
@@ -568,6 +720,8 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
     cat = {c: k for c, k in kinds.items() if k in CATEGORICAL_KINDS}
     numeric = [c for c in kinds if c not in cat]
     skipped = _not_compared(data, kinds)
+    if cat:
+        category_counts(data, list(cat))
     samples = {n: _samples(data, n, cat) for n in data.split_names}
     binned = measure_numeric(check, data, numeric, kinds) if numeric else {}
     for n in data.split_names:
@@ -575,6 +729,7 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
             p = binned[n][c].prof
             samples[n][c] = Sample(kinds[c], p.rows, p.missing)
     calendar = _calendar(data, kinds) if numeric or cat else {}
+    timed = time_splits(data, pairs) if calendar else {}
     findings: list[Finding] = []
     for i, (ref, cur) in enumerate(pairs):
         drifts = {c: compare_categorical(c, samples[ref][c], samples[cur][c],
@@ -587,7 +742,7 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
             drifts.update({d.column: d for d in nd})
         graded = grade_all(check, [drifts[c] for c in kinds])
         settle_unique(data, graded, numeric, ref, cur)
-        if calendar and time_split(data, ref, cur):
+        if calendar and timed[(ref, cur)]:
             for cd, v in graded:
                 if cd.column in calendar:
                     v.severity = Severity.INFO
