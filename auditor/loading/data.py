@@ -884,6 +884,33 @@ def _enough_sampled(path: Path, df: pl.DataFrame, fraction: float, budget_gb: fl
                      "every row)")
 
 
+def _import_in_background(module: str) -> Any:
+    """Start importing ``module`` on a thread and return the thread (join it before use), or
+    None when it is imported already.
+
+    The statistics of nearly every check import ``scipy.stats`` (~0.35 s of bytecode, the
+    largest import of a drift-only run); imported while the files are read (polars reads
+    without holding the GIL) it overlaps the read: bench 1M drift-only, load + checks on the
+    2-core machine (whose read already keeps both cores busy) 1.85-2.0 -> 1.8 s; on more cores
+    the whole import is hidden. An import error is left to the check that imports it."""
+    import importlib
+    import sys
+    import threading
+
+    if module in sys.modules:
+        return None
+
+    def run() -> None:
+        try:
+            importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - reported where the module is used
+            pass
+
+    thread = threading.Thread(target=run, name=f"import {module}", daemon=True)
+    thread.start()
+    return thread
+
+
 def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> AuditData:
     """Read every split of ``cfg`` into AuditData; ``frames`` supplies in-memory splits (and
     optionally the reference, under the key ``"reference"``) instead of files.
@@ -925,18 +952,23 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
 
     loaded: dict[str, pl.DataFrame] = {}
     paths: dict[str, str | None] = {}
-    for name, path in cfg.datasets.items():
-        if name in frames:
-            loaded[name] = to_polars(frames[name], name)
-            paths[name] = None
-        else:
-            loaded[name] = load(Path(path))
-            paths[name] = str(path)
-    reference = None
-    if REFERENCE in frames:
-        reference = to_polars(frames[REFERENCE], REFERENCE)
-    elif cfg.reference is not None:
-        reference = load(Path(cfg.reference))
+    prefetch = _import_in_background("scipy.stats") if files else None
+    try:
+        for name, path in cfg.datasets.items():
+            if name in frames:
+                loaded[name] = to_polars(frames[name], name)
+                paths[name] = None
+            else:
+                loaded[name] = load(Path(path))
+                paths[name] = str(path)
+        reference = None
+        if REFERENCE in frames:
+            reference = to_polars(frames[REFERENCE], REFERENCE)
+        elif cfg.reference is not None:
+            reference = load(Path(cfg.reference))
+    finally:  # done before any check runs: no two threads importing the same modules then
+        if prefetch is not None:
+            prefetch.join()
     data = build_audit_data(loaded, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                             reference=reference,
                             reference_path=(None if REFERENCE in frames
