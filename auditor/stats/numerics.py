@@ -140,7 +140,7 @@ class EcdfGap(NamedTuple):
 def ecdf_gap(a: np.ndarray, b: np.ndarray) -> EcdfGap:
     """KS statistic and Wasserstein-1 distance of two **sorted**, non-empty float samples.
 
-    One merge of the sorted arrays (a binary search of ``b`` in ``a``) and a few linear passes:
+    One merge of the sorted arrays (a stable sort of their concatenation) and a few linear passes:
     at every position of the merged order, F_a = (#a so far) / n_a and F_b = (#b so far) / n_b;
     D is their largest gap at the last position of each run of equal values (so ties count as
     one step), W1 = sum |F_a - F_b| * (next value - value). Equal to
@@ -149,22 +149,24 @@ def ecdf_gap(a: np.ndarray, b: np.ndarray) -> EcdfGap:
     """
     n1, n2 = len(a), len(b)
     n = n1 + n2
-    pos = np.searchsorted(a, b, side="right")
-    pos += np.arange(n2, dtype=pos.dtype)
-    is_b = np.zeros(n, dtype=bool)
-    is_b[pos] = True
-    x = np.empty(n, dtype=float)
-    x[pos] = b
-    x[~is_b] = a
+    # the merge: a stable sort of two sorted runs is one linear merge (timsort), ties keep
+    # a's values first (as a binary search of b in a with side="right" placed them)
+    x = np.concatenate([a, b])
+    order = np.argsort(x, kind="stable")
+    x = x[order]
+    is_b = order >= n1
+    del order
     c2 = np.cumsum(is_b)
     c1 = np.arange(1, n + 1) - c2
     gap = c1 / n1 - c2 / n2
+    np.abs(gap, out=gap)
     with np.errstate(invalid="ignore"):  # inf - inf
         step = np.diff(x)
-        w1 = float(np.sum(np.abs(gap[:-1]) * step))
+        np.multiply(gap[:-1], step, out=step)
+        w1 = float(np.sum(step))
     ends = np.flatnonzero(np.append(x[1:] != x[:-1], True))  # not step != 0: inf - inf
-    i = ends[np.argmax(np.abs(gap[ends]))]
-    return EcdfGap(float(abs(gap[i])), float(x[i]), float(c1[i] / n1), float(c2[i] / n2), w1)
+    i = ends[np.argmax(gap[ends])]
+    return EcdfGap(float(gap[i]), float(x[i]), float(c1[i] / n1), float(c2[i] / n2), w1)
 
 
 def ks_pvalue(d: float, n1: int, n2: int, a: np.ndarray | None = None,
