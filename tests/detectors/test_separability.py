@@ -175,6 +175,22 @@ def test_adversarial_flags_a_joint_shift_whose_marginals_are_identical():
     assert "the shift lies in the joint distribution of" in f.message
 
 
+def test_adversarial_on_a_wide_table_refits_without_the_top_among_the_strongest_columns():
+    rng = np.random.default_rng(5)
+    n = 1500
+    cols = {f"n{j:02d}": (rng.normal(size=n), rng.normal(size=n)) for j in range(72)}
+    train = pl.DataFrame({k: v[0] for k, v in cols.items()})
+    test = pl.DataFrame({k: v[1] for k, v in cols.items()}).with_columns(pl.col("n07") + 3.0)
+    (f,) = AdversarialValidation().run(_data({"train": train, "test": test}))
+    assert f.severity == Severity.FAIL and f.value > 0.9
+    refit = f.evidence["refit_columns"]
+    assert refit["of"] == 72 and 1 <= refit["without_top"] <= 49
+    top = f.evidence["top_feature"]
+    assert top["feature"] == "n07" and top["auc_with_it_alone"] > 0.9
+    assert top["auc_without_it"] < 0.6  # the 49 next strongest (noise) cannot separate
+    assert "'n07' shifted on its own explains most of it" in f.message
+
+
 def test_adversarial_cv_auc_equals_sklearn_cross_validation_on_the_same_matrix():
     train, test = clean_frame(400, 1), clean_frame(300, 2, 10_000)
     test = test.with_columns(pl.col("x1") + 0.8)
@@ -338,6 +354,35 @@ def test_probe_flags_a_leaky_feature_and_ablation_points_at_it():
     assert top.value > 0.2 and "'leak' carries the suspiciously good score" in top.message
     assert top.evidence["single_feature_score"] > 0.99
     assert top.evidence["strongest_features"][0]["feature"] == "leak"
+
+
+def test_ablation_on_a_wide_table_retrains_on_the_strongest_features_only():
+    rng = np.random.default_rng(9)
+
+    def wide(df):
+        noise = {f"n{j:02d}": rng.normal(size=df.height) for j in range(60)}
+        return df.with_columns(leak=pl.Series(df["y"].to_numpy() + rng.normal(0, 0.05,
+                                                                             df.height)),
+                               **noise)
+    data = _data({"train": wide(_signal_frame(2000, 1, noise=2.0)),
+                  "test": wide(_signal_frame(600, 2, 10_000, noise=2.0))},
+                 label="y", ids=["row_id"])
+    findings = LabelProbe(**FAST).run(data)
+    (f,) = _by_metric(findings, "probe_auc")
+    assert f.evidence["result"]["verdict"] == "suspiciously good"
+    ablation = _by_metric(findings, "ablation_drop")
+    assert len(ablation) == 3 and ablation[0].subject == "leak"
+    assert [a.subject for a in ablation if a.severity == Severity.FAIL] == ["leak"]
+    top = ablation[0]
+    assert "(retrained on the 50 strongest of 64 features)" in top.message
+    assert top.evidence["ablation_inputs"]["features"] == 50
+    assert top.evidence["ablation_inputs"]["of_features"] == 64
+    (row,) = top.evidence["ablation"]
+    # the reference probe on the 50 strongest features still finds the leak ...
+    assert row["score"] > 0.97 and row["drop"] == pytest.approx(
+        row["score"] - row["without_feature"], abs=2e-4)
+    # ... and without it falls to what x1 alone gives (noise 2.0: well below 0.9)
+    assert row["without_feature"] < 0.9 and top.value > 0.1
 
 
 def test_a_label_misaligned_by_one_row_fits_one_batch_but_does_not_generalise():
@@ -543,9 +588,19 @@ def test_adversarial_on_a_wide_table_permutes_only_the_top_gain_columns_same_dri
     assert wide.severity == narrow.severity and wide.severity != Severity.INFO
     assert wide.value == narrow.value
     assert wide.evidence["drivers"][0]["feature"] == "f007"
-    assert wide.evidence["top_feature"] == narrow.evidence["top_feature"]
     assert wide.evidence["drivers"][0] == narrow.evidence["drivers"][0]
-    assert wide.message == narrow.message
+    w, nw = wide.evidence["top_feature"], narrow.evidence["top_feature"]
+    assert {k: w[k] for k in ("feature", "fold_auc", "auc_with_it_alone")} == \
+        {k: nw[k] for k in ("feature", "fold_auc", "auc_with_it_alone")}
+    # the refit without f007 sees only the 12 strongest other columns when wide: both near
+    # chance (noise), so the verdict is the same
+    assert wide.evidence["refit_columns"] == {
+        "without_top": 11, "of": p, "note": wide.evidence["refit_columns"]["note"]}
+    assert "refit_columns" not in narrow.evidence
+    assert w["auc_without_it"] == pytest.approx(nw["auc_without_it"], abs=0.03)
+    assert w["auc_without_it"] < 0.6
+    tail = "'f007' shifted on its own explains most of it"
+    assert tail in wide.message and tail in narrow.message
 
 
 def test_permutation_drops_and_gains_with_categorical_columns_follow_the_input_order():
