@@ -43,7 +43,6 @@ time column, and both checks for a numeric label and single_feature_auc for a mu
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,79 +165,199 @@ def binned(data: Any, cols: list[str]) -> Binned:
 
 
 def _binned(data: Any, cols: list[str]) -> Binned:
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
+
+    from auditor.engines.spark_engine import map_in_arrow
 
     classes, n = class_counts(data)
     k = len(classes)
+    names = data.split_names
+    sk = len(names) * k
     frame = _labelled(data, classes)
     first = next(iter(data.splits.values()))
-    vals = frame.select("__s", F.col("__y").cast("int").alias("__y"),
-                        *[_value_expr(first, c).alias(f"v{j}") for j, c in enumerate(cols)])
     p = len(cols)
-    # job 1: train quantiles, one agg (no distinct count: HyperLogLog over every column cost
-    # as much again; a column with at most MAX_BINS - 1 distinct values repeats a quantile)
-    probs = [i / MAX_BINS for i in range(1, MAX_BINS)]
-    train_vals = vals.where(F.col("__s") == 0)
-    row = train_vals.agg(*[F.percentile_approx(f"v{j}", probs, 2 * MAX_BINS).alias(f"q{j}")
-                           for j in range(p)]).collect()[0]
-    edges: list[np.ndarray] = [np.unique(np.asarray(row[f"q{j}"] or [], dtype=float))
-                               for j in range(p)]
-    exact = [False] * p
-    # job 2: the distinct values (all splits) of the columns whose quantiles repeat, counted
-    # per column first so that no column with more than MAX_EXACT reaches the driver
-    few = [j for j in range(p) if edges[j].size < len(probs)]
-    if few:
-        stacked = vals.select(F.explode(F.array(*[
-            F.struct(F.lit(j).alias("j"), F.col(f"v{j}").alias("v")) for j in few])).alias("t"))
-        distinct = stacked.select("t.j", "t.v").where(F.col("v").isNotNull()).distinct()
-        counts = (distinct.groupBy("j").count().collect())
-        small = [r[0] for r in counts if r[1] <= MAX_EXACT]
-        by: dict[int, list[float]] = {j: [] for j in small}
-        if small:
-            for r in distinct.where(F.col("j").isin(small)).collect():
-                by[r[0]].append(r[1])
-        for j in small:
-            edges[j], exact[j] = np.unique(np.asarray(by[j], dtype=float)), True
-        for j in few:  # a column null in every row has no distinct value either
-            if not any(r[0] == j for r in counts):
-                edges[j], exact[j] = np.array([]), True
-    distinct_floor = [MAX_EXACT + 1] * p  # quantile-binned: more than MAX_EXACT values
-    edges = [e[np.isfinite(e)] for e in edges]  # +-inf values land in the end bins
-    center = np.array([e[e.size // 2] if e.size else 0.0 for e in edges])
-    sizes = [e.size + 2 for e in edges]
-    # job 3: bins by one Bucketizer pass (binary search) on the negated values, so that bin
-    # b holds (e_{b-1}, e_b]; counts and sums by (split, column, bin, class), one groupBy
-    from pyspark.ml.feature import Bucketizer
-
-    wide = vals.select("__s", "__y", *[F.coalesce(F.col(f"v{j}"), F.lit(float("nan")))
-                                       .alias(f"v{j}") for j in range(p)],
-                       *[(-F.coalesce(F.col(f"v{j}"), F.lit(float("nan")))).alias(f"u{j}")
-                         for j in range(p)])
-    splits = [[-math.inf, *(-edges[j][::-1]).tolist(), math.inf] for j in range(p)]
-    wide = Bucketizer(splitsArray=splits, inputCols=[f"u{j}" for j in range(p)],
-                      outputCols=[f"i{j}" for j in range(p)],
-                      handleInvalid="keep").transform(wide)
-    stacked = wide.select("__s", "__y", F.explode(F.array(*[
-        F.struct(F.lit(j).alias("j"),
-                 (F.lit(edges[j].size) - F.col(f"i{j}").cast("int")).alias("b"),
-                 (F.col(f"v{j}") - F.lit(float(center[j]))).alias("x"))
-        for j in range(p)])).alias("t"))
-    xv = F.when(~F.isnan("t.x"), F.col("t.x")).otherwise(F.lit(0.0))
-    rows = (stacked.groupBy("__s", "t.j", "t.b", "__y")
-            .agg(F.count(F.lit(1)).alias("n"), F.sum(xv).alias("w1"), F.sum(xv * xv).alias("w2"))
-            .collect())
-    names = data.split_names
-    hist = {s: [np.zeros((sizes[j], k)) for j in range(p)] for s in names}
+    vals = frame.select(F.col("__s").cast("int").alias("__s"),
+                        F.col("__y").cast("int").alias("__y"),
+                        *[_value_expr(first, c).alias(f"v{j}") for j, c in enumerate(cols)])
+    # quantile edges from the driver sample's train rows (no pass over the data: the bins'
+    # error is measured from the counts, whatever the edges)
+    sample = driver_sample(data)
+    q_edges = [_sample_edges(sample, c) for c in cols]
+    center = np.array([e[e.size // 2] if e.size else 0.0 for e in q_edges])
+    # the one pass: per partition, numpy counts by (column, bin, split, class), the distinct
+    # values of columns with at most MAX_EXACT of them, sums; summed by one groupBy
+    cells = map_in_arrow(vals, _PartitionCounts(q_edges, center, k, sk, MAX_EXACT),
+                         _cells_schema())
+    summed = (cells.groupBy("kind", "j", "key", "s", "y")
+              .agg(F.sum("n").alias("n"), F.sum("w1").alias("w1"), F.sum("w2").alias("w2")))
+    by_col = Window.partitionBy("j")
+    over = F.max(F.when(F.col("kind") == 2, 1).otherwise(0)).over(by_col)
+    exact_cells = F.sum(F.when(F.col("kind") == 1, 1).otherwise(0)).over(by_col)
+    keep = ~((F.col("kind") == 1) & ((over == 1) | (exact_cells > MAX_EXACT * sk)))
+    t = summed.withColumn("keep", keep).where("keep").drop("keep").toArrow()
+    kind, jj, key = (t.column(c).to_numpy() for c in ("kind", "j", "key"))
+    ss, yy, cnt = (t.column(c).to_numpy() for c in ("s", "y", "n"))
+    w1, w2 = t.column("w1").to_numpy(), t.column("w2").to_numpy()
+    hist = {s: [] for s in names}
     sums = {s: np.zeros((p, k)) for s in names}
     squares = {s: np.zeros((p, k)) for s in names}
-    for r in rows:
-        s, j, b = names[r[0]], r[1], r[2]
-        b = sizes[j] - 1 if b < 0 else b  # NaN: the extra bucket, index B + 1 -> -1
-        hist[s][j][b, r[3]] += r[4]
-        sums[s][j, r[3]] += r[5]
-        squares[s][j, r[3]] += r[6]
-    return Binned(cols, classes, edges, exact, center, hist, sums, squares, n,
-                  distinct_floor)
+    edges: list[np.ndarray] = []
+    exact = [False] * p
+    for j in range(p):
+        mine = jj == j
+        at = mine & (kind == 3)
+        for s_i, s in enumerate(names):
+            here = at & (ss == s_i)
+            np.add.at(sums[s][j], yy[here], w1[here])
+            np.add.at(squares[s][j], yy[here], w2[here])
+        ex = mine & (kind == 1)
+        values = np.unique(key[ex])
+        if not (mine & (kind == 2)).any() and values.size <= MAX_EXACT:
+            e, exact[j] = values[np.isfinite(values)], True
+            b = np.searchsorted(e, key[ex], side="left")
+            src = (ex, b)
+        else:
+            e = q_edges[j]
+            qb = mine & (kind == 0) & (key < e.size + 1)
+            src = (qb, key[qb].astype(np.int64))
+        edges.append(e)
+        miss = mine & (kind == 0) & (key == q_edges[j].size + 1)
+        for s_i, s in enumerate(names):
+            h = np.zeros((e.size + 2, k))
+            sel, b = src
+            here = ss[sel] == s_i
+            np.add.at(h, (b[here], yy[sel][here]), cnt[sel][here])
+            m = miss & (ss == s_i)
+            np.add.at(h[-1], yy[m], cnt[m])
+            hist[s].append(h)
+    distinct_floor = [MAX_EXACT + 1] * p  # quantile-binned: more than MAX_EXACT values
+    return Binned(cols, classes, edges, exact, center, hist, sums, squares, n, distinct_floor)
+
+
+def _sample_edges(sample: Any, col: str) -> np.ndarray:
+    """Train quantile edges (MAX_BINS bins, inverted CDF, distinct, finite) of ``col`` on the
+    driver sample, in Spark's units (:func:`_value_expr`: days, microseconds, 0/1)."""
+    import polars as pl
+
+    s = sample.splits[sample.split_names[0]][col]
+    if s.dtype == pl.Boolean:
+        x = s.cast(pl.Float64)
+    elif s.dtype.is_temporal():
+        x = s.to_physical().cast(pl.Float64) / _physical_scale(sample, col)
+    else:
+        x = s.cast(pl.Float64)
+    v = x.drop_nulls().to_numpy()
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return np.array([])
+    probs = np.arange(1, MAX_BINS) / MAX_BINS
+    return np.unique(np.quantile(v, probs, method="inverted_cdf"))
+
+
+def _cells_schema() -> Any:
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField("kind", T.IntegerType()),
+                         T.StructField("j", T.IntegerType()),
+                         T.StructField("key", T.DoubleType()),
+                         T.StructField("s", T.IntegerType()),
+                         T.StructField("y", T.IntegerType()),
+                         T.StructField("n", T.LongType()),
+                         T.StructField("w1", T.DoubleType()),
+                         T.StructField("w2", T.DoubleType())])
+
+
+class _PartitionCounts:
+    """mapInArrow function over (``__s``, ``__y``, v0..v{p-1}) batches: per partition, emits
+    the non-zero cells of kind 0 (key = bin b of the quantile edges, (e_{b-1}, e_b]; B above
+    the last edge; B + 1 missing), kind 1 (key = a distinct value, while the column holds at
+    most ``cap`` of them in the partition), kind 2 (the column has more: no exact cells) and
+    kind 3 (sums ``w1`` and ``w2`` of value - center and its square, missing as 0), each by
+    (column j, split s, class y)."""
+
+    def __init__(self, edges: list[np.ndarray], center: np.ndarray, k: int, sk: int,
+                 cap: int):
+        self.edges, self.center, self.k, self.sk, self.cap = edges, center, k, sk, cap
+
+    def __call__(self, batches: Any) -> Any:
+        import pyarrow as pa
+
+        p = len(self.edges)
+        k = self.k
+        qh: list[np.ndarray | None] = [None] * p
+        w1: list[np.ndarray | None] = [None] * p
+        w2: list[np.ndarray | None] = [None] * p
+        ev: list[np.ndarray | None] = [np.array([]) for _ in range(p)]
+        ec: list[np.ndarray | None] = [None] * p
+        sk = self.sk
+        for batch in batches:
+            s = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            y = batch.column(1).to_numpy(zero_copy_only=False).astype(np.int64)
+            if not s.size:
+                continue
+            code = s * k + y
+            for j in range(p):
+                x = batch.column(2 + j).to_numpy(zero_copy_only=False).astype(np.float64)
+                miss = np.isnan(x)
+                e = self.edges[j]
+                nb = e.size + 2
+                b = np.where(miss, nb - 1, np.searchsorted(e, x, side="left"))
+                h = np.bincount(b * sk + code, minlength=nb * sk)
+                qh[j] = h if qh[j] is None else qh[j] + h
+                xv = np.where(miss, 0.0, x - self.center[j])
+                a1 = np.bincount(code, weights=xv, minlength=sk)
+                a2 = np.bincount(code, weights=xv * xv, minlength=sk)
+                w1[j] = a1 if w1[j] is None else w1[j] + a1
+                w2[j] = a2 if w2[j] is None else w2[j] + a2
+                if ev[j] is None:
+                    continue
+                u, inv = np.unique(x[~miss], return_inverse=True)
+                merged = np.union1d(ev[j], u)
+                if merged.size > self.cap:
+                    ev[j], ec[j] = None, None
+                    continue
+                c = np.zeros((merged.size, sk), dtype=np.int64)
+                if ec[j] is not None:
+                    c[np.searchsorted(merged, ev[j])] += ec[j]
+                pos = np.searchsorted(merged, u)[inv.ravel()]
+                c += np.bincount(pos * sk + code[~miss],
+                                 minlength=merged.size * sk).reshape(-1, sk)
+                ev[j], ec[j] = merged, c
+        out: dict[str, list[np.ndarray]] = {c: [] for c in
+                                            ("kind", "j", "key", "s", "y", "n", "w1", "w2")}
+
+        def emit(kind: int, j: int, key: np.ndarray, code: np.ndarray, n: np.ndarray,
+                 a: np.ndarray, b: np.ndarray) -> None:
+            m = key.size
+            out["kind"].append(np.full(m, kind, np.int32))
+            out["j"].append(np.full(m, j, np.int32))
+            out["key"].append(key.astype(np.float64))
+            out["s"].append((code // k).astype(np.int32))
+            out["y"].append((code % k).astype(np.int32))
+            out["n"].append(n.astype(np.int64))
+            out["w1"].append(a.astype(np.float64))
+            out["w2"].append(b.astype(np.float64))
+
+        for j in range(p):
+            if qh[j] is None:
+                continue
+            h = qh[j].reshape(-1, sk)
+            b, c = np.nonzero(h)
+            z = np.zeros(b.size)
+            emit(0, j, b, c, h[b, c], z, z)
+            c = np.arange(sk)
+            emit(3, j, np.zeros(c.size), c, np.zeros(c.size), w1[j][c], w2[j][c])
+            if ev[j] is None:
+                emit(2, j, np.zeros(1), np.zeros(1, np.int64), np.zeros(1), np.zeros(1),
+                     np.zeros(1))
+            elif ec[j] is not None:
+                v, c = np.nonzero(ec[j])
+                z = np.zeros(v.size)
+                emit(1, j, ev[j][v], c, ec[j][v, c], z, z)
+        if out["kind"]:
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(np.concatenate(out[c])) for c in out], names=list(out))
 
 
 def rank_stats(b: Binned, split: str) -> dict[str, Any]:
