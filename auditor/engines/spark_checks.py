@@ -6,9 +6,7 @@ Which check runs where on Spark: :mod:`auditor.engines.spark_dispatch`.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
-
-import numpy as np
+from typing import Any
 
 from auditor.loading.data import Kind, LabelKind
 from auditor.detectors.groups import null_group_finding
@@ -123,60 +121,44 @@ def _ids(check: Any, data: Any, col: str) -> list[Finding]:
 # ---------------------------------------------------------------------------------------------
 
 def duplicates(check: Any, data: Any) -> list[Finding]:
+    """Exact copies across and within splits, near copies and conflicting labels from one
+    :class:`~auditor.engines.spark_rows.RowTable` (a 128-bit key per row, one ``groupBy``);
+    judged by the polars detector's functions."""
+    from auditor.engines.spark_rows import RowTable
+
     cols = data.duplicate_columns()
     text_cols = [c for c in data.columns.text if c in cols and data.kinds.get(c) == Kind.TEXT]
     label = data.label if data.label in cols else None
     features = [c for c in cols if c != label]
     roles_only = not set(features) & (set(data.features) | set(text_cols))
-    eng = data.engine
-
-    def continuous(split: str) -> list[str]:
-        from pyspark.sql.types import BooleanType
-
-        df = data.splits[split]
-        cand = [c for c in cols if not isinstance(df.schema[c].dataType, BooleanType)]
-        return data.cached(("spark.continuous", split, tuple(cand)), lambda: [
-            c for c, (u, n) in eng.distinct_counts(split, cand).items() if n > 1 and u >= 0.5 * n])
-
-    def summary(split: str) -> Any:
-        """Whole-row key counts; the continuous columns (an exact distinct count per column,
-        costly on Spark) only matter when some rows repeat, so they are looked up then."""
-        def measure() -> Any:
-            ks = eng.key_summary(split, cols, nulls_are_keys=True)
-            if ks.rows_in_repeated == 0:
-                return ks
-            return eng.key_summary(split, cols, nulls_are_keys=True, null_in=continuous(split))
-        return data.cached(("spark.rows", split), measure)
-
-    findings: list[Finding] = []
-    exact: dict[tuple[str, str], int] = {}
-    if cols:
-        for earlier, later in data.pairs():
-            ko = eng.key_overlap(earlier, later, cols, nulls_are_keys=True,
-                                 max_examples=check.max_examples)
-            exact[(earlier, later)] = ko.rows_later
-            findings.append(_exact(check, data, ko, earlier, later, cols,
-                                   _chance(data, earlier, later, ko.rows_later, summary,
-                                           cols, continuous)))
-    findings += near_and_conflicts(check, data, cols, exact,
-                                   lambda split: summary(split).repeated_rows)
-    single = len(data.splits) == 1
-    for split in data.split_names:
-        ks = summary(split) if cols else None
-        count = ks.repeated_rows if ks else 0
-        if count or single:
-            value = share(count, data.rows(split))
-            severity = grade(value, warn=check.within_warn_above)
-            message = (f"{fmt_rows(count, data.rows(split), f'{split} rows')} are exact copies "
-                       f"of another {split} row")
-            if severity != Severity.INFO and not continuous(split):
-                severity = Severity.INFO
-                message += " (no continuous column: discrete rows repeat by chance, info)"
-            findings.append(Finding(
-                severity=severity if severity != Severity.FAIL else Severity.WARN,
-                metric="within_split_duplicates", value=value,
-                threshold=check.within_warn_above, count=count, splits=[split],
-                message=message))
+    table = RowTable(data, cols, [] if roles_only else features, label,
+                     None if text_cols else check.significant_digits) if cols else None
+    try:
+        findings: list[Finding] = []
+        if table is not None:
+            findings += [_exact(check, data, table, earlier, later)
+                         for earlier, later in data.pairs()]
+            findings += near_and_conflicts(check, data, table, text_cols,
+                                           [] if roles_only else features, label)
+        single = len(data.splits) == 1
+        for split in data.split_names:
+            count = table.repeated_rows(split) if table is not None else 0
+            if count or single:
+                value = share(count, data.rows(split))
+                severity = grade(value, warn=check.within_warn_above)
+                message = (f"{fmt_rows(count, data.rows(split), f'{split} rows')} are exact "
+                           f"copies of another {split} row")
+                if severity != Severity.INFO and not (table and table.continuous[split]):
+                    severity = Severity.INFO
+                    message += " (no continuous column: discrete rows repeat by chance, info)"
+                findings.append(Finding(
+                    severity=severity if severity != Severity.FAIL else Severity.WARN,
+                    metric="within_split_duplicates", value=value,
+                    threshold=check.within_warn_above, count=count, splits=[split],
+                    message=message))
+    finally:
+        if table is not None:
+            table.close()
     if roles_only and cols:
         for f in findings:
             f.severity = Severity.INFO
@@ -185,69 +167,19 @@ def duplicates(check: Any, data: Any) -> list[Finding]:
     return findings
 
 
-def _chance(data: Any, earlier: str, later: str, count: int,
-            summary: Callable[[str], Any], cols: list[str],
-            continuous: Callable[[str], list[str]]) -> dict[str, Any]:
-    """:func:`auditor.detectors.row_compare.copy_chance` from key counts: R = rows of
-    ``earlier`` whose whole-row key repeats and whose continuous columns are all null; the
-    null distribution of D = s - b by :func:`~auditor.detectors.row_compare.
-    split_null_from_counts` from the counts of counts of the pooled keys (rows with a
-    continuous value left out), and copied later rows holding a continuous value counted in
-    full (never chance), as the polars engine does."""
-    from pyspark.sql import functions as F
-
-    from auditor.detectors.row_compare import chance_verdict, split_null_from_counts
-
-    n_a, n_b = data.rows(earlier), data.rows(later)
-    sa = summary(earlier)
-    repeating = sa.rows_in_repeated_null
-    b = share(repeating, n_a)
-    if b <= 0:
-        return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
-    eng = data.engine
-    unique_cols = continuous(earlier)
-    idx = [cols.index(c) for c in unique_cols]
-
-    def table(split: str, prefix: str) -> Any:
-        return eng._key_counts(split, cols, True, prefix)
-
-    def known(t: Any, prefix: str) -> Any:  # some continuous column holds a value
-        cond = F.lit(False)
-        for i in idx:
-            cond = cond | F.col(f"{prefix}{i}").isNotNull()
-        return cond
-
-    ta, tb = table(earlier, "k"), table(later, "k")
-    pooled = ta.where(~known(ta, "k")).unionByName(tb.where(~known(tb, "k")))
-    keys = [f"k{i}" for i in range(len(cols))]
-    m = (pooled.groupBy(*keys).agg(F.sum("count").alias("m")).where(F.col("m") >= 2)
-         .groupBy("m").count().collect())
-    sizes = np.array([int(r["m"]) for r in m], dtype=np.int64)
-    n_patterns = np.array([int(r["count"]) for r in m], dtype=np.int64)
-    order = np.argsort(sizes)
-    mu, var = split_null_from_counts(sizes[order], n_patterns[order], n_a, n_b)
-    certain = 0
-    if idx:
-        a, bb = table(earlier, "a"), table(later, "b")
-        cond = [a[f"a{i}"].eqNullSafe(bb[f"b{i}"]) for i in range(len(cols))]
-        row = (a.join(bb, on=cond, how="inner").where(known(bb, "b"))
-               .agg(F.sum(bb["count"]).alias("n")).collect()[0])
-        certain = int(row["n"] or 0)
-    return chance_verdict(count, certain, n_b, b, repeating, mu, var)
-
-
-def _exact(check: Any, data: Any, ko: Any, earlier: str, later: str, cols: list[str],
-           chance: dict[str, Any]) -> Finding:
+def _exact(check: Any, data: Any, table: Any, earlier: str, later: str) -> Finding:
     from auditor.detectors.duplicates import _cell, exact_copy_finding
 
-    f = exact_copy_finding(check, data, ko.rows_later, earlier, later, chance)
-    if ko.rows_later:
+    count = table.copies(earlier, later)
+    f = exact_copy_finding(check, data, count, earlier, later, table.chance(earlier, later))
+    if count:
+        cols = table.cols
         shown = cols[:8]
         f.evidence["examples"] = [
-            {"values": ", ".join(f"{c}={_cell(v)}" for c, v in zip(shown, row[:len(shown)]))
+            {"values": ", ".join(f"{c}={_cell(v)}" for c, v in zip(shown, values or ()))
              + (f", … (+{len(cols) - len(shown)} columns)" if len(cols) > len(shown) else ""),
-             f"rows in {earlier}": row[-2], f"rows in {later}": row[-1]}
-            for row in ko.top.iter_rows()]
+             f"rows in {earlier}": a, f"rows in {later}": b}
+            for values, a, b in table.copy_examples(earlier, later, check.max_examples)]
     return f
 
 

@@ -6,6 +6,11 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
 (:mod:`auditor.detectors.duplicates`, :mod:`~auditor.detectors.groups`,
 :mod:`~auditor.detectors.temporal`), so thresholds, statuses, values and messages equal polars:
 
+- ``leakage.duplicates`` (:class:`RowTable`): one pass over the unioned splits gives every row a
+  128-bit whole-row key (:func:`row_key`: two ``xxhash64`` over null masks and values), a
+  feature key and a near key; one ``groupBy`` of the whole-row key is the persisted table every
+  count is an aggregate of (no join on the compared columns, no exact distinct count per
+  column: :func:`column_stats` sketches them and counts exactly only near the cut).
 - near copies: every compared column normalised by Spark expressions as
   :func:`auditor.detectors.near_duplicates.normalised_frame` does (floats and decimals rounded to
   ``significant_digits`` significant digits by :func:`round_significant_frame`, the same arithmetic
@@ -16,18 +21,20 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
   Python UDF, used only on string columns where an aggregate found such a character: Spark has
   no Unicode normalisation built-in; standard library only and without Arrow, so any executor
   Python 3 runs it; it agrees with polars on every code point but the ~150 that Unicode
-  assigned after the executor Python's Unicode version). Later rows whose normalised row
-  occurs in the earlier split
-  (a null-safe key join, :meth:`~auditor.engines.spark_engine.SparkEngine.key_overlap`) minus
-  the exact copies = ``near_duplicate_rows``. Free-text columns (``columns.text``, MinHash/LSH on
+  assigned after the executor Python's Unicode version). Later rows whose near key occurs in
+  the earlier split (a ``groupBy`` of the near key over the keyed table) minus the exact
+  copies = ``near_duplicate_rows``. Free-text columns (``columns.text``, MinHash/LSH on
   polars) are not matched on Spark: with one declared, near copies are reported as not computed
   (an info finding), never silently.
 - conflicting labels: features normalised with floats exact, the label normalised likewise
-  (null and NaN are no label); across a pair, per feature key of the earlier split the smallest
-  and largest label, joined to the later rows (a later row conflicts when its label differs from
-  either); within a split, ``groupBy(features)`` with ``count_distinct(label) > 1`` (every row of
-  such a group counts). Graded by :func:`~auditor.detectors.duplicates.conflict_grade` with the
-  split's within-copies and continuous columns measured on Spark.
+  (null and NaN are no label); ``groupBy`` (feature key, label) then feature key gives per split
+  the labelled rows, the smallest and largest label and the number of distinct labels, and per
+  pair the later rows whose label the earlier rows of the key hold: a later row conflicts when
+  its label differs from the earlier rows' smallest or largest label (all of them when the
+  earlier rows hold two labels, else those with another label); within a split, every row of a
+  feature key holding two labels or more. Graded by
+  :func:`~auditor.detectors.duplicates.conflict_grade` with the split's within-copies and
+  continuous columns measured on Spark.
 - entity-key suggestions: per split one aggregate with the distinct and non-null counts of every
   candidate column, one aggregate over the union of the splits for the distinct values (and the
   range of integer columns); the overlap of a pair (a key join) only for columns that look like
@@ -184,49 +191,6 @@ def normalise_string(col: Any, non_ascii: bool) -> Any:
     return F.coalesce(udf(F.when(s.rlike(_NON_ASCII), s)), ascii_form)
 
 
-def _non_ascii(data: Any, cols: list[str]) -> set[str]:
-    """String columns among ``cols`` holding a non-ASCII character in some split (one
-    aggregate per split)."""
-    from pyspark.sql import functions as F
-
-    def measure() -> set[str]:
-        out: set[str] = set()
-        for split, df in data.splits.items():
-            strings = [c for c in cols if _is_string(data, df.schema[c].dataType, c)]
-            if not strings:
-                continue
-            row = df.agg(*(F.max(_c(c).cast("string").rlike(_NON_ASCII).cast("int"))
-                           .alias(f"n{i}") for i, c in enumerate(strings))).collect()[0]
-            out |= {c for i, c in enumerate(strings) if row[f"n{i}"]}
-        return out
-
-    return data.cached(("spark.non_ascii", tuple(cols)), measure)
-
-
-def normalised_frame(data: Any, split: str, cols: list[str], digits: int | None) -> Any:
-    """``cols`` of ``split`` normalised as the polars engine's
-    :func:`~auditor.detectors.near_duplicates.normalised_frame` (``digits=None``: floats
-    exact), as a Spark DataFrame with the same column names."""
-    df = data.splits[split]
-    unicode = _non_ascii(data, data.duplicate_columns())
-    floats = [c for c in cols if digits is not None and not _is_string(
-        data, df.schema[c].dataType, c) and _is_float_type(df.schema[c].dataType)]
-    exprs = []
-    for c in cols:
-        if _is_string(data, df.schema[c].dataType, c):
-            exprs.append(normalise_string(_c(c), c in unicode).alias(c))
-        else:
-            exprs.append(_c(c))
-    return round_significant_frame(df.select(*exprs), floats, digits or 0)
-
-
-def _engine(data: Any, key: Any, frames: Callable[[], dict[str, Any]]) -> Any:
-    from auditor.engines.spark_engine import SparkEngine
-
-    return data.cached(("spark.rows.engine", key),
-                       lambda: SparkEngine(frames(), seed=data.seed))
-
-
 def _cells(row: Any, cols: list[str]) -> str:
     from auditor.detectors.duplicates import _cell
 
@@ -238,23 +202,403 @@ def _cells(row: Any, cols: list[str]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# leakage.duplicates: near copies and conflicting labels
+# leakage.duplicates: one keyed row table for exact copies, near copies and conflicting labels
 # ---------------------------------------------------------------------------------------------
 
-def near_and_conflicts(check: Any, data: Any, cols: list[str], exact: dict[tuple[str, str], int],
-                       repeated: Callable[[str], int]) -> list[Finding]:
-    """Near copies of every pair (``exact``: later rows that are exact copies, per pair) and
-    conflicting labels across pairs and within splits, in the polars check's order (near, then
-    conflicts); ``repeated(split)``: the split's exact within-split copies."""
-    text_cols = [c for c in data.columns.text if c in cols and data.kinds.get(c) == Kind.TEXT]
-    label = data.label if data.label in cols else None
-    features = [c for c in cols if c != label]
-    if not set(features) & (set(data.features) | set(text_cols)):
-        features = []  # only roles left: equal dates are not equal features
+APPROX_RSD = 0.01   # relative standard error of the distinct-count sketch (HyperLogLog++)
+EXACT_BAND = 0.10   # sketched counts within 10% of the continuity cut are counted exactly
+_SALT = "auditor.row-key"
+
+
+def row_key(exprs: list[Any]) -> tuple[Any, Any]:
+    """Two 64-bit hashes of the values ``exprs`` (a 128-bit row key): ``xxhash64`` over
+    null masks (one bit per value, 62 values per long: ``xxhash64`` skips a null, so without the
+    mask (1, null) and (null, 1) would hash alike) and the values, the second one salted.
+    Equal values give equal keys, as ``groupBy`` compares them (-0.0 = 0.0, every NaN equal;
+    Spark >= 3.2 hashes -0.0 as 0.0); two different rows share a key with probability about
+    2^-128 per pair, n^2 / 2^129 over n rows (< 10^-20 at 10^9 rows), so counts of keys are
+    counts of distinct rows."""
+    from pyspark.sql import functions as F
+
+    masks = []
+    for start in range(0, len(exprs), 62):
+        bits = F.lit(0).cast("long")
+        for j, e in enumerate(exprs[start:start + 62]):
+            bits = bits + F.when(e.isNull(), F.lit(1 << j).cast("long")).otherwise(0)
+        masks.append(bits)
+    return F.xxhash64(*masks, *exprs), F.xxhash64(F.lit(_SALT), *masks, *exprs)
+
+
+def _union(data: Any, cols: list[str]) -> Any:
+    """Every split's ``cols`` as ``c0..`` under a split index ``_s`` (one frame, so that every
+    aggregate is one job over all splits, and a column typed int in one split and long in
+    another is widened alike before it is hashed)."""
+    from pyspark.sql import functions as F
+
+    parts = [df.select(F.lit(i).alias("_s"), *[_c(c).alias(f"c{j}") for j, c in enumerate(cols)])
+             for i, df in enumerate(data.splits.values())]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.unionByName(p)
+    return out
+
+
+def column_stats(data: Any, cols: list[str]) -> tuple[dict[str, list[str]], set[str]]:
+    """Per split the continuous columns of ``cols`` (as :func:`auditor.detectors.row_compare.
+    continuous_columns`: not boolean, n > 1 non-null values of which u >= n / 2 distinct), and
+    the string columns holding a non-ASCII character in some split; one aggregate over all
+    splits. u is sketched (``approx_count_distinct``, HyperLogLog++ with relative standard
+    error :data:`APPROX_RSD`); a column whose sketch lies within :data:`EXACT_BAND` of the cut
+    (u in [0.45 n, 0.55 n], ten standard errors) is counted exactly in a second aggregate, so
+    the decision is the exact one but for a sketch error beyond ten standard errors. An exact
+    distinct count of every column (40 of them: Spark expands each row 40 times) was the most
+    expensive part of the check."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    def measure() -> tuple[dict[str, list[str]], set[str]]:
+        u = _union(data, cols)
+        schema = u.schema
+        cand = [j for j in range(len(cols)) if not isinstance(schema[f"c{j}"].dataType,
+                                                                BooleanType)]
+        strings = [j for j, c in enumerate(cols)
+                   if _is_string(data, schema[f"c{j}"].dataType, c)]
+        exprs = [F.count(F.lit(1)).alias("_rows")]
+        for j in cand:
+            exprs += [F.approx_count_distinct(f"c{j}", APPROX_RSD).alias(f"u{j}"),
+                      F.count(f"c{j}").alias(f"n{j}")]
+        exprs += [F.max(F.col(f"c{j}").cast("string").rlike(_NON_ASCII).cast("int"))
+                  .alias(f"a{j}") for j in strings]
+        rows = {r["_s"]: r.asDict() for r in u.groupBy("_s").agg(*exprs).collect()}
+        exact = sorted({j for r in rows.values() for j in cand if r[f"n{j}"] > 1
+                        and abs(r[f"u{j}"] - 0.5 * r[f"n{j}"]) <= EXACT_BAND * 0.5 * r[f"n{j}"]})
+        if exact:
+            for r in u.groupBy("_s").agg(*[F.count_distinct(f"c{j}").alias(f"u{j}")
+                                           for j in exact]).collect():
+                rows[r["_s"]].update({f"u{j}": r[f"u{j}"] for j in exact})
+        continuous = {}
+        for i, split in enumerate(data.split_names):
+            r = rows.get(i)
+            continuous[split] = [] if r is None else [
+                cols[j] for j in cand if r[f"n{j}"] > 1 and r[f"u{j}"] >= 0.5 * r[f"n{j}"]]
+        non_ascii = {cols[j] for j in strings for r in rows.values() if r[f"a{j}"]}
+        return continuous, non_ascii
+
+    return data.cached(("spark.column_stats", tuple(cols)), measure)
+
+
+class RowTable:
+    """The rows of every split reduced once to keys, for ``leakage.duplicates``.
+
+    One pass over the splits (unioned, split index ``_s``) computes per row: the whole-row key
+    (:func:`row_key` over the values as loaded, nulls and NaN as values), the feature key over
+    the features normalised as polars' ``normalised_frame(..., digits=None)`` does (strings
+    lowercased and whitespace-collapsed, floats exact) with the normalised label ``_y`` (null
+    and NaN: no label), the near key over every compared column normalised with floats
+    rounded to ``digits`` significant digits, and per split i whether one of its continuous
+    columns holds a value (``_k{i}``). ``groupBy`` of the whole-row key (one shuffle of two
+    longs and a few flags per row) gives the persisted table ``keys``: rows per split ``_n{i}``
+    and the row's other keys. Everything else is an aggregate of ``keys`` (no job reads the
+    40 columns again, no join on 40 columns): within-split copies, shared rows of every pair,
+    the chance baseline's counts, near copies (``groupBy`` of the near key), conflicting labels
+    (``groupBy`` of (feature key, label), then of the feature key). Example rows are fetched by
+    key from one split, only when there is something to show. The number of Spark jobs does
+    not depend on the number of columns."""
+
+    def __init__(self, data: Any, cols: list[str], features: list[str], label: str | None,
+                 digits: int | None) -> None:
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        self.data, self.cols, self.features, self.label = data, cols, features, label
+        self.names = data.split_names
+        self.continuous, non_ascii = column_stats(data, cols)
+        u = _union(data, cols)
+        schema = u.schema
+        raw = [F.col(f"c{j}") for j in range(len(cols))]
+
+        def normal(j: int) -> Any:
+            if _is_string(data, schema[f"c{j}"].dataType, cols[j]):
+                return normalise_string(raw[j], cols[j] in non_ascii)
+            return raw[j]
+
+        step = u.select("_s", *raw, *[normal(j).alias(f"f{j}") for j in range(len(cols))])
+        self.near = digits is not None
+        if self.near:
+            floats = [f"r{j}" for j in range(len(cols)) if not _is_string(
+                data, schema[f"c{j}"].dataType, cols[j])
+                and _is_float_type(schema[f"c{j}"].dataType)]
+            step = round_significant_frame(
+                step.select("*", *[F.col(f"f{j}").alias(f"r{j}") for j in range(len(cols))]),
+                floats, digits)
+        h1, h2 = row_key(raw)
+        extra = [h1.alias("_h1"), h2.alias("_h2")]
+        for i, split in enumerate(self.names):
+            cont = [cols.index(c) for c in self.continuous[split]]
+            known = F.lit(False)
+            for j in cont:
+                known = known | raw[j].isNotNull()
+            extra.append(known.alias(f"_k{i}"))
+        self.fidx = [cols.index(c) for c in features]
+        if label is not None and features:
+            y = F.col(f"f{cols.index(label)}")
+            if _is_float_type(schema[f"c{cols.index(label)}"].dataType):
+                y = F.when(~F.isnan(y), y)
+            f1, f2 = row_key([F.col(f"f{j}") for j in self.fidx])
+            extra += [f1.alias("_fh1"), f2.alias("_fh2"), y.alias("_y")]
+        if self.near:
+            n1, n2 = row_key([F.col(f"r{j}") for j in range(len(cols))])
+            extra += [n1.alias("_rh1"), n2.alias("_rh2")]
+        self.rows = step.select("*", *extra)  # per row, not persisted: examples read it by key
+        carried = [c for c in ("_fh1", "_fh2", "_y", "_rh1", "_rh2") if c in self.rows.columns]
+        self.keys = (self.rows.groupBy("_h1", "_h2").agg(
+            *[F.sum(F.when(F.col("_s") == i, 1).otherwise(0)).cast("long").alias(f"_n{i}")
+              for i in range(len(self.names))],
+            *[F.max(F.col(f"_k{i}").cast("int")).alias(f"_k{i}") for i in range(len(self.names))],
+            *[F.max(c).alias(c) for c in carried])
+            .persist(StorageLevel.MEMORY_AND_DISK))
+        self._conflicts: Any = None
+        self._summary: dict[str, int] | None = None
+        self._counts: dict[str, int] | None = None
+
+    def close(self) -> None:
+        self.keys.unpersist()
+        if self._conflicts is not None:
+            self._conflicts.unpersist()
+
+    def _i(self, split: str) -> int:
+        return self.names.index(split)
+
+    # -- exact copies --------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """One aggregate of ``keys``: per split the distinct rows, rows in repeated keys and of
+        those the rows without a value in the split's continuous columns; per pair the shared
+        keys, the rows of each split holding one, and the later rows holding one with a
+        continuous value of the earlier split (never chance copies)."""
+        from pyspark.sql import functions as F
+
+        def measure() -> dict[str, Any]:
+            n = {i: F.col(f"_n{i}") for i in range(len(self.names))}
+            k = {i: F.col(f"_k{i}") for i in range(len(self.names))}
+            exprs = []
+            for i in n:
+                exprs += [F.count(F.when(n[i] > 0, 1)).alias(f"d{i}"),
+                          F.sum(F.when(n[i] >= 2, n[i]).otherwise(0)).alias(f"r{i}"),
+                          F.sum(F.when((n[i] >= 2) & (k[i] == 0), n[i]).otherwise(0))
+                          .alias(f"rn{i}")]
+            for e, l in self._pairs():
+                both = (n[e] > 0) & (n[l] > 0)
+                exprs += [F.count(F.when(both, 1)).alias(f"sh{e}_{l}"),
+                          F.sum(F.when(both, n[e]).otherwise(0)).alias(f"re{e}_{l}"),
+                          F.sum(F.when(both, n[l]).otherwise(0)).alias(f"rl{e}_{l}"),
+                          F.sum(F.when(both & (k[e] == 1), n[l]).otherwise(0))
+                          .alias(f"ce{e}_{l}")]
+            row = self.keys.agg(*exprs).collect()[0].asDict()
+            return {key: int(v or 0) for key, v in row.items()}
+
+        if self._summary is None:
+            self._summary = measure()
+        return self._summary
+
+    def _pairs(self) -> list[tuple[int, int]]:
+        return [(self._i(a), self._i(b)) for a, b in self.data.pairs()]
+
+    def repeated_rows(self, split: str) -> int:
+        """Rows that repeat an earlier row of the split (rows minus distinct rows)."""
+        i = self._i(split)
+        return self.data.rows(split) - self.summary()[f"d{i}"]
+
+    def copies(self, earlier: str, later: str) -> int:
+        e, l = self._i(earlier), self._i(later)
+        return self.summary()[f"rl{e}_{l}"]
+
+    def chance(self, earlier: str, later: str) -> dict[str, Any]:
+        """:func:`auditor.detectors.row_compare.copy_chance` from the key counts: R = earlier
+        rows in a repeated key with no value in a continuous column of ``earlier``; the null
+        distribution of D from the counts of counts m = rows of both splits per key (keys with
+        a continuous value left out); later copies with a continuous value counted in full."""
+        import numpy as np
+        from pyspark.sql import functions as F
+
+        from auditor.detectors.row_compare import chance_verdict, split_null_from_counts
+
+        e, l = self._i(earlier), self._i(later)
+        s = self.summary()
+        n_a, n_b = self.data.rows(earlier), self.data.rows(later)
+        count = s[f"rl{e}_{l}"]
+        repeating = s[f"rn{e}"]
+        b = repeating / n_a if n_a else 0.0
+        if b <= 0:
+            return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
+        m = (self.keys.where(F.col(f"_k{e}") == 0)
+             .select((F.col(f"_n{e}") + F.col(f"_n{l}")).alias("m")).where(F.col("m") >= 2)
+             .groupBy("m").count().collect())
+        sizes = np.array([int(r["m"]) for r in m], dtype=np.int64)
+        n_patterns = np.array([int(r["count"]) for r in m], dtype=np.int64)
+        order = np.argsort(sizes)
+        mu, var = split_null_from_counts(sizes[order], n_patterns[order], n_a, n_b)
+        return chance_verdict(count, s[f"ce{e}_{l}"], n_b, b, repeating, mu, var)
+
+    def copy_examples(self, earlier: str, later: str, limit: int) -> list[tuple[Any, int, int]]:
+        """At most ``limit`` shared rows (values, rows in earlier, rows in later), most copied
+        first (ties by key): the top keys, then their values from the later split."""
+        from pyspark.sql import functions as F
+
+        e, l = self._i(earlier), self._i(later)
+        if limit <= 0 or not self.copies(earlier, later):
+            return []
+        top = (self.keys.where((F.col(f"_n{e}") > 0) & (F.col(f"_n{l}") > 0))
+               .orderBy(F.col(f"_n{l}").desc(), F.col(f"_n{e}").desc(), "_h1", "_h2")
+               .select("_h1", "_h2", f"_n{e}", f"_n{l}").limit(limit).collect())
+        values = self._values(l, "_h1", "_h2", [r[0] for r in top],
+                              [f"c{j}" for j in range(len(self.cols))])
+        return [(values.get((r[0], r[1])), int(r[2]), int(r[3])) for r in top]
+
+    def _values(self, split: int, k1: str, k2: str, firsts: list[int], columns: list[str],
+                where: Any = None) -> dict[tuple[int, int], tuple[Any, ...]]:
+        """``columns`` of one row per key (``k1``, ``k2``) of ``split`` whose first hash is in
+        ``firsts``: one scan of that split, at most a few rows per key to the driver."""
+        from pyspark.sql import functions as F
+
+        if not firsts:
+            return {}
+        cond = (F.col("_s") == split) & F.col(k1).isin(firsts)
+        if where is not None:
+            cond = cond & where
+        got = (self.rows.where(cond).dropDuplicates([k1, k2])
+               .select(k1, k2, *columns).collect())
+        return {(r[0], r[1]): tuple(r[2:]) for r in got}
+
+    # -- near copies ---------------------------------------------------------------------------
+    def near_copies(self, earlier: str, later: str, limit: int) -> tuple[int, list[Any]]:
+        """Later rows whose near key occurs in ``earlier`` (exact copies included), and at most
+        ``limit`` examples (normalised values, rows in earlier, rows in later)."""
+        from pyspark.sql import functions as F
+
+        e, l = self._i(earlier), self._i(later)
+        near = self.keys.groupBy("_rh1", "_rh2").agg(
+            F.sum(f"_n{e}").alias("a"), F.sum(f"_n{l}").alias("b"))
+        shared = near.where((F.col("a") > 0) & (F.col("b") > 0))
+        rows = int(shared.agg(F.sum("b").alias("n")).collect()[0]["n"] or 0)
+        if rows <= self.copies(earlier, later) or limit <= 0:
+            return rows, []
+        top = (shared.orderBy(F.col("b").desc(), F.col("a").desc(), "_rh1", "_rh2")
+               .limit(limit).collect())
+        values = self._values(l, "_rh1", "_rh2", [r["_rh1"] for r in top],
+                              [f"r{j}" for j in range(len(self.cols))])
+        return rows, [(values.get((r["_rh1"], r["_rh2"])), int(r["a"]), int(r["b"]))
+                      for r in top]
+
+    # -- conflicting labels --------------------------------------------------------------------
+    def conflict_table(self) -> Any:
+        """Per feature key: per split i the labelled rows ``t{i}``, smallest and largest label
+        ``lo{i}``/``hi{i}`` and the number of distinct labels ``L{i}``; per pair the later rows
+        whose label occurs among the earlier rows of the key ``ag{e}_{l}`` (persisted: one
+        shuffle by feature key serves both aggregations)."""
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        if self._conflicts is None:
+            ns = range(len(self.names))
+            by_label = (self.keys.where(F.col("_y").isNotNull())
+                        .repartition("_fh1", "_fh2")
+                        .groupBy("_fh1", "_fh2", "_y")
+                        .agg(*[F.sum(f"_n{i}").alias(f"_n{i}") for i in ns]))
+            exprs = []
+            for i in ns:
+                has = F.col(f"_n{i}") > 0
+                exprs += [F.sum(f"_n{i}").alias(f"t{i}"),
+                          F.min(F.when(has, F.col("_y"))).alias(f"lo{i}"),
+                          F.max(F.when(has, F.col("_y"))).alias(f"hi{i}"),
+                          F.count(F.when(has, 1)).alias(f"L{i}")]
+            for e, l in self._pairs():
+                exprs.append(F.sum(F.when(F.col(f"_n{e}") > 0, F.col(f"_n{l}")).otherwise(0))
+                             .alias(f"ag{e}_{l}"))
+            self._conflicts = (by_label.groupBy("_fh1", "_fh2").agg(*exprs)
+                               .persist(StorageLevel.MEMORY_AND_DISK))
+        return self._conflicts
+
+    def _across(self, e: int, l: int) -> Any:
+        """Later rows per feature key that conflict with the earlier split: all of them when
+        the earlier rows hold two labels or more, else those with another label."""
+        from pyspark.sql import functions as F
+
+        return F.when(F.col(f"t{e}") > 0, F.when(F.col(f"L{e}") > 1, F.col(f"t{l}"))
+                      .otherwise(F.col(f"t{l}") - F.col(f"ag{e}_{l}"))).otherwise(0)
+
+    def conflict_counts(self) -> dict[str, int]:
+        """One aggregate: per split the rows and groups of feature keys with two labels or
+        more; per pair the conflicting later rows."""
+        from pyspark.sql import functions as F
+
+        def measure() -> dict[str, int]:
+            t = self.conflict_table()
+            exprs = []
+            for i in range(len(self.names)):
+                many = F.col(f"L{i}") > 1
+                exprs += [F.sum(F.when(many, F.col(f"t{i}")).otherwise(0)).alias(f"wr{i}"),
+                          F.count(F.when(many, 1)).alias(f"wg{i}")]
+            for e, l in self._pairs():
+                exprs.append(F.sum(self._across(e, l)).alias(f"x{e}_{l}"))
+            row = t.agg(*exprs).collect()[0].asDict()
+            return {key: int(v or 0) for key, v in row.items()}
+
+        if self._counts is None:
+            self._counts = measure()
+        return self._counts
+
+    def across_examples(self, earlier: str, later: str, limit: int) -> list[tuple[Any, ...]]:
+        """At most ``limit`` conflicting later rows: (earlier label, later label, features)."""
+        from pyspark.sql import functions as F
+
+        e, l = self._i(earlier), self._i(later)
+        if limit <= 0:
+            return []
+        keys = (self.conflict_table().where(self._across(e, l) > 0)
+                .orderBy("_fh1", "_fh2").select("_fh1", "_fh2", f"lo{e}", f"hi{e}")
+                .limit(limit).collect())
+        cond = F.lit(False)
+        for k1, k2, lo, hi in keys:
+            cond = cond | ((F.col("_fh1") == k1) & (F.col("_fh2") == k2)
+                           & ((F.col("_y") != F.lit(lo)) | (F.col("_y") != F.lit(hi))))
+        bounds = {(k1, k2): (lo, hi) for k1, k2, lo, hi in keys}
+        got = (self.rows.where((F.col("_s") == l) & F.col("_fh1").isin([k[0] for k in keys])
+                               & cond)
+               .select("_fh1", "_fh2", "_y", *[f"f{j}" for j in self.fidx])
+               .limit(limit).collect())
+        out = []
+        for r in got:
+            lo, hi = bounds[(r[0], r[1])]
+            out.append((lo if r[2] != lo else hi, r[2], tuple(r[3:])))
+        return out
+
+    def within_examples(self, split: str, limit: int) -> list[tuple[Any, ...]]:
+        """At most ``limit`` feature groups of ``split`` with two labels or more, largest
+        first: (rows, distinct labels, features)."""
+        from pyspark.sql import functions as F
+
+        i = self._i(split)
+        if limit <= 0:
+            return []
+        top = (self.conflict_table().where(F.col(f"L{i}") > 1)
+               .orderBy(F.col(f"t{i}").desc(), "_fh1", "_fh2")
+               .select("_fh1", "_fh2", f"t{i}", f"L{i}").limit(limit).collect())
+        values = self._values(i, "_fh1", "_fh2", [r[0] for r in top],
+                              [f"f{j}" for j in self.fidx], F.col("_y").isNotNull())
+        return [(int(r[2]), int(r[3]), values.get((r[0], r[1]))) for r in top]
+
+
+def near_and_conflicts(check: Any, data: Any, table: RowTable, text_cols: list[str],
+                       features: list[str], label: str | None) -> list[Finding]:
+    """Near copies of every pair and conflicting labels across pairs and within splits, in the
+    polars check's order (near, then conflicts), from ``table`` (:class:`RowTable`)."""
+    from auditor.detectors.duplicates import (_value, conflict_across_finding,
+                                              conflict_within_finding, near_copy_finding,
+                                              near_rule)
+
+    cols = table.cols
     near: list[Finding] = []
     conflicts: list[Finding] = []
-    if not cols:
-        return []
     if text_cols:
         near.append(Finding(
             severity=Severity.INFO, metric="not_computed_on_spark", value=None, count=0,
@@ -262,139 +606,46 @@ def near_and_conflicts(check: Any, data: Any, cols: list[str], exact: dict[tuple
             message=f"near-duplicate rows with free-text columns ({', '.join(text_cols)}: "
                     f"MinHash word-shingle matching) are {NOT_ON_SPARK}: only exact copies "
                     "were counted"))
-    digits = check.significant_digits
-    normalised = None if text_cols else _engine(data, ("near", tuple(cols), digits), lambda: {
-        s: normalised_frame(data, s, cols, digits) for s in data.split_names})
+    counts = table.conflict_counts() if label and features else {}
     for earlier, later in data.pairs():
-        if normalised is not None:
-            f = near_copies(check, data, normalised, earlier, later, cols,
-                            exact[(earlier, later)])
-            if f is not None:
-                near.append(f)
-        if label and features:
-            f = conflicts_across(check, data, earlier, later, features, label)
-            if f is not None:
-                conflicts.append(f)
-    if normalised is not None:
-        normalised.close()  # its persisted count tables serve no other check
+        e, l = table._i(earlier), table._i(later)
+        if table.near:
+            rows, top = table.near_copies(earlier, later, check.max_examples)
+            exact_rows = table.copies(earlier, later)
+            if rows - exact_rows > 0:
+                rule = near_rule(check, [])
+                evidence = {"rule": rule, "normalised_rows_shared": {
+                    "rows": rows, "of which exact copies": exact_rows, "examples": [
+                        {"normalised values": _cells(v or (), cols),
+                         f"rows in {earlier}": a, f"rows in {later}": b} for v, a, b in top]}}
+                near.append(near_copy_finding(check, data, rows - exact_rows, earlier, later,
+                                              rule, evidence))
+        if counts and counts[f"x{e}_{l}"]:
+            examples = [{f"{label} in {earlier}": _value(ya), f"{label} in {later}": _value(yb),
+                         "features": _cells(v, features)}
+                        for ya, yb, v in table.across_examples(earlier, later,
+                                                               check.max_examples)]
+            conflicts.append(conflict_across_finding(check, data, counts[f"x{e}_{l}"], earlier,
+                                                     later, label, examples))
     for split in data.split_names:
-        if label and features:
-            f = conflicts_within(check, data, split, features, label)
-            if f is not None:
-                conflicts.append(f)
+        i = table._i(split)
+        if counts and counts[f"wr{i}"]:
+            examples = [{"rows": n, f"distinct {label} values": k,
+                         "features": _cells(v or (), features)}
+                        for n, k, v in table.within_examples(split, check.max_examples)]
+            conflicts.append(conflict_within_finding(check, data, counts[f"wr{i}"],
+                                                     counts[f"wg{i}"], split, label, examples))
     for f in conflicts:
-        split = f.splits[0]
-        _grade_conflict(check, data, f, split, features, repeated)
+        _grade_conflict(check, data, f, f.splits[0], features, table)
     return near + conflicts
 
 
-def near_copies(check: Any, data: Any, eng: Any, earlier: str, later: str, cols: list[str],
-                exact_rows: int) -> Finding | None:
-    """``near_duplicate_rows``: later rows whose normalised row (``eng``: an engine over the
-    normalised splits) occurs in ``earlier``, minus the ``exact_rows`` exact copies (an exact
-    copy is also a near match); None when there are none, as on polars."""
-    from auditor.detectors.duplicates import near_copy_finding, near_rule
-
-    ko = eng.key_overlap(earlier, later, cols, nulls_are_keys=True,
-                         max_examples=check.max_examples)
-    count = ko.rows_later - exact_rows
-    if count <= 0:
-        return None
-    rule = near_rule(check, [])
-    top = [{"normalised values": _cells(row[:len(cols)], cols),
-            f"rows in {earlier}": row[-2], f"rows in {later}": row[-1]}
-           for row in ko.top.iter_rows()]
-    evidence = {"rule": rule, "normalised_rows_shared": {
-        "rows": ko.rows_later, "of which exact copies": exact_rows, "examples": top}}
-    return near_copy_finding(check, data, count, earlier, later, rule, evidence)
-
-
-def _labelled(data: Any, split: str, features: list[str], label: str) -> Any:
-    """Features (floats exact, strings normalised) as ``f0..``, the normalised label as ``_y``;
-    rows without a label (null, NaN) left out."""
-    from pyspark.sql import functions as F
-
-    frame = normalised_frame(data, split, [*features, label], None)
-    y = _c(label)
-    if _is_float_type(frame.schema[label].dataType):
-        y = F.when(~F.isnan(y), y)
-    return frame.select(*[_c(c).alias(f"f{i}") for i, c in enumerate(features)],
-                        y.alias("_y")).where(F.col("_y").isNotNull())
-
-
-def conflicts_across(check: Any, data: Any, earlier: str, later: str, features: list[str],
-                     label: str) -> Finding | None:
-    """Later rows whose features occur in ``earlier`` with another label: per earlier feature
-    key its smallest and largest label, a null-safe join, a later row conflicts when its label
-    differs from either; one aggregate (examples only when there are conflicts)."""
-    from pyspark.sql import functions as F
-
-    from auditor.detectors.duplicates import _value, conflict_across_finding
-
-    keys = [f"f{i}" for i in range(len(features))]
-    a = (_labelled(data, earlier, features, label).groupBy(*keys)
-         .agg(F.min("_y").alias("lo"), F.max("_y").alias("hi")))
-    a = a.select(*[F.col(k).alias(f"a{k}") for k in keys], "lo", "hi")
-    b = _labelled(data, later, features, label)
-    cond = [a[f"a{k}"].eqNullSafe(b[k]) for k in keys]
-    conf = (b.join(a, on=cond, how="inner")
-            .where((F.col("_y") != F.col("lo")) | (F.col("_y") != F.col("hi")))
-            .select(*keys, F.when(F.col("_y") != F.col("lo"), F.col("lo"))
-                    .otherwise(F.col("hi")).alias("ya"), "_y")).persist()
-    try:  # the conflicting rows only: the count and the examples read them once
-        count = int(conf.count())
-        rows = conf.limit(check.max_examples).collect() if count else []
-    finally:
-        conf.unpersist()
-    if not count:
-        return None
-    examples = [{f"{label} in {earlier}": _value(r["ya"]), f"{label} in {later}": _value(r["_y"]),
-                 "features": _cells([r[k] for k in keys], features)} for r in rows]
-    return conflict_across_finding(check, data, count, earlier, later, label, examples)
-
-
-def conflicts_within(check: Any, data: Any, split: str, features: list[str],
-                     label: str) -> Finding | None:
-    """Rows of ``split`` in a group of equal features holding more than one label:
-    ``groupBy(features)`` with ``count_distinct(label) > 1``, rows and groups summed."""
-    from pyspark.sql import functions as F
-
-    from auditor.detectors.duplicates import conflict_within_finding
-
-    keys = [f"f{i}" for i in range(len(features))]
-    groups = (_labelled(data, split, features, label).groupBy(*keys)
-              .agg(F.count(F.lit(1)).alias("n"), F.count_distinct("_y").alias("labels"))
-              .where(F.col("labels") > 1)).persist()
-    try:  # the conflicting groups only: totals and the largest groups read them once
-        row = groups.agg(F.sum("n").alias("rows"),
-                         F.count(F.lit(1)).alias("groups")).collect()[0]
-        count = int(row["rows"] or 0)
-        sample = groups.orderBy(F.col("n").desc()).limit(check.max_examples).collect() \
-            if count else []
-    finally:
-        groups.unpersist()
-    if not count:
-        return None
-    examples = [{"rows": int(r["n"]), f"distinct {label} values": int(r["labels"]),
-                 "features": _cells([r[k] for k in keys], features)} for r in sample]
-    return conflict_within_finding(check, data, count, int(row["groups"]), split, label,
-                                   examples)
-
-
 def _grade_conflict(check: Any, data: Any, f: Finding, split: str, features: list[str],
-                    repeated: Callable[[str], int]) -> None:
-    from pyspark.sql.types import BooleanType
-
+                    table: RowTable) -> None:
     from auditor.detectors.duplicates import conflict_grade
 
-    def continuous() -> bool:
-        df = data.splits[split]
-        cand = [c for c in features if not isinstance(df.schema[c].dataType, BooleanType)]
-        counts = data.cached(("spark.rows.distinct", split, tuple(cand)),
-                             lambda: data.engine.distinct_counts(split, cand))
-        return any(n > 1 and u >= 0.5 * n for u, n in counts.values())
-
-    conflict_grade(check, data, f, repeated(split), split, continuous)
+    conflict_grade(check, data, f, table.repeated_rows(split), split,
+                   lambda: bool(set(table.continuous[split]) & set(features)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -223,3 +223,49 @@ def test_memorisation_on_a_sampled_train_says_the_count_is_a_lower_bound(spark):
     assert 50 <= kept < 400 and f.evidence["driver_sample"]["train"]["of"] == 400
     assert "seeded driver-side sample" in f.message
     assert "train is sampled too" in f.message and "lower bound" in f.message
+
+
+def _wide_rows(n_cols: int) -> dict[str, pl.DataFrame]:
+    """train 300 / test 100 rows of ``n_cols`` columns (floats, low-cardinality strings) and a
+    label; test holds 8 exact copies of train rows and 5 rows with train features and the
+    other label."""
+    rng = np.random.default_rng(9)
+
+    def part(n: int) -> pl.DataFrame:
+        cols = {f"x{i}": rng.normal(size=n) if i % 2 else rng.choice(["a", "b", "c"], n)
+                for i in range(n_cols)}
+        return pl.DataFrame(cols | {"y": rng.integers(0, 2, n)})
+
+    train, test = part(300), part(87)
+    flipped = train.slice(20, 5).with_columns((1 - pl.col("y")).alias("y"))
+    return {"train": train, "test": pl.concat([test, train.slice(0, 8), flipped])}
+
+
+def test_duplicates_jobs_do_not_grow_with_the_number_of_columns(spark):
+    """Every row is reduced to keys in one pass and every count is an aggregate of the keyed
+    table: 28 columns cost the Spark jobs 4 columns cost (up to 2 more: adaptive execution
+    may plan an extra job depending on what the shared session ran before), with the same
+    planted counts on both widths."""
+    from auditor.core.config import Columns
+    from auditor.detectors.duplicates import Duplicates
+    from auditor.engines.spark_checks import duplicates
+    from auditor.engines.spark_io import SparkAuditData
+
+    sc = spark.sparkContext
+    jobs = []
+    for n_cols in (4, 28):
+        frames = _spark_frames(spark, _wide_rows(n_cols))
+        data = SparkAuditData(frames, columns=Columns(label="y"))
+        for name in data.split_names:
+            data.rows(name)  # row counts are the loader's, not the check's
+        group = f"duplicates-{n_cols}"
+        sc.setJobGroup(group, group)
+        try:
+            findings = duplicates(Duplicates(), data)
+        finally:
+            sc.setJobGroup("", "")
+        jobs.append(len(sc.statusTracker().getJobIdsForGroup(group)))
+        got = {(f.metric, tuple(f.splits)): f.count for f in findings}
+        assert got[("duplicate_rows", ("train", "test"))] == 8
+        assert got[("conflicting_labels", ("train", "test"))] == 5
+    assert jobs[1] - jobs[0] <= 2, jobs
