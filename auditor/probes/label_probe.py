@@ -23,7 +23,9 @@ from auditor.stats.numerics import fmt_count, grade, grade_at_least
 # layer sits below the detectors and does not import them.
 LabelProbe = Any
 
-CURVE_ROWS = 2_000      # evaluation rows behind each loss curve
+CURVE_ROWS = 2_000      # evaluation rows behind each loss curve ...
+CURVE_CELLS = 2_000_000  # ... fewer on wide inputs (rows x inputs), at least MIN_CURVE_ROWS:
+MIN_CURVE_ROWS = 500     # ~60 forward passes on them cost as much as a tenth of the training
 BAND_LEVEL = 0.995      # one-sided quantile of the prediction interval (99% two-sided)
 BAND_FLOOR = 0.005      # smallest null sd the band assumes
 
@@ -131,7 +133,8 @@ def run_label_probe(check: "LabelProbe", data: AuditData) -> list[Finding]:
     findings = [overfit]
     fits_batch = overfit.evidence["batch"]["verdict"]
 
-    curve_sets = {s: (X[:CURVE_ROWS], y[:CURVE_ROWS]) for s, (X, y, _) in p.evals.items()}
+    rows = max(MIN_CURVE_ROWS, min(CURVE_ROWS, CURVE_CELLS // max(p.X.shape[1], 1)))
+    curve_sets = {s: (X[:rows], y[:rows]) for s, (X, y, _) in p.evals.items()}
     probe, curves = fit_probe(p.X, p.y, task, p.n_out, settings, seed + 1, curve_sets)
     scores = {s: score(task, probe.predict(X), y) for s, (X, y, _) in p.evals.items()}
     # Null retrains: permuted train labels, scored against permuted evaluation labels (see the

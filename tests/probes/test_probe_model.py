@@ -124,3 +124,18 @@ def test_row_subsets_of_a_shared_input_equal_copies_of_the_rows_exactly():
     with pytest.raises(ValueError, match="equal lengths"):
         fit_probes(X, [y[:10], y[:20]], BINARY, n_out, SETTINGS, [1, 2],
                    rows=[np.arange(10), np.arange(20)])
+
+
+def test_column_ranks_equal_scipy_average_ranks_with_ties_and_infinities():
+    from scipy.stats import rankdata
+
+    from auditor.probes.probe_model import column_ranks
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(500, 7))
+    X[:, 1] = np.round(X[:, 1])            # many ties
+    X[:, 2] = 3.0                          # one value
+    X[::7, 3] = np.inf                     # an all-missing column's fill is inf
+    ranks = column_ranks(X)
+    np.testing.assert_array_equal(ranks, rankdata(X, axis=0))
+    assert ranks.dtype == np.float64 and column_ranks(X[:, :0]).shape == (500, 0)
