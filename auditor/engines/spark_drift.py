@@ -828,71 +828,103 @@ def spark_normalised(value: Any) -> Any:
     return F.trim(x)
 
 
-def schema_consistency(check: Any, data: Any) -> list[Finding]:
-    """``schema.consistency`` on Spark: the loader's schema issues, value variants and the
-    features finding, judged by the polars check's functions. Variants: rows per (split,
-    column, value) of every string column in one groupBy, their normalised keys, and only the
-    keys with more than one distinct form (with their rows per split) reach the driver (at most
-    VARIANT_ROWS rows; beyond, an info finding says the listing was cut)."""
+def _variants_from_counts(check: Any, data: Any, cols: list[str]) -> list[Finding]:
+    """Value variants from the category counts already on the driver (drift.features measured
+    them: :func:`category_counts`), by the polars code on every value."""
+    import polars as pl
+
+    findings = []
+    for c in cols:
+        parts = []
+        for order, (name, df) in enumerate(data.splits.items()):
+            if c in df.columns:
+                counts, _ = data.cached(("spark.category_counts", name, c), lambda: None)
+                parts.append(counts.with_columns(pl.lit(name).alias("split"),
+                                                 pl.lit(order).alias("order")))
+        frame = pl.concat(parts)
+        f = check.variant_finding(data, c, frame, int(frame["n"].sum()))
+        if f is not None:
+            findings.append(f)
+    return findings
+
+
+def _variants_on_spark(check: Any, data: Any, cols: list[str]) -> list[Finding]:
+    """Value variants in one query: rows per (split, column, value) of every string column in
+    one groupBy over the union of the splits, their normalised keys, and only the keys with
+    more than one distinct form (with their rows per split) reach the driver (at most
+    VARIANT_ROWS rows; beyond, an info finding says the listing was cut); each column's
+    non-missing rows come from the same counts (a second aggregation of that shuffle)."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
     import polars as pl
+
+    names = data.split_names
+    parts = [_stack(df, [_c(c) if c in df.columns else F.lit(None).cast("string")
+                         for c in cols], split=order)
+             for order, df in enumerate(data.splits.values())]
+    stacked = reduce(lambda a, b: a.unionByName(b), parts).where(F.col("v").isNotNull())
+    counts = stacked.groupBy("_s", "c", "v").count()
+    keyed = counts.withColumn("k", spark_normalised(F.col("v"))).where(F.col("k") != "")
+    multi = (keyed.groupBy("c", "k")
+             .agg(F.collect_list(F.struct("_s", "v", "count")).alias("r"),
+                  F.count_distinct("v").alias("forms"))
+             .where(F.col("forms") > 1))
+    listed = (multi.select("c", F.explode("r").alias("r"))
+              .select("c", F.col("r._s").alias("_s"), F.col("r.v").alias("v"),
+                      F.col("r.count").alias("count")).limit(VARIANT_ROWS + 1))
+    totals = counts.groupBy("c").agg(F.sum("count").alias("count")).select(
+        "c", F.lit(-1).alias("_s"), F.lit(None).cast("string").alias("v"), "count")
+    rows = listed.unionByName(totals).collect()
+    total = {int(r["c"]): int(r["count"]) for r in rows if int(r["_s"]) < 0}
+    rows = [r for r in rows if int(r["_s"]) >= 0]
+    cut = len(rows) > VARIANT_ROWS
+    rows = rows[:VARIANT_ROWS]
+    by: dict[int, list[Any]] = {}
+    for r in rows:
+        by.setdefault(int(r["c"]), []).append(r)
+    findings = []
+    for i, c in enumerate(cols):
+        got = by.get(i)
+        if not got:
+            continue
+        frame = pl.DataFrame({
+            "value": [r["v"] for r in got],
+            "n": pl.Series([int(r["count"]) for r in got], dtype=pl.Int64),
+            "split": [names[int(r["_s"])] for r in got],
+            "order": pl.Series([int(r["_s"]) for r in got], dtype=pl.Int32)})
+        f = check.variant_finding(data, c, frame, total.get(i, 0))
+        if f is not None:
+            findings.append(f)
+    if cut:
+        findings.append(Finding(
+            severity=Severity.INFO, metric="variants_cut", value=None, count=VARIANT_ROWS,
+            message=f"value variants: more than {VARIANT_ROWS:,} (split, value) rows of "
+                    "values with several forms; the first were judged, the rest not"))
+    return findings
+
+
+def schema_consistency(check: Any, data: Any) -> list[Finding]:
+    """``schema.consistency`` on Spark: the loader's schema issues, value variants and the
+    features finding, judged by the polars check's functions. Variants: from the category
+    counts when drift.features already brought them to the driver (no job), else in one query
+    on Spark (:func:`_variants_on_spark`)."""
+    from pyspark.sql import types as T
 
     from auditor.detectors.schema import features_finding, variant_columns
 
     findings = check.issue_findings(data)
-    names = data.split_names
     cols = [c for c in variant_columns(data)
             if all(isinstance(df.schema[c].dataType, T.StringType)
                    for df in data.splits.values() if c in df.columns)]
     if cols:
-        parts, totals = [], {c: 0 for c in cols}
-        for order, (name, df) in enumerate(data.splits.items()):
-            here = [c for c in cols if c in df.columns]
-            if not here:
-                continue
-            row = df.agg(*[F.count(_c(c)).alias(f"n{i}") for i, c in enumerate(here)]
-                         ).collect()[0]
-            for i, c in enumerate(here):
-                totals[c] += int(row[f"n{i}"])
-            idx = {c: cols.index(c) for c in here}
-            body = ", ".join(f"{idx[c]}, {quoted(c)}" for c in here)
-            parts.append(df.select(F.expr(f"stack({len(here)}, {body}) as (c, v)"))
-                         .where(F.col("v").isNotNull()).withColumn("o", F.lit(order)))
-        stacked = parts[0]
-        for p in parts[1:]:
-            stacked = stacked.unionByName(p)
-        counts = stacked.groupBy("o", "c", "v").count()
-        keyed = counts.withColumn("k", spark_normalised(F.col("v"))).where(F.col("k") != "")
-        multi = (keyed.groupBy("c", "k")
-                 .agg(F.collect_list(F.struct("o", "v", "count")).alias("r"),
-                      F.count_distinct("v").alias("forms"))
-                 .where(F.col("forms") > 1))
-        rows = (multi.select("c", F.explode("r").alias("r"))
-                .select("c", "r.o", "r.v", "r.count").limit(VARIANT_ROWS + 1).collect())
-        cut = len(rows) > VARIANT_ROWS
-        rows = rows[:VARIANT_ROWS]
-        by: dict[int, list[Any]] = {}
-        for r in rows:
-            by.setdefault(int(r["c"]), []).append(r)
-        for i, c in enumerate(cols):
-            got = by.get(i)
-            if not got:
-                continue
-            frame = pl.DataFrame({
-                "value": [r["v"] for r in got],
-                "n": pl.Series([int(r["count"]) for r in got], dtype=pl.Int64),
-                "split": [names[int(r["o"])] for r in got],
-                "order": pl.Series([int(r["o"]) for r in got], dtype=pl.Int32)})
-            f = check.variant_finding(data, c, frame, totals[c])
-            if f is not None:
-                findings.append(f)
-        if cut:
-            findings.append(Finding(
-                severity=Severity.INFO, metric="variants_cut", value=None, count=VARIANT_ROWS,
-                message=f"value variants: more than {VARIANT_ROWS:,} (split, value) rows of "
-                        "values with several forms; the first were judged, the rest not"))
+        have = getattr(data, "_cache", {})
+        if all(("spark.category_counts", s, c) in have
+               for s, df in data.splits.items() for c in cols if c in df.columns):
+            findings += _variants_from_counts(check, data, cols)  # no job: drift.features ran
+        else:
+            findings += _variants_on_spark(check, data, cols)
     first = next(iter(data.splits.values()))
     declared = data.columns.declared()
     roles = [{"column": f.name,

@@ -171,3 +171,103 @@ def test_calendar_part_in_a_time_split_is_info_on_both_engines(spark, tmp_path):
                                                              fs[k].value), k
     unseen = fs[("unseen_share", "m")]
     assert unseen.count == 58 and "m is the month of d on 100.0% of rows" in unseen.message
+
+
+def _wide_splits(n_cols: int) -> dict[str, pl.DataFrame]:
+    """train 3,000 / val 1,000 / test 1,000 rows; per group of three columns a numeric one
+    (shifted by +0.5 in test), a five-valued integer one (value 4 only in val and test: unseen)
+    and a string one; ``rare`` has 0 / 2 in half the train rows each (in a fifth / four fifths
+    of the other splits' rows: drift binned per value) and the value 1 in one train
+    row (rank 1,501 of 3,000: no quantile at j/1000 lands on it, so the exact value counts are
+    measured), ``t`` is a time column cutting the splits in order."""
+    from datetime import datetime, timedelta
+
+    rng = np.random.default_rng(9)
+    sizes = {"train": 3_000, "val": 1_000, "test": 1_000}
+    out, start = {}, 0
+    for name, n in sizes.items():
+        cols: dict[str, object] = {}
+        for i in range(n_cols):
+            if i % 3 == 0:
+                cols[f"c{i}"] = rng.normal(loc=0.5 if name == "test" else 0.0, size=n)
+            elif i % 3 == 1:
+                cols[f"c{i}"] = rng.integers(0, 5 if name != "train" else 4, n)
+            else:
+                cols[f"c{i}"] = rng.choice(["a", "b", "c"], n).tolist()
+        rare = np.where(np.arange(n) < (n // 2 if name == "train" else n // 5), 0, 2)
+        if name == "train":
+            rare[n // 2] = 1
+        cols["rare"] = rare
+        cols["t"] = [datetime(2024, 1, 1) + timedelta(hours=int(h))
+                     for h in range(start, start + n)]
+        start += n
+        out[name] = pl.DataFrame(cols)
+    return out
+
+
+def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
+    """3 splits: drift.features on 5 and on 20 columns runs the same number of Spark jobs
+    (profiles, cells, the exact value counts and cells again of ``rare``, category counts, one
+    unseen-values job per pair, two for the time split, the calendar sample), and its findings
+    equal the polars engine's (statuses, counts, KS within the stated bound); schema.consistency
+    then reuses the category counts (no job), and alone runs one query."""
+    from auditor.core.config import Columns
+    from auditor.detectors.drift import FeatureDrift
+    from auditor.detectors.schema import SchemaConsistency
+    from auditor.engines.spark_drift import feature_drift, schema_consistency
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.loading.data import build_audit_data
+
+    sc = spark.sparkContext
+
+    def jobs_of(group: str, run):
+        sc.setJobGroup(group, group)
+        try:
+            got = run()
+        finally:
+            sc.setJobGroup("", "")
+        return got, len(sc.statusTracker().getJobIdsForGroup(group))
+
+    jobs, schema_jobs = [], []
+    for n_cols in (5, 20):
+        frames = _wide_splits(n_cols)
+        columns = Columns(time="t")
+        polars_data = build_audit_data(frames, columns=columns)
+
+        def fresh() -> SparkAuditData:
+            data = SparkAuditData({k: spark.createDataFrame(v.to_arrow()).cache()
+                                   for k, v in frames.items()}, columns=columns)
+            for name in data.split_names:
+                data.rows(name)  # row counts (and the cache) are the loader's
+            return data
+
+        data = fresh()
+        found, n = jobs_of(f"drift-{n_cols}", lambda: feature_drift(FeatureDrift(), data))
+        jobs.append(n)
+        expected = {(f.metric, str(f.subject)): f for f in FeatureDrift().run(polars_data)}
+        got = {(f.metric, str(f.subject)): f for f in found}
+        assert set(got) == set(expected), set(got) ^ set(expected)
+        for k, f in expected.items():
+            g = got[k]
+            assert (g.severity, g.count) == (f.severity, f.count), (k, f.message, g.message)
+            sa, sb = f.evidence.get("statistics"), g.evidence.get("statistics")
+            if sa and "ks_d" in sa:
+                assert 0 <= sa["ks_d"] - sb["ks_d"] <= sb["ks_d error bound"] + 1e-9, k
+            if sa and "psi" in sa:
+                assert math.isclose(sa["psi"], sb["psi"], rel_tol=1e-9, abs_tol=1e-9), k
+        shifted = [f"c{i}" for i in range(0, n_cols, 3)]
+        assert {s for m, s in got if m != "unseen_share"
+                and got[(m, s)].severity in (Severity.WARN, Severity.FAIL)} >= set(shifted)
+        unseen = {s: f.count for (m, s), f in got.items() if m == "unseen_share"}
+        assert set(unseen) >= {f"c{i}" for i in range(1, n_cols, 3)}
+        rare = next(f for (m, s), f in got.items() if s == "rare" and m != "unseen_share")
+        assert [r["bin"] for r in rare.evidence["bins"]] == ["0", "1", "2"]  # per value, exact
+        _, reused = jobs_of(f"schema-after-{n_cols}",
+                            lambda: schema_consistency(SchemaConsistency(), data))
+        assert reused == 0
+        other = fresh()
+        _, alone = jobs_of(f"schema-{n_cols}",
+                           lambda: schema_consistency(SchemaConsistency(), other))
+        schema_jobs.append(alone)
+    assert jobs[0] == jobs[1] and jobs[1] <= 14, jobs
+    assert schema_jobs[0] == schema_jobs[1] <= 2, schema_jobs
