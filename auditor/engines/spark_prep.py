@@ -76,6 +76,14 @@ def _x(name: str, is_float: bool) -> Any:
     return F.when(F.isnan(x), None).otherwise(x) if is_float else x
 
 
+def _any(*conds: Any) -> Any:
+    """``conds[0] | conds[1] | ...`` (a null condition counts as false in a filter)."""
+    out = conds[0]
+    for c in conds[1:]:
+        out = out | c
+    return out
+
+
 def _in(fit_set: tuple[str, ...], names: list[str]) -> Any:
     F = _F()
     return F.col(TAG).isin([names.index(n) for n in fit_set])
@@ -120,7 +128,10 @@ def order_stats(frame: Any, requests: list[tuple[Any, int, int, int]],
                               F.when((e >= lo) & (e <= hi), e).alias("v"))
                      for i, ((e, *_), lo, hi) in enumerate(zip(requests, lows, highs))])
     windows: dict[int, list[tuple[float, int]]] = {i: [] for i in range(len(requests))}
-    for r in (frame.select(F.explode(F.filter(hits, lambda s: s["v"].isNotNull())).alias("s"))
+    # rows inside no bracket (nearly all) are dropped before the explode
+    for r in (frame.where(_any(*[(e >= lo) & (e <= hi) for (e, *_), lo, hi
+                                 in zip(requests, lows, highs)]))
+              .select(F.explode(F.filter(hits, lambda s: s["v"].isNotNull())).alias("s"))
               .select("s.r", "s.v").groupBy("r", "v").count().collect()):
         windows[int(r["r"])].append((float(r["v"]), int(r["count"])))
     out: list[tuple[float, float] | None] = []
@@ -241,6 +252,8 @@ class SparkContext:
             if c not in self.floats:
                 continue
             for j, tgt in enumerate(targets):
+                if len(tgt) == 1:  # a split's quartiles: read only for a robust column
+                    continue
                 n_t = combined[tgt][c]["n"]
                 if not n_t:
                     continue
@@ -249,8 +262,7 @@ class SparkContext:
                     k0, k1, _ = linear_quantile(n_t, q)
                     ps += [max(0.0, (k0 + 1) / n_t - _MARGIN / ACCURACY), q,
                            min(1.0, (k1 + 1) / n_t + _MARGIN / ACCURACY)]
-                expr = F.when(_in(tgt, names), x) if len(tgt) > 1 else \
-                    F.when(F.col(TAG) == names.index(tgt[0]), x)
+                expr = x if len(tgt) == len(names) else F.when(_in(tgt, names), x)
                 exprs.append(F.percentile_approx(expr, ps, ACCURACY).alias(f"{i}|q{j}"))
                 spec.append((c, tgt, j, expr))
         row = self.tagged.agg(*exprs).collect()[0] if exprs else {}
@@ -283,6 +295,9 @@ class SparkContext:
         # a union (a median fill's candidate)
         exact: list[tuple[str, tuple[str, ...], Any, str, list[float]]] = []
         maybe: list[tuple[str, tuple[str, ...], Any, str, list[float]]] = []
+        # (only the unions are sketched: a split's quartiles are read by the verdict only
+        # after a union of that column matched robust scaling, so they are measured exactly
+        # for the robust columns alone, without a bracket)
         robust = {c for c, tgt, _, _ in spec if _robust_possible(brackets[(c, tgt)])
                   and not combined[tgt][c]["integral"]}
         for c, tgt, _, expr in spec:
@@ -290,8 +305,13 @@ class SparkContext:
             if c in robust:
                 exact += [(c, tgt, expr, q, b[3 * i:3 * i + 3])
                           for i, q in enumerate(("q25", "median", "q75"))]
-            elif len(tgt) > 1 and b[3] != b[5]:
+            elif b[3] != b[5]:
                 maybe.append((c, tgt, expr, "median", b[3:6]))
+        for c in sorted(robust, key=cols.index):
+            for t, n in enumerate(names):
+                if combined[(n,)][c]["n"]:
+                    expr = F.when(F.col(TAG) == t, _c(c))
+                    exact += [(c, (n,), expr, q, None) for q in ("q25", "median", "q75")]
         # a union's median matters only as a median fill's candidate: a value repeated at
         # least min_ties (min_imputed) times; medians whose bracket holds none stay approximate
         # (count_near finds no candidate there either way) and cost no window collect
@@ -307,8 +327,8 @@ class SparkContext:
         hits = F.array(*[F.struct(F.lit(i).alias("r"),
                                   F.when((e >= b[0]) & (e <= b[2]), e).alias("v"))
                          for i, (_, _, e, _, b) in enumerate(todo)])
-        rows = (self.tagged.select(F.explode(F.filter(hits, lambda x: x["v"].isNotNull()))
-                                   .alias("s"))
+        rows = (self.tagged.where(_any(*[(e >= b[0]) & (e <= b[2]) for _, _, e, _, b in todo]))
+                .select(F.explode(F.filter(hits, lambda x: x["v"].isNotNull())).alias("s"))
                 .select("s.r", "s.v").groupBy("r", "v").count()
                 .groupBy("r").agg(F.max("count").alias("m")).collect())
         most = {int(r["r"]): int(r["m"]) for r in rows}
@@ -317,7 +337,8 @@ class SparkContext:
     def _exact(self, todo: list[tuple[str, tuple[str, ...], Any, str, list[float]]],
                combined: dict[tuple[str, ...], dict[str, dict[str, Any]]]) -> None:
         """Exact quartiles ``key`` of (column, target) from their brackets (the summary
-        pass's ``percentile_approx`` values, reused)."""
+        pass's ``percentile_approx`` values, reused), or, for a split's quartiles of a robust
+        column (bracket None), sketched by :func:`order_stats` in one more pass."""
         if not todo:
             return
         requests, where = [], []
@@ -327,8 +348,15 @@ class SparkContext:
             k0, k1, w = linear_quantile(n_t, q)
             requests.append((expr, n_t, k0, k1))
             where.append((c, tgt, key, w))
-        stats = order_stats(self.tagged, requests, [t[4][0] for t in todo],
-                            [t[4][2] for t in todo])
+        given = [i for i, t in enumerate(todo) if t[4] is not None]
+        free = [i for i, t in enumerate(todo) if t[4] is None]  # no bracket: sketched here
+        stats: list[Any] = [None] * len(todo)
+        for part, got in ((given, order_stats(self.tagged, [requests[i] for i in given],
+                                              [todo[i][4][0] for i in given],  # type: ignore
+                                              [todo[i][4][2] for i in given])),  # type: ignore
+                          (free, order_stats(self.tagged, [requests[i] for i in free]))):
+            for i, v in zip(part, got):
+                stats[i] = v
         for (c, tgt, key, w), (a, b) in zip(where, stats):
             combined[tgt][c][key] = _interpolate(a, b, w, key == "median")
             self.exact_quantiles.add((c, tgt, key))
