@@ -614,6 +614,7 @@ def level_tables(data: Any, cats: list[str], classes: list[Any]
     """Per split and categorical column: the (level, class) counts (missing a level of its
     own, None; levels present in the split only), the non-missing counts per class and the
     levels (the table's rows); one ``groupBy`` over the stacked columns."""
+    import polars as pl
     from pyspark.sql import functions as F
 
     def measure() -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]]:
@@ -621,20 +622,31 @@ def level_tables(data: Any, cats: list[str], classes: list[Any]
         stacked = frame.select("__s", "__y", F.explode(F.array(*[
             F.struct(F.lit(j).alias("j"), _c(c).cast("string").alias("v"))
             for j, c in enumerate(cats)])).alias("t"))
-        rows = (stacked.groupBy("__s", "t.j", "t.v", "__y").count().collect())
+        # one row per (split, column, level), the classes' counts pivoted into columns
+        # (k times fewer rows than per class), brought to the driver through Arrow
         k = len(classes)
-        acc: dict[tuple[int, int], dict[Any, np.ndarray]] = {}
-        for r in rows:
-            cell = acc.setdefault((r[0], r[1]), {})
-            cell.setdefault(r[2], np.zeros(k))[r[3]] += r[4]
+        counted = (stacked.groupBy("__s", "t.j", "t.v").pivot("__y", list(range(k))).count()
+                   .toArrow())
+        got = pl.from_arrow(counted)
+        counts = [str(i) for i in range(k)]
+        got = got.with_columns(pl.col(c).fill_null(0) for c in counts if c in got.columns)
+        for c in counts:
+            if c not in got.columns:  # a class without labelled rows: pivot made no column
+                got = got.with_columns(pl.lit(0).alias(c))
+        parts = ({(int(g[0]), int(g[1])): d for g, d in
+                  got.partition_by(["__s", "j"], as_dict=True).items()}
+                 if got.height else {})
         out: dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]] = {}
         for i, s in enumerate(data.split_names):
             out[s] = {}
             for j, c in enumerate(cats):
-                cell = acc.get((i, j), {})
-                table = (np.vstack(list(cell.values())) if cell else np.zeros((0, k)))
-                with_value = sum((v for key, v in cell.items() if key is not None),
-                                 np.zeros(k))
-                out[s][c] = (table, with_value, list(cell))
+                d = parts.get((i, j))
+                if d is None:
+                    out[s][c] = (np.zeros((0, k)), np.zeros(k), [])
+                    continue
+                table = d.select(counts).to_numpy().astype(float)
+                levels = d["v"].to_list()
+                with_value = table[d["v"].is_not_null().to_numpy()].sum(0)
+                out[s][c] = (table, with_value, levels)
         return out
     return data.cached(("spark.assoc.levels", tuple(cats)), measure)
