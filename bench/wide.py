@@ -5,6 +5,7 @@ RSS of the whole ``auditor run`` process.
     python bench/wide.py                                  # 10k x 1,500 and 100k x 1,000
     python bench/wide.py --shapes 10000x1500 --suites default
     python bench/wide.py --shapes 10000x1500 --save bench/results/wide-$(date -u +%F).txt
+    python bench/wide.py --shapes 10000x1500 --cpu separability.label_probe   # CPU-s, in process
 
 Data (seeded, written once per shape to ``/tmp/auditor-wide/<rows>x<cols>/``): train has
 ``rows`` rows, test ``rows // 4``. Columns: ``row_id`` (id), ``label`` (binary, 30% positive),
@@ -152,6 +153,45 @@ def run_one(cfg: Path, suite: str, timeout: float) -> dict:
             "planted": planted, "flags": flags}
 
 
+def cpu_checks(cfg: Path, ids: list[str]) -> dict:
+    """Run the default suite's ``ids`` in this process on the table of ``cfg`` and return,
+    per check, its process CPU seconds (user + system of every thread, ``time.process_time``:
+    less noisy than wall time on a shared machine), wall seconds, status and findings."""
+    import tempfile as tf
+
+    import yaml
+
+    sys.path.insert(0, str(ROOT))
+    from auditor.api import load_checks
+    from auditor.core.allocator import tune_for_batch
+    from auditor.core.config import parse_config
+    from auditor.core.suites import read_suite
+    from auditor.loading.data import open_splits
+    from auditor.runner import order_checks, run_check
+
+    tune_for_batch()  # as the auditor command does
+    raw = yaml.safe_load(cfg.read_text())
+    suite = read_suite("default")
+    with tf.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        yaml.safe_dump({"checks": {c: suite[c] for c in ids}}, fh, sort_keys=False)
+    raw["suite"] = fh.name
+    raw["datasets"] = {k: str(cfg.parent / v) for k, v in raw["datasets"].items()}
+    config = parse_config(raw, base_dir=cfg.parent, source="bench")
+    built = load_checks(config.suite, config.thresholds, notes=[])
+    os.unlink(fh.name)
+    data = open_splits(config, None)
+    out = {}
+    for check in order_checks(built):
+        c0, w0 = time.process_time(), time.perf_counter()
+        res = run_check(check, data)
+        out[check.id] = {"cpu_s": round(time.process_time() - c0, 2),
+                         "wall_s": round(time.perf_counter() - w0, 2),
+                         "load": round(os.getloadavg()[0], 1), "status": str(res.status),
+                         "findings": [{"severity": str(f.severity), "subject": f.subject,
+                                       "value": f.value} for f in res.findings]}
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", nargs="+", default=["10000x1500", "100000x1000"],
@@ -161,8 +201,22 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("--save", type=Path, help="also write the printed table to this file")
     ap.add_argument("--json", type=Path, help="write the raw results as JSON")
+    ap.add_argument("--cpu", nargs="+", metavar="CHECK",
+                    help="instead: run these checks of the default suite in this process and "
+                         "print each one's CPU seconds (user+sys, all threads) and wall time")
     args = ap.parse_args()
     lines: list[str] = []
+    if args.cpu:
+        for shape in args.shapes:
+            rows, cols = (int(x) for x in shape.lower().split("x"))
+            res = cpu_checks(generate(rows, cols, args.data / f"{rows}x{cols}"), args.cpu)
+            print(f"== {rows:,} train + {rows // 4:,} test rows x {cols:,} columns, in process")
+            for cid, r in res.items():
+                print(f"  {cid:36} cpu {r['cpu_s']:7.2f} s  wall {r['wall_s']:7.2f} s  "
+                      f"load {r['load']:4.1f}  {r['status']}")
+            if args.json:
+                args.json.write_text(json.dumps(res, indent=1, default=str))
+        return
 
     def say(s: str = "") -> None:
         print(s, flush=True)
