@@ -109,6 +109,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    # absolute: the config resolves relative dataset and suite paths against base_dir (this
+    # directory) a second time (bench/data/bench/data/...)
+    args.data = args.data.resolve()
     if args.child:
         child(args.child, args.checks, args.no_models, args.data, args.suite)
         return
