@@ -4,6 +4,8 @@ permuted-label chance band, time holdout vs random holdout, ablation of suspicio
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +17,8 @@ from auditor.errors import NotApplicable
 from auditor.probes.features import Encoder, model_features, numeric_expr, sample_rows
 from auditor.probes.probe_model import (BINARY, METRIC, METRIC_TEXT, MULTICLASS, NUMERIC, Curves,
                                  Settings, column_strengths, fit_probe, fit_probes,
-                                 import_torch, null_auc_sd, overfit_batch, resolve_device, score)
+                                 import_torch, null_auc_sd, overfit_batch, resolve_device, score,
+                                 training)
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, grade, grade_at_least
 
@@ -26,6 +29,8 @@ LabelProbe = Any
 CURVE_ROWS = 2_000      # evaluation rows behind each loss curve ...
 CURVE_CELLS = 2_000_000  # ... fewer on wide inputs (rows x inputs), at least MIN_CURVE_ROWS:
 MIN_CURVE_ROWS = 500     # ~60 forward passes on them cost as much as a tenth of the training
+PARALLEL_INPUTS = 256   # from this many encoded inputs the probe trains beside its null
+                        # retrains on a second thread (below, Python overhead dominates a step)
 BAND_LEVEL = 0.995      # one-sided quantile of the prediction interval (99% two-sided)
 BAND_FLOOR = 0.005      # smallest null sd the band assumes
 
@@ -135,15 +140,27 @@ def run_label_probe(check: "LabelProbe", data: AuditData) -> list[Finding]:
 
     rows = max(MIN_CURVE_ROWS, min(CURVE_ROWS, CURVE_CELLS // max(p.X.shape[1], 1)))
     curve_sets = {s: (X[:rows], y[:rows]) for s, (X, y, _) in p.evals.items()}
-    probe, curves = fit_probe(p.X, p.y, task, p.n_out, settings, seed + 1, curve_sets)
-    scores = {s: score(task, probe.predict(X), y) for s, (X, y, _) in p.evals.items()}
     # Null retrains: permuted train labels, scored against permuted evaluation labels (see the
     # LabelProbe docstring for why the evaluation labels are permuted too).
     # All retrains are trained together (fit_probes: one loop, stacked weights).
     rng = np.random.default_rng([seed, 2])
     null_ys = [rng.permutation(p.y) for _ in range(check.permutations)]
-    null_probes = fit_probes(p.X, null_ys, task, p.n_out, settings,
-                             [seed + 100 + k for k in range(check.permutations)])
+    null_seeds = [seed + 100 + k for k in range(check.permutations)]
+    torch = import_torch()
+    if settings.device == "cpu" and (os.cpu_count() or 1) > 1 and \
+            p.X.shape[1] >= PARALLEL_INPUTS:
+        # wide inputs: the probe and the null retrains train at once on two threads (each
+        # on one torch thread; torch's kernels release the GIL), the same numbers as one
+        # after the other (see probe_model.seeded)
+        with training(torch), ThreadPoolExecutor(max_workers=1) as pool:
+            task_main = pool.submit(fit_probe, p.X, p.y, task, p.n_out, settings, seed + 1,
+                                    curve_sets)
+            null_probes = fit_probes(p.X, null_ys, task, p.n_out, settings, null_seeds)
+            probe, curves = task_main.result()
+    else:
+        probe, curves = fit_probe(p.X, p.y, task, p.n_out, settings, seed + 1, curve_sets)
+        null_probes = fit_probes(p.X, null_ys, task, p.n_out, settings, null_seeds)
+    scores = {s: score(task, probe.predict(X), y) for s, (X, y, _) in p.evals.items()}
     null_outs = {s: null_probes.predict(X) for s, (X, _, _) in p.evals.items()}
     nulls: dict[str, list[float]] = {s: [] for s in p.evals}
     for k in range(check.permutations):

@@ -16,6 +16,7 @@ give identical numbers on the same machine. CPU by default; CUDA when
 from __future__ import annotations
 
 import math
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -188,27 +189,51 @@ class Curves:
     series: dict[str, list[float]] = field(default_factory=dict)
 
 
+_RNG_LOCK = threading.RLock()   # the global CPU RNG: one seeded initialisation at a time
+_THREADS_LOCK = threading.Lock()
+_THREADS: dict[str, int] = {"inside": 0, "saved": 0}
+
+
 @contextmanager
 def seeded(torch: Any, seed: int, device: str = "cpu") -> Iterator[None]:
-    """Fork the CPU RNG, seed it and use one CPU thread (the probe's matrices are small: more
-    threads only wait for each other); on a GPU also switch deterministic algorithms on.
-    Restore all on exit. The probe's CPU kernels (linear layers, ReLU, indexing, the losses,
-    Adam) are deterministic on one thread already, and the switch costs 1.7 s the first time
-    (it imports torch._inductor), so the CPU path leaves it alone."""
-    prev = torch.are_deterministic_algorithms_enabled()
-    threads = torch.get_num_threads()
-    gpu = not str(device).startswith("cpu")
-    with torch.random.fork_rng(devices=[]):
+    """Fork the CPU RNG, seed it and use one CPU thread (see :func:`training`); restore all
+    on exit. Probes draw only their initial weights from the global RNG (their shuffles come
+    from their own generators), so :func:`fit_probe` and :func:`fit_probes` seed just the
+    initialisation, holding a lock: probes may then train on several Python threads at once
+    with the same numbers as one after the other."""
+    with _RNG_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        if gpu:
-            torch.use_deterministic_algorithms(True, warn_only=True)
-        torch.set_num_threads(1)
-        try:
+        with training(torch, device):
             yield
-        finally:
-            if gpu:
-                torch.use_deterministic_algorithms(prev)
-            torch.set_num_threads(threads)
+
+
+@contextmanager
+def training(torch: Any, device: str = "cpu") -> Iterator[None]:
+    """Use one CPU thread per calling thread (the probe's matrices are small: more threads
+    only wait for each other; on two cores two probes train at once, each on its own thread,
+    see ``run_label_probe``); on a GPU also switch deterministic algorithms on. The thread
+    count is restored when the last of the threads inside leaves. The probe's CPU kernels
+    (linear layers, ReLU, indexing, the losses, Adam) are deterministic on one thread
+    already, and the switch costs 1.7 s the first time (it imports torch._inductor), so the
+    CPU path leaves it alone."""
+    prev = torch.are_deterministic_algorithms_enabled()
+    gpu = not str(device).startswith("cpu")
+    with _THREADS_LOCK:
+        if _THREADS["inside"] == 0:
+            _THREADS["saved"] = torch.get_num_threads()
+        _THREADS["inside"] += 1
+    if gpu:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if gpu:
+            torch.use_deterministic_algorithms(prev)
+        with _THREADS_LOCK:
+            _THREADS["inside"] -= 1
+            if _THREADS["inside"] == 0:
+                torch.set_num_threads(_THREADS["saved"])
 
 
 def adam(torch: Any, params: Any, lr: float) -> Any:
@@ -276,6 +301,7 @@ def fit_probe(X: np.ndarray, y: np.ndarray, task: str, n_out: int, settings: Set
     curves = Curves()
     with seeded(torch, seed, dev):
         model = _mlp(torch, X.shape[1], settings.hidden, n_out).to(dev)
+    with training(torch, dev):
         opt = adam(torch, model.parameters(), settings.lr)
         Xt = torch.as_tensor(X, device=dev)
         yt = _targets(torch, task, y, dev)
@@ -393,7 +419,7 @@ def fit_probes(Xs: np.ndarray | list[np.ndarray], ys: list[np.ndarray], task: st
             layers[2 * i].append(lin.weight.detach().T)
             layers[2 * i + 1].append(lin.bias.detach()[None, :])
     m = len(seeds)
-    with seeded(torch, seeds[0] if seeds else 0, dev):
+    with training(torch, dev):
         params = [torch.stack(ws).to(dev).requires_grad_(True) for ws in layers]
         opt = adam(torch, params, settings.lr)
         X = (torch.as_tensor(Xs, device=dev) if shared
@@ -455,6 +481,7 @@ def overfit_batch(X: np.ndarray, y: np.ndarray, task: str, n_out: int, settings:
     best = float("-inf")
     with seeded(torch, seed, dev):
         model = _mlp(torch, X.shape[1], settings.hidden, n_out).to(dev)
+    with training(torch, dev):
         opt = adam(torch, model.parameters(), lr)
         Xt = torch.as_tensor(X, device=dev)
         yt = _targets(torch, task, y, dev)

@@ -385,6 +385,32 @@ def test_ablation_on_a_wide_table_retrains_on_the_strongest_features_only():
     assert row["without_feature"] < 0.9 and top.value > 0.1
 
 
+def test_probe_on_wide_inputs_trains_beside_its_null_retrains_with_the_same_numbers(
+        monkeypatch):
+    import torch
+
+    import auditor.probes.label_probe as lp
+
+    rng = np.random.default_rng(11)
+
+    def wide(df):
+        return df.with_columns(**{f"n{j:03d}": rng.normal(size=df.height) for j in range(260)})
+    data = _data({"train": wide(_signal_frame(1000, 1)),
+                  "test": wide(_signal_frame(400, 2, 10_000))}, label="y", ids=["row_id"])
+    threads = torch.get_num_threads()
+    calls = []
+    real = lp.ThreadPoolExecutor
+    monkeypatch.setattr(lp, "ThreadPoolExecutor", lambda **kw: calls.append(kw) or real(**kw))
+    together = LabelProbe(**FAST).run(data)
+    assert calls == [{"max_workers": 1}] and torch.get_num_threads() == threads
+    monkeypatch.setattr(lp, "PARALLEL_INPUTS", 10**9)  # one after the other
+    alone = LabelProbe(**FAST).run(data)
+    assert len(calls) == 1 and together[1].evidence["probe"]["inputs"] >= 256
+    assert _dump(together) == _dump(alone)
+    (f,) = _by_metric(together, "probe_auc")
+    assert f.evidence["result"]["verdict"] == "learnable"
+
+
 def test_a_label_misaligned_by_one_row_fits_one_batch_but_does_not_generalise():
     def shifted(df):
         return df.with_columns(pl.col("y").shift(1).fill_null(0))
