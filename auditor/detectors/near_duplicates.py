@@ -4,7 +4,8 @@ Helpers of ``leakage.duplicates`` (:mod:`auditor.detectors.duplicates`). Every m
 hash is verified by comparing the normalised values themselves (and, for free text, the exact
 word-shingle Jaccard), so a hash collision can never create a finding.
 
-Normalisation (:func:`normalised_frame`):
+Normalisation (:func:`normalised_column`; rows are keyed one column at a time by
+:func:`normalised_keys`, and only candidate rows are normalised again to verify them):
 - floating-point (and decimal) columns are rounded to ``digits`` significant digits
   (:func:`round_significant`); integers, booleans, dates and durations are exact values and are
   kept as they are (rounding a 9-digit integer code would merge distinct codes);
@@ -145,36 +146,63 @@ def _is_float(dtype: pl.DataType) -> bool:
     return dtype.is_float() or dtype.is_decimal()
 
 
+def normalised_column(data: AuditData, split: str, col: str, digits: int | None,
+                      rows: pl.Series | np.ndarray | None = None) -> pl.Series:
+    """Column ``col`` of ``split`` (only ``rows`` of it when given) normalised for near-duplicate
+    comparison: strings normalised, floats rounded to ``digits`` significant digits
+    (``digits=None`` keeps them exact), anything else as it is. Element-wise, so normalising a
+    gathered subset gives the same values as gathering from the normalised column."""
+    s = data.splits[split][col]
+    if rows is not None:
+        s = s.gather(pl.Series(rows))
+    if _is_string(data, s.dtype, col):
+        return normalise_strings(s)
+    if digits is not None and _is_float(s.dtype):
+        return round_significant_frame(s.to_frame(), [col], digits)[col]
+    return s
+
+
 def normalised_frame(data: AuditData, split: str, cols: list[str],
                      digits: int | None) -> pl.DataFrame:
-    """``cols`` of ``split`` normalised for near-duplicate comparison. Cached per run: all float
-    columns of the split rounded once (threads over columns), each string column on its own.
-    ``digits=None`` keeps floats exact (strings are still normalised)."""
-    df = data.splits[split]
-    schema = df.schema  # built anew on every access: once, not once per column
-    if digits is None:
-        return pl.DataFrame([data.cached(("duplicates.strings", split, c),
-                                         lambda c=c: normalise_strings(df[c]))
-                             if _is_string(data, schema[c], c) else df[c] for c in cols])
+    """``cols`` of ``split`` normalised (:func:`normalised_column`). Not cached, and the check
+    itself never builds it: at 10M rows the normalised copies of every column held GBs
+    (:func:`normalised_keys` hashes them one column at a time instead)."""
+    return pl.DataFrame([normalised_column(data, split, c, digits) for c in cols])
 
-    def round_all() -> pl.DataFrame:
-        floats = [c for c in data.duplicate_columns() if _is_float(schema[c])]
-        return round_significant_frame(df, floats, digits)
 
-    rounded = data.cached(("duplicates.rounded", split, digits), round_all)
-    done = set(rounded.columns)
-    out = []
+def normalised_keys(data: AuditData, split: str, cols: list[str],
+                    digits: int | None) -> pl.Series:
+    """64-bit key of each row of ``split`` over ``cols`` normalised (:func:`normalised_column`).
+
+    Built one column at a time: each normalised column is hashed (:func:`row_keys`) and folded
+    into a running key, k <- mix(k xor h_c) (splitmix64 finaliser, so column order matters),
+    then dropped; only the keys (8 bytes a row) are kept, cached per (split, columns, digits)
+    for the rest of the check. Equal normalised rows get equal keys; matches found from keys
+    are verified value by value (:func:`normalised_equal`)."""
+    def build() -> pl.Series:
+        n = data.rows(split)
+        key = np.zeros(n, dtype=np.uint64)
+        for c in cols:
+            h = row_keys(normalised_column(data, split, c, digits).to_frame(), data.seed, n)
+            key = _mix(key ^ h.to_numpy().astype(np.uint64, copy=False))
+        return pl.Series("h", key)
+
+    return data.cached(("duplicates.keys", split, tuple(cols), digits), build)
+
+
+def normalised_equal(data: AuditData, a: str, ia: pl.Series | np.ndarray, b: str,
+                     ib: pl.Series | np.ndarray, cols: list[str],
+                     digits: int | None) -> np.ndarray:
+    """Element-wise equality of rows ``ia`` of split ``a`` and ``ib`` of split ``b`` over
+    ``cols`` normalised (null equals null, NaN equals NaN, -0.0 equals 0.0); only those rows
+    are normalised, one column at a time."""
+    ia, ib = pl.Series(ia), pl.Series(ib)
+    mask = np.ones(len(ia), dtype=bool)
     for c in cols:
-        if _is_string(data, schema[c], c):
-            out.append(data.cached(("duplicates.strings", split, c),
-                                   lambda c=c: normalise_strings(df[c])))
-        elif c in done:
-            out.append(rounded[c])
-        elif _is_float(schema[c]):
-            out.append(round_significant_frame(df, [c], digits)[c])
-        else:
-            out.append(df[c])
-    return pl.DataFrame(out)
+        va = normalised_column(data, a, c, digits, ia)
+        vb = normalised_column(data, b, c, digits, ib)
+        mask &= va.eq_missing(vb).fill_null(False).to_numpy()
+    return mask
 
 
 def row_keys(frame: pl.DataFrame, seed: int, height: int) -> pl.Series:
@@ -238,15 +266,14 @@ def near_matches(data: AuditData, earlier: str, later: str, cols: list[str], *, 
     are signed), then are verified exactly.
     """
     key_cols = [c for c in cols if c not in text_cols]
-    na = normalised_frame(data, earlier, key_cols, digits)
-    nb = normalised_frame(data, later, key_cols, digits)
-    ha = row_keys(na, data.seed, data.rows(earlier))
-    hb = row_keys(nb, data.seed, data.rows(later))
+    ha = normalised_keys(data, earlier, key_cols, digits)
+    hb = normalised_keys(data, later, key_cols, digits)
     if not text_cols:
         cand = first_matches(ha, hb)
         if cand.height == 0:
             return _empty_pairs([])
-        return cand.filter(pl.Series(frames_equal(na, cand["row_a"], nb, cand["row_b"])))
+        return cand.filter(pl.Series(normalised_equal(data, earlier, cand["row_a"], later,
+                                                      cand["row_b"], key_cols, digits)))
     ka = pl.DataFrame({"h": ha}).with_row_index("row_a")
     kb = pl.DataFrame({"h": hb}).with_row_index("row_b")
     ra = ka.join(kb.select("h").unique(), on="h", how="semi")
@@ -262,7 +289,7 @@ def near_matches(data: AuditData, earlier: str, later: str, cols: list[str], *, 
     cand = pl.DataFrame({
         "row_a": ra["row_a"].gather(pairs["doc_a"]), "row_b": rb["row_b"].gather(pairs["doc_b"]),
     })
-    keep = frames_equal(na, cand["row_a"], nb, cand["row_b"])
+    keep = normalised_equal(data, earlier, cand["row_a"], later, cand["row_b"], key_cols, digits)
     for c in text_cols:
         jac = pair_jaccard(data.splits[earlier][c].gather(cand["row_a"]),
                            data.splits[later][c].gather(cand["row_b"]), seed=data.seed)
@@ -332,19 +359,17 @@ def pair_jaccard(a: pl.Series, b: pl.Series, *, seed: int = 0) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 def _labelled(data: AuditData, split: str, features: list[str], label: str,
-              digits: int | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(features, frame of row / key / label for labelled rows: a null or NaN label is no
-    label). Floats are compared exactly unless ``digits`` is given: two independent draws that
+              digits: int | None = None) -> pl.DataFrame:
+    """Frame of row / key (:func:`normalised_keys` of the features) / label for labelled rows
+    (a null or NaN label is no label). Floats are compared exactly unless ``digits`` is given: two independent draws that
     agree to 6 significant digits are different rows, not a label conflict; strings are
     normalised (case, whitespace, NFKC)."""
-    feats = normalised_frame(data, split, features, digits)
-    y = normalised_frame(data, split, [label], digits)[label]
+    y = normalised_column(data, split, label, digits)
     if y.dtype.is_float():
         y = y.fill_nan(None)
-    frame = (pl.DataFrame({"k": row_keys(feats, data.seed, data.rows(split)), "y": y})
-             .with_row_index("row")
-             .filter(pl.col("y").is_not_null()))
-    return feats, frame
+    return (pl.DataFrame({"k": normalised_keys(data, split, features, digits), "y": y})
+            .with_row_index("row")
+            .filter(pl.col("y").is_not_null()))
 
 
 def conflicts_within(data: AuditData, split: str, features: list[str], label: str,
@@ -354,14 +379,15 @@ def conflicts_within(data: AuditData, split: str, features: list[str], label: st
     Columns ``row``, ``first_row`` (the group's first row), ``y`` (this row's label) and
     ``first_y``; every row of a conflicting group is listed (the count is rows affected).
     """
-    feats, frame = _labelled(data, split, features, label, digits)
+    frame = _labelled(data, split, features, label, digits)
     frame = frame.filter(pl.col("k").is_duplicated())
     rep = frame.group_by("k").agg(pl.col("row").min().alias("first_row"))
     cand = frame.join(rep, on="k").filter(
         pl.col("y").n_unique().over("k") > 1).sort("row")
     if cand.height == 0:
         return pl.DataFrame(schema={"row": pl.UInt32, "first_row": pl.UInt32})
-    cand = cand.filter(pl.Series(frames_equal(feats, cand["first_row"], feats, cand["row"])))
+    cand = cand.filter(pl.Series(normalised_equal(data, split, cand["first_row"], split,
+                                                  cand["row"], features, digits)))
     cand = cand.filter(pl.col("y").n_unique().over("first_row") > 1)
     first_y = frame.select(pl.col("row").alias("first_row"), pl.col("y").alias("first_y"))
     return cand.join(first_y, on="first_row", how="left").select(
@@ -372,8 +398,8 @@ def conflicts_across(data: AuditData, earlier: str, later: str, features: list[s
                      label: str, digits: int | None = None) -> pl.DataFrame:
     """Rows of ``later`` whose features equal a row of ``earlier`` that carries a
     different label: ``row_a`` (such an earlier row), ``row_b``, ``y_a``, ``y_b``, by row_b."""
-    fa, a = _labelled(data, earlier, features, label, digits)
-    fb, b = _labelled(data, later, features, label, digits)
+    a = _labelled(data, earlier, features, label, digits)
+    b = _labelled(data, later, features, label, digits)
     a = a.join(b.select("k").unique(), on="k", how="semi")
     # per feature key of earlier: the rows carrying its smallest and its largest label
     ends = a.group_by("k").agg(
@@ -390,4 +416,5 @@ def conflicts_across(data: AuditData, earlier: str, later: str, features: list[s
             .sort("row_b"))
     if cand.height == 0:
         return cand
-    return cand.filter(pl.Series(frames_equal(fa, cand["row_a"], fb, cand["row_b"])))
+    return cand.filter(pl.Series(normalised_equal(data, earlier, cand["row_a"], later,
+                                                  cand["row_b"], features, digits)))
