@@ -2,15 +2,18 @@
 
 Measuring (every labelled row, one pass over the data for all columns): the label is coded
 into class codes 0..K-1 (classes sorted, as :func:`auditor.stats.label.label_view` does);
-every numeric, boolean and datetime feature is cut into shared bins and counted by
-(split, column, bin, class) together with per-class sums and sums of squares of its values, in
-one pass over the union of the splits: a ``Bucketizer`` (binary search, JVM side) bins every
-column, the columns are stacked to (split, column, bin, class, value) and one ``groupBy``
-counts and sums them (no Python worker). Bins: when a column holds at most ``MAX_EXACT``
-distinct values over all splits (counted exactly by one ``distinct`` job over the columns
-whose train quantiles repeat) the bins are those values, so every statistic below is exact;
-otherwise at most ``MAX_BINS`` bins cut at train quantiles (``percentile_approx``), bin b
-holding the values in (e_{b-1}, e_b].
+every numeric, boolean and datetime feature is counted by (split, column, bin, class) together
+with per-class sums and sums of squares of its values in ONE pass over the union of the splits
+(``mapInArrow``: per partition, numpy ``searchsorted`` + ``bincount`` over every column of each
+Arrow batch -- a histogram of thousands of bins per column has no Spark built-in aggregate
+short of stacking the rows p times, which cost 5x more -- and one ``groupBy`` sums the
+partitions' non-zero cells; the Spark jobs do not grow with the number of columns). Bins: in
+the same pass each partition keeps a column's distinct values with their (split, class) counts
+while it holds at most ``MAX_EXACT`` of them; when the merged values over all splits are at most
+``MAX_EXACT`` the bins are those values, so every statistic below is exact; otherwise at most
+``MAX_BINS`` bins cut at the train quantiles of the driver-side sample (inverted CDF; no pass
+over the data), bin b holding the values in (e_{b-1}, e_b]. The edges only decide the bins'
+widths: the error below is measured from the counts of every row.
 
 From the counts H[b, k] (rows of class k in bin b; missing values a block of their own):
 average rank of bin b = rows in lower bins + (rows in b + 1) / 2; rank sum of class k =
@@ -25,7 +28,8 @@ cumulative counts. Class means and variances come from the sums (values shifted 
 train quantile); Pearson's point-biserial r, Spearman's rho (point-biserial of the bin ranks),
 the correlation ratio and Cramér's V of the missingness indicator follow by
 :func:`auditor.detectors.label_association.class_label_measures`. Categorical columns'
-(level, class) counts come from one ``groupBy`` over the stacked columns; Cramér's V from them.
+(level, class) counts come from one ``groupBy`` over the stacked columns (classes pivoted
+into columns, read through Arrow); Cramér's V from them.
 
 Judging: the polars detectors' own judging (:meth:`SingleFeatureAUC.judge_scored`,
 :meth:`FeatureLabelAssociation.judge_measured`). What needs rows -- the bootstrap CI, the
