@@ -528,12 +528,12 @@ class SparkContext:
         ys = {n: self._label(n) for n in self.names}
         if any(v is None for v in ys.values()):
             return None
-        lo, hi = math.inf, -math.inf
+        stacked = None  # every split's label, one pass (was one per split)
         for n, y in ys.items():
-            r = self.data.splits[n].agg(F.min(y), F.max(y)).collect()[0]
-            if r[0] is not None:
-                lo, hi = min(lo, float(r[0])), max(hi, float(r[1]))
-        return None if lo > hi else (lo, hi)
+            part = self.data.splits[n].select(y.alias("y"))
+            stacked = part if stacked is None else stacked.unionByName(part)
+        r = stacked.agg(F.min("y"), F.max("y")).collect()[0]  # type: ignore[union-attr]
+        return None if r[0] is None else (float(r[0]), float(r[1]))
 
     def _later(self, cols: list[str], raw: list[str] = ()) -> Any:
         """The later splits' ``cols`` (float NaN as null) and ``raw`` columns, stacked."""
