@@ -580,3 +580,54 @@ def test_copied_rows_with_a_measured_value_count_in_full_among_natural_discrete_
     assert f.count == honest.count + 100 and chance["copies_with_a_continuous_value"] == 100
     assert f.severity == Severity.FAIL and f.value >= 100 / 2100
     assert "100 of the copies hold a value of a continuous column" in f.message
+
+
+def test_the_check_holds_row_keys_only_never_a_normalised_copy_of_a_column(monkeypatch):
+    # at 10M rows the rounded floats and normalised strings held GBs: only the u64 keys stay
+    train, test = _mixed(1000, 1, text=True), _mixed(300, 2, 10_000, text=True)
+    near = train[10:19].with_columns(pl.col("x") * (1 + 3e-9), pl.col("row_id") + 50_000,
+                                     ("  " + pl.col("name").str.to_uppercase()).alias("name"))
+    flip = train[30:35].with_columns((1 - pl.col("y")).alias("y"), pl.col("row_id") + 60_000)
+    data = _data({"train": train, "test": pl.concat([test, near, flip])}, label="y",
+                 ids=["row_id"], text=["notes"])
+    held: dict = {}
+    real = AuditData.cached
+
+    def spy(self, key, factory):
+        value = real(self, key, factory)
+        held[key] = value
+        return value
+
+    monkeypatch.setattr(AuditData, "cached", spy)
+    f = Duplicates().run(data)
+    assert _by(f, "near_duplicate_rows")[("train", "test")].count == 9
+    assert _by(f, "conflicting_labels")[("train", "test")].count == 5
+    mine = {k: v for k, v in held.items() if k[0].startswith("duplicates.")}
+    assert {k[0] for k in mine} == {"duplicates.keys"}
+    for (_, split, _cols, _digits), v in mine.items():
+        assert isinstance(v, pl.Series) and v.dtype == pl.UInt64 and v.len() == data.rows(split)
+
+
+def test_column_by_column_keys_and_verification_agree_with_the_normalised_frame():
+    train = _mixed(500, 1).with_columns(pl.col("x").cast(pl.Float32).alias("x32"))
+    test = pl.concat([train[:50].with_columns(pl.col("x") * (1 + 1e-9),
+                                              pl.col("name").str.to_uppercase()),
+                      _mixed(50, 2, 10_000).with_columns(
+                          pl.col("x").cast(pl.Float32).alias("x32"))])
+    data = _data({"train": train, "test": test}, label="y", ids=["row_id"])
+    cols = ["x", "name", "k", "x32"]
+    ka = nd.normalised_keys(data, "train", cols, 6).to_numpy()
+    kb = nd.normalised_keys(data, "test", cols, 6).to_numpy()
+    assert (ka[:50] == kb[:50]).all()  # equal after normalisation: equal keys across splits
+    assert len(np.unique(ka)) == 500 and not np.isin(kb[50:], ka).any()
+    assert (nd.normalised_keys(data, "train", cols[::-1], 6).to_numpy() != ka).all()
+    rng = np.random.default_rng(0)
+    ia = np.concatenate([np.arange(50), rng.integers(0, 500, 200)])
+    ib = np.concatenate([np.arange(50), rng.integers(0, 100, 200)])
+    for digits in (6, None):
+        fa = nd.normalised_frame(data, "train", cols, digits)
+        fb = nd.normalised_frame(data, "test", cols, digits)
+        want = nd.frames_equal(fa, ia, fb, ib)
+        got = nd.normalised_equal(data, "train", ia, "test", ib, cols, digits)
+        assert (got == want).all()
+        assert got[:50].all() == (digits is not None) and got[:50].any() == (digits is not None)
