@@ -15,7 +15,8 @@ import polars as pl
 from auditor.core.checks import Cost
 from auditor.loading.data import AuditData, Kind
 from auditor.detectors.near_duplicates import (conflicts_across, conflicts_within, first_copies,
-                                               first_matches, frames_equal, near_matches)
+                                               first_matches, frames_equal, near_matches,
+                                               prepare_keys)
 from auditor.detectors.row_compare import (also_equal, columns_outside, compared_frame,
                                            compared_hashes, continuous_columns, copy_chance)
 from auditor.report.results import Finding, Severity
@@ -118,6 +119,12 @@ class Duplicates:
         if roles_only:
             features = []  # only roles (time, groups) left: equal dates are not equal features
         exact_f, near_f, conflict_f = [], [], []
+        variants = [([c for c in cols if c not in text_cols], self.significant_digits)] \
+            if len(data.splits) > 1 else []
+        if label and features:
+            variants.append((features, None))
+        for split in data.split_names:  # shared string columns normalised once per split
+            prepare_keys(data, split, cols, variants)
         copies = {split: within_split_copies(data, split, cols, as_text)
                   for split in data.split_names}
         for earlier, later in data.pairs():

@@ -190,6 +190,44 @@ def normalised_keys(data: AuditData, split: str, cols: list[str],
     return data.cached(("duplicates.keys", split, tuple(cols), digits), build)
 
 
+def _form(data: AuditData, dtype: pl.DataType, col: str, digits: int | None) -> object:
+    """What :func:`normalised_column` does to ``col`` with ``digits``: equal forms, equal
+    values (strings and exact columns do not depend on ``digits``)."""
+    if _is_string(data, dtype, col):
+        return "string"
+    return digits if digits is not None and _is_float(dtype) else None
+
+
+def prepare_keys(data: AuditData, split: str, order: list[str],
+                 variants: list[tuple[list[str], int | None]]) -> None:
+    """Build and cache :func:`normalised_keys` of ``split`` for several (columns, digits)
+    variants in one pass over ``order``: a column whose normalised values are the same in two
+    variants (a string column, an integer column) is normalised and hashed once for both
+    instead of once per variant (the near-copy keys and the label-conflict keys share every
+    string column). The keys equal :func:`normalised_keys`' (same fold, same column order);
+    a variant whose columns are not in ``order``'s order is left to :func:`normalised_keys`."""
+    pos = {c: i for i, c in enumerate(order)}
+    n = data.rows(split)
+    schema = data.splits[split].schema
+    keys: dict[tuple[tuple[str, ...], int | None], np.ndarray] = {}
+    for cols, digits in variants:
+        idx = [pos.get(c, -1) for c in cols]
+        if cols and min(idx) >= 0 and idx == sorted(set(idx)):
+            keys[(tuple(cols), digits)] = np.zeros(n, dtype=np.uint64)
+    for c in order:
+        hashes: dict[object, np.ndarray] = {}
+        for (cols, digits), key in keys.items():
+            if c not in cols:
+                continue
+            form = _form(data, schema[c], c, digits)
+            if form not in hashes:
+                hashes[form] = row_keys(normalised_column(data, split, c, digits).to_frame(),
+                                        data.seed, n).to_numpy().astype(np.uint64, copy=False)
+            keys[(cols, digits)] = _mix(key ^ hashes[form])
+    for (cols, digits), key in keys.items():
+        data.cached(("duplicates.keys", split, cols, digits), lambda k=key: pl.Series("h", k))
+
+
 def normalised_equal(data: AuditData, a: str, ia: pl.Series | np.ndarray, b: str,
                      ib: pl.Series | np.ndarray, cols: list[str],
                      digits: int | None) -> np.ndarray:

@@ -631,3 +631,21 @@ def test_column_by_column_keys_and_verification_agree_with_the_normalised_frame(
         got = nd.normalised_equal(data, "train", ia, "test", ib, cols, digits)
         assert (got == want).all()
         assert got[:50].all() == (digits is not None) and got[:50].any() == (digits is not None)
+
+
+def test_keys_built_together_equal_the_single_keys_and_normalise_each_string_once(monkeypatch):
+    frames = {"train": _mixed(400, 1, text=True), "test": _mixed(100, 2, 9000, text=True)}
+    cols = ["x", "name", "k", "y", "notes"]
+    variants = [(["x", "name", "k", "y"], 6), (["x", "name", "k", "notes"], None)]
+    single = _data(frames, label="y", ids=["row_id"], text=["notes"])
+    want = {(s, tuple(c), d): nd.normalised_keys(single, s, c, d).to_numpy()
+            for s in frames for c, d in variants}
+    seen = []
+    real = nd.normalise_strings
+    monkeypatch.setattr(nd, "normalise_strings", lambda s: seen.append(s.name) or real(s))
+    together = _data(frames, label="y", ids=["row_id"], text=["notes"])
+    for s in frames:
+        nd.prepare_keys(together, s, cols, variants)
+    assert sorted(seen) == ["name", "name", "notes", "notes"]  # once per split, not per variant
+    for (s, c, d), keys in want.items():
+        assert (together._cache[("duplicates.keys", s, c, d)].to_numpy() == keys).all()
