@@ -155,6 +155,27 @@ def normalised_column(data: AuditData, split: str, col: str, digits: int | None,
     s = data.splits[split][col]
     if rows is not None:
         s = s.gather(pl.Series(rows))
+    return _normalise(data, s, col, digits)
+
+
+KEY_CHUNK = 1 << 18  # rows normalised at a time when hashing: a 10M-row text column normalised
+                     # whole took GBs of new strings and their temporaries
+
+
+def column_hash(data: AuditData, split: str, col: str, digits: int | None) -> np.ndarray:
+    """u64 hash (:func:`row_keys`) of each value of ``col`` of ``split`` normalised
+    (:func:`normalised_column`), computed ``KEY_CHUNK`` rows at a time (both the normalisation
+    and the seeded hash are element-wise, so the chunks give the whole column's hashes)."""
+    n = data.rows(split)
+    full = data.splits[split][col]
+    out = np.empty(n, dtype=np.uint64)
+    for start in range(0, max(n, 1), KEY_CHUNK):
+        part = _normalise(data, full.slice(start, KEY_CHUNK), col, digits)
+        out[start:start + part.len()] = row_keys(part.to_frame(), data.seed, part.len()).to_numpy()
+    return out
+
+
+def _normalise(data: AuditData, s: pl.Series, col: str, digits: int | None) -> pl.Series:
     if _is_string(data, s.dtype, col):
         return normalise_strings(s)
     if digits is not None and _is_float(s.dtype):
@@ -174,17 +195,16 @@ def normalised_keys(data: AuditData, split: str, cols: list[str],
                     digits: int | None) -> pl.Series:
     """64-bit key of each row of ``split`` over ``cols`` normalised (:func:`normalised_column`).
 
-    Built one column at a time: each normalised column is hashed (:func:`row_keys`) and folded
-    into a running key, k <- mix(k xor h_c) (splitmix64 finaliser, so column order matters),
-    then dropped; only the keys (8 bytes a row) are kept, cached per (split, columns, digits)
+    Built one column at a time: each normalised column is hashed (:func:`column_hash`, in
+    chunks of rows) and folded into a running key, k <- mix(k xor h_c) (splitmix64
+    finaliser, so column order matters), then dropped; only the keys (8 bytes a row) are kept, cached per (split, columns, digits)
     for the rest of the check. Equal normalised rows get equal keys; matches found from keys
     are verified value by value (:func:`normalised_equal`)."""
     def build() -> pl.Series:
         n = data.rows(split)
         key = np.zeros(n, dtype=np.uint64)
         for c in cols:
-            h = row_keys(normalised_column(data, split, c, digits).to_frame(), data.seed, n)
-            key = _mix(key ^ h.to_numpy().astype(np.uint64, copy=False))
+            key = _mix(key ^ column_hash(data, split, c, digits))
         return pl.Series("h", key)
 
     return data.cached(("duplicates.keys", split, tuple(cols), digits), build)
@@ -221,8 +241,7 @@ def prepare_keys(data: AuditData, split: str, order: list[str],
                 continue
             form = _form(data, schema[c], c, digits)
             if form not in hashes:
-                hashes[form] = row_keys(normalised_column(data, split, c, digits).to_frame(),
-                                        data.seed, n).to_numpy().astype(np.uint64, copy=False)
+                hashes[form] = column_hash(data, split, c, digits)
             keys[(cols, digits)] = _mix(key ^ hashes[form])
     for (cols, digits), key in keys.items():
         data.cached(("duplicates.keys", split, cols, digits), lambda k=key: pl.Series("h", k))

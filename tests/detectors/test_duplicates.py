@@ -649,3 +649,18 @@ def test_keys_built_together_equal_the_single_keys_and_normalise_each_string_onc
     assert sorted(seen) == ["name", "name", "notes", "notes"]  # once per split, not per variant
     for (s, c, d), keys in want.items():
         assert (together._cache[("duplicates.keys", s, c, d)].to_numpy() == keys).all()
+
+
+def test_column_hashes_in_chunks_equal_the_whole_columns_hashes(monkeypatch):
+    frames = {"train": _mixed(1000, 1, text=True).with_columns(
+        pl.when(pl.col("k") == 0).then(None).otherwise(pl.col("name")).alias("name"),
+        pl.when(pl.col("k") == 1).then(float("nan")).otherwise(pl.col("x")).alias("x")),
+        "test": _mixed(10, 2, 9000, text=True)}
+    data = _data(frames, label="y", ids=["row_id"], text=["notes"])
+    for c, digits in (("x", 6), ("x", None), ("name", 6), ("notes", None), ("k", 3)):
+        whole = nd.row_keys(nd.normalised_column(data, "train", c, digits).to_frame(),
+                            data.seed, 1000).to_numpy()
+        monkeypatch.setattr(nd, "KEY_CHUNK", 64)  # 16 chunks, the last one short
+        assert (nd.column_hash(data, "train", c, digits) == whole).all()
+        monkeypatch.setattr(nd, "KEY_CHUNK", 1 << 18)
+        assert (nd.column_hash(data, "train", c, digits) == whole).all()
