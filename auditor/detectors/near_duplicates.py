@@ -197,9 +197,10 @@ def normalised_keys(data: AuditData, split: str, cols: list[str],
 
     Built one column at a time: each normalised column is hashed (:func:`column_hash`, in
     chunks of rows) and folded into a running key, k <- mix(k xor h_c) (splitmix64
-    finaliser, so column order matters), then dropped; only the keys (8 bytes a row) are kept, cached per (split, columns, digits)
-    for the rest of the check. Equal normalised rows get equal keys; matches found from keys
-    are verified value by value (:func:`normalised_equal`)."""
+    finaliser, so column order matters), then dropped; only the keys (8 bytes a row) are
+    kept, cached per (split, columns, digits) for the rest of the check. Equal normalised rows
+    get equal keys; matches found from keys are verified value by value
+    (:func:`normalised_equal`)."""
     def build() -> pl.Series:
         n = data.rows(split)
         key = np.zeros(n, dtype=np.uint64)
@@ -418,9 +419,9 @@ def pair_jaccard(a: pl.Series, b: pl.Series, *, seed: int = 0) -> np.ndarray:
 def _labelled(data: AuditData, split: str, features: list[str], label: str,
               digits: int | None = None) -> pl.DataFrame:
     """Frame of row / key (:func:`normalised_keys` of the features) / label for labelled rows
-    (a null or NaN label is no label). Floats are compared exactly unless ``digits`` is given: two independent draws that
-    agree to 6 significant digits are different rows, not a label conflict; strings are
-    normalised (case, whitespace, NFKC)."""
+    (a null or NaN label is no label). Floats are compared exactly unless ``digits`` is
+    given: two independent draws that agree to 6 significant digits are different rows, not a
+    label conflict; strings are normalised (case, whitespace, NFKC)."""
     y = normalised_column(data, split, label, digits)
     if y.dtype.is_float():
         y = y.fill_nan(None)
