@@ -7,7 +7,9 @@ epoch, NaN as missing, -0.0 as 0.0):
 
 1. One ``agg``: rows, non-missing count, min, max, population std, an approximate distinct
    count, and ``percentile_approx`` at j/``KS_GRID`` and at j/``n_bins`` with accuracy
-   ``QUANTILE_ACCURACY`` (rank error at most n / accuracy; exact -- numpy's inverted-CDF
+   ``QUANTILE_ACCURACY`` in a reference split (one whose PSI edges are used), ``GRID_ACCURACY``
+   in the last split, which only adds KS grid points (the sketch's cost grows with its
+   accuracy) (rank error at most n / accuracy; exact -- numpy's inverted-CDF
    quantiles -- when the split has fewer non-missing values than the accuracy).
 2. Columns with few distinct values (approximate count <= 2 n_bins + 10): their exact value
    counts, one ``groupBy`` over all such columns (at most that many rows per column reach
@@ -49,6 +51,7 @@ from auditor.report.results import Finding, Severity
 
 KS_GRID = 1000              # quantiles per split in a column's fine grid
 QUANTILE_ACCURACY = 10_000  # percentile_approx accuracy: relative rank error 1e-4
+GRID_ACCURACY = 2_000       # ... in a split that is never a reference (only its KS grid points)
 UNSEEN_LISTED = 100         # unseen values listed per column (as LISTED_CATEGORIES)
 
 
@@ -194,13 +197,18 @@ def profiles(data: Any, cols: list[str], n_bins: int) -> dict[str, dict[str, Pro
     probs = sorted(set(_probs(KS_GRID)) | set(_probs(n_bins)))
     at_bins = [probs.index(p) for p in _probs(n_bins)]
     array = F.array(*[F.lit(p) for p in probs])
+    refs = list(range(len(names) - 1))  # every split but the last is some pair's reference
+    is_ref = F.col("_s").isin(refs)
     aggs = [F.count(F.lit(1)).alias("rows")]
     for i in range(len(cols)):
         x = F.col(f"_x{i}")
         aggs += [F.count(x).alias(f"n{i}"), F.min(x).alias(f"lo{i}"),
                  F.max(x).alias(f"hi{i}"), F.stddev_pop(x).alias(f"sd{i}"),
                  F.approx_count_distinct(x, 0.01).alias(f"d{i}"),
-                 F.percentile_approx(x, array, QUANTILE_ACCURACY).alias(f"q{i}")]
+                 F.percentile_approx(F.when(is_ref, x), array, QUANTILE_ACCURACY
+                                     ).alias(f"q{i}"),
+                 F.percentile_approx(F.when(~is_ref, x), array, GRID_ACCURACY
+                                     ).alias(f"g{i}")]
     got = {int(r["_s"]): r for r in _union(data, cols).groupBy("_s").agg(*aggs).collect()}
     out: dict[str, dict[str, Profile]] = {}
     for o, s in enumerate(names):
@@ -211,7 +219,7 @@ def profiles(data: Any, cols: list[str], n_bins: int) -> dict[str, dict[str, Pro
                 out[s][c] = Profile(0, 0, None, None, None, 0, np.array([]), np.array([]))
                 continue
             rows, n = int(row["rows"]), int(row[f"n{i}"])
-            q = np.array(row[f"q{i}"] or [], dtype=float)
+            q = np.array(row[f"q{i}" if o in refs else f"g{i}"] or [], dtype=float)
             out[s][c] = Profile(rows, rows - n, row[f"lo{i}"], row[f"hi{i}"], row[f"sd{i}"],
                                 int(row[f"d{i}"]), q, q[at_bins] if len(q) else q)
     return out
@@ -609,14 +617,17 @@ def settle_unique(data: Any, graded: list[Any], numeric: list[str], ref: str, cu
             cd.all_unique = u[ref][cd.column] and u[cur][cd.column]
 
 
-def _statement(f: Finding, bound: float | None) -> None:
+def _statement(f: Finding, bound: float | None, data: Any, ref: str, cur: str) -> None:
     stats = (f.evidence or {}).get("statistics")
     if stats is None or bound is None:
         return
+    last = data.split_names[-1]
+    acc = {s: GRID_ACCURACY if s == last else QUANTILE_ACCURACY for s in (ref, cur)}
     stats["ks_d error bound"] = float(f"{bound:.6g}")
-    stats["spark quantiles"] = (f"percentile_approx, accuracy {QUANTILE_ACCURACY:,} "
-                                f"(rank error <= n/{QUANTILE_ACCURACY:,}); KS on a grid of "
-                                f"{KS_GRID:,} quantiles per split")
+    stats["spark quantiles"] = (f"percentile_approx, accuracy {acc[ref]:,} in {ref} and "
+                                f"{acc[cur]:,} in {cur} (rank error <= n/accuracy); KS on a "
+                                f"grid of {KS_GRID:,} quantiles per split, its error bound "
+                                "measured from the counts between grid points")
 
 
 def numeric_drifts(check: Any, data: Any, binned: dict[str, dict[str, Binned]],
@@ -755,7 +766,7 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
                                          skipped if i == 0 else [])
         for f in new:
             if f.subject in bounds and f.metric != "unseen_share":
-                _statement(f, bounds[f.subject])
+                _statement(f, bounds[f.subject], data, ref, cur)
         findings += new
     return findings
 
@@ -801,7 +812,7 @@ def label_drift(check: Any, data: Any) -> list[Finding]:
                     value=rounded(v.value), threshold=v.threshold, count=count, subject=y,
                     splits=[ref, cur],
                     evidence=evidence(check, cd, v, ref, cur, samples[ref][y], samples[cur][y]))
-        _statement(f, bounds[y])
+        _statement(f, bounds[y], data, ref, cur)
         findings.append(f)
     return findings
 
