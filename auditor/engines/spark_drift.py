@@ -2,22 +2,25 @@
 ``drift.label``): measured from aggregates, judged by the polars checks' own code
 (:func:`auditor.detectors.drift.grade_all`, :mod:`auditor.judging.drift_verdicts`).
 
-Measuring, per split and for every numeric column at once (datetimes as seconds since the
-epoch, NaN as missing, -0.0 as 0.0):
+Measuring, for every split and every numeric column at once (the splits unioned with a split
+column ``_s``, grouped by it; datetimes as seconds since the epoch, NaN as missing, -0.0 as
+0.0), in two Spark jobs whatever the number of splits and columns (two more only for
+few-valued columns with a value off the grid, all such columns together):
 
-1. One ``agg``: rows, non-missing count, min, max, population std, an approximate distinct
+1. One ``groupBy(_s).agg``: rows, non-missing count, min, max, population std, an approximate distinct
    count, and ``percentile_approx`` at j/``KS_GRID`` and at j/``n_bins`` with accuracy
    ``QUANTILE_ACCURACY`` in a reference split (one whose PSI edges are used), ``GRID_ACCURACY``
    in the last split, which only adds KS grid points (the sketch's cost grows with its
    accuracy) (rank error at most n / accuracy; exact -- numpy's inverted-CDF
    quantiles -- when the split has fewer non-missing values than the accuracy).
-2. Columns with few distinct values (approximate count <= 2 n_bins + 10): their exact value
-   counts, one ``groupBy`` over all such columns (at most that many rows per column reach
-   the driver).
-3. The fine grid of a column: the union over splits of those quantiles, min, max and exact
-   values (finite values only). One pass of ``Bucketizer`` (binary search) over all columns
+2. The fine grid of a column: the union over splits of those quantiles, min and max (finite
+   values only). One pass of ``Bucketizer`` (binary search) over all columns
    puts each value in a cell: the grid point itself, or the open interval between two grid
    points; one ``groupBy`` gives the cell counts (at most 2 G + 1 per column).
+3. Columns with few distinct values (approximate count <= 2 n_bins + 10): when no value falls
+   between grid points, their exact value counts are the point cells (no job); otherwise one
+   ``groupBy`` gives the exact value counts of all such columns, which join the grid, and
+   step 2 runs again for them.
 
 From the cell counts, on the driver: the ECDF at every grid point (exact), the PSI bins (the
 reference's inverted-CDF quantiles at j/n_bins are grid points, so bin counts are exact for
