@@ -247,7 +247,8 @@ def column_stats(data: Any, cols: list[str]) -> tuple[dict[str, list[str]], set[
     """Per split the continuous columns of ``cols`` (as :func:`auditor.detectors.row_compare.
     continuous_columns`: not boolean, n > 1 non-null values of which u >= n / 2 distinct), and
     the string columns holding a non-ASCII character in some split; one aggregate over all
-    splits. u is sketched (``approx_count_distinct``, HyperLogLog++ with relative standard
+    splits with the columns stacked (a row per value: its hash and a non-ASCII flag; partial
+    aggregation leaves one sketch per split and column to shuffle). u is sketched (``approx_count_distinct``, HyperLogLog++ with relative standard
     error :data:`APPROX_RSD`); a column whose sketch lies within :data:`EXACT_BAND` of the cut
     (u in [0.45 n, 0.55 n], ten standard errors) is counted exactly in a second aggregate, so
     the decision is the exact one but for a sketch error beyond ten standard errors. An exact
@@ -263,13 +264,21 @@ def column_stats(data: Any, cols: list[str]) -> tuple[dict[str, list[str]], set[
                                                                 BooleanType)]
         strings = [j for j, c in enumerate(cols)
                    if _is_string(data, schema[f"c{j}"].dataType, c)]
-        exprs = [F.count(F.lit(1)).alias("_rows")]
-        for j in cand:
-            exprs += [F.approx_count_distinct(f"c{j}", APPROX_RSD).alias(f"u{j}"),
-                      F.count(f"c{j}").alias(f"n{j}")]
-        exprs += [F.max(F.col(f"c{j}").cast("string").rlike(_NON_ASCII).cast("int"))
-                  .alias(f"a{j}") for j in strings]
-        rows = {r["_s"]: r.asDict() for r in u.groupBy("_s").agg(*exprs).collect()}
+        items = [F.struct(F.lit(j).alias("j"),
+                          F.when(F.col(f"c{j}").isNotNull(), F.xxhash64(f"c{j}")).alias("h"),
+                          (F.col(f"c{j}").cast("string").rlike(_NON_ASCII).cast("int")
+                           if j in strings else F.lit(0)).alias("a"))
+                 for j in sorted(set(cand) | set(strings))]
+        rows: dict[int, dict[str, Any]] = {}
+        if items:  # one sketch per (split, column): a row-wise sketch of 40 columns would be a
+            # 64k-field aggregation buffer (slow code generation, 10+ MB task binaries)
+            stacked = u.select("_s", F.explode(F.array(*items)).alias("v")).select(
+                "_s", "v.j", "v.h", "v.a")
+            for r in stacked.groupBy("_s", "j").agg(
+                    F.approx_count_distinct("h", APPROX_RSD).alias("u"),
+                    F.count("h").alias("n"), F.max("a").alias("a")).collect():
+                rows.setdefault(r["_s"], {}).update(
+                    {f"u{r['j']}": r["u"], f"n{r['j']}": r["n"], f"a{r['j']}": r["a"]})
         exact = sorted({j for r in rows.values() for j in cand if r[f"n{j}"] > 1
                         and abs(r[f"u{j}"] - 0.5 * r[f"n{j}"]) <= EXACT_BAND * 0.5 * r[f"n{j}"]})
         if exact:
@@ -281,7 +290,7 @@ def column_stats(data: Any, cols: list[str]) -> tuple[dict[str, list[str]], set[
             r = rows.get(i)
             continuous[split] = [] if r is None else [
                 cols[j] for j in cand if r[f"n{j}"] > 1 and r[f"u{j}"] >= 0.5 * r[f"n{j}"]]
-        non_ascii = {cols[j] for j in strings for r in rows.values() if r[f"a{j}"]}
+        non_ascii = {cols[j] for j in strings for r in rows.values() if r.get(f"a{j}")}
         return continuous, non_ascii
 
     return data.cached(("spark.column_stats", tuple(cols)), measure)
