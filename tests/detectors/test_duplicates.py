@@ -664,3 +664,22 @@ def test_column_hashes_in_chunks_equal_the_whole_columns_hashes(monkeypatch):
         assert (nd.column_hash(data, "train", c, digits) == whole).all()
         monkeypatch.setattr(nd, "KEY_CHUNK", 1 << 18)
         assert (nd.column_hash(data, "train", c, digits) == whole).all()
+
+
+def _first_copies_reference(h: pl.Series) -> pl.DataFrame:  # the polars form it replaced
+    k = pl.DataFrame({"h": h}).with_row_index("row").filter(pl.col("h").is_duplicated())
+    return (k.join(k.group_by("h").agg(pl.col("row").min().alias("first_row")), on="h")
+            .filter(pl.col("row") != pl.col("first_row")).select("row", "first_row")
+            .sort("row"))
+
+
+@pytest.mark.parametrize("values", [
+    np.random.default_rng(1).integers(0, 50, 2000),            # many groups, many repeats
+    np.random.default_rng(2).integers(0, 2**63, 2000),         # no repeat
+    np.zeros(300, dtype=np.int64),                             # one group of every row
+    np.array([7, 3, 7, 7, 3, 9, 2**63 + 5, 2**63 + 5]),         # tiny, high bit set
+    np.array([], dtype=np.int64)])
+def test_first_copies_by_sorting_equals_the_hash_join_form(values):
+    h = pl.Series("h", np.asarray(values).astype(np.uint64))
+    got, want = nd.first_copies(h), _first_copies_reference(h)
+    assert got.schema == want.schema and got.equals(want)
