@@ -433,9 +433,13 @@ class AdversarialValidation:
                    f"{cols[top]!r} with other columns")
         else:
             how = "the shift is spread over several columns"
+        restricted = ""
+        if "refit_columns" in evidence:
+            restricted = (f" (refit on the {evidence['refit_columns']['without_top']:,} "
+                          f"largest-gain of {X.shape[1]:,} columns)")
         return (f": the splits differ jointly. Strongest driver: {cols[top]!r} (first fold: AUC "
-                f"{fold_auc:.3f}, {refit['without']:.3f} without it, {refit['alone']:.3f} "
-                f"with it alone); {how}.")
+                f"{fold_auc:.3f}, {refit['without']:.3f} without it{restricted}, "
+                f"{refit['alone']:.3f} with it alone); {how}.")
 
     def _quick_top(self, model: Any, X: np.ndarray, y: np.ndarray, te: np.ndarray,
                    seed: int) -> int:

@@ -627,6 +627,9 @@ def test_adversarial_on_a_wide_table_permutes_only_the_top_gain_columns_same_dri
     assert w["auc_without_it"] < 0.6
     tail = "'f007' shifted on its own explains most of it"
     assert tail in wide.message and tail in narrow.message
+    # the message itself says the refit was restricted (not only the evidence)
+    assert f"without it (refit on the 11 largest-gain of {p} columns)" in wide.message
+    assert "refit on the" not in narrow.message
 
 
 def test_permutation_drops_and_gains_with_categorical_columns_follow_the_input_order():
