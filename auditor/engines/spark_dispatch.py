@@ -5,10 +5,14 @@ judge with the polars detectors' own judging code where it is a function of aggr
   (:meth:`~auditor.engines.Engine.key_overlap`); same values, grades and messages as polars.
   Undeclared entity keys suggested (:mod:`auditor.engines.spark_rows`). Not yet: the "equal
   in every other column" evidence of shared ids.
-- ``leakage.duplicates``: exact copies across splits (whole-row keys, null-safe) with the same
-  chance baseline (from repeated-key counts and design effects), within-split copies; near copies (normalised-row key join) and conflicting labels
-  (:mod:`auditor.engines.spark_rows`). Not yet: near copies matched on free-text columns
-  (MinHash; an info finding says so).
+- ``leakage.duplicates`` (:class:`auditor.engines.spark_rows.RowTable`): every row of the
+  unioned splits gets a 128-bit key (two ``xxhash64`` plus null masks) for the whole row, the
+  features plus label and the normalised near-copy form, once; one ``groupBy`` of the keys
+  gives a persisted count table from which exact copies across splits, within-split copies,
+  the chance baseline (repeated-key counts and design effects), near copies and conflicting
+  labels are aggregates (no joins on the columns). Continuous columns are decided by an HLL++
+  distinct count (rsd 1%) with exact counts only near the cut. Not yet: near copies matched on
+  free-text columns (MinHash; an info finding says so).
 - ``leakage.temporal``: time ranges from per-split min/max/null counts, out-of-order and
   short-gap rows from range counts; same Clock, grades and messages. Datetime features'
   ``future_values`` (:mod:`auditor.engines.spark_rows`). Not yet: example rows of the ranges.
@@ -19,7 +23,8 @@ judge with the polars detectors' own judging code where it is a function of aggr
   exact on its bins, KS on a fine grid with its error bound stated), graded together.
 - ``schema.consistency`` (:mod:`auditor.engines.spark_drift`): the loader's schema issues, and
   value variants from a groupBy of normalised forms (only keys with several forms reach the
-  driver), judged by the polars check's functions.
+  driver), or from the per-level category counts ``drift.features`` already measured when it
+  ran first (bounded by the columns' levels), judged by the polars check's functions.
 - ``separability.adversarial`` / ``separability.label_probe`` / ``separability.memorisation``
   (:func:`auditor.engines.spark_rows.memorisation`): the polars detectors on a seeded
   driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding

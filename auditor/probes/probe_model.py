@@ -7,10 +7,12 @@ functions that need it; the scores (:func:`rank_auc`, :func:`macro_auc`, :func:`
 The probe is an MLP ``d -> hidden -> hidden -> outputs`` with ReLU, trained with Adam on
 mini-batches drawn by a seeded permutation: one at a time (:func:`fit_probe`, with loss curves)
 or several independent ones in one loop with stacked weights (:func:`fit_probes`, for the
-permutation, holdout and ablation retrains). Every fit runs inside ``torch.random.fork_rng`` with
-``torch.manual_seed(seed)`` on one CPU thread (deterministic algorithms switched on too on a
-GPU; all restored afterwards), so the caller's global torch state is untouched and two runs
-give identical numbers on the same machine. CPU by default; CUDA when
+permutation, holdout and ablation retrains). A fit draws its initial weights inside
+``torch.random.fork_rng`` with ``torch.manual_seed(seed)`` (under a lock); its mini-batch order
+comes from its own seeded generator, and it trains on one CPU thread per calling thread
+(deterministic algorithms switched on too on a GPU; all restored afterwards), so the caller's
+global torch state is untouched and two runs give identical numbers on the same machine, also
+when two probes train on two threads at once. CPU by default; CUDA when
 ``torch.cuda.is_available()`` and ``device="auto"``.
 """
 from __future__ import annotations
