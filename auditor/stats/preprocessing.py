@@ -151,13 +151,31 @@ AGGS = ("n", "mean", "std0", "std1", "min", "max", "median", "q25", "q75", "maxa
          "integral", "nonzero", "negative", "n_at_min", "n_at_max")
 
 
+SUMMARY_BATCH = 4  # columns summarised (made contiguous, cast, sorted) at a time
+
+
 def summarise(frame: pl.DataFrame, cols: list[str]) -> dict[str, dict[str, Any]]:
-    """Per-column statistics in one polars select; nulls and NaN are ignored.
+    """Per-column statistics, :data:`SUMMARY_BATCH` columns per polars select (each batch made
+    contiguous first: quantiles on a many-chunk column rechunk it per expression); nulls and
+    NaN are ignored.
 
     Keys: n (non-null count), mean, std0/std1 (ddof 0/1), min, max, median, q25/q75 (linear
     interpolation, as numpy's default), maxabs, integral (every value a whole number),
     nonzero, negative, n_at_min and n_at_max (counts).
+
+    Memory: a select runs its expressions in parallel, each holding a float64 copy and a sorted
+    copy of its column; batching bounds that to a few columns instead of all of them (the
+    values are the same: every statistic is of one column).
     """
+    out: dict[str, dict[str, Any]] = {}
+    for b in range(0, len(cols), SUMMARY_BATCH):
+        batch = cols[b:b + SUMMARY_BATCH]
+        out.update(_summarise(one_chunk(frame.select(batch)), batch))
+    return out
+
+
+def _summarise(frame: pl.DataFrame, cols: list[str]) -> dict[str, dict[str, Any]]:
+    """:func:`summarise` of ``cols`` in one select."""
     exprs = []
     schema = frame.schema  # built anew on every access: once, not once per column
     for i, c in enumerate(cols):

@@ -972,3 +972,33 @@ def test_unseen_values_of_random_high_cardinality_columns_are_chance_not_drift()
     assert flagged["c0"].count >= 500
     quiet = found["c39"]
     assert quiet.evidence["statistics"]["z"] < quiet.evidence["statistics"]["z_critical"]
+
+
+def test_prepare_casts_one_column_at_a_time_same_sorted_values_as_numpy():
+    """prepare casts and sorts each numeric column on its own (no float64 frame of every
+    column): on a many-chunk frame with NaN, nulls, Float32, integers and datetimes, each
+    sample is numpy's sort of the column's non-missing values, with the missing count."""
+    rng = np.random.default_rng(11)
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    parts = []
+    for _ in range(3):
+        a = rng.normal(0, 1, 500)
+        a[:4] = np.nan
+        parts.append(pl.DataFrame({
+            "a": a, "b": rng.normal(3, 2, 500).astype(np.float32),
+            "i": rng.integers(-50, 50, 500),
+            "t": [t0 + timedelta(seconds=int(s)) for s in rng.integers(0, 10**7, 500)],
+        }).with_columns(pl.when(pl.int_range(pl.len()) % 9 == 0).then(None)
+                        .otherwise(pl.col("i")).alias("i")))
+    df = pl.concat(parts, rechunk=False)
+    kinds = {"a": Kind.NUMERIC, "b": Kind.NUMERIC, "i": Kind.NUMERIC, "t": Kind.DATETIME}
+    got = prepare(df, kinds)
+    for c in kinds:
+        if c == "t":
+            x = np.array([v.timestamp() for v in df["t"].to_list()])
+        else:
+            x = df[c].cast(pl.Float64).to_numpy()
+        missing = int(np.isnan(x).sum())
+        assert got[c].rows == 1500 and got[c].missing == missing, c
+        assert np.array_equal(got[c].values, np.sort(x[~np.isnan(x)])), c
+    assert got["a"].missing == 12 and got["i"].missing == 3 * 56

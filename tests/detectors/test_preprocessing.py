@@ -686,3 +686,36 @@ def test_decimal_grid_equals_the_decimals_of_the_shortest_repr():
         assert decimal_grid(x) == (decimals if decimals <= 6 else None), x[:3]
     assert not on_grid(794141628.5134449, 0) and on_grid(794141628.0, 0)
     assert on_grid(53.5, 1) and not on_grid(53.329110597, 3)
+
+
+def test_summarise_in_column_batches_of_a_many_chunk_frame_matches_numpy():
+    """summarise works SUMMARY_BATCH columns at a time on a many-chunk frame (the splits and
+    their unions are no longer copied into one chunk): every statistic equals numpy's on the
+    column, and the one-select form on the rechunked frame exactly."""
+    from auditor.stats import preprocessing as prep
+
+    rng = np.random.default_rng(5)
+    cols = [f"x{i}" for i in range(2 * prep.SUMMARY_BATCH + 1)]  # three batches
+    parts = []
+    for _ in range(3):
+        d = {c: rng.normal(i, 1 + i, 1000) for i, c in enumerate(cols)}
+        d["x0"][:7] = np.nan
+        parts.append(pl.DataFrame(d).with_columns(pl.col("x1").cast(pl.Float32),
+                                                  pl.col("x2").round(0)))
+    frame = pl.concat(parts, rechunk=False)
+    assert frame.n_chunks() == 3
+    got = summarise(frame, cols)
+    assert list(got) == cols
+    assert got == prep._summarise(frame.rechunk(), cols)
+    for c in cols:
+        x = frame[c].cast(pl.Float64).to_numpy()
+        x = x[~np.isnan(x)]
+        s = got[c]
+        assert s["n"] == x.size
+        assert s["mean"] == pytest.approx(x.mean(), rel=1e-12)
+        assert s["std1"] == pytest.approx(x.std(ddof=1), rel=1e-12)
+        assert s["median"] == pytest.approx(np.median(x), rel=1e-12)
+        assert s["q25"] == pytest.approx(np.quantile(x, 0.25), rel=1e-12)
+        assert (s["min"], s["max"]) == (x.min(), x.max())
+        assert s["integral"] == (c == "x2")
+        assert s["negative"] == int((x < 0).sum())
