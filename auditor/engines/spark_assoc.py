@@ -30,7 +30,9 @@ train quantile); Pearson's point-biserial r, Spearman's rho (point-biserial of t
 the correlation ratio and Cramér's V of the missingness indicator follow by
 :func:`auditor.detectors.label_association.class_label_measures`. Categorical columns'
 (level, class) counts come from one ``groupBy`` over the stacked columns (classes pivoted
-into columns, read through Arrow); Cramér's V from them.
+into columns) and stay in Spark: Cramér's V is aggregated from them there (chi2 = n (sum_l
+sum_k n_lk^2 / (n_l n_k) - 1)), so the driver receives one row per (split, column) however
+many levels a column has (an id-like string's levels grow with the rows).
 
 Judging: the polars detectors' own judging (:meth:`SingleFeatureAUC.judge_scored`,
 :meth:`FeatureLabelAssociation.judge_measured`). What needs rows -- the bootstrap CI, the
@@ -522,29 +524,47 @@ def encoded_held_out(check: Any, data: Any, cats: list[str]) -> dict[str, dict[s
     """Binary label: the AUC of categorical columns on every later split over all its rows,
     scored by the smoothed target rate fitted on all train rows (as
     :func:`auditor.stats.label.target_encode` scores held-out splits: (positives_l + m p) /
-    (n_l + m), p the train positive rate, unseen levels at p), from (level, class) counts
-    (:func:`auditor.stats.label.auc_from_groups`)."""
-    from auditor.stats.label import auc_from_groups
+    (n_l + m), p the train positive rate, unseen levels at p; missing is a level), computed
+    inside Spark (the driver holds one row per (later split, column), whatever the levels):
+    the later split's level table joined with train's rates; its levels grouped by score
+    (P_g, N_g); AUC = sum_g P_g (N_<g + N_g / 2) / (P N), N_<g a cumulative sum over the
+    column's distinct scores (a window per (split, column)) -- the figure of
+    :func:`auditor.stats.label.auc_from_groups` on the same counts."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
-    classes, _ = class_counts(data)
-    tables = level_tables(data, cats, classes)
+    classes, n = class_counts(data)
     train = data.split_names[0]
-    m = check.smoothing
-    out: dict[str, dict[str, float]] = {}
-    for c in cats:
-        t, _, levels = tables[train][c]
-        n_tr = t.sum()
-        prior = float(t[:, 1].sum() / n_tr) if n_tr else 0.0
-        rate = {lv: (row[1] + m * prior) / max(row.sum() + m, 1e-300)
-                for lv, row in zip(levels, t)}
-        out[c] = {}
-        for s in data.split_names[1:]:
-            ts, _, lv_s = tables[s][c]
-            if not len(lv_s):
-                continue
-            score = np.array([rate.get(lv, prior) for lv in lv_s])
-            out[c][s] = auc_from_groups(score, ts[:, 1], ts[:, 0])
+    m = float(check.smoothing)
+    n_tr = float(n[train].sum())
+    prior = float(n[train][1] / n_tr) if n_tr else 0.0
+    lv = level_frame(data, cats, classes)
+    rates = lv.where(F.col("__s") == 0).select(
+        F.col("j").alias("tj"), F.col("v").alias("tv"),
+        ((F.col("c1") + F.lit(m * prior))
+         / F.greatest(F.col("c0") + F.col("c1") + F.lit(m), F.lit(1e-300))).alias("rate"))
+    later = lv.where(F.col("__s") > 0)
+    joined = later.join(rates, (later["j"] == rates["tj"]) & later["v"].eqNullSafe(rates["tv"]),
+                        "left")
+    groups = (joined.groupBy("__s", "j", F.coalesce("rate", F.lit(prior)).alias("score"))
+              .agg(F.sum("c1").alias("P"), F.sum("c0").alias("N")))
+    upto = Window.partitionBy("__s", "j").orderBy("score").rowsBetween(
+        Window.unboundedPreceding, Window.currentRow)
+    terms = groups.withColumn("t", F.col("P") * (F.sum("N").over(upto) - F.col("N") / 2))
+    rows = _to_driver(terms.groupBy("__s", "j").agg(
+        F.sum("t").alias("t"), F.sum("P").alias("P"), F.sum("N").alias("N")))
+    out: dict[str, dict[str, float]] = {c: {} for c in cats}
+    for r in rows:
+        denom = r["P"] * r["N"]
+        out[cats[r["j"]]][data.split_names[r["__s"]]] = (
+            float(r["t"] / denom) if denom > 0 else float("nan"))
     return out
+
+
+def _to_driver(df: Any) -> list[Any]:
+    """Every row that reaches the driver from the level tables goes through here (a test
+    counts them: one per (split, column), never one per level)."""
+    return df.collect()
 
 
 def _check_classes(b: Binned, view: Any) -> None:
@@ -597,14 +617,14 @@ def feature_label_correlation(check: Any, data: Any) -> list[Finding]:
                     m["cramers_v"] = cramers_v(table)
     cats = sample.features_of(Kind.CATEGORICAL)
     if cats:
-        tables = level_tables(data, cats, classes)
+        tables = level_measures(data, cats, classes)
         for s in data.split_names:
             for c in cats:
-                table = tables[s][c]
+                levels, with_value, v = tables[s][c]
                 m = per_split[s].setdefault(c, {"rows": int(n[s].sum())})
-                m["with_value"] = int(table[1].sum())
-                m["levels"] = int(table[0].shape[0])
-                m["cramers_v"] = cramers_v(table[0])
+                m["with_value"] = with_value
+                m["levels"] = levels
+                m["cramers_v"] = v
     graded = {s for s in data.split_names
               if s == train or not (n[s] > 0).any()
               or int(n[s][n[s] > 0].min()) >= check.min_class_rows}
@@ -614,44 +634,67 @@ def feature_label_correlation(check: Any, data: Any) -> list[Finding]:
                   "tables on")
 
 
-def level_tables(data: Any, cats: list[str], classes: list[Any]
-                 ) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]]:
-    """Per split and categorical column: the (level, class) counts (missing a level of its
-    own, None; levels present in the split only), the non-missing counts per class and the
-    levels (the table's rows); one ``groupBy`` over the stacked columns."""
-    import polars as pl
+def level_frame(data: Any, cats: list[str], classes: list[Any]) -> Any:
+    """The (level, class) counts of the categorical columns as a Spark DataFrame (never
+    collected): one row per (split ``__s``, column index ``j``, level ``v``; missing a level
+    of its own, null), class k's labelled rows in ``c<k>`` (doubles); one ``groupBy`` over
+    the stacked columns, the classes pivoted into columns."""
     from pyspark.sql import functions as F
 
-    def measure() -> dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]]:
-        frame = _labelled(data, classes)
-        stacked = frame.select("__s", "__y", F.explode(F.array(*[
-            F.struct(F.lit(j).alias("j"), _c(c).cast("string").alias("v"))
-            for j, c in enumerate(cats)])).alias("t"))
-        # one row per (split, column, level), the classes' counts pivoted into columns
-        # (k times fewer rows than per class), brought to the driver through Arrow
+    frame = _labelled(data, classes)
+    stacked = frame.select("__s", "__y", F.explode(F.array(*[
+        F.struct(F.lit(j).alias("j"), _c(c).cast("string").alias("v"))
+        for j, c in enumerate(cats)])).alias("t"))
+    k = len(classes)
+    counted = (stacked.groupBy("__s", F.col("t.j").alias("j"), F.col("t.v").alias("v"))
+               .pivot("__y", list(range(k))).count())
+    return counted.select("__s", "j", "v", *[
+        F.coalesce(F.col(f"`{i}`"), F.lit(0)).cast("double").alias(f"c{i}") for i in range(k)])
+
+
+def level_measures(data: Any, cats: list[str], classes: list[Any]
+                   ) -> dict[str, dict[str, tuple[int, int, float]]]:
+    """Per split and categorical column: (levels, rows with a value, bias-corrected Cramér's V
+    of the (level, class) table) -- :func:`auditor.stats.numerics.cramers_v` of the table --
+    aggregated inside Spark from :func:`level_frame` (the driver receives one row per (split,
+    column), whatever the number of levels): r levels (missing one of its own), class totals
+    n_k, S_k = sum_l n_lk^2 / n_l, so chi2 = n (sum_k S_k / n_k - 1) over the classes
+    present."""
+    from pyspark.sql import functions as F
+
+    def measure() -> dict[str, dict[str, tuple[int, int, float]]]:
         k = len(classes)
-        counted = (stacked.groupBy("__s", "t.j", "t.v").pivot("__y", list(range(k))).count()
-                   .toArrow())
-        got = pl.from_arrow(counted)
-        counts = [str(i) for i in range(k)]
-        got = got.with_columns(pl.col(c).fill_null(0) for c in counts if c in got.columns)
-        for c in counts:
-            if c not in got.columns:  # a class without labelled rows: pivot made no column
-                got = got.with_columns(pl.lit(0).alias(c))
-        parts = ({(int(g[0]), int(g[1])): d for g, d in
-                  got.partition_by(["__s", "j"], as_dict=True).items()}
-                 if got.height else {})
-        out: dict[str, dict[str, tuple[np.ndarray, np.ndarray, list[Any]]]] = {}
-        for i, s in enumerate(data.split_names):
-            out[s] = {}
-            for j, c in enumerate(cats):
-                d = parts.get((i, j))
-                if d is None:
-                    out[s][c] = (np.zeros((0, k)), np.zeros(k), [])
-                    continue
-                table = d.select(counts).to_numpy().astype(float)
-                levels = d["v"].to_list()
-                with_value = table[d["v"].is_not_null().to_numpy()].sum(0)
-                out[s][c] = (table, with_value, levels)
+        lv = level_frame(data, cats, classes)
+        n_l = sum((F.col(f"c{i}") for i in range(1, k)), F.col("c0"))
+        rows = _to_driver(lv.groupBy("__s", "j").agg(
+            F.count(F.lit(1)).alias("r"),
+            *[F.sum(f"c{i}").alias(f"n{i}") for i in range(k)],
+            *[F.sum(F.col(f"c{i}") * F.col(f"c{i}") / n_l).alias(f"q{i}") for i in range(k)],
+            F.sum(F.when(F.col("v").isNotNull(), n_l).otherwise(0.0)).alias("w")))
+        out = {s: {c: (0, 0, 0.0) for c in cats} for s in data.split_names}
+        for r in rows:
+            nk = np.array([r[f"n{i}"] for i in range(k)], dtype=float)
+            q = np.array([r[f"q{i}"] for i in range(k)], dtype=float)
+            present = nk > 0
+            tot = float(nk.sum())
+            chi2 = tot * (float((q[present] / nk[present]).sum()) - 1.0)
+            v = cramers_v_from_chi2(chi2, tot, int(r["r"]), int(present.sum()))
+            out[data.split_names[r["__s"]]][cats[r["j"]]] = (int(r["r"]), int(r["w"]), v)
         return out
-    return data.cached(("spark.assoc.levels", tuple(cats)), measure)
+    return data.cached(("spark.assoc.level_measures", tuple(cats)), measure)
+
+
+def cramers_v_from_chi2(chi2: float, n: float, r: int, k: int) -> float:
+    """Bias-corrected Cramér's V (Bergsma 2013) from Pearson's chi2 of an r x k table of n
+    rows with no empty row or column -- the formula of :func:`auditor.stats.numerics.cramers_v`:
+    phi2c = max(0, chi2/n - (k-1)(r-1)/(n-1)); r~ = r - (r-1)^2/(n-1); k~ = k - (k-1)^2/(n-1);
+    V = sqrt(phi2c / min(k~-1, r~-1)); 0 with one row or column or fewer than 2 rows."""
+    import math
+
+    if r < 2 or k < 2 or n < 2:
+        return 0.0
+    phi2c = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
+    r_c = r - (r - 1) ** 2 / (n - 1)
+    k_c = k - (k - 1) ** 2 / (n - 1)
+    denom = min(k_c - 1, r_c - 1)
+    return float(math.sqrt(phi2c / denom)) if denom > 0 else 0.0

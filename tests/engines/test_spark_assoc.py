@@ -292,3 +292,107 @@ def test_spark_jobs_do_not_grow_with_the_number_of_columns(spark, tmp_path):
             assert {k[1] for k, f in ss.items() if f.severity == "fail"} == {"leak"}, cid
     assert jobs[1] - jobs[0] <= 2, jobs
     assert jobs[0] < 20, jobs
+
+
+def _many_levels(levels: int) -> dict[str, pl.DataFrame]:
+    """train 3,000 / test 1,000 rows, label y (30% positive); ``many`` a string with
+    ``levels`` levels (an id-like column when ``levels`` is large: a few rows each; the test
+    split has levels train never saw and a missing value every 25th row), its level's index
+    weakly tied to y; ``few`` three levels of noise; ``leak`` so both checks fail."""
+    out = {}
+    for name, n, seed in (("train", 3000, 11), ("test", 1000, 12)):
+        rng = np.random.default_rng(seed)
+        y = (rng.random(n) < 0.3).astype(np.int64)
+        idx = rng.integers(0, levels + (levels // 10 if name == "test" else 0), n)
+        idx = np.where(rng.random(n) < 0.3 * y, idx % max(levels // 4, 1), idx)
+        many = [None if i % 25 == 0 else f"L{v}" for i, v in enumerate(idx.tolist())]
+        out[name] = pl.DataFrame({
+            "many": pl.Series(many, dtype=pl.String),
+            "few": rng.choice(["a", "b", "c"], n),
+            "leak": y + rng.normal(0, 0.05, n),
+            "y": y,
+        })
+    return out
+
+
+def _held_out_reference(frames, col: str, m: float = 20.0) -> float:
+    """sklearn's AUC on the test rows scored by train's smoothed target rate ((positives_l +
+    m p) / (n_l + m); unseen levels p; missing a level)."""
+    from sklearn.metrics import roc_auc_score
+
+    tr = frames["train"].with_columns(pl.col(col).fill_null("<null>"))
+    te = frames["test"].with_columns(pl.col(col).fill_null("<null>"))
+    p = tr["y"].mean()
+    rates = tr.group_by(col).agg(((pl.col("y").sum() + m * p) / (pl.len() + m)).alias("r"))
+    score = te.join(rates, on=col, how="left")["r"].fill_null(p)
+    return roc_auc_score(te["y"].to_numpy(), score.to_numpy())
+
+
+def _cramers_reference(frame, col: str) -> float:
+    """Bias-corrected Cramér's V from scipy's chi2 of the (level, class) table, missing a
+    level (Bergsma 2013)."""
+    from scipy.stats.contingency import crosstab
+
+    from auditor.engines.spark_assoc import cramers_v_from_chi2
+    from scipy.stats import chi2_contingency
+
+    lv = frame[col].fill_null("<null>").to_numpy()
+    table = crosstab(lv, frame["y"].to_numpy()).count
+    chi2 = chi2_contingency(table, correction=False)[0]
+    return cramers_v_from_chi2(chi2, float(table.sum()), *table.shape)
+
+
+def test_level_tables_stay_in_spark_whatever_the_levels(spark, tmp_path, monkeypatch):
+    """A categorical of 2,400 levels (1,676 in train, a few rows each) and one of 40: Cramér's V and the
+    held-out target-rate AUC are aggregated inside Spark, so the driver receives the same
+    number of level-table rows for both -- one per (split, column) for Cramér's V plus one per
+    (later split, column) for the AUC (before: one per (split, column, level), 2,400+ here) --
+    and the figures equal polars' (1e-9) and the references (scipy's chi2 -> Cramér's V;
+    sklearn's AUC of the target-encoded test rows; to the overview's 4 decimals)."""
+    from auditor.engines import spark_assoc
+
+    received = []
+    real = spark_assoc._to_driver
+
+    def counting(df):
+        rows = real(df)
+        received.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(spark_assoc, "_to_driver", counting)
+    seen = {}
+    for levels in (40, 2400):
+        frames = _many_levels(levels)
+        assert frames["train"]["many"].n_unique() > 0.6 * levels  # 1,676 at 2,400
+        received.clear()
+        rp = _audit(frames, "polars", spark, tmp_path)
+        rs = _audit(frames, "spark", spark, tmp_path)
+        seen[levels] = list(received)
+        # 2 splits x 2 categoricals (Cramér's V), 1 later split x 2 (held-out AUC)
+        assert sorted(received) == [2, 4], received
+        for cid in CHECKS:
+            fp, fs = _by_key(rp, cid), _by_key(rs, cid)
+            cat_p = {k: f.severity for k, f in fp.items() if k[1] in ("many", "few")}
+            assert cat_p == {k: f.severity for k, f in fs.items() if k[1] in ("many", "few")}
+            ta = {r["feature"]: r for r in fp[next(k for k in fp if k[1] == "")].evidence[
+                "top_features"]}
+            tb = {r["feature"]: r for r in fs[next(k for k in fs if k[1] == "")].evidence[
+                "top_features"]}
+            for c in ("many", "few"):
+                for split, v in ta[c].items():
+                    if isinstance(v, float) and "in-train" not in split:
+                        assert abs(v - tb[c][split]) <= 1e-9, (cid, levels, c, split, v,
+                                                               tb[c][split])
+        auc = {r["feature"]: r for r in next(f for f in _of(rs, CHECKS[0]) if f.subject == "")
+               .evidence["top_features"]}
+        v = {r["feature"]: r for r in next(f for f in _of(rs, CHECKS[1]) if f.subject == "")
+             .evidence["top_features"]}
+        for c in ("many", "few"):
+            ref = _held_out_reference(frames, c)
+            got = auc[c]["test"]
+            # the overview rounds to 4 decimals
+            assert min(abs(got - ref), abs(got - (1 - ref))) <= 5e-5, (c, got, ref)
+            for s in ("train", "test"):
+                want = _cramers_reference(frames[s], c)
+                assert abs(v[c][s] - want) <= 5e-5, (c, s, v[c][s], want)
+    assert seen[40] == seen[2400]
