@@ -638,7 +638,21 @@ def level_frame(data: Any, cats: list[str], classes: list[Any]) -> Any:
     """The (level, class) counts of the categorical columns as a Spark DataFrame (never
     collected): one row per (split ``__s``, column index ``j``, level ``v``; missing a level
     of its own, null), class k's labelled rows in ``c<k>`` (doubles); one ``groupBy`` over
-    the stacked columns, the classes pivoted into columns."""
+    the stacked columns, the classes pivoted into columns. Persisted on the executors
+    (memory and disk; unpersisted with the run's other frames by ``engine.close()``): both
+    checks read it, so the data are stacked and grouped once."""
+    from pyspark import StorageLevel
+
+    def make() -> Any:
+        frame = _level_frame(data, cats, classes).persist(StorageLevel.MEMORY_AND_DISK)
+        held = getattr(data.engine, "persisted", None)
+        if held is not None:
+            held.append(frame)
+        return frame
+    return data.cached(("spark.assoc.level_frame", tuple(cats)), make)
+
+
+def _level_frame(data: Any, cats: list[str], classes: list[Any]) -> Any:
     from pyspark.sql import functions as F
 
     frame = _labelled(data, classes)
