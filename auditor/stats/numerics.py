@@ -156,17 +156,24 @@ def ecdf_gap(a: np.ndarray, b: np.ndarray) -> EcdfGap:
     x = x[order]
     is_b = order >= n1
     del order
-    c2 = np.cumsum(is_b)
-    c1 = np.arange(1, n + 1) - c2
-    gap = c1 / n1 - c2 / n2
+    # memory (12.5M rows: ~350 MB instead of ~750): counts in int32 when they fit, F_a built
+    # in place in the gap array (c1 / n1 with c1 = position - c2: the same floats)
+    c2 = np.cumsum(is_b, dtype=np.int32 if n < 2**31 else np.int64)
+    del is_b
+    gap = np.arange(1, n + 1, dtype=np.float64)
+    gap -= c2  # c1, exact (integers below 2^53)
+    gap /= n1
+    gap -= c2 / n2
     np.abs(gap, out=gap)
     with np.errstate(invalid="ignore"):  # inf - inf
         step = np.diff(x)
         np.multiply(gap[:-1], step, out=step)
         w1 = float(np.sum(step))
+        del step
     ends = np.flatnonzero(np.append(x[1:] != x[:-1], True))  # not step != 0: inf - inf
     i = ends[np.argmax(gap[ends])]
-    return EcdfGap(float(gap[i]), float(x[i]), float(c1[i] / n1), float(c2[i] / n2), w1)
+    c2i = int(c2[i])
+    return EcdfGap(float(gap[i]), float(x[i]), float((i + 1 - c2i) / n1), float(c2i / n2), w1)
 
 
 def ks_pvalue(d: float, n1: int, n2: int, a: np.ndarray | None = None,
