@@ -27,7 +27,7 @@ from auditor.stats.numerics import bh_adjust, fmt_rows, fmt_share, map_columns
 
 _COLORS = {Severity.FAIL: "#C44E52", Severity.WARN: "#DD8452", Severity.INFO: "#4C72B0"}
 DRIFT_KINDS = NUMERIC_KINDS + CATEGORICAL_KINDS
-MEASURE_BATCH = 8  # numeric columns whose samples drift.features holds at a time
+MEASURE_BATCH = 4  # numeric columns whose samples drift.features holds at a time
 
 
 # ---------------------------------------------------------------------------------------------
