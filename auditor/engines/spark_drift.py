@@ -922,8 +922,9 @@ def _variants_on_spark(check: Any, data: Any, cols: list[str]) -> list[Finding]:
 def schema_consistency(check: Any, data: Any) -> list[Finding]:
     """``schema.consistency`` on Spark: the loader's schema issues, value variants and the
     features finding, judged by the polars check's functions. Variants: from the category
-    counts when drift.features already brought them to the driver (no job), else in one query
-    on Spark (:func:`_variants_on_spark`)."""
+    counts when drift.features already brought them to the driver (no job) or will in this run
+    (``data.planned_checks``, set by the runner: the counts are measured here in its one
+    groupBy and reused by it), else in one query on Spark (:func:`_variants_on_spark`)."""
     from pyspark.sql import types as T
 
     from auditor.detectors.schema import features_finding, variant_columns
@@ -933,6 +934,11 @@ def schema_consistency(check: Any, data: Any) -> list[Finding]:
             if all(isinstance(df.schema[c].dataType, T.StringType)
                    for df in data.splits.values() if c in df.columns)]
     if cols:
+        if ("drift.features" in getattr(data, "planned_checks", ())
+                and all(c in df.columns for df in data.splits.values() for c in cols)):
+            # drift.features will collect these category counts anyway: one groupBy now,
+            # reused by it (no second pass over the stacked string columns)
+            category_counts(data, cols)
         have = getattr(data, "_cache", {})
         if all(("spark.category_counts", s, c) in have
                for s, df in data.splits.items() for c in cols if c in df.columns):
