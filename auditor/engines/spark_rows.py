@@ -220,13 +220,21 @@ def row_key(exprs: list[Any]) -> tuple[Any, Any]:
     counts of distinct rows."""
     from pyspark.sql import functions as F
 
+    masks = null_masks(exprs)
+    return F.xxhash64(*masks, *exprs), F.xxhash64(F.lit(_SALT), *masks, *exprs)
+
+
+def null_masks(exprs: list[Any]) -> list[Any]:
+    """One long per 62 values of ``exprs``: bit j of long b set when value 62 b + j is null."""
+    from pyspark.sql import functions as F
+
     masks = []
     for start in range(0, len(exprs), 62):
         bits = F.lit(0).cast("long")
         for j, e in enumerate(exprs[start:start + 62]):
             bits = bits + F.when(e.isNull(), F.lit(1 << j).cast("long")).otherwise(0)
         masks.append(bits)
-    return F.xxhash64(*masks, *exprs), F.xxhash64(F.lit(_SALT), *masks, *exprs)
+    return masks
 
 
 def _union(data: Any, cols: list[str]) -> Any:
@@ -243,11 +251,29 @@ def _union(data: Any, cols: list[str]) -> Any:
     return out
 
 
-def column_stats(data: Any, cols: list[str]) -> tuple[dict[str, list[str]], set[str]]:
+def non_ascii_columns(data: Any, cols: list[str]) -> set[str]:
+    """The string columns of ``cols`` holding a non-ASCII character in some split: one row-wise
+    aggregate (``max`` of a regex flag per string column) over the unioned splits."""
+    from pyspark.sql import functions as F
+
+    def measure() -> set[str]:
+        u = _union(data, cols)
+        schema = u.schema
+        strings = [j for j, c in enumerate(cols)
+                   if _is_string(data, schema[f"c{j}"].dataType, c)]
+        if not strings:
+            return set()
+        row = u.agg(*[F.max(F.col(f"c{j}").cast("string").rlike(_NON_ASCII).cast("int"))
+                      .alias(f"a{j}") for j in strings]).collect()[0]
+        return {cols[j] for j in strings if row[f"a{j}"]}
+
+    return data.cached(("spark.non_ascii", tuple(cols)), measure)
+
+
+def column_stats(data: Any, cols: list[str]) -> dict[str, list[str]]:
     """Per split the continuous columns of ``cols`` (as :func:`auditor.detectors.row_compare.
-    continuous_columns`: not boolean, n > 1 non-null values of which u >= n / 2 distinct), and
-    the string columns holding a non-ASCII character in some split; one aggregate over all
-    splits with the columns stacked (a row per value: its hash and a non-ASCII flag; partial
+    continuous_columns`: not boolean, n > 1 non-null values of which u >= n / 2 distinct); one
+    aggregate over all splits with the columns stacked (a row per value: its hash; partial
     aggregation leaves one sketch per split and column to shuffle). u is sketched (``approx_count_distinct``, HyperLogLog++ with relative standard
     error :data:`APPROX_RSD`); a column whose sketch lies within :data:`EXACT_BAND` of the cut
     (u in [0.45 n, 0.55 n], ten standard errors) is counted exactly in a second aggregate, so
@@ -257,28 +283,24 @@ def column_stats(data: Any, cols: list[str]) -> tuple[dict[str, list[str]], set[
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
 
-    def measure() -> tuple[dict[str, list[str]], set[str]]:
+    def measure() -> dict[str, list[str]]:
         u = _union(data, cols)
         schema = u.schema
         cand = [j for j in range(len(cols)) if not isinstance(schema[f"c{j}"].dataType,
                                                                 BooleanType)]
-        strings = [j for j, c in enumerate(cols)
-                   if _is_string(data, schema[f"c{j}"].dataType, c)]
         items = [F.struct(F.lit(j).alias("j"),
-                          F.when(F.col(f"c{j}").isNotNull(), F.xxhash64(f"c{j}")).alias("h"),
-                          (F.col(f"c{j}").cast("string").rlike(_NON_ASCII).cast("int")
-                           if j in strings else F.lit(0)).alias("a"))
-                 for j in sorted(set(cand) | set(strings))]
+                          F.when(F.col(f"c{j}").isNotNull(), F.xxhash64(f"c{j}")).alias("h"))
+                 for j in cand]
         rows: dict[int, dict[str, Any]] = {}
         if items:  # one sketch per (split, column): a row-wise sketch of 40 columns would be a
             # 64k-field aggregation buffer (slow code generation, 10+ MB task binaries)
             stacked = u.select("_s", F.explode(F.array(*items)).alias("v")).select(
-                "_s", "v.j", "v.h", "v.a")
+                "_s", "v.j", "v.h")
             for r in stacked.groupBy("_s", "j").agg(
                     F.approx_count_distinct("h", APPROX_RSD).alias("u"),
-                    F.count("h").alias("n"), F.max("a").alias("a")).collect():
+                    F.count("h").alias("n")).collect():
                 rows.setdefault(r["_s"], {}).update(
-                    {f"u{r['j']}": r["u"], f"n{r['j']}": r["n"], f"a{r['j']}": r["a"]})
+                    {f"u{r['j']}": r["u"], f"n{r['j']}": r["n"]})
         exact = sorted({j for r in rows.values() for j in cand if r[f"n{j}"] > 1
                         and abs(r[f"u{j}"] - 0.5 * r[f"n{j}"]) <= EXACT_BAND * 0.5 * r[f"n{j}"]})
         if exact:
@@ -290,8 +312,7 @@ def column_stats(data: Any, cols: list[str]) -> tuple[dict[str, list[str]], set[
             r = rows.get(i)
             continuous[split] = [] if r is None else [
                 cols[j] for j in cand if r[f"n{j}"] > 1 and r[f"u{j}"] >= 0.5 * r[f"n{j}"]]
-        non_ascii = {cols[j] for j in strings for r in rows.values() if r.get(f"a{j}")}
-        return continuous, non_ascii
+        return continuous
 
     return data.cached(("spark.column_stats", tuple(cols)), measure)
 
@@ -304,8 +325,9 @@ class RowTable:
     the features normalised as polars' ``normalised_frame(..., digits=None)`` does (strings
     lowercased and whitespace-collapsed, floats exact) with the normalised label ``_y`` (null
     and NaN: no label), the near key over every compared column normalised with floats
-    rounded to ``digits`` significant digits, and per split i whether one of its continuous
-    columns holds a value (``_k{i}``). ``groupBy`` of the whole-row key (one shuffle of two
+    rounded to ``digits`` significant digits, and the row's null masks (``_m{b}``, from which
+    whether a key holds a value in a split's continuous columns is read, only when some key
+    repeats or is shared). ``groupBy`` of the whole-row key (one shuffle of two
     longs and a few flags per row) gives the persisted table ``keys``: rows per split ``_n{i}``
     and the row's other keys. Everything else is an aggregate of ``keys`` (no job reads the
     40 columns again, no join on 40 columns): within-split copies, shared rows of every pair,
@@ -321,7 +343,8 @@ class RowTable:
 
         self.data, self.cols, self.features, self.label = data, cols, features, label
         self.names = data.split_names
-        self.continuous, non_ascii = column_stats(data, cols)
+        self._continuous: dict[str, list[str]] | None = None
+        non_ascii = non_ascii_columns(data, cols)
         u = _union(data, cols)
         schema = u.schema
         raw = [F.col(f"c{j}") for j in range(len(cols))]
@@ -341,13 +364,11 @@ class RowTable:
                 step.select("*", *[F.col(f"f{j}").alias(f"r{j}") for j in range(len(cols))]),
                 floats, digits)
         h1, h2 = row_key(raw)
-        extra = [h1.alias("_h1"), h2.alias("_h2")]
-        for i, split in enumerate(self.names):
-            cont = [cols.index(c) for c in self.continuous[split]]
-            known = F.lit(False)
-            for j in cont:
-                known = known | raw[j].isNotNull()
-            extra.append(known.alias(f"_k{i}"))
+        # the null masks ride along (equal rows have equal masks): whether a key holds a value
+        # in a split's continuous columns is read from them later, and only when some key repeats
+        self.masks = [f"_m{b}" for b in range(len(null_masks(raw)))]
+        extra = [h1.alias("_h1"), h2.alias("_h2"),
+                 *[m.alias(name) for m, name in zip(null_masks(raw), self.masks)]]
         self.fidx = [cols.index(c) for c in features]
         if label is not None and features:
             y = F.col(f"f{cols.index(label)}")
@@ -359,16 +380,38 @@ class RowTable:
             n1, n2 = row_key([F.col(f"r{j}") for j in range(len(cols))])
             extra += [n1.alias("_rh1"), n2.alias("_rh2")]
         self.rows = step.select("*", *extra)  # per row, not persisted: examples read it by key
-        carried = [c for c in ("_fh1", "_fh2", "_y", "_rh1", "_rh2") if c in self.rows.columns]
+        carried = self.masks + [c for c in ("_fh1", "_fh2", "_y", "_rh1", "_rh2")
+                                if c in self.rows.columns]
         self.keys = (self.rows.groupBy("_h1", "_h2").agg(
             *[F.sum(F.when(F.col("_s") == i, 1).otherwise(0)).cast("long").alias(f"_n{i}")
               for i in range(len(self.names))],
-            *[F.max(F.col(f"_k{i}").cast("int")).alias(f"_k{i}") for i in range(len(self.names))],
             *[F.max(c).alias(c) for c in carried])
             .persist(StorageLevel.MEMORY_AND_DISK))
         self._conflicts: Any = None
         self._summary: dict[str, int] | None = None
         self._counts: dict[str, int] | None = None
+
+    @property
+    def continuous(self) -> dict[str, list[str]]:
+        """Per split its continuous columns (:func:`column_stats`), measured on first use: the
+        stacked sketch is needed only when some key repeats or is shared."""
+        if self._continuous is None:
+            self._continuous = column_stats(self.data, self.cols)
+        return self._continuous
+
+    def _known(self, i: int) -> Any:
+        """1 when the key holds a value in a continuous column of split ``i``, else 0 (an
+        expression over ``keys``: some continuous column's null bit is clear)."""
+        from pyspark.sql import functions as F
+
+        known = F.lit(False)
+        cont = [self.cols.index(c) for c in self.continuous[self.names[i]]]
+        for b, name in enumerate(self.masks):
+            bits = sum(1 << (j - 62 * b) for j in cont if 62 * b <= j < 62 * (b + 1))
+            if bits:
+                known = known | (F.col(name).bitwiseAND(F.lit(bits).cast("long"))
+                                 != F.lit(bits).cast("long"))
+        return known.cast("int")
 
     def close(self) -> None:
         self.keys.unpersist()
@@ -388,22 +431,32 @@ class RowTable:
 
         def measure() -> dict[str, Any]:
             n = {i: F.col(f"_n{i}") for i in range(len(self.names))}
-            k = {i: F.col(f"_k{i}") for i in range(len(self.names))}
             exprs = []
             for i in n:
                 exprs += [F.count(F.when(n[i] > 0, 1)).alias(f"d{i}"),
-                          F.sum(F.when(n[i] >= 2, n[i]).otherwise(0)).alias(f"r{i}"),
-                          F.sum(F.when((n[i] >= 2) & (k[i] == 0), n[i]).otherwise(0))
-                          .alias(f"rn{i}")]
+                          F.sum(F.when(n[i] >= 2, n[i]).otherwise(0)).alias(f"r{i}")]
             for e, l in self._pairs():
                 both = (n[e] > 0) & (n[l] > 0)
                 exprs += [F.count(F.when(both, 1)).alias(f"sh{e}_{l}"),
                           F.sum(F.when(both, n[e]).otherwise(0)).alias(f"re{e}_{l}"),
-                          F.sum(F.when(both, n[l]).otherwise(0)).alias(f"rl{e}_{l}"),
-                          F.sum(F.when(both & (k[e] == 1), n[l]).otherwise(0))
-                          .alias(f"ce{e}_{l}")]
+                          F.sum(F.when(both, n[l]).otherwise(0)).alias(f"rl{e}_{l}")]
             row = self.keys.agg(*exprs).collect()[0].asDict()
-            return {key: int(v or 0) for key, v in row.items()}
+            out = {key: int(v or 0) for key, v in row.items()}
+            need = [i for i in n if out[f"r{i}"]]
+            pairs = [(e, l) for e, l in self._pairs() if out[f"sh{e}_{l}"]]
+            # continuity only when some key repeats in a split or is shared by a pair (as the
+            # polars detector, which surveys the columns only then): else both counts are 0
+            out.update({f"rn{i}": 0 for i in n})
+            out.update({f"ce{e}_{l}": 0 for e, l in self._pairs()})
+            if need or pairs:
+                k = {i: self._known(i) for i in set(need) | {e for e, _ in pairs}}
+                more = [F.sum(F.when((n[i] >= 2) & (k[i] == 0), n[i]).otherwise(0))
+                        .alias(f"rn{i}") for i in need]
+                more += [F.sum(F.when((n[e] > 0) & (n[l] > 0) & (k[e] == 1), n[l])
+                               .otherwise(0)).alias(f"ce{e}_{l}") for e, l in pairs]
+                row = self.keys.agg(*more).collect()[0].asDict()
+                out.update({key: int(v or 0) for key, v in row.items()})
+            return out
 
         if self._summary is None:
             self._summary = measure()
@@ -439,7 +492,7 @@ class RowTable:
         b = repeating / n_a if n_a else 0.0
         if b <= 0:
             return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
-        m = (self.keys.where(F.col(f"_k{e}") == 0)
+        m = (self.keys.where(self._known(e) == 0)
              .select((F.col(f"_n{e}") + F.col(f"_n{l}")).alias("m")).where(F.col("m") >= 2)
              .groupBy("m").count().collect())
         sizes = np.array([int(r["m"]) for r in m], dtype=np.int64)
