@@ -525,39 +525,40 @@ def encoded_held_out(check: Any, data: Any, cats: list[str]) -> dict[str, dict[s
     scored by the smoothed target rate fitted on all train rows (as
     :func:`auditor.stats.label.target_encode` scores held-out splits: (positives_l + m p) /
     (n_l + m), p the train positive rate, unseen levels at p; missing is a level), computed
-    inside Spark (the driver holds one row per (later split, column), whatever the levels):
-    the later split's level table joined with train's rates; its levels grouped by score
-    (P_g, N_g); AUC = sum_g P_g (N_<g + N_g / 2) / (P N), N_<g a cumulative sum over the
-    column's distinct scores (a window per (split, column)) -- the figure of
-    :func:`auditor.stats.label.auc_from_groups` on the same counts."""
+    inside Spark (the driver holds one row per column, whatever the levels): each level's
+    score from its train counts in the same row of :func:`level_frame` (no join); levels
+    grouped by (column, score) with every later split's (P_g, N_g); AUC = sum_g P_g (N_<g +
+    N_g / 2) / (P N), N_<g a cumulative sum over the column's distinct scores (a window per
+    column) -- the figure of :func:`auditor.stats.label.auc_from_groups` on the same counts."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     classes, n = class_counts(data)
     train = data.split_names[0]
+    later = list(enumerate(data.split_names))[1:]
     m = float(check.smoothing)
     n_tr = float(n[train].sum())
     prior = float(n[train][1] / n_tr) if n_tr else 0.0
     lv = level_frame(data, cats, classes)
-    rates = lv.where(F.col("__s") == 0).select(
-        F.col("j").alias("tj"), F.col("v").alias("tv"),
-        ((F.col("c1") + F.lit(m * prior))
-         / F.greatest(F.col("c0") + F.col("c1") + F.lit(m), F.lit(1e-300))).alias("rate"))
-    later = lv.where(F.col("__s") > 0)
-    joined = later.join(rates, (later["j"] == rates["tj"]) & later["v"].eqNullSafe(rates["tv"]),
-                        "left")
-    groups = (joined.groupBy("__s", "j", F.coalesce("rate", F.lit(prior)).alias("score"))
-              .agg(F.sum("c1").alias("P"), F.sum("c0").alias("N")))
-    upto = Window.partitionBy("__s", "j").orderBy("score").rowsBetween(
-        Window.unboundedPreceding, Window.currentRow)
-    terms = groups.withColumn("t", F.col("P") * (F.sum("N").over(upto) - F.col("N") / 2))
-    rows = _to_driver(terms.groupBy("__s", "j").agg(
-        F.sum("t").alias("t"), F.sum("P").alias("P"), F.sum("N").alias("N")))
+    pos0, neg0 = F.col(_cell(0, 1)), F.col(_cell(0, 0))
+    rate = (pos0 + F.lit(m * prior)) / F.greatest(neg0 + pos0 + F.lit(m), F.lit(1e-300))
+    score = F.when(neg0 + pos0 > 0, rate).otherwise(F.lit(prior)).alias("score")
+    groups = lv.groupBy("j", score).agg(
+        *[F.sum(_cell(i, y)).alias(f"{x}{i}") for i, _ in later for y, x in ((1, "P"), (0, "N"))])
+    upto = Window.partitionBy("j").orderBy("score").rowsBetween(Window.unboundedPreceding,
+                                                                Window.currentRow)
+    terms = groups.select("j", *[F.col(f"{x}{i}") for i, _ in later for x in "PN"], *[
+        (F.col(f"P{i}") * (F.sum(f"N{i}").over(upto) - F.col(f"N{i}") / 2)).alias(f"t{i}")
+        for i, _ in later])
+    rows = _to_driver(terms.groupBy("j").agg(*[F.sum(f"{x}{i}").alias(f"{x}{i}")
+                                               for i, _ in later for x in "tPN"]))
     out: dict[str, dict[str, float]] = {c: {} for c in cats}
     for r in rows:
-        denom = r["P"] * r["N"]
-        out[cats[r["j"]]][data.split_names[r["__s"]]] = (
-            float(r["t"] / denom) if denom > 0 else float("nan"))
+        for i, s in later:
+            p_, q_ = r[f"P{i}"], r[f"N{i}"]
+            if p_ + q_ > 0:  # the split has rows of this column
+                out[cats[r["j"]]][s] = float(r[f"t{i}"] / (p_ * q_)) if p_ * q_ > 0 \
+                    else float("nan")
     return out
 
 
@@ -636,9 +637,10 @@ def feature_label_correlation(check: Any, data: Any) -> list[Finding]:
 
 def level_frame(data: Any, cats: list[str], classes: list[Any]) -> Any:
     """The (level, class) counts of the categorical columns as a Spark DataFrame (never
-    collected): one row per (split ``__s``, column index ``j``, level ``v``; missing a level
-    of its own, null), class k's labelled rows in ``c<k>`` (doubles); one ``groupBy`` over
-    the stacked columns, the classes pivoted into columns. Persisted on the executors
+    collected): one row per (column index ``j``, level ``v``; missing a level of its own,
+    null), split s's labelled rows of class y in ``c<s>_<y>`` (doubles, 0 where the split
+    lacks the level); one ``groupBy`` over the stacked columns counting each (split, class)
+    in a column of its own. Persisted on the executors
     (memory and disk; unpersisted with the run's other frames by ``engine.close()``): both
     checks read it, so the data are stacked and grouped once."""
     from pyspark import StorageLevel
@@ -652,48 +654,60 @@ def level_frame(data: Any, cats: list[str], classes: list[Any]) -> Any:
     return data.cached(("spark.assoc.level_frame", tuple(cats)), make)
 
 
+def _cell(s: int, y: int) -> str:
+    """The column of :func:`level_frame` counting split ``s``'s rows of class ``y``."""
+    return f"c{s}_{y}"
+
+
 def _level_frame(data: Any, cats: list[str], classes: list[Any]) -> Any:
     from pyspark.sql import functions as F
 
     frame = _labelled(data, classes)
-    stacked = frame.select("__s", "__y", F.explode(F.array(*[
-        F.struct(F.lit(j).alias("j"), _c(c).cast("string").alias("v"))
-        for j, c in enumerate(cats)])).alias("t"))
-    k = len(classes)
-    counted = (stacked.groupBy("__s", F.col("t.j").alias("j"), F.col("t.v").alias("v"))
-               .pivot("__y", list(range(k))).count())
-    return counted.select("__s", "j", "v", *[
-        F.coalesce(F.col(f"`{i}`"), F.lit(0)).cast("double").alias(f"c{i}") for i in range(k)])
+    stacked = frame.select((F.col("__s") * len(classes) + F.col("__y")).alias("__sy"),
+                           F.explode(F.array(*[
+                               F.struct(F.lit(j).alias("j"), _c(c).cast("string").alias("v"))
+                               for j, c in enumerate(cats)])).alias("t"))
+    k, n_s = len(classes), len(data.split_names)
+    # conditional counts rather than ``pivot`` (which plans two aggregations, two shuffles)
+    return stacked.groupBy(F.col("t.j").alias("j"), F.col("t.v").alias("v")).agg(*[
+        F.count(F.when(F.col("__sy") == s * k + y, 1)).cast("double").alias(_cell(s, y))
+        for s in range(n_s) for y in range(k)])
 
 
 def level_measures(data: Any, cats: list[str], classes: list[Any]
                    ) -> dict[str, dict[str, tuple[int, int, float]]]:
     """Per split and categorical column: (levels, rows with a value, bias-corrected Cramér's V
     of the (level, class) table) -- :func:`auditor.stats.numerics.cramers_v` of the table --
-    aggregated inside Spark from :func:`level_frame` (the driver receives one row per (split,
-    column), whatever the number of levels): r levels (missing one of its own), class totals
-    n_k, S_k = sum_l n_lk^2 / n_l, so chi2 = n (sum_k S_k / n_k - 1) over the classes
-    present."""
+    aggregated inside Spark from :func:`level_frame` (the driver receives one row per column,
+    whatever the number of levels): r levels present in the split (missing one of its own),
+    class totals n_k, S_k = sum_l n_lk^2 / n_l, so chi2 = n (sum_k S_k / n_k - 1) over the
+    classes present."""
     from pyspark.sql import functions as F
 
     def measure() -> dict[str, dict[str, tuple[int, int, float]]]:
         k = len(classes)
         lv = level_frame(data, cats, classes)
-        n_l = sum((F.col(f"c{i}") for i in range(1, k)), F.col("c0"))
-        rows = _to_driver(lv.groupBy("__s", "j").agg(
-            F.count(F.lit(1)).alias("r"),
-            *[F.sum(f"c{i}").alias(f"n{i}") for i in range(k)],
-            *[F.sum(F.col(f"c{i}") * F.col(f"c{i}") / n_l).alias(f"q{i}") for i in range(k)],
-            F.sum(F.when(F.col("v").isNotNull(), n_l).otherwise(0.0)).alias("w")))
+        aggs = []
+        for i in range(len(data.split_names)):
+            n_l = sum((F.col(_cell(i, y)) for y in range(1, k)), F.col(_cell(i, 0)))
+            here = n_l > 0
+            aggs += [F.sum(F.when(here, 1).otherwise(0)).alias(f"r{i}"),
+                     F.sum(F.when(here & F.col("v").isNotNull(), n_l).otherwise(0.0))
+                     .alias(f"w{i}"),
+                     *[F.sum(_cell(i, y)).alias(f"n{i}_{y}") for y in range(k)],
+                     *[F.sum(F.when(here, F.col(_cell(i, y)) * F.col(_cell(i, y)) / n_l)
+                             .otherwise(0.0)).alias(f"q{i}_{y}") for y in range(k)]]
+        rows = _to_driver(lv.groupBy("j").agg(*aggs))
         out = {s: {c: (0, 0, 0.0) for c in cats} for s in data.split_names}
         for r in rows:
-            nk = np.array([r[f"n{i}"] for i in range(k)], dtype=float)
-            q = np.array([r[f"q{i}"] for i in range(k)], dtype=float)
-            present = nk > 0
-            tot = float(nk.sum())
-            chi2 = tot * (float((q[present] / nk[present]).sum()) - 1.0)
-            v = cramers_v_from_chi2(chi2, tot, int(r["r"]), int(present.sum()))
-            out[data.split_names[r["__s"]]][cats[r["j"]]] = (int(r["r"]), int(r["w"]), v)
+            for i, s in enumerate(data.split_names):
+                nk = np.array([r[f"n{i}_{y}"] for y in range(k)], dtype=float)
+                q = np.array([r[f"q{i}_{y}"] for y in range(k)], dtype=float)
+                present = nk > 0
+                tot = float(nk.sum())
+                chi2 = tot * (float((q[present] / nk[present]).sum()) - 1.0) if tot else 0.0
+                v = cramers_v_from_chi2(chi2, tot, int(r[f"r{i}"]), int(present.sum()))
+                out[s][cats[r["j"]]] = (int(r[f"r{i}"]), int(r[f"w{i}"]), v)
         return out
     return data.cached(("spark.assoc.level_measures", tuple(cats)), measure)
 
