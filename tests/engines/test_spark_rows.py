@@ -269,3 +269,26 @@ def test_duplicates_jobs_do_not_grow_with_the_number_of_columns(spark):
         assert got[("duplicate_rows", ("train", "test"))] == 8
         assert got[("conflicting_labels", ("train", "test"))] == 5
     assert jobs[1] - jobs[0] <= 2, jobs
+
+
+def test_duplicates_sketch_continuity_only_when_rows_repeat(spark):
+    """The stacked continuity sketch (column_stats) runs only when some key repeats or is
+    shared: honest splits (unique row ids) leave it unmeasured and report no copies; planted
+    copies measure it, and the chance baseline's continuity flags (read from the keys' null
+    masks) give the planted counts (8 copies, 5 conflicting labels)."""
+    from auditor.core.config import Columns
+    from auditor.detectors.duplicates import Duplicates
+    from auditor.engines.spark_checks import duplicates
+    from auditor.engines.spark_io import SparkAuditData
+
+    honest = SparkAuditData(_spark_frames(spark, honest_rows()),
+                            columns=Columns(label="y", time="ts", ids=["row_id"]))
+    found = duplicates(Duplicates(), honest)
+    assert not [k for k in honest._cache if k[0] == "spark.column_stats"]
+    assert all(f.count == 0 for f in found
+               if f.metric in ("duplicate_rows", "within_split_duplicates"))
+    planted = SparkAuditData(_spark_frames(spark, _wide_rows(6)), columns=Columns(label="y"))
+    got = {(f.metric, tuple(f.splits)): f.count for f in duplicates(Duplicates(), planted)}
+    assert [k for k in planted._cache if k[0] == "spark.column_stats"]
+    assert got[("duplicate_rows", ("train", "test"))] == 8
+    assert got[("conflicting_labels", ("train", "test"))] == 5
