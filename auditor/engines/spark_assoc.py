@@ -175,7 +175,7 @@ def _binned(data: Any, cols: list[str]) -> Binned:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from auditor.engines.spark_engine import map_in_arrow
+    from auditor.engines.spark_engine import map_in_arrow, to_polars
 
     classes, n = class_counts(data)
     k = len(classes)
@@ -201,11 +201,15 @@ def _binned(data: Any, cols: list[str]) -> Binned:
     by_col = Window.partitionBy("j")
     over = F.max(F.when(F.col("kind") == 2, 1).otherwise(0)).over(by_col)
     exact_cells = F.sum(F.when(F.col("kind") == 1, 1).otherwise(0)).over(by_col)
-    keep = ~((F.col("kind") == 1) & ((over == 1) | (exact_cells > MAX_EXACT * sk)))
-    t = summed.withColumn("keep", keep).where("keep").drop("keep").toArrow()
-    kind, jj, key = (t.column(c).to_numpy() for c in ("kind", "j", "key"))
-    ss, yy, cnt = (t.column(c).to_numpy() for c in ("s", "y", "n"))
-    w1, w2 = t.column("w1").to_numpy(), t.column("w2").to_numpy()
+    # a column whose exact cells overflow (in a partition: kind 2; merged over partitions:
+    # more than MAX_EXACT * sk cells) keeps its quantile bins only; every row it keeps carries
+    # the flag, so the driver never mistakes a column stripped of its exact cells for an exact
+    # one with no values
+    ovf = (over == 1) | (exact_cells > MAX_EXACT * sk)
+    t = to_polars(summed.withColumn("ovf", ovf).where(~((F.col("kind") == 1) & F.col("ovf"))))
+    kind, jj, key = (t[c].to_numpy() for c in ("kind", "j", "key"))
+    ss, yy, cnt = (t[c].to_numpy() for c in ("s", "y", "n"))
+    w1, w2, overflow = t["w1"].to_numpy(), t["w2"].to_numpy(), t["ovf"].to_numpy()
     hist = {s: [] for s in names}
     sums = {s: np.zeros((p, k)) for s in names}
     squares = {s: np.zeros((p, k)) for s in names}
@@ -220,7 +224,7 @@ def _binned(data: Any, cols: list[str]) -> Binned:
             np.add.at(squares[s][j], yy[here], w2[here])
         ex = mine & (kind == 1)
         values = np.unique(key[ex])
-        if not (mine & (kind == 2)).any() and values.size <= MAX_EXACT:
+        if not (overflow[mine].any() or (mine & (kind == 2)).any()) and values.size <= MAX_EXACT:
             e, exact[j] = values[np.isfinite(values)], True
             b = np.searchsorted(e, key[ex], side="left")
             src = (ex, b)

@@ -396,3 +396,32 @@ def test_level_tables_stay_in_spark_whatever_the_levels(spark, tmp_path, monkeyp
                 want = _cramers_reference(frames[s], c)
                 assert abs(v[c][s] - want) <= 5e-5, (c, s, v[c][s], want)
     assert seen[40] == seen[2400]
+
+
+def test_many_partitions_each_under_the_exact_cap_still_bin_a_continuous_column(spark, tmp_path):
+    """Every partition holds fewer than MAX_EXACT (2,000) distinct values of ``leak``, but the
+    merged (split, class, value) cells exceed MAX_EXACT x splits x classes (12,000 > 8,000):
+    the column must fall back to its quantile bins, never become an "exact" column stripped
+    of its values (it used to: AUC from nothing, the leak unflagged on Spark)."""
+    from auditor.api import audit
+    from auditor.engines.spark_assoc import MAX_EXACT
+
+    frames = {}
+    for name, n, seed in (("train", 9000, 11), ("test", 3000, 12)):
+        rng = np.random.default_rng(seed)
+        y = (rng.random(n) < 0.4).astype(np.int64)
+        frames[name] = pl.DataFrame({"leak": y + rng.normal(0, 0.05, n),
+                                     "x": np.round(rng.normal(size=n), 3), "y": y})
+    assert 12_000 > MAX_EXACT * 2 * 2
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(SUITE)
+    sdf = {k: spark.createDataFrame(v.to_arrow()).repartition(8, "x").cache()
+           for k, v in frames.items()}
+    assert sdf["train"].rdd.getNumPartitions() == 8
+    rs = audit(**sdf, suite=str(suite), engine="spark", spark=spark, hash="fast", label="y")
+    rp = audit(**frames, suite=str(suite), engine="polars", hash="fast", label="y")
+    for cid in CHECKS:
+        fp = {f.subject: f for f in _of(rp, cid) if f.subject}
+        fs = {f.subject: f for f in _of(rs, cid) if f.subject}
+        assert fp["leak"].severity == fs["leak"].severity == "fail", (cid, fs.get("leak"))
+        assert abs(fp["leak"].value - fs["leak"].value) <= 0.005, cid
