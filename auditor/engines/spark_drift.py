@@ -690,16 +690,19 @@ def time_splits(data: Any, pairs: list[tuple[str, str]], tolerance: float = 0.05
     t = data.columns.time
     names = data.split_names
     out = {pair: False for pair in pairs}
-    if not t or not pairs or any(t not in df.columns for df in data.splits.values()):
+    # decided per pair: a split without the time column makes only its own pairs "not a
+    # time split"
+    timed = [o for o, df in enumerate(data.splits.values()) if t and t in df.columns]
+    if not t or not pairs or not timed:
         return out
     try:
         u = reduce(lambda a, b: a.unionByName(b),
                    [df.select(F.lit(o).alias("_s"), _c(t).alias("_t"))
-                    for o, df in enumerate(data.splits.values())])
+                    for o, df in enumerate(data.splits.values()) if o in timed])
         latest = {int(r["_s"]): r["m"]
                   for r in u.groupBy("_s").agg(F.max("_t").alias("m")).collect()}
         todo = [(i, a, b) for i, (a, b) in enumerate(pairs)
-                if latest.get(names.index(a)) is not None]
+                if latest.get(names.index(a)) is not None and names.index(b) in timed]
         if not todo:
             return out
         s = F.col("_s")

@@ -285,3 +285,24 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
                 == [(f.severity, f.metric, f.subject, f.count) for f in found])
     assert jobs[0] == jobs[1] and jobs[1] <= 14, jobs
     assert schema_jobs[0] == schema_jobs[1] <= 2, schema_jobs
+
+
+def test_time_splits_are_decided_per_pair_when_a_split_lacks_the_time_column(spark):
+    """A split without the time column makes only its own pairs "not a time split" (it used
+    to make every pair so)."""
+    import datetime as dt
+    from types import SimpleNamespace
+
+    from auditor.engines.spark_drift import time_splits
+
+    day = dt.datetime(2024, 1, 1)
+    train = spark.createDataFrame([(day + dt.timedelta(days=i), i) for i in range(20)],
+                                  "t timestamp, x long")
+    test = spark.createDataFrame([(day + dt.timedelta(days=30 + i), i) for i in range(10)],
+                                 "t timestamp, x long")
+    extra = spark.createDataFrame([(i,) for i in range(5)], "x long")
+    data = SimpleNamespace(columns=SimpleNamespace(time="t"),
+                           split_names=["train", "test", "extra"],
+                           splits={"train": train, "test": test, "extra": extra})
+    got = time_splits(data, [("train", "test"), ("train", "extra")])
+    assert got == {("train", "test"): True, ("train", "extra"): False}
