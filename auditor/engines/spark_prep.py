@@ -10,12 +10,9 @@ judged by the polars detector's own code (:meth:`PreprocessingFit.judge`) throug
   the summaries of every union (train+val, train+val+test) are combined on the driver from the
   per-split sufficient statistics (counts, means, ``M2 = n var`` by the parallel formula,
   extremes), not re-scanned;
-- rows at each split's min and max, and brackets of the quartiles of every float column for
-  every union (a split's quartiles are read only once a union of the column matched robust
-  scaling: measured exactly for those columns alone): rough value brackets from one uniform
-  sample of ``SAMPLE_ROWS`` rows (``SAMPLE_Z`` standard errors wide), one ``agg`` counting the
-  rows below and inside each, then ``percentile_approx`` over the rows inside a bracket only
-  (a bracket the counts show missed is sketched over all rows);
+- rows at each split's min and max, and ``percentile_approx`` brackets of the quartiles of every
+  float column for every union (a split's quartiles are read only once a union of the column
+  matched robust scaling: measured exactly for those columns alone), in one more ``agg``;
 - exact quantiles where a verdict depends on them (robust scaling, where a bracket admits median
   0 and IQR 1; the median of a union, the candidate of a median fill, where a value inside its
   bracket repeats ``min_imputed`` times; the medians and IQR in a fill's details): linear
@@ -57,8 +54,6 @@ from auditor.report.results import Finding
 TAG = "__auditor_split"
 ACCURACY = 10_000          # percentile_approx accuracy: rank error <= n / ACCURACY
 _MARGIN = 3.0              # bracket half-width in units of 1 / ACCURACY
-SAMPLE_ROWS = 30_000       # rows sampled for the unions' rough quartile brackets
-SAMPLE_Z = 6.0             # rough bracket half-width in standard errors of a sample quantile
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
 _QS = (0.25, 0.5, 0.75)
@@ -265,16 +260,8 @@ class SparkContext:
                 raw[n][c] = d
         targets = [(n,) for n in names] + [tuple(s) for s in self.fit_sets]
         combined = {t: {c: _combine([raw[n][c] for n in t]) for c in cols} for t in targets}
-        # rows at each split's extremes; quartile brackets of every float column and union:
-        # rough brackets from a uniform sample (margin SAMPLE_Z standard errors), the exact
-        # count of rows below and inside each, then a sketch of the rows inside only
-        spec = [(c, tgt, j, x if len(tgt) == len(names) else F.when(_in(tgt, names), x))
-                for i, c in enumerate(cols) if c in self.floats
-                for j, tgt in enumerate(targets)
-                for x in (_c(c),)
-                if len(tgt) > 1 and combined[tgt][c]["n"]]  # a split's: only for robust columns
-        rough = self._rough_brackets(spec, combined)
-        exprs = []
+        # rows at each split's extremes; quartile brackets of every float column and target
+        exprs, spec = [], []
         for i, c in enumerate(cols):
             x = _c(c)
             for t, n in enumerate(names):
@@ -284,13 +271,23 @@ class SparkContext:
                                     .otherwise(0)).alias(f"{i}|{t}|lo"),
                               F.sum(F.when((F.col(TAG) == t) & (x == d["max"]), 1)
                                     .otherwise(0)).alias(f"{i}|{t}|hi")]
-        for s_i, (_, _, _, expr) in enumerate(spec):
-            for qi, (lo, hi) in enumerate(rough[s_i]):
-                exprs += [F.sum(F.when(expr < lo, 1).otherwise(0)).alias(f"s{s_i}|{qi}|b"),
-                          F.sum(F.when((expr >= lo) & (expr <= hi), 1).otherwise(0))
-                          .alias(f"s{s_i}|{qi}|in")]
-        with _wide_codegen(self.tagged.sparkSession):
-            row = self.tagged.agg(*exprs).collect()[0] if exprs else {}
+            if c not in self.floats:
+                continue
+            for j, tgt in enumerate(targets):
+                if len(tgt) == 1:  # a split's quartiles: read only for a robust column
+                    continue
+                n_t = combined[tgt][c]["n"]
+                if not n_t:
+                    continue
+                ps = []
+                for q in _QS:
+                    k0, k1, _ = linear_quantile(n_t, q)
+                    ps += [max(0.0, (k0 + 1) / n_t - _MARGIN / ACCURACY), q,
+                           min(1.0, (k1 + 1) / n_t + _MARGIN / ACCURACY)]
+                expr = x if len(tgt) == len(names) else F.when(_in(tgt, names), x)
+                exprs.append(F.percentile_approx(expr, ps, ACCURACY).alias(f"{i}|q{j}"))
+                spec.append((c, tgt, j, expr))
+        row = self.tagged.agg(*exprs).collect()[0] if exprs else {}
         for i, c in enumerate(cols):
             for t, n in enumerate(names):
                 d = raw[n][c]
@@ -304,31 +301,10 @@ class SparkContext:
                 s["n_at_max"] = sum(p["n_at_max"] for p in parts if p["max"] == s["max"])
                 for k in ("median", "q25", "q75"):
                     s[k] = math.nan
-        # the sketch of the rows inside each rough bracket, at ranks relative to the bracket;
-        # a bracket missing its ranks (the sample's margin failed) is sketched over all rows
-        sketch, where = [], []
-        for s_i, (c, tgt, _, expr) in enumerate(spec):
-            n_t = combined[tgt][c]["n"]
-            for qi, q in enumerate(_QS):
-                k0, k1, _ = linear_quantile(n_t, q)
-                lo, hi = rough[s_i][qi]
-                below, inside = int(row[f"s{s_i}|{qi}|b"]), int(row[f"s{s_i}|{qi}|in"])
-                if below <= k0 and k1 < below + inside:
-                    e, m, r0, r1 = F.when((expr >= lo) & (expr <= hi), expr), inside, \
-                        k0 - below, k1 - below
-                else:
-                    e, m, r0, r1 = expr, n_t, k0, k1
-                ps = [max(0.0, (r0 + 1) / m - _MARGIN / ACCURACY), (r0 + 1) / m,
-                      min(1.0, (r1 + 1) / m + _MARGIN / ACCURACY)]
-                sketch.append(F.percentile_approx(e, ps, ACCURACY).alias(f"p{len(where)}"))
-                where.append((s_i, qi))
-        row = self.tagged.agg(*sketch).collect()[0] if sketch else {}
         brackets: dict[tuple[str, tuple[str, ...]], list[float]] = {}
-        for k, (s_i, qi) in enumerate(where):
-            c, tgt, _, _ = spec[s_i]
-            brackets.setdefault((c, tgt), []).extend(float(v) for v in row[f"p{k}"])
-        for c, tgt, _, _ in spec:
-            vals = brackets[(c, tgt)]
+        for c, tgt, j, _ in spec:
+            vals = [float(v) for v in row[f"{cols.index(c)}|q{j}"]]
+            brackets[(c, tgt)] = vals
             s = combined[tgt][c]
             s["q25"], s["median"], s["q75"] = vals[1], vals[4], vals[7]
             for i, q in enumerate(("q25", "median", "q75")):
@@ -363,45 +339,6 @@ class SparkContext:
         # (count_near finds no candidate there either way) and cost no window collect
         exact += [t for t, ties in zip(maybe, self._ties(maybe)) if ties >= self.min_ties]
         self._exact(exact, combined)
-
-    def _rough_brackets(self, spec: list[tuple[str, tuple[str, ...], int, Any]],
-                        combined: dict[tuple[str, ...], dict[str, dict[str, Any]]]
-                        ) -> list[list[tuple[float, float]]]:
-        """Value brackets ``(lo, hi)`` around each quartile's ranks of every ``spec`` (column,
-        union), from one uniform row sample of about ``SAMPLE_ROWS`` rows (a bounded
-        collect): the sample's order statistics at ``p -+ SAMPLE_Z sqrt(p (1 - p) / m)``
-        (``m`` the sample's non-null values of the union), open-ended at the extremes. A
-        bracket that misses is detected by the exact counts and sketched over all rows."""
-        if not spec:
-            return []
-        F = _F()
-        total = max(1, sum(self.data.rows(n) for n in self.names))
-        frac = min(1.0, SAMPLE_ROWS / total)
-        cols = sorted({c for c, *_ in spec}, key=self.cols.index)
-        frame = self.tagged.select(*[_c(c).alias(f"v{k}") for k, c in enumerate(cols)], TAG)
-        if frac < 1.0:
-            frame = frame.sample(False, frac, seed=20261124)
-        rows = frame.collect()
-        tags = np.array([r[TAG] for r in rows], dtype=np.int64)
-        vals = {c: np.array([np.nan if r[f"v{k}"] is None else float(r[f"v{k}"])
-                             for r in rows], dtype=np.float64) for k, c in enumerate(cols)}
-        out = []
-        for c, tgt, _, _ in spec:
-            pick = np.isin(tags, [self.names.index(n) for n in tgt])
-            v = np.sort(vals[c][pick & ~np.isnan(vals[c])])
-            m = len(v)
-            brs = []
-            for q in _QS:
-                if m == 0:
-                    brs.append((-math.inf, math.inf))
-                    continue
-                d = SAMPLE_Z * math.sqrt(q * (1 - q) / m) + 1.0 / m
-                a, b = q - d, q + d
-                lo = -math.inf if a <= 0 else float(v[int(math.floor(a * (m - 1)))])
-                hi = math.inf if b >= 1 else float(v[int(math.ceil(b * (m - 1)))])
-                brs.append((lo, hi))
-            out.append(brs)
-        return out
 
     def _ties(self, todo: list[tuple[str, tuple[str, ...], Any, str, list[float]]]
               ) -> list[int]:

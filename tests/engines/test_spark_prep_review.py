@@ -185,35 +185,3 @@ def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors
     assert want["levels"] > 300
     assert got["smoothing_m"] == pytest.approx(want["smoothing_m"], rel=1e-9, abs=1e-12)
     assert 0 < largest[0] <= 20
-
-
-@pytest.mark.parametrize("z", [0.0, 6.0])
-def test_sampled_union_brackets_still_give_exact_quartiles(spark, monkeypatch, z):
-    """The unions' rough quartile brackets come from a row sample (forced here: 120 of 3000
-    rows) with a margin of ``SAMPLE_Z`` standard errors; with no margin (z = 0) brackets miss
-    and fall back to the all-row sketch. Either way the quartiles a verdict reads (a
-    robust-scaled column: every target; a union's median holding ties) equal numpy's."""
-    import math
-
-    import auditor.engines.spark_prep as sp
-
-    monkeypatch.setattr(sp, "SAMPLE_ROWS", 120)
-    monkeypatch.setattr(sp, "SAMPLE_Z", z)
-    rng = np.random.default_rng(11)
-    raw = rng.gamma(2.0, 3.0, 3000)
-    q25, q50, q75 = np.quantile(raw, [0.25, 0.5, 0.75])
-    robust = (raw - q50) / (q75 - q25)  # fitted on all rows: a leak
-    ties = np.round(rng.normal(size=3000), 1)
-    frame = pl.DataFrame({"r": robust, "t": ties})
-    frames = {"train": frame[:2000], "test": frame[2000:]}
-    data = SparkAuditData({k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()},
-                          columns=Columns())
-    ctx = sp.SparkContext(data, ["r", "t"], {"r", "t"}, 2)
-    for target, values in ((("train", "test"), frame), (("train",), frames["train"])):
-        s = ctx.per_set[target] if len(target) > 1 else ctx.per_split[target[0]]
-        want = np.quantile(values["r"].to_numpy(), [0.25, 0.5, 0.75])
-        for k, w in zip(("q25", "median", "q75"), want):
-            assert (("r", target, k)) in ctx.exact_quantiles
-            assert math.isclose(s["r"][k], w, rel_tol=1e-12, abs_tol=1e-15), (target, k)
-    assert ("t", ("train", "test"), "median") in ctx.exact_quantiles
-    assert ctx.per_set[("train", "test")]["t"]["median"] == np.median(ties)
