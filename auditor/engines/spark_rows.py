@@ -627,7 +627,9 @@ class RowTable:
         got = (self.rows.where((F.col("_s") == l) & F.col("_fh1").isin([k[0] for k in keys])
                                & cond)
                .select("_fh1", "_fh2", "_y", *[f"f{j}" for j in self.fidx])
-               .limit(limit).collect())
+               # rows of one (features key, label) are the same row: this order makes the
+               # examples the same on every run (DESIGN: deterministic evidence)
+               .orderBy("_fh1", "_fh2", "_y").limit(limit).collect())
         out = []
         for r in got:
             lo, hi = bounds[(r[0], r[1])]
