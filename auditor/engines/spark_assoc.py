@@ -59,7 +59,7 @@ from auditor.engines.spark_engine import col as _c, quoted
 from auditor.errors import NotApplicable
 from auditor.loading.data import Kind, LabelKind
 from auditor.report.results import Finding
-from auditor.stats.numerics import fmt_count, inverted_cdf
+from auditor.stats.numerics import cramers_v_from_chi2, fmt_count, inverted_cdf
 from auditor.engines.spark_rows import driver_sample
 
 MAX_EXACT = 2000  # distinct values (all splits) up to which the bins are the values
@@ -714,19 +714,3 @@ def level_measures(data: Any, cats: list[str], classes: list[Any]
                 out[s][cats[r["j"]]] = (int(r[f"r{i}"]), int(r[f"w{i}"]), v)
         return out
     return data.cached(("spark.assoc.level_measures", tuple(cats)), measure)
-
-
-def cramers_v_from_chi2(chi2: float, n: float, r: int, k: int) -> float:
-    """Bias-corrected Cramér's V (Bergsma 2013) from Pearson's chi2 of an r x k table of n
-    rows with no empty row or column -- the formula of :func:`auditor.stats.numerics.cramers_v`:
-    phi2c = max(0, chi2/n - (k-1)(r-1)/(n-1)); r~ = r - (r-1)^2/(n-1); k~ = k - (k-1)^2/(n-1);
-    V = sqrt(phi2c / min(k~-1, r~-1)); 0 with one row or column or fewer than 2 rows."""
-    import math
-
-    if r < 2 or k < 2 or n < 2:
-        return 0.0
-    phi2c = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
-    r_c = r - (r - 1) ** 2 / (n - 1)
-    k_c = k - (k - 1) ** 2 / (n - 1)
-    denom = min(k_c - 1, r_c - 1)
-    return float(math.sqrt(phi2c / denom)) if denom > 0 else 0.0

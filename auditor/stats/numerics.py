@@ -86,6 +86,16 @@ def cramers_v(table: np.ndarray) -> float:
         return 0.0
     expected = np.outer(t.sum(1), t.sum(0)) / n
     chi2 = ((t - expected) ** 2 / expected).sum()
+    return cramers_v_from_chi2(float(chi2), float(n), r, k)
+
+
+def cramers_v_from_chi2(chi2: float, n: float, r: int, k: int) -> float:
+    """Bias-corrected Cramér's V (:func:`cramers_v`'s formula) from Pearson's chi2 of an
+    r x k table of n rows with no empty row or column (the spark engine aggregates chi2 from
+    its level tables without collecting them); 0 with one row or column or fewer than 2
+    rows."""
+    if r < 2 or k < 2 or n < 2:
+        return 0.0
     phi2c = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
     r_c = r - (r - 1) ** 2 / (n - 1)
     k_c = k - (k - 1) ** 2 / (n - 1)

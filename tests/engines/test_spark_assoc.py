@@ -333,7 +333,7 @@ def _cramers_reference(frame, col: str) -> float:
     level (Bergsma 2013)."""
     from scipy.stats.contingency import crosstab
 
-    from auditor.engines.spark_assoc import cramers_v_from_chi2
+    from auditor.stats.numerics import cramers_v_from_chi2
     from scipy.stats import chi2_contingency
 
     lv = frame[col].fill_null("<null>").to_numpy()
