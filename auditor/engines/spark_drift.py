@@ -454,10 +454,16 @@ def _per_value(ref: Binned, n_bins: int) -> bool:
 
 
 def _value_bins(ref: Binned, cur: Binned) -> tuple[np.ndarray, np.ndarray, int]:
-    """Counts of the reference's values in both splits, and the compared split's other rows."""
+    """Counts of the reference's values in both splits, and the compared split's other rows.
+    A finite value is a grid point (cell 2i + 1); the grid holds finite values only, so -inf
+    is counted from the cell below the grid and +inf from the cell above it (every compared
+    value beyond the reference's finite extremes)."""
     pa, pb = ref.prof, cur.prof
-    pos = np.searchsorted(ref.cells.grid, pa.values)
-    ca, cb = pa.counts.copy(), cur.cells.counts[2 * pos + 1].copy()
+    grid = ref.cells.grid
+    pos = np.searchsorted(grid, pa.values)
+    cell = np.where(np.isposinf(pa.values), 2 * len(grid),
+                    np.where(np.isneginf(pa.values), 0, 2 * pos + 1))
+    ca, cb = pa.counts.copy(), cur.cells.counts[cell].copy()
     return ca, cb, (pb.rows - pb.missing) - int(cb.sum())
 
 

@@ -306,3 +306,23 @@ def test_time_splits_are_decided_per_pair_when_a_split_lacks_the_time_column(spa
                            splits={"train": train, "test": test, "extra": extra})
     got = time_splits(data, [("train", "test"), ("train", "extra")])
     assert got == {("train", "test"): True, ("train", "extra"): False}
+
+
+def test_a_few_valued_column_holding_infinities_is_compared_not_an_error(spark, tmp_path):
+    """A per-value column whose values include +-inf (the grid holds finite values only) is
+    counted from the cells beyond the grid: same counts and status as polars (it raised an
+    IndexError, so drift.features ended in error)."""
+    rng = np.random.default_rng(7)
+    values = np.array([-np.inf, 0.0, 1.0, 2.0, np.inf])
+    frames = {"train": pl.DataFrame({"v": rng.choice(values, 2_000, p=[.1, .3, .3, .2, .1]),
+                                     "x": rng.normal(size=2_000)}),
+              "test": pl.DataFrame({"v": rng.choice(values, 800, p=[.05, .2, .3, .2, .25]),
+                                    "x": rng.normal(size=800)})}
+    rp = _audit(frames, "polars", spark, tmp_path)
+    rs = _audit(frames, "spark", spark, tmp_path)
+    p, s = _by_subject(rp, "drift.features"), _by_subject(rs, "drift.features")
+    assert s[0].status == p[0].status != "error", s[0].summary
+    fp = next(f for (m, c), f in p[1].items() if c == "v")
+    fs = next(f for (m, c), f in s[1].items() if c == "v")
+    assert fs.severity == fp.severity
+    assert fs.value == pytest.approx(fp.value, abs=1e-9)
