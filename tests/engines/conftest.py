@@ -31,7 +31,7 @@ def spark():
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.default.parallelism", "2")
-               .config("spark.driver.memory", "1g")
+               .config("spark.driver.memory", "2g")  # 1g ran out of heap once (shared session)
                .config("spark.sql.adaptive.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .getOrCreate())
