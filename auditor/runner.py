@@ -53,10 +53,7 @@ def run_checks(checks: Iterable[Any], data: AuditData, *, progress: bool = False
                ) -> list[CheckResult]:
     """Run ``checks`` cheapest first; show a rich progress bar when ``progress``."""
     ordered = order_checks(checks)
-    try:  # lets a check measure once for a later one (spark: schema -> drift category counts)
-        data.planned_checks = frozenset(c.id for c in ordered)
-    except AttributeError:
-        pass
+    data.planned_checks = frozenset(c.id for c in ordered)  # a check may measure for a later one
     if not progress:
         return [run_check(c, data) for c in ordered]
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,

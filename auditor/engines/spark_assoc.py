@@ -207,33 +207,35 @@ def _binned(data: Any, cols: list[str]) -> Binned:
     # one with no values
     ovf = (over == 1) | (exact_cells > MAX_EXACT * sk)
     t = to_polars(summed.withColumn("ovf", ovf).where(~((F.col("kind") == 1) & F.col("ovf"))))
-    kind, jj, key = (t[c].to_numpy() for c in ("kind", "j", "key"))
-    ss, yy, cnt = (t[c].to_numpy() for c in ("s", "y", "n"))
-    w1, w2, overflow = t["w1"].to_numpy(), t["w2"].to_numpy(), t["ovf"].to_numpy()
+    t = t.sort("j")  # each column's cells are one slice: O(cells) in all, not columns x cells
+    bounds = np.searchsorted(t["j"].to_numpy(), np.arange(p + 1), side="left")
     hist = {s: [] for s in names}
     sums = {s: np.zeros((p, k)) for s in names}
     squares = {s: np.zeros((p, k)) for s in names}
     edges: list[np.ndarray] = []
     exact = [False] * p
     for j in range(p):
-        mine = jj == j
-        at = mine & (kind == 3)
+        tj = t.slice(int(bounds[j]), int(bounds[j + 1] - bounds[j]))
+        kind, key = tj["kind"].to_numpy(), tj["key"].to_numpy()
+        ss, yy, cnt = (tj[c].to_numpy() for c in ("s", "y", "n"))
+        w1, w2, overflow = tj["w1"].to_numpy(), tj["w2"].to_numpy(), tj["ovf"].to_numpy()
+        at = kind == 3
         for s_i, s in enumerate(names):
             here = at & (ss == s_i)
             np.add.at(sums[s][j], yy[here], w1[here])
             np.add.at(squares[s][j], yy[here], w2[here])
-        ex = mine & (kind == 1)
+        ex = kind == 1
         values = np.unique(key[ex])
-        if not (overflow[mine].any() or (mine & (kind == 2)).any()) and values.size <= MAX_EXACT:
+        if not (overflow.any() or (kind == 2).any()) and values.size <= MAX_EXACT:
             e, exact[j] = values[np.isfinite(values)], True
             b = np.searchsorted(e, key[ex], side="left")
             src = (ex, b)
         else:
             e = q_edges[j]
-            qb = mine & (kind == 0) & (key < e.size + 1)
+            qb = (kind == 0) & (key < e.size + 1)
             src = (qb, key[qb].astype(np.int64))
         edges.append(e)
-        miss = mine & (kind == 0) & (key == q_edges[j].size + 1)
+        miss = (kind == 0) & (key == q_edges[j].size + 1)
         for s_i, s in enumerate(names):
             h = np.zeros((e.size + 2, k))
             sel, b = src

@@ -56,6 +56,7 @@ KS_GRID = 1000              # quantiles per split in a column's fine grid
 QUANTILE_ACCURACY = 10_000  # percentile_approx accuracy: relative rank error 1e-4
 GRID_ACCURACY = 2_000       # ... in a split that is never a reference (only its KS grid points)
 UNSEEN_LISTED = 100         # unseen values listed per column (as LISTED_CATEGORIES)
+DRIVER_LEVELS = 2_000_000   # category counts ((split, column, value) rows) held on the driver
 
 
 @dataclass
@@ -369,17 +370,27 @@ def category_counts(data: Any, cols: list[str]) -> None:
     column, value), stored in ``data``'s cache under the keys
     :func:`auditor.engines.spark_checks._samples` reads (the same frames as
     ``SparkEngine.category_counts``: non-missing values as strings, sorted; missing = rows
-    minus their total)."""
+    minus their total).
+
+    The driver holds at most ``DRIVER_LEVELS`` such counts in a run, whatever the rows: the
+    grouped counts are persisted on the executors, one small job counts them per column, and
+    columns are brought over fewest counts first while the budget lasts. A column beyond it
+    (a near-unique string such as an undeclared id, e-mail or free text: its values grow with
+    the rows) is not brought over; :func:`levels_over_budget` names it with its count, and
+    ``drift.features`` lists it as not compared (``schema.consistency`` judges its variants in
+    Spark: only values with several forms reach the driver)."""
     import polars as pl
     from functools import reduce
 
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     from auditor.engines.spark_engine import _missing, to_polars
 
     names = data.split_names
-    have = getattr(data, "_cache", {})
-    todo = [c for c in cols if any(("spark.category_counts", s, c) not in have for s in names)]
+    have = data._cache
+    todo = [c for c in cols if ("spark.category_levels_over", c) not in have
+            and any(("spark.category_counts", s, c) not in have for s in names)]
     if not todo:
         return
     parts = []
@@ -388,11 +399,30 @@ def category_counts(data: Any, cols: list[str]) -> None:
         exprs = [F.when(~_missing(df, c), _c(c).cast("string")) for c in todo]
         parts.append(_stack(df, exprs, split=o))
     union = reduce(lambda a, b: a.unionByName(b), parts)
-    got = to_polars(union.where(F.col("v").isNotNull()).groupBy("_s", "c", "v").count())
+    grouped = (union.where(F.col("v").isNotNull()).groupBy("_s", "c", "v").count()
+               .persist(StorageLevel.MEMORY_AND_DISK))
+    try:
+        per_col = {int(r["c"]): int(r["count"]) for r in grouped.groupBy("c").count().collect()}
+        held = int(have.get("spark.category_levels_held", 0))
+        kept: list[int] = []
+        for i in sorted(range(len(todo)), key=lambda i: (per_col.get(i, 0), i)):
+            n = per_col.get(i, 0)
+            if held + n <= DRIVER_LEVELS:
+                kept.append(i)
+                held += n
+            else:
+                have[("spark.category_levels_over", todo[i])] = n
+        have["spark.category_levels_held"] = held
+        got = (to_polars(grouped.where(F.col("c").isin(kept))) if kept
+               else pl.DataFrame(schema={"_s": pl.Int32, "c": pl.Int32, "v": pl.String,
+                                         "count": pl.Int64}))
+    finally:
+        grouped.unpersist()
     empty = pl.DataFrame(schema={"value": pl.String, "n": pl.Int64})
     for o, s in enumerate(names):
         here = got.filter(pl.col("_s") == o) if got.height else got
-        for i, c in enumerate(todo):
+        for i in kept:
+            c = todo[i]
             part = (here.filter(pl.col("c") == i) if here.height else here)
             if part.height:
                 frame = part.select(pl.col("v").cast(pl.String).alias("value"),
@@ -402,6 +432,13 @@ def category_counts(data: Any, cols: list[str]) -> None:
             total = int(frame["n"].sum()) if frame.height else 0
             value = (frame, data.rows(s) - total)
             data.cached(("spark.category_counts", s, c), lambda value=value: value)
+
+
+def levels_over_budget(data: Any) -> dict[str, int]:
+    """Columns whose category counts :func:`category_counts` left on the executors (beyond
+    ``DRIVER_LEVELS``), with how many (split, value) counts they have."""
+    return {k[1]: n for k, n in data._cache.items()
+            if isinstance(k, tuple) and k[0] == "spark.category_levels_over"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -743,8 +780,23 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
     cat = {c: k for c, k in kinds.items() if k in CATEGORICAL_KINDS}
     numeric = [c for c in kinds if c not in cat]
     skipped = _not_compared(data, kinds)
+    not_compared: list[Finding] = []
     if cat:
         category_counts(data, list(cat))
+        over = levels_over_budget(data)
+        for c in [c for c in cat if c in over]:
+            del cat[c], kinds[c]
+            reason = (f"{over[c]:,} distinct (split, value) counts: more than the spark "
+                      f"engine's driver holds ({DRIVER_LEVELS:,} category counts in a run, "
+                      "columns with fewer values first); a near-unique string such as an id "
+                      "or free text: declare it under columns.ids or columns.text")
+            skipped.append({"column": c, "reason": reason})
+            not_compared.append(Finding(
+                severity=Severity.INFO, metric="not_compared", subject=c, count=over[c],
+                message=f"{c} was not compared on the spark engine: {reason}"))
+        if not kinds:
+            raise NotApplicable("every feature column has more distinct values than the "
+                                "spark engine's driver holds")
     samples = {n: _samples(data, n, cat) for n in data.split_names}
     binned = measure_numeric(check, data, numeric, kinds) if numeric else {}
     for n in data.split_names:
@@ -780,7 +832,7 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
             if f.subject in bounds and f.metric != "unseen_share":
                 _statement(f, bounds[f.subject], data, ref, cur)
         findings += new
-    return findings
+    return findings + not_compared
 
 
 def label_drift(check: Any, data: Any) -> list[Finding]:
@@ -836,19 +888,36 @@ def label_drift(check: Any, data: Any) -> list[Finding]:
 VARIANT_ROWS = 200_000  # (split, value) rows of multi-form keys collected to the driver, at most
 
 
-def spark_normalised(value: Any) -> Any:
-    """:func:`auditor.stats.textnorm.normalised` in Spark SQL (Java regex, Unicode classes):
-    lowercase, a hyphen between word characters as a space (twice, for "a-b-c"), punctuation
-    and symbols other than + and - as spaces, whitespace collapsed and trimmed. Only selects
-    candidates: the groups are formed again on the driver by the polars code."""
-    from pyspark.sql import functions as F
+def _with_polars_key(counts: Any) -> Any:
+    """``counts`` (one row per split, column and value: distinct values, not rows) with ``k``,
+    the variant key of :func:`auditor.stats.textnorm.normalised` computed by the polars code
+    itself on the executors (``mapInArrow``), so that the values grouped here are exactly the
+    ones the polars engine groups. A Spark SQL re-expression of the key (Java's regex classes
+    and case mapping) can split a group of non-ASCII forms that polars joins, and the driver
+    would then never see it."""
+    from pyspark.sql import types as T
 
-    x = F.lower(value)
-    x = F.regexp_replace(x, r"(?U)(\w)-(\w)", "$1 $2")
-    x = F.regexp_replace(x, r"(?U)(\w)-(\w)", "$1 $2")
-    x = F.regexp_replace(x, r"[\p{P}\p{S}&&[^+\-]]", " ")
-    x = F.regexp_replace(x, r"(?U)\s+", " ")
-    return F.trim(x)
+    from auditor.engines.spark_engine import map_in_arrow
+
+    schema = T.StructType(list(counts.schema.fields) + [T.StructField("k", T.StringType())])
+
+    def keyed(batches: Any) -> Any:
+        import polars as pl
+        import pyarrow as pa
+
+        from auditor.stats.textnorm import normalised
+
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            v = pl.from_arrow(batch.column(batch.schema.get_field_index("v")))
+            assert isinstance(v, pl.Series)
+            key = pl.DataFrame({"v": v.cast(pl.String)}).select(normalised(pl.col("v")))["v"]
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, key.to_arrow().cast(pa.string())],
+                names=[*batch.schema.names, "k"])
+
+    return map_in_arrow(counts, keyed, schema)
 
 
 def _variants_from_counts(check: Any, data: Any, cols: list[str]) -> list[Finding]:
@@ -889,7 +958,7 @@ def _variants_on_spark(check: Any, data: Any, cols: list[str]) -> list[Finding]:
              for order, df in enumerate(data.splits.values())]
     stacked = reduce(lambda a, b: a.unionByName(b), parts).where(F.col("v").isNotNull())
     counts = stacked.groupBy("_s", "c", "v").count()
-    keyed = counts.withColumn("k", spark_normalised(F.col("v"))).where(F.col("k") != "")
+    keyed = _with_polars_key(counts).where(F.col("k") != "")
     multi = (keyed.groupBy("c", "k")
              .agg(F.collect_list(F.struct("_s", "v", "count")).alias("r"),
                   F.count_distinct("v").alias("forms"))
@@ -943,7 +1012,7 @@ def schema_consistency(check: Any, data: Any) -> list[Finding]:
             if all(isinstance(df.schema[c].dataType, T.StringType)
                    for df in data.splits.values() if c in df.columns)]
     if cols:
-        if ("drift.features" in getattr(data, "planned_checks", ())
+        if ("drift.features" in data.planned_checks
                 and all(c in df.columns for df in data.splits.values() for c in cols)):
             # drift.features will collect these category counts anyway: one groupBy now,
             # reused by it (no second pass over the stacked string columns)

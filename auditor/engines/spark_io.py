@@ -181,6 +181,9 @@ class SparkAuditData:
             "(\"not yet implemented on the spark engine\"); model probes ran on a seeded "
             "driver-side sample whose size their findings state."]
         self.sampled = False
+        # ids of the checks this run will run (set by the runner): schema.consistency measures
+        # the category counts drift.features will reuse when both are planned
+        self.planned_checks: frozenset[str] = frozenset()
         self.schema_issues: list[Any] = []
         self.pipeline: list[Any] = []  # pipeline code for leakage.preprocessing's scan
         self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)

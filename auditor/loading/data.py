@@ -342,6 +342,9 @@ class AuditData:
         self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
         self.notes: list[str] = []
         self.sampled = False  # True when the loader read samples to fit the memory budget
+        # ids of the checks this run will run (set by the runner), so a check may measure once
+        # for a later one
+        self.planned_checks: frozenset[str] = frozenset()
         self._hash_cache: dict[tuple[str, tuple[str, ...]], pl.Series] = {}
         self._cache: dict[Any, Any] = {}
         self._label_kind: LabelKind | None | bool = False

@@ -140,6 +140,35 @@ def test_schema_value_variants_agree_with_polars(spark, tmp_path):
     assert fp["features"].message == fs["features"].message
 
 
+def test_schema_value_variants_group_non_ascii_forms_as_polars_does(spark, tmp_path):
+    """``mood`` is "ok" (60 train rows) and "OK\U0001FAE8" (6 train rows; U+1FAE8 SHAKING FACE
+    is a symbol of Unicode 15, which Java 17's regex classes do not know): the polars key
+    folds both to "ok". The Spark engine used to form its candidate keys with Java regexes
+    ("ok\U0001FAE8" stayed apart) and missed the variant; the key is now the polars code's,
+    computed on the executors."""
+    from auditor.api import audit
+
+    train = pl.DataFrame({"mood": ["ok"] * 60 + ["OK\U0001FAE8"] * 6 + ["sad"] * 34,
+                          "x": np.arange(100.0)})
+    test = pl.DataFrame({"mood": ["ok"] * 40 + ["sad"] * 30, "x": np.arange(70.0)})
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("checks:\n  schema.consistency: {}\n")
+    results = {}
+    for engine in ("polars", "spark"):
+        frames = {"train": train, "test": test}
+        if engine == "spark":
+            frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
+        results[engine] = audit(train=frames["train"], test=frames["test"], suite=str(suite),
+                                engine=engine, spark=spark, hash="fast").checks[0]
+    fp = {f.metric: f for f in results["polars"].findings}
+    fs = {f.metric: f for f in results["spark"].findings}
+    a, b = fp["value_variants"], fs.get("value_variants")
+    assert (a.subject, a.count) == ("mood", 6)
+    assert b is not None, [f.message for f in fs.values()]
+    assert (a.severity, a.count, a.value, a.message, a.evidence) == \
+        (b.severity, b.count, b.value, b.message, b.evidence)
+
+
 def test_calendar_part_in_a_time_split_is_info_on_both_engines(spark, tmp_path):
     """``m`` is the month of the date ``d``; train Jan-Jun, test Jun-Aug (a time split): the
     month's drift and its unseen months (7, 8: 58 of 60 test rows) are info with the reason,
@@ -270,17 +299,18 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
                                    lambda: schema_consistency(SchemaConsistency(), other))
         schema_jobs.append(alone)
         # schema first in a run that also plans drift.features (the runner's order): schema
-        # measures the category counts in one job, drift.features reuses them (one job less)
+        # measures the category counts (two jobs: the counts per column against the driver's
+        # budget, then the counts), drift.features reuses them (two jobs less)
         planned = fresh()
         planned.planned_checks = frozenset({"schema.consistency", "drift.features"})
         first, primed = jobs_of(f"schema-planned-{n_cols}",
                                 lambda: schema_consistency(SchemaConsistency(), planned))
-        assert primed == 1
+        assert primed == 2
         assert ([(f.severity, f.metric, f.subject, f.count, f.value) for f in first]
                 == [(f.severity, f.metric, f.subject, f.count, f.value) for f in by_itself])
         again, n = jobs_of(f"drift-planned-{n_cols}",
                            lambda: feature_drift(FeatureDrift(), planned))
-        assert n == jobs[-1] - 1, (n, jobs)
+        assert n == jobs[-1] - 2, (n, jobs)
         assert ([(f.severity, f.metric, f.subject, f.count) for f in again]
                 == [(f.severity, f.metric, f.subject, f.count) for f in found])
     assert jobs[0] == jobs[1] and jobs[1] <= 14, jobs
@@ -326,3 +356,56 @@ def test_a_few_valued_column_holding_infinities_is_compared_not_an_error(spark, 
     fs = next(f for (m, c), f in s[1].items() if c == "v")
     assert fs.severity == fp.severity
     assert fs.value == pytest.approx(fp.value, abs=1e-9)
+
+
+def test_category_counts_beyond_the_driver_budget_stay_on_the_executors(spark, tmp_path,
+                                                                         monkeypatch):
+    """The driver holds at most DRIVER_LEVELS category counts in a run, fewest first: with a
+    budget of 30, ``city`` (3 values x 2 splits = 6 counts) and ``shift`` (2 x 2 = 4) are
+    brought over and compared exactly as on polars, ``order_ref`` (80 train + 40 test unique
+    strings: 120 counts) is not: an info finding and the "not compared" table say so with its
+    count, and its counts never reach the driver's cache. schema.consistency still finds the
+    variants of every column (``order_ref``'s "A-1" / "a 1" in Spark)."""
+    from auditor.api import audit
+    from auditor.engines import spark_drift
+
+    monkeypatch.setattr(spark_drift, "DRIVER_LEVELS", 30)
+    rng = np.random.default_rng(3)
+    train = pl.DataFrame({"city": rng.choice(["Oslo", "Rome", "Lima"], 80).tolist(),
+                          "shift": rng.choice(["day", "night"], 80).tolist(),
+                          "order_ref": ["A-1"] + [f"R{i:04d}" for i in range(79)],
+                          "x": rng.normal(size=80)})
+    test = pl.DataFrame({"city": rng.choice(["Oslo", "Rome", "Lima"], 40).tolist(),
+                         "shift": rng.choice(["day", "night"], 40, p=[0.1, 0.9]).tolist(),
+                         "order_ref": ["a 1"] + [f"T{i:04d}" for i in range(39)],
+                         "x": rng.normal(size=40)})
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("checks:\n  schema.consistency: {}\n  drift.features: {}\n")
+    got = {}
+    for engine in ("polars", "spark"):
+        frames = {"train": train, "test": test}
+        if engine == "spark":
+            frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
+        got[engine] = {c.id: c for c in audit(train=frames["train"], test=frames["test"],
+                                              suite=str(suite), engine=engine, spark=spark,
+                                              hash="fast").checks}
+    p, s = got["polars"]["drift.features"], got["spark"]["drift.features"]
+    assert s.status != "error", s.summary
+    fs = {(f.metric, str(f.subject)): f for f in s.findings if f.subject}
+    fp = {(f.metric, str(f.subject)): f for f in p.findings if f.subject}
+    note = fs.pop(("not_compared", "order_ref"))
+    assert note.severity == Severity.INFO and note.count == 120
+    assert "30 category counts" in note.message and "columns.ids" in note.message
+    assert {k for k in fp if k[1] != "order_ref"} == set(fs)
+    for k, f in fs.items():  # p_adj differ: Benjamini-Hochberg over one test less
+        assert (f.severity, f.count, f.value) == (fp[k].severity, fp[k].count, fp[k].value)
+    table = next(f for f in s.findings if f.metric == "drifted_features").evidence
+    assert any(r["column"] == "order_ref" and "columns.ids" in r["reason"]
+               for r in table["not compared"])
+    listed = str(table.get("stable columns")) + str(table["features"])
+    assert "order_ref" not in listed and all(c in listed for c in ("city", "shift", "x"))
+    vp = {f.subject: f.count for f in got["polars"]["schema.consistency"].findings
+          if f.metric == "value_variants"}
+    vs = {f.subject: f.count for f in got["spark"]["schema.consistency"].findings
+          if f.metric == "value_variants"}
+    assert vp == vs and vp.get("order_ref") == 1
