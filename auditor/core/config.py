@@ -437,17 +437,28 @@ def _check_depth(yaml: Any, loader_cls: Any, text: str, source: str) -> None:
     """Refuse a document nested deeper than MAX_YAML_DEPTH, from the parser's event stream
     (a state machine, no recursion): composing ``[[[[...]]]]`` 50,000 levels deep recurses
     once per level and overflows the C stack (a segfault, not an exception)."""
+    def refuse(line: int) -> ConfigError:
+        return ConfigError(f"{source}: the YAML nests deeper than {MAX_YAML_DEPTH} levels "
+                           f"(line {line}); refused")
+
     depth = 0
     opening = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
     closing = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
-    for event in yaml.parse(text, Loader=loader_cls):
-        if isinstance(event, opening):
-            depth += 1
-            if depth > MAX_YAML_DEPTH:
-                raise ConfigError(f"{source}: the YAML nests deeper than {MAX_YAML_DEPTH} "
-                                  f"levels (line {event.start_mark.line + 1}); refused")
-        elif isinstance(event, closing):
-            depth -= 1
+    try:
+        for event in yaml.parse(text, Loader=loader_cls):
+            if isinstance(event, opening):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise refuse(event.start_mark.line + 1)
+            elif isinstance(event, closing):
+                depth -= 1
+    except yaml.YAMLError as err:
+        # PyYAML >= 6.0.4 stops deep flow collections in its own parser ("exceeded maximum
+        # nesting depth", a limit above ours): the same refusal, in the same words
+        if "nesting depth" not in str(getattr(err, "problem", "") or err):
+            raise
+        mark = getattr(err, "problem_mark", None)
+        raise refuse(mark.line + 1 if mark else 1) from None
 
 
 def load_yaml_file(path: Path, *, what: str = "config") -> Any:

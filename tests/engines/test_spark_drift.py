@@ -107,26 +107,35 @@ def test_honest_numeric_splits_do_not_fail(spark, tmp_path):
         assert s[0].status != "fail" and p[0].status != "fail"
 
 
+def _both_engines(train, test, spark, tmp_path: Path, *checks: str) -> dict[str, dict]:
+    """``checks`` on both engines: {engine: {check id: CheckResult}}."""
+    from auditor.api import audit
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("checks:\n" + "".join(f"  {c}: {{}}\n" for c in checks))
+    got = {}
+    for engine in ("polars", "spark"):
+        frames = {"train": train, "test": test}
+        if engine == "spark":
+            frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
+        got[engine] = {c.id: c for c in audit(train=frames["train"], test=frames["test"],
+                                              suite=str(suite), engine=engine, spark=spark,
+                                              hash="fast").checks}
+    return got
+
+
 def test_schema_value_variants_agree_with_polars(spark, tmp_path):
     """``city`` is written "New York" (60 train rows), "new york " (5 train rows) and
     "New-York" (12 test rows): 17 of the 160 non-missing rows hold a less frequent form, and the
     splits use different forms; ``blood`` 'A+' / 'A-' / 'a' are not variants (signs kept)."""
-    from auditor.api import audit
 
     train = pl.DataFrame({"city": ["New York"] * 60 + ["new york "] * 5 + ["Boston"] * 25
                           + [None] * 10,
                           "blood": ["A+", "A-", "a", "B"] * 25, "x": np.arange(100.0)})
     test = pl.DataFrame({"city": ["New-York"] * 12 + ["Boston"] * 58,
                          "blood": ["A+", "B"] * 35, "x": np.arange(70.0)})
-    suite = tmp_path / "suite.yaml"
-    suite.write_text("checks:\n  schema.consistency: {}\n")
-    results = {}
-    for engine in ("polars", "spark"):
-        frames = {"train": train, "test": test}
-        if engine == "spark":
-            frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
-        results[engine] = audit(train=frames["train"], test=frames["test"], suite=str(suite),
-                                engine=engine, spark=spark, hash="fast").checks[0]
+    results = {e: c["schema.consistency"] for e, c in _both_engines(
+        train, test, spark, tmp_path, "schema.consistency").items()}
     p, s = results["polars"], results["spark"]
     assert p.status == s.status == "warn"
     fp = {f.metric: f for f in p.findings}
@@ -146,20 +155,12 @@ def test_schema_value_variants_group_non_ascii_forms_as_polars_does(spark, tmp_p
     folds both to "ok". The Spark engine used to form its candidate keys with Java regexes
     ("ok\U0001FAE8" stayed apart) and missed the variant; the key is now the polars code's,
     computed on the executors."""
-    from auditor.api import audit
 
     train = pl.DataFrame({"mood": ["ok"] * 60 + ["OK\U0001FAE8"] * 6 + ["sad"] * 34,
                           "x": np.arange(100.0)})
     test = pl.DataFrame({"mood": ["ok"] * 40 + ["sad"] * 30, "x": np.arange(70.0)})
-    suite = tmp_path / "suite.yaml"
-    suite.write_text("checks:\n  schema.consistency: {}\n")
-    results = {}
-    for engine in ("polars", "spark"):
-        frames = {"train": train, "test": test}
-        if engine == "spark":
-            frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
-        results[engine] = audit(train=frames["train"], test=frames["test"], suite=str(suite),
-                                engine=engine, spark=spark, hash="fast").checks[0]
+    results = {e: c["schema.consistency"] for e, c in _both_engines(
+        train, test, spark, tmp_path, "schema.consistency").items()}
     fp = {f.metric: f for f in results["polars"].findings}
     fs = {f.metric: f for f in results["spark"].findings}
     a, b = fp["value_variants"], fs.get("value_variants")
@@ -366,7 +367,6 @@ def test_category_counts_beyond_the_driver_budget_stay_on_the_executors(spark, t
     strings: 120 counts) is not: an info finding and the "not compared" table say so with its
     count, and its counts never reach the driver's cache. schema.consistency still finds the
     variants of every column (``order_ref``'s "A-1" / "a 1" in Spark)."""
-    from auditor.api import audit
     from auditor.engines import spark_drift
 
     monkeypatch.setattr(spark_drift, "DRIVER_LEVELS", 30)
@@ -379,16 +379,7 @@ def test_category_counts_beyond_the_driver_budget_stay_on_the_executors(spark, t
                          "shift": rng.choice(["day", "night"], 40, p=[0.1, 0.9]).tolist(),
                          "order_ref": ["a 1"] + [f"T{i:04d}" for i in range(39)],
                          "x": rng.normal(size=40)})
-    suite = tmp_path / "suite.yaml"
-    suite.write_text("checks:\n  schema.consistency: {}\n  drift.features: {}\n")
-    got = {}
-    for engine in ("polars", "spark"):
-        frames = {"train": train, "test": test}
-        if engine == "spark":
-            frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()}
-        got[engine] = {c.id: c for c in audit(train=frames["train"], test=frames["test"],
-                                              suite=str(suite), engine=engine, spark=spark,
-                                              hash="fast").checks}
+    got = _both_engines(train, test, spark, tmp_path, "schema.consistency", "drift.features")
     p, s = got["polars"]["drift.features"], got["spark"]["drift.features"]
     assert s.status != "error", s.summary
     fs = {(f.metric, str(f.subject)): f for f in s.findings if f.subject}
