@@ -846,6 +846,14 @@ def label_drift(check: Any, data: Any) -> list[Finding]:
 
     y = data.label
     if not y or data.label_kind != LabelKind.NUMERIC:
+        if y and all(y in df.columns for df in data.splits.values()):
+            category_counts(data, [y])  # within the driver's budget, as every categorical
+            over = levels_over_budget(data)
+            if y in over:
+                raise NotApplicable(
+                    f"label {y!r} has {over[y]:,} distinct (split, value) counts: more than "
+                    f"the spark engine's driver holds ({DRIVER_LEVELS:,} category counts in "
+                    "a run)")
         return categorical_label_drift(check, data)
     pairs = _comparisons(data)
     if not pairs:

@@ -400,3 +400,26 @@ def test_category_counts_beyond_the_driver_budget_stay_on_the_executors(spark, t
     vs = {f.subject: f.count for f in got["spark"]["schema.consistency"].findings
           if f.metric == "value_variants"}
     assert vp == vs and vp.get("order_ref") == 1
+
+
+def test_a_categorical_label_beyond_the_driver_budget_is_skipped_not_collected(spark,
+                                                                               monkeypatch):
+    """drift.label goes through the same budget: a label with 120 (split, value) counts and a
+    budget of 30 is not brought to the driver; the check is skipped with the count."""
+    from auditor.engines import spark_drift
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.detectors.drift import LabelDrift
+    from auditor.errors import NotApplicable
+    from auditor.core.config import Columns
+
+    monkeypatch.setattr(spark_drift, "DRIVER_LEVELS", 30)
+    frames = {"train": pl.DataFrame({"ref": [f"R{i}" for i in range(80)],
+                                     "x": np.arange(80.0)}),
+              "test": pl.DataFrame({"ref": [f"T{i}" for i in range(40)],
+                                    "x": np.arange(40.0)})}
+    data = SparkAuditData({k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()},
+                          columns=Columns(label="ref"))
+    with pytest.raises(NotApplicable, match=r"120 distinct .*\(30 category counts"):
+        spark_drift.label_drift(LabelDrift(), data)
+    assert not any(isinstance(k, tuple) and k[0] == "spark.category_counts"
+                   for k in data._cache)
