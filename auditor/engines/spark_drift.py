@@ -1025,7 +1025,7 @@ def schema_consistency(check: Any, data: Any) -> list[Finding]:
             # drift.features will collect these category counts anyway: one groupBy now,
             # reused by it (no second pass over the stacked string columns)
             category_counts(data, cols)
-        have = getattr(data, "_cache", {})
+        have = data._cache
         if all(("spark.category_counts", s, c) in have
                for s, df in data.splits.items() for c in cols if c in df.columns):
             findings += _variants_from_counts(check, data, cols)  # no job: drift.features ran

@@ -4,8 +4,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +13,7 @@ import pytest
 import auditor
 from auditor.report.charts import figure, plotly_js, script_safe
 from auditor.report.render import TEMPLATES, render_html
+from tests.browser import chromium, dump_dom
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -193,12 +192,7 @@ def test_chart_embedded_in_evidence_is_rendered():
     assert plotly_js()[:200] not in plain and len(plain) < 100_000  # no chart, no bundle
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which(
-        "google-chrome")
-
-
-@pytest.mark.skipif(_chromium() is None, reason="needs a headless Chromium (apt-get install "
+@pytest.mark.skipif(chromium() is None, reason="needs a headless Chromium (apt-get install "
                     "chromium)")
 def test_every_chart_draws_in_a_headless_browser_without_script_errors(tmp_path):
     findings = [{"severity": "warn", "subject": spec["type"], "splits": [], "metric": "m",
@@ -215,11 +209,7 @@ def test_every_chart_draws_in_a_headless_browser_without_script_errors(tmp_path)
         # a second attempt only when the browser drew nothing at all: headless Chromium
         # under a busy machine once dumped the page before any script ran (0 of 9 drawn,
         # passing alone); a chart that fails to draw fails both attempts
-        run = subprocess.run(
-            [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
-             "--window-size=1280,12000", f"--user-data-dir={tmp_path / f'profile{attempt}'}",
-             "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+        run = dump_dom(page, tmp_path / f"profile{attempt}", 12_000)
         dom = run.stdout
         if 'data-drawn="1"' in dom:
             break

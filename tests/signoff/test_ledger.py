@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 
@@ -12,6 +11,7 @@ import pytest
 
 from auditor.cli import main
 from auditor.signoff.ledger import Ledger, headline_metrics
+from tests.browser import chromium, dump_dom
 from tests.workflow_fixtures import planted, suite_file
 
 
@@ -71,11 +71,6 @@ def test_ledger_keeps_three_runs_with_checks_inputs_and_headline_metrics(tmp_pat
     assert psi[(runs[2]["run_id"], "f0")] > psi[(runs[0]["run_id"], "f0")]
 
 
-def _chromium():
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which(
-        "google-chrome")
-
-
 def test_history_page_draws_every_trend_without_script_errors(tmp_path, capsys):
     ledger, _ = _three_runs(tmp_path, capsys)
     assert main(["history", "--ledger", str(ledger), "--out", str(tmp_path / "hist")]) == 0
@@ -89,13 +84,9 @@ def test_history_page_draws_every_trend_without_script_errors(tmp_path, capsys):
     assert html.count("<tr><td class=\"num\">") == 3  # the runs table
     own = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
     assert len(own) == 2  # plotly.js once, then the page script
-    if _chromium() is None:
+    if chromium() is None:
         pytest.skip("needs a headless Chromium (apt-get install chromium)")
-    run = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
-         "--window-size=1280,20000", f"--user-data-dir={tmp_path / 'profile'}",
-         "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    run = dump_dom(page, tmp_path / "profile", 20_000)
     dom = run.stdout
     assert dom.count('data-drawn="1"') == charts
     assert dom.count('class="main-svg"') >= charts
