@@ -5,6 +5,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+DRAWN = 'data-drawn="1"'
+
 
 def chromium() -> str | None:
     """The Chromium executable on PATH, or None."""
@@ -12,14 +14,25 @@ def chromium() -> str | None:
         "google-chrome")
 
 
-def dump_dom(page: Path, profile: Path, height: int) -> subprocess.CompletedProcess:
+def dump_dom(page: Path, profile: Path, height: int, attempts: int = 3
+             ) -> subprocess.CompletedProcess:
     """``page`` loaded in headless Chromium (5 s of virtual time for its scripts, a window
     ``height`` pixels tall so every chart is laid out), the DOM after its scripts on stdout
-    and the browser's log on stderr."""
+    and the browser's log on stderr.
+
+    Headless Chromium on a busy machine sometimes dumps the page before any script has run
+    (0 charts drawn; the same page passes alone; seen in CI on both drawing tests). So a
+    dump in which no chart at all was drawn is retried, in a fresh profile, up to
+    ``attempts`` times. A chart that fails to draw still fails: any dump with one drawn
+    chart is returned as it is, and the caller counts them."""
     exe = chromium()
     assert exe is not None, "needs a headless Chromium (apt-get install chromium)"
-    return subprocess.run(
-        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
-         f"--window-size=1280,{height}", f"--user-data-dir={profile}",
-         "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    for attempt in range(attempts):
+        run = subprocess.run(
+            [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
+             f"--window-size=1280,{height}", f"--user-data-dir={profile}-{attempt}",
+             "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+        if DRAWN in run.stdout:
+            break
+    return run

@@ -88,7 +88,7 @@ def test_history_page_draws_every_trend_without_script_errors(tmp_path, capsys):
         pytest.skip("needs a headless Chromium (apt-get install chromium)")
     run = dump_dom(page, tmp_path / "profile", 20_000)
     dom = run.stdout
-    assert dom.count('data-drawn="1"') == charts
+    assert dom.count('data-drawn="1"') == charts, run.stderr[-2000:]
     assert dom.count('class="main-svg"') >= charts
     assert 'class="chart unavailable"' not in dom
     assert [line for line in run.stderr.splitlines() if ":CONSOLE" in line] == []
