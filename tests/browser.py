@@ -30,6 +30,7 @@ def dump_dom(page: Path, profile: Path, height: int, attempts: int = 3
     for attempt in range(attempts):
         run = subprocess.run(
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
              f"--window-size=1280,{height}", f"--user-data-dir={profile}-{attempt}",
              "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
