@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from auditor import __version__
 from auditor.core.config import AuditConfig, Tokens, parse_config
-from auditor.loading.data import open_splits
+from auditor.loading.data import REFERENCE, open_splits
 from auditor.report.results import Report, overall_status
 from auditor.runner import run_checks
 from auditor.core.suites import load_checks
@@ -23,7 +23,8 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     """Build the suite's checks (fails fast on config errors), load the data, run, apply the
     config's waivers, record provenance (``inputs`` hashed with ``hash_mode``, ``config``,
     ``versions``) and, with a ``baseline`` report (path or dict), mark what changed."""
-    from auditor.signoff.provenance import HASH_MODES, describe_inputs, resolved_config, versions
+    from auditor.signoff.provenance import (HASH_MODES, BackgroundHashes, describe_inputs,
+                                            resolved_config, versions)
     from auditor.signoff.waivers import apply_waivers
 
     if hash_mode not in HASH_MODES:
@@ -44,10 +45,14 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         data: Any = open_spark_splits(cfg, frames, spark=spark)
         inputs = data.describe_inputs()
     else:
-        data = open_splits(cfg, frames)
-        # hashed right after loading, not after the checks (minutes later): the recorded hashes
+        # hashed while loading, not after the checks (minutes later): the recorded hashes
         # describe the bytes that were read, even if a pipeline rewrites a file during the run
-        inputs = describe_inputs(data, hash_mode)
+        files = [p for name, p in cfg.datasets.items() if name not in (frames or {})]
+        if cfg.reference is not None and REFERENCE not in (frames or {}):
+            files.append(cfg.reference)
+        hashes = BackgroundHashes(files, hash_mode)
+        data = open_splits(cfg, frames)
+        inputs = describe_inputs(data, hash_mode, hashes)
     try:
         results = run_checks(checks, data, progress=progress)
     finally:

@@ -197,3 +197,29 @@ def test_inputs_are_hashed_as_loaded_not_after_the_checks(tmp_path, write_splits
     doc = json.loads(report.read_text())
     assert doc["inputs"]["test"]["hash"] == f"sha256:{original}"
     assert main(["verify", str(report)]) == 1
+
+
+def test_background_hashes_equal_content_hash_and_leave_bad_paths_to_the_caller(tmp_path,
+                                                                                write_splits):
+    """Hashes taken on a thread while loading equal content_hash's, in both modes; a FIFO is
+    never opened by the thread (it would block it forever) and a missing path raises in the
+    caller, as content_hash does (the loader has refused it with its InputError before)."""
+    from auditor.signoff.provenance import BackgroundHashes
+
+    paths = write_splits(planted())
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    planted()["train"].write_parquet(folder / "a.parquet")
+    planted(seed=3)["train"].write_parquet(folder / "b.parquet")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    missing = tmp_path / "missing.parquet"
+    for mode in ("full", "fast"):
+        given = [paths["train"], str(paths["test"]), folder]
+        hashes = BackgroundHashes([*given, fifo, missing], mode)
+        for p in given:
+            assert hashes.get(p) == content_hash(p, mode)
+        assert hashes.get(paths["train"])[0].startswith("sha256:" if mode == "full" else "fast:")
+        assert str(fifo) not in hashes._done and str(missing) not in hashes._done
+        with pytest.raises(FileNotFoundError, match="missing.parquet"):
+            hashes.get(missing)
