@@ -51,7 +51,11 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         if cfg.reference is not None and REFERENCE not in (frames or {}):
             files.append(cfg.reference)
         hashes = BackgroundHashes(files, hash_mode)
-        data = open_splits(cfg, frames)
+        try:
+            data = open_splits(cfg, frames)
+        except BaseException:  # refused input: stop reading the files for nothing
+            hashes.cancel()
+            raise
         inputs = describe_inputs(data, hash_mode, hashes)
     try:
         results = run_checks(checks, data, progress=progress)

@@ -41,9 +41,15 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def _full(h: Any, path: Path) -> None:
+class HashCancelled(Exception):
+    """Raised inside :func:`content_hash` when its ``stop`` event is set."""
+
+
+def _full(h: Any, path: Path, stop: threading.Event | None = None) -> None:
     with open(path, "rb") as fh:
         while block := fh.read(BLOCK):
+            if stop is not None and stop.is_set():
+                raise HashCancelled(str(path))
             h.update(block)
 
 
@@ -67,8 +73,10 @@ def _fast(h: Any, path: Path) -> None:
             h.update(fh.read(EDGE))
 
 
-def content_hash(path: str | Path, mode: str = "full") -> tuple[str, int]:
-    """``("sha256:<hex>" or "fast:<hex>", total bytes)`` of a file or a directory of files."""
+def content_hash(path: str | Path, mode: str = "full", stop: threading.Event | None = None
+                 ) -> tuple[str, int]:
+    """``("sha256:<hex>" or "fast:<hex>", total bytes)`` of a file or a directory of files;
+    a set ``stop`` event ends a full hash between 1 MiB blocks (:class:`HashCancelled`)."""
     if mode not in HASH_MODES:
         from auditor.errors import ConfigError
         raise ConfigError(f"--hash must be one of {', '.join(HASH_MODES)}; got {mode!r}")
@@ -79,7 +87,10 @@ def content_hash(path: str | Path, mode: str = "full") -> tuple[str, int]:
     for f in files:
         if path.is_dir():
             h.update(f.relative_to(path).as_posix().encode() + b"\0")
-        (_full if mode == "full" else _fast)(h, f)
+        if mode == "full":
+            _full(h, f, stop)
+        else:
+            _fast(h, f)
         size += f.stat().st_size
     return f"{'sha256' if mode == 'full' else 'fast'}:{h.hexdigest()}", size
 
@@ -92,14 +103,19 @@ class BackgroundHashes:
     benchmark's files is ~0.3 s of one core). A path that is not a regular file or directory
     (a FIFO would block the thread forever) is not started; a path whose hash fails is left
     out. Either is hashed again by :meth:`get`, in the caller's thread, where its error
-    surfaces as it would without the thread. The hashes are of the bytes read at load time,
-    as a hash taken right after loading would be."""
+    surfaces as it would without the thread. :meth:`cancel` (the loader failed) stops the
+    thread between 1 MiB blocks instead of letting it read the rest of the files.
+
+    The hashes are taken while the files are read, before the checks run (minutes later): a
+    file rewritten during its own read may be hashed before or after the rewrite, exactly as
+    a hash taken right after loading could be."""
 
     def __init__(self, paths: Iterable[str | Path], mode: str) -> None:
         from auditor.core.inputs import check_input_path
 
         self.mode = mode
         self._done: dict[str, tuple[str, int]] = {}
+        self._stop = threading.Event()
         todo = []
         for p in paths:
             try:
@@ -113,10 +129,17 @@ class BackgroundHashes:
 
     def _run(self, paths: list[str]) -> None:
         for p in paths:
+            if self._stop.is_set():
+                return
             try:
-                self._done[p] = content_hash(p, self.mode)
+                self._done[p] = content_hash(p, self.mode, self._stop)
             except Exception:  # noqa: BLE001 - hashed again by get(), which raises it there
                 pass
+
+    def cancel(self) -> None:
+        """Stop hashing (between blocks) and wait for the thread to end."""
+        self._stop.set()
+        self._thread.join()
 
     def get(self, path: str | Path) -> tuple[str, int]:
         """The hash of ``path`` (waiting for the thread), or computed now if it has none."""

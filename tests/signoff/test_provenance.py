@@ -217,9 +217,52 @@ def test_background_hashes_equal_content_hash_and_leave_bad_paths_to_the_caller(
     for mode in ("full", "fast"):
         given = [paths["train"], str(paths["test"]), folder]
         hashes = BackgroundHashes([*given, fifo, missing], mode)
+        hashes._thread.join(30)  # a thread stuck on the FIFO would still be alive here
+        assert not hashes._thread.is_alive()
+        # the thread hashed exactly the readable paths (get() would re-hash any it missed)
+        assert set(hashes._done) == {str(p) for p in given}
         for p in given:
-            assert hashes.get(p) == content_hash(p, mode)
+            assert hashes._done[str(p)] == hashes.get(p) == content_hash(p, mode)
         assert hashes.get(paths["train"])[0].startswith("sha256:" if mode == "full" else "fast:")
-        assert str(fifo) not in hashes._done and str(missing) not in hashes._done
         with pytest.raises(FileNotFoundError, match="missing.parquet"):
             hashes.get(missing)
+
+
+def test_a_refused_input_cancels_the_background_hash(tmp_path, write_splits, monkeypatch):
+    """When loading fails, the hashing thread stops between blocks instead of reading on: a
+    stop event ends content_hash with HashCancelled, and run_audit cancels the thread before
+    the InputError reaches the caller."""
+    import threading
+
+    import auditor.api as api
+    from auditor.core.config import parse_config
+    from auditor.errors import InputError
+    from auditor.signoff.provenance import BackgroundHashes, HashCancelled
+
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(3 << 20))
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(HashCancelled):
+        content_hash(big, "full", stop)
+    assert content_hash(big, "fast", stop)[1] == 3 << 20  # fast reads kilobytes: not stopped
+
+    paths = write_splits(planted())
+    started: list[BackgroundHashes] = []
+
+    class Recorded(BackgroundHashes):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    def refuse(cfg, frames=None):
+        raise InputError(f"{paths['train']}: refused")
+
+    monkeypatch.setattr("auditor.signoff.provenance.BackgroundHashes", Recorded)
+    monkeypatch.setattr(api, "open_splits", refuse)
+    cfg = parse_config({"datasets": {k: str(v) for k, v in paths.items()},
+                        "columns": {"label": "y"}}, base_dir=tmp_path, source="t")
+    with pytest.raises(InputError, match="refused"):
+        api.run_audit(cfg)
+    assert len(started) == 1
+    assert started[0]._stop.is_set() and not started[0]._thread.is_alive()
