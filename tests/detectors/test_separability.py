@@ -448,6 +448,52 @@ def test_constant_inputs_fail_the_overfit_one_batch_check():
     assert "cannot even fit a single batch" in f.message
 
 
+def test_conflicts_count_rows_and_the_reachable_accuracy_by_brute_force():
+    from auditor.probes.label_probe import _conflicts
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        X = rng.integers(0, 3, (32, 2)).astype(np.float32)
+        y = rng.integers(0, 3, 32)
+        rows = [tuple(r) for r in X]
+        labels = {r: [y[i] for i in range(32) if rows[i] == r] for r in set(rows)}
+        conflicting = sum(len(set(labels[r])) > 1 for r in rows)
+        reachable = sum(max(np.bincount(v)) for v in labels.values()) / 32
+        assert _conflicts(X, y, "multiclass") == (conflicting, reachable)
+    assert _conflicts(X, y.astype(float), "numeric") == (0, 1.0)
+
+
+def test_a_few_identical_inputs_with_other_labels_are_allowed_for_in_one_batch():
+    # discrete inputs: the batch (seeded, as the check draws it) holds rows whose inputs repeat
+    # with another label; at most a tenth of it is lost to them, so the probe must fit the
+    # rest (the most any model can reach), not 99%
+    rng = np.random.default_rng(5)
+    n = 400
+    a, b = rng.integers(0, 12, n), rng.integers(0, 12, n)
+    frame = pl.DataFrame({"a": a.astype(str), "b": b.astype(str),
+                          "y": ((a + b) % 2 == 0).astype(int)})
+    idx = np.sort(np.random.default_rng([0, 1]).choice(300, 32, replace=False))
+    flip = idx[[0, 5]]  # two rows of the batch: a copy of another batch row's inputs,
+    frame = frame.with_columns(  # with the other label
+        pl.when(pl.int_range(n).is_in(flip.tolist())).then(pl.lit(str(a[idx[1]])))
+        .otherwise(pl.col("a")).alias("a"),
+        pl.when(pl.int_range(n).is_in(flip.tolist())).then(pl.lit(str(b[idx[1]])))
+        .otherwise(pl.col("b")).alias("b"),
+        pl.when(pl.int_range(n).is_in(flip.tolist()))
+        .then(1 - int((a[idx[1]] + b[idx[1]]) % 2 == 0)).otherwise(pl.col("y")).alias("y"))
+    data = _data({"train": frame[:300], "test": frame[300:]}, label="y")
+    findings = LabelProbe(**FAST, permutations=3).run(data)
+    (overfit,) = _by_metric(findings, "overfit_one_batch")
+    batch = overfit.evidence["batch"]
+    assert batch["rows_with_identical_inputs_and_different_labels"] == 3
+    # three rows share one input, two of them with the other label: one row cannot be fitted
+    assert batch["reachable"] == batch["required"] == overfit.threshold == 31 / 32
+    assert overfit.severity == Severity.INFO and overfit.value == 31 / 32
+    assert "3 of its rows share their inputs with a row of another label" in overfit.message
+    # the same batch judged against the full requirement would have failed it
+    assert overfit.value < LabelProbe().overfit_min_accuracy
+
+
 def test_a_pure_noise_feature_is_no_signal_not_a_broken_pipeline():
     # one Gaussian-noise column and a random label: a 64-unit MLP cannot memorise 32 random
     # labels along one noise dimension in 500 steps, and cannot memorise shuffled ones either;

@@ -193,6 +193,9 @@ HONEST = [
     Case("mtcars", rdata_random("datasets", "mtcars", "am"),
          "R mtcars (32 cars), transmission am, weight cuts 13 of 14 automatics cleanly on 24 "
          "train rows, stratified"),
+    Case("titanic", rdata_random("carData", "TitanicSurvival", "survived"),
+         "carData TitanicSurvival (class, sex, age): passengers with the same inputs who fared "
+         "differently, stratified split"),
     Case("fgl", rdata_random("MASS", "fgl", "type"),
          "MASS fgl glass fragments (6 classes), barium eta 0.98 on a 53-row test split whose "
          "classes hold 2-7 rows (0.60 in train), stratified"),
