@@ -548,7 +548,9 @@ class LabelProbe:
     5. When a split is suspiciously good: the ``ablate_top`` features with the strongest single-
        feature score (folded AUC, or |Spearman| for a numeric label, on the train sample) are
        each removed (their input columns zeroed) and the probe retrained; a drop of at least
-       ``ablation_fail_drop`` fails with that feature as subject. On a table with more than
+       ``ablation_fail_drop`` fails with that feature as subject when the feature alone is also
+       above ``suspicious_above`` (it nearly copies the label), and warns when alone it is not
+       (a strong feature that complements the others, as real data have). On a table with more than
        ``ablation_columns`` (50) features the columns that matter are found cheaply first: the
        retrains, and a reference probe they are compared with, see only the inputs of the
        ``ablation_columns`` features with the strongest single-feature scores (stated in the

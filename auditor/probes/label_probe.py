@@ -471,6 +471,15 @@ def _ablation_findings(check: "LabelProbe", p: Prepared, settings: Settings, see
         tail = (f": {feat!r} carries the suspiciously good score — check whether it is "
                 "computed after the label, from the future, or from the evaluation rows."
                 if sev == Severity.FAIL else ": the score does not hinge on it.")
+        if sev == Severity.FAIL and strengths[j] <= check.suspicious_above:
+            # the score hinges on it, but alone it is no copy of the label: a strong feature
+            # that complements the others (penguins' bill length: alone AUC 0.87, the probe
+            # 0.98 with it and 0.89 without), which real data have; a warning to look at
+            sev = Severity.WARN
+            tail = (f": the score hinges on {feat!r}, but alone it is not suspiciously good "
+                    f"(at most {check.suspicious_above}), as a strong feature that complements "
+                    "the others is, not a copy of the label; check it only if it should not "
+                    "be known at prediction time.")
         on = (f" (retrained on the {restricted} strongest of {len(names)} features)"
               if restricted is not None else "")
         message = (f"Without {feat!r} the probe's {metric_text}{on} on {s} goes from "

@@ -193,6 +193,9 @@ HONEST = [
     Case("mtcars", rdata_random("datasets", "mtcars", "am"),
          "R mtcars (32 cars), transmission am, weight cuts 13 of 14 automatics cleanly on 24 "
          "train rows, stratified"),
+    Case("penguins", rdata_random("palmerpenguins", "penguins", "species"),
+         "palmerpenguins (3 species): bill length separates Adelie from Chinstrap and the probe "
+         "hinges on it, a strong real feature; stratified split"),
     Case("titanic", rdata_random("carData", "TitanicSurvival", "survived"),
          "carData TitanicSurvival (class, sex, age): passengers with the same inputs who fared "
          "differently, stratified split"),
