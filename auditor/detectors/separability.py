@@ -515,10 +515,11 @@ class LabelProbe:
     1. Overfit one batch: ``overfit_rows`` train rows, full-batch Adam (lr 0.01) for at most
        ``overfit_steps`` steps, must reach ``overfit_min_accuracy`` training accuracy (R² for a
        numeric label). Rows repeating another row's inputs with another label cap what any
-       model can reach (the sum over distinct inputs of their majority label's count, over the
-       rows); when that cap is below ``overfit_min_accuracy`` but at least 0.9
-       (``CONFLICT_CEILING_FLOOR``: a few such rows are natural in discrete data), the cap is
-       the requirement. It fails (broken inputs or labels) on a non-finite loss, inputs that
+       model can reach (accuracy: the sum over distinct inputs of their majority label's count,
+       over the rows; R²: 1 - SS_within / SS_total of the distinct inputs' mean labels); when
+       that cap is below 1 but at least 0.9 (``CONFLICT_CEILING_FLOOR``: a few such rows are
+       natural in discrete data), the requirement is ``overfit_min_accuracy`` times the cap.
+       It fails (broken inputs or labels) on a non-finite loss, inputs that
        are all constant in the batch, or rows with identical inputs and different labels. When
        none of these holds, the same batch is fitted once more with its labels shuffled: if
        that control cannot be memorised either, the inputs are too poor to memorise arbitrary

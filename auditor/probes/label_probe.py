@@ -33,8 +33,8 @@ PARALLEL_INPUTS = 256   # from this many encoded inputs the probe trains beside 
                         # retrains on a second thread (below, Python overhead dominates a step)
 BAND_LEVEL = 0.995      # one-sided quantile of the prediction interval (99% two-sided)
 BAND_FLOOR = 0.005      # smallest null sd the band assumes
-CONFLICT_CEILING_FLOOR = 0.9  # overfit one batch: below this reachable accuracy (more than a tenth
-                              # of the batch repeating inputs with other labels) no allowance
+CONFLICT_CEILING_FLOOR = 0.9  # overfit one batch: below this reachable fit (accuracy or R²;
+                              # many rows repeating inputs with other labels) no allowance
 
 
 @dataclass
@@ -202,12 +202,14 @@ def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
     conflicting, ceiling = _conflicts(Xb, yb, p.task)
     # Rows repeating another row's inputs with another label cannot all be fitted: the most
     # any model reaches is ``ceiling``. A few such rows are natural in discrete data (two
-    # passengers of the same class, sex and age who fared differently), so when at most a
-    # tenth of the batch is lost to them the probe must fit every other row instead; more
-    # than that is judged against the full requirement (constant or collapsed inputs).
+    # passengers of the same class, sex and age who fared differently; two pupils of the same
+    # school, class type and background with different scores), so when the ceiling is at
+    # least CONFLICT_CEILING_FLOOR the probe must reach ``overfit_min_accuracy`` of it (for
+    # accuracy: every row but those); below that the full requirement stands (constant or
+    # collapsed inputs).
     required = check.overfit_min_accuracy
-    if CONFLICT_CEILING_FLOOR <= ceiling < required:
-        required = ceiling
+    if CONFLICT_CEILING_FLOOR <= ceiling < 1.0:
+        required = check.overfit_min_accuracy * ceiling
     fit, used = overfit_batch(Xb, yb, p.task, p.n_out, settings, seed, check.overfit_steps,
                               required)
     what = "R²" if p.task == NUMERIC else "training accuracy"
@@ -217,15 +219,15 @@ def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
                              "required": required,
                              "measure": what, "learning_rate": 0.01, "verdict": "fits",
                              "rows_with_identical_inputs_and_different_labels": conflicting}
-    if p.task != NUMERIC:
-        batch["reachable"] = ceiling
+    batch["reachable"] = ceiling
     evidence: dict[str, Any] = {"batch": batch}
     if ok:
         because = ""
         if required < check.overfit_min_accuracy:
             because = (f"; {conflicting} of its rows share their inputs with a row of another "
-                       f"label, so {_fit(p.task, ceiling)} is the most any model can reach: the "
-                       "probe fits every other row")
+                       f"label, so {what} {_fit(p.task, ceiling)} is the most any model can "
+                       f"reach, and {_fit(p.task, required)} is "
+                       f"{check.overfit_min_accuracy:.0%} of it")
         message = (f"The probe fits a {n}-row {p.first} batch ({what} {_fit(p.task, fit)} >= "
                    f"{_fit(p.task, required)}{because}) in {used} of {check.overfit_steps} "
                    "steps: inputs and labels are wired so that a model can learn them.")
@@ -274,13 +276,25 @@ def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
 
 
 def _conflicts(X: np.ndarray, y: np.ndarray, task: str) -> tuple[int, float]:
-    """(rows whose exact inputs occur in the batch with another label, the highest training
-    accuracy any model can reach: sum over distinct inputs of their most common label's count,
-    over the rows). For a numeric label: (0, 1.0)."""
-    if task == NUMERIC or len(y) == 0:
+    """(rows whose exact inputs occur in the batch with another label value, the best fit any
+    model can reach when equal inputs must get equal outputs). Classification: the training
+    accuracy sum over distinct inputs of their most common label's count / rows. Numeric: the
+    R² of predicting each distinct input's mean label, 1 - SS_within / SS_total (1.0 for a
+    constant label)."""
+    if len(y) == 0:
         return 0, 1.0
     _, inv = np.unique(X, axis=0, return_inverse=True)
     inv = inv.ravel()
+    if task == NUMERIC:
+        yf = np.asarray(y, dtype=np.float64)
+        groups = np.unique(np.c_[inv, yf], axis=0)
+        conflicting = int((np.bincount(groups[:, 0].astype(np.int64),
+                                       minlength=inv.max() + 1)[inv] > 1).sum())
+        total = float(((yf - yf.mean()) ** 2).sum())
+        if total <= 0:
+            return conflicting, 1.0
+        means = np.bincount(inv, weights=yf) / np.bincount(inv)
+        return conflicting, float(1.0 - ((yf - means[inv]) ** 2).sum() / total)
     pairs, counts = np.unique(np.c_[inv, y.astype(np.int64)], axis=0, return_counts=True)
     labels_per_input = np.bincount(pairs[:, 0], minlength=inv.max() + 1)
     conflicting = int((labels_per_input[inv] > 1).sum())

