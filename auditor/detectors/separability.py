@@ -518,7 +518,8 @@ class LabelProbe:
        model can reach (accuracy: the sum over distinct inputs of their majority label's count,
        over the rows; R²: 1 - SS_within / SS_total of the distinct inputs' mean labels); when
        that cap is below 1 but at least 0.9 (``CONFLICT_CEILING_FLOOR``: a few such rows are
-       natural in discrete data), the requirement is ``overfit_min_accuracy`` times the cap.
+       natural in discrete data) and varying inputs can beat a constant prediction, the
+       requirement is ``overfit_min_accuracy`` times the cap.
        It fails (broken inputs or labels) on a non-finite loss, inputs that
        are all constant in the batch, or rows with identical inputs and different labels. When
        none of these holds, the same batch is fitted once more with its labels shuffled: if
@@ -549,9 +550,7 @@ class LabelProbe:
     5. When a split is suspiciously good: the ``ablate_top`` features with the strongest single-
        feature score (folded AUC, or |Spearman| for a numeric label, on the train sample) are
        each removed (their input columns zeroed) and the probe retrained; a drop of at least
-       ``ablation_fail_drop`` fails with that feature as subject when the feature alone is also
-       above ``suspicious_above`` (it nearly copies the label), and warns when alone it is not
-       (a strong feature that complements the others, as real data have). On a table with more than
+       ``ablation_fail_drop`` fails with that feature as subject. On a table with more than
        ``ablation_columns`` (50) features the columns that matter are found cheaply first: the
        retrains, and a reference probe they are compared with, see only the inputs of the
        ``ablation_columns`` features with the strongest single-feature scores (stated in the

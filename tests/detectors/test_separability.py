@@ -498,8 +498,22 @@ def test_a_few_identical_inputs_with_other_labels_are_allowed_for_in_one_batch()
     assert batch["required"] == overfit.threshold == pytest.approx(0.99 * 31 / 32)
     assert overfit.severity == Severity.INFO and overfit.value == 31 / 32
     assert "3 of its rows share their inputs with a row of another label" in overfit.message
-    # the same batch judged against the full requirement would have failed it
-    assert overfit.value < LabelProbe().overfit_min_accuracy
+
+
+def test_constant_inputs_with_an_imbalanced_label_still_fail_one_batch():
+    # every input constant and 1 positive in 16: predicting the majority reaches the batch's
+    # reachable accuracy (>= 0.9), which must not count as fitting it
+    rng = np.random.default_rng(6)
+    y = (rng.random(400) < 1 / 16).astype(int)
+    frame = pl.DataFrame({"x": np.zeros(400), "c": ["k"] * 400, "y": y})
+    findings = LabelProbe(**FAST, permutations=3).run(
+        _data({"train": frame, "test": frame.head(100)}, label="y"))
+    (overfit,) = _by_metric(findings, "overfit_one_batch")
+    batch = overfit.evidence["batch"]
+    assert 0.9 <= batch["reachable"] < 1.0  # the allowance's range, yet no allowance
+    assert batch["required"] == overfit.threshold == 0.99
+    assert overfit.severity == Severity.FAIL
+    assert batch["constant_input_columns"] == ["x", "c"]
 
 
 def test_a_pure_noise_feature_is_no_signal_not_a_broken_pipeline():

@@ -216,9 +216,6 @@ HONEST = [
     Case("mtcars", rdata_random("datasets", "mtcars", "am"),
          "R mtcars (32 cars), transmission am, weight cuts 13 of 14 automatics cleanly on 24 "
          "train rows, stratified"),
-    Case("penguins", rdata_random("palmerpenguins", "penguins", "species"),
-         "palmerpenguins (3 species): bill length separates Adelie from Chinstrap and the probe "
-         "hinges on it, a strong real feature; stratified split"),
     Case("orthodont", orthodont_by_subject,
          "nlme Orthodont growth panel (numeric label, two discrete inputs), split by child"),
     Case("star", star, "Ecdat Star maths scores (numeric) from discrete inputs, random split"),
