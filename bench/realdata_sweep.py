@@ -44,6 +44,7 @@ def group_split(df, group, test_share=0.25, seed=SEED):
     mask = df[group].isin(test_groups).to_numpy()
     return df[~mask].reset_index(drop=True), df[mask].reset_index(drop=True)
 
+
 def time_split(df, col, test_share=0.25):
     df = df.sort_values(col, kind="stable").reset_index(drop=True)
     cut = df[col].iloc[int(len(df) * (1 - test_share))]
@@ -63,8 +64,10 @@ def R(pkg, name, keep_rownames_as=None):
         d = d.drop(columns=["rownames"])
     return d
 
+
 def is_class(s):
     return not (s.dtype.kind == "f" and s.nunique() > 20) and s.nunique() <= 20
+
 
 def rand(df, label, **roles):
     df = df[df[label].notna()].reset_index(drop=True)
@@ -72,10 +75,12 @@ def rand(df, label, **roles):
     kind = "stratified random" if is_class(df[label]) else "random"
     return dict(train=tr, test=te, label=label, **roles), kind
 
+
 def grp(df, label, group, **roles):
     df = df[df[label].notna()].reset_index(drop=True)
     tr, te = group_split(df, group)
     return dict(train=tr, test=te, label=label, groups=[group], **roles), f"group split by {group}"
+
 
 def tsplit(df, label, tcol, **roles):
     df = df[df[label].notna()].reset_index(drop=True)
@@ -83,112 +88,109 @@ def tsplit(df, label, tcol, **roles):
     return dict(train=tr, test=te, label=label, time=tcol, **roles), f"time split on {tcol}"
 
 # ---- datasets ---------------------------------------------------------------------------
-def pbc():  # follow-up time is known only with the outcome: dropped
-    return rand(R("survival", "pbc").drop(columns=["time"]), "status", ids=["id"])
+# One honest split per dataset: (how, R package, dataset, label, options). how: "random"
+# (stratified for a class label), "group" (whole entities on one side; options["group"]) or
+# "time" (earlier -> later on options["time"]). options["drop"]: columns known only after the
+# outcome or a co-outcome; options["rownames"]: keep R's row names under that name (with
+# options["ids"] the declared id columns).
+TABLE = {
+    "pbc": ("random", "survival", "pbc", "status", {"drop": ["time"], "ids": ["id"]}),
+    "melanoma": ("random", "MASS", "Melanoma", "status", {"drop": ["time"]}),
+    "aids2": ("random", "MASS", "Aids2", "status", {"drop": ["death"]}),  # death: follow-up end
+    "birthwt": ("random", "MASS", "birthwt", "bwt",  # low = bwt < 2500 by definition
+                {"drop": ["low"], "rownames": "row_id", "ids": ["row_id"]}),
+    "orthodont": ("group", "nlme", "Orthodont", "distance", {"group": "Subject"}),
+    "sleepstudy": ("group", "lme4", "sleepstudy", "Reaction", {"group": "Subject"}),
+    "oxboys": ("group", "nlme", "Oxboys", "height", {"group": "Subject"}),
+    "milk": ("group", "nlme", "Milk", "protein", {"group": "Cow"}),
+    "whickham": ("random", "mosaicData", "Whickham", "outcome", {}),
+    "nasscds": ("group", "DAAG", "nassCDS", "dead",  # injSeverity 4 = killed
+                {"drop": ["injSeverity"], "group": "caseid"}),
+    "cps1985": ("random", "AER", "CPS1985", "wage", {"rownames": "row_id", "ids": ["row_id"]}),
+    "wage": ("random", "ISLR", "Wage", "wage",  # logwage = log(wage)
+             {"drop": ["logwage"], "rownames": "row_id", "ids": ["row_id"]}),
+    "caschools": ("random", "AER", "CASchools", "math",  # read: the other test score
+                  {"drop": ["read"], "ids": ["district", "school"]}),
+    "houseprices": ("random", "AER", "HousePrices", "price", {}),
+    "oj": ("random", "ISLR", "OJ", "Purchase", {}),
+    "swisslabor": ("random", "AER", "SwissLabor", "participation", {}),
+    "hmda": ("random", "AER", "HMDA", "deny", {}),
+    "grunfeld": ("time", "plm", "Grunfeld", "inv", {"time": "year"}),
+    "cigar": ("time", "Ecdat", "Cigar", "sales", {"time": "year"}),
+    "produc": ("time", "plm", "Produc", "unemp", {"time": "year"}),
+    "penguins": ("random", "palmerpenguins", "penguins", "species", {}),
+    "quakes": ("random", "datasets", "quakes", "mag", {}),
+    "crabs": ("random", "MASS", "crabs", "sp", {"drop": ["index"]}),  # 1..50 per species x sex
+    "possum": ("random", "DAAG", "possum", "sex",
+               {"rownames": "row_id", "ids": ["row_id", "case"]}),
+    "diamonds": ("random", "ggplot2", "diamonds", "price", {}),
+    "hitters": ("random", "ISLR", "Hitters", "Salary", {"rownames": "player", "ids": ["player"]}),
+    "gssvocab": ("time", "carData", "GSSvocab", "vocab",
+                 {"time": "year", "rownames": "row_id", "ids": ["row_id"]}),
+    "chile": ("random", "carData", "Chile", "vote", {}),
+    "arrests": ("random", "carData", "Arrests", "released", {}),
+    "mroz": ("random", "carData", "Mroz", "lfp", {}),
+    "titanic": ("random", "carData", "TitanicSurvival", "survived",
+                {"rownames": "name", "ids": ["name"]}),
+    "college": ("random", "ISLR", "College", "Private", {"rownames": "name", "ids": ["name"]}),
+    "star": ("random", "Ecdat", "Star", "tmathssk",  # treadssk: the other test score
+             {"drop": ["treadssk"], "rownames": "row_id", "ids": ["row_id"]}),
+    "contraception": ("random", "mlmRev", "Contraception", "use", {"ids": ["woman"]}),
+}
+
+
+def from_table(name):
+    how, pkg, dataset, label, opts = TABLE[name]
+    df = R(pkg, dataset, keep_rownames_as=opts.get("rownames")).drop(columns=opts.get("drop", []))
+    roles = {"ids": opts["ids"]} if "ids" in opts else {}
+    if how == "group":
+        return grp(df, label, opts["group"], **roles)
+    if how == "time":
+        return tsplit(df, label, opts["time"], **roles)
+    return rand(df, label, **roles)
+
+
 def pima():  # the package's own train/test split
     tr, te = R("MASS", "Pima.tr"), R("MASS", "Pima.te")
     return dict(train=tr, test=te, label="type"), "official Pima.tr / Pima.te"
-def melanoma():
-    return rand(R("MASS", "Melanoma").drop(columns=["time"]), "status")
-def aids2():  # death = date of death or end of follow-up: post-outcome, dropped
-    return rand(R("MASS", "Aids2").drop(columns=["death"]), "status")
+
+
 def covid():  # ct_result determines result; turnaround times are after the test: dropped
     d = R("medicaldata", "covid_testing").drop(
         columns=["ct_result", "col_rec_tat", "rec_ver_tat", "fake_first_name", "fake_last_name"])
     return grp(d, "result", "subject_id")
-def birthwt():  # low = bwt < 2500 by definition: dropped
-    return rand(R("MASS", "birthwt", keep_rownames_as="row_id").drop(columns=["low"]),
-                "bwt", ids=["row_id"])
-def orthodont():
-    return grp(R("nlme", "Orthodont"), "distance", "Subject")
-def sleepstudy():
-    return grp(R("lme4", "sleepstudy"), "Reaction", "Subject")
-def oxboys():
-    return grp(R("nlme", "Oxboys"), "height", "Subject")
-def milk():
-    return grp(R("nlme", "Milk"), "protein", "Cow")
-def whickham():
-    return rand(R("mosaicData", "Whickham"), "outcome")
-def nasscds():  # injSeverity 4 = killed: dropped; several occupants per crash -> group by caseid
-    return grp(R("DAAG", "nassCDS").drop(columns=["injSeverity"]), "dead", "caseid")
-def cps1985():
-    return rand(R("AER", "CPS1985", keep_rownames_as="row_id"), "wage", ids=["row_id"])
-def wage():  # logwage = log(wage): dropped
-    return rand(R("ISLR", "Wage", keep_rownames_as="row_id").drop(columns=["logwage"]),
-                "wage", ids=["row_id"])
-def caschools():  # read is the other test score (co-outcome): dropped
-    return rand(R("AER", "CASchools").drop(columns=["read"]), "math", ids=["district", "school"])
-def houseprices():
-    return rand(R("AER", "HousePrices"), "price")
-def oj():
-    return rand(R("ISLR", "OJ"), "Purchase")
-def swisslabor():
-    return rand(R("AER", "SwissLabor"), "participation")
-def hmda():
-    return rand(R("AER", "HMDA"), "deny")
-def grunfeld():
-    return tsplit(R("plm", "Grunfeld"), "inv", "year")
-def cigar():
-    return tsplit(R("Ecdat", "Cigar"), "sales", "year")
-def produc():
-    return tsplit(R("plm", "Produc"), "unemp", "year")
-def penguins():
-    return rand(R("palmerpenguins", "penguins"), "species")
-def quakes():
-    return rand(R("datasets", "quakes"), "mag")
-def crabs():  # index = 1..50 within species x sex: dropped
-    return rand(R("MASS", "crabs").drop(columns=["index"]), "sp")
-def possum():
-    return rand(R("DAAG", "possum", keep_rownames_as="row_id"), "sex", ids=["row_id", "case"])
-def diamonds():
-    return rand(R("ggplot2", "diamonds"), "price")
-def hitters():
-    return rand(R("ISLR", "Hitters", keep_rownames_as="player"), "Salary", ids=["player"])
+
+
 def mlb_teams():  # wins: drop losses, rank and post-season flags (known after the season)
     d = R("openintro", "mlb_teams").drop(columns=[
         "losses", "rank", "division_winner", "wild_card_winner", "league_winner",
         "world_series_winner", "team_name", "ball_park"])
     return tsplit(d, "wins", "year")
-def gssvocab():
-    return tsplit(R("carData", "GSSvocab", keep_rownames_as="row_id"), "vocab", "year",
-                  ids=["row_id"])
-def chile():
-    return rand(R("carData", "Chile"), "vote")
-def arrests():
-    return rand(R("carData", "Arrests"), "released")
-def mroz():
-    return rand(R("carData", "Mroz"), "lfp")
-def titanic():
-    return rand(R("carData", "TitanicSurvival", keep_rownames_as="name"), "survived",
-                ids=["name"])
-def college():
-    return rand(R("ISLR", "College", keep_rownames_as="name"), "Private", ids=["name"])
-def star():  # treadssk is the other test score (co-outcome): dropped
-    return rand(R("Ecdat", "Star", keep_rownames_as="row_id").drop(columns=["treadssk"]),
-                "tmathssk", ids=["row_id"])
-def contraception():
-    return rand(R("mlmRev", "Contraception"), "use", ids=["woman"])
+
+
 def anes96():
     import statsmodels.api as sm
     return rand(sm.datasets.anes96.load_pandas().data, "vote")
+
+
 def vega_cars():
     from vega_datasets import local_data
     d = local_data.cars()
     return rand(d, "Origin", ids=["Name"])
 
-DATASETS = [pbc, pima, melanoma, aids2, covid, birthwt, orthodont, sleepstudy, oxboys, milk,
-            whickham, nasscds, cps1985, wage, caschools, houseprices, oj, swisslabor, hmda,
-            grunfeld, cigar, produc, penguins, quakes, crabs, possum, diamonds, hitters,
-            mlb_teams, gssvocab, chile, arrests, mroz, titanic, college, star, contraception,
-            anes96, vega_cars]
+
+SPECIAL = {"pima": pima, "covid": covid, "mlb_teams": mlb_teams, "anes96": anes96,
+           "vega_cars": vega_cars}
+BUILDERS = {**{name: (lambda n=name: from_table(n)) for name in TABLE}, **SPECIAL}
+
 
 def main(only=None):
     import auditor
     out = []
-    for fn in DATASETS:
-        if only and fn.__name__ not in only:
+    for name, fn in BUILDERS.items():
+        if only and name not in only:
             continue
-        rec = {"dataset": fn.__name__}
+        rec = {"dataset": name}
         try:
             kw, kind = fn()
         except Exception as e:
@@ -201,7 +203,7 @@ def main(only=None):
             rep = auditor.audit(**kw, suite="default", seed=SEED)
         except Exception:
             rec["audit_exception"] = traceback.format_exc()[-2000:]
-            out.append(rec); print(fn.__name__, "AUDIT EXCEPTION", flush=True); continue
+            out.append(rec); print(name, "AUDIT EXCEPTION", flush=True); continue
         rec["seconds"] = round(time.time() - t, 1)
         rec["statuses"] = {c.id: c.status for c in rep.checks}
         rec["fails"], rec["errors"], rec["warns"] = [], [], []
@@ -219,7 +221,7 @@ def main(only=None):
             if c.status == "warn":
                 rec["warns"].append({"check": c.id, "summary": c.summary[:200]})
         out.append(rec)
-        print(f"{fn.__name__:14s} {rec['rows']:6d} {rec['seconds']:6.1f}s fails="
+        print(f"{name:14s} {rec['rows']:6d} {rec['seconds']:6.1f}s fails="
               f"{[f['check'] for f in rec['fails']]} errors={[e['check'] for e in rec['errors']]}",
               flush=True)
     return out
