@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from auditor import __version__
 from auditor.core.config import AuditConfig, Tokens, parse_config
-from auditor.loading.data import REFERENCE, open_splits
+from auditor.loading.data import input_files, open_splits
 from auditor.report.results import Report, overall_status
 from auditor.runner import run_checks
 from auditor.core.suites import load_checks
@@ -47,10 +47,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     else:
         # hashed while loading, not after the checks (minutes later): the recorded hashes
         # describe the bytes that were read, even if a pipeline rewrites a file during the run
-        files = [p for name, p in cfg.datasets.items() if name not in (frames or {})]
-        if cfg.reference is not None and REFERENCE not in (frames or {}):
-            files.append(cfg.reference)
-        hashes = BackgroundHashes(files, hash_mode)
+        hashes = BackgroundHashes(input_files(cfg, frames).values(), hash_mode)
         try:
             data = open_splits(cfg, frames)
         except BaseException:  # refused input: stop reading the files for nothing

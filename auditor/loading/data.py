@@ -914,6 +914,16 @@ def _import_in_background(module: str) -> Any:
     return thread
 
 
+def input_files(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> dict[str, Path]:
+    """The files ``open_splits`` reads: each split (and the reference) not given in
+    ``frames``, by name."""
+    frames = frames or {}
+    files = {name: Path(p) for name, p in cfg.datasets.items() if name not in frames}
+    if cfg.reference is not None and REFERENCE not in frames:
+        files[REFERENCE] = Path(cfg.reference)
+    return files
+
+
 def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> AuditData:
     """Read every split of ``cfg`` into AuditData; ``frames`` supplies in-memory splits (and
     optionally the reference, under the key ``"reference"``) instead of files.
@@ -923,9 +933,7 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
     read as a seeded uniform sample that fits, and the report says so in its notes.
     """
     frames = frames or {}
-    files = {name: Path(p) for name, p in cfg.datasets.items() if name not in frames}
-    if cfg.reference is not None and REFERENCE not in frames:
-        files[REFERENCE] = Path(cfg.reference)
+    files = input_files(cfg, frames)
     from auditor.core.inputs import check_input_path
 
     for path in files.values():  # before estimate_bytes opens them: a FIFO would block

@@ -210,10 +210,9 @@ def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
     # school, class type and background with different scores), so when the ceiling is at
     # least CONFLICT_CEILING_FLOOR the probe must reach ``overfit_min_accuracy`` of it (for
     # accuracy: every row but those); below that the full requirement stands (constant or
-    # collapsed inputs).
-    # The allowance needs inputs that vary and can beat a constant prediction (the majority
-    # class's share; R² 0): constant or all-zero inputs with an imbalanced label (30 of 32
-    # negatives: reachable 0.94 by predicting the majority) still fail.
+    # collapsed inputs). The allowance also needs inputs that vary and can beat a constant
+    # prediction (the majority class's share; R² 0): constant or all-zero inputs with an
+    # imbalanced label (30 of 32 negatives: reachable 0.94 by predicting the majority) fail.
     required = check.overfit_min_accuracy
     if (CONFLICT_CEILING_FLOOR <= ceiling < 1.0 and varying
             and ceiling > _constant_fit(yb, p.task)):
@@ -226,8 +225,8 @@ def _overfit_finding(check: "LabelProbe", p: Prepared, settings: Settings,
                              "fit": round(fit, 4) if not math.isnan(fit) else None,
                              "required": required,
                              "measure": what, "learning_rate": 0.01, "verdict": "fits",
-                             "rows_with_identical_inputs_and_different_labels": conflicting}
-    batch["reachable"] = ceiling
+                             "rows_with_identical_inputs_and_different_labels": conflicting,
+                             "reachable": ceiling}
     evidence: dict[str, Any] = {"batch": batch}
     if ok:
         because = ""
@@ -302,21 +301,19 @@ def _conflicts(X: np.ndarray, y: np.ndarray, task: str) -> tuple[int, float]:
         return 0, 1.0
     _, inv = np.unique(X, axis=0, return_inverse=True)
     inv = inv.ravel()
-    if task == NUMERIC:
-        yf = np.asarray(y, dtype=np.float64)
-        groups = np.unique(np.c_[inv, yf], axis=0)
-        conflicting = int((np.bincount(groups[:, 0].astype(np.int64),
-                                       minlength=inv.max() + 1)[inv] > 1).sum())
-        total = float(((yf - yf.mean()) ** 2).sum())
+    numeric = task == NUMERIC
+    yv = np.asarray(y, dtype=np.float64 if numeric else np.int64)
+    pairs, counts = np.unique(np.c_[inv, yv], axis=0, return_counts=True)
+    owner = pairs[:, 0].astype(np.int64)  # the distinct input of each (input, label) pair
+    conflicting = int((np.bincount(owner, minlength=inv.max() + 1)[inv] > 1).sum())
+    if numeric:
+        total = float(((yv - yv.mean()) ** 2).sum())
         if total <= 0:
             return conflicting, 1.0
-        means = np.bincount(inv, weights=yf) / np.bincount(inv)
-        return conflicting, float(1.0 - ((yf - means[inv]) ** 2).sum() / total)
-    pairs, counts = np.unique(np.c_[inv, y.astype(np.int64)], axis=0, return_counts=True)
-    labels_per_input = np.bincount(pairs[:, 0], minlength=inv.max() + 1)
-    conflicting = int((labels_per_input[inv] > 1).sum())
+        means = np.bincount(inv, weights=yv) / np.bincount(inv)
+        return conflicting, float(1.0 - ((yv - means[inv]) ** 2).sum() / total)
     best = np.zeros(inv.max() + 1, dtype=np.int64)
-    np.maximum.at(best, pairs[:, 0], counts)
+    np.maximum.at(best, owner, counts)
     return conflicting, float(best.sum() / len(y))
 
 

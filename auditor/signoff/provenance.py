@@ -122,7 +122,7 @@ class BackgroundHashes:
                 check_input_path(p)
             except Exception:  # noqa: BLE001 - the loader reports it, with its own message
                 continue
-            todo.append(str(p))
+            todo.append(str(Path(p)))
         self._thread = threading.Thread(target=self._run, args=(todo,), daemon=True,
                                         name="provenance hashes")
         self._thread.start()
@@ -144,7 +144,7 @@ class BackgroundHashes:
     def get(self, path: str | Path) -> tuple[str, int]:
         """The hash of ``path`` (waiting for the thread), or computed now if it has none."""
         self._thread.join()
-        got = self._done.get(str(path))
+        got = self._done.get(str(Path(path)))  # keys as Path spells them
         return got if got is not None else content_hash(path, self.mode)
 
 
