@@ -11,7 +11,8 @@ import time
 import traceback
 from typing import Any, Iterable
 
-from auditor.core.checks import Cost, describe, params_of
+from auditor.core.checks import Cost, describe, is_measured, params_of
+from auditor.detectors.measured import judged
 from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
 from auditor.report.results import CheckResult, Status, status_from_findings, summarize
@@ -24,14 +25,25 @@ def order_checks(checks: Iterable[Any]) -> list[Any]:
     return sorted(checks, key=lambda c: int(getattr(c, "cost", Cost.STATS)))
 
 
+def _findings(check: Any, data: Any) -> list[Any]:
+    """One path for every engine: ``judge(measure(engine, roles))``; checks not yet split in
+    two run ``check.run`` on polars and their twin in :mod:`auditor.sparktwins` on Spark."""
+    if is_measured(check):
+        return judged(check, data)
+    if getattr(data, "engine_name", "polars") == "spark":
+        from auditor.sparktwins.spark_dispatch import run_on_spark
+
+        return run_on_spark(check, data)
+    return list(check.run(data))
+
+
 def run_check(check: Any, data: AuditData) -> CheckResult:
     """Run one check in isolation: time it, capture skips and crashes."""
     title = getattr(check, "title", check.id)
     base = dict(id=check.id, title=title, description=describe(check), params=params_of(check))
     t0 = time.perf_counter()
     try:
-        on_engine = getattr(data, "run_check", None)  # the spark engine's dispatch
-        findings = list(on_engine(check) if on_engine else check.run(data))
+        findings = _findings(check, data)
     except NotApplicable as reason:
         return CheckResult(status=Status.SKIPPED, duration_s=round(time.perf_counter() - t0, 4),
                            summary=f"Skipped: {reason}", **base)

@@ -12,7 +12,7 @@ Data: ``bench/make_data.py`` (train = rows, test = rows / 4, 40 columns, planted
 written once as Parquet folders under ``/tmp/auditor-bench/<rows>/`` and reused when present.
 Each engine runs ``auditor run`` in a fresh process (so peaks are per run). ``--suite spark``
 (default) runs the checks of the default suite that have a Spark implementation
-(``auditor.engines.spark_dispatch.SPARK_CHECKS``, read when the bench starts); ``--suite
+(``auditor.sparktwins.spark_dispatch.SPARK_CHECKS``, read when the bench starts); ``--suite
 default`` runs the whole default suite (Spark skips the rest with the reason). The process
 tree is sampled every 0.5 s from /proc: VmHWM and utime + stime of the Python process and of
 any java descendant. Writes ``bench/results/spark-<rows>.json``.
@@ -40,7 +40,7 @@ def spark_suite() -> str:
     sys.path.insert(0, str(ROOT))
     import yaml
 
-    from auditor.engines.spark_dispatch import SPARK_CHECKS
+    from auditor.sparktwins.spark_dispatch import SPARK_CHECKS
 
     default = yaml.safe_load((ROOT / "checks" / "default.yaml").read_text())
     ids = [c for c in default["checks"] if c in SPARK_CHECKS]

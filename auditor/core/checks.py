@@ -1,18 +1,29 @@
-"""What every check shares: its cost class and the protocol the runner relies on.
+"""What every check shares: its cost class, what it needs, and the protocol the runner relies on.
 
 A check is a frozen, keyword-only dataclass (fields = parameters and thresholds) with class-level
-``id``, ``title`` and ``cost`` and one pure ``run(data) -> list[Finding]``. There is no base
-class: this module only names the shapes.
+``id``, ``title``, ``cost`` and ``needs``, and two pure halves:
+
+- ``measure(engine, roles) -> Measures``: every row reduced to a plain dataclass of aggregates,
+  only through the batched operations of :mod:`auditor.engines` (so it runs unchanged on
+  polars and on Spark);
+- ``judge(measures) -> list[Finding]``: grading, messages and evidence, with no engine and no
+  I/O (a test plants measures and asserts the verdict).
+
+The runner checks ``needs`` once, then calls ``judge(measure(engine, roles))`` for every
+engine. Checks not yet split in two still have ``run(data) -> list[Finding]`` on polars frames
+(and a per-check twin in :mod:`auditor.sparktwins` on Spark). There is no base class: this
+module only names the shapes.
 """
 from __future__ import annotations
 
 import inspect
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from auditor.loading.data import AuditData
+    from auditor.core.roles import Roles
+    from auditor.engines import Engine
     from auditor.report.results import Finding
 
 
@@ -24,12 +35,57 @@ class Cost(IntEnum):
     MODEL = 2
 
 
+@dataclass(frozen=True)
+class Needs:
+    """What a check needs to be applicable, checked once by the runner before it measures:
+    at least ``splits`` splits, and each of ``roles`` declared (``label``, ``time``,
+    ``groups``, ``ids``, ``text``, ``tokens``; several names in one string separated by ``|``:
+    any one of them). Unmet, the check is ``skipped`` with the reason."""
+
+    splits: int = 1
+    roles: tuple[str, ...] = ()
+
+    def unmet(self, roles: "Roles") -> str | None:
+        """Why the check cannot run on ``roles``, or None."""
+        if len(roles.splits) < self.splits:
+            return ("only one split: nothing to compare across splits" if len(roles.splits) == 1
+                    else f"needs {self.splits} splits; got {len(roles.splits)}")
+        for need in self.roles:
+            options = need.split("|")
+            if not any(_declared(roles, r) for r in options):
+                return f"no {' or '.join(_ROLE_WORDS.get(r, r) for r in options)} declared"
+        return None
+
+
+_ROLE_WORDS = {"label": "label column", "time": "time column", "groups": "group column",
+               "ids": "id column", "text": "text column", "tokens": "tokens section"}
+
+
+def _declared(roles: "Roles", role: str) -> bool:
+    if role == "tokens":
+        return roles.tokens is not None
+    return bool(getattr(roles.columns, role))
+
+
 class Check(Protocol):
     id: ClassVar[str]
     title: ClassVar[str]
     cost: ClassVar[Cost]
 
-    def run(self, data: "AuditData") -> list["Finding"]: ...
+
+class MeasuredCheck(Check, Protocol):
+    """A check written once for every engine (see the module docstring)."""
+
+    needs: ClassVar[Needs]
+
+    def measure(self, engine: "Engine", roles: "Roles") -> Any: ...
+
+    def judge(self, measures: Any) -> list["Finding"]: ...
+
+
+def is_measured(check: Any) -> bool:
+    """True for a check split into ``measure`` and ``judge``."""
+    return callable(getattr(check, "measure", None)) and callable(getattr(check, "judge", None))
 
 
 def describe(check: Any) -> str:

@@ -52,7 +52,7 @@ class Expectations:
 
     def findings(self, data: Any, *, spark: bool = False) -> list[Finding]:
         """GX's results on every split, judged; ``spark``: the splits are Spark DataFrames,
-        validated in full by GX's Spark execution engine (auditor.engines.spark_prep)."""
+        validated in full by GX's Spark execution engine (auditor.sparktwins.spark_prep)."""
         suite = getattr(data, "expectations", None)
         if not suite:
             raise NotApplicable("no expectation suite named (set `expectations: suite.json` "

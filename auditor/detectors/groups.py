@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
-import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData, Kind
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import ColumnType, Kind, Roles
+from auditor.detectors.measured import judged
+from auditor.engines import KeyOverlap, KeySummary
+from auditor.engines.operations import Num, Operations, Range, RecordMatch
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import check_params, clip_text, fmt_count, fmt_rows, grade, is_share, share
@@ -62,6 +64,7 @@ class GroupOverlap:
     id: ClassVar[str] = "leakage.group_overlap"
     title: ClassVar[str] = "Entities shared between splits"
     cost: ClassVar[Cost] = Cost.CHEAP
+    needs: ClassVar[Needs] = Needs(splits=2)
     warn_above: float = 0.0     # share of the later split's rows
     fail_above: float = 0.0
     max_examples: int = 20
@@ -86,208 +89,228 @@ class GroupOverlap:
                              "candidate_max_rows_per_value; got "
                              f"{self.candidate_min_rows_per_value!r}")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        if len(data.splits) < 2:
-            raise NotApplicable("only one split: entities cannot cross splits")
-        groups = list(dict.fromkeys(data.columns.groups))
-        ids = [c for c in dict.fromkeys(data.columns.ids) if c not in groups]
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
+
+    # -- measure -------------------------------------------------------------------------------
+    def measure(self, engine: Operations, roles: Roles) -> GroupMeasures:
+        """Key summaries and pair overlaps of the declared groups and ids; for candidates
+        (without groups), the facts :func:`candidate_why` reads, and overlaps of the columns
+        that pass it."""
+        groups = list(dict.fromkeys(roles.columns.groups))
+        ids = [c for c in dict.fromkeys(roles.columns.ids) if c not in groups]
+        pairs = roles.pairs()
+        candidates = candidate_columns(roles) if not groups and self.suggest_candidates else []
+        summaries = engine.key_summaries([*groups, *ids, *candidates])
+        overlaps = engine.key_overlaps([*groups, *ids], pairs, max_examples=self.max_examples)
+        ranges = engine.ranges([Num(c) for c in [*ids, *candidates]
+                                if roles.types.get(c) == ColumnType.INTEGER])
+        numbering = {c: all(_row_numbers(roles, summaries[s][c], ranges[s].get(Num(c)), c)
+                            for s in roles.splits) for c in ids}
+        first = {c: ranges[pairs[-1][1]][Num(c)].min for c in ids
+                 if numbering[c] and pairs}
+        matches = {}
+        compare = roles.duplicate_columns()
+        for c in ids:
+            if not numbering[c]:
+                matches |= {(c, a, b): m for (a, b), m in
+                            engine.record_matches(c, compare, pairs).items()}
+        facts = {}
+        if candidates:
+            distinct = engine.distinct_values(candidates)
+            for c in candidates:
+                facts[c] = CandidateFacts(
+                    distinct=distinct[c].distinct,
+                    per_value={s: share(summaries[s][c].keyed_rows, summaries[s][c].distinct)
+                               for s in roles.splits},
+                    integer=roles.types.get(c) == ColumnType.INTEGER,
+                    sparse=_sparse(ranges, roles, c, distinct[c].distinct),
+                    rows=dict(roles.rows))
+            strings = [c for c in candidates if not facts[c].integer
+                       and facts[c].distinct >= self.candidate_min_distinct]
+            for c, dv in engine.distinct_values(strings, limit=1000).items():
+                facts[c] = replace(facts[c], numbers_or_dates=_numbers_or_dates(dv.first))
+            keyed = [c for c in candidates if candidate_why(self, c, facts[c])]
+            overlaps |= engine.key_overlaps(keyed, pairs, max_examples=self.max_examples)
+        return GroupMeasures(groups=groups, ids=ids, pairs=pairs, rows=dict(roles.rows),
+                             summaries=summaries, overlaps=overlaps, numbering=numbering,
+                             first_number=first, matches=matches, candidates=facts)
+
+    # -- judge ---------------------------------------------------------------------------------
+    def judge(self, m: GroupMeasures) -> list[Finding]:
         findings: list[Finding] = []
-        for col in groups:
-            findings += self._declared(data, col)
-        for col in ids:
-            findings += self._ids(data, col)
-        if groups:
+        for col in m.groups:
+            findings += self._declared(m, col)
+        for col in m.ids:
+            findings += self._ids(m, col)
+        if m.groups:
             return findings
-        if self.suggest_candidates:
-            findings += [f for col in candidate_columns(data) if (f := self._candidate(data, col))]
+        for col, facts in m.candidates.items():
+            why = candidate_why(self, col, facts)
+            if why:
+                f = candidate_finding(m, col, why, [
+                    (a, b, m.overlaps[(col, a, b)]) for a, b in m.pairs])
+                if f:
+                    findings.append(f)
         if not findings:
             raise NotApplicable("no group column declared (columns.groups), and no column looks "
                                 "like an entity key shared across splits")
         return findings
 
-    # -- declared ids ------------------------------------------------------------------------
-    def _ids(self, data: AuditData, col: str) -> list[Finding]:
+    def _ids(self, m: GroupMeasures, col: str) -> list[Finding]:
         """A declared id shared by two splits is the same record in both (the id is never a
         feature, so leakage.duplicates cannot see it). Row numbers that restart in every split
         (0..n-1 or 1..n) are not record ids: their overlap is info."""
-        counts = entity_counts(data, col)
-        numbering = all(_row_numbers(data.splits[s][col]) for s in data.split_names)
+        numbering = m.numbering[col]
         out = []
-        for earlier, later in data.pairs():
-            shared, rows, value = overlap(data, counts, earlier, later)
-            message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} carry a {col} that "
-                       f"also occurs in {earlier} ({fmt_count(shared.height)} of "
-                       f"{fmt_count(counts[later].height)} {later} {col} values)")
+        for earlier, later in m.pairs:
+            ko = m.overlaps[(col, earlier, later)]
+            rows, value = ko.rows_later, share(ko.rows_later, m.rows[later])
+            message = (f"{fmt_rows(rows, m.rows[later], f'{later} rows')} carry a {col} that "
+                       f"also occurs in {earlier} ({fmt_count(ko.shared)} of "
+                       f"{fmt_count(m.summaries[later][col].distinct)} {later} {col} values)")
             if numbering and rows:
                 severity = Severity.INFO
                 message += (f"; {col} numbers the rows of each split from "
-                            f"{int(data.splits[later][col].min())} (a row number, not a record "
+                            f"{int(m.first_number[col])} (a row number, not a record "
                             "id), so the overlap is info")
             else:
                 severity = grade(value, warn=self.id_warn_above, fail=self.id_fail_above)
                 if rows:
                     message += ": the same records are in both splits"
-            evidence = self._evidence(shared, col, earlier, later) if rows else {}
+            evidence = overlap_evidence(ko, col, earlier, later) if rows else {}
             if rows and not numbering:
-                evidence["same_values"] = _same_record_rows(data, col, shared, earlier, later)
+                match = m.matches[(col, earlier, later)]
+                evidence["same_values"] = {
+                    f"{later} rows with a shared {col}": match.keyed,
+                    "equal in every other column": match.equal,
+                    "different in some column": match.keyed - match.equal}
             out.append(Finding(
                 severity=severity, subject=col, splits=[earlier, later], metric="id_overlap_rows",
                 value=value, threshold=self.id_fail_above, count=rows, message=message,
                 evidence=evidence))
         return out
 
-    # -- declared groups -----------------------------------------------------------------------
-    def _declared(self, data: AuditData, col: str) -> list[Finding]:
-        counts = entity_counts(data, col)
+    def _declared(self, m: GroupMeasures, col: str) -> list[Finding]:
         out = []
-        for earlier, later in data.pairs():
-            shared, rows, value = overlap(data, counts, earlier, later)
-            entities = counts[later].height
-            message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
-                       f"{earlier} ({fmt_count(shared.height)} of {fmt_count(entities)} {later} "
+        for earlier, later in m.pairs:
+            ko = m.overlaps[(col, earlier, later)]
+            rows, value = ko.rows_later, share(ko.rows_later, m.rows[later])
+            entities = m.summaries[later][col].distinct
+            message = (f"{fmt_rows(rows, m.rows[later], f'{later} rows')} share a {col} with "
+                       f"{earlier} ({fmt_count(ko.shared)} of {fmt_count(entities)} {later} "
                        f"{col} values also occur in {earlier})")
             out.append(Finding(
                 severity=grade(value, warn=self.warn_above, fail=self.fail_above),
                 subject=col, splits=[earlier, later], metric="group_overlap_rows", value=value,
                 threshold=self.fail_above, count=rows, message=message,
-                evidence=self._evidence(shared, col, earlier, later) if rows else {}))
-        for split in data.split_names:
-            nulls = data.rows(split) - int(counts[split]["rows"].sum())
+                evidence=overlap_evidence(ko, col, earlier, later) if rows else {}))
+        for split, summaries in m.summaries.items():
+            nulls = summaries[col].missing_rows
             if nulls:
-                out.append(null_group_finding(data, split, col, nulls))
+                out.append(null_group_finding(m.rows[split], split, col, nulls))
         return out
 
-    def _evidence(self, shared: pl.DataFrame, col: str, earlier: str,
-                  later: str) -> dict[str, Any]:
-        top = shared.head(self.max_examples)
-        rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
-                for e, a, b in top.select("entity", "rows_earlier", "rows_later").iter_rows()]
-        return {
-            "shared": {"entities": shared.height,
-                       f"{earlier} rows": int(shared["rows_earlier"].sum()),
-                       f"{later} rows": int(shared["rows_later"].sum())},
-            "top_entities": rows}
 
-    # -- suggestions ---------------------------------------------------------------------------
-    def _candidate(self, data: AuditData, col: str) -> Finding | None:
-        counts = entity_counts(data, col)
-        distinct = pl.concat([c.select("entity") for c in counts.values()]).n_unique()
-        per_value = {s: share(int(c["rows"].sum()), c.height) for s, c in counts.items()}
-        why = candidate_why(self, data, col, distinct, per_value,
-                            sparse=lambda: _sparse_if_integer(data, col),
-                            numbers_or_dates=lambda: _numbers_or_dates(counts))
-        if not why:
-            return None
-        pairs = []
-        for earlier, later in data.pairs():
-            shared, rows, value = overlap(data, counts, earlier, later)
-            pairs.append((earlier, later, shared.height, rows, value,
-                          lambda shared=shared, earlier=earlier, later=later:
-                          self._evidence(shared, col, earlier, later)))
-        return candidate_finding(data, col, why, pairs)
+@dataclass(frozen=True)
+class CandidateFacts:
+    """What decides whether an undeclared column looks like an entity key: distinct values
+    over every split, mean rows per value in each split, whether it is an integer column and
+    its distinct values fill under half of its range (``sparse``; True for strings), and
+    whether its values are mostly numbers or dates written as text (strings only, measured
+    when it has enough distinct values)."""
+
+    distinct: int
+    per_value: dict[str, float]
+    integer: bool
+    sparse: bool
+    rows: dict[str, int]
+    numbers_or_dates: bool = False
 
 
-def candidate_why(check: Any, data: Any, col: str, distinct: int, per_value: dict[str, float],
-                  *, sparse: Callable[[], bool], numbers_or_dates: Callable[[], bool]
-                  ) -> list[str]:
-    """Why ``col`` looks like an undeclared entity key (empty: it does not), from aggregates:
-    ``distinct`` values over all splits, ``per_value`` = mean rows per value in each split;
-    ``sparse()`` and ``numbers_or_dates()`` are asked only when needed (see
-    :class:`GroupOverlap`). Shared by the polars check and the Spark engine."""
-    if distinct < check.candidate_min_distinct:
+@dataclass(frozen=True)
+class GroupMeasures:
+    """Everything :meth:`GroupOverlap.judge` grades: rows per split, per column and split the
+    key summary, per (column, earlier, later) the overlap; ids: whether they number the rows
+    of every split (and from which number), and how many shared-id rows equal their earlier
+    record; candidates: their :class:`CandidateFacts` (overlaps only for those that pass)."""
+
+    groups: list[str]
+    ids: list[str]
+    pairs: list[tuple[str, str]]
+    rows: dict[str, int]
+    summaries: dict[str, dict[str, KeySummary]]
+    overlaps: dict[tuple[str, str, str], KeyOverlap]
+    numbering: dict[str, bool]
+    first_number: dict[str, Any]
+    matches: dict[tuple[str, str, str], RecordMatch]
+    candidates: dict[str, CandidateFacts]
+
+
+def overlap_evidence(ko: KeyOverlap, col: str, earlier: str, later: str) -> dict[str, Any]:
+    """The shared entities' totals and the most-affected ones with their rows in each split."""
+    rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
+            for e, a, b in ko.top.select(col, "rows_earlier", "rows_later").iter_rows()]
+    return {"shared": {"entities": ko.shared, f"{earlier} rows": ko.rows_earlier,
+                       f"{later} rows": ko.rows_later}, "top_entities": rows}
+
+
+def candidate_why(check: Any, col: str, facts: CandidateFacts) -> list[str]:
+    """Why ``col`` looks like an undeclared entity key (empty: it does not), from its
+    :class:`CandidateFacts` (see :class:`GroupOverlap`)."""
+    if facts.distinct < check.candidate_min_distinct:
         return []
     by_name = bool(ENTITY_NAME.search(snake(col)))
-    integer = data.kinds.get(col) == Kind.NUMERIC
     repeats = any(check.candidate_min_rows_per_value <= v <= check.candidate_max_rows_per_value
-                  for v in per_value.values()) and (
-        not integer or (distinct >= check.candidate_min_integer_distinct
-                        and sparse())) and (
-        integer or not numbers_or_dates())
+                  for v in facts.per_value.values()) and (
+        not facts.integer or (facts.distinct >= check.candidate_min_integer_distinct
+                              and facts.sparse)) and (
+        facts.integer or not facts.numbers_or_dates)
     why = []
     if by_name:
         why.append("its name looks like an entity key")
     if repeats:
-        mean = per_value[max(per_value, key=lambda s: data.rows(s))]
-        why.append(f"its values repeat ({mean:.1f} rows per value in the largest split)")
+        largest = max(facts.per_value, key=lambda s: facts.rows[s])
+        why.append(f"its values repeat ({facts.per_value[largest]:.1f} rows per value in the "
+                   "largest split)")
     return why
 
 
-def candidate_finding(data: Any, col: str, why: list[str],
-                      pairs: list[tuple[str, str, int, int, float, Callable[[], dict]]]
-                      ) -> Finding | None:
-    """The ``candidate_group_column`` info finding from the overlap of every pair (earlier,
-    later, shared entities, later rows sharing one, their share, evidence of the shared
-    entities), stated for the pair with the largest share; None when no pair shares one."""
+def candidate_finding(m: GroupMeasures, col: str, why: list[str],
+                      pairs: list[tuple[str, str, KeyOverlap]]) -> Finding | None:
+    """The ``candidate_group_column`` info finding from the overlap of every pair, stated for
+    the pair with the largest share of the later split's rows; None when no pair shares one."""
     best = None
     table = []
-    for earlier, later, entities, rows, value, evidence in pairs:
-        table.append({"splits": f"{earlier} → {later}", "later rows shared": rows,
-                      "share": round(value, 6), "entities shared": entities})
-        if rows and (best is None or value > best[0]):
-            best = (value, earlier, later, rows, evidence)
+    for earlier, later, ko in pairs:
+        value = share(ko.rows_later, m.rows[later])
+        table.append({"splits": f"{earlier} → {later}", "later rows shared": ko.rows_later,
+                      "share": round(value, 6), "entities shared": ko.shared})
+        if ko.rows_later and (best is None or value > best[0]):
+            best = (value, earlier, later, ko)
     if best is None:
         return None
-    value, earlier, later, rows, make_evidence = best
-    evidence = make_evidence()
+    value, earlier, later, ko = best
+    evidence = overlap_evidence(ko, col, earlier, later)
     evidence["why"] = " and ".join(why)
     evidence["pairs"] = table
+    rows = ko.rows_later
     return Finding(
         severity=Severity.INFO, subject=col, splits=[earlier, later],
         metric="candidate_group_column", value=value, count=rows,
         message=f"{col} may be an undeclared entity key ({' and '.join(why)}): "
-                f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
+                f"{fmt_rows(rows, m.rows[later], f'{later} rows')} share a {col} with "
                 f"{earlier}; declare it in columns.groups if one entity's rows must stay in "
                 "one split",
         evidence=evidence)
 
 
-def entity_counts(data: AuditData, col: str) -> dict[str, pl.DataFrame]:
-    """Per split: ``entity`` (non-null values of ``col``; NaN counts as null) and ``rows``
-    (rows per entity)."""
-    same_type = col in data.kinds
-    out = {}
-    for split, df in data.splits.items():
-        s = df[col] if same_type else df[col].cast(pl.String)
-        if s.dtype.is_float():
-            s = s.fill_nan(None)
-        out[split] = (pl.DataFrame({"entity": s}).drop_nulls()
-                      .group_by("entity").agg(pl.len().cast(pl.Int64).alias("rows")))
-    return out
-
-
-def overlap(data: AuditData, counts: dict[str, pl.DataFrame], earlier: str, later: str
-            ) -> tuple[pl.DataFrame, int, float]:
-    """The shared entities of a pair (:func:`shared_entities`), the later split's rows that
-    hold one, and their share of the later split's rows."""
-    shared = shared_entities(counts, earlier, later)
-    rows = int(shared["rows_later"].sum()) if shared.height else 0
-    return shared, rows, share(rows, data.rows(later))
-
-
-def shared_entities(counts: dict[str, pl.DataFrame], earlier: str, later: str) -> pl.DataFrame:
-    """Entities in both splits: ``entity``, ``rows_earlier``, ``rows_later``; most-affected
-    first (rows in the later split, then in the earlier split, then the entity's text)."""
-    a = counts[earlier].rename({"rows": "rows_earlier"})
-    b = counts[later].rename({"rows": "rows_later"})
-    return (a.join(b, on="entity", how="inner")
-            .with_columns(pl.col("entity").cast(pl.String).alias("_key"))
-            .sort(["rows_later", "rows_earlier", "_key"], descending=[True, True, False])
-            .drop("_key"))
-
-
-def candidate_columns(data: AuditData) -> list[str]:
+def candidate_columns(roles: Roles) -> list[str]:
     """Undeclared string or integer columns (the ones that could be entity keys)."""
-    roles = data.columns.declared()
-    schema = next(iter(data.splits.values())).schema  # built anew on every access: once
-    out = []
-    for col in data.common_columns():
-        if col in roles:
-            continue
-        kind = data.kinds.get(col)
-        dtype = schema[col]
-        if kind == Kind.CATEGORICAL or (kind == Kind.NUMERIC and dtype.is_integer()):
-            out.append(col)
-    return out
+    declared = roles.columns.declared()
+    return [c for c in roles.common_columns() if c not in declared and (
+        roles.kinds.get(c) == Kind.CATEGORICAL
+        or (roles.kinds.get(c) == Kind.NUMERIC and roles.types.get(c) == ColumnType.INTEGER))]
 
 
 def snake(name: str) -> str:
@@ -297,22 +320,22 @@ def snake(name: str) -> str:
     return re.sub(r"[^0-9a-zA-Z]+", "_", name).lower()
 
 
-def _sparse_if_integer(data: AuditData, col: str) -> bool:
-    """Strings pass; integers pass when their distinct values fill under half of their range."""
-    values = pl.concat([df.select(pl.col(col)) for df in data.splits.values()])[col].drop_nulls()
-    if not values.dtype.is_integer():
+def _sparse(ranges: dict[str, dict[Num, Range]], roles: Roles, col: str, distinct: int) -> bool:
+    """Strings pass; integers pass when their distinct values fill under half of their range
+    over every split."""
+    if roles.types.get(col) != ColumnType.INTEGER:
         return True
-    lo, hi = values.min(), values.max()
-    if lo is None or hi is None:
+    lows = [r[Num(col)].min for r in ranges.values() if r[Num(col)].min is not None]
+    highs = [r[Num(col)].max for r in ranges.values() if r[Num(col)].max is not None]
+    if not lows:
         return False
-    return values.n_unique() < 0.5 * (float(hi) - float(lo) + 1)
+    return distinct < 0.5 * (float(max(highs)) - float(min(lows)) + 1)
 
 
-def _numbers_or_dates(counts: dict[str, pl.DataFrame]) -> bool:
-    """Strings that are mostly (>= 90% of up to 1,000 distinct values) numbers or dates:
-    measurements or times written as text, not entity keys."""
-    values = pl.concat([c["entity"] for c in counts.values()]).cast(pl.String).unique()
-    values = values.sort().head(1000).str.strip_chars()
+def _numbers_or_dates(first: list[str]) -> bool:
+    """Strings that are mostly (>= 90% of the first 1,000 distinct values, sorted) numbers or
+    dates: measurements or times written as text, not entity keys."""
+    values = pl.Series(first, dtype=pl.String).str.strip_chars()
     if values.len() == 0:
         return False
     parsed = values.cast(pl.Float64, strict=False).is_not_null()
@@ -323,32 +346,13 @@ def _numbers_or_dates(counts: dict[str, pl.DataFrame]) -> bool:
     return float(parsed.mean()) >= 0.9
 
 
-def _row_numbers(s: pl.Series) -> bool:
+def _row_numbers(roles: Roles, summary: KeySummary, rng: Range | None, col: str) -> bool:
     """An integer column holding exactly 0..n-1 or 1..n (each once): a per-split row number."""
-    if not s.dtype.is_integer() or s.null_count():
+    if roles.types.get(col) != ColumnType.INTEGER or rng is None or rng.missing \
+            or rng.min is None:
         return False
-    lo, hi = s.min(), s.max()
-    return lo in (0, 1) and hi - lo + 1 == s.len() and s.n_unique() == s.len()
-
-
-def _same_record_rows(data: AuditData, col: str, shared: pl.DataFrame, earlier: str,
-                      later: str) -> dict[str, int]:
-    """Of the shared ids, how many rows of ``later`` equal their ``earlier`` row (first with
-    that id) in every other compared column (those of leakage.duplicates)."""
-    from auditor.detectors.near_duplicates import frames_equal
-
-    cols = data.duplicate_columns()
-    ids = shared.select("entity")
-    a = (data.splits[earlier].select(pl.col(col).alias("entity")).with_row_index("row_a")
-         .join(ids, on="entity").group_by("entity").agg(pl.col("row_a").min()))
-    b = (data.splits[later].select(pl.col(col).alias("entity")).with_row_index("row_b")
-         .join(a, on="entity"))
-    equal = frames_equal(data.splits[earlier].select(cols), b["row_a"],
-                         data.splits[later].select(cols), b["row_b"]) if cols else \
-        np.ones(b.height, dtype=bool)
-    return {f"{later} rows with a shared {col}": b.height,
-            "equal in every other column": int(equal.sum()),
-            "different in some column": int(b.height - equal.sum())}
+    n = summary.rows
+    return rng.min in (0, 1) and rng.max - rng.min + 1 == n and summary.distinct == n
 
 
 def _cell(v: Any) -> Any:
@@ -357,10 +361,9 @@ def _cell(v: Any) -> Any:
     return clip_text(v, CELL_CHARS)
 
 
-def null_group_finding(data: Any, split: str, col: str, nulls: int) -> Finding:
-    """Info: rows of ``split`` without a ``col`` value are left out of the overlap (shared by
-    the polars check and the Spark engine)."""
-    total = data.rows(split)
+def null_group_finding(total: int, split: str, col: str, nulls: int) -> Finding:
+    """Info: rows of ``split`` (``total`` rows) without a ``col`` value are left out of the
+    overlap."""
     return Finding(
         severity=Severity.INFO, subject=col, splits=[split], metric="null_group_rows",
         value=share(nulls, total), count=nulls,

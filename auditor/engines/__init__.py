@@ -176,3 +176,4 @@ def nearest_rank(sorted_values: np.ndarray, p: float) -> float | None:
         return None
     i = max(int(np.ceil(p * n)) - 1, 0)
     return float(sorted_values[min(i, n - 1)])
+

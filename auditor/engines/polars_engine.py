@@ -1,13 +1,15 @@
 """The engine operations on polars DataFrames (one machine; the default engine)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from auditor.engines import (ColumnProfile, Histogram, KeyOverlap, KeySummary, bin_index,
                              nearest_rank)
+from auditor.engines.operations import (Between, Condition, DistinctValues, Examples, Exceeds,
+                                        Num, Range, RecordMatch, Tally)
 
 
 def _missing(col: str, dtype: pl.DataType) -> pl.Expr:
@@ -21,7 +23,169 @@ def _plain(col: str, dtype: pl.DataType) -> pl.Expr:
     return pl.col(col).fill_nan(None) if dtype.is_float() else pl.col(col)
 
 
-class PolarsEngine:
+# ---------------------------------------------------------------------------------------------
+# The batched operations (auditor.engines.operations)
+# ---------------------------------------------------------------------------------------------
+
+def number(spec: Num, schema: Mapping[str, pl.DataType]) -> pl.Expr:
+    """:class:`~auditor.engines.operations.Num` as a polars expression: epoch microseconds for
+    dates and datetimes (Int64), Float64 with NaN as null for anything else; plus the offset."""
+    dtype = schema[spec.column]
+    c = pl.col(spec.column)
+    if isinstance(dtype, (pl.Date, pl.Datetime)):
+        if isinstance(dtype, pl.Date):
+            c = c.cast(pl.Datetime("us"))
+        expr = c.dt.epoch("us").cast(pl.Int64)
+        return expr + int(spec.offset) if spec.offset else expr
+    expr = c.cast(pl.Float64).fill_nan(None)
+    return expr + float(spec.offset) if spec.offset else expr
+
+
+def condition(cond: Condition, schema: Mapping[str, pl.DataType]) -> tuple[pl.Expr, pl.Expr,
+                                                                             pl.Expr]:
+    """(rows meeting it, rows with every operand, the compared quantity) as expressions."""
+    v = number(cond.value, schema)
+    if isinstance(cond, Exceeds):
+        o = number(cond.other, schema)
+        return (v > o).fill_null(False), v.is_not_null() & o.is_not_null(), v - o
+    hit = v.is_not_null()
+    if cond.lo is not None:
+        hit = hit & (v >= cond.lo)
+    if cond.hi is not None:
+        hit = hit & (v < cond.hi)
+    return hit.fill_null(False), v.is_not_null(), v
+
+
+class PolarsOperations:
+    """:class:`~auditor.engines.operations.Operations` on named polars DataFrames; each
+    operation is one query per split (many columns or conditions in one ``select``)."""
+
+    name = "polars"
+
+    def __init__(self, frames: dict[str, pl.DataFrame]) -> None:
+        self.frames = frames
+
+    def split_rows(self) -> dict[str, int]:
+        return {s: df.height for s, df in self.frames.items()}
+
+    def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:
+        out: dict[str, dict[Num, Range]] = {}
+        for split, df in self.frames.items():
+            if not values:
+                out[split] = {}
+                continue
+            schema = df.schema
+            exprs = []
+            for i, v in enumerate(values):
+                x = number(v, schema)
+                exprs += [x.null_count().alias(f"m{i}"), x.min().alias(f"lo{i}"),
+                          x.max().alias(f"hi{i}")]
+            row = df.select(exprs).row(0)
+            out[split] = {v: Range(df.height - int(row[3 * i]), int(row[3 * i]), row[3 * i + 1],
+                                   row[3 * i + 2]) for i, v in enumerate(values)}
+        return out
+
+    def tallies(self, conditions: Mapping[str, Sequence[Condition]]
+                ) -> dict[str, list[Tally]]:
+        out: dict[str, list[Tally]] = {}
+        for split, conds in conditions.items():
+            df = self.frames[split]
+            if not conds:
+                out[split] = []
+                continue
+            schema = df.schema
+            exprs = []
+            for i, c in enumerate(conds):
+                hit, both, q = condition(c, schema)
+                exprs += [hit.sum().alias(f"h{i}"), both.sum().alias(f"b{i}"),
+                          q.filter(hit).max().alias(f"x{i}"), q.filter(hit).min().alias(f"n{i}")]
+            row = df.select(exprs).row(0)
+            out[split] = [Tally(int(row[4 * i] or 0), int(row[4 * i + 1] or 0), row[4 * i + 2],
+                                row[4 * i + 3]) for i in range(len(conds))]
+        return out
+
+    def examples(self, split: str, condition_: Condition, values: Sequence[Num],
+                 limit: int) -> Examples:
+        df = self.frames[split]
+        schema = df.schema
+        hit, _, _ = condition(condition_, schema)
+        got = (df.with_row_index("_row").filter(hit).head(limit)
+               .select(pl.col("_row"), *(number(v, schema).alias(f"v{i}")
+                                         for i, v in enumerate(values))))
+        return Examples([tuple(r[1:]) for r in got.iter_rows()],
+                        [int(r) for r in got["_row"].to_list()])
+
+    def _entity_counts(self, split: str, col: str) -> pl.DataFrame:
+        s = self.frames[split][col]
+        if s.dtype.is_float():
+            s = (s + 0.0).fill_nan(None)  # -0.0 is 0.0; NaN is no key
+        return (pl.DataFrame({col: s}).drop_nulls()
+                .group_by(col).agg(pl.len().cast(pl.Int64).alias("rows")))
+
+    def key_summaries(self, columns: Sequence[str]) -> dict[str, dict[str, KeySummary]]:
+        out: dict[str, dict[str, KeySummary]] = {}
+        for split, df in self.frames.items():
+            out[split] = {}
+            for col in columns:
+                counts = self._entity_counts(split, col)
+                keyed = int(counts["rows"].sum()) if counts.height else 0
+                out[split][col] = KeySummary(df.height, keyed, counts.height)
+        return out
+
+    def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,
+                     max_examples: int = 20) -> dict[tuple[str, str, str], KeyOverlap]:
+        out: dict[tuple[str, str, str], KeyOverlap] = {}
+        for col in columns:
+            counts = {s: self._entity_counts(s, col) for s in dict.fromkeys(
+                s for p in pairs for s in p)}
+            for earlier, later in pairs:
+                a = counts[earlier].rename({"rows": "rows_earlier"})
+                b = counts[later].rename({"rows": "rows_later"})
+                if a.schema[col] != b.schema[col]:
+                    a, b = (f.with_columns(pl.col(col).cast(pl.String)) for f in (a, b))
+                shared = a.join(b, on=col, how="inner")
+                top = (shared.with_columns(pl.col(col).cast(pl.String).alias("_text"))
+                       .sort(["rows_later", "rows_earlier", "_text"],
+                             descending=[True, True, False])
+                       .head(max_examples).drop("_text"))
+                out[(col, earlier, later)] = KeyOverlap(
+                    shared.height, int(shared["rows_earlier"].sum() or 0),
+                    int(shared["rows_later"].sum() or 0), top)
+        return out
+
+    def record_matches(self, key: str, compare: Sequence[str],
+                       pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RecordMatch]:
+        out = {}
+        cols = [key, *[c for c in compare if c != key]]
+        for earlier, later in pairs:
+            a, b = (self._normal(s, cols) for s in (earlier, later))
+            a_keys = a.select(key).drop_nulls().unique()
+            keyed = b.join(a_keys, on=key, how="semi")
+            equal = keyed.join(a.unique(), on=cols, how="semi", nulls_equal=True)
+            out[(earlier, later)] = RecordMatch(keyed.height, equal.height)
+        return out
+
+    def _normal(self, split: str, cols: Sequence[str]) -> pl.DataFrame:
+        """``cols`` with -0.0 as 0.0 (NaN stays NaN: equal to NaN in joins)."""
+        df = self.frames[split].select(cols)
+        return df.with_columns([(pl.col(c) + 0.0) for c, t in df.schema.items()
+                                if t.is_float()])
+
+    def distinct_values(self, columns: Sequence[str], *, limit: int = 0
+                        ) -> dict[str, DistinctValues]:
+        out = {}
+        for col in columns:
+            parts = []
+            for df in self.frames.values():
+                s = df[col]
+                parts.append((s.fill_nan(None) if s.dtype.is_float() else s).cast(pl.String))
+            values = pl.concat(parts).drop_nulls().unique()
+            first = values.sort().head(limit).to_list() if limit else []
+            out[col] = DistinctValues(values.len(), first)
+        return out
+
+
+class PolarsEngine(PolarsOperations):
     """Named polars DataFrames; every operation is one lazy query collected once."""
 
     name = "polars"
@@ -163,3 +327,4 @@ class PolarsEngine:
         rng = np.random.default_rng(seed)
         keep = rng.random(df.height) < fraction  # Bernoulli per row: each stratum keeps its share
         return df.filter(pl.Series(keep))
+

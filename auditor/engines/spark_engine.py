@@ -17,12 +17,14 @@ What each operation costs on a cluster (n rows, k distinct keys, b bins):
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from auditor.engines import ColumnProfile, Histogram, KeyOverlap, KeySummary
+from auditor.engines.operations import (Condition, DistinctValues, Examples, Exceeds, Num, Range,
+                                        RecordMatch, Tally)
 
 
 def col(name: str) -> Any:
@@ -85,7 +87,180 @@ def to_polars(df: Any) -> pl.DataFrame:
         return pl.from_pandas(df.toPandas())
 
 
-class SparkEngine:
+# ---------------------------------------------------------------------------------------------
+# The batched operations (auditor.engines.operations)
+# ---------------------------------------------------------------------------------------------
+
+def number(df: Any, spec: Num) -> Any:
+    """:class:`~auditor.engines.operations.Num` as a Spark expression, the same numbers as the
+    polars engine's: epoch microseconds (long) for dates and datetimes, double with NaN as null
+    for anything else; plus the offset."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    dtype = df.schema[spec.column].dataType
+    c = col(spec.column)
+    if isinstance(dtype, T.DateType):
+        expr = F.unix_date(c).cast("long") * F.lit(86_400_000_000)
+    elif isinstance(dtype, T.TimestampNTZType):
+        expr = F.expr("timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', "
+                      f"{quoted(spec.column)})")
+    elif isinstance(dtype, T.TimestampType):
+        expr = F.unix_micros(c)
+    else:
+        x = c.cast("double")
+        expr = F.when(~F.isnan(x), x)
+        return expr + F.lit(float(spec.offset)) if spec.offset else expr
+    return expr + F.lit(int(spec.offset)) if spec.offset else expr
+
+
+def condition(df: Any, cond: Condition) -> tuple[Any, Any, Any]:
+    """(rows meeting it, rows with every operand, the compared quantity) as Spark columns."""
+    from pyspark.sql import functions as F
+
+    v = number(df, cond.value)
+    if isinstance(cond, Exceeds):
+        o = number(df, cond.other)
+        return F.coalesce(v > o, F.lit(False)), v.isNotNull() & o.isNotNull(), v - o
+    hit = v.isNotNull()
+    if cond.lo is not None:
+        hit = hit & (v >= F.lit(cond.lo))
+    if cond.hi is not None:
+        hit = hit & (v < F.lit(cond.hi))
+    return F.coalesce(hit, F.lit(False)), v.isNotNull(), v
+
+
+def _plain_number(value: Any) -> Any:
+    """A value collected from Spark as the polars engine gives it (Decimal -> float)."""
+    from decimal import Decimal
+
+    return float(value) if isinstance(value, Decimal) else value
+
+
+class SparkOperations:
+    """:class:`~auditor.engines.operations.Operations` on named Spark DataFrames: one
+    aggregate (one scan, one row to the driver) per split for ranges and tallies; key
+    operations through the persisted count tables of :class:`SparkEngine`."""
+
+    frames: dict[str, Any]
+
+    def split_rows(self) -> dict[str, int]:
+        return {s: self.rows(s) for s in self.frames}  # type: ignore[attr-defined]
+
+    def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:
+        from pyspark.sql import functions as F
+
+        out: dict[str, dict[Num, Range]] = {}
+        for split, df in self.frames.items():
+            if not values:
+                out[split] = {}
+                continue
+            exprs = [F.count(F.lit(1)).alias("_n")]
+            for i, v in enumerate(values):
+                x = number(df, v)
+                exprs += [F.count(x).alias(f"p{i}"), F.min(x).alias(f"lo{i}"),
+                          F.max(x).alias(f"hi{i}")]
+            row = df.agg(*exprs).collect()[0]
+            n = int(row["_n"])
+            out[split] = {v: Range(int(row[f"p{i}"]), n - int(row[f"p{i}"]),
+                                   _plain_number(row[f"lo{i}"]), _plain_number(row[f"hi{i}"]))
+                          for i, v in enumerate(values)}
+        return out
+
+    def tallies(self, conditions: Mapping[str, Sequence[Condition]]
+                ) -> dict[str, list[Tally]]:
+        from pyspark.sql import functions as F
+
+        out: dict[str, list[Tally]] = {}
+        for split, conds in conditions.items():
+            if not conds:
+                out[split] = []
+                continue
+            df = self.frames[split]
+            exprs = []
+            for i, c in enumerate(conds):
+                hit, both, q = condition(df, c)
+                exprs += [F.sum(F.when(hit, 1).otherwise(0)).alias(f"h{i}"),
+                          F.sum(F.when(both, 1).otherwise(0)).alias(f"b{i}"),
+                          F.max(F.when(hit, q)).alias(f"x{i}"),
+                          F.min(F.when(hit, q)).alias(f"n{i}")]
+            row = df.agg(*exprs).collect()[0]
+            out[split] = [Tally(int(row[f"h{i}"] or 0), int(row[f"b{i}"] or 0),
+                                _plain_number(row[f"x{i}"]), _plain_number(row[f"n{i}"]))
+                          for i in range(len(conds))]
+        return out
+
+    def examples(self, split: str, condition_: Condition, values: Sequence[Num],
+                 limit: int) -> Examples:
+        df = self.frames[split]
+        hit, _, _ = condition(df, condition_)
+        cols = [number(df, v).alias(f"v{i}") for i, v in enumerate(values)]
+        got = (df.where(hit).select(*cols).orderBy(*[f"v{i}" for i in range(len(values))])
+               .limit(limit).collect())
+        return Examples([tuple(_plain_number(r[f"v{i}"]) for i in range(len(values)))
+                         for r in got], None)
+
+    def key_summaries(self, columns: Sequence[str]) -> dict[str, dict[str, KeySummary]]:
+        return {s: {c: self.key_summary(s, [c]) for c in columns}  # type: ignore[attr-defined]
+                for s in self.frames}
+
+    def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,
+                     max_examples: int = 20) -> dict[tuple[str, str, str], KeyOverlap]:
+        return {(c, a, b): self.key_overlap(a, b, [c],  # type: ignore[attr-defined]
+                                            max_examples=max_examples)
+                for c in columns for a, b in pairs}
+
+    def record_matches(self, key: str, compare: Sequence[str],
+                       pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RecordMatch]:
+        from pyspark.sql import functions as F
+
+        cols = [key, *[c for c in compare if c != key]]
+        out = {}
+        for earlier, later in pairs:
+            a, b = (self._normal(s, cols) for s in (earlier, later))
+            a_keys = a.select("c0").where(F.col("c0").isNotNull()).distinct()
+            keyed = b.join(a_keys, on="c0", how="left_semi")
+            a_rows = a.distinct()
+            cond = [keyed[f"c{i}"].eqNullSafe(a_rows[f"c{i}"]) for i in range(len(cols))]
+            equal = keyed.join(a_rows, on=cond, how="left_semi")
+            out[(earlier, later)] = RecordMatch(int(keyed.count()), int(equal.count()))
+        return out
+
+    def _normal(self, split: str, cols: Sequence[str]) -> Any:
+        """``cols`` under positional names ``c0..``, floats with -0.0 as 0.0 and one NaN."""
+        from pyspark.sql import functions as F
+
+        df = self.frames[split]
+        out = []
+        for i, c in enumerate(cols):
+            x = col(c)
+            if _is_float(df, c):
+                x = F.when(F.isnan(x), F.lit(float("nan"))).otherwise(x + F.lit(0.0))
+            out.append(x.alias(f"c{i}"))
+        return df.select(*out)
+
+    def distinct_values(self, columns: Sequence[str], *, limit: int = 0
+                        ) -> dict[str, DistinctValues]:
+        from pyspark.sql import functions as F
+
+        out = {}
+        for c in columns:
+            union = None
+            for df in self.frames.values():
+                part = df.select(_plain(df, c).cast("string").alias("v"))
+                union = part if union is None else union.unionByName(part)
+            values = union.where(F.col("v").isNotNull()).distinct().cache()
+            try:
+                distinct = int(values.count())
+                first = [r["v"] for r in values.orderBy("v").limit(limit).collect()] \
+                    if limit else []
+            finally:
+                values.unpersist()
+            out[c] = DistinctValues(distinct, first)
+        return out
+
+
+class SparkEngine(SparkOperations):
     """Named Spark DataFrames. Row counts are computed once and kept."""
 
     name = "spark"
@@ -285,3 +460,4 @@ class SparkEngine:
                 levels = [r[0] for r in df.select(col(by)).distinct().collect()]
                 df = df.sampleBy(col(by), {v: fraction for v in levels if v is not None}, seed=seed)
         return to_polars(df)
+

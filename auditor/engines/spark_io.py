@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.loading.data import Kind, LabelKind
+from auditor.core.roles import ColumnType, Kind, LabelKind, Roles
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import ConfigError, InputError
 
@@ -151,11 +151,30 @@ def spark_kind(data_type: Any) -> Kind:
     return Kind.NESTED
 
 
+def spark_type(data_type: Any) -> ColumnType:
+    """A Spark type in the engine-free words of :class:`~auditor.core.roles.ColumnType` (as
+    :func:`auditor.loading.data.type_of` for polars)."""
+    from pyspark.sql import types as T
+
+    for types, name in (((T.NullType,), ColumnType.NULL), ((T.BooleanType,), ColumnType.BOOLEAN),
+                        ((T.IntegralType,), ColumnType.INTEGER),
+                        ((T.FloatType, T.DoubleType), ColumnType.FLOAT),
+                        ((T.DecimalType,), ColumnType.DECIMAL),
+                        ((T.StringType,), ColumnType.STRING), ((T.DateType,), ColumnType.DATE),
+                        ((T.TimestampNTZType,), ColumnType.DATETIME),
+                        ((T.TimestampType,), ColumnType.DATETIME_TZ),
+                        ((T.DayTimeIntervalType,), ColumnType.DURATION),
+                        ((T.ArrayType, T.StructType, T.MapType), ColumnType.NESTED)):
+        if isinstance(data_type, types):
+            return name
+    return ColumnType.OTHER
+
+
 class SparkAuditData:
     """The splits as Spark DataFrames with their roles; measuring goes through ``engine``.
 
     The runner calls :meth:`run_check` instead of ``check.run``: checks with a Spark
-    implementation (:mod:`auditor.engines.spark_dispatch`) run it, every other check is skipped
+    implementation (:mod:`auditor.sparktwins.spark_dispatch`) run it, every other check is skipped
     with the reason "not yet implemented on the spark engine".
     """
 
@@ -235,6 +254,17 @@ class SparkAuditData:
         return [c for c in self.common_columns()
                 if c not in skip and self.kinds.get(c) != Kind.NESTED]
 
+    @property
+    def roles(self) -> Roles:
+        """The engine-free view of the splits that checks measure and judge with."""
+        schema = {f.name: f.dataType for f in next(iter(self.splits.values())).schema.fields}
+        common = self.common_columns()
+        return Roles(splits=tuple(self.splits), rows=self.engine.split_rows(),
+                     columns=self.columns, kinds=dict(self.kinds),
+                     types={c: spark_type(schema[c]) for c in common},
+                     features=tuple(self.features), label_kind=self.label_kind,
+                     tokens=self.tokens, seed=self.seed, order=tuple(common))
+
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
         if key not in self._cache:
             self._cache[key] = factory()
@@ -278,12 +308,6 @@ class SparkAuditData:
         if kind == Kind.NUMERIC:
             return LabelKind.MULTICLASS if n <= 20 else LabelKind.NUMERIC
         return LabelKind.MULTICLASS
-
-    # -- the runner's hook ---------------------------------------------------------------------
-    def run_check(self, check: Any) -> list[Any]:
-        from auditor.engines.spark_dispatch import run_on_spark
-
-        return run_on_spark(check, self)
 
     # -- loading -------------------------------------------------------------------------------
     def _check_roles(self) -> None:
@@ -360,10 +384,6 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
         from auditor.integrations.gx import read_suite
         data.expectations = read_suite(cfg.expectations)
     data.engine.persisted = persisted  # unpersisted by engine.close() at the end of the run
-    if cfg.tokens is not None:  # token columns and the tokenizer: input errors (exit 2)
-        from auditor.engines.spark_tokens import load_tokens
-
-        load_tokens(data)
     return data
 
 

@@ -28,7 +28,7 @@ class Context:
     ys: dict[str, pl.Series | None] = field(default_factory=dict)
 
     # -- measuring operations of the judge beyond the summaries (polars; the spark engine's
-    # counterpart is auditor.engines.spark_prep.SparkContext, same names and results) ---------
+    # counterpart is auditor.sparktwins.spark_prep.SparkContext, same names and results) ---------
     def set_rows(self, fit_set: tuple[str, ...]) -> int:
         """Rows (with nulls) of the union of ``fit_set``."""
         return self.unions[tuple(fit_set)].height

@@ -8,7 +8,7 @@ import polars as pl
 
 from auditor.engines import Engine, nearest_rank
 from auditor.engines.polars_engine import PolarsEngine
-from auditor.engines.spark_dispatch import SPARK_CHECKS
+from auditor.sparktwins.spark_dispatch import SPARK_CHECKS
 from auditor.core.registry import CHECKS
 from tests.engines.fixtures import planted
 

@@ -349,7 +349,7 @@ def test_level_tables_stay_in_spark_whatever_the_levels(spark, tmp_path, monkeyp
     per column for the AUC (before: one per (split, column, level), 2,400+ here) --
     and the figures equal polars' (1e-9) and the references (scipy's chi2 -> Cramér's V;
     sklearn's AUC of the target-encoded test rows; to the overview's 4 decimals)."""
-    from auditor.engines import spark_assoc
+    from auditor.sparktwins import spark_assoc
 
     received = []
     real = spark_assoc._to_driver
@@ -404,7 +404,7 @@ def test_many_partitions_each_under_the_exact_cap_still_bin_a_continuous_column(
     the column must fall back to its quantile bins, never become an "exact" column stripped
     of its values (it used to: AUC from nothing, the leak unflagged on Spark)."""
     from auditor.api import audit
-    from auditor.engines.spark_assoc import MAX_EXACT
+    from auditor.sparktwins.spark_assoc import MAX_EXACT
 
     frames = {}
     for name, n, seed in (("train", 9000, 11), ("test", 3000, 12)):

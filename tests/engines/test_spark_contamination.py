@@ -12,7 +12,7 @@ import pytest
 
 from auditor.core.config import AuditConfig, Columns, Tokens
 from auditor.detectors.token_contamination import Contamination
-from auditor.engines import spark_contamination
+from auditor.sparktwins import spark_contamination
 from auditor.engines.spark_io import open_spark_splits
 from auditor.loading.tokenizers import load_tokenizer
 from auditor.report.results import Severity

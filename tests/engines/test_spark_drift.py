@@ -1,5 +1,5 @@
 """drift.features / drift.label on numeric and datetime columns: the spark engine (quantile
-sketches and binned counts, :mod:`auditor.engines.spark_drift`) against the polars engine
+sketches and binned counts, :mod:`auditor.sparktwins.spark_drift`) against the polars engine
 (sorted values). Same statuses and counts; PSI equal within 1e-9 (the sketch is exact below
 QUANTILE_ACCURACY rows, so the bin edges are equal); KS D from the grid never above the exact
 D and within the stated error bound; everything equal when every value is a grid point (fewer
@@ -244,7 +244,7 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
     from auditor.core.config import Columns
     from auditor.detectors.drift import FeatureDrift
     from auditor.detectors.schema import SchemaConsistency
-    from auditor.engines.spark_drift import feature_drift, schema_consistency
+    from auditor.sparktwins.spark_drift import feature_drift, schema_consistency
     from auditor.engines.spark_io import SparkAuditData
     from auditor.loading.data import build_audit_data
 
@@ -324,7 +324,7 @@ def test_time_splits_are_decided_per_pair_when_a_split_lacks_the_time_column(spa
     import datetime as dt
     from types import SimpleNamespace
 
-    from auditor.engines.spark_drift import time_splits
+    from auditor.sparktwins.spark_drift import time_splits
 
     day = dt.datetime(2024, 1, 1)
     train = spark.createDataFrame([(day + dt.timedelta(days=i), i) for i in range(20)],
@@ -367,7 +367,7 @@ def test_category_counts_beyond_the_driver_budget_stay_on_the_executors(spark, t
     strings: 120 counts) is not: an info finding and the "not compared" table say so with its
     count, and its counts never reach the driver's cache. schema.consistency still finds the
     variants of every column (``order_ref``'s "A-1" / "a 1" in Spark)."""
-    from auditor.engines import spark_drift
+    from auditor.sparktwins import spark_drift
 
     monkeypatch.setattr(spark_drift, "DRIVER_LEVELS", 30)
     rng = np.random.default_rng(3)
@@ -406,7 +406,7 @@ def test_a_categorical_label_beyond_the_driver_budget_is_skipped_not_collected(s
                                                                                monkeypatch):
     """drift.label goes through the same budget: a label with 120 (split, value) counts and a
     budget of 30 is not brought to the driver; the check is skipped with the count."""
-    from auditor.engines import spark_drift
+    from auditor.sparktwins import spark_drift
     from auditor.engines.spark_io import SparkAuditData
     from auditor.detectors.drift import LabelDrift
     from auditor.errors import NotApplicable

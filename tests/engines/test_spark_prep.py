@@ -85,7 +85,7 @@ def leaky(spark):
     frames = _splits(_leaky())
     polars_data, spark_data = _both(spark, frames, label="y")
     check = PreprocessingFit()
-    from auditor.engines.spark_prep import preprocessing
+    from auditor.sparktwins.spark_prep import preprocessing
 
     return check.run(polars_data), preprocessing(check, spark_data), spark_data
 
@@ -157,7 +157,7 @@ def test_summaries_combined_from_splits_equal_polars_summaries(leaky):
 def test_exact_order_statistics_with_ties_match_numpy(spark):
     from pyspark.sql import functions as F
 
-    from auditor.engines.spark_prep import linear_quantile, order_stats
+    from auditor.sparktwins.spark_prep import linear_quantile, order_stats
 
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.normal(size=3000), np.full(400, 0.5), rng.integers(0, 5, 600)])
@@ -177,7 +177,7 @@ def test_exact_order_statistics_with_ties_match_numpy(spark):
 
 
 def test_honest_splits_fail_on_neither_engine(spark):
-    from auditor.engines.spark_prep import preprocessing
+    from auditor.sparktwins.spark_prep import preprocessing
 
     check = PreprocessingFit()
     polars_data, spark_data = _both(spark, honest(), label="y", groups=["user"], ids=["row_id"])
@@ -192,7 +192,7 @@ def test_one_failing_expectation_is_equal_on_both_engines(spark, tmp_path):
     import json
 
     from auditor.detectors.expectations import Expectations
-    from auditor.engines.spark_prep import expectations
+    from auditor.sparktwins.spark_prep import expectations
     from auditor.integrations.gx import read_suite
 
     assert gx is not None

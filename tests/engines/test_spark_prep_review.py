@@ -49,7 +49,7 @@ def _odd_names() -> pl.DataFrame:
 
 
 def test_column_names_spark_would_parse_give_the_polars_findings(spark):
-    from auditor.engines.spark_prep import preprocessing
+    from auditor.sparktwins.spark_prep import preprocessing
 
     polars_data, spark_data = _both(spark, _odd_names(), "la.b`el")
     check = PreprocessingFit()
@@ -78,7 +78,7 @@ def test_spark_jobs_do_not_grow_with_the_number_of_columns(spark):
     to 2 more: adaptive query execution may plan an extra job for a stage, depending on what the
     shared session ran before: 23 jobs alone, 41 after the other Spark modules), not 24 x
     more."""
-    from auditor.engines.spark_prep import preprocessing
+    from auditor.sparktwins.spark_prep import preprocessing
 
     sc = spark.sparkContext
     jobs = []
@@ -106,7 +106,7 @@ def test_a_missed_bracket_is_widened_not_replaced_by_the_whole_column(spark, mon
 
     from pyspark.sql import functions as F
 
-    import auditor.engines.spark_prep as sp
+    import auditor.sparktwins.spark_prep as sp
 
     rng = np.random.default_rng(8)
     x = rng.normal(size=5000)
@@ -133,7 +133,7 @@ def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors
     """A target encoding keyed by a 400-level user column (leaked: fitted on all rows):
     the polars findings and fit evidence, while no collect of the fit returns more than the
     20 example levels (the per-level table went to the driver before)."""
-    import auditor.engines.spark_prep as sp
+    import auditor.sparktwins.spark_prep as sp
 
     rng = np.random.default_rng(17)
     user = rng.integers(0, 400, 6000)

@@ -1,4 +1,4 @@
-"""Row-level checks on both engines (:mod:`auditor.engines.spark_rows`): near copies,
+"""Row-level checks on both engines (:mod:`auditor.sparktwins.spark_rows`): near copies,
 conflicting labels, undeclared entity keys, datetime features from the future, memorisation.
 
 Planted splits: equal statuses, subjects, counts, values and messages (exact: all of them are
@@ -174,7 +174,7 @@ def test_text_columns_leave_near_copies_to_polars_with_a_reason(spark, tmp_path)
 
 def test_round_significant_matches_numpy(spark):
     from auditor.detectors.near_duplicates import round_significant as reference
-    from auditor.engines.spark_rows import round_significant_frame
+    from auditor.sparktwins.spark_rows import round_significant_frame
 
     rng = np.random.default_rng(3)
     x = np.concatenate([
@@ -194,7 +194,7 @@ def test_string_normalisation_matches_polars(spark):
     from pyspark.sql import functions as F
 
     from auditor.detectors.near_duplicates import normalise_strings
-    from auditor.engines.spark_rows import fold_function, normalise_string
+    from auditor.sparktwins.spark_rows import fold_function, normalise_string
 
     values = ["  Hello   World ", "A\tb\nc", "MiXeD", "Straße", "ＡＢＣ ｆｕｌｌ", "ΟΔΟΣ",
               "x\u00a0\u2003y", "İstanbul", "ﬁne", None, "", "   "]
@@ -213,7 +213,7 @@ def test_memorisation_on_a_sampled_train_says_the_count_is_a_lower_bound(spark):
     from auditor.core.config import Columns
     from auditor.detectors.memorisation import Memorisation
     from auditor.engines.spark_io import SparkAuditData
-    from auditor.engines.spark_rows import memorisation
+    from auditor.sparktwins.spark_rows import memorisation
 
     frames = _spark_frames(spark, honest_rows())
     data = SparkAuditData(frames, columns=Columns(label="y", time="ts", ids=["row_id"]),
@@ -248,7 +248,7 @@ def test_duplicates_jobs_do_not_grow_with_the_number_of_columns(spark):
     planted counts on both widths."""
     from auditor.core.config import Columns
     from auditor.detectors.duplicates import Duplicates
-    from auditor.engines.spark_checks import duplicates
+    from auditor.sparktwins.spark_checks import duplicates
     from auditor.engines.spark_io import SparkAuditData
 
     sc = spark.sparkContext
@@ -278,7 +278,7 @@ def test_duplicates_sketch_continuity_only_when_rows_repeat(spark):
     masks) give the planted counts (8 copies, 5 conflicting labels)."""
     from auditor.core.config import Columns
     from auditor.detectors.duplicates import Duplicates
-    from auditor.engines.spark_checks import duplicates
+    from auditor.sparktwins.spark_checks import duplicates
     from auditor.engines.spark_io import SparkAuditData
 
     honest = SparkAuditData(_spark_frames(spark, honest_rows()),

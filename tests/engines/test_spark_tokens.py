@@ -13,7 +13,7 @@ import pytest
 from auditor.core.config import AuditConfig, Columns, Tokens
 from auditor.detectors.token_layout import layout_of as polars_layout
 from auditor.detectors.token_lengths import SequenceLengths
-from auditor.engines import spark_tokens
+from auditor.sparktwins import spark_tokens
 from auditor.engines.spark_io import open_spark_splits
 from auditor.errors import InputError
 from auditor.loading.tokenizers import load_tokenizer

@@ -60,7 +60,7 @@ from auditor.errors import NotApplicable
 from auditor.loading.data import Kind, LabelKind
 from auditor.report.results import Finding
 from auditor.stats.numerics import cramers_v_from_chi2, fmt_count, inverted_cdf
-from auditor.engines.spark_rows import driver_sample
+from auditor.sparktwins.spark_rows import driver_sample
 
 MAX_EXACT = 2000  # distinct values (all splits) up to which the bins are the values
 MAX_BINS = 2000   # quantile bins otherwise

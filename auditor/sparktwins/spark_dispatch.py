@@ -3,9 +3,9 @@ judge with the polars detectors' own judging code where it is a function of aggr
 
 - ``leakage.group_overlap``: counts by key per split and their semi-join
   (:meth:`~auditor.engines.Engine.key_overlap`); same values, grades and messages as polars.
-  Undeclared entity keys suggested (:mod:`auditor.engines.spark_rows`). Not yet: the "equal
+  Undeclared entity keys suggested (:mod:`auditor.sparktwins.spark_rows`). Not yet: the "equal
   in every other column" evidence of shared ids.
-- ``leakage.duplicates`` (:class:`auditor.engines.spark_rows.RowTable`): every row of the
+- ``leakage.duplicates`` (:class:`auditor.sparktwins.spark_rows.RowTable`): every row of the
   unioned splits gets a 128-bit key (two ``xxhash64`` plus null masks) for the whole row, the
   features plus label and the normalised near-copy form, once; one ``groupBy`` of the keys
   gives a persisted count table from which exact copies across splits, within-split copies,
@@ -15,25 +15,25 @@ judge with the polars detectors' own judging code where it is a function of aggr
   free-text columns (MinHash; an info finding says so).
 - ``leakage.temporal``: time ranges from per-split min/max/null counts, out-of-order and
   short-gap rows from range counts; same Clock, grades and messages. Datetime features'
-  ``future_values`` (:mod:`auditor.engines.spark_rows`). Not yet: example rows of the ranges.
+  ``future_values`` (:mod:`auditor.sparktwins.spark_rows`). Not yet: example rows of the ranges.
 - ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
   columns): category counts per split fed to the same comparison, verdict and evidence code
   (:func:`auditor.detectors.drift.compare_all`); numeric and datetime columns (and a numeric
-  label) from quantile sketches and binned counts (:mod:`auditor.engines.spark_drift`: PSI
+  label) from quantile sketches and binned counts (:mod:`auditor.sparktwins.spark_drift`: PSI
   exact on its bins, KS on a fine grid with its error bound stated), graded together.
-- ``schema.consistency`` (:mod:`auditor.engines.spark_drift`): the loader's schema issues, and
+- ``schema.consistency`` (:mod:`auditor.sparktwins.spark_drift`): the loader's schema issues, and
   value variants from a groupBy of normalised forms (only keys with several forms reach the
   driver), or from the per-level category counts ``drift.features`` already measured when it
   ran first (bounded by the columns' levels), judged by the polars check's functions.
 - ``separability.adversarial`` / ``separability.label_probe`` / ``separability.memorisation``
-  (:func:`auditor.engines.spark_rows.memorisation`): the polars detectors on a seeded
+  (:func:`auditor.sparktwins.spark_rows.memorisation`): the polars detectors on a seeded
   driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
   states.
 
 - ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
-  (:mod:`auditor.engines.spark_assoc`): figures over every labelled row from binned per-class
+  (:mod:`auditor.sparktwins.spark_assoc`): figures over every labelled row from binned per-class
   counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
-- ``tokens.lengths`` (:mod:`auditor.engines.spark_tokens`): the per-row token layout computed on
+- ``tokens.lengths`` (:mod:`auditor.sparktwins.spark_tokens`): the per-row token layout computed on
   the executors by the polars chunk code (``mapInArrow``), reduced to content-length count
   tables, token counts and flagged-row counts; judged by ``SequenceLengths.judge``.
 - ``tokens.roundtrip``: encode/decode per Arrow batch on the executors (``RoundTrip.chunk``, the
@@ -42,10 +42,10 @@ judge with the polars detectors' own judging code where it is a function of aggr
 - ``tokens.special_tokens``: flagged-row counts and structure aggregates over the per-row layout,
   example rows fetched by row number; judged by ``SpecialTokens.judge``; typed special-token
   strings (injection) by the polars functions per Arrow batch.
-- ``tokens.contamination`` (:mod:`auditor.engines.spark_contamination`): the polars hashing per
+- ``tokens.contamination`` (:mod:`auditor.sparktwins.spark_contamination`): the polars hashing per
   Arrow batch on the executors; exact copies and n-gram overlap by hash joins, near-duplicates
   by MinHash LSH band joins with Spark-side Jaccard; judged by ``Contamination.judge``.
-- ``leakage.preprocessing`` / ``schema.expectations`` (:mod:`auditor.engines.spark_prep`):
+- ``leakage.preprocessing`` / ``schema.expectations`` (:mod:`auditor.sparktwins.spark_prep`):
   every fingerprint from per-split aggregates combined on the driver, exact order statistics
   where a verdict reads them, judged by ``PreprocessingFit.judge``; the GX suite through GX's
   Spark execution engine on every row.
@@ -57,8 +57,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from auditor.engines import (NOT_ON_SPARK, spark_assoc, spark_checks, spark_contamination,
-                             spark_drift, spark_prep, spark_rows, spark_tokens)
+from auditor.engines import NOT_ON_SPARK
+from auditor.sparktwins import (spark_assoc, spark_checks, spark_contamination, spark_drift,
+                                spark_prep, spark_rows, spark_tokens)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
 
@@ -72,7 +73,6 @@ def run_on_spark(check: Any, data: Any) -> list[Finding]:
 
 
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
-    "leakage.group_overlap": spark_checks.group_overlap,
     "leakage.duplicates": spark_checks.duplicates,
     "leakage.temporal": spark_checks.temporal,
     "drift.label": spark_drift.label_drift,

@@ -35,12 +35,6 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
   feature key holding two labels or more. Graded by
   :func:`~auditor.detectors.duplicates.conflict_grade` with the split's within-copies and
   continuous columns measured on Spark.
-- entity-key suggestions: per split one aggregate with the distinct and non-null counts of every
-  candidate column, one aggregate over the union of the splits for the distinct values (and the
-  range of integer columns); the overlap of a pair (a key join) only for columns that look like
-  keys; the first 1,000 sorted distinct values of a string column come to the driver only when
-  the numbers-or-dates test needs them. Judged by :func:`~auditor.detectors.groups.candidate_why`
-  and :func:`~auditor.detectors.groups.candidate_finding`.
 - ``future_values``: per split one aggregate over all datetime features (rows with the feature
   after the row's own time, rows with both set, the largest lead), judged by
   :func:`~auditor.detectors.temporal.future_finding`; examples are the first rows Spark returns
@@ -712,89 +706,6 @@ def _grade_conflict(check: Any, data: Any, f: Finding, split: str, features: lis
                    lambda: bool(set(table.continuous[split]) & set(features)))
 
 
-# ---------------------------------------------------------------------------------------------
-# leakage.group_overlap: undeclared entity keys
-# ---------------------------------------------------------------------------------------------
-
-def candidate_columns(data: Any) -> list[str]:
-    """Undeclared string or integer columns (as :func:`auditor.detectors.groups.
-    candidate_columns`)."""
-    from pyspark.sql.types import IntegralType
-
-    roles = data.columns.declared()
-    schema = next(iter(data.splits.values())).schema
-    return [c for c in data.common_columns() if c not in roles and (
-        data.kinds.get(c) == Kind.CATEGORICAL
-        or (data.kinds.get(c) == Kind.NUMERIC and isinstance(schema[c].dataType, IntegralType)))]
-
-
-def suggestions(check: Any, data: Any) -> list[Finding]:
-    """``candidate_group_column`` info findings: per split one aggregate (distinct and non-null
-    counts of every candidate column), one over the union of the splits (distinct values, and
-    min/max of integer columns); pair overlaps only for the columns that look like keys."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegralType
-
-    from auditor.detectors.groups import _numbers_or_dates, candidate_finding, candidate_why
-    from auditor.stats.numerics import share
-    from auditor.engines.spark_engine import to_polars
-
-    cols = candidate_columns(data)
-    if not cols:
-        return []
-    per_split = {s: data.engine.distinct_counts(s, cols) for s in data.split_names}
-    frames = list(data.splits.values())
-    union = frames[0].select(*[_c(c) for c in cols])
-    for df in frames[1:]:
-        union = union.unionByName(df.select(*[_c(c) for c in cols]))
-    schema = frames[0].schema
-    ints = [c for c in cols if isinstance(schema[c].dataType, IntegralType)]
-    total = union.agg(*(F.count_distinct(_c(c)).alias(f"u{i}") for i, c in enumerate(cols)),
-                      *(F.min(_c(c)).alias(f"lo{c_i}") for c_i, c in enumerate(ints)),
-                      *(F.max(_c(c)).alias(f"hi{c_i}") for c_i, c in enumerate(ints))).collect()[0]
-    findings = []
-    for i, col in enumerate(cols):
-        distinct = int(total[f"u{i}"])
-
-        def sparse(col: str = col, distinct: int = distinct) -> bool:
-            if col not in ints:
-                return True
-            j = ints.index(col)
-            lo, hi = total[f"lo{j}"], total[f"hi{j}"]
-            if lo is None or hi is None:
-                return False
-            return distinct < 0.5 * (float(hi) - float(lo) + 1)
-
-        def numbers_or_dates(col: str = col) -> bool:
-            first = to_polars(union.select(_c(col).cast("string").alias("entity"))
-                              .where(F.col("entity").isNotNull()).distinct()
-                              .orderBy("entity").limit(1000))
-            return _numbers_or_dates({"all": first})
-
-        per_value = {s: share(per_split[s][col][1], per_split[s][col][0])
-                     for s in data.split_names}
-        why = candidate_why(check, data, col, distinct, per_value, sparse=sparse,
-                            numbers_or_dates=numbers_or_dates)
-        if not why:
-            continue
-        pairs = []
-        for earlier, later in data.pairs():
-            ko = data.cached(("spark.key_overlap", earlier, later, col),
-                             lambda e=earlier, l=later: data.engine.key_overlap(
-                                 e, l, [col], max_examples=check.max_examples))
-            value = share(ko.rows_later, data.rows(later))
-            pairs.append((earlier, later, ko.shared, ko.rows_later, value,
-                          lambda ko=ko, e=earlier, l=later: _evidence(ko, col, e, l)))
-        f = candidate_finding(data, col, why, pairs)
-        if f is not None:
-            findings.append(f)
-    return findings
-
-
-# ---------------------------------------------------------------------------------------------
-# leakage.temporal: datetime features from the future
-# ---------------------------------------------------------------------------------------------
-
 def future_values(check: Any, data: Any, col: str, clock: Any, time_expr: Any) -> list[Finding]:
     """One ``future_values`` finding per datetime feature: per split one aggregate over every
     feature (rows with the feature after the row's own time -- the end of its day for a date
@@ -857,15 +768,6 @@ def memorisation(check: Any, data: Any) -> list[Finding]:
                           f"of its rows), so a near copy counts only when its {first} twin is "
                           "in the sample: the count is a lower bound")
     return findings
-
-
-def _evidence(ko: Any, col: str, earlier: str, later: str) -> dict[str, Any]:
-    from auditor.detectors.groups import _cell
-
-    rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
-            for e, a, b in ko.top.select(col, "rows_earlier", "rows_later").iter_rows()]
-    return {"shared": {"entities": ko.shared, f"{earlier} rows": ko.rows_earlier,
-                       f"{later} rows": ko.rows_later}, "top_entities": rows}
 
 
 def _clock(data: Any, col: str) -> tuple[Any, Any]:

@@ -49,7 +49,7 @@ def _numbered(data: Any, split: str, col: str) -> Any:
     from pyspark.sql import types as T
 
     from auditor.engines.spark_engine import col as _c
-    from auditor.engines.spark_tokens import offsets_of
+    from auditor.sparktwins.spark_tokens import offsets_of
 
     df = data.splits[split]
     text = _c(col) if isinstance(df.schema[col].dataType, T.StringType) else _c(col).cast(
@@ -365,7 +365,7 @@ def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
     from pyspark.sql import types as T
 
     from auditor.engines.spark_engine import map_in_arrow
-    from auditor.engines.spark_tokens import offsets_of
+    from auditor.sparktwins.spark_tokens import offsets_of
     from auditor.report.output import confined
     from auditor.stats.numerics import fmt_count
 

@@ -368,7 +368,7 @@ def unseen_all(data: Any, split: str, refs: dict[str, np.ndarray], kinds: dict[s
 def category_counts(data: Any, cols: list[str]) -> None:
     """Every split's category counts of every categorical column in one groupBy (split,
     column, value), stored in ``data``'s cache under the keys
-    :func:`auditor.engines.spark_checks._samples` reads (the same frames as
+    :func:`auditor.sparktwins.spark_checks._samples` reads (the same frames as
     ``SparkEngine.category_counts``: non-missing values as strings, sorted; missing = rows
     minus their total).
 
@@ -767,7 +767,7 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
     numeric and datetime columns from the binned aggregates of this module; graded together
     (one BH family per comparison) by the polars check's code."""
     from auditor.detectors.drift import DRIFT_KINDS, _not_compared, grade_all
-    from auditor.engines.spark_checks import _comparisons, _samples
+    from auditor.sparktwins.spark_checks import _comparisons, _samples
     from auditor.stats.drift import CATEGORICAL_KINDS, Sample, compare_categorical
     from auditor.stats.numerics import fmt_share
 
@@ -837,10 +837,10 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
 
 def label_drift(check: Any, data: Any) -> list[Finding]:
     """``drift.label`` on Spark: a numeric label from the binned aggregates (as a numeric
-    feature), any other label by the category counts of :mod:`auditor.engines.spark_checks`."""
+    feature), any other label by the category counts of :mod:`auditor.sparktwins.spark_checks`."""
     from auditor.detectors.drift import grade_all
-    from auditor.engines.spark_checks import _comparisons
-    from auditor.engines.spark_checks import label_drift as categorical_label_drift
+    from auditor.sparktwins.spark_checks import _comparisons
+    from auditor.sparktwins.spark_checks import label_drift as categorical_label_drift
     from auditor.judging.drift_verdicts import describe_drift, evidence, rounded
     from auditor.stats.drift import Sample
 

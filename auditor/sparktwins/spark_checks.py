@@ -2,118 +2,18 @@
 (declared groups and ids), ``leakage.duplicates`` (exact copies, with the same chance baseline),
 ``leakage.temporal`` (time ranges) -- and the categorical part of ``drift.label``; measured with
 :class:`~auditor.engines.Engine` operations and judged by the polars detectors' own functions.
-Which check runs where on Spark: :mod:`auditor.engines.spark_dispatch`.
+Which check runs where on Spark: :mod:`auditor.sparktwins.spark_dispatch`.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from auditor.loading.data import Kind, LabelKind
-from auditor.detectors.groups import null_group_finding
 from auditor.engines import NOT_ON_SPARK
-from auditor.engines.spark_rows import (_clock, _evidence, future_values, near_and_conflicts,
-                                        suggestions)
+from auditor.sparktwins.spark_rows import _clock, future_values, near_and_conflicts
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_rows, grade, share
-
-
-# ---------------------------------------------------------------------------------------------
-# leakage.group_overlap
-# ---------------------------------------------------------------------------------------------
-
-def group_overlap(check: Any, data: Any) -> list[Finding]:
-    if len(data.splits) < 2:
-        raise NotApplicable("only one split: entities cannot cross splits")
-    groups = list(dict.fromkeys(data.columns.groups))
-    ids = [c for c in dict.fromkeys(data.columns.ids) if c not in groups]
-    findings: list[Finding] = []
-    for col in groups:
-        findings += _declared(check, data, col)
-    for col in ids:
-        findings += _ids(check, data, col)
-    if groups:
-        return findings
-    if check.suggest_candidates:
-        findings += suggestions(check, data)
-    if not findings:
-        raise NotApplicable("no group column declared (columns.groups), and no column looks "
-                            "like an entity key shared across splits")
-    return findings
-
-
-def _summary(data: Any, split: str, col: str) -> Any:
-    return data.cached(("spark.key_summary", split, col),
-                       lambda: data.engine.key_summary(split, [col]))
-
-
-def _overlap(check: Any, data: Any, col: str, earlier: str, later: str) -> Any:
-    return data.cached(("spark.key_overlap", earlier, later, col),
-                       lambda: data.engine.key_overlap(earlier, later, [col],
-                                                       max_examples=check.max_examples))
-
-
-def _declared(check: Any, data: Any, col: str) -> list[Finding]:
-    out = []
-    for earlier, later in data.pairs():
-        ko = _overlap(check, data, col, earlier, later)
-        rows, value = ko.rows_later, share(ko.rows_later, data.rows(later))
-        entities = _summary(data, later, col).distinct
-        message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} share a {col} with "
-                   f"{earlier} ({fmt_count(ko.shared)} of {fmt_count(entities)} {later} "
-                   f"{col} values also occur in {earlier})")
-        out.append(Finding(
-            severity=grade(value, warn=check.warn_above, fail=check.fail_above),
-            subject=col, splits=[earlier, later], metric="group_overlap_rows", value=value,
-            threshold=check.fail_above, count=rows, message=message,
-            evidence=_evidence(ko, col, earlier, later) if rows else {}))
-    for split in data.split_names:
-        nulls = _summary(data, split, col).missing_rows
-        if nulls:
-            out.append(null_group_finding(data, split, col, nulls))
-    return out
-
-
-def _row_numbers(data: Any, split: str, col: str) -> bool:
-    """0..n-1 or 1..n, each once (as :func:`auditor.detectors.groups._row_numbers`)."""
-    from pyspark.sql.types import IntegralType
-
-    if not isinstance(data.splits[split].schema[col].dataType, IntegralType):
-        return False
-    prof = data.engine.column_profiles(split, [col])[col]
-    if prof.missing or prof.min is None:
-        return False
-    n = data.rows(split)
-    return prof.min in (0, 1) and prof.max - prof.min + 1 == n and \
-        _summary(data, split, col).distinct == n
-
-
-def _ids(check: Any, data: Any, col: str) -> list[Finding]:
-    numbering = all(_row_numbers(data, s, col) for s in data.split_names)
-    out = []
-    for earlier, later in data.pairs():
-        ko = _overlap(check, data, col, earlier, later)
-        rows, value = ko.rows_later, share(ko.rows_later, data.rows(later))
-        message = (f"{fmt_rows(rows, data.rows(later), f'{later} rows')} carry a {col} that "
-                   f"also occurs in {earlier} ({fmt_count(ko.shared)} of "
-                   f"{fmt_count(_summary(data, later, col).distinct)} {later} {col} values)")
-        if numbering and rows:
-            severity = Severity.INFO
-            low = data.engine.column_profiles(later, [col])[col].min
-            message += (f"; {col} numbers the rows of each split from {int(low)} (a row number, "
-                        "not a record id), so the overlap is info")
-        else:
-            severity = grade(value, warn=check.id_warn_above, fail=check.id_fail_above)
-            if rows:
-                message += ": the same records are in both splits"
-        evidence = _evidence(ko, col, earlier, later) if rows else {}
-        if rows and not numbering:
-            evidence["same_values"] = {"not computed": NOT_ON_SPARK}
-        out.append(Finding(
-            severity=severity, subject=col, splits=[earlier, later], metric="id_overlap_rows",
-            value=value, threshold=check.id_fail_above, count=rows, message=message,
-            evidence=evidence))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,9 +22,9 @@ def _ids(check: Any, data: Any, col: str) -> list[Finding]:
 
 def duplicates(check: Any, data: Any) -> list[Finding]:
     """Exact copies across and within splits, near copies and conflicting labels from one
-    :class:`~auditor.engines.spark_rows.RowTable` (a 128-bit key per row, one ``groupBy``);
+    :class:`~auditor.sparktwins.spark_rows.RowTable` (a 128-bit key per row, one ``groupBy``);
     judged by the polars detector's functions."""
-    from auditor.engines.spark_rows import RowTable
+    from auditor.sparktwins.spark_rows import RowTable
 
     cols = data.duplicate_columns()
     text_cols = [c for c in data.columns.text if c in cols and data.kinds.get(c) == Kind.TEXT]

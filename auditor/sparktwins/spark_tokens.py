@@ -1,5 +1,5 @@
 """The ``tokens.*`` checks on the spark engine: ``tokens.special_tokens``, ``tokens.lengths``
-and ``tokens.roundtrip`` (``tokens.contamination``: :mod:`auditor.engines.spark_contamination`).
+and ``tokens.roundtrip`` (``tokens.contamination``: :mod:`auditor.sparktwins.spark_contamination`).
 
 Measuring runs on the executors with ``mapInArrow``: every Arrow batch of a split's token
 columns goes through the SAME numpy code the polars engine runs per chunk

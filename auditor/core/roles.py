@@ -1,0 +1,91 @@
+"""What a check may know about the data without touching it: the splits, their sizes and the
+columns' roles, kinds and types. Engine-free: the same :class:`Roles` describes polars frames
+and Spark tables, so a check's ``measure`` and ``judge`` halves never ask which engine runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from auditor.core.config import Columns, Tokens
+
+
+class Kind(StrEnum):
+    """How a column is treated by detectors."""
+
+    NUMERIC = "numeric"
+    BOOLEAN = "boolean"
+    CATEGORICAL = "categorical"
+    DATETIME = "datetime"
+    TEXT = "text"
+    NESTED = "nested"
+    NULL = "null"
+
+
+class LabelKind(StrEnum):
+    BINARY = "binary"
+    MULTICLASS = "multiclass"
+    NUMERIC = "numeric"
+
+
+class ColumnType(StrEnum):
+    """A column's physical type in words every engine maps its own types to (polars ``Int32``
+    and Spark ``IntegerType`` are both ``integer``). A check that must know more than the
+    :class:`Kind` (an integer id, a zoned timestamp) reads this."""
+
+    INTEGER = "integer"
+    FLOAT = "float"
+    DECIMAL = "decimal"
+    BOOLEAN = "boolean"
+    STRING = "string"
+    DATE = "date"
+    DATETIME = "datetime"        # naive: read as UTC
+    DATETIME_TZ = "datetime_tz"  # zoned: compared in UTC
+    DURATION = "duration"
+    NESTED = "nested"
+    NULL = "null"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The splits (in their declared order, which is their time order of use), rows per split,
+    and per column its role (``columns``), kind and type. ``kinds`` and ``types`` hold the
+    columns present in every split with one harmonised type; ``features`` are the columns in no
+    declared role (nor token, nested or all-null columns)."""
+
+    splits: tuple[str, ...]
+    rows: dict[str, int]
+    columns: Columns
+    kinds: dict[str, Kind]
+    types: dict[str, ColumnType]
+    features: tuple[str, ...]
+    label_kind: LabelKind | None = None
+    tokens: Tokens | None = None
+    seed: int = 0
+    order: tuple[str, ...] = field(default=())  # the common columns in the first split's order
+
+    @property
+    def label(self) -> str | None:
+        return self.columns.label
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (earlier, later) pair of splits in their declared order."""
+        names = self.splits
+        return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+
+    def features_of(self, *kinds: Kind) -> list[str]:
+        return [c for c in self.features if self.kinds.get(c) in kinds]
+
+    def common_columns(self) -> list[str]:
+        """Columns present in every split with a harmonised type, in the first split's order."""
+        return list(self.order) if self.order else list(self.kinds)
+
+    def duplicate_columns(self) -> list[str]:
+        """Columns that define a row for duplicate detection: everything but ids, excluded,
+        token and nested columns."""
+        skip = set(self.columns.ids) | set(self.columns.exclude)
+        if self.tokens:
+            skip |= set(self.tokens.columns())
+        return [c for c in self.common_columns() if c not in skip
+                and self.kinds.get(c) != Kind.NESTED]

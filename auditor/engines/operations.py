@@ -1,0 +1,153 @@
+"""The batched measuring operations: each call covers many columns (or conditions) and every
+split at once, so that a check measures in a few passes whatever the number of columns.
+
+A check's ``measure(engine, roles)`` calls only these (and the key and histogram operations of
+:class:`~auditor.engines.Engine`); both engines implement them with the same semantics, which the
+conformance suite (``tests/engines/test_conformance.py``) holds them to by comparing the
+``Measures`` every check gets on each engine.
+
+Values are engine-free specifications, not engine expressions:
+
+- :class:`Num` reads a column as a comparable number: a date as the epoch microseconds of its
+  midnight, a datetime as epoch microseconds (UTC for zoned values, naive ones read as UTC),
+  any numeric column as a float with NaN as missing; ``offset`` is added.
+- :class:`Between` (``lo <= value < hi``; a bound of None is open) and :class:`Exceeds`
+  (``value > other``) are conditions on such numbers; a row with a missing operand never
+  meets one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol, Sequence, Union, runtime_checkable
+
+from auditor.engines import KeyOverlap, KeySummary
+
+
+@dataclass(frozen=True)
+class Num:
+    """A column read as a number (see the module docstring), plus ``offset``."""
+
+    column: str
+    offset: int | float = 0
+
+
+@dataclass(frozen=True)
+class Between:
+    """``lo <= value < hi`` (None: open)."""
+
+    value: Num
+    lo: int | float | None = None
+    hi: int | float | None = None
+
+
+@dataclass(frozen=True)
+class Exceeds:
+    """``value > other``."""
+
+    value: Num
+    other: Num
+
+
+Condition = Union[Between, Exceeds]
+
+
+@dataclass(frozen=True)
+class Range:
+    """Rows of a split with the value (``present``) and without it (``missing``), and the
+    smallest and largest value (None when no row has one). Dates and datetimes give ints."""
+
+    present: int
+    missing: int
+    min: Any
+    max: Any
+
+
+@dataclass(frozen=True)
+class Tally:
+    """One condition over one split: ``hits`` rows meet it, ``compared`` rows have every
+    operand; ``largest``/``smallest``: the extreme ``value`` (for :class:`Between`) or
+    ``value - other`` (for :class:`Exceeds`) among the hits, None without hits."""
+
+    hits: int
+    compared: int
+    largest: Any = None
+    smallest: Any = None
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Up to ``limit`` rows meeting a condition, as lists of the asked values. An engine that
+    keeps row order (polars) gives the first rows by position and their ``positions`` (row
+    numbers from 0); one that does not (Spark) gives the rows with the smallest values and no
+    positions."""
+
+    values: list[tuple[Any, ...]]
+    positions: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class RecordMatch:
+    """Rows of a later split whose key also occurs in an earlier split (``keyed``), and those
+    among them equal, in every compared column, to a row of the earlier split with that key
+    (``equal``); null equals null, NaN equals NaN and -0.0 equals 0.0."""
+
+    keyed: int
+    equal: int
+
+
+@dataclass(frozen=True)
+class DistinctValues:
+    """A column over the union of every split: distinct non-missing values (exact) and the
+    first ``limit`` of them as text, sorted."""
+
+    distinct: int
+    first: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class Operations(Protocol):
+    """The batched operations (every split in one call)."""
+
+    name: str
+
+    def split_rows(self) -> dict[str, int]:
+        """Rows per split."""
+        ...
+
+    def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:
+        """Per split and value: present and missing rows, min and max (one pass per split)."""
+        ...
+
+    def tallies(self, conditions: Mapping[str, Sequence[Condition]]
+                ) -> dict[str, list[Tally]]:
+        """Per split, one :class:`Tally` per condition asked for it (one pass per split)."""
+        ...
+
+    def examples(self, split: str, condition: Condition, values: Sequence[Num],
+                 limit: int) -> Examples:
+        """Rows of ``split`` meeting ``condition`` (see :class:`Examples`)."""
+        ...
+
+    def key_summaries(self, columns: Sequence[str]) -> dict[str, dict[str, KeySummary]]:
+        """Per split and single-column key: rows, rows with the key, distinct keys (a missing
+        value is no key; NaN is missing)."""
+        ...
+
+    def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,
+                     max_examples: int = 20) -> dict[tuple[str, str, str], KeyOverlap]:
+        """Per (column, earlier, later): the keys of ``later`` also in ``earlier``, as
+        :meth:`~auditor.engines.Engine.key_overlap` (the ``top`` frame names the key column
+        after the column)."""
+        ...
+
+    def record_matches(self, key: str, compare: Sequence[str],
+                       pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RecordMatch]:
+        """Per pair: later rows sharing a ``key`` value with earlier, and those equal to such
+        an earlier row in every ``compare`` column (see :class:`RecordMatch`)."""
+        ...
+
+    def distinct_values(self, columns: Sequence[str], *, limit: int = 0
+                        ) -> dict[str, DistinctValues]:
+        """Per column over the union of the splits (see :class:`DistinctValues`); NaN is
+        missing."""
+        ...
