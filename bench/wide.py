@@ -6,17 +6,22 @@ RSS of the whole ``auditor run`` process.
     python bench/wide.py --shapes 10000x1500 --suites default
     python bench/wide.py --shapes 10000x1500 --save bench/results/wide-$(date -u +%F).txt
     python bench/wide.py --shapes 10000x1500 --cpu separability.label_probe   # CPU-s, in process
+    python bench/wide.py --shapes 50x10000f --suites default   # wide and short, all floats
 
-Data (seeded, written once per shape to ``/tmp/auditor-wide/<rows>x<cols>/``): train has
-``rows`` rows, test ``rows // 4``. Columns: ``row_id`` (id), ``label`` (binary, 30% positive),
-and ``cols`` features: 70% numeric (normal, log-normal, integer counts; 3% nulls in every
-tenth), 20% low-cardinality strings (3-12 levels), 10% high-cardinality strings (500-5,000
-levels). Planted problems and the check expected to flag them:
+A shape is ``<rows>x<cols>`` (mixed types) or ``<rows>x<cols>f`` (floats only: the wide,
+short tables of gene expression or spectra, e.g. ``50x10000f``, 10,000 float columns of 50
+rows per split). Data (seeded, written once per shape to ``/tmp/auditor-wide/<shape>/``):
+train has ``rows`` rows, test ``rows // 4`` (``rows`` for a float-only shape). Columns:
+``row_id`` (id), ``label`` (binary, 30% positive), and ``cols`` features: 70% numeric
+(normal, log-normal, integer counts; 3% nulls in every tenth), 20% low-cardinality strings
+(3-12 levels), 10% high-cardinality strings (500-5,000 levels); a float-only shape has only
+the numeric ones (integer counts stored as floats). Planted problems and the check expected
+to flag them:
 
 - ``leak_num``: the label plus small noise (``leakage.single_feature_auc``,
   ``leakage.feature_label_correlation``);
 - ``drift_num``: shifted by +1 sd in test (``drift.features``, ``separability.adversarial``);
-- 1% of test rows are exact copies of train rows (``leakage.duplicates``).
+- 1% of test rows (at least one) are exact copies of train rows (``leakage.duplicates``).
 
 Each run is ``python -m auditor run audit.yaml --suite S --out DIR -q`` in a subprocess under
 ``/usr/bin/time -v`` (peak RSS = "Maximum resident set size"; without it
@@ -48,7 +53,24 @@ PLANTED = {
 }
 
 
-def generate(rows: int, cols: int, out: Path, seed: int = 0) -> Path:
+def parse_shape(shape: str) -> tuple[int, int, bool]:
+    """``"10000x1500"`` -> (10000, 1500, False); ``"50x10000f"`` -> (50, 10000, True)."""
+    m = re.fullmatch(r"(\d+)x(\d+)(f?)", shape.strip().lower())
+    if not m:
+        raise SystemExit(f"shape must be <rows>x<cols> or <rows>x<cols>f; got {shape!r}")
+    return int(m.group(1)), int(m.group(2)), bool(m.group(3))
+
+
+def n_test_rows(rows: int, float_only: bool) -> int:
+    return rows if float_only else rows // 4
+
+
+def describe(rows: int, cols: int, float_only: bool) -> str:
+    return (f"{rows:,} train + {n_test_rows(rows, float_only):,} test rows x {cols:,} "
+            f"{'float ' if float_only else ''}columns")
+
+
+def generate(rows: int, cols: int, out: Path, seed: int = 0, float_only: bool = False) -> Path:
     """Write train/test Parquet + audit.yaml for one shape (once); return the audit.yaml."""
     import numpy as np
     import polars as pl
@@ -58,12 +80,12 @@ def generate(rows: int, cols: int, out: Path, seed: int = 0) -> Path:
         return out / "audit.yaml"
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    n_test = rows // 4
+    n_test = n_test_rows(rows, float_only)
     n = rows + n_test
     label = (rng.random(n) < 0.3).astype(np.int8)
     data: dict[str, object] = {"row_id": np.arange(n, dtype=np.int64), "label": label}
-    n_num = int(cols * 0.7) - 2
-    n_low = int(cols * 0.2)
+    n_num = cols - 2 if float_only else int(cols * 0.7) - 2
+    n_low = 0 if float_only else int(cols * 0.2)
     n_high = cols - 2 - n_num - n_low
     for j in range(n_num):
         kind = j % 3
@@ -91,7 +113,7 @@ def generate(rows: int, cols: int, out: Path, seed: int = 0) -> Path:
     df = pl.DataFrame(data)
     train, test = df.head(rows), df.tail(n_test)
     # 1% of test rows: exact copies of train rows (row_id kept: ids are ignored by duplicates)
-    k = n_test // 100
+    k = max(1, n_test // 100)
     src = rng.choice(rows, k, replace=False)
     copies = train[src].with_columns(pl.Series("row_id", test["row_id"][:k].to_numpy()))
     # keep test's own drift on the copies' drift column so the copy is exact and drift stays
@@ -195,7 +217,8 @@ def cpu_checks(cfg: Path, ids: list[str]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", nargs="+", default=["10000x1500", "100000x1000"],
-                    help="train rows x feature columns (test = rows // 4)")
+                    help="train rows x feature columns (test = rows // 4), e.g. 10000x1500; "
+                         "a trailing f: floats only, test = rows (e.g. 50x10000f)")
     ap.add_argument("--suites", nargs="+", default=["default", "fast"])
     ap.add_argument("--data", type=Path, default=Path("/tmp/auditor-wide"))
     ap.add_argument("--timeout", type=float, default=1800.0)
@@ -208,9 +231,10 @@ def main() -> None:
     lines: list[str] = []
     if args.cpu:
         for shape in args.shapes:
-            rows, cols = (int(x) for x in shape.lower().split("x"))
-            res = cpu_checks(generate(rows, cols, args.data / f"{rows}x{cols}"), args.cpu)
-            print(f"== {rows:,} train + {rows // 4:,} test rows x {cols:,} columns, in process")
+            rows, cols, floats = parse_shape(shape)
+            res = cpu_checks(generate(rows, cols, args.data / shape.lower(), float_only=floats),
+                             args.cpu)
+            print(f"== {describe(rows, cols, floats)}, in process")
             for cid, r in res.items():
                 print(f"  {cid:36} cpu {r['cpu_s']:7.2f} s  wall {r['wall_s']:7.2f} s  "
                       f"load {r['load']:4.1f}  {r['status']}")
@@ -224,14 +248,13 @@ def main() -> None:
 
     results = []
     for shape in args.shapes:
-        rows, cols = (int(x) for x in shape.lower().split("x"))
-        cfg = generate(rows, cols, args.data / f"{rows}x{cols}")
+        rows, cols, floats = parse_shape(shape)
+        cfg = generate(rows, cols, args.data / shape.lower(), float_only=floats)
         for suite in args.suites:
             r = run_one(cfg, suite, args.timeout)
             r["shape"] = shape
             results.append(r)
-            say(f"== {rows:,} train + {rows // 4:,} test rows x {cols:,} columns, "
-                f"--suite {suite}")
+            say(f"== {describe(rows, cols, floats)}, --suite {suite}")
             for c in sorted(r.get("checks", []), key=lambda c: -c["s"]):
                 say(f"  {c['id']:36} {c['s']:8.2f} s  {c['status']}")
             wall = f"{r['wall_s']:.1f} s" if r.get("wall_s") is not None else "n/a"

@@ -69,6 +69,56 @@ def test_parquet_is_read_column_by_column_into_one_chunk_each(tmp_path):
     assert [got[c].n_chunks() for c in got.columns] == [1] * frame.width
 
 
+@pytest.mark.parametrize("batch_bytes", [1, 2_000, 50_000, 10**9])
+def test_parquet_batches_of_columns_read_the_same_frame(tmp_path, monkeypatch, batch_bytes):
+    """Whatever the batch size (one column per batch up to the whole frame at once), the frame
+    equals a whole collect: names ("", "a*", "^x$"), dtypes (text and lists measured as they
+    are read), values, and one chunk per column."""
+    import numpy as np
+
+    from auditor.loading import data
+
+    rng = np.random.default_rng(1)
+    n = 2_000
+    cols: dict[str, object] = {"": np.arange(n)}
+    for j in range(30):
+        cols[f"f{j}"] = rng.normal(size=n)
+        cols[f"s{j}"] = [None if i % 11 == j % 11 else f"value {i % (j + 3)}" for i in range(n)]
+    cols["a*"] = rng.integers(0, 9, n).astype(np.int8)
+    cols["^x$"] = [[i, i + 1] if i % 5 else None for i in range(n)]
+    cols["b"] = rng.random(n) < 0.5
+    cols["nothing"] = pl.Series([None] * n, dtype=pl.Null)
+    frame = pl.DataFrame(cols)
+    frame.write_parquet(tmp_path / "t.parquet", row_group_size=300)
+    monkeypatch.setattr(data, "BATCH_BYTES", batch_bytes)
+    got = read_table(tmp_path / "t.parquet")
+    assert got.columns == frame.columns and got.schema == frame.schema
+    assert got.equals(frame)
+    assert [got[c].n_chunks() for c in got.columns] == [1] * frame.width
+
+
+def test_wide_parquet_is_read_in_a_few_collects_not_one_per_column(tmp_path, monkeypatch):
+    """2,000 columns of 50 rows: every collect parses the whole footer, so a collect per
+    column made loading quadratic in the number of columns (10,000 columns: 79 s)."""
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    frame = pl.DataFrame({f"g{j}": rng.normal(size=50) for j in range(2_000)}
+                         | {"name": [f"r{i}" for i in range(50)]})
+    frame.write_parquet(tmp_path / "wide.parquet")
+    calls = []
+    collect = pl.LazyFrame.collect
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return collect(self, *args, **kwargs)
+
+    monkeypatch.setattr(pl.LazyFrame, "collect", counted)
+    got = read_table(tmp_path / "wide.parquet")
+    assert got.equals(frame)
+    assert len(calls) <= 4
+
+
 @pytest.mark.parametrize("setup, expected", [
     (lambda p: None, "file not found"),
     (lambda p: p.mkdir(), "directory contains no Parquet files"),
