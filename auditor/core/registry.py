@@ -45,4 +45,5 @@ def load_check_class(check_id: str) -> type[Any]:
         raise ConfigError(f"unknown check id {check_id!r}{hint}; known ids: "
                           f"{', '.join(CHECKS)}") from None
     module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)
+    found: type[Any] = getattr(importlib.import_module(module), cls)
+    return found

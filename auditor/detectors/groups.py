@@ -109,7 +109,7 @@ class GroupOverlap:
                             for s in roles.splits) for c in ids}
         first = {c: ranges[pairs[-1][1]][Num(c)].min for c in ids
                  if numbering[c] and pairs}
-        matches = {}
+        matches: dict[tuple[str, str, str], RecordMatch] = {}
         compare = roles.duplicate_columns()
         for c in ids:
             if not numbering[c]:
@@ -343,7 +343,7 @@ def _numbers_or_dates(first: list[str]) -> bool:
         parsed |= values.str.to_datetime(strict=False).is_not_null()
     except pl.exceptions.ComputeError:
         pass
-    return float(parsed.mean()) >= 0.9
+    return (parsed.sum() or 0) >= 0.9 * parsed.len()
 
 
 def _row_numbers(roles: Roles, summary: KeySummary, rng: Range | None, col: str) -> bool:

@@ -9,8 +9,11 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData, Kind
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import ColumnType, Kind, Roles
+from auditor.detectors.measured import judged
+from auditor.engines.operations import (Between, Condition, Examples, Exceeds, Num, Operations,
+                                        Tally)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import check_params, fmt_count, fmt_rows, grade, is_share, share
@@ -65,6 +68,7 @@ class TemporalHoldout:
     id: ClassVar[str] = "leakage.temporal"
     title: ClassVar[str] = "Time order of the splits"
     cost: ClassVar[Cost] = Cost.CHEAP
+    needs: ClassVar[Needs] = Needs(roles=("time",))
     warn_above: float = 0.0     # share of the later split's rows dated before the earlier end
     fail_above: float = 0.01
     min_gap: str = "0s"
@@ -78,51 +82,123 @@ class TemporalHoldout:
         parse_duration(self.min_gap)
         check_params(self, ("max_examples",), lambda v: v >= 0, ">= 0")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        col = data.columns.time
-        if not col:
-            raise NotApplicable("no time column declared")
-        clock = Clock.of(data, col)
-        times = {s: clock.values(df) for s, df in data.splits.items()}
-        if all(t.null_count() == t.len() for t in times.values()):
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
+
+    # -- measure -------------------------------------------------------------------------------
+    def measure(self, engine: Operations, roles: Roles) -> TemporalMeasures:
+        """Per split the time range; per pair the later rows before the earlier end (and the
+        in-order rest), rows inside ``min_gap``; per datetime feature the rows after their
+        own time. Example rows only where something is flagged."""
+        col = roles.columns.time
+        assert col is not None  # needs: time
+        clock = Clock.of(roles, col)
+        t = Num(col)
+        got = engine.ranges([t])
+        ranges = {s: (r[t].min, r[t].max, r[t].present, r[t].missing) for s, r in got.items()}
+        if all(n == 0 for _, _, n, _ in ranges.values()):
             raise NotApplicable(f"time column {col!r} is null in every row")
-        ranges = {s: (t.min(), t.max(), t.len() - t.null_count(), t.null_count())
-                  for s, t in times.items()}
         gap_us = parse_duration(self.min_gap)
-        findings = [self._ranges(data, col, clock, ranges, gap_us),
-                    *null_time_findings(data, col, clock, ranges)]
-        for earlier, later in data.pairs():
+        asked: dict[str, list[Condition]] = {s: [] for s in roles.splits}
+        index: dict[tuple[str, str, str], int] = {}
+
+        def ask(split: str, what: str, pair: tuple[str, str], cond: Condition) -> None:
+            index[(what, *pair)] = len(asked[split])
+            asked[split].append(cond)
+
+        for earlier, later in roles.pairs():
             lo_a, hi_a, n_a, _ = ranges[earlier]
-            lo_b, hi_b, n_b, _ = ranges[later]
+            lo_b, _, n_b, _ = ranges[later]
             if not n_a or not n_b:
                 continue
-            t = times[later]
+            ask(later, "before", (earlier, later), Between(t, hi=hi_a))
+            ask(later, "after", (earlier, later), Between(t, lo=hi_a))
+            if gap_us > 0 and clock.is_time and lo_b - hi_a < gap_us:
+                ask(later, "gap", (earlier, later), Between(t, lo=hi_a, hi=hi_a + gap_us))
+        features = roles.features_of(Kind.DATETIME) if clock.is_time else []
+        own_end = Num(col, DAY_US - 1 if clock.is_date else 0)
+        for f in features:
+            for split in roles.splits:
+                ask(split, "future", (f, split), Exceeds(Num(f), own_end))
+        tallies = engine.tallies(asked)
+
+        def tally(what: str, a: str, b: str) -> Tally | None:
+            key = (what, a, b)
+            if key not in index:
+                return None
+            return tallies[b if what != "future" else b][index[key]]
+
+        pairs: dict[tuple[str, str], PairTimes] = {}
+        examples: dict[tuple[str, str, str], Examples] = {}
+        for earlier, later in roles.pairs():
+            before = tally("before", earlier, later)
+            if before is None:
+                continue
+            gap, after = tally("gap", earlier, later), tally("after", earlier, later)
+            assert after is not None  # asked with "before"
+            pairs[(earlier, later)] = PairTimes(before, after, gap)
+            hi_a = ranges[earlier][1]
+            if before.hits and ranges[later][1] >= ranges[earlier][0]:
+                examples[("before", earlier, later)] = engine.examples(
+                    later, Between(t, hi=hi_a), [t], self.max_examples)
+            if gap is not None and gap.hits:
+                examples[("gap", earlier, later)] = engine.examples(
+                    later, Between(t, lo=hi_a, hi=hi_a + gap_us), [t], self.max_examples)
+        future: dict[str, list[tuple[str, Tally]]] = {}
+        for f in features:
+            future[f] = [(s, tally("future", f, s)) for s in roles.splits]  # type: ignore[misc]
+            left = self.max_examples
+            for s, tl in future[f]:
+                if tl.hits and left > 0:
+                    ex = engine.examples(s, Exceeds(Num(f), own_end), [t, Num(f)], left)
+                    examples[("future", f, s)] = ex
+                    left -= len(ex.values)
+        return TemporalMeasures(
+            column=col, clock=clock, splits=list(roles.splits), rows=dict(roles.rows),
+            ranges=ranges, pairs=pairs, future=future, examples=examples,
+            feature_clocks={f: Clock.of(roles, f) for f in features},
+            datetime_features=bool(roles.features_of(Kind.DATETIME)))
+
+    # -- judge ---------------------------------------------------------------------------------
+    def judge(self, m: TemporalMeasures) -> list[Finding]:
+        col, clock, ranges = m.column, m.clock, m.ranges
+        gap_us = parse_duration(self.min_gap)
+        findings = [self._ranges(m, gap_us), *null_time_findings(m.rows, col, clock, ranges)]
+        for (earlier, later), times in m.pairs.items():
+            lo_a, hi_a, _, _ = ranges[earlier]
+            lo_b, hi_b, n_b, _ = ranges[later]
             if hi_b < lo_a:
                 findings.append(reversed_finding(col, clock, earlier, later, ranges))
             else:
-                findings.append(self._before(data, col, clock, earlier, later, times[earlier], t,
-                                             hi_a, n_b))
-            if gap_us > 0 and clock.is_time and lo_b - hi_a < gap_us:
-                gap = self._gap(data, col, clock, earlier, later, t, hi_a, lo_b, n_b, gap_us)
-                if gap.count or lo_b >= hi_a:  # an overlap alone is rows_before_previous_end
-                    findings.append(gap)
-        if clock.is_time:
-            for feature in data.features_of(Kind.DATETIME):
-                findings.append(self._future(data, col, clock, feature))
+                findings.append(self._before(m, earlier, later, times))
+            if times.gap is not None and (times.gap.hits or lo_b >= hi_a):
+                findings.append(self._gap(m, earlier, later, times.gap, gap_us))
+        for feature, counts in m.future.items():
+            examples: list[dict[str, Any]] = []
+            for split, _ in counts:
+                ex = m.examples.get(("future", feature, split))
+                if ex is not None:
+                    examples += [{"split": split} | r for r in _rows(
+                        ex, [clock, m.feature_clocks[feature]])]
+            findings.append(future_finding(
+                self, m.splits, col, clock, feature,
+                [(s, t.hits, t.compared, t.largest) for s, t in counts],
+                examples[:self.max_examples]))
         return findings
 
     # -- findings ------------------------------------------------------------------------------
-    def _ranges(self, data: AuditData, col: str, clock: Clock,
-                ranges: dict[str, tuple[Any, Any, int, int]], gap_us: int) -> Finding:
+    def _ranges(self, m: TemporalMeasures, gap_us: int) -> Finding:
+        col, clock, ranges = m.column, m.clock, m.ranges
         rows = [clock.range_row(s, lo, hi) | {"rows with a time": n, "null rows": nulls}
                 for s, (lo, hi, n, nulls) in ranges.items() if n]
         spans = "; ".join(f"{r['split']} {r['first']} → {r['last']}" for r in rows)
         gaps = []
-        for a, b in data.pairs():
-            if ranges[a][2] and ranges[b][2]:
-                gaps.append({"splits": f"{a} → {b}",
-                             "gap (later first - earlier last)": clock.span(
-                                 ranges[b][0] - ranges[a][1])})
+        for i, a in enumerate(m.splits):
+            for b in m.splits[i + 1:]:
+                if ranges[a][2] and ranges[b][2]:
+                    gaps.append({"splits": f"{a} → {b}",
+                                 "gap (later first - earlier last)": clock.span(
+                                     ranges[b][0] - ranges[a][1])})
         evidence: dict[str, Any] = {
             "chart": {"type": "ranges", "title": f"{col} range per split", "rows": [
                 clock.bar(s, lo, hi) for s, (lo, hi, n, _) in ranges.items() if n],
@@ -134,36 +210,37 @@ class TemporalHoldout:
         if gap_us > 0 and not clock.is_time:
             notes.append(f"min_gap ({self.min_gap}) is not applied: {col} holds numbers, not "
                          "dates")
-        if not clock.is_time and data.features_of(Kind.DATETIME):
+        if not clock.is_time and m.datetime_features:
             notes.append(f"datetime features are not compared with {col}: it holds numbers")
         if notes:
             evidence["note"] = "; ".join(notes)
-        return Finding(severity=Severity.INFO, subject=col, splits=data.split_names,
+        return Finding(severity=Severity.INFO, subject=col, splits=list(m.splits),
                        metric="time_range", count=sum(r[2] for r in ranges.values()),
                        message=f"{col} ranges per split: {spans}", evidence=evidence)
 
-    def _before(self, data: AuditData, col: str, clock: Clock, earlier: str, later: str,
-                t_a: pl.Series, t: pl.Series, hi_a: Any, n_b: int) -> Finding:
-        mask = (t < hi_a).fill_null(False)
-        count = int(mask.sum())
+    def _before(self, m: TemporalMeasures, earlier: str, later: str,
+                times: PairTimes) -> Finding:
+        col, clock = m.column, m.clock
+        lo_a, hi_a, _, _ = m.ranges[earlier]
+        n_b = m.ranges[later][2]
+        hits = times.before
+        count = hits.hits
         value = share(count, n_b)
-        of = f"{later} rows" + (f" with a {col}" if n_b < data.rows(later) else "")
+        of = f"{later} rows" + (f" with a {col}" if n_b < m.rows[later] else "")
         evidence: dict[str, Any] = {}
         if count:
-            hits = t.filter(mask)
-            rest = t.filter(~mask).drop_nulls()
-            bars = [(earlier, t_a.min(), hi_a)]
-            if rest.len():
-                bars.append((f"{later}, in order", rest.min(), rest.max()))
-            bars.append((f"{later}, before {earlier} ends", hits.min(), hits.max()))
+            bars = [(earlier, lo_a, hi_a)]
+            if times.after.hits:
+                bars.append((f"{later}, in order", times.after.smallest, times.after.largest))
+            bars.append((f"{later}, before {earlier} ends", hits.smallest, hits.largest))
             evidence["chart"] = {
                 "type": "ranges", "title": f"{col}: {later} against the end of {earlier}",
                 "rows": [clock.bar(s, lo, hi) for s, lo, hi in bars],
                 "lines": [clock.cell(hi_a)], "height": _chart_height(len(bars))}
-            evidence["offending"] = {"rows": count, "earliest": clock.text(hits.min()),
-                                     "latest": clock.text(hits.max()),
+            evidence["offending"] = {"rows": count, "earliest": clock.text(hits.smallest),
+                                     "latest": clock.text(hits.largest),
                                      f"{earlier} ends": clock.text(hi_a)}
-            evidence["examples"] = self._rows(data, later, clock, mask)
+            evidence["examples"] = _rows(m.examples[("before", earlier, later)], [clock])
         return Finding(
             severity=grade(value, warn=self.warn_above, fail=self.fail_above), subject=col,
             splits=[earlier, later], metric="rows_before_previous_end", value=value,
@@ -172,48 +249,64 @@ class TemporalHoldout:
                     f"({clock.text(hi_a)})",
             evidence=evidence)
 
-    def _gap(self, data: AuditData, col: str, clock: Clock, earlier: str, later: str,
-             t: pl.Series, hi_a: Any, lo_b: Any, n_b: int, gap_us: int) -> Finding:
+    def _gap(self, m: TemporalMeasures, earlier: str, later: str, tally: Tally,
+             gap_us: int) -> Finding:
+        clock = m.clock
+        hi_a = m.ranges[earlier][1]
+        lo_b, n_b = m.ranges[later][0], m.ranges[later][2]
         gap = lo_b - hi_a
-        mask = ((t >= hi_a) & (t < hi_a + gap_us)).fill_null(False)
-        count = int(mask.sum())
+        count = tally.hits
         start = (f"{later} starts {clock.span(gap)} after the end of {earlier}" if gap >= 0
                  else f"{later} starts {clock.span(-gap)} before the end of {earlier}")
         return Finding(
-            severity=Severity.FAIL, subject=col, splits=[earlier, later],
+            severity=Severity.FAIL, subject=m.column, splits=[earlier, later],
             metric="gap_shorter_than_min_gap", value=gap / DAY_US, threshold=gap_us / DAY_US,
             count=count,
             message=f"{start}, less than min_gap {self.min_gap}: "
                     f"{fmt_rows(count, n_b, f'{later} rows')} are dated within {self.min_gap} "
                     f"after {earlier} ends ({clock.text(hi_a)})",
-            evidence={"examples": self._rows(data, later, clock, mask)} if count else {})
+            evidence={"examples": _rows(m.examples[("gap", earlier, later)], [clock])}
+            if count else {})
 
-    def _future(self, data: AuditData, col: str, clock: Clock, feature: str) -> Finding:
-        counts, examples = [], []
-        fclock = Clock.of(data, feature)
-        for split, df in data.splits.items():
-            own_end = clock.values(df) + (DAY_US - 1 if clock.is_date else 0)
-            f = fclock.values(df)
-            both = own_end.is_not_null() & f.is_not_null()
-            mask = (f > own_end).fill_null(False)
-            after, compared = int(mask.sum()), int(both.sum())
-            lead = int((f - own_end).filter(mask).max()) if after else None
-            counts.append((split, after, compared, lead))
-            if after and len(examples) < self.max_examples:
-                examples += [{"split": split} | r for r in self._rows(
-                    data, split, clock, mask, extra=fclock)][:self.max_examples - len(examples)]
-        return future_finding(self, data, col, clock, feature, counts, examples)
 
-    def _rows(self, data: AuditData, split: str, clock: Clock, mask: pl.Series,
-              extra: Clock | None = None) -> list[dict[str, Any]]:
-        """The first ``max_examples`` rows of ``mask``: row number and the time (and feature)
-        as text (rendered from epoch numbers: no Python datetime can overflow)."""
-        df = data.splits[split]
-        rows = np.flatnonzero(mask.fill_null(False).to_numpy())[:self.max_examples]
-        clocks = [clock] + ([extra] if extra else [])
-        values = [k.values(df).gather(rows).to_list() for k in clocks]
-        return [{"row": int(r)} | {k.col: k.cell(v[i]) for k, v in zip(clocks, values)}
-                for i, r in enumerate(rows)]
+@dataclass(frozen=True)
+class PairTimes:
+    """One (earlier, later) pair: later rows dated before the earlier end (``before``), at
+    or after it (``after``), and within ``min_gap`` after it (``gap``, when asked)."""
+
+    before: Tally
+    after: Tally
+    gap: Tally | None
+
+
+@dataclass(frozen=True)
+class TemporalMeasures:
+    """Everything :meth:`TemporalHoldout.judge` grades. ``ranges``: per split (first time,
+    last time, rows with a time, rows without) in clock units; ``pairs``: the pairs whose
+    splits both hold times; ``future``: per datetime feature and split the rows after their
+    own time; ``examples`` keyed by (what, pair or feature, split)."""
+
+    column: str
+    clock: Clock
+    splits: list[str]
+    rows: dict[str, int]
+    ranges: dict[str, tuple[Any, Any, int, int]]
+    pairs: dict[tuple[str, str], PairTimes]
+    future: dict[str, list[tuple[str, Tally]]]
+    examples: dict[tuple[str, str, str], Examples]
+    feature_clocks: dict[str, Clock]
+    datetime_features: bool
+
+
+def _rows(examples: Examples, clocks: list[Clock]) -> list[dict[str, Any]]:
+    """Example rows for the evidence: the row number where the engine keeps row order, then
+    each clock's value as text (rendered from epoch numbers: no Python datetime can
+    overflow)."""
+    out = []
+    for i, values in enumerate(examples.values):
+        row: dict[str, Any] = {"row": examples.positions[i]} if examples.positions else {}
+        out.append(row | {k.col: k.cell(v) for k, v in zip(clocks, values)})
+    return out
 
 
 @dataclass(frozen=True)
@@ -227,31 +320,19 @@ class Clock:
     zoned: bool = False
 
     @staticmethod
-    def of(data: AuditData, col: str) -> Clock:
-        if col not in data.kinds:
+    def of(roles: Roles, col: str) -> Clock:
+        if col not in roles.kinds:
             raise NotApplicable(f"column {col!r} has incompatible types across splits (see "
                                 "schema.consistency)")
-        dtype = next(iter(data.splits.values())).schema[col]
-        kind = data.kinds[col]
+        kind, ctype = roles.kinds[col], roles.types.get(col)
         if kind == Kind.DATETIME:
-            return Clock(col, True, isinstance(dtype, pl.Date),
-                         bool(getattr(dtype, "time_zone", None)))
-        if kind == Kind.NUMERIC and not isinstance(dtype, pl.Duration):
+            return Clock(col, True, ctype == ColumnType.DATE, ctype == ColumnType.DATETIME_TZ)
+        if kind == Kind.NUMERIC and ctype != ColumnType.DURATION:
             return Clock(col, False)
         if kind == Kind.NULL:
             raise NotApplicable(f"time column {col!r} is null in every row")
-        raise NotApplicable(f"time column {col!r} has type {dtype}; expected a date or datetime "
-                            "(or numbers)")
-
-    def values(self, df: pl.DataFrame) -> pl.Series:
-        """The column as Int64 epoch microseconds (dates and datetimes) or Float64 numbers
-        (NaN as null: a NaN time is no time)."""
-        c = pl.col(self.col)
-        if not self.is_time:
-            return df.select(c.cast(pl.Float64).fill_nan(None)).to_series()
-        if self.is_date:
-            c = c.cast(pl.Datetime("us"))
-        return df.select(c.dt.epoch("us").cast(pl.Int64)).to_series()
+        raise NotApplicable(f"time column {col!r} has type {ctype}; expected a date or "
+                            "datetime (or numbers)")
 
     def text(self, v: Any) -> str:
         """An ISO string for a value of :meth:`values` (a plain number for numeric time)."""
@@ -300,14 +381,14 @@ def _chart_height(bars: int) -> float:
     return round(1.1 + 0.4 * bars, 2)
 
 
-def null_time_findings(data: Any, col: str, clock: Any,
+def null_time_findings(rows: dict[str, int], col: str, clock: Any,
                        ranges: dict[str, tuple[Any, Any, int, int]]) -> list[Finding]:
     """One info finding per split with rows lacking a time (``ranges``: split -> (min, max,
-    rows with a time, rows without)); shared by the polars check and the Spark engine."""
+    rows with a time, rows without))."""
     return [Finding(
         severity=Severity.INFO, subject=col, splits=[split], metric="null_time_rows",
-        value=share(nulls, data.rows(split)), count=nulls,
-        message=f"{fmt_rows(nulls, data.rows(split), f'{split} rows')} have no "
+        value=share(nulls, rows[split]), count=nulls,
+        message=f"{fmt_rows(nulls, rows[split], f'{split} rows')} have no "
                 f"{col} (null{', NaN' if not clock.is_time else ''}); they are left "
                 "out of the time comparisons")
         for split, (_, _, _, nulls) in ranges.items() if nulls]
@@ -334,13 +415,13 @@ def reversed_finding(col: str, clock: Any, earlier: str, later: str,
                        clock.range_row(later, lo_b, hi_b)]})
 
 
-def future_finding(check: Any, data: Any, col: str, clock: Any, feature: str,
+def future_finding(check: Any, split_names: list[str], col: str, clock: Any, feature: str,
                    counts: list[tuple[str, int, int, Any]],
                    examples: list[dict[str, Any]]) -> Finding:
     """``future_values`` of one datetime feature from per-split counts (split, rows with the
     feature after their own time, rows with both set, largest lead in clock units or None):
     value = rows after / rows with both over all splits, graded by ``future_warn_above`` /
-    ``future_fail_above`` (shared by the polars check and the Spark engine)."""
+    ``future_fail_above``."""
     per_split = []
     after_total = compared_total = 0
     for split, after, compared, lead in counts:
@@ -352,7 +433,7 @@ def future_finding(check: Any, data: Any, col: str, clock: Any, feature: str,
                               "share": round(share(after, compared), 6),
                               "largest lead": clock.span(int(lead))})
     value = share(after_total, compared_total)
-    splits = [r["split"] for r in per_split] or data.split_names
+    splits = [r["split"] for r in per_split] or list(split_names)
     both = f"rows with both {feature} and {col}"
     return Finding(
         severity=grade(value, warn=check.future_warn_above, fail=check.future_fail_above),

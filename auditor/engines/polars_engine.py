@@ -127,9 +127,12 @@ class PolarsOperations:
         for split, df in self.frames.items():
             out[split] = {}
             for col in columns:
-                counts = self._entity_counts(split, col)
-                keyed = int(counts["rows"].sum()) if counts.height else 0
-                out[split][col] = KeySummary(df.height, keyed, counts.height)
+                n = pl.col("rows")
+                row = self._entity_counts(split, col).select(
+                    n.sum().alias("k"), pl.len().alias("d"), n.filter(n >= 2).sum().alias("r"),
+                    (n * n).sum().alias("q")).row(0)
+                out[split][col] = KeySummary(df.height, int(row[0] or 0), int(row[1]),
+                                             int(row[2] or 0), int(row[2] or 0), int(row[3] or 0))
         return out
 
     def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,

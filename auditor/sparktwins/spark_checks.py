@@ -1,7 +1,6 @@
-"""The spark engine's row checks that predate the family modules -- ``leakage.group_overlap``
-(declared groups and ids), ``leakage.duplicates`` (exact copies, with the same chance baseline),
-``leakage.temporal`` (time ranges) -- and the categorical part of ``drift.label``; measured with
-:class:`~auditor.engines.Engine` operations and judged by the polars detectors' own functions.
+"""Spark twins of ``leakage.duplicates`` (exact copies, with the same chance baseline) and the
+categorical part of ``drift.label``; measured with :class:`~auditor.engines.Engine` operations
+and judged by the polars detectors' own functions.
 Which check runs where on Spark: :mod:`auditor.sparktwins.spark_dispatch`.
 """
 from __future__ import annotations
@@ -10,7 +9,7 @@ from typing import Any
 
 from auditor.loading.data import Kind, LabelKind
 from auditor.engines import NOT_ON_SPARK
-from auditor.sparktwins.spark_rows import _clock, future_values, near_and_conflicts
+from auditor.sparktwins.spark_rows import near_and_conflicts
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_rows, grade, share
@@ -138,70 +137,3 @@ def label_drift(check: Any, data: Any) -> list[Finding]:
         if cd.n_new and cd.unseen_rows:
             findings.append(unseen_finding(check, cd, ref, cur, label=True))
     return findings
-
-
-# ---------------------------------------------------------------------------------------------
-# leakage.temporal
-# ---------------------------------------------------------------------------------------------
-
-def temporal(check: Any, data: Any) -> list[Finding]:
-    """Ranges, rows dated before the previous split's end, reversed splits, short gaps: from
-    per-split min/max/null counts and range counts of the time column (datetime features'
-    ``future_values`` and the example rows are not yet computed on Spark)."""
-    from auditor.detectors.temporal import (DAY_US, null_time_findings, parse_duration,
-                                           reversed_finding)
-    from auditor.engines.spark_engine import SparkEngine
-
-    col = data.columns.time
-    if not col:
-        raise NotApplicable("no time column declared")
-    clock, expr = _clock(data, col)
-    eng = SparkEngine({s: df.select(expr.alias("t")) for s, df in data.splits.items()})
-    prof = {s: eng.column_profiles(s, ["t"])["t"] for s in data.split_names}
-    if all(p.missing == p.rows for p in prof.values()):
-        raise NotApplicable(f"time column {col!r} is null in every row")
-    num = (lambda v: v) if not clock.is_time else (lambda v: None if v is None else int(v))
-    ranges = {s: (num(p.min), num(p.max), p.rows - p.missing, p.missing) for s, p in prof.items()}
-    gap_us = parse_duration(check.min_gap)
-    findings = [check._ranges(data, col, clock, ranges, gap_us),
-                *null_time_findings(data, col, clock, ranges)]
-    for earlier, later in data.pairs():
-        lo_a, hi_a, n_a, _ = ranges[earlier]
-        lo_b, hi_b, n_b, _ = ranges[later]
-        if not n_a or not n_b:
-            continue
-        if hi_b < lo_a:
-            findings.append(reversed_finding(col, clock, earlier, later, ranges))
-        else:
-            count = eng.count_between(later, "t", hi=hi_a)
-            value = share(count, n_b)
-            of = f"{later} rows" + (f" with a {col}" if n_b < data.rows(later) else "")
-            evidence: dict[str, Any] = {}
-            if count:
-                evidence["offending"] = {"rows": count, f"{earlier} ends": clock.text(hi_a)}
-            findings.append(Finding(
-                severity=grade(value, warn=check.warn_above, fail=check.fail_above), subject=col,
-                splits=[earlier, later], metric="rows_before_previous_end", value=value,
-                threshold=check.fail_above, count=count,
-                message=f"{fmt_rows(count, n_b, of)} are dated before the end of {earlier} "
-                        f"({clock.text(hi_a)})", evidence=evidence))
-        if gap_us > 0 and clock.is_time and lo_b - hi_a < gap_us:
-            count = eng.count_between(later, "t", lo=hi_a, hi=hi_a + gap_us)
-            if count or lo_b >= hi_a:
-                gap = lo_b - hi_a
-                start = (f"{later} starts {clock.span(gap)} after the end of {earlier}"
-                         if gap >= 0 else
-                         f"{later} starts {clock.span(-gap)} before the end of {earlier}")
-                findings.append(Finding(
-                    severity=Severity.FAIL, subject=col, splits=[earlier, later],
-                    metric="gap_shorter_than_min_gap", value=gap / DAY_US,
-                    threshold=gap_us / DAY_US, count=count,
-                    message=f"{start}, less than min_gap {check.min_gap}: "
-                            f"{fmt_rows(count, n_b, f'{later} rows')} are dated within "
-                            f"{check.min_gap} after {earlier} ends ({clock.text(hi_a)})"))
-    return findings + future_values(check, data, col, clock, expr)
-
-
-# ---------------------------------------------------------------------------------------------
-# model probes on a driver-side sample
-# ---------------------------------------------------------------------------------------------

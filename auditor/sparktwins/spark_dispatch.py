@@ -1,10 +1,7 @@
-"""Which checks run on the spark engine, and how: measure through :class:`~auditor.engines.Engine` operations,
-judge with the polars detectors' own judging code where it is a function of aggregates.
+"""The per-check Spark twins of the checks not yet written as ``measure``/``judge`` (a check
+that is, ``leakage.group_overlap`` and ``leakage.temporal`` so far, runs the same code on
+every engine through :func:`auditor.detectors.measured.judged` and has no entry here):
 
-- ``leakage.group_overlap``: counts by key per split and their semi-join
-  (:meth:`~auditor.engines.Engine.key_overlap`); same values, grades and messages as polars.
-  Undeclared entity keys suggested (:mod:`auditor.sparktwins.spark_rows`). Not yet: the "equal
-  in every other column" evidence of shared ids.
 - ``leakage.duplicates`` (:class:`auditor.sparktwins.spark_rows.RowTable`): every row of the
   unioned splits gets a 128-bit key (two ``xxhash64`` plus null masks) for the whole row, the
   features plus label and the normalised near-copy form, once; one ``groupBy`` of the keys
@@ -13,9 +10,6 @@ judge with the polars detectors' own judging code where it is a function of aggr
   labels are aggregates (no joins on the columns). Continuous columns are decided by an HLL++
   distinct count (rsd 1%) with exact counts only near the cut. Not yet: near copies matched on
   free-text columns (MinHash; an info finding says so).
-- ``leakage.temporal``: time ranges from per-split min/max/null counts, out-of-order and
-  short-gap rows from range counts; same Clock, grades and messages. Datetime features'
-  ``future_values`` (:mod:`auditor.sparktwins.spark_rows`). Not yet: example rows of the ranges.
 - ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
   columns): category counts per split fed to the same comparison, verdict and evidence code
   (:func:`auditor.detectors.drift.compare_all`); numeric and datetime columns (and a numeric
@@ -74,7 +68,6 @@ def run_on_spark(check: Any, data: Any) -> list[Finding]:
 
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
-    "leakage.temporal": spark_checks.temporal,
     "drift.label": spark_drift.label_drift,
     "drift.features": spark_drift.feature_drift,
     "schema.consistency": spark_drift.schema_consistency,

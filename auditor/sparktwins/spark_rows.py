@@ -35,10 +35,6 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
   feature key holding two labels or more. Graded by
   :func:`~auditor.detectors.duplicates.conflict_grade` with the split's within-copies and
   continuous columns measured on Spark.
-- ``future_values``: per split one aggregate over all datetime features (rows with the feature
-  after the row's own time, rows with both set, the largest lead), judged by
-  :func:`~auditor.detectors.temporal.future_finding`; examples are the first rows Spark returns
-  (no row numbers: a Spark DataFrame has no row order).
 - ``separability.memorisation``: the polars detector on the seeded driver-side sample
   (:func:`on_sample` below), not an exact scan: an exact nearest-row
   search over every row has no cheap Spark join (a grid or LSH join finds close copies only,
@@ -706,48 +702,6 @@ def _grade_conflict(check: Any, data: Any, f: Finding, split: str, features: lis
                    lambda: bool(set(table.continuous[split]) & set(features)))
 
 
-def future_values(check: Any, data: Any, col: str, clock: Any, time_expr: Any) -> list[Finding]:
-    """One ``future_values`` finding per datetime feature: per split one aggregate over every
-    feature (rows with the feature after the row's own time -- the end of its day for a date
-    time column --, rows with both set, the largest lead), judged by
-    :func:`auditor.detectors.temporal.future_finding`."""
-    from pyspark.sql import functions as F
-
-    from auditor.detectors.temporal import DAY_US, future_finding
-
-    features = data.features_of(Kind.DATETIME)
-    if not clock.is_time or not features:
-        return []
-    own = time_expr + F.lit(DAY_US - 1 if clock.is_date else 0)
-    fclocks = {f: _clock(data, f) for f in features}
-    stats = {}
-    for split, df in data.splits.items():
-        exprs = []
-        for i, f in enumerate(features):
-            fx = fclocks[f][1]
-            after = fx > own
-            exprs += [F.sum(F.when(after, 1).otherwise(0)).alias(f"a{i}"),
-                      F.sum(F.when(fx.isNotNull() & own.isNotNull(), 1).otherwise(0))
-                      .alias(f"b{i}"),
-                      F.max(F.when(after, fx - own)).alias(f"l{i}")]
-        stats[split] = df.agg(*exprs).collect()[0]
-    findings = []
-    for i, f in enumerate(features):
-        fclock, fx = fclocks[f]
-        counts, examples = [], []
-        for split, df in data.splits.items():
-            row = stats[split]
-            after = int(row[f"a{i}"] or 0)
-            counts.append((split, after, int(row[f"b{i}"] or 0), row[f"l{i}"]))
-            if after and len(examples) < check.max_examples:
-                got = (df.where(fx > own).select(time_expr.alias("t"), fx.alias("f"))
-                       .limit(check.max_examples - len(examples)).collect())
-                examples += [{"split": split, col: clock.cell(r["t"]), f: fclock.cell(r["f"])}
-                             for r in got]
-        findings.append(future_finding(check, data, col, clock, f, counts, examples))
-    return findings
-
-
 # ---------------------------------------------------------------------------------------------
 # separability.memorisation
 # ---------------------------------------------------------------------------------------------
@@ -768,35 +722,6 @@ def memorisation(check: Any, data: Any) -> list[Finding]:
                           f"of its rows), so a near copy counts only when its {first} twin is "
                           "in the sample: the count is a lower bound")
     return findings
-
-
-def _clock(data: Any, col: str) -> tuple[Any, Any]:
-    """The polars detector's :class:`~auditor.detectors.temporal.Clock` for a Spark column, and
-    an expression giving the same numbers (epoch microseconds, or floats with NaN as null)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    from auditor.detectors.temporal import Clock
-
-    if col not in data.kinds:
-        raise NotApplicable(f"column {col!r} has incompatible types across splits (see "
-                            "schema.consistency)")
-    dtype = next(iter(data.splits.values())).schema[col].dataType
-    c = _c(col)
-    if isinstance(dtype, T.DateType):
-        return Clock(col, True, True), F.unix_date(c).cast("long") * F.lit(86_400_000_000)
-    if isinstance(dtype, T.TimestampNTZType):
-        return Clock(col, True), F.expr(
-            f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {quoted(col)})")
-    if isinstance(dtype, T.TimestampType):
-        return Clock(col, True, zoned=True), F.unix_micros(c)
-    if data.kinds[col] == Kind.NUMERIC:
-        x = c.cast("double")
-        return Clock(col, False), F.when(~F.isnan(x), x)
-    if data.kinds[col] == Kind.NULL:
-        raise NotApplicable(f"time column {col!r} is null in every row")
-    raise NotApplicable(f"time column {col!r} has type {dtype.simpleString()}; expected a date "
-                        "or datetime (or numbers)")
 
 
 def driver_sample(data: Any) -> Any:

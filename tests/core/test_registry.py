@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import asdict
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -43,21 +45,56 @@ def test_default_suite_lists_every_registered_check():
     assert set(read_suite("default")) == set(CHECKS)
 
 
+TOKEN_CHECKS = {"tokens.roundtrip", "tokens.special_tokens", "tokens.contamination",
+                "tokens.lengths"}
+
+
+def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
+    """Data on which ``check_id`` is applicable (so the contract is exercised, never skipped):
+    the clean splits with 3 train rows copied into test, a time column, and a GX suite for
+    schema.expectations; tokenized Lee-corpus text with GPT-2 for the token checks."""
+    if check_id in TOKEN_CHECKS:
+        from tests.tokenizer_fixtures import build_gpt2, lee_texts, token_data, tokenized_frame
+
+        from auditor.loading.tokenizers import load_tokenizer
+
+        path = build_gpt2(tmp_path / "tokenizer.json")
+        tok = load_tokenizer(str(path))
+        texts = lee_texts("lee_background.cor")
+        frames = {"train": tokenized_frame(tok, texts[:60]),
+                  "test": tokenized_frame(tok, texts[60:80] + texts[:2])}
+        return token_data(frames, path)
+    start = datetime(2024, 1, 1)
+    train = clean_splits["train"].with_columns(
+        pl.Series("ts", [start + timedelta(hours=i) for i in range(clean_splits["train"].height)]))
+    test = pl.concat([clean_splits["test"], clean_splits["train"].head(3)])
+    test = test.with_columns(
+        pl.Series("ts", [start + timedelta(days=60, hours=i) for i in range(test.height)]))
+    data = build_audit_data({"train": train, "test": test},
+                            columns=Columns(label="y", ids=["row_id"], time="ts"))
+    if check_id == "schema.expectations":
+        pytest.importorskip("great_expectations")
+        from auditor.integrations.gx_export import infer_suite
+
+        data.expectations = infer_suite(train, name="contract", ids=["row_id"])
+    return data
+
+
 @pytest.mark.parametrize("check_id", sorted(CHECKS))
-def test_check_contract(check_id, clean_splits):
+def test_check_contract(check_id, clean_splits, tmp_path):
+    """Every check constructs with defaults, applies to its fixture (NotApplicable fails the
+    test), is deterministic and gives JSON-serialisable findings."""
     cls = load_check_class(check_id)
     assert cls.id == check_id
     assert isinstance(cls.cost, Cost) and cls.title
     assert cls.__doc__ and len(cls.__doc__.split("\n\n")[0]) > 20
     check = cls()
-    frames = {"train": clean_splits["train"],
-              "test": pl.concat([clean_splits["test"], clean_splits["train"].head(3)])}
-    data = build_audit_data(frames, columns=Columns(label="y", ids=["row_id"]))
     try:
-        first = check.run(data)
-    except NotApplicable:
-        return
-    second = check.run(build_audit_data(frames, columns=Columns(label="y", ids=["row_id"])))
+        first = check.run(_contract_data(check_id, clean_splits, tmp_path))
+    except NotApplicable as why:
+        pytest.fail(f"{check_id} is not applicable to its contract fixture: {why}")
+    assert first, f"{check_id} returned no finding on its contract fixture"
+    second = check.run(_contract_data(check_id, clean_splits, tmp_path))
     doc1 = json.dumps(json_safe([asdict(f) for f in first]), allow_nan=False)
     doc2 = json.dumps(json_safe([asdict(f) for f in second]), allow_nan=False)
     assert doc1 == doc2

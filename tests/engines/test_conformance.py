@@ -1,0 +1,272 @@
+"""Every check written as ``measure``/``judge`` measures the same on every engine.
+
+Parametrised over (check, fixture): the check's ``Measures`` on the polars engine and on the
+Spark engine are compared field by field (counts exactly, floats to 1e-9 relative; example rows
+by number only, since an engine without row order picks other rows), then both are judged and
+their verdicts compared. Each planted fixture also states the verdict it must produce (check,
+metric, subject, severity, count), so a case cannot pass by measuring nothing: an early return
+or a skip on either engine fails it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import polars as pl
+import pytest
+
+from auditor.core.checks import is_measured
+from auditor.core.config import AuditConfig, Columns
+from auditor.core.registry import CHECKS, load_check_class
+from auditor.engines.operations import Examples
+from auditor.engines.selection import engine_of
+from auditor.loading.data import build_audit_data
+from auditor.report.results import Severity
+from tests.engines.fixtures import honest, planted
+
+
+# ---------------------------------------------------------------------------------------------
+# fixtures: frames, roles, and what a planted one must be flagged for
+# ---------------------------------------------------------------------------------------------
+
+def _timed(reverse: bool = False, overlap: int = 0, future: int = 0, dates: bool = False
+           ) -> dict[str, pl.DataFrame]:
+    """train 300 days from 2024-01-01, test the next 100 days; ``overlap`` test rows dated
+    inside train, ``future`` rows whose ``refund_at`` lies after their own time; ``reverse``
+    swaps the periods; ``dates``: the time column holds dates, not datetimes."""
+    rng = np.random.default_rng(5)
+    start = datetime(2024, 1, 1)
+
+    def part(first_day: int, days: int, n: int) -> pl.DataFrame:
+        t = [start + timedelta(days=int(d), minutes=int(m)) for d, m in
+             zip(rng.integers(first_day, first_day + days, n), rng.integers(0, 1440, n))]
+        return pl.DataFrame({"ts": t, "x": rng.normal(size=n),
+                             "refund_at": [v - timedelta(days=3) for v in t],
+                             "y": rng.integers(0, 2, n)})
+
+    train, test = part(0, 300, 400), part(300, 100, 150)
+    if reverse:
+        train, test = test, train
+    if overlap:
+        early = part(100, 50, overlap)
+        test = pl.concat([test.head(test.height - overlap), early])
+    if future:
+        test = test.with_columns(
+            pl.when(pl.int_range(pl.len()) < future)
+            .then(pl.col("ts") + pl.duration(days=10)).otherwise(pl.col("refund_at"))
+            .alias("refund_at"))
+    if dates:
+        train, test = (f.with_columns(pl.col("ts").dt.date()) for f in (train, test))
+    return {"train": train, "test": test}
+
+
+def _numeric_time() -> dict[str, pl.DataFrame]:
+    """A numeric time column (weeks) with NaN, ranges overlapping by 5 test rows."""
+    rng = np.random.default_rng(9)
+    tr = rng.uniform(0, 100, 200)
+    tr[:4] = np.nan
+    te = np.concatenate([rng.uniform(100, 130, 75), rng.uniform(50, 60, 5)])
+    return {"train": pl.DataFrame({"week": tr, "x": rng.normal(size=200)}),
+            "test": pl.DataFrame({"week": te, "x": rng.normal(size=80)})}
+
+
+def _three_way_ids() -> dict[str, pl.DataFrame]:
+    """train/val/test with a record id: 4 val ids reused from train (2 rows identical, 2
+    altered), ``n`` numbering rows from 0 in every split, a null and a NaN group value."""
+    rng = np.random.default_rng(13)
+
+    def part(ids: list[int], seed_shift: float) -> pl.DataFrame:
+        k = len(ids)
+        return pl.DataFrame({"rid": ids, "n": np.arange(k), "g": rng.integers(0, 40, k) * 1.0,
+                             "x": np.round(rng.normal(seed_shift, 1, k), 3),
+                             "c": rng.choice(["p", "q"], k)})
+
+    train = part(list(range(100)), 0.0)
+    val = part([5, 6, 7, 8] + list(range(1000, 1060)), 0.0)
+    val = val.with_columns(
+        pl.when(pl.int_range(pl.len()) < 2).then(train["x"].gather([5, 6]).append(
+            pl.Series([0.0] * (val.height - 2)))).otherwise(pl.col("x")).alias("x"),
+        pl.when(pl.int_range(pl.len()) < 2).then(train["c"].gather([5, 6]).append(
+            pl.Series(["p"] * (val.height - 2)))).otherwise(pl.col("c")).alias("c"),
+        pl.when(pl.int_range(pl.len()) < 2).then(train["g"].gather([5, 6]).append(
+            pl.Series([0.0] * (val.height - 2)))).otherwise(pl.col("g")).alias("g"))
+    test = part(list(range(2000, 2050)), 0.5).with_columns(
+        pl.when(pl.int_range(pl.len()) == 0).then(None).when(pl.int_range(pl.len()) == 1)
+        .then(float("nan")).otherwise(pl.col("g")).alias("g"))
+    return {"train": train, "val": val, "test": test}
+
+
+def _shared_users(frames: dict[str, pl.DataFrame]) -> int:
+    """Test rows whose user also has train rows (9 planted users and the copied rows')."""
+    return int(frames["test"]["user"].is_in(frames["train"]["user"].implode()).sum())
+
+
+def _within_30_days(frames: dict[str, pl.DataFrame]) -> int:
+    """Test rows dated less than 30 days after train's last date."""
+    end = frames["train"]["ts"].max()
+    return int((frames["test"]["ts"] < end + timedelta(days=30)).sum())
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    check: str
+    frames: Callable[[], dict[str, pl.DataFrame]]
+    roles: dict[str, Any]
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # (metric, subject, severity, count) the planted problem must produce on every engine; the
+    # count may be computed from the frames, independently of the check
+    expect: tuple[str, str, Severity, int | Callable[[dict], int]] | None = None
+    clean: bool = False  # must produce no fail
+
+
+CASES = [
+    Case("planted shared users", "leakage.group_overlap", planted,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]},
+         expect=("group_overlap_rows", "user", Severity.FAIL, _shared_users)),
+    Case("honest split by user", "leakage.group_overlap", honest,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
+    Case("undeclared user key suggested", "leakage.group_overlap", planted,
+         {"label": "y"}, expect=("candidate_group_column", "user", Severity.INFO, _shared_users)),
+    Case("record ids reused across three splits", "leakage.group_overlap", _three_way_ids,
+         {"ids": ["rid", "n"], "groups": ["g"]},
+         expect=("id_overlap_rows", "rid", Severity.FAIL, 4)),
+    Case("overlapping time ranges", "leakage.temporal", lambda: _timed(overlap=12),
+         {"label": "y", "time": "ts"},
+         expect=("rows_before_previous_end", "ts", Severity.FAIL, 12)),
+    Case("reversed time split", "leakage.temporal", lambda: _timed(reverse=True),
+         {"label": "y", "time": "ts"}, expect=("reversed_splits", "ts", Severity.FAIL, 400)),
+    Case("refunds dated after the row", "leakage.temporal", lambda: _timed(future=9),
+         {"label": "y", "time": "ts"},
+         expect=("future_values", "refund_at", Severity.FAIL, 9)),
+    Case("gap shorter than min_gap, dates", "leakage.temporal", lambda: _timed(dates=True),
+         {"label": "y", "time": "ts"}, params={"min_gap": "30d"},
+         expect=("gap_shorter_than_min_gap", "ts", Severity.FAIL, _within_30_days)),
+    Case("numeric time with NaN", "leakage.temporal", _numeric_time, {"time": "week"},
+         expect=("rows_before_previous_end", "week", Severity.FAIL, 5)),
+    Case("honest time split", "leakage.temporal", _timed, {"label": "y", "time": "ts"},
+         clean=True),
+]
+
+
+def test_every_measured_check_has_a_planted_and_a_clean_case():
+    measured = {i for i in CHECKS if is_measured(load_check_class(i)())}
+    assert measured >= {"leakage.group_overlap", "leakage.temporal"}
+    assert {c.check for c in CASES if c.expect} == measured
+    assert {c.check for c in CASES if c.clean} == measured
+
+
+# ---------------------------------------------------------------------------------------------
+# comparison
+# ---------------------------------------------------------------------------------------------
+
+def assert_same(a: Any, b: Any, path: str = "measures") -> None:
+    """Equal measures: counts and keys exactly, floats to 1e-9 relative, frames row by row,
+    example rows by their number (engines without row order pick other rows)."""
+    if isinstance(a, Examples):
+        assert isinstance(b, Examples), path
+        assert len(a.values) == len(b.values), path
+        return
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), path
+        for f in dataclasses.fields(a):
+            assert_same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
+        return
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), f"{path}: {sorted(map(str, a))} != " \
+                                                         f"{sorted(map(str, b))}"
+        for k in a:
+            assert_same(a[k], b[k], f"{path}[{k!r}]")
+        return
+    if isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), f"{path}: {a!r} != {b!r}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{path}[{i}]")
+        return
+    if isinstance(a, pl.DataFrame):
+        assert isinstance(b, pl.DataFrame) and a.columns == b.columns, path
+        assert_same(a.rows(), b.rows(), path)
+        return
+    if isinstance(a, float) or isinstance(b, float):
+        assert a is not None and b is not None, f"{path}: {a!r} != {b!r}"
+        if math.isnan(a):
+            assert math.isnan(b), path
+        else:
+            assert float(b) == pytest.approx(float(a), rel=1e-9, abs=1e-12), \
+                f"{path}: {a!r} != {b!r}"
+        return
+    assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the suite
+# ---------------------------------------------------------------------------------------------
+
+def _polars_data(frames: dict[str, pl.DataFrame], roles: dict[str, Any]) -> Any:
+    return build_audit_data(frames, columns=Columns(**roles))
+
+
+def _spark_data(spark: Any, frames: dict[str, pl.DataFrame], roles: dict[str, Any],
+                folder: Path) -> Any:
+    """The frames as Parquet files read by the Spark engine's own loader (as a run reads
+    them: naive datetimes stay naive, TimestampNTZ)."""
+    from auditor.engines.spark_io import open_spark_splits
+
+    for k, v in frames.items():
+        v.write_parquet(folder / f"{k}.parquet")
+    cfg = AuditConfig(datasets={k: str(folder / f"{k}.parquet") for k in frames},
+                      columns=Columns(**roles), engine="spark")
+    return open_spark_splits(cfg, spark=spark)
+
+
+def _verdicts(findings: list[Any]) -> list[tuple[Any, ...]]:
+    return sorted((f.metric, str(f.subject), tuple(f.splits), str(f.severity), f.count,
+                   round(f.value, 9) if isinstance(f.value, float) else f.value)
+                  for f in findings)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.check}: {c.name}" for c in CASES])
+def test_measures_and_verdicts_agree_across_engines(case: Case, spark, tmp_path):
+    check = load_check_class(case.check)(**case.params)
+    frames = case.frames()
+    data = {"polars": _polars_data(frames, case.roles),
+            "spark": _spark_data(spark, frames, case.roles, tmp_path)}
+    measures, verdicts = {}, {}
+    for name, d in data.items():
+        roles = d.roles
+        assert check.needs.unmet(roles) is None, f"{name}: {check.needs.unmet(roles)}"
+        measures[name] = check.measure(engine_of(d), roles)
+        findings = check.judge(measures[name])
+        verdicts[name] = _verdicts(findings)
+        if case.expect:
+            metric, subject, severity, count = case.expect
+            count = count(frames) if callable(count) else count
+            hits = [f for f in findings if (f.metric, f.subject) == (metric, subject)]
+            assert [(f.severity, f.count) for f in hits][:1] == [(severity, count)], \
+                f"{name}: {[(f.metric, f.subject, f.severity, f.count) for f in findings]}"
+        if case.clean:
+            assert not [f for f in findings if f.severity == Severity.FAIL], name
+    assert data["polars"].roles.types == data["spark"].roles.types
+    assert_same(measures["polars"], measures["spark"])
+    assert verdicts["polars"] == verdicts["spark"]
+
+
+def test_the_comparison_itself_tells_measures_apart():
+    from auditor.engines import KeySummary
+
+    assert_same({"a": KeySummary(3, 2, 1)}, {"a": KeySummary(3, 2, 1)})
+    with pytest.raises(AssertionError):
+        assert_same({"a": KeySummary(3, 2, 1)}, {"a": KeySummary(3, 2, 2)})
+    with pytest.raises(AssertionError):
+        assert_same([1.0], [1.0 + 1e-6])
+    with pytest.raises(AssertionError):
+        assert_same(pl.DataFrame({"k": ["a"]}), pl.DataFrame({"k": ["b"]}))
+    assert_same(Examples([(1,)], [0]), Examples([(2,)], None))
+    with pytest.raises(AssertionError):
+        assert_same(Examples([(1,)], [0]), Examples([], None))
+    with pytest.raises(AssertionError):
+        assert_same(date(2024, 1, 1), date(2024, 1, 2))
