@@ -47,6 +47,18 @@ class ColumnType(StrEnum):
     OTHER = "other"
 
 
+@dataclass
+class SchemaIssue:
+    """A difference between splits that the audit survived (reported by schema.consistency)."""
+
+    severity: str  # info | warn | fail
+    column: str
+    problem: str  # missing | dtype | nested | null_type | cast
+    message: str
+    splits: list[str] = field(default_factory=list)
+    dtypes: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Roles:
     """The splits (in their declared order, which is their time order of use), rows per split,

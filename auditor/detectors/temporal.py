@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
-import numpy as np
-import polars as pl
 
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import ColumnType, Kind, Roles

@@ -8,7 +8,7 @@ import polars as pl
 
 from auditor.engines import (ColumnProfile, Histogram, KeyOverlap, KeySummary, bin_index,
                              nearest_rank)
-from auditor.engines.operations import (Between, Condition, DistinctValues, Examples, Exceeds,
+from auditor.engines.operations import (Condition, DistinctValues, Examples, Exceeds,
                                         Num, Range, RecordMatch, Tally)
 
 

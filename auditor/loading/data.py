@@ -9,34 +9,16 @@ make the audit impossible raise :class:`~auditor.errors.InputError` naming the f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable
 
 import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, Tokens
+from auditor.core.roles import ColumnType, Kind, LabelKind, Roles, SchemaIssue
 from auditor.errors import InputError
 
 REFERENCE = "reference"
-
-
-class Kind(StrEnum):
-    """How a column is treated by detectors."""
-
-    NUMERIC = "numeric"
-    BOOLEAN = "boolean"
-    CATEGORICAL = "categorical"
-    DATETIME = "datetime"
-    TEXT = "text"
-    NESTED = "nested"
-    NULL = "null"
-
-
-class LabelKind(StrEnum):
-    BINARY = "binary"
-    MULTICLASS = "multiclass"
-    NUMERIC = "numeric"
 
 
 @dataclass
@@ -45,18 +27,6 @@ class SplitInfo:
     path: str | None
     rows: int
     columns: int
-
-
-@dataclass
-class SchemaIssue:
-    """A difference between splits that the audit survived (reported by schema.consistency)."""
-
-    severity: str  # info | warn | fail
-    column: str
-    problem: str  # missing | dtype | nested | null_type | cast
-    message: str
-    splits: list[str] = field(default_factory=list)
-    dtypes: dict[str, str] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,6 +292,31 @@ def kind_of(dtype: pl.DataType) -> Kind:
     return Kind.NESTED  # List, Array, Struct, Object, Binary, Time, Decimal-like oddities
 
 
+def type_of(dtype: pl.DataType) -> ColumnType:
+    """A polars dtype in the engine-free words of :class:`~auditor.core.roles.ColumnType`."""
+    if dtype == pl.Null:
+        return ColumnType.NULL
+    if dtype == pl.Boolean:
+        return ColumnType.BOOLEAN
+    if dtype.is_integer():
+        return ColumnType.INTEGER
+    if dtype.is_float():
+        return ColumnType.FLOAT
+    if isinstance(dtype, pl.Decimal):
+        return ColumnType.DECIMAL
+    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, (pl.Categorical, pl.Enum)):
+        return ColumnType.STRING
+    if isinstance(dtype, pl.Date):
+        return ColumnType.DATE
+    if isinstance(dtype, pl.Datetime):
+        return ColumnType.DATETIME_TZ if dtype.time_zone else ColumnType.DATETIME
+    if isinstance(dtype, pl.Duration):
+        return ColumnType.DURATION
+    if isinstance(dtype, (pl.List, pl.Array, pl.Struct)):
+        return ColumnType.NESTED
+    return ColumnType.OTHER
+
+
 def _target_dtype(kinds: set[Kind], dtypes: list[pl.DataType]) -> pl.DataType | None:
     """The common dtype for a column whose per-split kinds are ``kinds``; None if incompatible."""
     kinds = kinds - {Kind.NULL}
@@ -468,6 +463,20 @@ class AuditData:
         if dtype.is_integer():
             return LabelKind.MULTICLASS if n <= 20 else LabelKind.NUMERIC
         return LabelKind.MULTICLASS
+
+    @property
+    def roles(self) -> Roles:
+        """The engine-free view of the splits that checks measure and judge with."""
+        first = next(iter(self.splits.values()))
+        schema = dict(first.schema)
+        common = self.common_columns()
+        return Roles(splits=tuple(self.splits),
+                     rows={n: df.height for n, df in self.splits.items()},
+                     columns=self.columns, kinds=dict(self.kinds),
+                     types={c: type_of(schema[c]) for c in common},
+                     features=tuple(self.features),
+                     label_kind=self.label_kind, tokens=self.tokens, seed=self.seed,
+                     order=tuple(common))
 
     # -- cached shared work -------------------------------------------------------------------
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:

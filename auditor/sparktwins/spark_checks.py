@@ -12,7 +12,7 @@ from auditor.engines import NOT_ON_SPARK
 from auditor.sparktwins.spark_rows import near_and_conflicts
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
-from auditor.stats.numerics import fmt_count, fmt_rows, grade, share
+from auditor.stats.numerics import fmt_rows, grade, share
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,8 +47,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
-from auditor.engines.spark_engine import col as _c, quoted
-from auditor.errors import NotApplicable
+from auditor.engines.spark_engine import col as _c
 from auditor.loading.data import Kind
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count

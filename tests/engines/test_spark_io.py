@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import polars as pl
 import pytest
 
 from auditor.engines.spark_io import parse_conf, read_split

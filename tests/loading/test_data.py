@@ -4,7 +4,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import shutil
-from pathlib import Path
 
 import polars as pl
 import pytest

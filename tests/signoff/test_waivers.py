@@ -8,7 +8,7 @@ import pytest
 
 import auditor
 from auditor.report.results import CheckResult, Finding, Severity, Status
-from auditor.signoff.waivers import CHECK_ID, Waiver, apply_waivers, parse_waivers
+from auditor.signoff.waivers import CHECK_ID, apply_waivers, parse_waivers
 from tests.workflow_fixtures import planted, suite_file
 
 FUTURE, PAST = "2099-12-31", "2020-01-31"
