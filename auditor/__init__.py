@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def audit(**kwargs: Any) -> "Report":
-    """Audit splits given as polars or pandas DataFrames (or file paths); see :func:`auditor.api.audit`."""
+    """Audit splits given as polars or pandas DataFrames (or file paths); see
+    :func:`auditor.api.audit`."""
     from auditor.api import audit as _audit
 
     return _audit(**kwargs)

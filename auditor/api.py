@@ -108,9 +108,9 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
     have other split names; a Hugging Face ``DatasetDict`` is such a mapping, and a
-    ``datasets.Dataset`` is a frame (read through Arrow, see ``auditor.loading.hf``); ``expectations``
-    is a Great Expectations suite JSON run by ``schema.expectations``. Column roles,
-    thresholds and ``waivers`` (a list of
+    ``datasets.Dataset`` is a frame (read through Arrow, see ``auditor.loading.hf``);
+    ``expectations`` is a Great Expectations suite JSON run by ``schema.expectations``. Column
+    roles, thresholds and ``waivers`` (a list of
     ``{check, subject, splits?, metric?, reason, owner, expires}``) mean the same as in
     audit.yaml. ``hash`` is the provenance hash mode (``full`` or ``fast``), ``baseline`` a
     previous report (path or dict) to mark findings new/persisting/resolved against, and
@@ -160,7 +160,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
 
 def scan_report(paths: list[Path], extra_fitters: Sequence[str] = ()) -> Report:
     """A complete Report (one ``leakage.preprocessing`` check) for ``auditor scan-code``: the
-    static scan of :mod:`auditor.codescan` judged as the check in :mod:`auditor.detectors.preprocessing`."""
+    static scan of :mod:`auditor.codescan` judged as the check in
+    :mod:`auditor.detectors.preprocessing`."""
     from auditor.core.checks import describe
     from auditor.detectors.preprocessing import PreprocessingFit
     from auditor.codescan import expand_paths, load_source, scan_source

@@ -83,7 +83,8 @@ def differences(before: dict[str, Any], after: dict[str, Any], *, rel: float = 1
         for i, (x, y) in enumerate(zip(xs, ys)):
             for field in fields:
                 if not same_value(x.get(field), y.get(field), rel):
-                    shown = (lambda v: json.dumps(v, default=str)[:160])
+                    def shown(v):
+                        return json.dumps(v, default=str)[:160]
                     out.append(f"{name}{f' #{i + 1}' if len(xs) > 1 else ''}: {field} "
                                f"{shown(x.get(field))} -> {shown(y.get(field))}")
     return out

@@ -3,7 +3,8 @@
     .venv/bin/python bench/cpu_checks.py --rows 1000000 --out before.json
     ... change the code ...
     .venv/bin/python bench/cpu_checks.py --rows 1000000 --out after.json --compare before.json
-    .venv/bin/python bench/cpu_checks.py --rows 1000000 --checks drift.features --profile drift.features
+    .venv/bin/python bench/cpu_checks.py --rows 1000000 --checks drift.features \\
+        --profile drift.features
 
 On a shared machine wall time says more about the neighbours than about the code: this runs
 the default suite (or ``--checks``) the way ``bench/run.py`` configures it, in one process,

@@ -40,7 +40,8 @@ def group_split(df, group, test_share=0.25, seed=SEED):
     for g in order:
         if n >= test_share * len(df):
             break
-        test_groups.append(g); n += sizes[g]
+        test_groups.append(g)
+        n += sizes[g]
     mask = df[group].isin(test_groups).to_numpy()
     return df[~mask].reset_index(drop=True), df[mask].reset_index(drop=True)
 
@@ -194,7 +195,10 @@ def main(only=None):
         try:
             kw, kind = fn()
         except Exception as e:
-            rec["build_error"] = repr(e); out.append(rec); print(rec, flush=True); continue
+            rec["build_error"] = repr(e)
+            out.append(rec)
+            print(rec, flush=True)
+            continue
         rec.update(split=kind, label=kw["label"], rows=len(kw["train"]) + len(kw["test"]),
                    n_train=len(kw["train"]), n_test=len(kw["test"]),
                    roles={k: kw[k] for k in ("time", "groups", "ids") if k in kw})
@@ -203,7 +207,9 @@ def main(only=None):
             rep = auditor.audit(**kw, suite="default", seed=SEED)
         except Exception:
             rec["audit_exception"] = traceback.format_exc()[-2000:]
-            out.append(rec); print(name, "AUDIT EXCEPTION", flush=True); continue
+            out.append(rec)
+            print(name, "AUDIT EXCEPTION", flush=True)
+            continue
         rec["seconds"] = round(time.time() - t, 1)
         rec["statuses"] = {c.id: c.status for c in rep.checks}
         rec["fails"], rec["errors"], rec["warns"] = [], [], []

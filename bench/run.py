@@ -125,7 +125,8 @@ def main() -> None:
     ids = [c["id"] for c in results[0]["checks"]]
     what = (f"suite {args.suite}" + (" without separability.*" if args.no_models else "")
             + (f", checks {' '.join(args.checks)}" if args.checks else ""))
-    print(f"auditor bench/run.py, {what}, measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    print(f"auditor bench/run.py, {what}, "
+          f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
           f" on {os.cpu_count()} cores; per-check figures are wall seconds")
     head = f"{'check':32}" + "".join(f"{r['rows']:>14,}" for r in results)
     print(head)

@@ -1,8 +1,9 @@
 """Benchmark of the tokens.* checks on a synthetic tokenized corpus.
 
 Default size: 1,000,000 train + 100,000 test documents of 150-250 GPT-2 tokens (+ EOS), with
-text, input_ids, attention_mask and labels; 1% of the test documents copied into train and 0.5% copied with one word changed. Times
-tokens.special_tokens, tokens.lengths, tokens.roundtrip and tokens.contamination (each with its
+text, input_ids, attention_mask and labels; 1% of the test documents copied into train and 0.5%
+copied with one word changed. Times tokens.special_tokens, tokens.lengths, tokens.roundtrip and
+tokens.contamination (each with its
 default parameters: every document) and prints wall and CPU time per check, the peak RSS of the
 process and the 1-minute load average (wall times on a shared machine mean little without it;
 CPU seconds are the steadier figure).

@@ -204,7 +204,8 @@ class AuditConfig(_Strict):
     memory_budget_gb: float | None = Field(default=None, gt=0)
     sample: bool = True   # False (--no-sample): data beyond the memory budget are an error
     expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
-    waivers: list[Waiver] = Field(default_factory=list)  # accepted findings (auditor.signoff.waivers)
+    # accepted findings (auditor.signoff.waivers)
+    waivers: list[Waiver] = Field(default_factory=list)
     ledger: str | None = None  # run history: SQLite file or SQLAlchemy URL (auditor.signoff.ledger)
     engine: Literal["polars", "spark"] = "polars"  # spark: auditor.engines (pyspark extra)
     spark_master: str | None = None  # e.g. local[4], spark://host:7077, yarn (engine: spark)

@@ -1,8 +1,8 @@
 """Every check id -> ``"module:Class"``. Modules are imported only when their check runs.
 
 Explicit and lazy: no decorators, metaclasses or import side effects. The order here is the
-tie-break after cost when the runner orders checks. ``tests/core/test_registry.py`` asserts that this
-dict, the classes in ``auditor/detectors/`` and their ``id``s agree.
+tie-break after cost when the runner orders checks. ``tests/core/test_registry.py`` asserts that
+this dict, the classes in ``auditor/detectors/`` and their ``id``s agree.
 """
 from __future__ import annotations
 

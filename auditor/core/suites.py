@@ -7,8 +7,9 @@ checks:
   schema.consistency: {}
 ```
 A suite may start from another (``extends: default``), drop checks (``exclude: [...]``) and
-override parameters (``checks:``). A suite is a name (a file in the built-in ``checks/`` folder, shipped inside the wheel as
-``auditor/suites``) or a path. ``thresholds:`` in audit.yaml overrides parameters by field name.
+override parameters (``checks:``). A suite is a name (a file in the built-in ``checks/`` folder,
+shipped inside the wheel as ``auditor/suites``) or a path. ``thresholds:`` in audit.yaml overrides
+parameters by field name.
 Unknown ids, unknown parameters and wrongly typed values fail here, before any data is loaded.
 """
 from __future__ import annotations

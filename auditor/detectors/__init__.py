@@ -1,1 +1,2 @@
-"""One module per check family; one frozen dataclass per check (see ``auditor/core/registry.py``)."""
+"""One module per check family; one frozen dataclass per check (see
+``auditor/core/registry.py``)."""

@@ -23,8 +23,9 @@ from auditor.stats.label import (RANKED, YCOL, LabelView, float_values, label_vi
 from auditor.judging.leak_rules import (Rules, Verdict, judge, label_free_relations,
                                 missing_purity, pure_region, rank_copies)
 from auditor.report.results import Finding, Severity
-from auditor.stats.numerics import (check_params, clip_text, correlation_ratio_from_moments, cramers_v,
-                           fmt_rows, grade, is_share, point_biserial_from_moments)
+from auditor.stats.numerics import (check_params, clip_text, correlation_ratio_from_moments,
+                                    cramers_v, fmt_rows, grade, is_share,
+                                    point_biserial_from_moments)
 from auditor.stats.numerics import round_finite as r4
 
 CELL_CHARS = 40
@@ -82,9 +83,10 @@ class FeatureLabelAssociation:
     graded (an 8-row test split reaches Cramér's V 1.0 by chance), nor, for a class label,
     one where a class present holds fewer than ``min_class_rows`` rows (its class mean is
     one or two values); a class label averaging fewer than ``min_class_rows`` train rows per
-    class (a label unique per row) skips the check with that reason. The near-deterministic cut counts only when both classes hold at
-    least ``min_pure_rows`` train rows (see :mod:`auditor.judging.leak_rules`). Evidence: a bar chart of
-    the strongest associations with the thresholds as lines, and per flagged column every
+    class (a label unique per row) skips the check with that reason. The near-deterministic cut
+    counts only when both classes hold at least ``min_pure_rows`` train rows (see
+    :mod:`auditor.judging.leak_rules`). Evidence: a bar chart of the strongest associations with
+    the thresholds as lines, and per flagged column every
     measure per split (and its most frequent levels).
     """
 

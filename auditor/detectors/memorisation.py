@@ -69,7 +69,8 @@ class Memorisation:
     but 0.049 for a 24-row train set, whose 1% quantile is its minimum. The graded value is the
     excess share, near-copy share minus c (warn above ``warn_above``, fail above
     ``fail_above``), and it is flagged only when the count is also significant under
-    Binomial(rows, c) at ``alpha`` (the p-value qualifies, the effect size decides). The count scales to the whole split by its sampling fraction.
+    Binomial(rows, c) at ``alpha`` (the p-value qualifies, the effect size decides). The count
+    scales to the whole split by its sampling fraction.
     """
 
     id: ClassVar[str] = "separability.memorisation"

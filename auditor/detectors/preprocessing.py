@@ -97,8 +97,8 @@ class PreprocessingFit:
     Columns scaled the same way (same scaler and range, same fit set), columns filled with
     the same statistic (mean or median) over the same fit set, and new categories of one
     one-hot / vocabulary group are one finding
-    (:mod:`auditor.judging.preprocessing_groups`): its subject is the list of their names, its evidence
-    one row per column (the first ``max_examples``), its value the deviation of the column
+    (:mod:`auditor.judging.preprocessing_groups`): its subject is the list of their names, its
+    evidence one row per column (the first ``max_examples``), its value the deviation of the column
     farthest from an exact fit relative to its tolerance, with that tolerance as threshold;
     an imputation (category) group counts the rows holding a fill (a non-zero value) in any of
     its columns.

@@ -36,8 +36,9 @@ context the audit already has, in this order (the first rule that applies decide
    label with their own noise: once the label is known they say nothing about each other
    (rho ~0; ordinal scores with a floor, MASS biopsy's cytology grades, relate at 0.13-0.17
    within a class, hence 0.1). Without this rule a cluster of two or three post-outcome
-   fields would make each other look like a "family" and all only warn; with it, a leak at AUC 0.96 next to honest
-   features at 0.85-0.9 (unrelated to it) is graded on its own too. What it cannot tell:
+   fields would make each other look like a "family" and all only warn; with it, a leak at AUC
+   0.96 next to honest features at 0.85-0.9 (unrelated to it) is graded on its own too. What it
+   cannot tell:
    two leaks written by one process that co-vary within a class (a refund proportional to
    the days since cancelling) still look like a family, and warn.
 5. ``strong_not_singular`` (WARN, also above ``fail_above``): at least one other feature within

@@ -31,7 +31,8 @@ EDGE = 64 << 10
 
 def _files(path: Path) -> list[Path]:
     if path.is_dir():
-        from auditor.loading.hf import saved_dataset_files  # state.json + shards, not datasets' caches
+        # state.json + shards, not datasets' caches
+        from auditor.loading.hf import saved_dataset_files
 
         saved = saved_dataset_files(path)
         if saved is not None:

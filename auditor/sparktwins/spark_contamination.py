@@ -380,7 +380,8 @@ def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
 
     key = ROW + "__clean"
     schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
-    rows = map_in_arrow(df, _with_row_numbers(offsets, key), schema)  # any column names (dots, backticks)
+    # any column names (dots, backticks)
+    rows = map_in_arrow(df, _with_row_numbers(offsets, key), schema)
     if m is not None and count:
         rows = rows.join(m.select(F.col("test_row").alias(key)), key, "left_anti")
     total = data.rows(split)

@@ -263,8 +263,9 @@ def column_stats(data: Any, cols: list[str]) -> dict[str, list[str]]:
     """Per split the continuous columns of ``cols`` (as :func:`auditor.detectors.row_compare.
     continuous_columns`: not boolean, n > 1 non-null values of which u >= n / 2 distinct); one
     aggregate over all splits with the columns stacked (a row per value: its hash; partial
-    aggregation leaves one sketch per split and column to shuffle). u is sketched (``approx_count_distinct``, HyperLogLog++ with relative standard
-    error :data:`APPROX_RSD`); a column whose sketch lies within :data:`EXACT_BAND` of the cut
+    aggregation leaves one sketch per split and column to shuffle). u is sketched
+    (``approx_count_distinct``, HyperLogLog++ with relative standard error :data:`APPROX_RSD`); a
+    column whose sketch lies within :data:`EXACT_BAND` of the cut
     (u in [0.45 n, 0.55 n], ten standard errors) is counted exactly in a second aggregate, so
     the decision is the exact one but for a sketch error beyond ten standard errors. An exact
     distinct count of every column (40 of them: Spark expands each row 40 times) was the most

@@ -1,1 +1,2 @@
-"""Engine-free statistics: functions of arrays or aggregates (PSI, KS, AUC, exact tests, MinHash)."""
+"""Engine-free statistics: functions of arrays or aggregates (PSI, KS, AUC, exact tests,
+MinHash)."""

@@ -193,9 +193,9 @@ def ks_pvalue(d: float, n1: int, n2: int, a: np.ndarray | None = None,
     Exact (scipy's own computation, called on the samples ``a`` and ``b``) when
     max(n1, n2) <= 10,000, remembered by (n1, n2, round(D * lcm(n1, n2))), which is all the
     exact p-value depends on (an exact p costs up to 0.4 s at 10,000 x 2,500 rows; a table of
-    1,000 numeric columns with those sizes has a few hundred distinct keys); otherwise Smirnov's asymptotic form
-    p = kstwo.sf(D, round(n1 * n2 / (n1 + n2))), computed from ``d`` alone. NaN for an empty
-    sample.
+    1,000 numeric columns with those sizes has a few hundred distinct keys); otherwise Smirnov's
+    asymptotic form p = kstwo.sf(D, round(n1 * n2 / (n1 + n2))), computed from ``d`` alone. NaN
+    for an empty sample.
     """
     from scipy import stats
 

@@ -18,7 +18,8 @@ from auditor.stats.drift import (MISSING, OTHER_VALUES, Sample, compare, fmt_val
                                  numeric_bins, prepare, quantile_edges)
 from auditor.errors import NotApplicable
 from auditor.report.results import Severity
-from auditor.stats.numerics import bh_adjust, chi2_test, cramers_v, ecdf_gap, js_distance, ks_pvalue, psi
+from auditor.stats.numerics import (bh_adjust, chi2_test, cramers_v, ecdf_gap, js_distance,
+                                    ks_pvalue, psi)
 
 
 def _data(frames, reference=None, **roles):

@@ -46,8 +46,8 @@ def test_whole_row_keys_treat_null_and_nan_as_values():
     assert (ks.keyed_rows, ks.distinct, ks.repeated_rows) == (7, 4, 3)
     assert ks.rows_in_repeated == 6 and ks.sum_squares == 1 + 4 + 4 + 4
     assert ks.rows_in_repeated_null == 6  # null_in empty: every repeated row
-    assert e.key_summary("s", ["a", "b"], nulls_are_keys=True, null_in=["a"]).rows_in_repeated_null \
-        == 2
+    assert e.key_summary("s", ["a", "b"], nulls_are_keys=True,
+                         null_in=["a"]).rows_in_repeated_null == 2
     assert e.key_summary("s", ["a", "b"]).keyed_rows == 3  # NaN and null are no entity
     assert e.key_overlap("s", "t", ["a", "b"], nulls_are_keys=True).rows_later == 2
 

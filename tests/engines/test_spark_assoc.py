@@ -343,8 +343,8 @@ def _cramers_reference(frame, col: str) -> float:
 
 
 def test_level_tables_stay_in_spark_whatever_the_levels(spark, tmp_path, monkeypatch):
-    """A categorical of 2,400 levels (1,676 in train, a few rows each) and one of 40: Cramér's V and the
-    held-out target-rate AUC are aggregated inside Spark, so the driver receives the same
+    """A categorical of 2,400 levels (1,676 in train, a few rows each) and one of 40: Cramér's V
+    and the held-out target-rate AUC are aggregated inside Spark, so the driver receives the same
     number of level-table rows for both -- one per column for Cramér's V (all splits) and one
     per column for the AUC (before: one per (split, column, level), 2,400+ here) --
     and the figures equal polars' (1e-9) and the references (scipy's chi2 -> Cramér's V;

@@ -1,4 +1,5 @@
-"""auditor.judging.leak_rules: the purest cut against sklearn's ROC curve, and the order of the rules."""
+"""auditor.judging.leak_rules: the purest cut against sklearn's ROC curve, and the order of the
+rules."""
 from __future__ import annotations
 
 import numpy as np

@@ -396,7 +396,8 @@ def test_datasets_folder_path_expands_the_home_directory(tmp_path, monkeypatch):
 def test_the_integrations_import_nothing_heavy_until_used():
     """``import auditor.cli`` and the integration modules stay light: datasets, Great
     Expectations and pyarrow are imported by the functions that read or validate."""
-    code = ("import sys, auditor, auditor.cli, auditor.loading.hf, auditor.integrations.gx, auditor.loading.tokenizers, "
+    code = ("import sys, auditor, auditor.cli, auditor.loading.hf, auditor.integrations.gx, "
+            "auditor.loading.tokenizers, "
             "auditor.container, auditor.detectors.expectations, auditor.signoff.provenance; "
             "print([m for m in ('datasets', 'great_expectations', 'pyarrow', 'pandas', "
             "'tokenizers', 'pyspark') if m in sys.modules])")

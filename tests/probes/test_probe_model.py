@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from auditor.probes.probe_model import (BINARY, MULTICLASS, NUMERIC, Settings, _loss, _mlp, _targets,
-                                 fit_probe, fit_probes, seeded)
+from auditor.probes.probe_model import (BINARY, MULTICLASS, NUMERIC, Settings, _loss, _mlp,
+                                        _targets, fit_probe, fit_probes, seeded)
 
 SETTINGS = Settings(hidden=16, epochs=3, batch_size=64, lr=1e-2)
 

@@ -160,7 +160,7 @@ def test_roc_points_match_sklearn_and_are_thinned():
     assert roc_points(x, np.zeros(300, bool)) == ([], [])
 
 
-# --- shared helpers of the detectors (auditor.stats.numerics) -------------------------------------------
+# --- shared helpers of the detectors (auditor.stats.numerics) -------------------------------------
 
 def test_tie_ranks_of_a_sorted_array_match_rankdata():
     from auditor.stats.numerics import tie_ranks
