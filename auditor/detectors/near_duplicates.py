@@ -4,8 +4,9 @@ Helpers of ``leakage.duplicates`` (:mod:`auditor.detectors.duplicates`). Every m
 hash is verified by comparing the normalised values themselves (and, for free text, the exact
 word-shingle Jaccard), so a hash collision can never create a finding.
 
-Normalisation (:func:`normalised_column`; rows are keyed one column at a time by
-:func:`normalised_keys`, and only candidate rows are normalised again to verify them):
+Normalisation (:func:`normalised_column`; rows are keyed by :func:`normalised_keys`, which
+folds one hash per column, and only candidate rows are normalised again to verify them; numeric
+columns are normalised, hashed and compared many at a time, as numpy blocks of codes):
 - floating-point (and decimal) columns are rounded to ``digits`` significant digits
   (:func:`round_significant`); integers, booleans, dates and durations are exact values and are
   kept as they are (rounding a 9-digit integer code would merge distinct codes);
@@ -160,18 +161,91 @@ def normalised_column(data: AuditData, split: str, col: str, digits: int | None,
 
 KEY_CHUNK = 1 << 18  # rows normalised at a time when hashing: a 10M-row text column normalised
                      # whole took GBs of new strings and their temporaries
+KEY_CELLS = 1 << 20  # values (rows x columns) of numeric columns normalised at a time
+
+
+def numeric_kind(dtype: pl.DataType) -> str | None:
+    """``"float"`` or ``"int"`` (integers up to 64 bits signed, booleans, dates and times) for
+    columns normalised, hashed and compared as numpy blocks of codes (:func:`value_codes`);
+    None for the rest (strings, UInt64, nested, null), handled one column at a time."""
+    if dtype in (pl.Float32, pl.Float64):
+        return "float"
+    if dtype == pl.Boolean or dtype.is_temporal() or (
+            dtype.is_integer() and dtype not in (pl.UInt64, pl.Int128, pl.UInt128)):
+        return "int"
+    return None
+
+
+def value_codes(frame: pl.DataFrame, kind: str, digits: int | None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, nulls): u64 codes and the null mask (rows x columns) of ``frame``'s columns, all
+    of :func:`numeric_kind` ``kind``. Two values are equal as ``eq_missing`` compares them
+    (null equals null, NaN equals NaN, -0.0 equals 0.0), after floats are rounded to
+    ``digits`` significant digits (None: exact), exactly when their codes and null flags are:
+    a float's code is the bits of its Float64 value with -0.0 made 0.0 and every NaN one NaN,
+    an integer's its Int64 value (a date or time: its physical integer); a null's code is 0."""
+    nulls = frame.select(pl.all().is_null()).to_numpy()
+    if kind == "float":
+        x = frame.select(pl.all().cast(pl.Float64)).to_numpy()  # nulls read as NaN, masked
+        if digits is not None:
+            x = round_significant(x.ravel(), digits).reshape(x.shape)
+        x = x + 0.0  # -0.0 + 0.0 is 0.0
+        x[np.isnan(x)] = np.nan
+        codes = x.view(np.uint64)
+    else:
+        codes = frame.select(pl.all().to_physical().cast(pl.Int64).fill_null(0)
+                             ).to_numpy().view(np.uint64)
+    return np.where(nulls, _U64(0), codes), nulls
+
+
+def _code_hashes(codes: np.ndarray, nulls: np.ndarray, kind: str, seed: int) -> np.ndarray:
+    """Seeded u64 hash of each code (a null hashes apart from every value)."""
+    tag = _mix(np.array([seed % (2**32), 1 if kind == "float" else 2], dtype=np.uint64))
+    return np.where(nulls, tag[0], _mix(codes ^ tag[1]))
 
 
 def column_hash(data: AuditData, split: str, col: str, digits: int | None) -> np.ndarray:
-    """u64 hash (:func:`row_keys`) of each value of ``col`` of ``split`` normalised
-    (:func:`normalised_column`), computed ``KEY_CHUNK`` rows at a time (both the normalisation
-    and the seeded hash are element-wise, so the chunks give the whole column's hashes)."""
+    """u64 hash of each value of ``col`` of ``split`` normalised (:func:`normalised_column`),
+    :data:`KEY_CHUNK` rows at a time (normalisation and hash are element-wise): equal
+    normalised values, equal hashes."""
     n = data.rows(split)
-    full = data.splits[split][col]
     out = np.empty(n, dtype=np.uint64)
-    for start in range(0, max(n, 1), KEY_CHUNK):
-        part = _normalise(data, full.slice(start, KEY_CHUNK), col, digits)
-        out[start:start + part.len()] = row_keys(part.to_frame(), data.seed, part.len()).to_numpy()
+    for start in range(0, n, KEY_CHUNK):
+        rows = slice(start, min(n, start + KEY_CHUNK))
+        out[rows] = column_hashes(data, split, [col], digits, rows)[:, 0]
+    return out
+
+
+def column_hashes(data: AuditData, split: str, cols: list[str], digits: int | None,
+                  rows: slice | None = None) -> np.ndarray:
+    """u64 hashes (rows x columns) of ``cols`` of ``split`` (its ``rows`` when given)
+    normalised (:func:`normalised_column`): numeric columns as blocks of codes
+    (:func:`value_codes`, at most :data:`KEY_CELLS` values at a time), the others one column at
+    a time (:func:`row_keys` of the normalised column)."""
+    frame = data.splits[split]
+    # the columns themselves, not frame.select / slice / schema: those cost O(the frame's
+    # columns) per call, and a wide frame is hashed a block of columns at a time
+    series = {c: frame.get_column(c) for c in cols}
+    if rows is not None:
+        series = {c: s.slice(rows.start, rows.stop - rows.start) for c, s in series.items()}
+    n = frame.height if rows is None else rows.stop - rows.start
+    out = np.empty((n, len(cols)), dtype=np.uint64)
+    blocks: dict[str, list[int]] = {}
+    for j, c in enumerate(cols):
+        s = series[c]
+        kind = None if _is_string(data, s.dtype, c) else numeric_kind(s.dtype)
+        if kind is None:
+            out[:, j] = row_keys(_normalise(data, s, c, digits).to_frame(), data.seed,
+                                 n).to_numpy()
+        else:
+            blocks.setdefault(kind, []).append(j)
+    width = max(1, KEY_CELLS // max(n, 1))
+    for kind, idx in blocks.items():
+        for b in range(0, len(idx), width):
+            part = idx[b:b + width]
+            codes, nulls = value_codes(pl.DataFrame({cols[j]: series[cols[j]] for j in part}),
+                                       kind, digits if kind == "float" else None)
+            out[:, part] = _code_hashes(codes, nulls, kind, data.seed)
     return out
 
 
@@ -187,7 +261,7 @@ def normalised_frame(data: AuditData, split: str, cols: list[str],
                      digits: int | None) -> pl.DataFrame:
     """``cols`` of ``split`` normalised (:func:`normalised_column`). Not cached, and the check
     itself never builds it: at 10M rows the normalised copies of every column held GBs
-    (:func:`normalised_keys` hashes them one column at a time instead)."""
+    (:func:`normalised_keys` hashes a few columns' chunks of rows at a time instead)."""
     return pl.DataFrame([normalised_column(data, split, c, digits) for c in cols])
 
 
@@ -195,20 +269,16 @@ def normalised_keys(data: AuditData, split: str, cols: list[str],
                     digits: int | None) -> pl.Series:
     """64-bit key of each row of ``split`` over ``cols`` normalised (:func:`normalised_column`).
 
-    Built one column at a time: each normalised column is hashed (:func:`column_hash`, in
-    chunks of rows) and folded into a running key, k <- mix(k xor h_c) (splitmix64
-    finaliser, so column order matters), then dropped; only the keys (8 bytes a row) are
-    kept, cached per (split, columns, digits) for the rest of the check. Equal normalised rows
-    get equal keys; matches found from keys are verified value by value
-    (:func:`normalised_equal`)."""
-    def build() -> pl.Series:
-        n = data.rows(split)
-        key = np.zeros(n, dtype=np.uint64)
-        for c in cols:
-            key = _mix(key ^ column_hash(data, split, c, digits))
-        return pl.Series("h", key)
-
-    return data.cached(("duplicates.keys", split, tuple(cols), digits), build)
+    k = mix(sum_j mix(h_j xor p_j)) over the columns j of ``cols`` (in u64 arithmetic, mix the
+    splitmix64 finaliser), h_j the hash of the row's normalised value in column j
+    (:func:`column_hashes`) and p_j a constant of the position j, so column order matters.
+    A sum, so the key is built from blocks of columns and chunks of rows in any grouping
+    (:func:`_keys`): only the keys (8 bytes a row) are kept, cached per (split, columns,
+    digits) for the rest of the check. Equal normalised rows get equal keys; matches found
+    from keys are verified value by value (:func:`normalised_equal`)."""
+    return data.cached(("duplicates.keys", split, tuple(cols), digits),
+                       lambda: pl.Series("h", _keys(data, split, cols,
+                                                    [(list(cols), digits)])[0]))
 
 
 def _form(data: AuditData, dtype: pl.DataType, col: str, digits: int | None) -> object:
@@ -219,33 +289,57 @@ def _form(data: AuditData, dtype: pl.DataType, col: str, digits: int | None) -> 
     return digits if digits is not None and _is_float(dtype) else None
 
 
+def _positions(count: int) -> np.ndarray:
+    """p_j of :func:`normalised_keys`: one u64 constant per column position."""
+    return _mix(np.arange(1, count + 1, dtype=np.uint64) * _U64(0x9E3779B97F4A7C15))
+
+
+def _keys(data: AuditData, split: str, order: list[str],
+          variants: list[tuple[list[str], int | None]]) -> list[np.ndarray]:
+    """:func:`normalised_keys` of ``split`` for each (columns, digits) variant (columns drawn
+    from ``order``), in one pass over ``order`` in blocks of columns and :data:`KEY_CHUNK`
+    rows: a column whose normalised values are the same in two variants (a string column, an
+    integer column) is normalised and hashed once for both."""
+    frame = data.splits[split]
+    n = frame.height
+    schema = frame.schema  # built anew on every access: once
+    place = [{c: j for j, c in enumerate(cols)} for cols, _ in variants]
+    pos = [_positions(len(cols)) for cols, _ in variants]
+    forms = [{c: _form(data, schema[c], c, digits) for c in cols} for cols, digits in variants]
+    sums = [np.zeros(n, dtype=np.uint64) for _ in variants]
+    width = max(1, KEY_CELLS // max(1, min(n, KEY_CHUNK)))
+    for start in range(0, n, KEY_CHUNK):
+        rows = slice(start, min(n, start + KEY_CHUNK))
+        for b in range(0, len(order), width):
+            block = order[b:b + width]
+            by_form: dict[object, list[str]] = {}
+            for c in block:
+                for f in {fm[c] for fm in forms if c in fm}:
+                    by_form.setdefault(f, []).append(c)
+            for form, cs in by_form.items():
+                h = column_hashes(data, split, cs, form if isinstance(form, int) else None,
+                                  rows)
+                for v, fm in enumerate(forms):
+                    sel = [j for j, c in enumerate(cs) if fm.get(c, "-") == form]
+                    if not sel:
+                        continue
+                    p = pos[v][[place[v][cs[j]] for j in sel]]
+                    with np.errstate(over="ignore"):
+                        sums[v][rows] += _mix(h[:, sel] ^ p).sum(axis=1, dtype=np.uint64)
+    return [_mix(s) for s in sums]
+
+
 def prepare_keys(data: AuditData, split: str, order: list[str],
                  variants: list[tuple[list[str], int | None]]) -> None:
     """Build and cache :func:`normalised_keys` of ``split`` for several (columns, digits)
-    variants in one pass over ``order``: a column whose normalised values are the same in two
-    variants (a string column, an integer column) is normalised and hashed once for both
-    instead of once per variant (the near-copy keys and the label-conflict keys share every
-    string column). The keys equal :func:`normalised_keys`' (same fold, same column order);
-    a variant whose columns are not in ``order``'s order is left to :func:`normalised_keys`."""
-    pos = {c: i for i, c in enumerate(order)}
-    n = data.rows(split)
-    schema = data.splits[split].schema
-    keys: dict[tuple[tuple[str, ...], int | None], np.ndarray] = {}
-    for cols, digits in variants:
-        idx = [pos.get(c, -1) for c in cols]
-        if cols and min(idx) >= 0 and idx == sorted(set(idx)):
-            keys[(tuple(cols), digits)] = np.zeros(n, dtype=np.uint64)
-    for c in order:
-        hashes: dict[object, np.ndarray] = {}
-        for (cols, digits), key in keys.items():
-            if c not in cols:
-                continue
-            form = _form(data, schema[c], c, digits)
-            if form not in hashes:
-                hashes[form] = column_hash(data, split, c, digits)
-            keys[(cols, digits)] = _mix(key ^ hashes[form])
-    for (cols, digits), key in keys.items():
-        data.cached(("duplicates.keys", split, cols, digits), lambda k=key: pl.Series("h", k))
+    variants in one pass over ``order`` (:func:`_keys`): the near-copy keys and the
+    label-conflict keys share every string and integer column. The keys equal
+    :func:`normalised_keys`'; a variant with a column not in ``order`` is left to it."""
+    known = set(order)
+    variants = [(cols, d) for cols, d in variants if cols and known.issuperset(cols)]
+    for (cols, digits), key in zip(variants, _keys(data, split, order, variants)):
+        data.cached(("duplicates.keys", split, tuple(cols), digits),
+                    lambda k=key: pl.Series("h", k))
 
 
 def normalised_equal(data: AuditData, a: str, ia: pl.Series | np.ndarray, b: str,
@@ -253,14 +347,11 @@ def normalised_equal(data: AuditData, a: str, ia: pl.Series | np.ndarray, b: str
                      digits: int | None) -> np.ndarray:
     """Element-wise equality of rows ``ia`` of split ``a`` and ``ib`` of split ``b`` over
     ``cols`` normalised (null equals null, NaN equals NaN, -0.0 equals 0.0); only those rows
-    are normalised, one column at a time."""
-    ia, ib = pl.Series(ia), pl.Series(ib)
-    mask = np.ones(len(ia), dtype=bool)
-    for c in cols:
-        va = normalised_column(data, a, c, digits, ia)
-        vb = normalised_column(data, b, c, digits, ib)
-        mask &= va.eq_missing(vb).fill_null(False).to_numpy()
-    return mask
+    are normalised (:func:`_equal_rows`)."""
+    schema = data.splits[a].schema
+    strings = {c for c in cols if _is_string(data, schema[c], c)}
+    return _equal_rows(data.splits[a].select(cols), ia, data.splits[b].select(cols), ib,
+                       digits=digits, strings=strings)
 
 
 def row_keys(frame: pl.DataFrame, seed: int, height: int) -> pl.Series:
@@ -274,10 +365,45 @@ def frames_equal(fa: pl.DataFrame, ia: pl.Series | np.ndarray, fb: pl.DataFrame,
                  ib: pl.Series | np.ndarray) -> np.ndarray:
     """Element-wise equality of rows ``fa[ia]`` and ``fb[ib]`` over every column of ``fa``
     (null equals null, NaN equals NaN, -0.0 equals 0.0)."""
+    return _equal_rows(fa, ia, fb, ib)
+
+
+def _equal_rows(fa: pl.DataFrame, ia: pl.Series | np.ndarray, fb: pl.DataFrame,
+                ib: pl.Series | np.ndarray, *, digits: int | None = None,
+                strings: set[str] | frozenset[str] = frozenset()) -> np.ndarray:
+    """Element-wise equality of rows ``fa[ia]`` and ``fb[ib]`` over every column of ``fa``
+    (null equals null, NaN equals NaN, -0.0 equals 0.0), floats rounded to ``digits``
+    significant digits (None: exact) and the columns ``strings`` normalised as text first.
+    Numeric columns are compared as blocks of codes (:func:`value_codes`, at most
+    :data:`KEY_CELLS` values at a time), the others one column at a time."""
     ia, ib = pl.Series(ia), pl.Series(ib)
     mask = np.ones(len(ia), dtype=bool)
-    for c in fa.columns:  # a loop over columns, vectorised over rows
-        mask &= fa[c].gather(ia).eq_missing(fb[c].gather(ib)).fill_null(False).to_numpy()
+    if len(ia) == 0:
+        return mask
+    schema = fa.schema  # built anew on every access: once
+    blocks: dict[str, list[str]] = {}
+    for c in fa.columns:  # vectorised over rows
+        kind = None if c in strings else numeric_kind(schema[c])
+        if kind is not None:
+            blocks.setdefault(kind, []).append(c)
+            continue
+        va, vb = fa[c].gather(ia), fb[c].gather(ib)
+        if c in strings:
+            va, vb = normalise_strings(va), normalise_strings(vb)
+        elif digits is not None and _is_float(schema[c]):
+            va = round_significant_frame(va.to_frame(), [c], digits)[c]
+            vb = round_significant_frame(vb.to_frame(), [c], digits)[c]
+        mask &= va.eq_missing(vb).fill_null(False).to_numpy()
+    width = max(1, KEY_CELLS // len(ia))
+    for kind, cs in blocks.items():
+        d = digits if kind == "float" else None
+        for b in range(0, len(cs), width):
+            part = cs[b:b + width]  # the columns, not fa.select: O(fa's columns) per call
+            ca, na = value_codes(pl.DataFrame({c: fa.get_column(c).gather(ia) for c in part}),
+                                 kind, d)
+            cb, nb = value_codes(pl.DataFrame({c: fb.get_column(c).gather(ib) for c in part}),
+                                 kind, d)
+            mask &= ((ca == cb) & (na == nb)).all(axis=1)
     return mask
 
 

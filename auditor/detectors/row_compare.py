@@ -180,7 +180,8 @@ def continuous_columns(data: AuditData, split: str, cols: list[str]) -> list[str
     half of the split's non-null values: measurements, timestamps, free text, fine-grained
     codes, where two rows with equal values are copies, not coincidence."""
     df = data.splits[split]
-    cand = [c for c in cols if df.schema[c] != pl.Boolean]
+    schema = df.schema  # built anew on every access: once, not once per column
+    cand = [c for c in cols if schema[c] != pl.Boolean]
     if not cand:
         return []
     stats = df.select(*(pl.col(c).drop_nulls().n_unique().alias(f"u{i}")
