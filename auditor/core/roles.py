@@ -59,6 +59,27 @@ class SchemaIssue:
     dtypes: dict[str, str] = field(default_factory=dict)
 
 
+def missing_column_issue(col: str, present: list[str], missing: list[str],
+                         paths: dict[str, str | None], severity: str = "fail") -> SchemaIssue:
+    """The issue of a column some splits lack (the file that lacks it is named); the same
+    words on every engine."""
+    return SchemaIssue(
+        severity, col, "missing",
+        f"column {col!r} is in {', '.join(present)} but missing from "
+        f"{', '.join(f'{n} ({paths[n]})' if paths.get(n) else n for n in missing)}; "
+        "it is left out of cross-split checks", splits=missing)
+
+
+def incompatible_types_issue(col: str, dtypes: dict[str, str]) -> SchemaIssue:
+    """The issue of a column whose types across splits cannot be harmonised (``dtypes``: the
+    engine's own type names per split)."""
+    return SchemaIssue(
+        "fail", col, "dtype",
+        f"column {col!r} has incompatible types across splits "
+        f"({', '.join(f'{n}: {d}' for n, d in dtypes.items())}); it is left out "
+        "of cross-split checks", splits=list(dtypes), dtypes=dict(dtypes))
+
+
 @dataclass(frozen=True)
 class Roles:
     """The splits (in their declared order, which is their time order of use), rows per split,
@@ -76,6 +97,11 @@ class Roles:
     tokens: Tokens | None = None
     seed: int = 0
     order: tuple[str, ...] = field(default=())  # the common columns in the first split's order
+    # differences between splits the loader survived (reported by schema.consistency)
+    schema_issues: tuple[SchemaIssue, ...] = ()
+    # every column of the first split with the engine's own name of its type (shown, not judged)
+    schema: tuple[tuple[str, str], ...] = ()
+    reference: bool = False  # a reference snapshot (scheduled mode): every split is compared to it
 
     @property
     def label(self) -> str | None:

@@ -2,9 +2,9 @@
 
 Statistics and binning live in :mod:`auditor.stats.drift` (per column),
 :mod:`auditor.stats.levels` (exact tests, rare levels, per-level shifts) and
-:mod:`auditor.stats.numerics` (PSI, KS, chi-square, Jensen–Shannon, Benjamini–Hochberg); grading one
-column, its sentence and evidence in :mod:`auditor.judging.drift_verdicts`; calendar parts of the time
-column in :mod:`auditor.stats.calendar`.
+:mod:`auditor.stats.numerics` (PSI, KS, chi-square, Jensen–Shannon, Benjamini–Hochberg);
+grading one column, its sentence and evidence in :mod:`auditor.judging.drift_verdicts`; calendar
+parts of the time column in :mod:`auditor.stats.calendar`.
 """
 from __future__ import annotations
 
@@ -15,12 +15,15 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import REFERENCE, AuditData, Kind, LabelKind
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Kind, LabelKind, Roles
+from auditor.detectors.measured import judged
+from auditor.engines.operations import Operations
+from auditor.loading.data import REFERENCE, AuditData
 from auditor.stats.drift import (CATEGORICAL_KINDS, NUMERIC_KINDS, ColumnDrift, Sample,
                                  compare, numeric_chart, prepare)
-from auditor.judging.drift_verdicts import (RANK, Verdict, describe_drift, evidence, fmt_effect, judge,
-                                    name_list, rounded, table_row, unseen_finding)
+from auditor.judging.drift_verdicts import (RANK, Verdict, describe_drift, evidence, fmt_effect,
+                                            judge, name_list, rounded, table_row, unseen_finding)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import bh_adjust, fmt_rows, fmt_share, map_columns
@@ -35,11 +38,15 @@ MEASURE_BATCH = 4  # numeric columns whose samples drift.features holds at a tim
 # ---------------------------------------------------------------------------------------------
 
 def comparisons(data: AuditData) -> list[tuple[str, str]]:
+    """The (reference, compared) pairs of :func:`comparisons_of` for loaded data."""
+    return comparisons_of(data.split_names, data.reference is not None)
+
+
+def comparisons_of(names: list[str], reference: bool) -> list[tuple[str, str]]:
     """(reference, compared) pairs: with a reference dataset, (reference, split) for every
     split (scheduled mode); otherwise every later split against the first (train), plus each
     consecutive pair after the first (train, val, test -> train/val, train/test, val/test)."""
-    names = data.split_names
-    if data.reference is not None:
+    if reference:
         return [(REFERENCE, s) for s in names]
     first = names[0]
     return [(first, s) for s in names[1:]] + [(names[i], names[i + 1])
@@ -65,7 +72,8 @@ def _validate(check: Any) -> None:
                 raise ValueError(f"{name} must be a number in [0, {'inf' if stat == 'psi' else 1}]"
                                  f"; got {v!r}")
         if warn > fail:
-            raise ValueError(f"{stat}_warn_above must be <= {stat}_fail_above; got {warn!r} > {fail!r}")
+            raise ValueError(f"{stat}_warn_above must be <= {stat}_fail_above; got {warn!r} > "
+                             f"{fail!r}")
     for name in ("top_categories", "hist_bins", "max_levels", "level_min_rows", "min_rows"):
         v = getattr(check, name)
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -128,8 +136,8 @@ def grade_all(check: Any, drifts: list[ColumnDrift]) -> list[tuple[ColumnDrift, 
 
 @dataclass(frozen=True, kw_only=True)
 class DriftThresholds:
-    """Parameters shared by the drift checks: bins, effect-size thresholds (exceeded: value > threshold) and the
-    significance level of the Benjamini-Hochberg-adjusted p-values."""
+    """Parameters shared by the drift checks: bins, effect-size thresholds (exceeded: value >
+    threshold) and the significance level of the Benjamini-Hochberg-adjusted p-values."""
 
     n_bins: int = 10
     epsilon: float = 1e-4
@@ -435,35 +443,66 @@ class LabelDrift(DriftThresholds):
     id: ClassVar[str] = "drift.label"
     title: ClassVar[str] = "Label distribution shift"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs(roles=("label",))
 
-    def run(self, data: AuditData) -> list[Finding]:
-        y = data.label
-        if not y:
-            raise NotApplicable("no label column declared")
-        pairs = comparisons(data)
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
+
+    def measure(self, engine: Operations, roles: Roles) -> LabelMeasures:
+        """Per split (and the reference): a numeric label's sorted values, else its rows per
+        class (NaN and null are no class)."""
+        y = roles.label
+        assert y is not None  # needs: label
+        pairs = comparisons_of(list(roles.splits), roles.reference)
         if not pairs:
             raise NotApplicable("only one split and no reference: nothing to compare")
-        kind = Kind.NUMERIC if data.label_kind == LabelKind.NUMERIC else Kind.CATEGORICAL
-        frames = {n: frame_of(data, n) for n in dict.fromkeys(n for p in pairs for n in p)}
-        values = pl.concat([f.select(y) for f in frames.values()])[y]
-        if values.dtype.is_float():
-            values = values.fill_nan(None)  # NaN is a missing label, not a class
-        distinct = values.drop_nulls().unique().sort().cast(pl.String)
-        if distinct.len() == 0:
-            raise NotApplicable(f"label {y!r} is missing in every row")
-        if distinct.len() == 1:
-            raise NotApplicable(f"label {y!r} has a single class ({distinct[0]!r}) in every "
-                                "split: no distribution to compare")
-        samples = {n: prepare(f, {y: kind}) for n, f in frames.items()}
+        numeric = roles.label_kind == LabelKind.NUMERIC
+        samples: dict[str, Sample] = {}
+        if numeric:
+            for split, sv in engine.sorted_values([y], with_reference=roles.reference)[y].items():
+                samples[split] = Sample(Kind.NUMERIC, sv.rows, sv.missing, values=sv.values)
+            classes = 3  # a numeric label has more than two values (label_kind)
+        else:
+            rows = engine.split_rows(with_reference=roles.reference)
+            vc = engine.value_counts([y], with_reference=roles.reference)[y]
+            for split, n in rows.items():
+                counts = vc.counts.filter(pl.col("split") == split).select("value", "n")
+                samples[split] = Sample(Kind.CATEGORICAL, n, n - int(counts["n"].sum() or 0),
+                                        counts=counts)
+            distinct = vc.counts["value"].unique().sort()
+            classes = distinct.len()
+            if classes == 0:
+                raise NotApplicable(f"label {y!r} is missing in every row")
+            if classes == 1:
+                raise NotApplicable(f"label {y!r} has a single class ({distinct[0]!r}) in every "
+                                    "split: no distribution to compare")
+        return LabelMeasures(label=y, numeric=numeric, pairs=pairs, samples=samples,
+                             seed=roles.seed)
+
+    def judge(self, m: LabelMeasures) -> list[Finding]:
+        y = m.label
         findings = []
-        for ref, cur in pairs:
-            ((cd, v),) = compare_all(self, [y], samples[ref], samples[cur], data.seed)
+        for ref, cur in m.pairs:
+            ((cd, v),) = compare_all(self, [y], {y: m.samples[ref]}, {y: m.samples[cur]}, m.seed)
             cd.all_unique = False  # a continuous label is unique per row; it is not an id
             message, count = describe_drift(cd, v, ref, cur, self.alpha)
             findings.append(Finding(
                 severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
                 threshold=v.threshold, count=count, subject=y, splits=[ref, cur],
-                evidence=evidence(self, cd, v, ref, cur, samples[ref][y], samples[cur][y])))
-            if cd.n_new and cd.unseen_rows and kind == Kind.CATEGORICAL:
+                evidence=evidence(self, cd, v, ref, cur, m.samples[ref], m.samples[cur])))
+            if cd.n_new and cd.unseen_rows and not m.numeric:
                 findings.append(unseen_finding(self, cd, ref, cur, label=True))
         return findings
+
+
+@dataclass(frozen=True)
+class LabelMeasures:
+    """What :meth:`LabelDrift.judge` compares: per split (and ``reference``) the label's
+    :class:`~auditor.stats.drift.Sample` (sorted values of a numeric label, rows per class
+    otherwise), the (reference, compared) pairs, and the run's seed."""
+
+    label: str
+    numeric: bool
+    pairs: list[tuple[str, str]]
+    samples: dict[str, Sample]
+    seed: int

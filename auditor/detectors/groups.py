@@ -14,7 +14,8 @@ from auditor.engines import KeyOverlap, KeySummary
 from auditor.engines.operations import Num, Operations, Range, RecordMatch
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
-from auditor.stats.numerics import check_params, clip_text, fmt_count, fmt_rows, grade, is_share, share
+from auditor.stats.numerics import (check_params, clip_text, fmt_count, fmt_rows, grade, is_share,
+                                    share)
 
 CELL_CHARS = 60
 ENTITY_NAME = re.compile(

@@ -6,10 +6,12 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData, Kind
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Kind, Roles, SchemaIssue
+from auditor.detectors.measured import judged
+from auditor.engines.operations import Operations, ValueCounts
 from auditor.report.results import Finding, Severity
-from auditor.stats.numerics import clip_text, fmt_rows, grade, is_share, map_columns
+from auditor.stats.numerics import clip_text, fmt_rows, grade, is_share
 from auditor.stats.textnorm import normalised
 
 
@@ -35,6 +37,7 @@ class SchemaConsistency:
     id: ClassVar[str] = "schema.consistency"
     title: ClassVar[str] = "Columns and types agree across splits"
     cost: ClassVar[Cost] = Cost.CHEAP
+    needs: ClassVar[Needs] = Needs()
     missing_severity: Severity = Severity.FAIL
     dtype_severity: Severity = Severity.FAIL
     variant_warn_above: float = 0.0
@@ -53,21 +56,33 @@ class SchemaConsistency:
                 or self.max_examples < 1:
             raise ValueError(f"max_examples must be a positive integer; got {self.max_examples!r}")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        findings = self.issue_findings(data)
-        cols = variant_columns(data)
-        # one column per task on polars' thread count (its group-bys release the GIL)
-        for f in map_columns(lambda col: self._variants(data, col), cols,
-                             workers=None if len(cols) > 8 else 1):
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
+
+    def measure(self, engine: Operations, roles: Roles) -> SchemaMeasures:
+        """The loader's schema issues, rows per (split, value) of the categorical features and
+        label for the values sharing a :func:`normalised` key, and the roles table's facts."""
+        cols = variant_columns(roles)
+        return SchemaMeasures(
+            splits=list(roles.splits), issues=list(roles.schema_issues),
+            variants=engine.value_counts(cols, shared_key=normalised) if cols else {},
+            columns=[c for c, _ in roles.schema], declared=roles.columns.declared(),
+            features=list(roles.features), kinds={c: str(k) for c, k in roles.kinds.items()},
+            native_types=dict(roles.schema))
+
+    def judge(self, m: SchemaMeasures) -> list[Finding]:
+        findings = self.issue_findings(m.issues)
+        for col, vc in m.variants.items():
+            f = self.variant_finding(m.splits, col, vc.counts, vc.rows)
             if f is not None:
                 findings.append(f)
-        findings.append(features_finding(data, _roles_table(data)))
+        findings.append(features_finding(m))
         return findings
 
-    def issue_findings(self, data: Any) -> list[Finding]:
+    def issue_findings(self, issues: list[SchemaIssue]) -> list[Finding]:
         """The loader's schema issues (missing columns, incompatible types) as findings."""
         findings = []
-        for issue in data.schema_issues:
+        for issue in issues:
             severity = Severity(issue.severity)
             if issue.problem == "missing" and severity == Severity.FAIL:
                 severity = self.missing_severity
@@ -79,19 +94,11 @@ class SchemaConsistency:
                                     splits=issue.splits, evidence=evidence))
         return findings
 
-
-    def _variants(self, data: AuditData, col: str) -> Finding | None:
-        """Variants of one value in ``col`` (see the class docstring), or None."""
-        counts = value_counts_by_split(data, col)
-        if counts is None:
-            return None
-        return self.variant_finding(data, col, counts, int(counts["n"].sum()))
-
-    def variant_finding(self, data: Any, col: str, counts: pl.DataFrame, total: int
-                        ) -> Finding | None:
+    def variant_finding(self, split_names: list[str], col: str, counts: pl.DataFrame,
+                        total: int) -> Finding | None:
         """The variants finding of ``col`` from rows per (split, value) -- every value, or only
-        those whose normalised key has several forms (the spark engine) -- and ``total``, the
-        column's non-missing rows in all splits; None without variants."""
+        those whose normalised key has several forms -- and ``total``, the column's
+        non-missing rows in all splits; None without variants."""
         groups = variant_groups(counts)
         if groups.is_empty():
             return None
@@ -110,7 +117,7 @@ class SchemaConsistency:
             message += (f"; in {across:,} of them the splits use different forms, so the value "
                         "looks new in a later split")
         splits = sorted({s for row in groups["splits"].to_list() for s in row},
-                        key=data.split_names.index)
+                        key=split_names.index)
         examples = [{"forms": " / ".join(repr(clip_text(v, 40)) for v in r["forms"][:6]),
                      "rows by form": ", ".join(f"{n:,}" for n in r["form_rows"][:6]),
                      "rows by split": r["by_split"], "across splits": r["across"]}
@@ -120,37 +127,46 @@ class SchemaConsistency:
                        subject=col, splits=splits, evidence={"variants": examples})
 
 
-def variant_columns(data: Any) -> list[str]:
+@dataclass(frozen=True)
+class SchemaMeasures:
+    """What :meth:`SchemaConsistency.judge` grades: the loader's schema issues, per
+    categorical column its :class:`~auditor.engines.operations.ValueCounts` (values sharing a
+    normalised key only), and for the roles table the first split's columns, their declared
+    roles, the features and kinds. ``native_types`` (the engine's own type names, shown in
+    the roles table) is the one field that differs between engines."""
+
+    ENGINE_NATIVE: ClassVar[tuple[str, ...]] = ("native_types",)
+
+    splits: list[str]
+    issues: list[SchemaIssue]
+    variants: dict[str, ValueCounts]
+    columns: list[str]
+    declared: dict[str, str]
+    features: list[str]
+    kinds: dict[str, str]
+    native_types: dict[str, str]
+
+
+def variant_columns(roles: Roles) -> list[str]:
     """Categorical features and label, whose values are checked for variants."""
-    return [c for c in dict.fromkeys(data.features + ([data.label] if data.label else []))
-            if data.kinds.get(c) == Kind.CATEGORICAL]
+    return [c for c in dict.fromkeys([*roles.features, *([roles.label] if roles.label else [])])
+            if roles.kinds.get(c) == Kind.CATEGORICAL]
 
 
-def features_finding(data: Any, roles: list[dict[str, str]]) -> Finding:
-    """The info finding counting the audited feature columns, with the roles table."""
-    n_feat = len(data.features)
+def features_finding(m: SchemaMeasures) -> Finding:
+    """The info finding counting the audited feature columns, with the roles table (the first
+    200 columns of the first split)."""
+    n_feat = len(m.features)
+    features = set(m.features)
+    roles = [{"column": col,
+              "role": m.declared.get(col) or ("feature" if col in features else "not audited"),
+              "kind": m.kinds.get(col, "-"), "dtype": m.native_types[col]}
+             for col in m.columns[:200]]
     return Finding(
         severity=Severity.INFO, metric="features", value=float(n_feat),
-        message=f"{n_feat:,} feature columns audited across {len(data.splits)} splits "
-                f"({', '.join(data.split_names)})",
+        message=f"{n_feat:,} feature columns audited across {len(m.splits)} splits "
+                f"({', '.join(m.splits)})",
         evidence={"roles": roles})
-
-
-def value_counts_by_split(data: AuditData, col: str) -> pl.DataFrame | None:
-    """Rows per (split, value) of a string-like column: columns ``value``, ``n``, ``split`` and
-    ``order`` (the split's position)."""
-    parts = []
-    for order, (name, df) in enumerate(data.splits.items()):
-        if col not in df.columns:
-            continue
-        s = df[col]
-        if not (s.dtype == pl.String or isinstance(s.dtype, (pl.Categorical, pl.Enum))):
-            return None
-        parts.append(df.select(pl.col(col).cast(pl.String).alias("value")).drop_nulls()
-                     .group_by("value").len(name="n")
-                     .with_columns(pl.lit(name).alias("split"), pl.lit(order).alias("order"),
-                                   pl.col("n").cast(pl.Int64)))
-    return pl.concat(parts) if parts else None
 
 
 def variant_groups(counts: pl.DataFrame) -> pl.DataFrame:
@@ -183,14 +199,3 @@ def variant_groups(counts: pl.DataFrame) -> pl.DataFrame:
         ((pl.col("splits").list.len() > 1) & (pl.col("min_used") < pl.col("forms").list.len()))
         .alias("across"))
     return out.sort(["minority_rows", "key"], descending=[True, False]).drop("min_used")
-
-
-def _roles_table(data: AuditData) -> list[dict[str, str]]:
-    roles = data.columns.declared()
-    schema = dict(next(iter(data.splits.values())).schema)
-    rows = []
-    for col in list(schema)[:200]:
-        role = roles.get(col) or ("feature" if col in data.features else "not audited")
-        rows.append({"column": col, "role": role, "kind": str(data.kinds.get(col, "-")),
-                     "dtype": str(schema[col])})
-    return rows

@@ -18,7 +18,10 @@ Values are engine-free specifications, not engine expressions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, Union, runtime_checkable
+
+import numpy as np
+import polars as pl
 
 from auditor.engines import KeyOverlap, KeySummary
 
@@ -104,14 +107,39 @@ class DistinctValues:
     first: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ValueCounts:
+    """A text column over every split: ``rows`` non-missing rows in all splits, and ``counts``
+    (columns ``split``, ``order`` (the split's position), ``value`` (String), ``n`` (Int64)),
+    sorted by order then value; with a ``shared_key``, only the values whose key is shared by
+    another distinct value (in any split)."""
+
+    rows: int
+    counts: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class SortedValues:
+    """A numeric column of one split: ``rows``, ``missing`` (null and NaN) and the other
+    values as float64, sorted."""
+
+    rows: int
+    missing: int
+    values: np.ndarray
+
+
+REFERENCE = "reference"  # the name of the reference snapshot among the tables (scheduled mode)
+
+
 @runtime_checkable
 class Operations(Protocol):
     """The batched operations (every split in one call)."""
 
     name: str
 
-    def split_rows(self) -> dict[str, int]:
-        """Rows per split."""
+    def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
+        """Rows per split (and of the reference snapshot, named ``reference``, when asked and
+        present)."""
         ...
 
     def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:
@@ -150,4 +178,22 @@ class Operations(Protocol):
                         ) -> dict[str, DistinctValues]:
         """Per column over the union of the splits (see :class:`DistinctValues`); NaN is
         missing."""
+        ...
+
+    def sorted_values(self, columns: Sequence[str], *, with_reference: bool = False
+                      ) -> dict[str, dict[str, SortedValues]]:
+        """Per column and split, every non-missing value sorted (as float64; the driver holds
+        them all: for columns whose exact distribution a verdict reads, such as a numeric
+        label)."""
+        ...
+
+    def value_counts(self, columns: Sequence[str], *,
+                     shared_key: Callable[[pl.Expr], pl.Expr] | None = None,
+                     with_reference: bool = False) -> dict[str, ValueCounts]:
+        """Rows per (split, value) of columns read as text (NaN is missing, as null); the
+        reference snapshot is a split named ``reference`` when asked and present (see
+        :class:`ValueCounts`). ``shared_key``
+        is a polars expression function of the value (a module-level function: Spark ships it
+        to its workers and runs it on Arrow batches of the distinct values), so the driver
+        receives only the values that share a key, not every distinct value."""
         ...

@@ -1,7 +1,7 @@
 """The engine operations on polars DataFrames (one machine; the default engine)."""
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -9,7 +9,8 @@ import polars as pl
 from auditor.engines import (ColumnProfile, Histogram, KeyOverlap, KeySummary, bin_index,
                              nearest_rank)
 from auditor.engines.operations import (Condition, DistinctValues, Examples, Exceeds,
-                                        Num, Range, RecordMatch, Tally)
+                                        REFERENCE, Num, Range, RecordMatch, SortedValues,
+                                        Tally, ValueCounts)
 
 
 def _missing(col: str, dtype: pl.DataType) -> pl.Expr:
@@ -62,11 +63,28 @@ class PolarsOperations:
 
     name = "polars"
 
-    def __init__(self, frames: dict[str, pl.DataFrame]) -> None:
+    def __init__(self, frames: dict[str, pl.DataFrame],
+                 reference: pl.DataFrame | None = None) -> None:
         self.frames = frames
+        self.reference = reference
 
-    def split_rows(self) -> dict[str, int]:
-        return {s: df.height for s, df in self.frames.items()}
+    def _tables(self, with_reference: bool) -> dict[str, pl.DataFrame]:
+        if with_reference and self.reference is not None:
+            return {REFERENCE: self.reference, **self.frames}
+        return self.frames
+
+    def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
+        return {s: df.height for s, df in self._tables(with_reference).items()}
+
+    def sorted_values(self, columns: Sequence[str], *, with_reference: bool = False
+                      ) -> dict[str, dict[str, SortedValues]]:
+        out: dict[str, dict[str, SortedValues]] = {c: {} for c in columns}
+        for split, df in self._tables(with_reference).items():
+            for c in columns:
+                s = df.select(pl.col(c).cast(pl.Float64).fill_nan(None)).to_series()
+                out[c][split] = SortedValues(df.height, s.null_count(),
+                                             np.sort(s.drop_nulls().to_numpy()))
+        return out
 
     def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:
         out: dict[str, dict[Num, Range]] = {}
@@ -174,6 +192,28 @@ class PolarsOperations:
         return df.with_columns([(pl.col(c) + 0.0) for c, t in df.schema.items()
                                 if t.is_float()])
 
+    def value_counts(self, columns: Sequence[str], *,
+                     shared_key: Callable[[pl.Expr], pl.Expr] | None = None,
+                     with_reference: bool = False) -> dict[str, ValueCounts]:
+        out = {}
+        tables = self._tables(with_reference)
+        for col in columns:
+            parts = [df.select(_plain(col, df.schema[col]).cast(pl.String).alias("value"))
+                     .drop_nulls()
+                     .group_by("value").len(name="n")
+                     .select(pl.lit(split).alias("split"), pl.lit(order).alias("order"),
+                             "value", pl.col("n").cast(pl.Int64))
+                     for order, (split, df) in enumerate(tables.items())]
+            counts = pl.concat(parts)
+            rows = int(counts["n"].sum() or 0)
+            if shared_key is not None:
+                keys = (counts.select("value").unique()
+                        .with_columns(shared_key(pl.col("value")).alias("_key")))
+                shared = keys.filter(pl.len().over("_key") > 1).select("value")
+                counts = counts.join(shared, on="value", how="semi")
+            out[col] = ValueCounts(rows, counts.sort("order", "value"))
+        return out
+
     def distinct_values(self, columns: Sequence[str], *, limit: int = 0
                         ) -> dict[str, DistinctValues]:
         out = {}
@@ -193,8 +233,10 @@ class PolarsEngine(PolarsOperations):
 
     name = "polars"
 
-    def __init__(self, frames: dict[str, pl.DataFrame], *, seed: int = 0) -> None:
+    def __init__(self, frames: dict[str, pl.DataFrame], *, seed: int = 0,
+                 reference: pl.DataFrame | None = None) -> None:
         self.frames = frames
+        self.reference = reference
         self.seed = seed
 
     def split_names(self) -> list[str]:

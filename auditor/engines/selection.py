@@ -13,4 +13,5 @@ def engine_of(data: Any) -> Any:
         return engine
     from auditor.engines.polars_engine import PolarsEngine
 
-    return data.cached(("engine",), lambda: PolarsEngine(data.splits, seed=data.seed))
+    return data.cached(("engine",), lambda: PolarsEngine(data.splits, seed=data.seed,
+                                                           reference=data.reference))

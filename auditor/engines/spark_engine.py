@@ -17,14 +17,15 @@ What each operation costs on a cluster (n rows, k distinct keys, b bins):
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from auditor.engines import ColumnProfile, Histogram, KeyOverlap, KeySummary
+from auditor.errors import NotApplicable
 from auditor.engines.operations import (Condition, DistinctValues, Examples, Exceeds, Num, Range,
-                                        RecordMatch, Tally)
+                                        RecordMatch, SortedValues, Tally, ValueCounts)
 
 
 def col(name: str) -> Any:
@@ -137,6 +138,32 @@ def _plain_number(value: Any) -> Any:
     return float(value) if isinstance(value, Decimal) else value
 
 
+def _key_batches(shared_key: Callable[[pl.Expr], pl.Expr]) -> Callable[[Any], Any]:
+    """The ``mapInArrow`` function adding ``_key = shared_key(value)`` to Arrow batches holding
+    a ``value`` column: the polars expression runs on the executors, batch by batch."""
+    def run(batches: Any) -> Any:
+        for batch in batches:
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            keyed = frame.with_columns(
+                pl.col("value").cast(pl.String),
+                shared_key(pl.col("value").cast(pl.String)).alias("_key"))
+            yield from keyed.to_arrow().to_batches()
+    return run
+
+
+# values one operation may bring to the driver ((split, value) counts, or a column's values);
+# beyond it the operation raises NotApplicable with the count (the check is skipped, the driver
+# never runs out of memory). The polars engine has no such budget: its data is in memory.
+DRIVER_VALUES = 2_000_000
+
+
+def _within_budget(n: int, what: str) -> None:
+    if n > DRIVER_VALUES:
+        raise NotApplicable(f"{what}: {n:,} values, more than the spark engine's driver holds "
+                            f"({DRIVER_VALUES:,} values in one operation)")
+
+
 class SparkOperations:
     """:class:`~auditor.engines.operations.Operations` on named Spark DataFrames: one
     aggregate (one scan, one row to the driver) per split for ranges and tallies; key
@@ -144,8 +171,27 @@ class SparkOperations:
 
     frames: dict[str, Any]
 
-    def split_rows(self) -> dict[str, int]:
+    def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
+        """(The spark engine has no reference snapshot.)"""
         return {s: self.rows(s) for s in self.frames}  # type: ignore[attr-defined]
+
+    def sorted_values(self, columns: Sequence[str], *, with_reference: bool = False
+                      ) -> dict[str, dict[str, SortedValues]]:
+        """One query per split collecting the columns through Arrow (the driver holds every
+        value of them), sorted on the driver."""
+        from pyspark.sql import functions as F
+
+        out: dict[str, dict[str, SortedValues]] = {c: {} for c in columns}
+        for split, df in self.frames.items():
+            counted = df.agg(*[F.count(number(df, Num(c))) for c in columns]).collect()[0]
+            _within_budget(sum(int(v) for v in counted), f"{', '.join(columns)} in {split}")
+            got = to_polars(df.select(*[number(df, Num(c)).alias(f"v{i}")
+                                        for i, c in enumerate(columns)]))
+            n = self.rows(split)  # type: ignore[attr-defined]
+            for i, c in enumerate(columns):
+                s = got[f"v{i}"].cast(pl.Float64) if got.height else pl.Series([], dtype=pl.Float64)
+                out[c][split] = SortedValues(n, s.null_count(), np.sort(s.drop_nulls().to_numpy()))
+        return out
 
     def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:
         from pyspark.sql import functions as F
@@ -238,6 +284,52 @@ class SparkOperations:
                 x = F.when(F.isnan(x), F.lit(float("nan"))).otherwise(x + F.lit(0.0))
             out.append(x.alias(f"c{i}"))
         return df.select(*out)
+
+    def value_counts(self, columns: Sequence[str], *,
+                     shared_key: Callable[[pl.Expr], pl.Expr] | None = None,
+                     with_reference: bool = False) -> dict[str, ValueCounts]:
+        """Every column stacked in one union (split, order, column index, value): one
+        ``groupBy`` for all columns, one job for the row totals and one for the kept counts,
+        whatever the number of columns."""
+        from pyspark.sql import functions as F
+
+        if not columns:
+            return {}
+        union = None
+        for order, (split, df) in enumerate(self.frames.items()):
+            for i, c in enumerate(columns):
+                part = df.select(F.lit(split).alias("split"), F.lit(order).alias("order"),
+                                 F.lit(i).alias("column"),
+                                 _plain(df, c).cast("string").alias("value"))
+                union = part if union is None else union.unionByName(part)
+        assert union is not None
+        counts = (union.where(F.col("value").isNotNull())
+                  .groupBy("column", "split", "order", "value").count().cache())
+        try:
+            totals = {int(r[0]): int(r[1] or 0)
+                      for r in counts.groupBy("column").agg(F.sum("count")).collect()}
+            kept = counts
+            if shared_key is not None:
+                keyed = map_in_arrow(counts.select("column", "value").distinct(),
+                                     _key_batches(shared_key),
+                                     "column int, value string, _key string")
+                multi = (keyed.groupBy("column", "_key").count().where(F.col("count") > 1)
+                         .select("column", "_key"))
+                keep = keyed.join(multi, on=["column", "_key"]).select("column", "value")
+                kept = counts.join(keep, on=["column", "value"], how="left_semi")
+            _within_budget(int(kept.count()),
+                           f"{', '.join(columns)}: distinct (split, value) counts")
+            got = to_polars(kept.select("column", "split", "order", "value",
+                                        F.col("count").alias("n")))
+        finally:
+            counts.unpersist()
+        schema = {"column": pl.Int32, "split": pl.String, "order": pl.Int32, "value": pl.String,
+                  "n": pl.Int64}
+        got = pl.DataFrame(schema=schema) if got.height == 0 else got.cast(schema)
+        return {c: ValueCounts(totals.get(i, 0),
+                               got.filter(pl.col("column") == i).drop("column")
+                               .sort("order", "value"))
+                for i, c in enumerate(columns)}
 
     def distinct_values(self, columns: Sequence[str], *, limit: int = 0
                         ) -> dict[str, DistinctValues]:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.core.roles import ColumnType, Kind, LabelKind, Roles
+from auditor.core.roles import (ColumnType, Kind, LabelKind, Roles, incompatible_types_issue,
+                                missing_column_issue)
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import ConfigError, InputError
 
@@ -263,7 +264,9 @@ class SparkAuditData:
                      columns=self.columns, kinds=dict(self.kinds),
                      types={c: spark_type(schema[c]) for c in common},
                      features=tuple(self.features), label_kind=self.label_kind,
-                     tokens=self.tokens, seed=self.seed, order=tuple(common))
+                     tokens=self.tokens, seed=self.seed, order=tuple(common),
+                     schema_issues=tuple(self.schema_issues),
+                     schema=tuple((c, t.simpleString()) for c, t in schema.items()))
 
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
         if key not in self._cache:
@@ -321,30 +324,25 @@ class SparkAuditData:
 
     def _resolve(self) -> tuple[dict[str, Kind], list[str]]:
         """Kinds of the columns present in every split with one kind; features as in
-        :func:`auditor.loading.data._resolve_features` (not a declared role, not nested, not null)."""
-        from auditor.loading.data import SchemaIssue
-
-        first = next(iter(self.splits.values()))
+        :func:`auditor.loading.data._resolve_features` (not a declared role, not nested, not
+        null). Missing and incompatible columns are recorded with the polars loader's words."""
+        names = list(self.splits)
+        fields = {n: {f.name: f.dataType for f in df.schema.fields}
+                  for n, df in self.splits.items()}
+        all_cols = list(dict.fromkeys(c for n in names for c in fields[n]))
         kinds: dict[str, Kind] = {}
-        for field in first.schema.fields:
-            per_split = []
-            for df in self.splits.values():
-                match = [f for f in df.schema.fields if f.name == field.name]
-                per_split.append(spark_kind(match[0].dataType) if match else None)
-            if None in per_split:
-                missing = [n for n, k in zip(self.splits, per_split) if k is None]
-                self.schema_issues.append(SchemaIssue(
-                    "warn", field.name, "missing",
-                    f"column {field.name!r} is missing from {', '.join(missing)}", missing))
+        for col in all_cols:  # as the polars loader: the first split's columns, then the rest
+            present = [n for n in names if col in fields[n]]
+            if len(present) < len(names):
+                self.schema_issues.append(missing_column_issue(
+                    col, present, [n for n in names if n not in present], self.paths))
                 continue
-            if len(set(per_split)) > 1:
-                self.schema_issues.append(SchemaIssue(
-                    "warn", field.name, "dtype",
-                    f"column {field.name!r} has different kinds across splits on the spark "
-                    f"engine ({', '.join(map(str, per_split))}); it is not audited",
-                    list(self.splits)))
+            per_split = {spark_kind(fields[n][col]) for n in names}
+            if len(per_split) > 1:
+                self.schema_issues.append(incompatible_types_issue(
+                    col, {n: fields[n][col].simpleString() for n in names}))
                 continue
-            kinds[field.name] = per_split[0]
+            kinds[col] = per_split.pop()
         roles = self.columns.declared()
         tokens = set(self.tokens.columns()) if self.tokens else set()
         features = [c for c, k in kinds.items() if c not in roles and c not in tokens

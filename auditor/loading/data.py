@@ -8,14 +8,15 @@ make the audit impossible raise :class:`~auditor.errors.InputError` naming the f
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.core.roles import ColumnType, Kind, LabelKind, Roles, SchemaIssue
+from auditor.core.roles import (ColumnType, Kind, LabelKind, Roles, SchemaIssue,
+                                incompatible_types_issue, missing_column_issue)
 from auditor.errors import InputError
 
 REFERENCE = "reference"
@@ -476,7 +477,9 @@ class AuditData:
                      types={c: type_of(schema[c]) for c in common},
                      features=tuple(self.features),
                      label_kind=self.label_kind, tokens=self.tokens, seed=self.seed,
-                     order=tuple(common))
+                     order=tuple(common), schema_issues=tuple(self.schema_issues),
+                     schema=tuple((c, str(t)) for c, t in schema.items()),
+                     reference=self.reference is not None)
 
     # -- cached shared work -------------------------------------------------------------------
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
@@ -527,12 +530,8 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
         present = [n for n in names if col in schemas[n]]
         missing = [n for n in names if n not in present]
         if missing:
-            issues.append(SchemaIssue(
-                "fail" if REFERENCE not in missing else "warn", col, "missing",
-                f"column {col!r} is in {', '.join(present)} but missing from "
-                f"{', '.join(f'{n} ({paths[n]})' if paths.get(n) else n for n in missing)}; "
-                "it is left out of cross-split checks",  # the file that lacks it is named
-                splits=missing))
+            issues.append(missing_column_issue(
+                col, present, missing, paths, "fail" if REFERENCE not in missing else "warn"))
             continue
         dtypes = [schemas[n][col] for n in names]
         split_kinds = {kind_of(d) for d in dtypes}
@@ -541,12 +540,8 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
             continue
         target = _target_dtype(split_kinds, dtypes)
         if target is None and Kind.NESTED not in split_kinds:
-            issues.append(SchemaIssue(
-                "fail", col, "dtype",
-                f"column {col!r} has incompatible types across splits "
-                f"({', '.join(f'{n}: {d}' for n, d in zip(names, dtypes))}); it is left out "
-                "of cross-split checks", splits=names,
-                dtypes={n: str(d) for n, d in zip(names, dtypes)}))
+            issues.append(incompatible_types_issue(
+                col, {n: str(d) for n, d in zip(names, dtypes)}))
             continue
         if target is None:
             kinds[col] = Kind.NESTED

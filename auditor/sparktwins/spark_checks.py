@@ -1,16 +1,14 @@
-"""Spark twins of ``leakage.duplicates`` (exact copies, with the same chance baseline) and the
-categorical part of ``drift.label``; measured with :class:`~auditor.engines.Engine` operations
-and judged by the polars detectors' own functions.
+"""Spark twin of ``leakage.duplicates`` (exact copies, with the same chance baseline), and the
+category counts and comparisons ``drift.features``' twin reads; measured with
+:class:`~auditor.engines.Engine` operations and judged by the polars detectors' own functions.
 Which check runs where on Spark: :mod:`auditor.sparktwins.spark_dispatch`.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from auditor.loading.data import Kind, LabelKind
-from auditor.engines import NOT_ON_SPARK
+from auditor.loading.data import Kind
 from auditor.sparktwins.spark_rows import near_and_conflicts
-from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_rows, grade, share
 
@@ -102,38 +100,3 @@ def _comparisons(data: Any) -> list[tuple[str, str]]:
     first = names[0]
     return [(first, s) for s in names[1:]] + [(names[i], names[i + 1])
                                               for i in range(1, len(names) - 1)]
-
-
-def label_drift(check: Any, data: Any) -> list[Finding]:
-    from auditor.detectors.drift import compare_all
-    from auditor.judging.drift_verdicts import describe_drift, evidence, rounded, unseen_finding
-
-    y = data.label
-    if not y:
-        raise NotApplicable("no label column declared")
-    pairs = _comparisons(data)
-    if not pairs:
-        raise NotApplicable("only one split and no reference: nothing to compare")
-    if data.label_kind == LabelKind.NUMERIC:
-        raise NotApplicable("drift of a numeric label (exact KS over every value) is "
-                            + NOT_ON_SPARK)
-    kind = Kind.CATEGORICAL
-    samples = {n: _samples(data, n, {y: kind}) for n in data.split_names}
-    distinct = sorted(set().union(*(s[y].counts["value"].to_list() for s in samples.values())))
-    if not distinct:
-        raise NotApplicable(f"label {y!r} is missing in every row")
-    if len(distinct) == 1:
-        raise NotApplicable(f"label {y!r} has a single class ({distinct[0]!r}) in every "
-                            "split: no distribution to compare")
-    findings = []
-    for ref, cur in pairs:
-        ((cd, v),) = compare_all(check, [y], samples[ref], samples[cur], data.seed)
-        cd.all_unique = False
-        message, count = describe_drift(cd, v, ref, cur, check.alpha)
-        findings.append(Finding(
-            severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
-            threshold=v.threshold, count=count, subject=y, splits=[ref, cur],
-            evidence=evidence(check, cd, v, ref, cur, samples[ref][y], samples[cur][y])))
-        if cd.n_new and cd.unseen_rows:
-            findings.append(unseen_finding(check, cd, ref, cur, label=True))
-    return findings

@@ -1,5 +1,6 @@
 """The per-check Spark twins of the checks not yet written as ``measure``/``judge`` (a check
-that is, ``leakage.group_overlap`` and ``leakage.temporal`` so far, runs the same code on
+that is, ``leakage.group_overlap``, ``leakage.temporal``, ``schema.consistency`` and
+``drift.label`` so far, runs the same code on
 every engine through :func:`auditor.detectors.measured.judged` and has no entry here):
 
 - ``leakage.duplicates`` (:class:`auditor.sparktwins.spark_rows.RowTable`): every row of the
@@ -10,15 +11,11 @@ every engine through :func:`auditor.detectors.measured.judged` and has no entry 
   labels are aggregates (no joins on the columns). Continuous columns are decided by an HLL++
   distinct count (rsd 1%) with exact counts only near the cut. Not yet: near copies matched on
   free-text columns (MinHash; an info finding says so).
-- ``drift.label`` (binary/multiclass labels) and ``drift.features`` (categorical and boolean
-  columns): category counts per split fed to the same comparison, verdict and evidence code
-  (:func:`auditor.detectors.drift.compare_all`); numeric and datetime columns (and a numeric
-  label) from quantile sketches and binned counts (:mod:`auditor.sparktwins.spark_drift`: PSI
-  exact on its bins, KS on a fine grid with its error bound stated), graded together.
-- ``schema.consistency`` (:mod:`auditor.sparktwins.spark_drift`): the loader's schema issues, and
-  value variants from a groupBy of normalised forms (only keys with several forms reach the
-  driver), or from the per-level category counts ``drift.features`` already measured when it
-  ran first (bounded by the columns' levels), judged by the polars check's functions.
+- ``drift.features`` (categorical and boolean columns): category counts per split fed to the
+  same comparison, verdict and evidence code (:func:`auditor.detectors.drift.compare_all`);
+  numeric and datetime columns from quantile sketches and binned counts
+  (:mod:`auditor.sparktwins.spark_drift`: PSI exact on its bins, KS on a fine grid with its
+  error bound stated), graded together.
 - ``separability.adversarial`` / ``separability.label_probe`` / ``separability.memorisation``
   (:func:`auditor.sparktwins.spark_rows.memorisation`): the polars detectors on a seeded
   driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
@@ -68,9 +65,7 @@ def run_on_spark(check: Any, data: Any) -> list[Finding]:
 
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
-    "drift.label": spark_drift.label_drift,
     "drift.features": spark_drift.feature_drift,
-    "schema.consistency": spark_drift.schema_consistency,
     "separability.adversarial": spark_rows.on_sample,
     "separability.label_probe": spark_rows.on_sample,
     "leakage.preprocessing": spark_prep.preprocessing,

@@ -90,3 +90,104 @@ def test_category_counts_and_stratified_sample():
     assert 60 <= s1.height <= 140
     assert e.count_between("train", "x2", lo=1.0, hi=2.0) == int(
         ((planted()["train"]["x2"] >= 1.0) & (planted()["train"]["x2"] < 2.0)).sum())
+
+
+# ---------------------------------------------------------------------------------------------
+# the batched operations (auditor.engines.operations), against brute force in plain Python
+# ---------------------------------------------------------------------------------------------
+
+def _ops_frames():
+    from datetime import date
+
+    rng = np.random.default_rng(4)
+    n = 60
+    x = rng.normal(size=n)
+    x[:5] = np.nan
+    a = pl.DataFrame({"x": x, "k": rng.choice(["p", "q", None, "r"], n).tolist(),
+                      "d": [date(2024, 1, 1 + int(i)) for i in rng.integers(0, 28, n)],
+                      "city": rng.choice(["New York", "new york", "Boston", "NEW-YORK"], n)})
+    b = a.slice(0, 30).with_columns(pl.col("x") + 1.0)
+    return {"a": a, "b": b}
+
+
+def test_ranges_and_tallies_equal_brute_force():
+    from datetime import datetime, timezone
+
+    from auditor.engines.operations import Between, Exceeds, Num
+
+    frames = _ops_frames()
+    e = PolarsEngine(frames)
+    r = e.ranges([Num("x"), Num("d")])
+    for s, df in frames.items():
+        xs = [v for v in df["x"].to_list() if v is not None and not np.isnan(v)]
+        assert (r[s][Num("x")].present, r[s][Num("x")].missing) == (len(xs), df.height - len(xs))
+        assert (r[s][Num("x")].min, r[s][Num("x")].max) == (min(xs), max(xs))
+        midnight = [int(datetime(v.year, v.month, v.day, tzinfo=timezone.utc).timestamp())
+                    * 1_000_000 for v in df["d"].to_list()]
+        assert (r[s][Num("d")].min, r[s][Num("d")].max) == (min(midnight), max(midnight))
+    t = e.tallies({"a": [Between(Num("x"), lo=-0.5, hi=0.5), Exceeds(Num("x"), Num("x", 1))],
+                   "b": [Between(Num("x"), hi=1.0)]})
+    xa = [v for v in frames["a"]["x"].to_list() if not np.isnan(v)]
+    inside = [v for v in xa if -0.5 <= v < 0.5]
+    assert (t["a"][0].hits, t["a"][0].compared) == (len(inside), len(xa))
+    assert (t["a"][0].smallest, t["a"][0].largest) == (min(inside), max(inside))
+    assert (t["a"][1].hits, t["a"][1].compared) == (0, len(xa))  # x > x + 1 never holds
+    xb = [v for v in frames["b"]["x"].to_list() if not np.isnan(v)]
+    assert t["b"][0].hits == sum(v < 1.0 for v in xb)
+    ex = e.examples("a", Between(Num("x"), lo=0.0), [Num("x")], 3)
+    first = [i for i, v in enumerate(frames["a"]["x"].to_list()) if not np.isnan(v) and v >= 0]
+    assert ex.positions == first[:3]
+    assert [v for (v,) in ex.values] == [frames["a"]["x"][i] for i in first[:3]]
+
+
+def test_key_operations_equal_brute_force():
+    from collections import Counter
+
+    frames = _ops_frames()
+    e = PolarsEngine(frames)
+    ks = e.key_summaries(["k"])
+    for s, df in frames.items():
+        c = Counter(v for v in df["k"].to_list() if v is not None)
+        assert (ks[s]["k"].keyed_rows, ks[s]["k"].distinct) == (sum(c.values()), len(c))
+        assert ks[s]["k"].sum_squares == sum(v * v for v in c.values())
+    ko = e.key_overlaps(["k"], [("a", "b")], max_examples=2)[("k", "a", "b")]
+    ca = Counter(v for v in frames["a"]["k"].to_list() if v is not None)
+    cb = Counter(v for v in frames["b"]["k"].to_list() if v is not None)
+    shared = set(ca) & set(cb)
+    assert (ko.shared, ko.rows_earlier, ko.rows_later) == (
+        len(shared), sum(ca[k] for k in shared), sum(cb[k] for k in shared))
+    assert ko.top.height == 2 and ko.top["rows_later"].to_list() == sorted(
+        (cb[k] for k in shared), reverse=True)[:2]
+    rm = e.record_matches("k", ["city"], [("a", "b")])[("a", "b")]
+    pairs_a = set(zip(frames["a"]["k"].to_list(), frames["a"]["city"].to_list()))
+    later = list(zip(frames["b"]["k"].to_list(), frames["b"]["city"].to_list()))
+    assert rm.keyed == sum(k in ca for k, _ in later)
+    assert rm.equal == sum(k in ca and (k, c) in pairs_a for k, c in later)
+
+
+def test_value_counts_keep_only_values_sharing_a_key():
+    from auditor.stats.textnorm import normalised
+
+    frames = _ops_frames()
+    e = PolarsEngine(frames)
+    every = e.value_counts(["city"])["city"]
+    assert every.rows == sum(df.height for df in frames.values())
+    assert set(every.counts["value"]) == {"New York", "new york", "Boston", "NEW-YORK"}
+    shared = e.value_counts(["city"], shared_key=normalised)["city"]
+    assert shared.rows == every.rows
+    assert set(shared.counts["value"]) == {"New York", "new york", "NEW-YORK"}  # not Boston
+    a = shared.counts.filter(pl.col("split") == "a")
+    assert dict(zip(a["value"], a["n"])) == {
+        v: int((frames["a"]["city"] == v).sum()) for v in ("New York", "new york", "NEW-YORK")}
+
+
+def test_sorted_values_drop_nan_and_reference_is_asked_for():
+    frames = _ops_frames()
+    ref = frames["a"].head(10)
+    e = PolarsEngine(frames, reference=ref)
+    got = e.sorted_values(["x"])["x"]
+    assert set(got) == {"a", "b"}
+    xs = np.sort(frames["a"]["x"].to_numpy()[~np.isnan(frames["a"]["x"].to_numpy())])
+    assert np.array_equal(got["a"].values, xs) and got["a"].missing == 5
+    assert set(e.sorted_values(["x"], with_reference=True)["x"]) == {"reference", "a", "b"}
+    assert e.split_rows(with_reference=True) == {"reference": 10, "a": 60, "b": 30}

@@ -240,11 +240,13 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
     (profiles, cells, the exact value counts and cells again of ``rare``, category counts, one
     unseen-values job per pair, two for the time split, the calendar sample), and its findings
     equal the polars engine's (statuses, counts, KS within the stated bound); schema.consistency
-    then reuses the category counts (no job), and alone runs one query."""
+    (written once, through the engine's value counts) runs a number of jobs that does not grow
+    with the columns and gives the polars engine's findings."""
     from auditor.core.config import Columns
     from auditor.detectors.drift import FeatureDrift
     from auditor.detectors.schema import SchemaConsistency
-    from auditor.sparktwins.spark_drift import feature_drift, schema_consistency
+    from auditor.detectors.measured import judged
+    from auditor.sparktwins.spark_drift import feature_drift
     from auditor.engines.spark_io import SparkAuditData
     from auditor.loading.data import build_audit_data
 
@@ -292,30 +294,15 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
         assert set(unseen) >= {f"c{i}" for i in range(1, n_cols, 3)}
         rare = next(f for (m, s), f in got.items() if s == "rare" and m != "unseen_share")
         assert [r["bin"] for r in rare.evidence["bins"]] == ["0", "1", "2"]  # per value, exact
-        _, reused = jobs_of(f"schema-after-{n_cols}",
-                            lambda: schema_consistency(SchemaConsistency(), data))
-        assert reused == 0
         other = fresh()
         by_itself, alone = jobs_of(f"schema-{n_cols}",
-                                   lambda: schema_consistency(SchemaConsistency(), other))
+                                   lambda: judged(SchemaConsistency(), other))
         schema_jobs.append(alone)
-        # schema first in a run that also plans drift.features (the runner's order): schema
-        # measures the category counts (two jobs: the counts per column against the driver's
-        # budget, then the counts), drift.features reuses them (two jobs less)
-        planned = fresh()
-        planned.planned_checks = frozenset({"schema.consistency", "drift.features"})
-        first, primed = jobs_of(f"schema-planned-{n_cols}",
-                                lambda: schema_consistency(SchemaConsistency(), planned))
-        assert primed == 2
-        assert ([(f.severity, f.metric, f.subject, f.count, f.value) for f in first]
-                == [(f.severity, f.metric, f.subject, f.count, f.value) for f in by_itself])
-        again, n = jobs_of(f"drift-planned-{n_cols}",
-                           lambda: feature_drift(FeatureDrift(), planned))
-        assert n == jobs[-1] - 2, (n, jobs)
-        assert ([(f.severity, f.metric, f.subject, f.count) for f in again]
-                == [(f.severity, f.metric, f.subject, f.count) for f in found])
+        assert ([(f.severity, f.metric, f.subject, f.count, f.value) for f in by_itself]
+                == [(f.severity, f.metric, f.subject, f.count, f.value)
+                    for f in SchemaConsistency().run(polars_data)])
     assert jobs[0] == jobs[1] and jobs[1] <= 14, jobs
-    assert schema_jobs[0] == schema_jobs[1] <= 2, schema_jobs
+    assert schema_jobs[0] == schema_jobs[1] <= 4, schema_jobs
 
 
 def test_time_splits_are_decided_per_pair_when_a_split_lacks_the_time_column(spark):
@@ -406,20 +393,20 @@ def test_a_categorical_label_beyond_the_driver_budget_is_skipped_not_collected(s
                                                                                monkeypatch):
     """drift.label goes through the same budget: a label with 120 (split, value) counts and a
     budget of 30 is not brought to the driver; the check is skipped with the count."""
-    from auditor.sparktwins import spark_drift
-    from auditor.engines.spark_io import SparkAuditData
-    from auditor.detectors.drift import LabelDrift
-    from auditor.errors import NotApplicable
     from auditor.core.config import Columns
+    from auditor.detectors.drift import LabelDrift
+    from auditor.detectors.measured import judged
+    from auditor.engines import spark_engine
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.errors import NotApplicable
 
-    monkeypatch.setattr(spark_drift, "DRIVER_LEVELS", 30)
+    monkeypatch.setattr(spark_engine, "DRIVER_VALUES", 30)
     frames = {"train": pl.DataFrame({"ref": [f"R{i}" for i in range(80)],
                                      "x": np.arange(80.0)}),
               "test": pl.DataFrame({"ref": [f"T{i}" for i in range(40)],
                                     "x": np.arange(40.0)})}
     data = SparkAuditData({k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()},
                           columns=Columns(label="ref"))
-    with pytest.raises(NotApplicable, match=r"120 distinct .*\(30 category counts"):
-        spark_drift.label_drift(LabelDrift(), data)
-    assert not any(isinstance(k, tuple) and k[0] == "spark.category_counts"
-                   for k in data._cache)
+    with pytest.raises(NotApplicable, match=r"120 values, more than .*\(30 values"):
+        judged(LabelDrift(), data)
+
