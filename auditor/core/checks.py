@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from auditor.core.roles import Roles
-    from auditor.engines import Engine
+    from auditor.engines.operations import Operations
     from auditor.report.results import Finding
 
 
@@ -78,7 +78,7 @@ class MeasuredCheck(Check, Protocol):
 
     needs: ClassVar[Needs]
 
-    def measure(self, engine: "Engine", roles: "Roles") -> Any: ...
+    def measure(self, engine: "Operations", roles: "Roles") -> Any: ...
 
     def judge(self, measures: Any) -> list["Finding"]: ...
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any, Callable, Protocol
 
 from auditor.core.config import Columns, Tokens
 
@@ -127,3 +128,14 @@ class Roles:
             skip |= set(self.tokens.columns())
         return [c for c in self.common_columns() if c not in skip
                 and self.kinds.get(c) != Kind.NESTED]
+
+
+class LoadedData(Protocol):
+    """What either engine's loaded data offers the runner: the engine-free :class:`Roles` and a
+    per-run cache (polars :class:`~auditor.loading.data.AuditData`, Spark
+    :class:`~auditor.engines.spark_io.SparkAuditData`)."""
+
+    @property
+    def roles(self) -> Roles: ...
+
+    def cached(self, key: Any, factory: Callable[[], Any]) -> Any: ...

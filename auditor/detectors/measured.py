@@ -2,14 +2,14 @@
 needs checked once, then ``judge(measure(engine, roles))`` on whichever engine holds the data."""
 from __future__ import annotations
 
-from typing import Any
-
+from auditor.core.checks import MeasuredCheck
+from auditor.core.roles import LoadedData
 from auditor.engines.selection import engine_of
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
 
 
-def judged(check: Any, data: Any) -> list[Finding]:
+def judged(check: MeasuredCheck, data: LoadedData) -> list[Finding]:
     """The findings of ``check`` on ``data`` (polars :class:`~auditor.loading.data.AuditData`
     or the Spark engine's data); NotApplicable with the reason when its needs are unmet."""
     roles = data.roles

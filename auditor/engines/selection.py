@@ -3,15 +3,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from auditor.core.roles import LoadedData
+from auditor.engines.operations import Operations
 
-def engine_of(data: Any) -> Any:
+
+def engine_of(data: LoadedData) -> Operations:
     """The engine that measures ``data``: the Spark engine's own (``data.engine``), or one
     polars engine over the loaded frames, made once per run (kept in ``data``'s cache). The
     only place the engine is chosen."""
-    engine = getattr(data, "engine", None)
+    engine: Operations | None = getattr(data, "engine", None)
     if engine is not None:
         return engine
     from auditor.engines.polars_engine import PolarsEngine
 
-    return data.cached(("engine",), lambda: PolarsEngine(data.splits, seed=data.seed,
-                                                           reference=data.reference))
+    splits: Any = getattr(data, "splits")
+    made: Operations = data.cached(("engine",), lambda: PolarsEngine(
+        splits, seed=getattr(data, "seed", 0), reference=getattr(data, "reference", None)))
+    return made
