@@ -5,7 +5,7 @@ hash is verified by comparing the normalised values themselves (and, for free te
 word-shingle Jaccard), so a hash collision can never create a finding.
 
 Normalisation (:func:`normalised_column`; rows are keyed by :func:`normalised_keys`, which
-folds one hash per column, and only candidate rows are normalised again to verify them; numeric
+combines one hash per column, and only candidate rows are normalised again to verify them; numeric
 columns are normalised, hashed and compared many at a time, as numpy blocks of codes):
 - floating-point (and decimal) columns are rounded to ``digits`` significant digits
   (:func:`round_significant`); integers, booleans, dates and durations are exact values and are
@@ -399,10 +399,8 @@ def _equal_rows(fa: pl.DataFrame, ia: pl.Series | np.ndarray, fb: pl.DataFrame,
         d = digits if kind == "float" else None
         for b in range(0, len(cs), width):
             part = cs[b:b + width]  # the columns, not fa.select: O(fa's columns) per call
-            ca, na = value_codes(pl.DataFrame({c: fa.get_column(c).gather(ia) for c in part}),
-                                 kind, d)
-            cb, nb = value_codes(pl.DataFrame({c: fb.get_column(c).gather(ib) for c in part}),
-                                 kind, d)
+            ca, na = value_codes(pl.DataFrame({c: fa.get_column(c) for c in part})[ia], kind, d)
+            cb, nb = value_codes(pl.DataFrame({c: fb.get_column(c) for c in part})[ib], kind, d)
             mask &= ((ca == cb) & (na == nb)).all(axis=1)
     return mask
 

@@ -27,8 +27,8 @@ from auditor.stats.label import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit
                                  shared_rank_stats, shared_spearman_aggs, spearman_aggs,
                                  target_encode, value_expr)
 from auditor.report.results import Finding, Severity
-from auditor.stats.numerics import (bootstrap_auc_ci, bootstrap_spearman_ci, check_params, fmt_count,
-                           fmt_rows, grade, roc_points)
+from auditor.stats.numerics import (bootstrap_auc_ci, bootstrap_spearman_ci, check_params,
+                                    fmt_count, fmt_rows, grade, roc_points)
 from auditor.stats.numerics import round_finite as r4
 
 @dataclass
@@ -403,9 +403,12 @@ class SingleFeatureAUC:
                       self.singular_gap, self.pure_share, self.pure_tolerance, self.copy_above,
                       self.family_above, self.min_pure_rows)
         close = [c for c, v in figures.items() if v >= value - self.singular_gap]
-        copies = rank_copies(view.frames[train], sc.column, close, self.copy_above)
+        # the rules read the frame's schema once per peer: give them only the columns they
+        # compare (10,000 columns: 2,350 schemas of every column took 69 s)
+        near = view.frames[train].select(list(dict.fromkeys([sc.column, *close, YCOL])))
+        copies = rank_copies(near, sc.column, close, self.copy_above)
         peers = [c for c in close if c != sc.column and c not in copies]
-        relations = (label_free_relations(view.frames[train], sc.column, peers, YCOL,
+        relations = (label_free_relations(near, sc.column, peers, YCOL,
                                           view.kind == LabelKind.NUMERIC) if peers else None)
         verdict = judge(rules, value=value, train_value=sc.values.get(train, float("nan")),
                         others=[(c, v) for c, v in figures.items() if c != sc.column],

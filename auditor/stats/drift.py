@@ -28,11 +28,11 @@ import numpy as np
 import polars as pl
 
 from auditor.loading.data import Kind
-from auditor.stats.levels import (MISSING, OTHER_VALUES, RARE_LEVELS, LevelShift,
+from auditor.stats.levels import (MISSING, OTHER_VALUES, LevelShift,
                                  contingency_test, level_shifts, one_off_sd, one_off_share,
                                  pool_rare_levels, psi_by_chance)
-from auditor.stats.numerics import (EcdfGap, clip_text, cramers_v, ecdf_gap, inverted_cdf, js_distance,
-                           ks_pvalue, map_columns, psi, run_starts)
+from auditor.stats.numerics import (EcdfGap, clip_text, cramers_v, ecdf_gap, inverted_cdf,
+                                    js_distance, ks_pvalue, map_columns, psi, run_starts)
 
 
 LISTED_CATEGORIES = 100  # new / vanished categories kept per column (the counts are complete)
@@ -119,26 +119,37 @@ def prepare(df: pl.DataFrame, kinds: dict[str, Kind]) -> dict[str, Sample]:
     """Samples of every column in ``kinds`` for one split: numerics sorted in one select."""
     out: dict[str, Sample] = {}
     numeric = [c for c, k in kinds.items() if k in NUMERIC_KINDS]
+    # Each column is read as its own one-column frame: ``df.schema`` and ``df.select`` cost
+    # O(df's columns) per call, so on a wide table (the caller prepares a few columns at a
+    # time) they made preparing quadratic in the columns (10,000 columns: ~80 s)
     if numeric:
-        schema = df.schema  # built anew on every access: once, not once per column
-
         def ordered(c: str) -> Sample:
             # numpy's (SIMD) sort: 5x less CPU than polars' sort of a Float64 column at 1M
             # rows; same values in the same order (-0.0 and 0.0 may swap: they compare equal).
             # One column cast at a time (per worker), not a float64 frame of every column held
             # until the last is sorted: at 10M x 40 that frame doubled the samples' memory
-            s = df.select(_as_float(c, schema[c]).fill_nan(None).alias(c)).to_series()
+            col = df.get_column(c)
+            if col.dtype.is_numeric() and not col.dtype.is_decimal():  # as _as_float, eagerly
+                s = col.cast(pl.Float64).fill_nan(None)
+            else:
+                s = col.to_frame().select(_as_float(c, col.dtype).fill_nan(None).alias(c)) \
+                    .to_series()
             return Sample(kinds[c], df.height, s.null_count(),
                           values=np.sort(s.drop_nulls().to_numpy()))
 
-        for c, sample in zip(numeric, map_columns(ordered, numeric)):  # numpy frees the GIL
+        # threads where the sorts are worth it (numpy frees the GIL), else no pool to start
+        big = df.height * len(numeric) > 200_000
+        for c, sample in zip(numeric, map_columns(ordered, numeric,
+                                                  workers=None if big else 1)):
             out[c] = sample
+
     def counted(c: str) -> Sample:
         # group_by().len() runs on all cores: 1.6x (100k levels) to 5x (a few levels)
         # faster than Series.value_counts at 10M rows; the order is set by the caller
-        counts = (df.select(pl.col(c).drop_nulls().cast(pl.String).alias("value"))
+        col = df.get_column(c)
+        counts = (col.to_frame().select(pl.col(c).drop_nulls().cast(pl.String).alias("value"))
                   .group_by("value").len(name="n").with_columns(pl.col("n").cast(pl.Int64)))
-        return Sample(kinds[c], df.height, df[c].null_count(), counts=counts)
+        return Sample(kinds[c], df.height, col.null_count(), counts=counts)
 
     categorical = [c for c, k in kinds.items() if k in CATEGORICAL_KINDS]
     # many small columns (a wide table): one column per task on polars' thread count, as a

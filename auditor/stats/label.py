@@ -135,10 +135,10 @@ def value_expr(col: str, dtype: pl.DataType) -> pl.Expr:
 
 def float_values(frame: pl.DataFrame, col: str) -> np.ndarray | None:
     """The column as float64 with NaN for missing; None for a string column."""
-    dtype = frame.get_column(col).dtype  # not frame.schema: built anew, O(columns), per call
-    if dtype == pl.String:
+    column = frame.get_column(col)  # not frame.schema nor frame.select: O(columns) per call
+    if column.dtype == pl.String:
         return None
-    s = frame.select(value_expr(col, dtype).cast(pl.Float64)).to_series()
+    s = column.to_frame().select(value_expr(col, column.dtype).cast(pl.Float64)).to_series()
     return s.fill_null(float("nan")).to_numpy()
 
 
@@ -245,6 +245,9 @@ def cut_edges(v: np.ndarray) -> np.ndarray:
     return np.r_[distinct.astype(float), np.inf]
 
 
+PARALLEL_ROWS = 10_000  # columns at least this long are ranked on a thread pool
+
+
 def class_rank_stats(frame: pl.DataFrame, exprs: list[pl.Expr], n_classes: int, *,
                      moments: bool) -> dict[str, Any]:
     """Per class (row k) and expression (column j), over the rows of ``frame``: ``n`` (K,)
@@ -284,7 +287,10 @@ def class_rank_stats(frame: pl.DataFrame, exprs: list[pl.Expr], n_classes: int, 
         distinct = int(run_starts(v).sum())
         return (*out, distinct, cuts)
 
-    results = map_columns(one, range(len(exprs)))
+    # threads pay off on long columns; on short ones (a wide table of a few hundred rows) the
+    # pool's hand-offs cost more than the work (10,000 columns of 50 rows: 2.7 s -> 1.4 s)
+    results = map_columns(one, range(len(exprs)),
+                          workers=None if frame.height >= PARALLEL_ROWS else 1)
     keys = ["count", "rank_sum"] + (["rank_var", "mean", "var"] if moments else [])
     out: dict[str, Any] = {"n": np.bincount(y, minlength=k).astype(float)}
     for i, key in enumerate(keys):
@@ -467,7 +473,7 @@ def spearman_aggs(frame: pl.DataFrame, exprs: list[pl.Expr], *, moments: bool = 
                 extra = (pearson((v - v[0]).astype(float), ys), pearson(r, ry), missing)
         return float(r @ q), float(r @ r), float(q.sum()), float(pos.size), cuts, *extra
 
-    res = map_columns(one, range(len(exprs)))
+    res = map_columns(one, range(len(exprs)), workers=None if n >= PARALLEL_ROWS else 1)
     col = lambda i: np.array([x[i] for x in res], dtype=float)  # noqa: E731
     out = {"c": col(0), "sr": col(1), "q": col(2), "nn": col(3), "n": float(n),
            "ssq": float(qc @ qc), "qc": qc, "cuts": [x[4] for x in res]}
