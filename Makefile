@@ -21,6 +21,8 @@ demo: $(STAMP)
 	if [ $$code -eq 1 ]; then echo "(exit 1 is expected: the demo data has planted problems)"; exit 0; else exit $$code; fi
 
 test: $(STAMP)
+	$(BIN)/ruff check auditor tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # Build the image and audit the demo in it, where a Docker daemon answers; elsewhere say so

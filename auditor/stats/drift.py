@@ -5,8 +5,8 @@ missing) and sorted in one polars select (parallel over columns), once per split
 reused by every comparison that split takes part in. From the sorted arrays follow, without
 another pass over the data: the reference's quantile edges (indexing), the bin counts of both
 splits (a binary search of the edges), and the KS statistic and Wasserstein distance (one merge
-of the two sorted arrays, :func:`auditor.stats.numerics.ecdf_gap`). Categorical columns are reduced to
-value counts once per split.
+of the two sorted arrays, :func:`auditor.stats.numerics.ecdf_gap`). Categorical columns are
+reduced to value counts once per split.
 
 Binning for PSI (numeric): with at most ``n_bins`` distinct reference values, one bin per
 reference value plus an "(unseen values)" bin for values the reference never had (listed by
