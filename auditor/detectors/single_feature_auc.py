@@ -73,7 +73,8 @@ class SingleFeatureAUC:
     radius, perimeter and area all reach AUC 0.95+ honestly). So a column above ``warn_above``
     is graded by :mod:`auditor.judging.leak_rules`, first rule that applies: post-outcome
     missingness (missing in >= ``pure_share`` of one class's train rows and <=
-    ``pure_tolerance`` of the other's) fails; near-deterministic (train AUC >= ``deterministic_above``, or, binary label,
+    ``pure_tolerance`` of the other's) fails; near-deterministic (train AUC >=
+    ``deterministic_above``, or, binary label,
     a cut of its train score holding >= ``pure_share`` of one class and <= ``pure_tolerance``
     of the other: TPR >= 0.9 at FPR <= 0.01, counted only when both classes hold >=
     ``min_pure_rows`` train rows, as a clean cut on fewer rows is often chance) fails;
