@@ -11,6 +11,9 @@ from typing import Any, Callable, Protocol
 from auditor.core.config import Columns, Tokens
 
 
+REFERENCE = "reference"  # the name of the reference snapshot among the tables (scheduled mode)
+
+
 class Kind(StrEnum):
     """How a column is treated by detectors."""
 

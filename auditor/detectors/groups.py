@@ -108,8 +108,8 @@ class GroupOverlap:
                                 if roles.types.get(c) == ColumnType.INTEGER])
         numbering = {c: all(_row_numbers(roles, summaries[s][c], ranges[s].get(Num(c)), c)
                             for s in roles.splits) for c in ids}
-        first = {c: ranges[pairs[-1][1]][Num(c)].min for c in ids
-                 if numbering[c] and pairs}
+        first = {(c, s): ranges[s][Num(c)].min for c in ids if numbering[c]
+                 for s in roles.splits}
         matches: dict[tuple[str, str, str], RecordMatch] = {}
         compare = roles.duplicate_columns()
         for c in ids:
@@ -133,6 +133,11 @@ class GroupOverlap:
                 facts[c] = replace(facts[c], numbers_or_dates=_numbers_or_dates(dv.first))
             keyed = [c for c in candidates if candidate_why(self, c, facts[c])]
             overlaps |= engine.key_overlaps(keyed, pairs, max_examples=self.max_examples)
+        if not groups and not ids and not any(
+                overlaps[(c, a, b)].rows_later for c in candidates
+                if candidate_why(self, c, facts[c]) for a, b in pairs):
+            raise NotApplicable("no group column declared (columns.groups), and no column looks "
+                                "like an entity key shared across splits")
         return GroupMeasures(groups=groups, ids=ids, pairs=pairs, rows=dict(roles.rows),
                              summaries=summaries, overlaps=overlaps, numbering=numbering,
                              first_number=first, matches=matches, candidates=facts)
@@ -153,9 +158,6 @@ class GroupOverlap:
                     (a, b, m.overlaps[(col, a, b)]) for a, b in m.pairs])
                 if f:
                     findings.append(f)
-        if not findings:
-            raise NotApplicable("no group column declared (columns.groups), and no column looks "
-                                "like an entity key shared across splits")
         return findings
 
     def _ids(self, m: GroupMeasures, col: str) -> list[Finding]:
@@ -173,7 +175,7 @@ class GroupOverlap:
             if numbering and rows:
                 severity = Severity.INFO
                 message += (f"; {col} numbers the rows of each split from "
-                            f"{int(m.first_number[col])} (a row number, not a record "
+                            f"{int(m.first_number[(col, later)])} (a row number, not a record "
                             "id), so the overlap is info")
             else:
                 severity = grade(value, warn=self.id_warn_above, fail=self.id_fail_above)
@@ -243,7 +245,7 @@ class GroupMeasures:
     summaries: dict[str, dict[str, KeySummary]]
     overlaps: dict[tuple[str, str, str], KeyOverlap]
     numbering: dict[str, bool]
-    first_number: dict[str, Any]
+    first_number: dict[tuple[str, str], Any]  # (id column, split) -> its smallest value
     matches: dict[tuple[str, str, str], RecordMatch]
     candidates: dict[str, CandidateFacts]
 
@@ -251,7 +253,7 @@ class GroupMeasures:
 def overlap_evidence(ko: KeyOverlap, col: str, earlier: str, later: str) -> dict[str, Any]:
     """The shared entities' totals and the most-affected ones with their rows in each split."""
     rows = [{col: _cell(e), f"rows in {earlier}": a, f"rows in {later}": b}
-            for e, a, b in ko.top.select(col, "rows_earlier", "rows_later").iter_rows()]
+            for e, a, b in ko.top.select("key", "rows_earlier", "rows_later").iter_rows()]
     return {"shared": {"entities": ko.shared, f"{earlier} rows": ko.rows_earlier,
                        f"{later} rows": ko.rows_later}, "top_entities": rows}
 

@@ -16,4 +16,9 @@ def judged(check: MeasuredCheck, data: LoadedData) -> list[Finding]:
     why = check.needs.unmet(roles)
     if why:
         raise NotApplicable(why)
-    return list(check.judge(check.measure(engine_of(data), roles)))
+    engine = engine_of(data)
+    try:
+        measures = check.measure(engine, roles)
+    finally:
+        engine.release()
+    return list(check.judge(measures))

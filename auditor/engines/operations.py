@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, Union, runtime_ch
 import numpy as np
 import polars as pl
 
+from auditor.core.roles import REFERENCE as REFERENCE  # re-exported: the reference's name
 from auditor.engines import KeyOverlap, KeySummary
 
 
@@ -128,7 +129,6 @@ class SortedValues:
     values: np.ndarray
 
 
-REFERENCE = "reference"  # the name of the reference snapshot among the tables (scheduled mode)
 
 
 @runtime_checkable
@@ -136,6 +136,11 @@ class Operations(Protocol):
     """The batched operations (every split in one call)."""
 
     name: str
+
+    def release(self) -> None:
+        """Drop what the operations kept for reuse within one check's measure (key tables);
+        called after every measure, so that their memory serves the next check."""
+        ...
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         """Rows per split (and of the reference snapshot, named ``reference``, when asked and
@@ -164,8 +169,8 @@ class Operations(Protocol):
     def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,
                      max_examples: int = 20) -> dict[tuple[str, str, str], KeyOverlap]:
         """Per (column, earlier, later): the keys of ``later`` also in ``earlier``, as
-        :meth:`~auditor.engines.Engine.key_overlap` (the ``top`` frame names the key column
-        after the column)."""
+        :meth:`~auditor.engines.Engine.key_overlap`; the ``top`` frame's columns are ``key``,
+        ``rows_earlier`` and ``rows_later`` whatever the column is called."""
         ...
 
     def record_matches(self, key: str, compare: Sequence[str],

@@ -73,6 +73,9 @@ class PolarsOperations:
             return {REFERENCE: self.reference, **self.frames}
         return self.frames
 
+    def release(self) -> None:
+        self.__dict__.pop("_entity_cache", None)
+
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         return {s: df.height for s, df in self._tables(with_reference).items()}
 
@@ -127,25 +130,31 @@ class PolarsOperations:
         df = self.frames[split]
         schema = df.schema
         hit, _, _ = condition(condition_, schema)
-        got = (df.with_row_index("_row").filter(hit).head(limit)
-               .select(pl.col("_row"), *(number(v, schema).alias(f"v{i}")
-                                         for i, v in enumerate(values))))
-        return Examples([tuple(r[1:]) for r in got.iter_rows()],
-                        [int(r) for r in got["_row"].to_list()])
+        rows = df.select(hit.arg_true().head(limit).alias("r")).to_series()  # no helper column
+        got = df.select(*(number(v, schema).alias(f"v{i}") for i, v in enumerate(values))) \
+            .gather(rows) if len(values) else pl.DataFrame()
+        return Examples([tuple(r) for r in got.iter_rows()] if len(values)
+                        else [() for _ in rows], [int(r) for r in rows.to_list()])
 
     def _entity_counts(self, split: str, col: str) -> pl.DataFrame:
-        s = self.frames[split][col]
-        if s.dtype.is_float():
-            s = (s + 0.0).fill_nan(None)  # -0.0 is 0.0; NaN is no key
-        return (pl.DataFrame({col: s}).drop_nulls()
-                .group_by(col).agg(pl.len().cast(pl.Int64).alias("rows")))
+        """Rows per key of ``col`` in ``split``: columns ``_k`` (the key; -0.0 is 0.0, NaN and
+        null are no key) and ``_n``; internal names, so that no user column can clash. Kept
+        for the run: the summary and the overlaps of a key group its rows once."""
+        cache: dict[tuple[str, str], pl.DataFrame] = self.__dict__.setdefault("_entity_cache", {})
+        if (split, col) not in cache:
+            s = self.frames[split].get_column(col)
+            if s.dtype.is_float():
+                s = (s + 0.0).fill_nan(None)
+            cache[(split, col)] = (pl.DataFrame({"_k": s}).drop_nulls()
+                                   .group_by("_k").agg(pl.len().cast(pl.Int64).alias("_n")))
+        return cache[(split, col)]
 
     def key_summaries(self, columns: Sequence[str]) -> dict[str, dict[str, KeySummary]]:
         out: dict[str, dict[str, KeySummary]] = {}
         for split, df in self.frames.items():
             out[split] = {}
             for col in columns:
-                n = pl.col("rows")
+                n = pl.col("_n")
                 row = self._entity_counts(split, col).select(
                     n.sum().alias("k"), pl.len().alias("d"), n.filter(n >= 2).sum().alias("r"),
                     (n * n).sum().alias("q")).row(0)
@@ -157,21 +166,20 @@ class PolarsOperations:
                      max_examples: int = 20) -> dict[tuple[str, str, str], KeyOverlap]:
         out: dict[tuple[str, str, str], KeyOverlap] = {}
         for col in columns:
-            counts = {s: self._entity_counts(s, col) for s in dict.fromkeys(
-                s for p in pairs for s in p)}
             for earlier, later in pairs:
-                a = counts[earlier].rename({"rows": "rows_earlier"})
-                b = counts[later].rename({"rows": "rows_later"})
-                if a.schema[col] != b.schema[col]:
-                    a, b = (f.with_columns(pl.col(col).cast(pl.String)) for f in (a, b))
-                shared = a.join(b, on=col, how="inner")
-                top = (shared.with_columns(pl.col(col).cast(pl.String).alias("_text"))
-                       .sort(["rows_later", "rows_earlier", "_text"],
-                             descending=[True, True, False])
-                       .head(max_examples).drop("_text"))
+                a = self._entity_counts(earlier, col).rename({"_n": "_earlier"})
+                b = self._entity_counts(later, col).rename({"_n": "_later"})
+                if a.schema["_k"] != b.schema["_k"]:
+                    a, b = (f.with_columns(pl.col("_k").cast(pl.String)) for f in (a, b))
+                shared = a.join(b, on="_k", how="inner")
+                top = (shared.with_columns(pl.col("_k").cast(pl.String).alias("_text"))
+                       .sort(["_later", "_earlier", "_text"], descending=[True, True, False])
+                       .head(max_examples)
+                       .select(pl.col("_k").alias("key"), pl.col("_earlier").alias("rows_earlier"),
+                               pl.col("_later").alias("rows_later")))
                 out[(col, earlier, later)] = KeyOverlap(
-                    shared.height, int(shared["rows_earlier"].sum() or 0),
-                    int(shared["rows_later"].sum() or 0), top)
+                    shared.height, int(shared["_earlier"].sum() or 0),
+                    int(shared["_later"].sum() or 0), top)
         return out
 
     def record_matches(self, key: str, compare: Sequence[str],
@@ -187,18 +195,21 @@ class PolarsOperations:
         return out
 
     def _normal(self, split: str, cols: Sequence[str]) -> pl.DataFrame:
-        """``cols`` with -0.0 as 0.0 (NaN stays NaN: equal to NaN in joins)."""
+        """``cols`` with -0.0 as 0.0 (NaN stays NaN: equal to NaN in joins), but a NaN key
+        (the first column) is no key, as in the key operations."""
         df = self.frames[split].select(cols)
-        return df.with_columns([(pl.col(c) + 0.0) for c, t in df.schema.items()
-                                if t.is_float()])
+        floats = [c for c, t in df.schema.items() if t.is_float()]
+        df = df.with_columns([(pl.col(c) + 0.0) for c in floats])
+        return df.with_columns(pl.col(cols[0]).fill_nan(None)) if cols[0] in floats else df
 
     def value_counts(self, columns: Sequence[str], *,
                      shared_key: Callable[[pl.Expr], pl.Expr] | None = None,
                      with_reference: bool = False) -> dict[str, ValueCounts]:
         out = {}
         tables = self._tables(with_reference)
+        schemas = {split: df.schema for split, df in tables.items()}  # once: O(columns) each
         for col in columns:
-            parts = [df.select(_plain(col, df.schema[col]).cast(pl.String).alias("value"))
+            parts = [df.select(_plain(col, schemas[split][col]).cast(pl.String).alias("value"))
                      .drop_nulls()
                      .group_by("value").len(name="n")
                      .select(pl.lit(split).alias("split"), pl.lit(order).alias("order"),
@@ -216,13 +227,11 @@ class PolarsOperations:
 
     def distinct_values(self, columns: Sequence[str], *, limit: int = 0
                         ) -> dict[str, DistinctValues]:
+        """From the per-split key tables (the distinct values only are cast to text)."""
         out = {}
         for col in columns:
-            parts = []
-            for df in self.frames.values():
-                s = df[col]
-                parts.append((s.fill_nan(None) if s.dtype.is_float() else s).cast(pl.String))
-            values = pl.concat(parts).drop_nulls().unique()
+            values = pl.concat([self._entity_counts(s, col).get_column("_k").cast(pl.String)
+                                for s in self.frames]).unique()
             first = values.sort().head(limit).to_list() if limit else []
             out[col] = DistinctValues(values.len(), first)
         return out

@@ -1,4 +1,6 @@
-"""The engine operations on Spark DataFrames, with DataFrame built-ins only (no UDFs).
+"""The engine operations on Spark DataFrames, with DataFrame built-ins, and ``mapInArrow`` where
+an operation runs a polars function given by a check (``value_counts``' ``shared_key``): the
+executors need the same Python packages as the driver (polars, pyarrow, auditor).
 
 What each operation costs on a cluster (n rows, k distinct keys, b bins):
 - ``rows``, ``column_profiles``: one scan, map-side partial aggregates, one row to the driver.
@@ -171,6 +173,13 @@ class SparkOperations:
 
     frames: dict[str, Any]
 
+    def release(self) -> None:
+        """Unpersist the key count tables (the splits stay persisted until ``close``)."""
+        counts: dict[Any, Any] = getattr(self, "_counts", {})
+        for table in counts.values():
+            table.unpersist()
+        counts.clear()
+
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         """(The spark engine has no reference snapshot.)"""
         return {s: self.rows(s) for s in self.frames}  # type: ignore[attr-defined]
@@ -252,9 +261,12 @@ class SparkOperations:
 
     def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,
                      max_examples: int = 20) -> dict[tuple[str, str, str], KeyOverlap]:
-        return {(c, a, b): self.key_overlap(a, b, [c],  # type: ignore[attr-defined]
-                                            max_examples=max_examples)
-                for c in columns for a, b in pairs}
+        out = {}
+        for c in columns:
+            for a, b in pairs:
+                out[(c, a, b)] = self.key_overlap(  # type: ignore[attr-defined]
+                    a, b, [c], max_examples=max_examples, names=["key"])
+        return out
 
     def record_matches(self, key: str, compare: Sequence[str],
                        pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RecordMatch]:
@@ -273,14 +285,17 @@ class SparkOperations:
         return out
 
     def _normal(self, split: str, cols: Sequence[str]) -> Any:
-        """``cols`` under positional names ``c0..``, floats with -0.0 as 0.0 and one NaN."""
+        """``cols`` under positional names ``c0..``, floats with -0.0 as 0.0 and one NaN (a NaN
+        in the key, the first column, as null)."""
         from pyspark.sql import functions as F
 
         df = self.frames[split]
         out = []
         for i, c in enumerate(cols):
             x = col(c)
-            if _is_float(df, c):
+            if _is_float(df, c) and i == 0:  # a NaN key is no key, as in the key operations
+                x = F.when(~F.isnan(x), x + F.lit(0.0))
+            elif _is_float(df, c):
                 x = F.when(F.isnan(x), F.lit(float("nan"))).otherwise(x + F.lit(0.0))
             out.append(x.alias(f"c{i}"))
         return df.select(*out)
@@ -305,10 +320,10 @@ class SparkOperations:
         assert union is not None
         counts = (union.where(F.col("value").isNotNull())
                   .groupBy("column", "split", "order", "value").count().cache())
+        kept = counts
         try:
             totals = {int(r[0]): int(r[1] or 0)
                       for r in counts.groupBy("column").agg(F.sum("count")).collect()}
-            kept = counts
             if shared_key is not None:
                 keyed = map_in_arrow(counts.select("column", "value").distinct(),
                                      _key_batches(shared_key),
@@ -317,11 +332,13 @@ class SparkOperations:
                          .select("column", "_key"))
                 keep = keyed.join(multi, on=["column", "_key"]).select("column", "value")
                 kept = counts.join(keep, on=["column", "value"], how="left_semi")
+            kept = kept.cache()  # counted, then collected: the mapInArrow runs once
             _within_budget(int(kept.count()),
                            f"{', '.join(columns)}: distinct (split, value) counts")
             got = to_polars(kept.select("column", "split", "order", "value",
                                         F.col("count").alias("n")))
         finally:
+            kept.unpersist()
             counts.unpersist()
         schema = {"column": pl.Int32, "split": pl.String, "order": pl.Int32, "value": pl.String,
                   "n": pl.Int64}
@@ -466,26 +483,31 @@ class SparkEngine(SparkOperations):
         return {c: (int(row[f"u{i}"]), int(row[f"n{i}"])) for i, c in enumerate(columns)}
 
     def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
-                    nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:
+                    nulls_are_keys: bool = False, max_examples: int = 20,
+                    names: Sequence[str] | None = None) -> KeyOverlap:
+        """``names``: the ``top`` frame's key columns (default: the key columns' own)."""
         from pyspark.sql import functions as F
 
         key = list(key)
+        shown = list(names or key)
         a = (self._key_counts(earlier, key, nulls_are_keys, "a")
              .withColumnRenamed("count", "rows_earlier"))
         b = (self._key_counts(later, key, nulls_are_keys, "b")
              .withColumnRenamed("count", "rows_later"))
         cond = [a[f"a{i}"].eqNullSafe(b[f"b{i}"]) for i in range(len(key))]
         shared = a.join(b, on=cond, how="inner").select(
-            *[F.col(f"a{i}").alias(c) for i, c in enumerate(key)],
+            *[F.col(f"a{i}").alias(c) for i, c in enumerate(shown)],
             F.col("rows_earlier").cast("long"), F.col("rows_later").cast("long"))
         shared = shared.cache()
         try:
             tot = shared.agg(F.count(F.lit(1)).alias("n"), F.sum("rows_earlier").alias("re"),
                              F.sum("rows_later").alias("rl")).collect()[0]
-            text = F.concat_ws("\x1f", *[col(c).cast("string") for c in key])
+            text = F.concat_ws("\x1f", *[col(c).cast("string") for c in shown])
             top = (shared.orderBy(F.col("rows_later").desc(), F.col("rows_earlier").desc(),
                                   text.asc()).limit(max_examples))
-            top_pl = to_polars(top) if max_examples else pl.DataFrame()
+            top_pl = to_polars(top) if max_examples else pl.DataFrame(
+                schema={**{c: pl.String for c in shown}, "rows_earlier": pl.Int64,
+                        "rows_later": pl.Int64})
         finally:
             shared.unpersist()
         return KeyOverlap(int(tot["n"]), int(tot["re"] or 0), int(tot["rl"] or 0), top_pl)

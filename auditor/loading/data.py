@@ -15,11 +15,10 @@ from typing import Any, Callable
 import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.core.roles import (ColumnType, Kind, LabelKind, Roles, SchemaIssue,
+from auditor.core.roles import (REFERENCE, ColumnType, Kind, LabelKind, Roles, SchemaIssue,
                                 incompatible_types_issue, missing_column_issue)
 from auditor.errors import InputError
 
-REFERENCE = "reference"
 
 
 @dataclass

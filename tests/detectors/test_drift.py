@@ -1032,3 +1032,21 @@ def test_feature_drift_measured_in_column_batches_equals_all_at_once(monkeypatch
     assert "cat" in fails and "x2" in fails and "x0" not in fails
     charts = [f.evidence["chart"]["type"] for f in whole if f.subject == "x2"]
     assert charts and charts[0] == "hist"
+
+
+def test_a_nan_label_is_missing_not_a_class():
+    """drift.label: NaN in a float label counts as missing (as null), never as a class 'NaN'
+    (a deliberate change with the engine boundary: both engines read NaN as missing)."""
+    from auditor.core.config import Columns
+    from auditor.loading.data import build_audit_data
+
+    rng = np.random.default_rng(3)
+    train = pl.DataFrame({"y": rng.integers(0, 2, 500).astype(float), "x": rng.normal(size=500)})
+    y = rng.integers(0, 2, 500).astype(float)
+    y[:150] = np.nan
+    test = pl.DataFrame({"y": y, "x": rng.normal(size=500)})
+    data = build_audit_data({"train": train, "test": test}, columns=Columns(label="y"))
+    findings = LabelDrift().run(data)
+    assert [f.metric for f in findings if f.metric == "unseen_share"] == []
+    (f,) = findings
+    assert "'NaN'" not in f.message and "nan" not in str(f.evidence.get("bins", "")).lower()

@@ -252,3 +252,37 @@ def test_numbers_and_dates_written_as_text_are_not_suggested_as_entity_keys():
     assert data.kinds["visit"] == data.kinds["weight"] == Kind.CATEGORICAL
     with pytest.raises(NotApplicable, match="no column looks like an entity key"):
         GroupOverlap().run(data)
+
+
+def test_group_columns_named_like_internal_columns_still_work():
+    """The key tables use internal names: a group named ``rows`` or ``_text`` is a key like any
+    other (review of the engine boundary: both crashed)."""
+    for name in ("rows", "_text", "_k", "_n", "rows_later"):
+        train = pl.DataFrame({name: ["a", "b", "c"], "x": [1.0, 2.0, 3.0]})
+        test = pl.DataFrame({name: ["c", "d"], "x": [4.0, 5.0]})
+        (f,) = [x for x in GroupOverlap().run(_data({"train": train, "test": test},
+                                                    groups=[name]))
+                if x.metric == "group_overlap_rows"]
+        assert (f.count, f.severity) == (1, Severity.FAIL)
+        assert f.evidence["top_entities"] == [{name: "c", "rows in train": 1, "rows in test": 1}]
+
+
+def test_a_nan_record_id_is_no_id_in_the_overlap_and_in_its_evidence():
+    train = pl.DataFrame({"rid": [1.0, float("nan"), 2.0], "x": [5, 6, 7]})
+    test = pl.DataFrame({"rid": [1.0, float("nan")], "x": [5, 9]})
+    (f,) = [x for x in GroupOverlap().run(_data({"train": train, "test": test}, ids=["rid"]))
+            if x.metric == "id_overlap_rows"]
+    assert f.count == 1
+    assert f.evidence["same_values"] == {"test rows with a shared rid": 1,
+                                         "equal in every other column": 1,
+                                         "different in some column": 0}
+
+
+def test_row_numbers_are_stated_from_the_later_splits_own_first_number():
+    frames = {"train": pl.DataFrame({"n": [0, 1, 2], "x": [1.0, 2.0, 3.0]}),
+              "val": pl.DataFrame({"n": [1, 2], "x": [1.0, 2.0]}),
+              "test": pl.DataFrame({"n": [0, 1], "x": [1.0, 2.0]})}
+    found = {tuple(f.splits): f for f in GroupOverlap().run(_data(frames, ids=["n"]))
+             if f.metric == "id_overlap_rows"}
+    assert "numbers the rows of each split from 1" in found[("train", "val")].message
+    assert "numbers the rows of each split from 0" in found[("train", "test")].message

@@ -238,3 +238,18 @@ def test_a_numeric_time_column_treats_nan_as_no_time_and_charts_numbers():
     bars = figure(chart)["data"][0]
     assert chart["lines"] == [99.0] and (bars["base"][0], bars["x"][0]) == (0.0, 99.0)
     assert before.evidence["examples"][0] == {"row": 0, "t": 80.0}
+
+
+def test_a_user_column_named_like_a_row_index_does_not_clash():
+    """Example rows are found without a helper column (a split with a ``_row`` column crashed)."""
+    from datetime import datetime
+
+    from auditor.core.config import Columns
+    from auditor.loading.data import build_audit_data
+
+    train = pl.DataFrame({"t": [datetime(2024, 1, d) for d in (1, 2, 10)], "_row": [7, 8, 9]})
+    test = pl.DataFrame({"t": [datetime(2024, 1, d) for d in (3, 11, 4, 12)],
+                         "_row": [1, 2, 3, 4]})
+    data = build_audit_data({"train": train, "test": test}, columns=Columns(time="t"))
+    (f,) = [x for x in TemporalHoldout().run(data) if x.metric == "rows_before_previous_end"]
+    assert f.count == 2 and [e["row"] for e in f.evidence["examples"]] == [0, 2]

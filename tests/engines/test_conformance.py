@@ -139,6 +139,17 @@ CASES = [
     Case("planted shared users", "leakage.group_overlap", planted,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]},
          expect=("group_overlap_rows", "user", Severity.FAIL, _shared_users)),
+    Case("keys named like the operations' own columns, no examples", "leakage.group_overlap",
+         lambda: {k: v.rename({"user": "rows_later", "row_id": "_k"})
+                  for k, v in planted().items()},
+         {"label": "y", "groups": ["rows_later"], "ids": ["_k"]}, params={"max_examples": 0},
+         expect=("group_overlap_rows", "rows_later", Severity.FAIL,
+                 lambda f: _shared_users({k: v.rename({"rows_later": "user"})
+                                          for k, v in f.items()}))),
+    Case("float record ids with NaN", "leakage.group_overlap",
+         lambda: {"train": pl.DataFrame({"rid": [1.0, float("nan"), 2.0, -0.0], "x": [5, 6, 7, 8]}),
+                  "test": pl.DataFrame({"rid": [1.0, float("nan"), 0.0], "x": [5, 9, 8]})},
+         {"ids": ["rid"]}, expect=("id_overlap_rows", "rid", Severity.FAIL, 2)),
     Case("honest split by user", "leakage.group_overlap", honest,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
     Case("undeclared user key suggested", "leakage.group_overlap", planted,
@@ -228,6 +239,9 @@ def assert_same(a: Any, b: Any, path: str = "measures") -> None:
             assert float(b) == pytest.approx(float(a), rel=1e-9, abs=1e-12), \
                 f"{path}: {a!r} != {b!r}"
         return
+    if isinstance(a, (bool, int)) or isinstance(b, (bool, int)):  # 1 and 1.0 or True differ
+        assert type(a) is type(b), f"{path}: {a!r} ({type(a).__name__}) != {b!r} " \
+                                   f"({type(b).__name__})"
     assert a == b, f"{path}: {a!r} != {b!r}"
 
 
