@@ -230,9 +230,11 @@ class PolarsOperations:
         """From the per-split key tables (the distinct values only are cast to text)."""
         out = {}
         for col in columns:
-            values = pl.concat([self._entity_counts(s, col).get_column("_k").cast(pl.String)
-                                for s in self.frames]).unique()
-            first = values.sort().head(limit).to_list() if limit else []
+            keys = [self._entity_counts(s, col).get_column("_k") for s in self.frames]
+            if len({k.dtype for k in keys}) > 1:
+                keys = [k.cast(pl.String) for k in keys]
+            values = pl.concat(keys).unique()  # typed: text only for the first ``limit``
+            first = values.cast(pl.String).sort().head(limit).to_list() if limit else []
             out[col] = DistinctValues(values.len(), first)
         return out
 
