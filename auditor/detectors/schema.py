@@ -11,7 +11,7 @@ from auditor.core.roles import Kind, Roles, SchemaIssue
 from auditor.detectors.measured import judged
 from auditor.engines.operations import Operations, ValueCounts
 from auditor.report.results import Finding, Severity
-from auditor.stats.numerics import clip_text, fmt_rows, grade, is_share
+from auditor.stats.numerics import clip_text, fmt_rows, grade, is_share, map_columns
 from auditor.stats.textnorm import normalised
 
 
@@ -72,8 +72,11 @@ class SchemaConsistency:
 
     def judge(self, m: SchemaMeasures) -> list[Finding]:
         findings = self.issue_findings(m.issues)
-        for col, vc in m.variants.items():
-            f = self.variant_finding(m.splits, col, vc.counts, vc.rows)
+        cols = list(m.variants)
+        # one column per task on polars' thread count (its group-bys release the GIL)
+        for f in map_columns(lambda c: self.variant_finding(m.splits, c, m.variants[c].counts,
+                                                            m.variants[c].rows),
+                             cols, workers=None if len(cols) > 8 else 1):
             if f is not None:
                 findings.append(f)
         findings.append(features_finding(m))
