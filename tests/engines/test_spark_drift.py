@@ -50,7 +50,7 @@ def _agree(p, s, exact: bool):
             continue
         assert math.isclose(sa["psi"], sb["psi"], rel_tol=1e-9, abs_tol=1e-9), k
         if "ks_d" in sa:
-            bound = sb["ks_d error bound"]
+            bound = sb.get("ks_d error bound", 0.0)  # absent when measured exactly
             assert sb["ks_d"] <= sa["ks_d"] + 1e-9 and sa["ks_d"] - sb["ks_d"] <= bound + 1e-9
             assert bound <= 3.0 / 1000 + 1e-9  # one grid interval of either split (K = 1000)
             if exact:
@@ -88,9 +88,10 @@ def test_numeric_drift_agrees_with_polars(spark, tmp_path, sizes):
     shares = {r["bin"]: r["train share"] for r in few.evidence["bins"]}
     ref = np.bincount(frames["train"]["few"].to_numpy(), minlength=5) / sizes[0]
     assert [shares[str(v)] for v in range(5)] == [round(float(x), 6) for x in ref]
-    # numeric label
+    # numeric label: written once (drift.label measures the sorted values on both engines),
+    # so the two agree exactly, not within a sketch's bound
     lp, ls = _by_subject(rp, "drift.label"), _by_subject(rs, "drift.label")
-    _agree(lp, ls, exact)
+    _agree(lp, ls, True)
     assert ls[0].status == "fail"
 
 
@@ -302,7 +303,9 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
                 == [(f.severity, f.metric, f.subject, f.count, f.value)
                     for f in SchemaConsistency().run(polars_data)])
     assert jobs[0] == jobs[1] and jobs[1] <= 14, jobs
-    assert schema_jobs[0] == schema_jobs[1] <= 4, schema_jobs
+    # value counts of all columns stacked: row totals, the kept counts (cached), their count
+    # and collect, whatever the number of columns
+    assert schema_jobs[0] == schema_jobs[1] <= 6, schema_jobs
 
 
 def test_time_splits_are_decided_per_pair_when_a_split_lacks_the_time_column(spark):
