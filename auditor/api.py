@@ -43,10 +43,6 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     if cfg.engine == "spark":  # splits stay Spark DataFrames (auditor.engines)
         from auditor.engines.spark_io import open_spark_splits
         data: Any = open_spark_splits(cfg, frames, spark=spark)
-        if cfg.tokens is not None:  # token columns and the tokenizer: input errors (exit 2)
-            from auditor.sparktwins.spark_tokens import load_tokens
-
-            load_tokens(data)
         inputs = data.describe_inputs()
     else:
         # hashed while loading, not after the checks (minutes later): the recorded hashes

@@ -382,6 +382,8 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
         from auditor.integrations.gx import read_suite
         data.expectations = read_suite(cfg.expectations)
     data.engine.persisted = persisted  # unpersisted by engine.close() at the end of the run
+    if cfg.tokens is not None:  # token columns and the tokenizer: input errors (exit 2)
+        load_tokens(data)
     return data
 
 
@@ -426,3 +428,42 @@ def _as_spark(spark: Any, obj: Any, name: str) -> Any:
     from auditor.loading.data import to_polars
 
     return spark.createDataFrame(to_polars(obj, name).to_arrow())
+
+
+def check_token_columns(splits: dict[str, Any], tokens: Any, paths: dict[str, Any]) -> None:
+    """Declared token columns must exist and hold arrays of numbers (booleans for the mask),
+    the text column strings: else one InputError naming split, column and expected type."""
+    from pyspark.sql import types as T
+
+    lists = (("input_ids", "token ids"), ("attention_mask", "0/1 (or booleans)"),
+             ("labels", "label token ids"))
+    for name, df in splits.items():
+        where = paths.get(name) or name
+        fields = {f.name: f.dataType for f in df.schema.fields}
+        for role in ("text", "input_ids", "attention_mask", "labels"):
+            col = getattr(tokens, role)
+            if col and col not in fields:
+                raise InputError(f"{where}: tokens.{role} column {col!r} not found; columns are "
+                                 f"{', '.join(map(repr, list(fields)[:12]))}")
+        for role, what in lists:
+            col = getattr(tokens, role)
+            if not col:
+                continue
+            dtype = fields[col]
+            inner = dtype.elementType if isinstance(dtype, T.ArrayType) else None
+            if isinstance(dtype, T.NullType) or isinstance(
+                    inner, (T.NumericType, T.BooleanType, T.NullType)):
+                continue
+            raise InputError(f"{where}: tokens.{role} column {col!r} has type "
+                             f"{dtype.simpleString()}; expected a list of {what} (array<int>)")
+
+
+def load_tokens(data: Any) -> None:
+    """The loading step of ``open_spark_splits`` for a tokens section: token columns checked
+    and the tokenizer loaded on the driver (an unreadable one is an input error, as on
+    polars)."""
+    from auditor.loading.tokenizers import load_tokenizer
+
+    check_token_columns(data.splits, data.tokens, data.paths)
+    spec = data.tokens.tokenizer
+    data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))

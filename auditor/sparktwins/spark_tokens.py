@@ -31,7 +31,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from auditor.engines.spark_engine import col as _c, map_in_arrow
-from auditor.errors import InputError, NotApplicable
+from auditor.errors import NotApplicable
 
 ROW = "__row"
 _WORKER_TOKENIZERS: dict[str, Any] = {}
@@ -55,34 +55,6 @@ def worker_tokenizer(spec: str) -> Any:
 # ---------------------------------------------------------------------------------------------
 # Loading
 # ---------------------------------------------------------------------------------------------
-
-def check_token_columns(splits: dict[str, Any], tokens: Any, paths: dict[str, Any]) -> None:
-    """Declared token columns must exist and hold arrays of numbers (booleans for the mask),
-    the text column strings: else one InputError naming split, column and expected type."""
-    from pyspark.sql import types as T
-
-    lists = (("input_ids", "token ids"), ("attention_mask", "0/1 (or booleans)"),
-             ("labels", "label token ids"))
-    for name, df in splits.items():
-        where = paths.get(name) or name
-        fields = {f.name: f.dataType for f in df.schema.fields}
-        for role in ("text", "input_ids", "attention_mask", "labels"):
-            col = getattr(tokens, role)
-            if col and col not in fields:
-                raise InputError(f"{where}: tokens.{role} column {col!r} not found; columns are "
-                                 f"{', '.join(map(repr, list(fields)[:12]))}")
-        for role, what in lists:
-            col = getattr(tokens, role)
-            if not col:
-                continue
-            dtype = fields[col]
-            inner = dtype.elementType if isinstance(dtype, T.ArrayType) else None
-            if isinstance(dtype, T.NullType) or isinstance(
-                    inner, (T.NumericType, T.BooleanType, T.NullType)):
-                continue
-            raise InputError(f"{where}: tokens.{role} column {col!r} has type "
-                             f"{dtype.simpleString()}; expected a list of {what} (array<int>)")
-
 
 def polars_chunk(batch: Any, columns: list[str]) -> Any:
     """An Arrow batch of token columns as the polars frame ``token_frame`` would give."""
@@ -401,16 +373,6 @@ def lengths(check: Any, data: Any) -> list[Any]:
     m = LengthMeasures(lengths=tables, token_counts=counts, truncated=p, eos_cut=q, eos=eos,
                        max_length=lay.max_length, max_length_declared=lay.max_length_declared)
     return check.judge(m, data.tokens.input_ids, tokenizer_of(data))
-
-
-def load_tokens(data: Any) -> None:
-    """The loading hook of ``open_spark_splits``: token columns checked and the tokenizer
-    loaded on the driver (an unreadable one is an input error, as on polars)."""
-    from auditor.loading.tokenizers import load_tokenizer
-
-    check_token_columns(data.splits, data.tokens, data.paths)
-    spec = data.tokens.tokenizer
-    data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))
 
 
 def spark_engine_to_polars(df: Any) -> Any:
