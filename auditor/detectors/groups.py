@@ -112,10 +112,11 @@ class GroupOverlap:
                  for s in roles.splits}
         matches: dict[tuple[str, str, str], RecordMatch] = {}
         compare = roles.duplicate_columns()
-        for c in ids:
-            if not numbering[c]:
+        for c in ids:  # only where the id is shared: the evidence of a shared id
+            shared_pairs = [(a, b) for a, b in pairs if overlaps[(c, a, b)].rows_later]
+            if not numbering[c] and shared_pairs:
                 matches |= {(c, a, b): m for (a, b), m in
-                            engine.record_matches(c, compare, pairs).items()}
+                            engine.record_matches(c, compare, shared_pairs).items()}
         facts = {}
         if candidates:
             distinct = engine.distinct_values(candidates)

@@ -193,6 +193,8 @@ class PolarsOperations:
             a, b = (self._normal(s, cols) for s in (earlier, later))
             a_keys = a.select(key).drop_nulls().unique()
             keyed = b.join(a_keys, on=key, how="semi")
+            # only the earlier rows of shared keys are compared (not every row made unique)
+            a = a.join(keyed.select(key).unique(), on=key, how="semi")
             equal = keyed.join(a.unique(), on=cols, how="semi", nulls_equal=True)
             out[(earlier, later)] = RecordMatch(keyed.height, equal.height)
         return out
