@@ -58,6 +58,7 @@ def condition(cond: Condition, schema: Mapping[str, pl.DataType]) -> tuple[pl.Ex
 
 
 STACK_CELLS = 2_000_000  # values stacked into one group-by by value_counts
+STACK_ROWS = 5_000  # splits taller than this are counted a column at a time
 
 
 class PolarsOperations:
@@ -210,13 +211,22 @@ class PolarsOperations:
     def value_counts(self, columns: Sequence[str], *,
                      shared_key: Callable[[pl.Expr], pl.Expr] | None = None,
                      with_reference: bool = False) -> dict[str, ValueCounts]:
-        """Columns stacked (unpivoted) in batches of about ``STACK_CELLS`` values, one
-        group-by per batch and split: a query costs ~50 us per expression whatever the rows,
-        so thousands of short columns are not thousands of queries."""
+        """Short splits (at most ``STACK_ROWS`` rows): columns stacked (unpivoted) in batches
+        of about ``STACK_CELLS`` values, one group-by per batch, since a query costs ~50 us
+        per expression whatever the rows and thousands of short columns should not be
+        thousands of queries; taller splits: one group-by per column."""
         tables = self._tables(with_reference)
         parts = []
         for order, (split, df) in enumerate(tables.items()):
             schema = df.schema  # once: O(columns) each time it is built
+            if df.height > STACK_ROWS:  # tall: a group-by per column uses the cores as well
+                parts += [df.select(_plain(c, schema[c]).cast(pl.String).alias("value"))
+                          .drop_nulls().group_by("value").len(name="n")
+                          .select(pl.lit(i, dtype=pl.Int64).alias("_c"),
+                                  pl.lit(split).alias("split"), pl.lit(order).alias("order"),
+                                  "value", pl.col("n").cast(pl.Int64))
+                          for i, c in enumerate(columns)]
+                continue
             step = max(1, STACK_CELLS // max(df.height, 1))
             for lo in range(0, len(columns), step):
                 batch = list(columns[lo:lo + step])
