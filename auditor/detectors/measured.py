@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from auditor.core.checks import MeasuredCheck
 from auditor.core.roles import LoadedData
+from auditor.engines.operations import DriverData
 from auditor.engines.selection import engine_of
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
@@ -22,3 +23,22 @@ def judged(check: MeasuredCheck, data: LoadedData) -> list[Finding]:
     finally:
         engine.release()
     return list(check.judge(measures))
+
+
+def stated(findings: list[Finding], m: DriverData) -> list[Finding]:
+    """``findings`` measured on ``m``, with the sample stated when the engine sampled a split
+    (Spark's driver-side sample): the rows kept per split, in the message and in
+    ``evidence.driver_sample``."""
+    from auditor.stats.numerics import fmt_count
+
+    if not m.sampled:
+        return findings
+    kept = m.kept
+    said = ", ".join(f"{fmt_count(kept[s])} of {fmt_count(n)} {s} rows"
+                     for s, n in m.rows.items())
+    for f in findings:
+        f.message += f" (measured on a seeded driver-side sample of {said})"
+        f.evidence = {**(f.evidence or {}),
+                      "driver_sample": {s: {"rows": kept[s], "of": n}
+                                        for s, n in m.rows.items()}}
+    return findings

@@ -8,7 +8,10 @@ from typing import Any, ClassVar, Iterable
 import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Roles
+from auditor.detectors.measured import judged, stated
+from auditor.engines.operations import DriverData, Operations
 from auditor.loading.data import AuditData
 from auditor.detectors.duplicates import rows_equal
 from auditor.errors import NotApplicable
@@ -76,6 +79,7 @@ class Memorisation:
     id: ClassVar[str] = "separability.memorisation"
     title: ClassVar[str] = "Near-copies of train rows (nearest-neighbour memorisation)"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs(splits=2)
     warn_above: float = 0.01
     fail_above: float = 0.05
     baseline_quantile: float = 0.01
@@ -114,8 +118,27 @@ class Memorisation:
             raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
 
     def run(self, data: AuditData) -> list[Finding]:
-        if len(data.splits) < 2:
-            raise NotApplicable("only one split: nothing to compare with train")
+        return judged(self, data)
+
+    def measure(self, engine: Operations, roles: Roles) -> DriverData:
+        """The splits' rows in this process (Spark: its seeded driver-side sample)."""
+        return engine.driver_data()
+
+    def judge(self, m: DriverData) -> list[Finding]:
+        """Nearest-row distances on the rows ``m`` holds; when the first split itself is
+        sampled, a near copy is found only when its twin was drawn, and the finding says
+        its count is a lower bound."""
+        findings = self._findings(m.data)
+        first = next(iter(m.rows))
+        if first in m.sampled:
+            share = m.kept[first] / m.rows[first]
+            for f in findings:
+                f.message += (f"; {first} is sampled too ({fmt_share(share)} of its rows), so "
+                              f"a near copy counts only when its {first} twin is in the "
+                              "sample: the count is a lower bound")
+        return stated(findings, m)
+
+    def _findings(self, data: AuditData) -> list[Finding]:
         numeric, categorical = model_features(data)
         cols = numeric + categorical
         if not cols:

@@ -17,7 +17,10 @@ from typing import Any, Callable, ClassVar, Iterator
 import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Roles
+from auditor.detectors.measured import judged, stated
+from auditor.engines.operations import DriverData, Operations
 from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
 from auditor.probes.features import Encoder, model_features, sample_rows
@@ -245,6 +248,7 @@ class AdversarialValidation:
     id: ClassVar[str] = "separability.adversarial"
     title: ClassVar[str] = "Adversarial validation: can a model tell the splits apart?"
     cost: ClassVar[Cost] = Cost.MODEL
+    needs: ClassVar[Needs] = Needs(splits=2)
     warn_above: float = 0.65
     fail_above: float = 0.8
     fail_with_time_column: bool = False
@@ -273,8 +277,17 @@ class AdversarialValidation:
                              f"{self.max_levels!r}")
 
     def run(self, data: AuditData) -> list[Finding]:
-        if len(data.splits) < 2:
-            raise NotApplicable("only one split: nothing to tell apart")
+        return judged(self, data)
+
+    def measure(self, engine: Operations, roles: Roles) -> DriverData:
+        """The splits' rows in this process (Spark: its seeded driver-side sample)."""
+        return engine.driver_data()
+
+    def judge(self, m: DriverData) -> list[Finding]:
+        """The classifier's cross-validated AUC per pair, on the rows ``m`` holds."""
+        return stated(self._pairs(m.data), m)
+
+    def _pairs(self, data: AuditData) -> list[Finding]:
         numeric, categorical = model_features(data)
         if not numeric and not categorical:
             raise NotApplicable("no feature columns to train on")
@@ -570,6 +583,7 @@ class LabelProbe:
     id: ClassVar[str] = "separability.label_probe"
     title: ClassVar[str] = "Label probe: learnable, not too well"
     cost: ClassVar[Cost] = Cost.MODEL
+    needs: ClassVar[Needs] = Needs(splits=2, roles=("label",))
     suspicious_above: float = 0.97
     permutations: int = 5
     train_rows: int = 20_000
@@ -610,6 +624,14 @@ class LabelProbe:
             raise ValueError(f"device must be auto, cpu or cuda; got {self.device!r}")
 
     def run(self, data: AuditData) -> list[Finding]:
+        return judged(self, data)
+
+    def measure(self, engine: Operations, roles: Roles) -> DriverData:
+        """The splits' rows in this process (Spark: its seeded driver-side sample)."""
+        return engine.driver_data()
+
+    def judge(self, m: DriverData) -> list[Finding]:
+        """The probe trained on the first split's rows in ``m`` and scored on the others."""
         from auditor.probes.label_probe import run_label_probe
 
-        return run_label_probe(self, data)
+        return stated(run_label_probe(self, m.data), m)

@@ -18,13 +18,17 @@ Values are engine-free specifications, not engine expressions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence, Union,
+                    runtime_checkable)
 
 import numpy as np
 import polars as pl
 
 from auditor.core.roles import REFERENCE as REFERENCE  # re-exported: the reference's name
 from auditor.engines import KeyOverlap, KeySummary
+
+if TYPE_CHECKING:
+    from auditor.loading.data import AuditData
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,30 @@ class SortedValues:
 
 
 
+@dataclass(frozen=True)
+class DriverData:
+    """The splits as polars frames in this process, for a check whose statistic needs rows
+    (a model fitted, nearest rows searched): ``data`` holds them with the run's roles;
+    ``rows`` are the splits' full row counts, so ``sampled`` names the splits of which
+    ``data`` holds only a sample."""
+
+    data: "AuditData"
+    rows: dict[str, int]
+
+    # the conformance suite compares ``data`` frame by frame
+    ENGINE_NATIVE: ClassVar[tuple[str, ...]] = ("data",)
+
+    @property
+    def kept(self) -> dict[str, int]:
+        """Rows per split in ``data``."""
+        return {s: self.data.rows(s) for s in self.rows}
+
+    @property
+    def sampled(self) -> list[str]:
+        """The splits of which ``data`` holds fewer rows than the split has."""
+        kept = self.kept
+        return [s for s, n in self.rows.items() if kept[s] < n]
+
 
 @runtime_checkable
 class Operations(Protocol):
@@ -145,6 +173,13 @@ class Operations(Protocol):
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         """Rows per split (and of the reference snapshot, named ``reference``, when asked and
         present)."""
+        ...
+
+    def driver_data(self) -> DriverData:
+        """Every split as polars frames in this process (see :class:`DriverData`): on polars
+        the loaded data itself (nothing copied); on Spark a seeded sample stratified by the
+        label, at most the engine's driver budget of rows per split (``spark_sample_rows``),
+        collected once per run."""
         ...
 
     def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:

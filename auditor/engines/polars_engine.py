@@ -1,14 +1,15 @@
 """The engine operations on polars DataFrames (one machine; the default engine)."""
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from auditor.engines import (ColumnProfile, Histogram, KeyOverlap, KeySummary, bin_index,
                              nearest_rank)
-from auditor.engines.operations import (Condition, DistinctValues, Examples, Exceeds,
+from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples,
+                                        Exceeds,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
                                         Tally, ValueCounts)
 
@@ -57,6 +58,9 @@ def condition(cond: Condition, schema: Mapping[str, pl.DataType]) -> tuple[pl.Ex
     return hit.fill_null(False), v.is_not_null(), v
 
 
+if TYPE_CHECKING:
+    from auditor.loading.data import AuditData
+
 STACK_CELLS = 2_000_000  # values stacked into one group-by by value_counts
 STACK_ROWS = 5_000  # splits taller than this are counted a column at a time
 
@@ -68,9 +72,11 @@ class PolarsOperations:
     name = "polars"
 
     def __init__(self, frames: dict[str, pl.DataFrame],
-                 reference: pl.DataFrame | None = None) -> None:
+                 reference: pl.DataFrame | None = None, data: "AuditData | None" = None
+                 ) -> None:
         self.frames = frames
         self.reference = reference
+        self.data = data
 
     def _tables(self, with_reference: bool) -> dict[str, pl.DataFrame]:
         if with_reference and self.reference is not None:
@@ -82,6 +88,18 @@ class PolarsOperations:
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         return {s: df.height for s, df in self._tables(with_reference).items()}
+
+    def driver_data(self) -> DriverData:
+        """The loaded data itself (an engine made from bare frames wraps them, with no roles
+        declared)."""
+        data = self.data
+        if data is None:
+            from auditor.core.config import Columns
+            from auditor.loading.data import build_audit_data
+
+            data = self.data = build_audit_data(dict(self.frames), columns=Columns(),
+                                                seed=getattr(self, "seed", 0))
+        return DriverData(data, self.split_rows())
 
     def sorted_values(self, columns: Sequence[str], *, with_reference: bool = False
                       ) -> dict[str, dict[str, SortedValues]]:
@@ -272,9 +290,11 @@ class PolarsEngine(PolarsOperations):
     name = "polars"
 
     def __init__(self, frames: dict[str, pl.DataFrame], *, seed: int = 0,
-                 reference: pl.DataFrame | None = None) -> None:
+                 reference: pl.DataFrame | None = None, data: "AuditData | None" = None
+                 ) -> None:
         self.frames = frames
         self.reference = reference
+        self.data = data
         self.seed = seed
 
     def split_names(self) -> list[str]:

@@ -17,6 +17,8 @@ def engine_of(data: LoadedData) -> Operations:
     from auditor.engines.polars_engine import PolarsEngine
 
     splits: Any = getattr(data, "splits")
+    polars_data: Any = data
     made: Operations = data.cached(("engine",), lambda: PolarsEngine(
-        splits, seed=getattr(data, "seed", 0), reference=getattr(data, "reference", None)))
+        splits, seed=getattr(data, "seed", 0), reference=getattr(data, "reference", None),
+        data=polars_data))
     return made

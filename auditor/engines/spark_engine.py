@@ -26,8 +26,9 @@ import polars as pl
 
 from auditor.engines import ColumnProfile, Histogram, KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
-from auditor.engines.operations import (Condition, DistinctValues, Examples, Exceeds, Num, Range,
-                                        RecordMatch, SortedValues, Tally, ValueCounts)
+from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples, Exceeds,
+                                        Num, Range, RecordMatch, SortedValues, Tally,
+                                        ValueCounts)
 
 
 def col(name: str) -> Any:
@@ -172,6 +173,15 @@ class SparkOperations:
     operations through the persisted count tables of :class:`SparkEngine`."""
 
     frames: dict[str, Any]
+    driver: Callable[[], Any] | None = None  # the run's driver-side sample (spark_io)
+
+    def driver_data(self) -> DriverData:
+        """The seeded, label-stratified driver-side sample the loader collects once per run
+        (:meth:`~auditor.engines.spark_io.SparkAuditData.driver_sample`)."""
+        if self.driver is None:
+            raise NotApplicable("no driver-side sample: the splits were not opened by the "
+                                "spark loader")
+        return DriverData(self.driver(), self.split_rows())
 
     def release(self) -> None:
         """Unpersist the key count tables (the splits stay persisted until ``close``)."""

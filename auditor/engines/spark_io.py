@@ -208,10 +208,27 @@ class SparkAuditData:
         self.pipeline: list[Any] = []  # pipeline code for leakage.preprocessing's scan
         self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
         self.engine = SparkEngine(splits, seed=seed)
+        self.engine.driver = self.driver_sample
         self._cache: dict[Any, Any] = {}
         self._label_kind: Any = False
         self._check_roles()
         self.kinds, self.features = self._resolve()
+
+    def driver_sample(self) -> Any:
+        """The seeded driver-side sample of every split, stratified by the label, at most
+        ``sample_rows`` rows per split, as polars :class:`~auditor.loading.data.AuditData` with
+        the run's roles (the token and raw-text columns of a ``tokens:`` section are not
+        features, as on polars); collected once per run."""
+        from auditor.loading.data import build_audit_data
+
+        def collect() -> Any:
+            frames = {s: self.engine.stratified_sample(s, self.sample_rows, by=self.label,
+                                                       seed=self.seed)
+                      for s in self.split_names}
+            return build_audit_data(frames, columns=self.columns, tokens=self.tokens,
+                                    seed=self.seed)
+
+        return self.cached(("spark.driver_sample", self.sample_rows), collect)
 
     # -- structure (as AuditData) --------------------------------------------------------------
     @property

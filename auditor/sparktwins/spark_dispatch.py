@@ -1,6 +1,7 @@
 """The per-check Spark twins of the checks not yet written as ``measure``/``judge`` (a check
-that is, ``leakage.group_overlap``, ``leakage.temporal``, ``schema.consistency`` and
-``drift.label`` so far, runs the same code on
+that is, ``leakage.group_overlap``, ``leakage.temporal``, ``schema.consistency``, ``drift.label``
+and, through the driver-side sample, ``separability.adversarial``, ``separability.label_probe``
+and ``separability.memorisation`` so far, runs the same code on
 every engine through :func:`auditor.detectors.measured.judged` and has no entry here):
 
 - ``leakage.duplicates`` (:class:`auditor.sparktwins.spark_rows.RowTable`): every row of the
@@ -16,11 +17,6 @@ every engine through :func:`auditor.detectors.measured.judged` and has no entry 
   numeric and datetime columns from quantile sketches and binned counts
   (:mod:`auditor.sparktwins.spark_drift`: PSI exact on its bins, KS on a fine grid with its
   error bound stated), graded together.
-- ``separability.adversarial`` / ``separability.label_probe`` / ``separability.memorisation``
-  (:func:`auditor.sparktwins.spark_rows.memorisation`): the polars detectors on a seeded
-  driver-side sample (at most ``spark_sample_rows`` rows per split), whose size every finding
-  states.
-
 - ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
   (:mod:`auditor.sparktwins.spark_assoc`): figures over every labelled row from binned per-class
   counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
@@ -50,7 +46,7 @@ from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
 from auditor.sparktwins import (spark_assoc, spark_checks, spark_contamination, spark_drift,
-                                spark_prep, spark_rows, spark_tokens)
+                                spark_prep, spark_tokens)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
 
@@ -66,15 +62,12 @@ def run_on_spark(check: Any, data: Any) -> list[Finding]:
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
     "drift.features": spark_drift.feature_drift,
-    "separability.adversarial": spark_rows.on_sample,
-    "separability.label_probe": spark_rows.on_sample,
     "leakage.preprocessing": spark_prep.preprocessing,
     "schema.expectations": spark_prep.expectations,
     "tokens.lengths": spark_tokens.lengths,
     "tokens.roundtrip": spark_tokens.roundtrip,
     "tokens.special_tokens": spark_tokens.special_tokens,
     "tokens.contamination": spark_contamination.contamination,
-    "separability.memorisation": spark_rows.memorisation,
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,
     "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
 }

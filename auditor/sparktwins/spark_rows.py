@@ -1,6 +1,5 @@
 """Row-level checks on the spark engine: near copies and conflicting labels
-(``leakage.duplicates``), undeclared entity keys (``leakage.group_overlap``), datetime features
-from the future (``leakage.temporal``) and ``separability.memorisation``.
+(``leakage.duplicates``), and the driver-side sample the association twins read.
 
 Measured with DataFrame built-ins over every row, judged by the polars detectors' own functions
 (:mod:`auditor.detectors.duplicates`, :mod:`~auditor.detectors.groups`,
@@ -35,12 +34,6 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
   feature key holding two labels or more. Graded by
   :func:`~auditor.detectors.duplicates.conflict_grade` with the split's within-copies and
   continuous columns measured on Spark.
-- ``separability.memorisation``: the polars detector on the seeded driver-side sample
-  (:func:`on_sample` below), not an exact scan: an exact nearest-row
-  search over every row has no cheap Spark join (a grid or LSH join finds close copies only,
-  as :mod:`auditor.detectors.near_copies` says), so every finding states the sample's size and,
-  when train itself is sampled, that a near copy counts only when its train twin is in the
-  sample.
 """
 from __future__ import annotations
 
@@ -50,7 +43,6 @@ from auditor.engines import NOT_ON_SPARK
 from auditor.engines.spark_engine import col as _c
 from auditor.loading.data import Kind
 from auditor.report.results import Finding, Severity
-from auditor.stats.numerics import fmt_count
 
 _NON_ASCII = "[^\\x00-\\x7F]"
 EXAMPLE_COLUMNS = 8
@@ -702,57 +694,8 @@ def _grade_conflict(check: Any, data: Any, f: Finding, split: str, features: lis
                    lambda: bool(set(table.continuous[split]) & set(features)))
 
 
-# ---------------------------------------------------------------------------------------------
-# separability.memorisation
-# ---------------------------------------------------------------------------------------------
-
-def memorisation(check: Any, data: Any) -> list[Finding]:
-    """The polars detector on the seeded driver-side sample (see the module docstring for why
-    not an exact scan on Spark); when the first split is sampled, the finding says that a near
-    copy is found only when its twin is in the sampled rows."""
-    from auditor.stats.numerics import fmt_share
-
-    findings = on_sample(check, data)
-    first = data.split_names[0]
-    for f in findings:
-        kept = (f.evidence or {}).get("driver_sample", {}).get(first, {}).get(
-            "rows", data.rows(first))
-        if kept < data.rows(first):
-            f.message += (f"; {first} is sampled too ({fmt_share(kept / data.rows(first))} "
-                          f"of its rows), so a near copy counts only when its {first} twin is "
-                          "in the sample: the count is a lower bound")
-    return findings
-
-
 def driver_sample(data: Any) -> Any:
-    """The seeded driver-side sample of every split (stratified by the label) as polars
-    :class:`~auditor.loading.data.AuditData`, collected once per run and shared by the model
-    probes, memorisation and the row-level parts of the association checks."""
-    from auditor.loading.data import build_audit_data
-
-    def collect() -> Any:
-        frames = {s: data.engine.stratified_sample(s, data.sample_rows, by=data.label,
-                                                   seed=data.seed)
-                  for s in data.split_names}
-        # with the tokens: section, so token and raw-text columns are not features (as polars)
-        return build_audit_data(frames, columns=data.columns, tokens=data.tokens,
-                                seed=data.seed)
-
-    return data.cached(("spark.driver_sample", data.sample_rows), collect)
-
-
-def on_sample(check: Any, data: Any) -> list[Finding]:
-    """Run the polars detector on a seeded sample of every split collected to the driver
-    (stratified by the label when there is one); every finding states the sample's size."""
-    sample = driver_sample(data)
-    sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
-    whole = all(a == b for a, b in sizes.values())
-    stated = ", ".join(f"{fmt_count(a)} of {fmt_count(b)} {s} rows" for s, (a, b) in sizes.items())
-    findings = check.run(sample)
-    for f in findings:
-        f.message += (f" (spark engine: measured on every row collected to the driver: {stated})"
-                      if whole else f" (spark engine: measured on a seeded driver-side sample "
-                      f"of {stated})")
-        f.evidence = {**(f.evidence or {}),
-                      "driver_sample": {s: {"rows": a, "of": b} for s, (a, b) in sizes.items()}}
-    return findings
+    """The run's seeded driver-side sample as polars AuditData (the engine operation
+    :meth:`~auditor.engines.operations.Operations.driver_data`), for the association twins'
+    row-level parts."""
+    return data.engine.driver_data().data

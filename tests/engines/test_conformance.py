@@ -22,7 +22,7 @@ import pytest
 from auditor.core.checks import is_measured
 from auditor.core.config import AuditConfig, Columns
 from auditor.core.registry import CHECKS, load_check_class
-from auditor.engines.operations import Examples
+from auditor.engines.operations import DriverData, Examples
 from auditor.engines.selection import engine_of
 from auditor.loading.data import open_splits
 from auditor.report.results import Severity
@@ -111,6 +111,35 @@ def _variants() -> dict[str, pl.DataFrame]:
     return {"train": train, "test": test}
 
 
+def _shifted() -> dict[str, pl.DataFrame]:
+    """The honest split with every test ``x1`` moved by +3 standard deviations."""
+    frames = honest()
+    return {"train": frames["train"], "test": frames["test"].with_columns(pl.col("x1") + 3)}
+
+
+def _leaky_x2() -> dict[str, pl.DataFrame]:
+    """The honest split with ``x2`` replaced by 2 * label + noise (sd 0.05) in every split."""
+    rng = np.random.default_rng(29)
+    return {s: df.with_columns((pl.col("y") * 2.0 + rng.normal(0, 0.05, df.height))
+                               .alias("x2"))
+            for s, df in honest().items()}
+
+
+def _near_copies(copies: int = 20) -> dict[str, pl.DataFrame]:
+    """train 400 / test 150 rows of 8 normal features; ``copies`` test rows are train rows
+    with every feature moved by noise of sd 0.001 (near copies that exact hashing misses)."""
+    rng = np.random.default_rng(23)
+
+    def part(n: int) -> pl.DataFrame:
+        return pl.DataFrame({f"x{i}": rng.normal(size=n) for i in range(8)}
+                            | {"y": rng.integers(0, 2, n)})
+
+    train, test = part(400), part(150 - copies)
+    moved = train.head(copies).with_columns(
+        [pl.col(f"x{i}") + rng.normal(0, 1e-3, copies) for i in range(8)])
+    return {"train": train, "test": pl.concat([test, moved])}
+
+
 def _shared_users(frames: dict[str, pl.DataFrame]) -> int:
     """Test rows whose user also has train rows (9 planted users and the copied rows')."""
     return int(frames["test"]["user"].is_in(frames["train"]["user"].implode()).sum())
@@ -183,13 +212,33 @@ CASES = [
          expect=("psi", "target", Severity.FAIL, None)),
     Case("label of an honest split", "drift.label", honest, {"label": "y", "ids": ["row_id"]},
          clean=True),
+    # model probes and nearest rows: measured on the rows in this process (Spark's driver-side
+    # sample, here every row), so the measures are the frames themselves
+    Case("test x1 moved by 3 sd", "separability.adversarial", _shifted,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]}, params={"folds": 3},
+         expect=("adversarial_auc", "", Severity.FAIL, lambda f: f["test"].height)),
+    Case("adversarial on an honest split", "separability.adversarial", honest,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]}, params={"folds": 3},
+         clean=True),
+    Case("x2 = 2 * label + noise", "separability.label_probe", _leaky_x2,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]},
+         expect=("ablation_drop", "x2", Severity.FAIL, lambda f: f["test"].height)),
+    Case("label probe on an honest split", "separability.label_probe", honest,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
+    Case("20 test rows jittered copies of train rows", "separability.memorisation",
+         _near_copies, {"label": "y"}, params={"baseline_quantile": 0.005},
+         expect=("near_copy_excess_share", "", Severity.FAIL, None)),
+    Case("memorisation on an honest split", "separability.memorisation",
+         lambda: _near_copies(0), {"label": "y"}, params={"baseline_quantile": 0.005},
+         clean=True),
 ]
 
 
 def test_every_measured_check_has_a_planted_and_a_clean_case():
     measured = {i for i in CHECKS if is_measured(load_check_class(i)())}
     assert measured >= {"leakage.group_overlap", "leakage.temporal", "schema.consistency",
-                        "drift.label"}
+                        "drift.label", "separability.adversarial", "separability.label_probe",
+                        "separability.memorisation"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
 
@@ -201,6 +250,12 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
 def assert_same(a: Any, b: Any, path: str = "measures") -> None:
     """Equal measures: counts and keys exactly, floats to 1e-9 relative, frames row by row,
     example rows by their number (engines without row order pick other rows)."""
+    if isinstance(a, DriverData):  # the rows themselves, with the roles they were read with
+        assert isinstance(b, DriverData) and a.rows == b.rows, path
+        assert (a.data.features, a.data.kinds) == (b.data.features, b.data.kinds), path
+        for s in a.rows:
+            assert_same(a.data.splits[s], b.data.splits[s], f"{path}.data[{s!r}]")
+        return
     if isinstance(a, Examples):
         assert isinstance(b, Examples), path
         assert len(a.values) == len(b.values), path

@@ -127,9 +127,10 @@ def _compare(rp, rs):
         for k in fp:
             a, b = fp[k], fs[k]
             assert a.severity == b.severity and a.count == b.count, (cid, k)
-            if cid.startswith("separability"):
+            if cid.startswith("separability"):  # every row on the driver: nothing to state
                 assert math.isclose(a.value, b.value, abs_tol=0.02), (cid, k, a.value, b.value)
-                assert "spark engine" in b.message
+                assert "driver-side sample" not in b.message and "driver_sample" not in \
+                    b.evidence
             else:
                 assert a.value == b.value, (cid, k, a.value, b.value)
                 # drift.features: p-values are BH-adjusted over the compared columns and the
