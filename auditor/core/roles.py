@@ -106,6 +106,8 @@ class Roles:
     # every column of the first split with the engine's own name of its type (shown, not judged)
     schema: tuple[tuple[str, str], ...] = ()
     reference: bool = False  # a reference snapshot (scheduled mode): every split is compared to it
+    # the Great Expectations suite named by ``expectations:`` (read by auditor.integrations.gx)
+    expectations: dict[str, Any] | None = None
 
     @property
     def label(self) -> str | None:

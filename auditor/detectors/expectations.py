@@ -4,8 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import LoadedData, Roles
+from auditor.detectors.measured import judged
+from auditor.engines.operations import Operations, SuiteResults
 from auditor.errors import ConfigError, NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import clip_text, fmt_count, fmt_share
@@ -34,6 +36,7 @@ class Expectations:
     id: ClassVar[str] = "schema.expectations"
     title: ClassVar[str] = "Great Expectations suite on every split"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs()
     critical_severity: str = "fail"   # severity of a failed GX "critical" expectation
     warning_severity: str = "warn"    # severity of a failed GX "warning" expectation
     max_examples: int = 20            # unexpected values kept per finding
@@ -47,41 +50,37 @@ class Expectations:
             raise ConfigError(f"{self.id}.max_examples must be an integer >= 0; "
                               f"got {self.max_examples!r}")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        return self.findings(data)
+    def run(self, data: LoadedData) -> list[Finding]:
+        return judged(self, data)
 
-    def findings(self, data: Any, *, spark: bool = False) -> list[Finding]:
-        """GX's results on every split, judged; ``spark``: the splits are Spark DataFrames,
-        validated in full by GX's Spark execution engine (auditor.sparktwins.spark_prep)."""
-        suite = getattr(data, "expectations", None)
+    def measure(self, engine: Operations, roles: Roles) -> "SuiteMeasures":
+        """GX's results of the named suite on every split (every row, on either engine)."""
+        suite = roles.expectations
         if not suite:
             raise NotApplicable("no expectation suite named (set `expectations: suite.json` "
                                 "in audit.yaml; `auditor export-expectations` writes one)")
         if not suite["expectations"]:
             raise NotApplicable(f"expectation suite {suite['name']!r} ({suite.get('path')}) "
                                 "holds no expectations")
-        from auditor.integrations.gx import SuiteRunner
+        return SuiteMeasures(suite["name"], suite.get("path"), len(suite["expectations"]),
+                             engine.validate_suite(suite))
 
-        try:
-            runner = SuiteRunner(suite, spark=spark)
-        except ImportError as err:
-            raise NotApplicable(str(err)) from None
-        findings = [self._unbuildable(e, reason, data.split_names)
-                    for e, reason in runner.unbuildable]
-        total = len(suite["expectations"])
-        for split, df in data.splits.items():
-            results = runner.validate(split, df)
-            rows = data.rows(split) if spark else df.height
-            failed = [self._finding(r, split, rows) for r in results
+    def judge(self, m: "SuiteMeasures") -> list[Finding]:
+        """A finding per failed expectation and split, and the share met per split."""
+        got = m.results
+        findings = [self._unbuildable(e, reason, list(got.rows))
+                    for e, reason in got.unbuildable]
+        for split, results in got.results.items():
+            failed = [self._finding(r, split, got.rows[split]) for r in results
                       if not r.get("success")]
             findings += failed
             met = len(results) - len(failed)
             findings.append(Finding(
-                severity=Severity.INFO, metric="expectations_met", value=met / total,
+                severity=Severity.INFO, metric="expectations_met", value=met / m.total,
                 count=met, splits=[split],
-                message=f"{met:,} of {total:,} expectations of suite {suite['name']!r} "
-                        f"({fmt_share(met / total)}) are met on {split}",
-                evidence={"suite": suite["name"], "path": suite.get("path")}))
+                message=f"{met:,} of {m.total:,} expectations of suite {m.suite!r} "
+                        f"({fmt_share(met / m.total)}) are met on {split}",
+                evidence={"suite": m.suite, "path": m.path}))
         return findings
 
     # -- judging ---------------------------------------------------------------------------
@@ -187,3 +186,13 @@ def _clip(v: Any, limit: int = 50) -> Any:
     if isinstance(v, dict):
         return {str(k): _clip(x, limit) for k, x in list(v.items())[:limit]}
     return v
+
+
+@dataclass(frozen=True)
+class SuiteMeasures:
+    """The suite's name, file and number of expectations, and GX's results per split."""
+
+    suite: str
+    path: str | None
+    total: int
+    results: SuiteResults

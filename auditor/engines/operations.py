@@ -159,6 +159,32 @@ class DriverData:
         return [s for s, n in self.rows.items() if kept[s] < n]
 
 
+@dataclass(frozen=True)
+class SuiteResults:
+    """A Great Expectations suite validated on every split by GX's own engine for the data
+    (pandas for polars frames, GX's Spark execution engine on Spark: every row, no sample):
+    ``unbuildable`` the expectations GX could not build, with its reason; ``results`` per
+    split GX's per-expectation results as JSON (``ExpectationSuiteValidationResult``);
+    ``rows`` per split."""
+
+    unbuildable: list[tuple[dict[str, Any], str]]
+    results: dict[str, list[dict[str, Any]]]
+    rows: dict[str, int]
+
+
+ROW_POSITIONS = ("partial_unexpected_index_list", "unexpected_index_list",
+                 "unexpected_index_query")
+
+
+def without_row_positions(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """GX's results without the row positions GX's pandas engine adds to a row-wise result
+    (``partial_unexpected_index_list``...): an engine without row order has none, so no
+    check may read them."""
+    return [{**r, "result": {k: v for k, v in (r.get("result") or {}).items()
+                             if k not in ROW_POSITIONS}} if "result" in r else r
+            for r in results]
+
+
 @runtime_checkable
 class Operations(Protocol):
     """The batched operations (every split in one call)."""
@@ -180,6 +206,11 @@ class Operations(Protocol):
         the loaded data itself (nothing copied); on Spark a seeded sample stratified by the
         label, at most the engine's driver budget of rows per split (``spark_sample_rows``),
         collected once per run."""
+        ...
+
+    def validate_suite(self, suite: dict[str, Any]) -> SuiteResults:
+        """``suite`` (as :func:`auditor.integrations.gx.read_suite` reads it) validated by
+        Great Expectations on every split; NotApplicable when GX is not installed."""
         ...
 
     def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:

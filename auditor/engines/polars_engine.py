@@ -1,15 +1,16 @@
 """The engine operations on polars DataFrames (one machine; the default engine)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from auditor.engines import (ColumnProfile, Histogram, KeyOverlap, KeySummary, bin_index,
                              nearest_rank)
+from auditor.errors import NotApplicable
 from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples,
-                                        Exceeds,
+                                        Exceeds, SuiteResults, without_row_positions,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
                                         Tally, ValueCounts)
 
@@ -88,6 +89,19 @@ class PolarsOperations:
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         return {s: df.height for s, df in self._tables(with_reference).items()}
+
+    def validate_suite(self, suite: dict[str, Any]) -> SuiteResults:
+        """GX's pandas execution engine (each split as pandas) on every split."""
+        from auditor.integrations.gx import SuiteRunner
+
+        try:
+            runner = SuiteRunner(suite, spark=False)
+        except ImportError as err:
+            raise NotApplicable(str(err)) from None
+        return SuiteResults(runner.unbuildable,
+                            {s: without_row_positions(runner.validate(s, df))
+                             for s, df in self.frames.items()},
+                            self.split_rows())
 
     def driver_data(self) -> DriverData:
         """The loaded data itself (an engine made from bare frames wraps them, with no roles

@@ -27,8 +27,9 @@ import polars as pl
 from auditor.engines import ColumnProfile, Histogram, KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
 from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples, Exceeds,
-                                        Num, Range, RecordMatch, SortedValues, Tally,
-                                        ValueCounts)
+                                        Num, Range, RecordMatch, SortedValues,
+                                        SuiteResults, Tally, ValueCounts,
+                                        without_row_positions)
 
 
 def col(name: str) -> Any:
@@ -182,6 +183,19 @@ class SparkOperations:
             raise NotApplicable("no driver-side sample: the splits were not opened by the "
                                 "spark loader")
         return DriverData(self.driver(), self.split_rows())
+
+    def validate_suite(self, suite: dict[str, Any]) -> SuiteResults:
+        """GX's Spark execution engine (every row of each split) on every split."""
+        from auditor.integrations.gx import SuiteRunner
+
+        try:
+            runner = SuiteRunner(suite, spark=True)
+        except ImportError as err:
+            raise NotApplicable(str(err)) from None
+        return SuiteResults(runner.unbuildable,
+                            {s: without_row_positions(runner.validate(s, df))
+                             for s, df in self.frames.items()},
+                            self.split_rows())
 
     def release(self) -> None:
         """Unpersist the key count tables (the splits stay persisted until ``close``)."""

@@ -283,7 +283,8 @@ class SparkAuditData:
                      features=tuple(self.features), label_kind=self.label_kind,
                      tokens=self.tokens, seed=self.seed, order=tuple(common),
                      schema_issues=tuple(self.schema_issues),
-                     schema=tuple((c, t.simpleString()) for c, t in schema.items()))
+                     schema=tuple((c, t.simpleString()) for c, t in schema.items()),
+                     expectations=self.expectations)
 
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
         if key not in self._cache:

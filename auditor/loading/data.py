@@ -478,7 +478,8 @@ class AuditData:
                      label_kind=self.label_kind, tokens=self.tokens, seed=self.seed,
                      order=tuple(common), schema_issues=tuple(self.schema_issues),
                      schema=tuple((c, str(t)) for c, t in schema.items()),
-                     reference=self.reference is not None)
+                     reference=self.reference is not None,
+                     expectations=self.expectations)
 
     # -- cached shared work -------------------------------------------------------------------
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:

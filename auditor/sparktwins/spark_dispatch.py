@@ -1,8 +1,9 @@
-"""The per-check Spark twins of the checks not yet written as ``measure``/``judge`` (a check
-that is, ``leakage.group_overlap``, ``leakage.temporal``, ``schema.consistency``, ``drift.label``
-and, through the driver-side sample, ``separability.adversarial``, ``separability.label_probe``
-and ``separability.memorisation`` so far, runs the same code on
-every engine through :func:`auditor.detectors.measured.judged` and has no entry here):
+"""The per-check Spark twins of the checks not yet written as ``measure``/``judge``. A check
+that is runs the same code on every engine through :func:`auditor.detectors.measured.judged`
+and has no entry here: ``leakage.group_overlap``, ``leakage.temporal``,
+``schema.consistency``, ``drift.label``, ``schema.expectations`` (``validate_suite``) and,
+on the driver-side sample (``driver_data``), ``separability.adversarial``,
+``separability.label_probe`` and ``separability.memorisation``.
 
 - ``leakage.duplicates`` (:class:`auditor.sparktwins.spark_rows.RowTable`): every row of the
   unioned splits gets a 128-bit key (two ``xxhash64`` plus null masks) for the whole row, the
@@ -32,10 +33,9 @@ every engine through :func:`auditor.detectors.measured.judged` and has no entry 
 - ``tokens.contamination`` (:mod:`auditor.sparktwins.spark_contamination`): the polars hashing per
   Arrow batch on the executors; exact copies and n-gram overlap by hash joins, near-duplicates
   by MinHash LSH band joins with Spark-side Jaccard; judged by ``Contamination.judge``.
-- ``leakage.preprocessing`` / ``schema.expectations`` (:mod:`auditor.sparktwins.spark_prep`):
-  every fingerprint from per-split aggregates combined on the driver, exact order statistics
-  where a verdict reads them, judged by ``PreprocessingFit.judge``; the GX suite through GX's
-  Spark execution engine on every row.
+- ``leakage.preprocessing`` (:mod:`auditor.sparktwins.spark_prep`): every fingerprint from
+  per-split aggregates combined on the driver, exact order statistics where a verdict reads
+  them, judged by ``PreprocessingFit.judge``.
 
 Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
 reports it as ``skipped`` with that reason.
@@ -63,7 +63,6 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
     "drift.features": spark_drift.feature_drift,
     "leakage.preprocessing": spark_prep.preprocessing,
-    "schema.expectations": spark_prep.expectations,
     "tokens.lengths": spark_tokens.lengths,
     "tokens.roundtrip": spark_tokens.roundtrip,
     "tokens.special_tokens": spark_tokens.special_tokens,

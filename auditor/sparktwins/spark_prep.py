@@ -1,4 +1,4 @@
-"""``leakage.preprocessing`` and ``schema.expectations`` on the spark engine.
+"""``leakage.preprocessing`` on the spark engine.
 
 ``leakage.preprocessing``: every fingerprint of the polars check (scaling, mean/median
 imputation, one-hot / vocabulary columns, target encoding) is measured with Spark aggregates and
@@ -34,10 +34,6 @@ of a fill candidate.
 
 Nothing is left out on spark: the same findings, subjects, statuses and (up to float rounding
 of sums, ~1e-15 relative) values as on polars.
-
-``schema.expectations``: the suite runs through Great Expectations' Spark execution engine
-(``data_sources.add_spark``, a whole-DataFrame batch) on every split in full, judged by the
-polars detector's own finding code; no driver-side sample.
 """
 from __future__ import annotations
 
@@ -753,9 +749,3 @@ def preprocessing(check: Any, data: Any) -> list[Finding]:
         return check.judge(ctx, eps)
 
     return check.findings(data, fingerprints)
-
-
-def expectations(check: Any, data: Any) -> list[Finding]:
-    """``schema.expectations`` on spark: GX's Spark execution engine validates every split in
-    full (no sample); the polars detector's own code judges GX's results."""
-    return check.findings(data, spark=True)

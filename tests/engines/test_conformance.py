@@ -140,6 +140,16 @@ def _near_copies(copies: int = 20) -> dict[str, pl.DataFrame]:
     return {"train": train, "test": pl.concat([test, moved])}
 
 
+def _suite(max_x2: float) -> dict[str, Any]:
+    """A GX suite: ``x2`` between 0 and ``max_x2``, ``cat`` in a/b/c, ``x1`` exists."""
+    return {"name": "team-rules", "expectations": [
+        {"type": "expect_column_values_to_be_between",
+         "kwargs": {"column": "x2", "min_value": 0, "max_value": max_x2}},
+        {"type": "expect_column_values_to_be_in_set",
+         "kwargs": {"column": "cat", "value_set": ["a", "b", "c"], "mostly": 0.99}},
+        {"type": "expect_column_to_exist", "kwargs": {"column": "x1"}}]}
+
+
 def _shared_users(frames: dict[str, pl.DataFrame]) -> int:
     """Test rows whose user also has train rows (9 planted users and the copied rows')."""
     return int(frames["test"]["user"].is_in(frames["train"]["user"].implode()).sum())
@@ -212,6 +222,12 @@ CASES = [
          expect=("psi", "target", Severity.FAIL, None)),
     Case("label of an honest split", "drift.label", honest, {"label": "y", "ids": ["row_id"]},
          clean=True),
+    Case("x2 above 6 (first finding: train)", "schema.expectations", honest,
+         {"label": "y", "ids": ["row_id"], "expectations": _suite(6)},
+         expect=("expectation_failed", "x2", Severity.FAIL,
+                 lambda f: int((f["train"]["x2"] > 6).sum()))),
+    Case("a suite the splits meet", "schema.expectations", honest,
+         {"label": "y", "ids": ["row_id"], "expectations": _suite(100)}, clean=True),
     # model probes and nearest rows: measured on the rows in this process (Spark's driver-side
     # sample, here every row), so the measures are the frames themselves
     Case("test x1 moved by 3 sd", "separability.adversarial", _shifted,
@@ -237,7 +253,7 @@ CASES = [
 def test_every_measured_check_has_a_planted_and_a_clean_case():
     measured = {i for i in CHECKS if is_measured(load_check_class(i)())}
     assert measured >= {"leakage.group_overlap", "leakage.temporal", "schema.consistency",
-                        "drift.label", "separability.adversarial", "separability.label_probe",
+                        "drift.label", "schema.expectations", "separability.adversarial", "separability.label_probe",
                         "separability.memorisation"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
@@ -306,12 +322,20 @@ def assert_same(a: Any, b: Any, path: str = "measures") -> None:
 
 def _config(frames: dict[str, pl.DataFrame], roles: dict[str, Any], folder: Path,
             engine: str) -> AuditConfig:
-    """The frames as Parquet files in ``folder``, audited as a run audits them."""
+    """The frames as Parquet files in ``folder``, audited as a run audits them (a role
+    ``expectations``: a GX suite, written as JSON next to them)."""
+    import json
+
     for k, v in frames.items():
         if not (folder / f"{k}.parquet").exists():
             v.write_parquet(folder / f"{k}.parquet")
+    roles = dict(roles)
+    suite = roles.pop("expectations", None)
+    if suite is not None:
+        (folder / "suite.json").write_text(json.dumps(suite))
     return AuditConfig(datasets={k: str(folder / f"{k}.parquet") for k in frames},
-                       columns=Columns(**roles), engine=engine)
+                       columns=Columns(**roles), engine=engine,
+                       expectations=folder / "suite.json" if suite is not None else None)
 
 
 def _polars_data(frames: dict[str, pl.DataFrame], roles: dict[str, Any], folder: Path) -> Any:

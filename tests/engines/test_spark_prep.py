@@ -192,7 +192,7 @@ def test_one_failing_expectation_is_equal_on_both_engines(spark, tmp_path):
     import json
 
     from auditor.detectors.expectations import Expectations
-    from auditor.sparktwins.spark_prep import expectations
+    from auditor.detectors.measured import judged
     from auditor.integrations.gx import read_suite
 
     assert gx is not None
@@ -205,7 +205,7 @@ def test_one_failing_expectation_is_equal_on_both_engines(spark, tmp_path):
     polars_data, spark_data = _both(spark, frames, label="y", groups=["user"], ids=["row_id"])
     polars_data.expectations = spark_data.expectations = read_suite(path)
     check = Expectations()
-    on_polars, on_spark = check.run(polars_data), expectations(check, spark_data)
+    on_polars, on_spark = judged(check, polars_data), judged(check, spark_data)
     failed = [f for f in on_polars if f.metric == "expectation_failed"]
     # gamma(2) rows above 6, counted independently
     want = {n: int((f["x2"] > 6).sum()) for n, f in frames.items()}
