@@ -149,8 +149,9 @@ class Expectations:
 
 
 def _subject(kwargs: dict[str, Any]) -> str | list[str]:
-    if isinstance(kwargs.get("column"), str):
-        return kwargs["column"]
+    column = kwargs.get("column")
+    if isinstance(column, str):
+        return column
     cols = [kwargs[k] for k in ("column_A", "column_B") if isinstance(kwargs.get(k), str)]
     if isinstance(kwargs.get("column_list"), list):
         cols += [c for c in kwargs["column_list"] if isinstance(c, str)]

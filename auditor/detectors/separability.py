@@ -118,7 +118,8 @@ def split_gain_importance(model: Any, p: int) -> np.ndarray:
             nodes = tree.nodes
             inner = nodes[nodes["is_leaf"] == 0]
             np.add.at(gain, inner["feature_idx"].astype(np.int64), inner["gain"])
-    return gain[model_columns(model, p)]  # the trees index the model's own column order
+    ordered: np.ndarray = gain[model_columns(model, p)]  # the trees index the model's own order
+    return ordered
 
 
 def importance_candidates(model: Any, p: int, k: int) -> np.ndarray | None:
@@ -384,6 +385,7 @@ class AdversarialValidation:
             if severity == Severity.INFO:
                 message = head + f": no joint shift at the {self.warn_above} warning level."
             else:
+                assert drivers is not None  # started above whenever the grade is not info
                 message = head + self._explain(pool, fit, drivers, refits, X, y, mask,
                                                first_fold, aucs[0], cols, first, later,
                                                evidence)
@@ -482,7 +484,7 @@ class AdversarialValidation:
                                                                   {top})
         keep = [j for j in pool_cols if j != top]
         uses = {name: use for name, use in (("without", keep), ("alone", [top])) if use}
-        return {name: (use, pool.submit(fit, mask[use], X[np.ix_(tr, use)], y[tr]))
+        return {name: (use, pool.submit(fit, mask[use], X[np.ix_(tr, np.asarray(use))], y[tr]))
                 for name, use in uses.items()}
 
     def _start_drivers(self, pool: Executor, model: Any, X: np.ndarray, y: np.ndarray,
