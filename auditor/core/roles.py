@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, ClassVar, Protocol, Sequence
 
 from auditor.core.config import Columns, Tokens
 
@@ -51,9 +51,42 @@ class ColumnType(StrEnum):
     OTHER = "other"
 
 
+_NUMBERS = {ColumnType.INTEGER, ColumnType.FLOAT, ColumnType.DECIMAL, ColumnType.DURATION}
+_TIMES = {ColumnType.DATE, ColumnType.DATETIME, ColumnType.DATETIME_TZ}
+
+
+def common_type(types: Sequence[ColumnType]) -> ColumnType | None:
+    """The type a column compared across splits is read as, from its type in each split; None
+    when the types are incompatible. The rule every loader applies (each in its own types):
+
+    - ``null`` (a column with no value in that split) joins any type; all ``null``: ``null``;
+    - numbers with numbers or booleans: ``integer`` when every split holds integers or
+      booleans, else ``float`` (a decimal, a float or a duration among them);
+      booleans alone: ``boolean``;
+    - dates and datetimes: one of them alone keeps it; mixed: ``datetime_tz`` when any split is
+      zoned, else ``datetime``;
+    - any other type only with itself (``string``; ``nested`` and ``other`` never)."""
+    kinds = set(types) - {ColumnType.NULL}
+    if not kinds:
+        return ColumnType.NULL
+    if len(kinds) == 1:
+        (only,) = kinds
+        return None if only in (ColumnType.NESTED, ColumnType.OTHER) else only
+    if kinds <= _NUMBERS | {ColumnType.BOOLEAN} and kinds & _NUMBERS:
+        return (ColumnType.INTEGER if kinds <= {ColumnType.INTEGER, ColumnType.BOOLEAN}
+                else ColumnType.FLOAT)
+    if kinds <= _TIMES:
+        return ColumnType.DATETIME_TZ if ColumnType.DATETIME_TZ in kinds else \
+            ColumnType.DATETIME
+    return None
+
+
 @dataclass
 class SchemaIssue:
-    """A difference between splits that the audit survived (reported by schema.consistency)."""
+    """A difference between splits that the audit survived (reported by schema.consistency).
+    ``dtypes`` and the ``message`` of a type issue name the engine's own types."""
+
+    ENGINE_NATIVE: ClassVar[tuple[str, ...]] = ("message", "dtypes")
 
     severity: str  # info | warn | fail
     column: str
@@ -82,6 +115,17 @@ def incompatible_types_issue(col: str, dtypes: dict[str, str]) -> SchemaIssue:
         f"column {col!r} has incompatible types across splits "
         f"({', '.join(f'{n}: {d}' for n, d in dtypes.items())}); it is left out "
         "of cross-split checks", splits=list(dtypes), dtypes=dict(dtypes))
+
+
+def cast_issue(col: str, dtypes: dict[str, str], target: str) -> SchemaIssue:
+    """The note that a column's types differ across splits but are compatible (``dtypes``:
+    the engine's own type names per split; ``target``: the type it is compared as)."""
+    return SchemaIssue(
+        "info", col, "cast",
+        f"column {col!r} has compatible but different types across splits "
+        f"({', '.join(f'{n}: {d}' for n, d in dtypes.items())}); compared as {target}",
+        splits=list(dtypes), dtypes=dict(dtypes))
+
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.core.roles import (ColumnType, Kind, LabelKind, Roles, incompatible_types_issue,
-                                missing_column_issue)
+from auditor.core.roles import (ColumnType, Kind, LabelKind, Roles, cast_issue, common_type,
+                                incompatible_types_issue, missing_column_issue)
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import ConfigError, InputError
 
@@ -150,6 +150,17 @@ def spark_kind(data_type: Any) -> Kind:
     if isinstance(data_type, (T.DateType, T.TimestampType, T.TimestampNTZType)):
         return Kind.DATETIME
     return Kind.NESTED
+
+
+def _spark_type_of(target: ColumnType) -> Any:
+    """The Spark type a column of several compatible types is cast to."""
+    from pyspark.sql import types as T
+
+    return {ColumnType.INTEGER: T.LongType(), ColumnType.FLOAT: T.DoubleType(),
+            ColumnType.BOOLEAN: T.BooleanType(), ColumnType.STRING: T.StringType(),
+            ColumnType.DATE: T.DateType(), ColumnType.DATETIME: T.TimestampNTZType(),
+            ColumnType.DATETIME_TZ: T.TimestampType(),
+            ColumnType.DECIMAL: T.DoubleType(), ColumnType.DURATION: T.DoubleType()}[target]
 
 
 def spark_type(data_type: Any) -> ColumnType:
@@ -341,14 +352,23 @@ class SparkAuditData:
                                      f"{', '.join(map(repr, df.columns[:12]))}")
 
     def _resolve(self) -> tuple[dict[str, Kind], list[str]]:
-        """Kinds of the columns present in every split with one kind; features as in
+        """Kinds of the columns present in every split, each cast to one type across splits by
+        the rule of :func:`auditor.core.roles.common_type` (as the polars loader: an integer
+        column in one split and a float one in another are compared as double, a column
+        with no value in one split takes the others' type); features as in
         :func:`auditor.loading.data._resolve_features` (not a declared role, not nested, not
-        null). Missing and incompatible columns are recorded with the polars loader's words."""
+        null). Missing, incompatible and cast columns are recorded with the polars loader's
+        words (and Spark's type names)."""
+        from auditor.engines.spark_engine import col as column
+
         names = list(self.splits)
         fields = {n: {f.name: f.dataType for f in df.schema.fields}
                   for n, df in self.splits.items()}
         all_cols = list(dict.fromkeys(c for n in names for c in fields[n]))
+        token_cols = set(self.tokens.columns()) if self.tokens else set()
         kinds: dict[str, Kind] = {}
+        casts: dict[str, dict[str, Any]] = {n: {} for n in names}
+        empty = self._all_null(fields, token_cols)
         for col in all_cols:  # as the polars loader: the first split's columns, then the rest
             present = [n for n in names if col in fields[n]]
             if len(present) < len(names):
@@ -356,11 +376,33 @@ class SparkAuditData:
                     col, present, [n for n in names if n not in present], self.paths))
                 continue
             per_split = {spark_kind(fields[n][col]) for n in names}
-            if len(per_split) > 1:
+            target = common_type([ColumnType.NULL if (n, col) in empty
+                                  else spark_type(fields[n][col]) for n in names])
+            if col in token_cols or (target is None and Kind.NESTED in per_split):
+                kinds[col] = Kind.NESTED if Kind.NESTED in per_split else per_split.pop()
+                continue
+            if target is None:
                 self.schema_issues.append(incompatible_types_issue(
                     col, {n: fields[n][col].simpleString() for n in names}))
                 continue
-            kinds[col] = per_split.pop()
+            if target == ColumnType.NULL:
+                kinds[col] = Kind.NULL
+                continue
+            named = {n: fields[n][col].simpleString() for n in names
+                     if spark_type(fields[n][col]) != ColumnType.NULL and (n, col) not in empty}
+            to = (next(fields[n][col] for n in named) if len(set(named.values())) == 1
+                  else _spark_type_of(target))
+            for n in names:
+                if fields[n][col] != to:
+                    casts[n][col] = to
+            if len(set(named.values())) > 1:
+                self.schema_issues.append(cast_issue(col, named, to.simpleString()))
+            kinds[col] = spark_kind(to)
+        for n, todo in casts.items():
+            if todo:
+                self.splits[n] = self.splits[n].withColumns(
+                    {c: column(c).cast(t) for c, t in todo.items()})
+
         roles = self.columns.declared()
         tokens = set(self.tokens.columns()) if self.tokens else set()
         features = [c for c, k in kinds.items() if c not in roles and c not in tokens
@@ -369,6 +411,29 @@ class SparkAuditData:
             if kinds.get(col) == Kind.CATEGORICAL:
                 kinds[col] = Kind.TEXT
         return kinds, features
+
+    def _all_null(self, fields: dict[str, dict[str, Any]], token_cols: set[str]
+                  ) -> set[tuple[str, str]]:
+        """(split, column) pairs of the columns whose type differs across splits that hold no
+        value in that split: a file format may store such a column with any type (Parquet
+        written from an all-null polars column reads as int), which says nothing about the
+        column, as polars' ``Null`` type. One count per split, only when a type differs."""
+        from pyspark.sql import functions as F
+
+        from auditor.engines.spark_engine import col as column
+
+        names = list(fields)
+        differ = [c for c in fields[names[0]] if c not in token_cols
+                  and all(c in fields[n] for n in names)
+                  and len({fields[n][c].simpleString() for n in names}) > 1]
+        if not differ:
+            return set()
+        out = set()
+        for n in names:
+            row = self.splits[n].agg(*[F.count(column(c)).alias(f"c{i}")
+                                       for i, c in enumerate(differ)]).collect()[0]
+            out |= {(n, c) for i, c in enumerate(differ) if row[f"c{i}"] == 0}
+        return out
 
 
 def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,

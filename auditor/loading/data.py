@@ -16,7 +16,7 @@ import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, Tokens
 from auditor.core.roles import (REFERENCE, ColumnType, Kind, LabelKind, Roles, SchemaIssue,
-                                incompatible_types_issue, missing_column_issue)
+                                cast_issue, incompatible_types_issue, missing_column_issue)
 from auditor.errors import InputError
 
 
@@ -553,11 +553,8 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
             if schemas[n][col] != target:
                 casts[n][col] = _cast(schemas[n][col], col, target).alias(col)
         if len({str(d) for d in dtypes if d != pl.Null}) > 1:
-            issues.append(SchemaIssue(
-                "info", col, "cast",
-                f"column {col!r} has compatible but different types across splits "
-                f"({', '.join(f'{n}: {d}' for n, d in zip(names, dtypes))}); compared as "
-                f"{target}", splits=names, dtypes={n: str(d) for n, d in zip(names, dtypes)}))
+            issues.append(cast_issue(col, {n: str(d) for n, d in zip(names, dtypes)},
+                                     str(target)))
         kinds[col] = kind_of(target)
     out = {}
     for n, df in frames.items():

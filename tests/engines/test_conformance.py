@@ -140,6 +140,20 @@ def _near_copies(copies: int = 20) -> dict[str, pl.DataFrame]:
     return {"train": train, "test": pl.concat([test, moved])}
 
 
+def _mixed_types() -> dict[str, pl.DataFrame]:
+    """``rid`` integers in train and floats in test (4 test ids also in train), ``n`` likewise,
+    ``z`` with no value in train (stored as polars' Null type, which Parquet gives Spark as
+    int) and floats in test: each loader casts them to one type per column."""
+    rng = np.random.default_rng(31)
+    train = pl.DataFrame({"rid": np.arange(60), "n": rng.integers(0, 9, 60), "z": [None] * 60,
+                          "x": rng.normal(size=60), "y": rng.integers(0, 2, 60)},
+                         schema_overrides={"z": pl.Null})
+    test = pl.DataFrame({"rid": np.r_[[3.0, 7.0, 11.0, 19.0], np.arange(100, 136) * 1.0],
+                         "n": rng.integers(0, 9, 40) * 1.0, "z": rng.normal(size=40),
+                         "x": rng.normal(size=40), "y": rng.integers(0, 2, 40)})
+    return {"train": train, "test": test}
+
+
 def _suite(max_x2: float) -> dict[str, Any]:
     """A GX suite: ``x2`` between 0 and ``max_x2``, ``cat`` in a/b/c, ``x1`` exists."""
     return {"name": "team-rules", "expectations": [
@@ -211,6 +225,11 @@ CASES = [
          expect=("rows_before_previous_end", "week", Severity.FAIL, 5)),
     Case("honest time split", "leakage.temporal", _timed, {"label": "y", "time": "ts"},
          clean=True),
+    Case("integer ids in train, float ids in test", "leakage.group_overlap", _mixed_types,
+         {"label": "y", "ids": ["rid"]}, expect=("id_overlap_rows", "rid", Severity.FAIL, 4)),
+    Case("integer and float, and an all-null split, cast to one type", "schema.consistency",
+         _mixed_types, {"label": "y", "ids": ["rid"]},
+         expect=("schema_cast", "n", Severity.INFO, None)),
     Case("values written in several forms", "schema.consistency", _variants,
          {"label": "y"}, params={"variant_fail_above": 0.01},
          expect=("value_variants", "city", Severity.FAIL, 16)),
@@ -253,8 +272,8 @@ CASES = [
 def test_every_measured_check_has_a_planted_and_a_clean_case():
     measured = {i for i in CHECKS if is_measured(load_check_class(i)())}
     assert measured >= {"leakage.group_overlap", "leakage.temporal", "schema.consistency",
-                        "drift.label", "schema.expectations", "separability.adversarial", "separability.label_probe",
-                        "separability.memorisation"}
+                        "drift.label", "schema.expectations", "separability.adversarial",
+                        "separability.label_probe", "separability.memorisation"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
 
