@@ -5,7 +5,7 @@ aggregate into findings). The measuring half goes through the operations of :cla
 implemented once per engine: :class:`~auditor.engines.polars_engine.PolarsEngine` (one machine,
 the default) and :class:`~auditor.engines.spark_engine.SparkEngine` (Apache Spark). The judging
 half is plain Python that never sees an engine. Every operation returns an aggregate whose size
-does not depend on the row count (counts, bin counts, quantiles), except the capped example
+does not depend on the row count (counts, key tables), except the capped example
 lists (``max_examples``) and the stated sample of :meth:`Engine.stratified_sample`.
 
 Semantics shared by both engines (the parity tests in ``tests/engines`` hold them to it):
@@ -17,25 +17,13 @@ Semantics shared by both engines (the parity tests in ``tests/engines`` hold the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
 
-import numpy as np
 import polars as pl
 
 ENGINES = ("polars", "spark")
 NOT_ON_SPARK = "not yet implemented on the spark engine"
-
-
-@dataclass(frozen=True)
-class ColumnProfile:
-    """Per split and column: rows, missing values (null, and NaN for floats), minimum and maximum
-    of the non-missing values (None when there are none)."""
-
-    rows: int
-    missing: int
-    min: Any
-    max: Any
 
 
 @dataclass(frozen=True)
@@ -75,20 +63,6 @@ class KeyOverlap:
     top: pl.DataFrame
 
 
-@dataclass(frozen=True)
-class Histogram:
-    """Counts of one column on given edges: ``counts[i]`` = values ``v`` with
-    ``edges[i-1] <= v < edges[i]`` (bin 0 is below ``edges[0]``, the last bin at or above
-    ``edges[-1]``: len(edges) + 1 bins, as ``numpy.searchsorted(edges, v, side="right")``);
-    ``missing`` counts nulls and NaN. With ``by``: one row of counts per value of ``by``
-    (``groups`` lists those values as strings, sorted; a missing ``by`` value is ``None``, last)."""
-
-    edges: np.ndarray
-    counts: np.ndarray
-    missing: int
-    groups: list[str | None] = field(default_factory=list)
-
-
 @runtime_checkable
 class Engine(Protocol):
     """The measuring operations. ``splits`` are named tables held by the engine."""
@@ -107,10 +81,6 @@ class Engine(Protocol):
         """Row count of a split (a global count: one pass, no shuffle)."""
         ...
 
-    def column_profiles(self, split: str, columns: Sequence[str]) -> dict[str, ColumnProfile]:
-        """Missing counts, min and max of ``columns`` in one pass (one global aggregate)."""
-        ...
-
     def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
                     null_in: Sequence[str] = ()) -> KeySummary:
         """Rows, rows with a complete key and distinct keys (one shuffle by key); ``null_in``
@@ -126,34 +96,9 @@ class Engine(Protocol):
         ``max_examples`` rows)."""
         ...
 
-    def count_between(self, split: str, column: str, lo: float | None = None,
-                      hi: float | None = None) -> int:
-        """Rows with ``lo <= value < hi`` (a bound of None is open); missing values never count.
-        One pass, one number to the driver."""
-        ...
-
-    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """Per column: (distinct non-null values, non-null values); NaN is a value here (one
-        pass; exact distinct counts, a shuffle per column on Spark)."""
-        ...
-
     def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
         """Rows per value of ``column`` (``value`` as String, ``n`` as Int64, sorted by value)
         and the missing count. One shuffle by value; the driver holds one row per level."""
-        ...
-
-    def histogram(self, split: str, column: str, edges: Sequence[float], *,
-                  by: str | None = None) -> Histogram:
-        """Counts on shared ``edges`` (as :class:`Histogram`), optionally one row per value of
-        ``by`` (the label). One pass, a shuffle of (group, bin) counts only."""
-        ...
-
-    def quantiles(self, split: str, column: str, probs: Sequence[float], *,
-                  relative_error: float = 0.0) -> list[float | None]:
-        """Quantiles of the non-missing values at ``probs``: the value at sorted position
-        ceil(p * n) - 1 (lower nearest rank, p=0 the minimum). ``relative_error`` 0 is exact;
-        above 0 an engine may answer within rank error ``relative_error * n`` (Spark's
-        Greenwald-Khanna sketch; polars is always exact)."""
         ...
 
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
@@ -162,18 +107,3 @@ class Engine(Protocol):
         of ``by`` keeping its share (a per-stratum Bernoulli fraction rows/total; every row when
         the split has at most ``rows`` rows). The driver holds this sample, nothing else."""
         ...
-
-
-def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """The :class:`Histogram` bin of each value (``searchsorted(edges, v, side="right")``)."""
-    return np.searchsorted(edges, values, side="right")
-
-
-def nearest_rank(sorted_values: np.ndarray, p: float) -> float | None:
-    """The lower nearest-rank quantile of sorted values: position max(ceil(p*n) - 1, 0)."""
-    n = len(sorted_values)
-    if n == 0:
-        return None
-    i = max(int(np.ceil(p * n)) - 1, 0)
-    return float(sorted_values[min(i, n - 1)])
-

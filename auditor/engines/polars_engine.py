@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from auditor.engines import (ColumnProfile, Histogram, KeyOverlap, KeySummary, bin_index,
-                             nearest_rank)
+from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
 from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples,
                                         Exceeds, SuiteResults, without_row_positions,
@@ -320,20 +319,6 @@ class PolarsEngine(PolarsOperations):
     def rows(self, split: str) -> int:
         return self.frames[split].height
 
-    def column_profiles(self, split: str, columns: Sequence[str]) -> dict[str, ColumnProfile]:
-        df = self.frames[split]
-        if not columns:
-            return {}
-        schema = df.schema
-        exprs = []
-        for i, c in enumerate(columns):
-            exprs += [_missing(c, schema[c]).sum().alias(f"m{i}"),
-                      _plain(c, schema[c]).min().alias(f"lo{i}"),
-                      _plain(c, schema[c]).max().alias(f"hi{i}")]
-        row = df.select(exprs).row(0)
-        return {c: ColumnProfile(df.height, int(row[3 * i]), row[3 * i + 1], row[3 * i + 2])
-                for i, c in enumerate(columns)}
-
     def _keyed(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> pl.DataFrame:
         df = self.frames[split].select(list(key))
         if nulls_are_keys:
@@ -363,26 +348,6 @@ class PolarsEngine(PolarsOperations):
         return KeySummary(self.rows(split), int(row[0] or 0), int(row[1]), int(row[2] or 0),
                           int(row[3] or 0), int(row[4] or 0))
 
-    def count_between(self, split: str, column: str, lo: float | None = None,
-                      hi: float | None = None) -> int:
-        x = pl.col(column)
-        cond = x.is_not_null()
-        if lo is not None:
-            cond = cond & (x >= lo)
-        if hi is not None:
-            cond = cond & (x < hi)
-        return int(self.frames[split].select(cond.fill_null(False).sum()).item())
-
-    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
-        if not columns:
-            return {}
-        df = self.frames[split]
-        row = df.select(*(pl.col(c).drop_nulls().n_unique().alias(f"u{i}")
-                          for i, c in enumerate(columns)),
-                        *(pl.col(c).count().alias(f"n{i}") for i, c in enumerate(columns))).row(0)
-        k = len(columns)
-        return {c: (int(row[i]), int(row[k + i])) for i, c in enumerate(columns)}
-
     def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
                     nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:
         key = list(key)
@@ -406,32 +371,6 @@ class PolarsEngine(PolarsOperations):
                   .group_by("value").len(name="n").with_columns(pl.col("n").cast(pl.Int64))
                   .sort("value"))
         return counts, missing
-
-    def histogram(self, split: str, column: str, edges: Sequence[float], *,
-                  by: str | None = None) -> Histogram:
-        df = self.frames[split]
-        e = np.asarray(edges, dtype=float)
-        x = df[column].cast(pl.Float64).fill_nan(None)
-        missing = x.null_count()
-        if by is None:
-            v = x.drop_nulls().to_numpy()
-            counts = np.bincount(bin_index(v, e), minlength=len(e) + 1).astype(np.int64)
-            return Histogram(e, counts, missing)
-        g = df[by].cast(pl.String)
-        frame = pl.DataFrame({"x": x, "g": g}).drop_nulls("x")
-        groups = sorted(set(frame["g"].unique().to_list()), key=lambda s: (s is None, s or ""))
-        lookup = pl.DataFrame({"g": groups, "gi": list(range(len(groups)))},
-                              schema={"g": pl.String, "gi": pl.Int64})
-        gidx = frame.join(lookup, on="g", how="left", nulls_equal=True)["gi"].to_numpy()
-        flat = gidx * (len(e) + 1) + bin_index(frame["x"].to_numpy(), e)
-        table = np.bincount(flat, minlength=len(groups) * (len(e) + 1)).astype(np.int64)
-        return Histogram(e, table.reshape(len(groups), len(e) + 1), missing, groups)
-
-    def quantiles(self, split: str, column: str, probs: Sequence[float], *,
-                  relative_error: float = 0.0) -> list[float | None]:
-        s = self.frames[split][column].cast(pl.Float64).fill_nan(None).drop_nulls().sort()
-        v = s.to_numpy()
-        return [nearest_rank(v, p) for p in probs]
 
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
                           seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -3,17 +3,13 @@ an operation runs a polars function given by a check (``value_counts``' ``shared
 executors need the same Python packages as the driver (polars, pyarrow, auditor).
 
 What each operation costs on a cluster (n rows, k distinct keys, b bins):
-- ``rows``, ``column_profiles``: one scan, map-side partial aggregates, one row to the driver.
+- ``rows``: one count per split, kept.
 - ``key_summary``: one scan, one shuffle of the partial counts by key (size ~k), two numbers
   to the driver.
 - ``key_overlap``: counts by key in each split (two shuffles by key), a sort-merge (or
   broadcast-hash, when one side is small) join of the two count tables, totals and at most
   ``max_examples`` rows to the driver (a top-k, no global sort).
 - ``category_counts``: one shuffle by value; the driver holds one row per level.
-- ``histogram``: the bin index is an arithmetic expression (a sum of comparisons with the
-  edges); one shuffle of (group, bin) partial counts; the driver holds groups x bins numbers.
-- ``quantiles``: ``approxQuantile`` (Greenwald-Khanna sketches merged across partitions; exact
-  when ``relative_error`` is 0, at the price of a full sort of the column).
 - ``stratified_sample``: a seeded Bernoulli sample per partition, collected through Arrow:
   the only operation whose driver memory grows with its argument (``rows``), never with n.
 """
@@ -24,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from auditor.engines import ColumnProfile, Histogram, KeyOverlap, KeySummary
+from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
 from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples, Exceeds,
                                         Num, Range, RecordMatch, SortedValues,
@@ -402,7 +398,6 @@ class SparkEngine(SparkOperations):
         self.frames = frames
         self.seed = seed
         self._rows: dict[str, int] = {}
-        self._profiles: dict[tuple[str, str], ColumnProfile] = {}  # (split, column), reused
         self._counts: dict[tuple[Any, ...], Any] = {}  # persisted count tables, reused
         self.persisted: list[Any] = []  # splits persisted by spark_io.persist_splits
 
@@ -423,26 +418,6 @@ class SparkEngine(SparkOperations):
         if split not in self._rows:
             self._rows[split] = int(self.frames[split].count())
         return self._rows[split]
-
-    def column_profiles(self, split: str, columns: Sequence[str]) -> dict[str, ColumnProfile]:
-        from pyspark.sql import functions as F
-
-        if not columns:
-            return {}
-        todo = list(dict.fromkeys(c for c in columns if (split, c) not in self._profiles))
-        if todo:  # one agg for every column not profiled yet; kept for later calls
-            df = self.frames[split]
-            exprs = [F.count(F.lit(1)).alias("_n")]
-            for i, c in enumerate(todo):
-                exprs += [F.sum(F.when(_missing(df, c), 1).otherwise(0)).alias(f"m{i}"),
-                          F.min(_plain(df, c)).alias(f"lo{i}"),
-                          F.max(_plain(df, c)).alias(f"hi{i}")]
-            row = df.agg(*exprs).collect()[0]
-            self._rows.setdefault(split, int(row["_n"]))
-            for i, c in enumerate(todo):
-                self._profiles[(split, c)] = ColumnProfile(
-                    int(row["_n"]), int(row[f"m{i}"] or 0), row[f"lo{i}"], row[f"hi{i}"])
-        return {c: self._profiles[(split, c)] for c in columns}
 
     def _key_counts(self, split: str, key: Sequence[str], nulls_are_keys: bool,
                     prefix: str = "") -> Any:
@@ -482,29 +457,6 @@ class SparkEngine(SparkOperations):
                     F.sum(n * n).alias("sq")).collect()[0])
         return KeySummary(self.rows(split), int(row["rows"] or 0), int(row["keys"]),
                           int(row["r"] or 0), int(row["rn"] or 0), int(row["sq"] or 0))
-
-    def count_between(self, split: str, column: str, lo: float | None = None,
-                      hi: float | None = None) -> int:
-        from pyspark.sql import functions as F
-
-        df = self.frames[split]
-        cond = ~_missing(df, column)
-        if lo is not None:
-            cond = cond & (col(column) >= F.lit(lo))
-        if hi is not None:
-            cond = cond & (col(column) < F.lit(hi))
-        return int(df.agg(F.sum(F.when(cond, 1).otherwise(0)).alias("n")).collect()[0]["n"] or 0)
-
-    def distinct_counts(self, split: str, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
-        from pyspark.sql import functions as F
-
-        if not columns:
-            return {}
-        df = self.frames[split]
-        row = df.agg(*(F.count_distinct(col(c)).alias(f"u{i}") for i, c in enumerate(columns)),
-                     *(F.count(col(c)).alias(f"n{i}") for i, c in enumerate(columns))
-                     ).collect()[0]
-        return {c: (int(row[f"u{i}"]), int(row[f"n{i}"])) for i, c in enumerate(columns)}
 
     def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
                     nulls_are_keys: bool = False, max_examples: int = 20,
@@ -548,41 +500,6 @@ class SparkEngine(SparkOperations):
                                                           pl.col("n").cast(pl.Int64))
         total = int(out["n"].sum()) if out.height else 0
         return out.sort("value"), self.rows(split) - total
-
-    def histogram(self, split: str, column: str, edges: Sequence[float], *,
-                  by: str | None = None) -> Histogram:
-        from pyspark.sql import functions as F
-
-        df = self.frames[split]
-        e = np.asarray(edges, dtype=float)
-        x = col(column).cast("double")
-        valued = df.where(~_missing(df, column))
-        # searchsorted(edges, x, side="right") = number of edges <= x: a sum of comparisons
-        index = sum((F.when(x >= F.lit(float(v)), 1).otherwise(0) for v in e), F.lit(0))
-        keys = [index.alias("bin")]
-        if by is not None:
-            keys.append(col(by).cast("string").alias("grp"))
-        rows = valued.select(*keys).groupBy(*[k for k in ("bin", "grp") if k != "grp" or by]
-                                            ).count().collect()
-        missing = self.rows(split) - sum(int(r["count"]) for r in rows)
-        if by is None:
-            counts = np.zeros(len(e) + 1, dtype=np.int64)
-            for r in rows:
-                counts[int(r["bin"])] += int(r["count"])
-            return Histogram(e, counts, missing)
-        groups = sorted({r["grp"] for r in rows}, key=lambda s: (s is None, s or ""))
-        code = {g: i for i, g in enumerate(groups)}
-        table = np.zeros((len(groups), len(e) + 1), dtype=np.int64)
-        for r in rows:
-            table[code[r["grp"]], int(r["bin"])] += int(r["count"])
-        return Histogram(e, table, missing, groups)
-
-    def quantiles(self, split: str, column: str, probs: Sequence[float], *,
-                  relative_error: float = 0.0) -> list[float | None]:
-        df = self.frames[split]
-        values = df.where(~_missing(df, column)).select(col(column).cast("double").alias("x"))
-        got = values.approxQuantile("x", [float(p) for p in probs], float(relative_error))
-        return [float(v) for v in got] if got else [None] * len(probs)
 
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
                           seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:

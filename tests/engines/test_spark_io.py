@@ -164,19 +164,3 @@ def test_text_splits_are_persisted_once_and_released_parquet_is_not(spark, tmp_p
         spark.conf.unset(PERSIST_CONF)
 
 
-def test_column_profiles_are_measured_once_per_column(spark):
-    from auditor.engines.spark_engine import SparkEngine
-
-    frames = planted()
-    eng = SparkEngine({"train": spark.createDataFrame(frames["train"].to_arrow())})
-    tracker = spark.sparkContext.statusTracker()
-    first = eng.column_profiles("train", ["x1", "user"])
-    jobs = len(tracker.getJobIdsForGroup())
-    again = eng.column_profiles("train", ["user", "x1"])
-    assert len(tracker.getJobIdsForGroup()) == jobs  # no Spark job for known columns
-    assert again == {"user": first["user"], "x1": first["x1"]}
-    assert first["x1"].rows == frames["train"].height
-    x1 = frames["train"]["x1"]
-    assert first["x1"].missing == int((x1.is_null() | x1.is_nan()).sum())
-    assert first["x1"].min == x1.drop_nulls().drop_nans().min()
-    assert first["x1"].max == x1.drop_nulls().drop_nans().max()
