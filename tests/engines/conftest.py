@@ -38,3 +38,29 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _spark_conf_restored(request):
+    """A test that runs the auditor on the shared session (a CLI run with ``--spark-conf``, the
+    session defaults) changes its runtime SQL settings for every later test: with adaptive
+    execution switched on, a later test counted twice the Spark jobs. Each Spark test leaves
+    the settings as it found them."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    session = request.getfixturevalue("spark")
+    before = dict(session.conf.getAll)
+    yield
+    after = dict(session.conf.getAll)
+    for key in after.keys() - before.keys():
+        try:
+            session.conf.unset(key)
+        except Exception:  # a static setting cannot change anyway
+            pass
+    for key, value in before.items():
+        if after.get(key) != value:
+            try:
+                session.conf.set(key, value)
+            except Exception:
+                pass
