@@ -98,7 +98,7 @@ def is_saved_dataset_dict(path: Path) -> bool:
     return path.is_dir() and (path / DATASET_DICT).is_file()
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
@@ -108,7 +108,7 @@ def _read_json(path: Path) -> Any:
 
 def saved_splits(path: Path) -> list[str]:
     """Split names of a ``DatasetDict.save_to_disk`` folder, in their saved order."""
-    raw = _read_json(path / DATASET_DICT)
+    raw = read_json(path / DATASET_DICT)
     splits = raw.get("splits") if isinstance(raw, dict) else None
     if not isinstance(splits, list) or not splits or not all(isinstance(s, str) for s in splits):
         raise InputError(f"{path / DATASET_DICT}: expected {{\"splits\": [...]}} as "

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from auditor.core.inputs import (DATASET_DICT, DATASET_INFO, DATASET_STATE,  # noqa: F401
-                                 _read_json, expand_dataset_dict, is_saved_dataset,  # noqa: F401
+                                 read_json, expand_dataset_dict, is_saved_dataset,  # noqa: F401
                                  is_saved_dataset_dict, saved_splits)
 from auditor.errors import InputError
 
@@ -97,7 +97,7 @@ def read_arrow_stream(path: Path) -> pl.DataFrame:
 
 def _shard_names(path: Path) -> list[str]:
     """The shard file names ``state.json`` lists, in order (empty for a 0-row Dataset)."""
-    state = _read_json(path / DATASET_STATE)
+    state = read_json(path / DATASET_STATE)
     files = state.get("_data_files") if isinstance(state, dict) else None
     if not isinstance(files, list) or \
             not all(isinstance(f, dict) and isinstance(f.get("filename"), str) for f in files):
@@ -128,7 +128,7 @@ def saved_dataset_files(path: Path) -> list[Path] | None:
 def _empty_table(path: Path) -> Any:
     """A 0-row Dataset's table: ``save_to_disk`` writes no shard, only the features (in
     ``dataset_info.json``), which ``datasets`` turns into the Arrow schema."""
-    info = _read_json(path / DATASET_INFO) if (path / DATASET_INFO).is_file() else None
+    info = read_json(path / DATASET_INFO) if (path / DATASET_INFO).is_file() else None
     features = info.get("features") if isinstance(info, dict) else None
     if not isinstance(features, dict):
         raise InputError(f"{path}: a Dataset saved with 0 rows and no features in "
