@@ -43,3 +43,24 @@ def test_cramers_v_is_one_for_a_perfect_association_at_large_n():
 def test_fmt_share_keeps_small_shares_non_zero():
     assert fmt_share(0.0203) == "2.0%" and fmt_share(0.00004) == "0.004%"
     assert fmt_share(0) == "0%"
+
+
+def test_chi2_test_equals_scipy_chi2_contingency_without_correction():
+    from scipy.stats import chi2_contingency
+
+    from auditor.stats.numerics import chi2_test
+
+    rng = np.random.default_rng(12)
+    for shape in ((2, 2), (2, 5), (3, 4), (2, 11)):
+        for _ in range(20):
+            t = rng.integers(0, 30, shape)
+            t[:, 0] += 1  # no all-zero row
+            t = t[:, t.sum(0) > 0]
+            res = chi2_contingency(t, correction=False)
+            stat, p = chi2_test(t)
+            assert stat == pytest.approx(res.statistic, rel=1e-12)
+            assert p == pytest.approx(res.pvalue, rel=1e-12, abs=1e-300)
+    # all-zero columns are dropped first; one column left: no test
+    assert chi2_test(np.array([[3, 0, 4], [5, 0, 1]]))[1] == pytest.approx(
+        chi2_contingency(np.array([[3, 4], [5, 1]]), correction=False).pvalue)
+    assert chi2_test(np.array([[3, 0], [5, 0]])) == (0.0, 1.0)
