@@ -176,6 +176,23 @@ ROW_POSITIONS = ("partial_unexpected_index_list", "unexpected_index_list",
                  "unexpected_index_query")
 
 
+def gx_results(suite: dict[str, Any], frames: Mapping[str, Any], rows: dict[str, int], *,
+               spark: bool) -> SuiteResults:
+    """``suite`` validated by GX on every frame (polars frames through GX's pandas engine,
+    Spark DataFrames through its Spark engine): the one implementation of
+    :meth:`Operations.validate_suite`; NotApplicable when GX is not installed."""
+    from auditor.errors import NotApplicable
+    from auditor.integrations.gx import SuiteRunner
+
+    try:
+        runner = SuiteRunner(suite, spark=spark)
+    except ImportError as err:
+        raise NotApplicable(str(err)) from None
+    return SuiteResults(runner.unbuildable,
+                        {s: without_row_positions(runner.validate(s, df))
+                         for s, df in frames.items()}, rows)
+
+
 def without_row_positions(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """GX's results without the row positions GX's pandas engine adds to a row-wise result
     (``partial_unexpected_index_list``...): an engine without row order has none, so no

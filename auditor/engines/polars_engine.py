@@ -7,9 +7,8 @@ import numpy as np
 import polars as pl
 
 from auditor.engines import KeyOverlap, KeySummary
-from auditor.errors import NotApplicable
 from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples,
-                                        Exceeds, SuiteResults, without_row_positions,
+                                        Exceeds, SuiteResults, gx_results,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
                                         Tally, ValueCounts)
 
@@ -91,16 +90,7 @@ class PolarsOperations:
 
     def validate_suite(self, suite: dict[str, Any]) -> SuiteResults:
         """GX's pandas execution engine (each split as pandas) on every split."""
-        from auditor.integrations.gx import SuiteRunner
-
-        try:
-            runner = SuiteRunner(suite, spark=False)
-        except ImportError as err:
-            raise NotApplicable(str(err)) from None
-        return SuiteResults(runner.unbuildable,
-                            {s: without_row_positions(runner.validate(s, df))
-                             for s, df in self.frames.items()},
-                            self.split_rows())
+        return gx_results(suite, self.frames, self.split_rows(), spark=False)
 
     def driver_data(self) -> DriverData:
         """The loaded data itself (an engine made from bare frames wraps them, with no roles

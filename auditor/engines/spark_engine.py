@@ -25,7 +25,7 @@ from auditor.errors import NotApplicable
 from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples, Exceeds,
                                         Num, Range, RecordMatch, SortedValues,
                                         SuiteResults, Tally, ValueCounts,
-                                        without_row_positions)
+                                        gx_results)
 
 
 def col(name: str) -> Any:
@@ -182,16 +182,7 @@ class SparkOperations:
 
     def validate_suite(self, suite: dict[str, Any]) -> SuiteResults:
         """GX's Spark execution engine (every row of each split) on every split."""
-        from auditor.integrations.gx import SuiteRunner
-
-        try:
-            runner = SuiteRunner(suite, spark=True)
-        except ImportError as err:
-            raise NotApplicable(str(err)) from None
-        return SuiteResults(runner.unbuildable,
-                            {s: without_row_positions(runner.validate(s, df))
-                             for s, df in self.frames.items()},
-                            self.split_rows())
+        return gx_results(suite, self.frames, self.split_rows(), spark=True)
 
     def release(self) -> None:
         """Unpersist the key count tables (the splits stay persisted until ``close``)."""
