@@ -127,7 +127,6 @@ def cast_issue(col: str, dtypes: dict[str, str], target: str) -> SchemaIssue:
         splits=list(dtypes), dtypes=dict(dtypes))
 
 
-
 @dataclass(frozen=True)
 class Roles:
     """The splits (in their declared order, which is their time order of use), rows per split,

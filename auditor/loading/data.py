@@ -16,7 +16,8 @@ import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, Tokens
 from auditor.core.roles import (REFERENCE, ColumnType, Kind, LabelKind, Roles, SchemaIssue,
-                                cast_issue, incompatible_types_issue, missing_column_issue)
+                                cast_issue, common_type, incompatible_types_issue,
+                                missing_column_issue)
 from auditor.errors import InputError
 
 
@@ -317,34 +318,28 @@ def type_of(dtype: pl.DataType) -> ColumnType:
     return ColumnType.OTHER
 
 
-def _target_dtype(kinds: set[Kind], dtypes: list[pl.DataType]) -> pl.DataType | None:
-    """The common dtype for a column whose per-split kinds are ``kinds``; None if incompatible."""
-    kinds = kinds - {Kind.NULL}
-    if not kinds:
-        return pl.Null()
-    if kinds <= {Kind.NUMERIC, Kind.BOOLEAN} and Kind.NUMERIC in kinds:
-        non_null = [d for d in dtypes if d != pl.Null]
-        if len(kinds) == 1 and len({str(d) for d in non_null}) == 1:
-            return non_null[0]
-        if any(d.is_float() or isinstance(d, pl.Duration) for d in non_null):
-            return pl.Float64()
-        return pl.Int64() if all(d.is_integer() or d == pl.Boolean for d in non_null) \
-            else pl.Float64()
-    if len(kinds) > 1:
+def _target_dtype(dtypes: list[pl.DataType]) -> pl.DataType | None:
+    """The common dtype of a column whose per-split dtypes are ``dtypes``, by the engine-free
+    rule :func:`auditor.core.roles.common_type` (the Spark loader applies it too): strings
+    (and categoricals) as String, else the dtype itself when every split that holds values
+    has the same one, else the rule's type as polars names it; None if incompatible."""
+    target = common_type([type_of(d) for d in dtypes])
+    if target is None:
         return None
-    (kind,) = kinds
-    if kind == Kind.BOOLEAN:
-        return pl.Boolean()
-    if kind == Kind.CATEGORICAL:
-        return pl.String()
-    if kind == Kind.DATETIME:
-        non_null = [d for d in dtypes if d != pl.Null]
-        zones = {getattr(d, "time_zone", None) for d in non_null}
-        if len({str(d) for d in non_null}) == 1:
-            return non_null[0]
-        tz = "UTC" if any(zones - {None}) else None
-        return pl.Datetime("us", tz)
-    return None  # nested: not harmonised
+    if target in (ColumnType.NULL, ColumnType.STRING):
+        return pl.Null() if target == ColumnType.NULL else pl.String()
+    non_null = [d for d in dtypes if d != pl.Null]
+    if len({str(d) for d in non_null}) == 1:
+        return non_null[0]
+    return _POLARS_TYPE[target]
+
+
+_POLARS_TYPE: dict[ColumnType, pl.DataType] = {
+    ColumnType.INTEGER: pl.Int64(), ColumnType.FLOAT: pl.Float64(),
+    ColumnType.DECIMAL: pl.Float64(), ColumnType.DURATION: pl.Float64(),
+    ColumnType.BOOLEAN: pl.Boolean(), ColumnType.STRING: pl.String(),
+    ColumnType.DATE: pl.Date(), ColumnType.DATETIME: pl.Datetime("us"),
+    ColumnType.DATETIME_TZ: pl.Datetime("us", "UTC")}
 
 
 def _cast(src: pl.DataType, col: str, dtype: pl.DataType) -> pl.Expr:
@@ -538,7 +533,7 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
         if col in token_cols:
             kinds[col] = Kind.NESTED if Kind.NESTED in split_kinds else split_kinds.pop()
             continue
-        target = _target_dtype(split_kinds, dtypes)
+        target = _target_dtype(dtypes)
         if target is None and Kind.NESTED not in split_kinds:
             issues.append(incompatible_types_issue(
                 col, {n: str(d) for n, d in zip(names, dtypes)}))
