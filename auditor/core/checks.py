@@ -53,6 +53,8 @@ class Needs:
         for need in self.roles:
             options = need.split("|")
             if not any(_declared(roles, r) for r in options):
+                if options == ["tokens"]:
+                    return "no tokens: section in the config"
                 return f"no {' or '.join(_ROLE_WORDS.get(r, r) for r in options)} declared"
         return None
 

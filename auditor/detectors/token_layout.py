@@ -60,10 +60,12 @@ class Roles:
 
 
 def roles_of(data: AuditData, vocab_size: int | None = None) -> Roles:
-    tok = tokenizer_of(data)
-    t = data.tokens
-    assert t is not None
+    assert data.tokens is not None
+    return roles_from(data.tokens, tokenizer_of(data), vocab_size)
 
+
+def roles_from(t: Any, tok: Any, vocab_size: int | None = None) -> Roles:
+    """The ids of the ``tokens:`` section ``t``, defaulting to the tokenizer ``tok``'s."""
     def pick(override: int | None, default: int | None) -> int | None:
         return override if override is not None else default
 

@@ -6,11 +6,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Roles as RunRoles
+from auditor.detectors.measured import judged
 from auditor.detectors.token_findings import (RowProblem, check_non_negative, check_shares,
-                                              require_tokens, row_finding, short)
-from auditor.detectors.token_layout import Layout, layout_of, tokenizer_of
+                                              row_finding, short)
+from auditor.detectors.token_measures import TokenLayout, token_layout, tokenizer_for
+from auditor.engines.operations import Operations
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import chi2_test, fmt_count, grade, js_distance, psi, share
 
@@ -38,6 +40,7 @@ class SequenceLengths:
     id: ClassVar[str] = "tokens.lengths"
     title: ClassVar[str] = "Sequence lengths and truncation"
     cost: ClassVar[Cost] = Cost.CHEAP
+    needs: ClassVar[Needs] = Needs(roles=("tokens",))
     truncation_warn_above: float = 0.05
     truncation_fail_above: float | None = None
     eos_cut_warn_above: float = 0.0
@@ -56,13 +59,19 @@ class SequenceLengths:
         if self.bins < 2:
             raise ValueError(f"bins must be >= 2; got {self.bins!r}")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        require_tokens(data)
-        lay = layout_of(data)
-        return self.judge(measure_lengths(lay), data.tokens.input_ids, tokenizer_of(data))
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
 
-    def judge(self, m: "LengthMeasures", col: str, tok: Any) -> list[Finding]:
+    def measure(self, engine: Operations, roles: RunRoles) -> "LengthMeasures":
+        """The shared token layout (:mod:`~auditor.detectors.token_measures`), reduced to
+        content-length tables, token counts and the truncated rows."""
+        assert roles.tokens is not None  # needs: tokens
+        return measure_lengths(token_layout(engine, roles), tokenizer_for(engine, roles.tokens),
+                               roles.tokens.input_ids)
+
+    def judge(self, m: "LengthMeasures") -> list[Finding]:
         """The findings from the aggregates of :class:`LengthMeasures` (both engines)."""
+        col, tok = m.column, m.tokenizer
         findings = [self._distribution(m, col)]
         limit = (f"max_length {m.max_length:,}" if m.max_length_declared else
                  f"the longest stored row ({m.max_length:,} tokens; max_length not declared)")
@@ -169,7 +178,8 @@ class SequenceLengths:
 class LengthMeasures:
     """What tokens.lengths judges, per split: the table of content lengths (sorted distinct
     lengths and their row counts), the content-token counts over the vocabulary, the truncated
-    rows and (when most uncut rows end with the EOS) the truncated rows without it."""
+    rows and (when most uncut rows end with the EOS) the truncated rows without it; with the
+    ids column's name and the run's tokenizer (for token strings), which are not measured."""
 
     lengths: dict[str, tuple[np.ndarray, np.ndarray]]
     token_counts: dict[str, np.ndarray]
@@ -178,23 +188,27 @@ class LengthMeasures:
     eos: int | None
     max_length: int
     max_length_declared: bool
+    column: str
+    tokenizer: Any
+
+    # not measured: the same on every engine by construction (the conformance suite skips it)
+    CONTEXT: ClassVar[tuple[str, ...]] = ("tokenizer",)
 
 
-def measure_lengths(lay: Layout) -> LengthMeasures:
-    """:class:`LengthMeasures` from the polars layout."""
-    trunc = {n: s.content >= lay.max_length for n, s in lay.splits.items()}
-    p = RowProblem.of(lay, trunc)
-    eos = lay.roles.eos
-    uncut = np.concatenate([(s.content > 0) & ~trunc[n] for n, s in lay.splits.items()])
-    last = lay.concat("last")
+def measure_lengths(lay: TokenLayout, tok: Any, column: str) -> LengthMeasures:
+    """:class:`LengthMeasures` from the merged token layout."""
+    st = lay.settings
+    p = lay.problem("trunc")
+    eos = st.roles.eos
     q = None
-    if eos is not None and uncut.any() and np.mean(last[uncut] == eos) >= 0.5 and p.count:
-        q = RowProblem.of(lay, {n: trunc[n] & (s.last != eos) for n, s in lay.splits.items()})
+    uncut = lay.total("uncut")
+    if eos is not None and uncut and lay.total("eos") / uncut >= 0.5 and p.count:
+        q = lay.problem("cut")
     return LengthMeasures(
-        lengths={n: np.unique(s.content, return_counts=True) for n, s in lay.splits.items()},
-        token_counts={n: s.token_counts for n, s in lay.splits.items()}, truncated=p,
-        eos_cut=q, eos=eos, max_length=lay.max_length,
-        max_length_declared=lay.max_length_declared)
+        lengths=lay.lengths,
+        token_counts=lay.token_counts if len(lay.splits) > 1 else {},
+        truncated=p, eos_cut=q, eos=eos, max_length=st.max_length,
+        max_length_declared=st.max_length_declared, column=column, tokenizer=tok)
 
 
 def table_mean(values: np.ndarray, counts: np.ndarray) -> float:

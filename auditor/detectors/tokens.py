@@ -8,16 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData
+from auditor.core.checks import Cost, Needs
+from auditor.core.config import Tokens
+from auditor.core.roles import Roles as RunRoles
+from auditor.detectors.measured import judged
 from auditor.detectors.token_findings import (RowProblem, by_split_text, check_non_negative,
-                                              check_shares, require_tokens, row_examples,
-                                              row_finding, short)
-from auditor.detectors.token_layout import (AMBIGUOUS, MISALIGNED, NO_LABELS, Layout,
-                                            layout_of, token_frame, tokenizer_of)
+                                              check_shares, row_finding, short)
+from auditor.detectors.token_layout import AMBIGUOUS, MISALIGNED
+from auditor.engines.operations import Operations
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_share, grade, share
 
@@ -50,6 +50,7 @@ class SpecialTokens:
     id: ClassVar[str] = "tokens.special_tokens"
     title: ClassVar[str] = "Special tokens, attention mask and labels"
     cost: ClassVar[Cost] = Cost.CHEAP
+    needs: ClassVar[Needs] = Needs(roles=("tokens",))
     warn_above: float = 0.0            # mask / labels / label shift / out-of-vocabulary ids
     fail_above: float = 0.0
     pattern_warn_above: float = 0.0    # BOS/EOS deviations, mixed padding sides
@@ -73,19 +74,21 @@ class SpecialTokens:
             raise ValueError(f"vocab_size must be an integer in [1, {MAX_VOCAB:,}]; got "
                              f"{self.vocab_size!r}")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        require_tokens(data)
-        t = data.tokens
-        assert t is not None
-        lay = layout_of(data, self.vocab_size)
-        findings = self.judge(measure_special(data, lay), t, tokenizer_of(data))
-        if t.text:
-            findings += self._injection(data, lay)
-        return findings
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
 
-    def judge(self, m: "SpecialMeasures", t: Any, tok: Any) -> list[Finding]:
-        """The findings (all but special-token injection) from :class:`SpecialMeasures`,
-        measured by either engine."""
+    def measure(self, engine: Operations, roles: RunRoles) -> "SpecialMeasures":
+        """The shared token layout (:mod:`~auditor.detectors.token_measures`) reduced to the
+        structure and, per test, the flagged rows."""
+        from auditor.detectors.token_measures import token_layout, tokenizer_for
+
+        assert roles.tokens is not None  # needs: tokens
+        lay = token_layout(engine, roles, vocab_size=self.vocab_size, limit=self.max_examples)
+        return measure_special(lay, roles.tokens, tokenizer_for(engine, roles.tokens))
+
+    def judge(self, m: "SpecialMeasures") -> list[Finding]:
+        """The findings from :class:`SpecialMeasures`, measured by either engine."""
+        t, tok = m.tokens, m.tokenizer
         findings = [Finding(severity=Severity.INFO, metric="token_layout", subject=t.input_ids,
                             splits=m.splits, message=m.summary + f"tokenizer {tok.describe()}.",
                             count=m.rows, evidence={"how padding was found": m.how,
@@ -98,6 +101,8 @@ class SpecialTokens:
         findings += self._pattern(m, t)
         findings += self._empty(m, t)
         findings += self._unk(m, t, tok)
+        if m.injection is not None and m.injection[0].count:
+            findings += self.injection_finding(*m.injection, t)
         return findings
 
     # -- out-of-vocabulary ids ---------------------------------------------------------------
@@ -118,6 +123,7 @@ class SpecialTokens:
     # -- attention mask ------------------------------------------------------------------------
     def _mask(self, m: "SpecialMeasures", t: Any) -> list[Finding]:
         col = t.attention_mask
+        assert m.mask is not None
         p, parts = m.mask
         if not p.count:
             return []
@@ -139,6 +145,7 @@ class SpecialTokens:
     def _labels(self, m: "SpecialMeasures", t: Any) -> list[Finding]:
         out = []
         p = m.labels
+        assert p is not None
         if p.count:
             sev = grade(share(p.count, p.total), warn=self.warn_above, fail=self.fail_above)
             out.append(row_finding(
@@ -154,6 +161,7 @@ class SpecialTokens:
         return out
 
     def _shift(self, m: "SpecialMeasures", t: Any) -> list[Finding]:
+        assert m.shift is not None
         by_key, p = m.shift
         names = {0: "labels = input_ids (shift 0)", 1: "labels = next token (shift 1)",
                  2: "labels = token after next (shift 2)", AMBIGUOUS: "ambiguous (repeated tokens)",
@@ -161,7 +169,7 @@ class SpecialTokens:
         table = [{"labels": what, "rows": by_key.get(k, 0),
                   "declared": k == t.label_shift} for k, what in names.items()]
         counts = {k: by_key.get(k, 0) for k in (0, 1, 2)}
-        dominant = max(counts, key=counts.get) if any(counts.values()) else t.label_shift
+        dominant = max(counts, key=lambda k: counts[k]) if any(counts.values()) else t.label_shift
         if not p.count:
             return []
         parts = [f"{fmt_count(c)} shifted by {k}" for k, c in counts.items()
@@ -250,30 +258,6 @@ class SpecialTokens:
             evidence={"by_split": by_split})]
 
     # -- special-token strings typed in text --------------------------------------------------
-    def _injection(self, data: AuditData, lay: Layout) -> list[Finding]:
-        t = data.tokens
-        strings = injection_strings(tokenizer_of(data))
-        if not strings:
-            return []
-        flag, hits_by = {}, {}
-        for name, df in data.splits.items():
-            hits = injection_hits(df.select(pl.col(t.text).cast(pl.String).alias("t")),
-                                  strings, lay.splits[name].specials_inside)
-            hits_by[name] = hits
-            f = np.zeros(lay.splits[name].rows, dtype=bool)
-            f[hits["row"].unique().to_numpy()] = True
-            flag[name] = f
-        p = RowProblem.of(lay, flag)
-        if not p.count:
-            return []
-        examples = []
-        for name, hits in hits_by.items():
-            for row, s, i in hits.select("row", "tok", "id").head(
-                    max(0, self.max_examples - len(examples))).iter_rows():
-                examples.append(injection_example(name, row, s, i,
-                                                  data.splits[name][t.text][row] or ""))
-        return self.injection_finding(p, examples, t)
-
     def injection_finding(self, p: RowProblem, examples: list[dict[str, Any]],
                           t: Any) -> list[Finding]:
         """The injection finding from its flagged rows and examples (both engines)."""
@@ -319,9 +303,11 @@ def injection_example(split: str, row: int, s: str, i: int, text: str) -> dict[s
 
 @dataclass
 class SpecialMeasures:
-    """What tokens.special_tokens judges (all but injection): the structure sentence and
-    per-split table, and per test the flagged rows (RowProblem) with its small aggregates;
-    ``examples(picks, columns, tail)`` renders example rows (engine-specific)."""
+    """What tokens.special_tokens judges: the structure sentence and per-split table, and per
+    test the flagged rows (RowProblem) with its small aggregates; ``views`` the example rows'
+    short views (``examples`` renders them); ``injection`` the rows holding special-token
+    strings typed in the text, with the first hits (None without a text column). ``tokens``
+    (the config section) and ``tokenizer`` are the run's, not measured."""
 
     splits: list[str]
     rows: int
@@ -338,7 +324,29 @@ class SpecialMeasures:
     padding_side: tuple[str, str, RowProblem] | None
     empty: RowProblem
     unk: tuple[int, int, int, RowProblem, list[dict[str, Any]]] | None
-    examples: Any
+    views: dict[tuple[str, int], dict[str, Any]]
+    injection: tuple[RowProblem, list[dict[str, Any]]] | None
+    tokens: Tokens
+    tokenizer: Any
+
+    CONTEXT: ClassVar[tuple[str, ...]] = ("tokenizer",)
+
+    def examples(self, picks: list[tuple[str, int]], columns: list[str], tail: bool
+                 ) -> list[dict[str, Any]]:
+        """Short views of the picked rows: lengths, padding, the first (or last) ids."""
+        from auditor.detectors.token_measures import VIEW_IDS
+
+        out = []
+        for split, row in picks:
+            v = self.views[(split, row)]
+            rec: dict[str, Any] = {"split": split, "row": row, "length": v["length"],
+                                   "content": v["content"],
+                                   "padding": f"{v['pad_left']} left, {v['pad_right']} right"}
+            end = "last" if tail else "first"
+            for col in columns:
+                rec[f"{col} ({end} {VIEW_IDS})"] = v[f"{col}|{end}"]
+            out.append(rec)
+        return out
 
 
 def summary_sentence(bos: bool, eos: bool, side: str, padded: int, rows: int) -> str:
@@ -347,100 +355,63 @@ def summary_sentence(bos: bool, eos: bool, side: str, padded: int, rows: int) ->
             f"{fmt_count(padded)} of {fmt_count(rows)} rows; ")
 
 
-def measure_special(data: AuditData, lay: Layout) -> SpecialMeasures:
-    """:class:`SpecialMeasures` from the polars layout."""
-    t = data.tokens
-    r = lay.roles
-    sp = lay.splits
-    content = lay.concat("content")
-    first, last = lay.concat("first"), lay.concat("last")
-    nonempty = content > 0
-    uncut = nonempty & (content < lay.max_length)
-    bos = bool(r.bos is not None and nonempty.any() and np.mean(first[nonempty] == r.bos) >= 0.5)
-    eos = bool(r.eos is not None and uncut.any() and np.mean(last[uncut] == r.eos) >= 0.5)
-    padded = int(((lay.concat("pad_left") + lay.concat("pad_right")) > 0).sum())
-    by_split = [{"split": n, "rows": s.rows,
-                 "padded": int(((s.pad_left + s.pad_right) > 0).sum()),
-                 "mean content length": round(float(s.content.mean()), 1) if s.rows else 0,
-                 "max length": int(s.length.max()) if s.rows else 0}
-                for n, s in sp.items()]
+MASK_KINDS = ("cover padding", "hide content", "have values other than 0/1",
+              "differ in length from input_ids")
+
+
+def measure_special(lay: Any, t: Tokens, tok: Any) -> SpecialMeasures:
+    """:class:`SpecialMeasures` from the merged token layout
+    (:class:`~auditor.detectors.token_measures.TokenLayout`)."""
+    from auditor.detectors.token_measures import SHIFT_KEYS
+
+    st = lay.settings
+    r = st.roles
+    rows = lay.total("rows")
+    nonempty, uncut = lay.total("nonempty"), lay.total("uncut")
+    bos = bool(r.bos is not None and nonempty and lay.total("bos") / nonempty >= 0.5)
+    eos = bool(r.eos is not None and uncut and lay.total("eos") / uncut >= 0.5)
+    by_split = [{"split": s, "rows": lay.sums[s].get("rows", 0),
+                 "padded": lay.sums[s].get("padded", 0),
+                 "mean content length": round(lay.sums[s]["content"] / lay.sums[s]["rows"], 1)
+                 if lay.sums[s].get("rows") else 0,
+                 "max length": lay.longest[s]} for s in lay.splits]
     oov = []
-    for col, attr in ((t.input_ids, "oov"), (t.labels, "labels_oov")):
-        if not col or getattr(next(iter(sp.values())), attr) is None:
-            continue
-        p = RowProblem.of(lay, {n: getattr(s, attr) > 0 for n, s in sp.items()})
-        if not p.count:
-            continue
-        keep = pl.element().filter(pl.element() != t.ignore_index) if col == t.labels \
-            else pl.element()
-        ends = [v for n in sp
-                for v in (token_frame(data, n)[col].list.eval(keep).list.min().min(),
-                          token_frame(data, n)[col].list.eval(keep).list.max().max())
-                if v is not None]
-        oov.append((col, p, f"{min(ends)} … {max(ends)}" if ends else "–"))
+    for col, test in ((t.input_ids, "oov"), (t.labels, "labels_oov")):
+        if col and lay.problem(test).count:
+            oov.append((col, lay.problem(test), lay.id_range.get(col, "–")))
     mask = None
     if t.attention_mask:
-        kinds = {"cover padding": {n: s.mask_on_pad > 0 for n, s in sp.items()},
-                 "hide content": {n: s.mask_off_content > 0 for n, s in sp.items()},
-                 "have values other than 0/1": {n: s.mask_bad > 0 for n, s in sp.items()},
-                 "differ in length from input_ids": {n: ~s.mask_aligned for n, s in sp.items()}}
-        flag = {n: np.logical_or.reduce([k[n] for k in kinds.values()]) for n in sp}
-        mask = (RowProblem.of(lay, flag),
-                [(what, sum(int(v.sum()) for v in k.values())) for what, k in kinds.items()])
+        mask = (lay.problem("mask"),
+                [(what, lay.problem(f"mask{i}").count) for i, what in enumerate(MASK_KINDS)])
     labels = shift = None
     if t.labels:
-        labels = RowProblem.of(lay, {n: (s.labels_on_pad > 0) | ~s.labels_aligned
-                                     for n, s in sp.items()})
-        sh = {n: s.shift for n, s in sp.items()}
-        allv = np.concatenate(list(sh.values()))
-        keys, cnt = np.unique(allv, return_counts=True)
-        bad = {n: (v != t.label_shift) & (v != AMBIGUOUS) & (v != NO_LABELS)
-               for n, v in sh.items()}
-        shift = ({int(k): int(c) for k, c in zip(keys, cnt)},
-                 RowProblem.of(lay, bad, among={n: v != NO_LABELS for n, v in sh.items()}))
+        labels = lay.problem("labels")
+        shift = ({k: lay.total(f"shift{k}") for k in SHIFT_KEYS if lay.total(f"shift{k}")},
+                 lay.problem("shift"))
     pattern = []
-    ne = {n: s.content > 0 for n, s in sp.items()}
-    unc = {n: ne[n] & (s.content < lay.max_length) for n, s in sp.items()}
-    for role, attr, base in (("BOS", "first", ne), ("EOS", "last", unc)):
-        rid = r.bos if role == "BOS" else r.eos
-        if rid is None:
+    for role, rid, base in (("BOS", r.bos, nonempty), ("EOS", r.eos, uncut)):
+        if rid is None or not base:
             continue
-        has = {n: getattr(s, attr) == rid for n, s in sp.items()}
-        n_base = sum(int(b.sum()) for b in base.values())
-        n_has = sum(int((has[n] & base[n]).sum()) for n in sp)
-        if not n_base:
-            continue
-        expected = n_has / n_base >= 0.5
+        expected = lay.total(role.lower()) / base >= 0.5
         pattern.append((role, rid, expected,
-                        RowProblem.of(lay, {n: has[n] != expected for n in sp}, among=base)))
-    left = {n: (s.pad_left > 0) & (s.content > 0) for n, s in sp.items()}
-    right = {n: (s.pad_right > 0) & (s.content > 0) for n, s in sp.items()}
-    n_left = sum(int(v.sum()) for v in left.values())
-    n_right = sum(int(v.sum()) for v in right.values())
+                        lay.problem(f"{role.lower()}_{'lacks' if expected else 'has'}")))
     side = None
+    n_left, n_right = lay.problem("left").count, lay.problem("right").count
     if n_left and n_right:
         minority, other = ("left", "right") if n_left <= n_right else ("right", "left")
-        side = (minority, other, RowProblem.of(lay, left if minority == "left" else right,
-                                               among={n: left[n] | right[n] for n in sp}))
-    specials = r.lookup(r.specials)
-    v = r.vocab_size
-
-    def only_special(s: Any) -> np.ndarray:
-        f = specials[np.where((s.first >= 0) & (s.first < v), s.first, v)]
-        la = specials[np.where((s.last >= 0) & (s.last < v), s.last, v)]
-        return (s.content <= 2) & f & la
-
-    empty = RowProblem.of(lay, {n: (s.content == 0) | only_special(s) for n, s in sp.items()})
+        side = (minority, other, lay.problem(minority))
     unk = None
     if r.unk is not None:
-        unk = (r.unk, int(sum(int(s.unk.sum()) for s in sp.values())),
-               int(sum(int(s.content.sum()) for s in sp.values())),
-               RowProblem.of(lay, {n: s.unk > 0 for n, s in sp.items()}),
-               [{"split": n, "unk tokens": int(s.unk.sum()),
-                 "content tokens": int(s.content.sum())} for n, s in sp.items()])
+        unk = (r.unk, lay.total("unk"), lay.total("content"), lay.problem("unk"),
+               [{"split": s, "unk tokens": lay.sums[s].get("unk", 0),
+                 "content tokens": lay.sums[s].get("content", 0)} for s in lay.splits])
+    injection = None
+    if t.text:
+        injection = (lay.problem("injection"), lay.injection)
     return SpecialMeasures(
-        splits=list(sp), rows=len(content),
-        summary=summary_sentence(bos, eos, lay.side, padded, len(content)), how=lay.how,
-        side=lay.side, by_split=by_split, vocab_size=r.vocab_size, oov=oov, mask=mask,
-        labels=labels, shift=shift, pattern=pattern, padding_side=side, empty=empty, unk=unk,
-        examples=lambda picks, cols, tail: row_examples(data, picks, lay, cols, tail=tail))
+        splits=list(lay.splits), rows=rows,
+        summary=summary_sentence(bos, eos, st.side, lay.total("padded"), rows), how=st.how,
+        side=st.side, by_split=by_split, vocab_size=r.vocab_size, oov=oov, mask=mask,
+        labels=labels, shift=shift, pattern=pattern, padding_side=side,
+        empty=lay.problem("empty"), unk=unk, views=lay.views, injection=injection, tokens=t,
+        tokenizer=tok)

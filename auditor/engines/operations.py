@@ -202,6 +202,23 @@ def without_row_positions(results: list[dict[str, Any]]) -> list[dict[str, Any]]
             for r in results]
 
 
+BatchFn = Callable[[pl.DataFrame, int], pl.DataFrame]
+"""A function of a batch of rows (a polars frame) and the stored number of its first row,
+returning a (small) polars frame: see :meth:`Operations.map_batches`."""
+
+# rows per batch of ``map_batches`` on polars (Spark's batches are its Arrow batches)
+BATCH_ROWS = 65_536
+
+
+def conform(frame: pl.DataFrame, schema: Mapping[str, Any]) -> pl.DataFrame:
+    """``frame`` with exactly ``schema``'s columns, in its order and types (a column the frame
+    lacks is null)."""
+    if not frame.width:
+        return pl.DataFrame(schema=dict(schema))
+    return frame.select([(pl.col(c) if c in frame.columns else pl.lit(None)).cast(t).alias(c)
+                         for c, t in schema.items()])
+
+
 @runtime_checkable
 class Operations(Protocol):
     """The batched operations (every split in one call)."""
@@ -211,6 +228,28 @@ class Operations(Protocol):
     def release(self) -> None:
         """Drop what the operations kept for reuse within one check's measure (key tables);
         called after every measure, so that their memory serves the next check."""
+        ...
+
+    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per run, shared by the checks that ask for the same ``key``
+        (small results several checks read, such as the token layout's aggregates)."""
+        ...
+
+    def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
+                    sum_by: Sequence[str] | None = None) -> dict[str, pl.DataFrame]:
+        """Per split: ``fn(batch, first_row)`` on the split's ``columns`` in batches of rows
+        (``first_row``: the batch's first stored row number, from 0), the returned frames cast
+        to ``schema`` (a dict of polars types) and concatenated; a split without rows gives
+        an empty frame. With ``sum_by``, rows equal in those columns are merged into one whose
+        other (numeric) columns are summed (null keys are equal), the row order then being
+        unspecified: on Spark the merge runs on the executors before anything is collected.
+        The engine brings every returned row to this process, so ``fn`` must reduce:
+        partial aggregates a check merges (sums, count tables), a few flagged rows.
+        Batch boundaries are the engine's (polars: :data:`BATCH_ROWS`; Spark: its Arrow
+        batches), so what a check merges must not depend on them. On Spark ``fn`` runs on the
+        executors (``mapInArrow``): it must be picklable (a module-level function, or a
+        ``functools.partial`` of one over picklable arguments). Token columns arrive as the
+        engine holds them (a polars ``Array`` or ``List``; Spark gives ``List``)."""
         ...
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:

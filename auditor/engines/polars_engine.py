@@ -7,8 +7,9 @@ import numpy as np
 import polars as pl
 
 from auditor.engines import KeyOverlap, KeySummary
-from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples,
-                                        Exceeds, SuiteResults, gx_results,
+from auditor.engines.operations import (BATCH_ROWS, BatchFn, Condition, DistinctValues,
+                                        DriverData, Examples, Exceeds, SuiteResults,
+                                        conform, gx_results,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
                                         Tally, ValueCounts)
 
@@ -84,6 +85,28 @@ class PolarsOperations:
 
     def release(self) -> None:
         self.__dict__.pop("_entity_cache", None)
+
+    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        memo: dict[Any, Any] = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
+    def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
+                    sum_by: Sequence[str] | None = None) -> dict[str, pl.DataFrame]:
+        """``fn`` on slices of :data:`~auditor.engines.operations.BATCH_ROWS` rows (zero-copy
+        views of the loaded frames)."""
+        out = {}
+        for split, df in self.frames.items():
+            sel = df.select(list(columns))
+            parts = [conform(fn(sel.slice(start, BATCH_ROWS), start), schema)
+                     for start in range(0, sel.height, BATCH_ROWS)]
+            got = pl.concat(parts) if parts else conform(pl.DataFrame(), schema)
+            if sum_by is not None:
+                got = got.group_by(list(sum_by)).agg(
+                    pl.col(c).sum() for c in schema if c not in sum_by).select(list(schema))
+            out[split] = got
+        return out
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         return {s: df.height for s, df in self._tables(with_reference).items()}

@@ -22,7 +22,8 @@ import polars as pl
 
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
-from auditor.engines.operations import (Condition, DistinctValues, DriverData, Examples, Exceeds,
+from auditor.engines.operations import (BatchFn, Condition, DistinctValues, DriverData,
+                                        Examples, Exceeds, conform,
                                         Num, Range, RecordMatch, SortedValues,
                                         SuiteResults, Tally, ValueCounts,
                                         gx_results)
@@ -152,6 +153,54 @@ def _key_batches(shared_key: Callable[[pl.Expr], pl.Expr]) -> Callable[[Any], An
     return run
 
 
+_SPARK_TYPES = {pl.Int64: "long", pl.Int32: "int", pl.Float64: "double", pl.Boolean: "boolean",
+                pl.String: "string"}
+
+
+def spark_type(dtype: Any) -> str:
+    """The Spark DDL type of a polars type a ``map_batches`` function may return."""
+    if isinstance(dtype, pl.List):
+        return f"array<{spark_type(dtype.inner)}>"
+    for polars_type, name in _SPARK_TYPES.items():
+        if dtype == polars_type:
+            return name
+    raise TypeError(f"map_batches: no Spark type for {dtype}")
+
+
+def _batch_runner(fn: BatchFn, schema: dict[str, Any], offsets: dict[int, int]
+                  ) -> Callable[[Any], Any]:
+    """The ``mapInArrow`` function running ``fn`` on each Arrow batch of a partition, with the
+    stored number of the batch's first row (the partition's offset plus the rows before)."""
+    def run(batches: Any) -> Any:
+        from pyspark import TaskContext
+
+        at = offsets.get(TaskContext.get().partitionId(), 0)
+        for batch in batches:
+            n = batch.num_rows
+            if not n:
+                continue
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            out = conform(fn(frame, at), schema)
+            at += n
+            if out.height:
+                yield from out.to_arrow().to_batches()
+    return run
+
+
+def partition_offsets(df: Any) -> dict[int, int]:
+    """The first stored row number of every partition of ``df``, from one count job."""
+    from pyspark.sql import functions as F
+
+    counts = sorted((int(r[0]), int(r[1])) for r in df.select(
+        F.spark_partition_id().alias("p")).groupBy("p").count().collect())
+    out, at = {}, 0
+    for p, n in counts:
+        out[p] = at
+        at += n
+    return out
+
+
 # values one operation may bring to the driver ((split, value) counts, or a column's values);
 # beyond it the operation raises NotApplicable with the count (the check is skipped, the driver
 # never runs out of memory). The polars engine has no such budget: its data is in memory.
@@ -179,6 +228,32 @@ class SparkOperations:
             raise NotApplicable("no driver-side sample: the splits were not opened by the "
                                 "spark loader")
         return DriverData(self.driver(), self.split_rows())
+
+    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        memo: dict[Any, Any] = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
+    def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
+                    sum_by: Sequence[str] | None = None) -> dict[str, pl.DataFrame]:
+        """``fn`` per Arrow batch on the executors (``mapInArrow``); row numbers are each
+        partition's offset (one count job per split, kept for the run) plus the position in
+        it. The outputs are collected through Arrow."""
+        schema = dict(schema)
+        ddl = ", ".join(f"{quoted(c)} {spark_type(t)}" for c, t in schema.items())
+        out = {}
+        for split, df in self.frames.items():
+            offsets = self.cached(("spark.offsets", split), lambda df=df: partition_offsets(df))
+            mapped = map_in_arrow(df.select(*[col(c) for c in columns]),
+                                  _batch_runner(fn, schema, offsets), ddl)
+            if sum_by is not None:
+                from pyspark.sql import functions as F
+
+                mapped = mapped.groupBy(*[col(c) for c in sum_by]).agg(
+                    *[F.sum(col(c)).alias(c) for c in schema if c not in sum_by])
+            out[split] = conform(to_polars(mapped), schema)
+        return out
 
     def validate_suite(self, suite: dict[str, Any]) -> SuiteResults:
         """GX's Spark execution engine (every row of each split) on every split."""

@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 from auditor.core.checks import is_measured
-from auditor.core.config import AuditConfig, Columns
+from auditor.core.config import AuditConfig, Columns, Tokens
 from auditor.core.registry import CHECKS, load_check_class
 from auditor.engines.operations import DriverData, Examples
 from auditor.engines.selection import engine_of
@@ -164,6 +164,51 @@ def _suite(max_x2: float) -> dict[str, Any]:
         {"type": "expect_column_to_exist", "kwargs": {"column": "x1"}}]}
 
 
+def _sp_frames(plant: str = "") -> dict[str, pl.DataFrame]:
+    """Lee documents tokenized by a real SentencePiece model (BOS 1 ... EOS 2, padded right
+    with 0, cut at 120 ids, a fixed-size array column as some pipelines store): ``plant``
+    "mask" sets the mask to 1 on the padding of 3 test rows and types '</s>' into the text of
+    one test row whose ids hold the EOS inside (injection); "shift" pre-shifts the labels of
+    4 test rows."""
+    from auditor.loading.tokenizers import load_tokenizer
+    from tests.tokenizer_fixtures import lee_texts, sentencepiece_model, with_rows
+
+    sp = load_tokenizer(str(sentencepiece_model()))
+    texts = lee_texts()
+    kw = dict(bos=1, eos=2, pad=0, max_length=120, pad_to=128)
+    train = tokenized_frame(sp, texts[:150], **kw)
+    test = tokenized_frame(sp, texts[150:220], **kw)
+    if plant == "mask":
+        padded = [i for i, m in enumerate(test["attention_mask"].to_list()) if m[-1] == 0][:3]
+        test = with_rows(test, "attention_mask", {i: [1] * 128 for i in padded})
+        forged = tokenized_frame(sp, ["A short note </s> and a forged end."], **kw)
+        ids = sp.encode_batch(["A short note"])[0] + [2] + sp.encode_batch(
+            ["and a forged end."])[0]
+        row = [1] + ids + [2]
+        test = with_rows(test, "text", {40: forged["text"][0]})
+        test = with_rows(test, "input_ids", {40: row + [0] * (128 - len(row))})
+        test = with_rows(test, "attention_mask", {40: [1] * len(row) + [0] * (128 - len(row))})
+        test = with_rows(test, "labels", {40: row + [-100] * (128 - len(row))})
+    if plant == "shift":
+        shifted = tokenized_frame(sp, texts[160:164], label_shift=1, **kw)
+        test = with_rows(test, "labels", {10 + j: shifted["labels"][j].to_list()
+                                          for j in range(4)})
+    return {"train": train, "test": test.with_columns(
+        pl.col("input_ids").list.to_array(128))}
+
+
+def _sp_tokens(**extra: Any) -> dict[str, Any]:
+    from tests.tokenizer_fixtures import sentencepiece_model
+
+    return dict(tokenizer=str(sentencepiece_model()), text="text",
+                attention_mask="attention_mask", labels="labels", **extra)
+
+
+def _cut_rows(frames: dict[str, pl.DataFrame]) -> int:
+    """Rows whose content reaches max_length 120 (the mask counts the content)."""
+    return sum(int((df["attention_mask"].list.sum() >= 120).sum()) for df in frames.values())
+
+
 def _shared_users(frames: dict[str, pl.DataFrame]) -> int:
     """Test rows whose user also has train rows (9 planted users and the copied rows')."""
     return int(frames["test"]["user"].is_in(frames["train"]["user"].implode()).sum())
@@ -186,6 +231,13 @@ class Case:
     # count may be computed from the frames, independently of the check
     expect: tuple[str, str, Severity, int | Callable[[dict], int]] | None = None
     clean: bool = False  # must produce no fail
+    tokens: Callable[[], dict[str, Any]] | None = None  # the tokens: section
+
+
+def tokenized_frame(*args: Any, **kw: Any) -> pl.DataFrame:
+    from tests.tokenizer_fixtures import tokenized_frame as make
+
+    return make(*args, **kw)
 
 
 CASES = [
@@ -266,6 +318,22 @@ CASES = [
     Case("memorisation on an honest split", "separability.memorisation",
          lambda: _near_copies(0), {"label": "y"}, params={"baseline_quantile": 0.005},
          clean=True),
+    # the token layout: mapped per batch (Spark: per Arrow batch on the executors), merged
+    Case("documents cut at max_length", "tokens.lengths", _sp_frames, {},
+         tokens=lambda: _sp_tokens(max_length=120),
+         expect=("truncated_rows", "input_ids", Severity.WARN, _cut_rows)),
+    Case("lengths of an honest split", "tokens.lengths", _sp_frames, {},
+         tokens=lambda: _sp_tokens(max_length=120), clean=True),
+    Case("mask on padding in 3 rows", "tokens.special_tokens", lambda: _sp_frames("mask"), {},
+         tokens=lambda: _sp_tokens(max_length=120),
+         expect=("attention_mask_vs_padding", "attention_mask", Severity.FAIL, 3)),
+    Case("'</s>' typed in a text", "tokens.special_tokens", lambda: _sp_frames("mask"), {},
+         tokens=_sp_tokens, expect=("special_token_injection", "text", Severity.FAIL, 1)),
+    Case("labels shifted by one in 4 rows", "tokens.special_tokens",
+         lambda: _sp_frames("shift"), {}, tokens=lambda: _sp_tokens(max_length=120),
+         expect=("label_shift", "labels", Severity.FAIL, 4)),
+    Case("special tokens of an honest split", "tokens.special_tokens", _sp_frames, {},
+         tokens=lambda: _sp_tokens(max_length=120), clean=True),
 ]
 
 
@@ -273,7 +341,8 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
     measured = {i for i in CHECKS if is_measured(load_check_class(i)())}
     assert measured >= {"leakage.group_overlap", "leakage.temporal", "schema.consistency",
                         "drift.label", "schema.expectations", "separability.adversarial",
-                        "separability.label_probe", "separability.memorisation"}
+                        "separability.label_probe", "separability.memorisation",
+                        "tokens.lengths", "tokens.special_tokens"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
 
@@ -297,7 +366,8 @@ def assert_same(a: Any, b: Any, path: str = "measures") -> None:
         return
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         assert type(a) is type(b), path
-        native = getattr(type(a), "ENGINE_NATIVE", ())  # the engine's own names, shown only
+        # the engine's own names (shown only), and what the run gives the judge unmeasured
+        native = getattr(type(a), "ENGINE_NATIVE", ()) + getattr(type(a), "CONTEXT", ())
         for f in dataclasses.fields(a):
             if f.name not in native:
                 assert_same(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
@@ -340,7 +410,7 @@ def assert_same(a: Any, b: Any, path: str = "measures") -> None:
 # ---------------------------------------------------------------------------------------------
 
 def _config(frames: dict[str, pl.DataFrame], roles: dict[str, Any], folder: Path,
-            engine: str) -> AuditConfig:
+            engine: str, tokens: dict[str, Any] | None = None) -> AuditConfig:
     """The frames as Parquet files in ``folder``, audited as a run audits them (a role
     ``expectations``: a GX suite, written as JSON next to them)."""
     import json
@@ -354,20 +424,22 @@ def _config(frames: dict[str, pl.DataFrame], roles: dict[str, Any], folder: Path
         (folder / "suite.json").write_text(json.dumps(suite))
     return AuditConfig(datasets={k: str(folder / f"{k}.parquet") for k in frames},
                        columns=Columns(**roles), engine=engine,
+                       tokens=Tokens(**tokens) if tokens is not None else None,
                        expectations=folder / "suite.json" if suite is not None else None)
 
 
-def _polars_data(frames: dict[str, pl.DataFrame], roles: dict[str, Any], folder: Path) -> Any:
+def _polars_data(frames: dict[str, pl.DataFrame], roles: dict[str, Any], folder: Path,
+                 tokens: dict[str, Any] | None = None) -> Any:
     """Read by the polars engine's own loader."""
-    return open_splits(_config(frames, roles, folder, "polars"))
+    return open_splits(_config(frames, roles, folder, "polars", tokens))
 
 
 def _spark_data(spark: Any, frames: dict[str, pl.DataFrame], roles: dict[str, Any],
-                folder: Path) -> Any:
+                folder: Path, tokens: dict[str, Any] | None = None) -> Any:
     """Read by the Spark engine's own loader (naive datetimes stay naive, TimestampNTZ)."""
     from auditor.engines.spark_io import open_spark_splits
 
-    return open_spark_splits(_config(frames, roles, folder, "spark"), spark=spark)
+    return open_spark_splits(_config(frames, roles, folder, "spark", tokens), spark=spark)
 
 
 def _verdicts(findings: list[Any]) -> list[tuple[Any, ...]]:
@@ -377,11 +449,18 @@ def _verdicts(findings: list[Any]) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.check}: {c.name}" for c in CASES])
-def test_measures_and_verdicts_agree_across_engines(case: Case, spark, tmp_path):
+def test_measures_and_verdicts_agree_across_engines(case: Case, spark, tmp_path, monkeypatch):
+    # small batches, cut elsewhere on each engine: what map_batches merges must not depend on
+    # where an engine cuts (the Spark conf is restored after the test by conftest.py)
+    import auditor.engines.polars_engine as polars_engine
+
+    monkeypatch.setattr(polars_engine, "BATCH_ROWS", 41)
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "37")
     check = load_check_class(case.check)(**case.params)
     frames = case.frames()
-    data = {"polars": _polars_data(frames, case.roles, tmp_path),
-            "spark": _spark_data(spark, frames, case.roles, tmp_path)}
+    tokens = case.tokens() if case.tokens else None
+    data = {"polars": _polars_data(frames, case.roles, tmp_path, tokens),
+            "spark": _spark_data(spark, frames, case.roles, tmp_path, tokens)}
     measures, verdicts = {}, {}
     for name, d in data.items():
         roles = d.roles

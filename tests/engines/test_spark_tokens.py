@@ -84,7 +84,7 @@ def test_lengths_agree_on_truncation_eos_cut_and_drift(planted_lengths, gpt2, le
     frames, (pdata, sdata) = planted_lengths
     check = SequenceLengths()
     a = _plain(check.run(pdata))
-    b = _plain(spark_tokens.lengths(check, sdata))
+    b = _plain(check.run(sdata))
     assert a == b
     raw = {k: gpt2.encode_batch(v["text"].to_list()) for k, v in frames.items()}
     cut = sum(len(r) + 1 >= 256 for v in raw.values() for r in v)  # +1: the EOS
@@ -103,7 +103,7 @@ def test_honest_lengths_have_no_fail_on_either_engine(spark, gpt2, gpt2_json, le
     pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
     check = SequenceLengths()
     a = _plain(check.run(pdata))
-    b = _plain(spark_tokens.lengths(check, sdata))
+    b = _plain(check.run(sdata))
     assert a == b
     assert all(f["severity"] != Severity.FAIL for f in b.values())
 
@@ -194,7 +194,7 @@ def test_special_tokens_agree_on_planted_layout_problems(spark, gpt2, gpt2_json,
     pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT, max_length=200)
     check = SpecialTokens()
     a = _plain(check.run(pdata))
-    b = _plain(spark_tokens.special_tokens(check, sdata))
+    b = _plain(check.run(sdata))
     assert a == b
     assert b["special_token_injection"]["count"] == 1
     assert b["special_token_injection"]["evidence"]["examples"][0]["row"] == 20
@@ -219,6 +219,6 @@ def test_honest_special_tokens_have_no_fail_on_either_engine(spark, gpt2, gpt2_j
               "test": tokenized_frame(gpt2, lee_train[50:80], **kw)}
     pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
     a = _plain(SpecialTokens().run(pdata))
-    b = _plain(spark_tokens.special_tokens(SpecialTokens(), sdata))
+    b = _plain(SpecialTokens().run(sdata))
     assert a == b and "special_token_injection" not in b
     assert all(f["severity"] != Severity.FAIL for f in b.values())
