@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from auditor.loading.data import AuditData
-from auditor.detectors.token_layout import Layout, token_frame
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_share, share
@@ -73,18 +72,6 @@ class RowProblem:
     def total(self) -> int:
         return sum(self.totals.values())
 
-    @classmethod
-    def of(cls, layout: Layout, flag: dict[str, np.ndarray],
-           among: dict[str, np.ndarray] | None = None) -> "RowProblem":
-        counts, totals, rows = {}, {}, {}
-        for name, s in layout.splits.items():
-            base = among[name] if among is not None else np.ones(s.rows, dtype=bool)
-            hit = flag[name] & base
-            counts[name] = int(hit.sum())
-            totals[name] = int(base.sum())
-            rows[name] = np.flatnonzero(hit)
-        return cls(counts, totals, rows)
-
     def sentence(self, unit: str, what: str) -> str:
         return (f"{fmt_count(self.count)} of {fmt_count(self.total)} {unit} "
                 f"({fmt_share(share(self.count, self.total))}) {what}"
@@ -103,20 +90,3 @@ def row_finding(problem: RowProblem, *, severity: Severity, metric: str, subject
                    value=share(problem.count, problem.total), threshold=threshold,
                    count=problem.count, splits=[k for k, v in problem.counts.items() if v],
                    message=message, evidence=evidence)
-
-
-def row_examples(data: AuditData, picks: list[tuple[str, int]], layout: Layout,
-                  columns: list[str], tail: bool = False, n: int = 8) -> list[dict[str, Any]]:
-    """Short views of example rows: split, row, lengths and the first/last ids of columns."""
-    out = []
-    for split, row in picks:
-        s = layout.splits[split]
-        rec: dict[str, Any] = {"split": split, "row": row, "length": int(s.length[row]),
-                               "content": int(s.content[row]),
-                               "padding": f"{int(s.pad_left[row])} left, "
-                                          f"{int(s.pad_right[row])} right"}
-        values = token_frame(data, split).select(columns).row(row)
-        for col, v in zip(columns, values):
-            rec[f"{col} ({'last' if tail else 'first'} {n})"] = ids_text(v, n, tail=tail)
-        out.append(rec)
-    return out

@@ -1,6 +1,7 @@
-"""The per-row structure of tokenized splits, computed once per run and shared by the
-``tokens.*`` checks: where padding is, what the content starts and ends with, how the attention
-mask and the labels line up with it, and token counts.
+"""The per-row structure of tokenized rows, computed per batch of rows by the functions the
+``tokens.*`` checks map over every split (:mod:`auditor.detectors.token_measures`): where
+padding is, what the content starts and ends with, how the attention mask and the labels line
+up with it, and token counts.
 
 Padding is found from the ids: the leading and trailing runs of ``pad_id``. When the pad id is
 also the EOS (GPT-2 pipelines pad with ``<|endoftext|>``) or the BOS, the first token of such a
@@ -15,29 +16,15 @@ vectorised over the flattened ids of a chunk of rows (offsets + ``reduceat``), n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from auditor.loading.data import AuditData
-from auditor.errors import NotApplicable
-
-CHUNK_ROWS = 65_536
-# Classification of a row's labels against its ids (``SplitLayout.shift``).
+# Classification of a row's labels against its ids (the per-row ``shift``).
 NO_LABELS, AMBIGUOUS, MISALIGNED = -1, -2, -3
 SHIFTS = (0, 1, 2)
-
-
-def tokenizer_of(data: AuditData) -> Any:
-    """The run's tokenizer adapter, loaded once and shared by every tokens.* check."""
-    if data.tokens is None:
-        raise NotApplicable("no tokens: section in the config")
-    from auditor.loading.tokenizers import load_tokenizer
-
-    spec = data.tokens.tokenizer
-    return data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))
 
 
 @dataclass(frozen=True)
@@ -57,11 +44,6 @@ class Roles:
         ids = np.asarray(ids, dtype=np.int64)
         table[ids[(ids >= 0) & (ids < self.vocab_size)]] = True
         return table
-
-
-def roles_of(data: AuditData, vocab_size: int | None = None) -> Roles:
-    assert data.tokens is not None
-    return roles_from(data.tokens, tokenizer_of(data), vocab_size)
 
 
 def roles_from(t: Any, tok: Any, vocab_size: int | None = None) -> Roles:
@@ -165,83 +147,6 @@ def _aligned(df: pl.DataFrame, ids: str, other: str) -> np.ndarray:
                      )[:, 0].to_numpy()
 
 
-# ---------------------------------------------------------------------------------------------
-# The layout
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class SplitLayout:
-    """Per-row arrays for one split (row order as stored)."""
-
-    length: np.ndarray            # stored list length
-    null: np.ndarray              # input_ids is null
-    pad_left: np.ndarray
-    pad_right: np.ndarray
-    first: np.ndarray             # first content id (-1 when no content)
-    last: np.ndarray              # last content id (-1 when no content)
-    unk: np.ndarray               # UNK ids in the content
-    oov: np.ndarray               # ids outside [0, vocab_size) anywhere in the row
-    mask_aligned: np.ndarray | None = None   # mask present with the ids' length
-    mask_bad: np.ndarray | None = None       # mask values other than 0/1
-    mask_on_pad: np.ndarray | None = None    # padding positions with mask 1
-    mask_off_content: np.ndarray | None = None  # content positions with mask 0
-    labels_aligned: np.ndarray | None = None
-    labels_on_pad: np.ndarray | None = None  # padding positions with label != ignore_index
-    labels_active: np.ndarray | None = None  # content positions with label != ignore_index
-    labels_oov: np.ndarray | None = None     # active labels outside [0, vocab_size)
-    shift: np.ndarray | None = None          # 0/1/2, NO_LABELS, AMBIGUOUS or MISALIGNED
-    specials_inside: pl.DataFrame | None = None  # (row, id, n): control ids inside the content
-    token_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-    @property
-    def rows(self) -> int:
-        return len(self.length)
-
-    @property
-    def content(self) -> np.ndarray:
-        return self.length - self.pad_left - self.pad_right
-
-
-@dataclass
-class Layout:
-    roles: Roles
-    splits: dict[str, SplitLayout]
-    side: str                     # right | left | none (dominant padding side)
-    eos_kept: bool                # pad == eos: the first token of the trailing run is content
-    bos_kept: bool
-    how: str                      # one sentence on how padding was told from content
-    max_length: int               # declared max_length, else the longest stored row
-    max_length_declared: bool
-
-    @property
-    def total_rows(self) -> int:
-        return sum(s.rows for s in self.splits.values())
-
-    def concat(self, name: str) -> np.ndarray:
-        """One per-row array over every split, in split order."""
-        return np.concatenate([getattr(s, name) for s in self.splits.values()])
-
-
-def layout_of(data: AuditData, vocab_size: int | None = None) -> Layout:
-    """The shared layout (cached per run and vocabulary size)."""
-    if data.tokens is None:
-        raise NotApplicable("no tokens: section in the config")
-    return data.cached(("tokens.layout", vocab_size), lambda: _build(data, vocab_size))
-
-
-def token_frame(data: AuditData, split: str) -> pl.DataFrame:
-    """The split's token columns, fixed-size arrays turned into lists (cached per run)."""
-    t = data.tokens
-    assert t is not None
-
-    def build() -> pl.DataFrame:
-        df = data.splits[split]
-        cols = [c for c in (t.input_ids, t.attention_mask, t.labels) if c]
-        return df.select([_as_list(df.schema[c], c) for c in cols])
-
-    return data.cached(("tokens.frame", split), build)
-
-
 def _as_list(dtype: pl.DataType, col: str) -> pl.Expr:
     """A token column as a list of Int64 (or booleans for a mask): arrays become lists; UInt64
     and float elements are cast with overflowing, fractional-NaN or missing values as null,
@@ -253,53 +158,6 @@ def _as_list(dtype: pl.DataType, col: str) -> pl.Expr:
                                                   or inner == pl.Null):
         e = e.cast(pl.List(pl.Int64), strict=False)
     return e
-
-
-def _chunks(df: pl.DataFrame):
-    for start in range(0, max(df.height, 1), CHUNK_ROWS):
-        yield df.slice(start, CHUNK_ROWS)
-
-
-def _build(data: AuditData, vocab_size: int | None) -> Layout:
-    t = data.tokens
-    assert t is not None
-    roles = roles_of(data, vocab_size)
-    ids_col, mask_col = t.input_ids, t.attention_mask
-    for name, df in data.splits.items():
-        if not isinstance(df.schema[ids_col], (pl.List, pl.Array)):
-            raise NotApplicable(f"{ids_col!r} in {name} is {df.schema[ids_col]}, not a list of "
-                                "token ids")
-    inferred = ""
-    if roles.pad is None and mask_col:
-        pad = _pad_from_mask(data, ids_col, mask_col)
-        if pad is not None:
-            roles = replace(roles, pad=pad)
-            inferred = (f"No pad id declared and none in the tokenizer: {pad} is taken as the pad "
-                        "id, as the id under most attention-mask zeros.")
-    # Pass 1: pad runs and mask zero runs, to learn the pattern.
-    runs: dict[str, tuple[np.ndarray, ...]] = {}
-    for name, df in data.splits.items():
-        parts = [chunk_runs(chunk, ids_col, mask_col, roles.pad)
-                 for chunk in _chunks(token_frame(data, name))]
-        runs[name] = tuple(np.concatenate([p[i] for p in parts]) for i in range(5))
-    lens, lead, trail, zl, zt = (np.concatenate([r[i] for r in runs.values()]) for i in range(5))
-    eos_kept, how_e = _learn_kept(roles.pad is not None and roles.pad == roles.eos, trail, zt,
-                                  lens, "EOS", "trailing")
-    bos_kept, how_b = _learn_kept(roles.pad is not None and roles.pad == roles.bos, lead, zl,
-                                  lens, "BOS", "leading")
-    full = lead >= lens
-    right = int(((trail - eos_kept > 0) & ~full).sum())
-    left = int(((lead - bos_kept > 0) & ~full).sum())
-    side = "none" if right == left == 0 else ("right" if right >= left else "left")
-    how = " ".join(x for x in (
-        inferred, "No pad id: every token is content." if roles.pad is None else
-        f"Padding = runs of pad id {roles.pad} at the row ends.", how_e, how_b) if x)
-    max_len = t.max_length or int(max((int(r[0].max()) if len(r[0]) else 0)
-                                      for r in runs.values()))
-    splits = {name: _pass2(data, token_frame(data, name), roles, runs[name], eos_kept,
-                           bos_kept, side) for name in data.splits}
-    return Layout(roles=roles, splits=splits, side=side, eos_kept=eos_kept, bos_kept=bos_kept,
-                  how=how, max_length=max_len, max_length_declared=t.max_length is not None)
 
 
 def chunk_runs(chunk: pl.DataFrame, ids_col: str, mask_col: str | None, pad: int | None
@@ -317,41 +175,6 @@ def chunk_runs(chunk: pl.DataFrame, ids_col: str, mask_col: str | None, pad: int
             m = Flat.of(chunk.filter(pl.Series(ok))[mask_col])
             zl[ok], zt[ok] = m.runs(m.values == 0)
     return f.lens, lead, trail, zl, zt
-
-
-def _pad_from_mask(data: AuditData, ids_col: str, mask_col: str) -> int | None:
-    """The id under >= 90% of the attention-mask zeros of the first chunk of rows (or None)."""
-    for name in data.splits:
-        pad = pad_from_mask_chunk(token_frame(data, name).slice(0, CHUNK_ROWS), ids_col,
-                                  mask_col)
-        if pad is not None:
-            return pad
-    return None
-
-
-def pad_from_mask_chunk(chunk: pl.DataFrame, ids_col: str, mask_col: str) -> int | None:
-    """The id under >= 90% of the attention-mask zeros of ``chunk`` (or None); also called by
-    the spark engine on the first ``CHUNK_ROWS`` rows of each split."""
-    ok = _aligned(chunk, ids_col, mask_col)
-    if not ok.any():
-        return None
-    sub = chunk.filter(pl.Series(ok))
-    x = Flat.of(sub[ids_col]).values
-    zero = Flat.of(sub[mask_col]).values == 0
-    if not zero.any():
-        return None
-    under = x[zero]
-    ids, counts = np.unique(under, return_counts=True)
-    best = int(np.argmax(counts))
-    if counts[best] >= 0.9 * len(under) and ids[best] >= 0:
-        return int(ids[best])
-    return None
-
-
-def _learn_kept(applies: bool, run: np.ndarray, mask_zeros: np.ndarray, lens: np.ndarray,
-                what: str, where: str) -> tuple[bool, str]:
-    """Whether the first pad token of a run is a real BOS/EOS (pad id == that id)."""
-    return learn_kept(applies, kept_stats(run, mask_zeros, lens), what, where)
 
 
 def kept_stats(run: np.ndarray, mask_zeros: np.ndarray, lens: np.ndarray) -> dict[str, int]:
@@ -386,34 +209,10 @@ def learn_kept(applies: bool, st: dict[str, int], what: str, where: str) -> tupl
                   f"as {'a real ' + what if kept else 'padding'} (inferred from run lengths).")
 
 
-def _pass2(data: AuditData, df: pl.DataFrame, roles: Roles, runs: tuple[np.ndarray, ...],
-           eos_kept: bool, bos_kept: bool, side: str) -> SplitLayout:
-    t = data.tokens
-    assert t is not None
-    _, lead_all, trail_all, zl_all, zt_all = runs
-    parts: list[dict[str, Any]] = []
-    counts = np.zeros(roles.vocab_size + 1, dtype=np.int64)
-    start = 0
-    for chunk in _chunks(df):
-        n = chunk.height
-        sl = slice(start, start + n)
-        part, c = chunk_layout(chunk, t, roles, (lead_all[sl], trail_all[sl], zl_all[sl],
-                                                 zt_all[sl]), eos_kept, bos_kept, side)
-        part["specials_inside"] = part["specials_inside"].with_columns(pl.col("row") + start)
-        counts += c
-        parts.append(part)
-        start += n
-    merged = {k: (pl.concat([p[k] for p in parts]) if k == "specials_inside"
-                  else np.concatenate([p[k] for p in parts])) for k in parts[0]}
-    merged["specials_inside"] = (merged["specials_inside"].group_by("row", "id")
-                                 .agg(n=pl.len()))
-    return SplitLayout(token_counts=counts[:roles.vocab_size], **merged)
-
-
 def chunk_layout(chunk: pl.DataFrame, t: Any, roles: Roles, runs: tuple[np.ndarray, ...],
                  eos_kept: bool, bos_kept: bool, side: str
                  ) -> tuple[dict[str, Any], np.ndarray]:
-    """Pass 2 over a chunk of rows: the per-row arrays of :class:`SplitLayout` (rows of
+    """Pass 2 over a chunk of rows: the per-row arrays (rows of
     ``specials_inside`` numbered within the chunk) and the chunk's content-token counts over
     [0, vocab_size] (the last slot: outside the vocabulary). ``runs``: the chunk's (lead, trail,
     mask-zero lead, mask-zero trail) of pass 1. Also called per Arrow batch on Spark executors."""

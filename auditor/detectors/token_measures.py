@@ -31,7 +31,7 @@ import polars as pl
 
 from auditor.core.config import Tokens
 from auditor.core.roles import ColumnType, Roles as RunRoles
-from auditor.detectors.token_findings import RowProblem, ids_text
+from auditor.detectors.token_findings import RowProblem, ids_text, short
 from auditor.detectors.token_layout import (AMBIGUOUS, MISALIGNED, NO_LABELS, Flat, Roles,
                                             _aligned, _as_list, chunk_layout, chunk_runs,
                                             kept_stats, learn_kept)
@@ -322,8 +322,6 @@ def _injection(batch: pl.DataFrame, text: str, inside: pl.DataFrame, first_row: 
                spec: LayoutSpec) -> pl.DataFrame:
     """Rows holding special-token strings typed in the text that were encoded as control ids:
     the flagged rows counted, and the first ``limit`` hits (row, token, id, snippet)."""
-    from auditor.detectors.tokens import injection_example, injection_hits
-
     texts = batch.select(pl.col(text).cast(pl.String).alias("t"))
     hits = injection_hits(texts, spec.injection, inside)
     out = [_parts("hits", name="injection", n=hits["row"].n_unique() if hits.height else 0),
@@ -335,6 +333,39 @@ def _injection(batch: pl.DataFrame, text: str, inside: pl.DataFrame, first_row: 
         out.append(_parts("inj", row=[e["row"] for e in ex], name=[e["token"] for e in ex],
                           key=[e["id"] for e in ex], text=[e["text"] for e in ex]))
     return pl.concat(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Special-token strings typed in text
+# ---------------------------------------------------------------------------------------------
+
+def injection_strings(tok: Any) -> dict[str, int]:
+    """The tokenizer's special-token strings worth searching for in text (2+ characters)."""
+    return {s: i for s, i in tok.special_tokens.items() if len(s.strip()) >= 2}
+
+
+def injection_hits(texts: pl.DataFrame, strings: dict[str, int],
+                   inside: pl.DataFrame) -> pl.DataFrame:
+    """(row, tok, id) of rows of ``texts`` (one column ``t``) holding a special-token string
+    whose id was also encoded inside the content (``inside``: (row, id) of control ids there),
+    sorted by row and token. Also run per Arrow batch on Spark executors."""
+    patterns = sorted(strings, key=len, reverse=True)
+    ids = pl.DataFrame({"tok": list(strings), "id": list(strings.values())},
+                       schema={"tok": pl.String, "id": pl.Int64})
+    hits = (texts.with_row_index("row")
+            .filter(pl.col("t").str.contains_any(patterns))
+            .select(pl.col("row").cast(pl.Int64),
+                    tok=pl.col("t").str.extract_many(patterns, leftmost=True))
+            .explode("tok").drop_nulls("tok").unique(["row", "tok"])
+            .join(ids, on="tok"))
+    return hits.join(inside.select(pl.col("row").cast(pl.Int64), pl.col("id").cast(pl.Int64))
+                     .unique(), on=["row", "id"], how="inner").sort("row", "tok")
+
+
+def injection_example(split: str, row: int, s: str, i: int, text: str) -> dict[str, Any]:
+    at = text.find(s)
+    return {"split": split, "row": row, "token": s, "id": i,
+            "text": short(text[max(0, at - 30):at + len(s) + 30])}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,9 +453,10 @@ def _merge(settings: Settings, parts: dict[str, pl.DataFrame], vocab_size: int,
 
 def tokenizer_for(engine: Operations, t: Tokens) -> Any:
     """The run's tokenizer adapter, loaded once per run."""
-    from auditor.loading.tokenizers import load_tokenizer
+    from auditor.loading.tokenizers import shared_tokenizer
 
-    return engine.cached(("tokens.tokenizer", t.tokenizer), lambda: load_tokenizer(t.tokenizer))
+    return engine.cached(("tokens.tokenizer", t.tokenizer),
+                         lambda: shared_tokenizer(t.tokenizer))
 
 
 def token_layout(engine: Operations, roles: RunRoles, *, vocab_size: int | None = None,
@@ -433,8 +465,6 @@ def token_layout(engine: Operations, roles: RunRoles, *, vocab_size: int | None 
     (``vocab_size``, ``limit``): ``vocab_size`` the model's embedding rows when not the
     tokenizer's; ``limit`` the flagged rows kept per test and split."""
     from auditor.detectors.token_layout import roles_from
-    from auditor.detectors.tokens import injection_strings
-
     t = roles.tokens
     if t is None:
         raise NotApplicable("no tokens: section in the config")

@@ -4,15 +4,19 @@ from __future__ import annotations
 import difflib
 from itertools import chain
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData
+from auditor.core.checks import Cost, Needs
+from auditor.core.config import Tokens
+from auditor.core.roles import Roles as RunRoles
+from auditor.detectors.measured import judged
 from auditor.detectors.token_findings import by_split_text, short
-from auditor.detectors.token_layout import Flat, Layout, layout_of, token_frame, tokenizer_of
+from auditor.detectors.token_layout import Flat, chunk_layout, chunk_runs
+from auditor.engines.operations import Operations
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_share, grade, share
@@ -57,6 +61,7 @@ class RoundTrip:
     id: ClassVar[str] = "tokens.roundtrip"
     title: ClassVar[str] = "Tokenizer round-trip and stale tokenization"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs(roles=("tokens",))
     sample_rows: int | None = None  # None: every row
     lossy_warn_above: float = 0.0      # share of rows in 'unk' or 'other'
     lossy_fail_above: float = 0.001
@@ -77,70 +82,71 @@ class RoundTrip:
         if self.max_examples < 0:
             raise ValueError(f"max_examples must be >= 0; got {self.max_examples!r}")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        if data.tokens is None:
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
+
+    def measure(self, engine: Operations, roles: RunRoles) -> "RoundTripMeasures":
+        """Every row (or a seeded sample of ``sample_rows`` per split, the same rows on every
+        engine) through :func:`roundtrip_batch` per batch of rows (Spark: on the executors,
+        the tokenizer loaded once per Python worker): counts, the candidate evidence rows of
+        each ranking, the first stale rows and per rewritten character the rows holding it,
+        merged here."""
+        from auditor.detectors.token_measures import settings_of, token_columns, tokenizer_for
+        from auditor.detectors.token_layout import roles_from
+
+        t = roles.tokens
+        if t is None:
             raise NotApplicable("no tokens: section in the config")
-        if not data.tokens.text:
+        if not t.text:
             raise NotApplicable("no raw text column declared (tokens.text)")
-        tok = tokenizer_of(data)
-        lay = layout_of(data)
-        results = {name: self._split(data, lay, tok, name, i)
-                   for i, name in enumerate(data.splits)}
-        return self.judge(data, tok, results)
+        tok = tokenizer_for(engine, t)
+        lr = roles_from(t, tok)
+        settings = engine.cached(("tokens.settings", lr.vocab_size),
+                                 lambda: settings_of(engine, t, lr))
+        counts = engine.split_rows()
+        results: dict[str, dict[str, Any]] = {}
+        chars: dict[str, int] = {}
+        for i, name in enumerate(roles.splits):
+            sample = None
+            if self.sample_rows is not None and counts[name] > self.sample_rows:
+                rng = np.random.default_rng([roles.seed, i])
+                sample = np.sort(rng.choice(counts[name], self.sample_rows, replace=False))
+            fn = partial(roundtrip_batch, check=self, t=t, settings=settings, sample=sample)
+            parts = engine.map_batches(token_columns(t) + [t.text], fn, RT_PARTS,
+                                       splits=[name])[name]
+            results[name] = self._merged(parts, counts[name])
+            for ch, n in parts.filter(pl.col("kind") == "char").select("text", "n").iter_rows():
+                chars[ch] = chars.get(ch, 0) + int(n)
+        return RoundTripMeasures(results=results,
+                                 chars=ranked_characters(chars, tok, self.max_examples),
+                                 tokens=t, tokenizer=tok)
 
-    def judge(self, data: Any, tok: Any, results: dict[str, dict[str, Any]],
-              chars: list[dict[str, Any]] | None = None) -> list[Finding]:
-        """The findings from per-split results (both engines): rows, drawn, checked, counts by
-        category, stale and rewritten counts, the first stale examples, and ``frame``: the
-        candidate evidence rows (row, text, dec, cat, rewritten). ``chars``: the rewritten
-        characters when measured elsewhere (spark), else from the frames' rewritten texts."""
-        return [self._roundtrip_finding(data, tok, results),
-                *self._whitespace_finding(data, tok, results),
-                *self._normaliser_finding(data, tok, results, chars),
-                self._stale_finding(data, tok, results)]
+    def _merged(self, parts: pl.DataFrame, rows: int) -> dict[str, Any]:
+        """One split's batches merged: counts summed, the candidate rows of each ranking's
+        first ``max_examples`` (of the union of every batch's first ones), the first stale
+        rows by row number."""
+        def total(name: str) -> int:
+            return int(parts.filter((pl.col("kind") == "sum") & (pl.col("name") == name))
+                       ["n"].sum())
 
-    # -- per split -------------------------------------------------------------------------
-    def _split(self, data: AuditData, lay: Layout, tok: Any, name: str, i: int) -> dict[str, Any]:
-        """Every row (or a seeded sample of ``sample_rows``) in chunks of ``BATCH`` rows: one
-        native encode_batch/decode_batch per chunk, ids compared through flattened numpy
-        arrays (values + lengths), never as Python objects per row. Only the rows that can
-        become evidence are kept (not identical, or the first stale ones), so memory is bounded
-        by the chunk, not the split."""
-        t = data.tokens
-        df = data.splits[name]
-        rows = np.arange(df.height)
-        if self.sample_rows is not None and df.height > self.sample_rows:
-            rng = np.random.default_rng([data.seed, i])
-            rows = np.sort(rng.choice(df.height, self.sample_rows, replace=False))
-        text_all = df[t.text].cast(pl.String)
-        drawn = len(rows)
-        rows = rows[text_all.gather(rows).is_not_null().to_numpy()]
-        ids_all = token_frame(data, name)[t.input_ids]
-        s = lay.splits[name]
-        counts = dict.fromkeys(CATEGORIES, 0)
-        stale = 0
-        kept: list[pl.DataFrame] = []
-        examples: list[tuple[int, list[int], list[int]]] = []
-        for lo in range(0, len(rows), BATCH):
-            rc = rows[lo:lo + BATCH]
-            contiguous = len(rc) and rc[-1] - rc[0] + 1 == len(rc)
-            text = text_all.slice(int(rc[0]), len(rc)) if contiguous else text_all.gather(rc)
-            ids = ids_all.slice(int(rc[0]), len(rc)) if contiguous else ids_all.gather(rc)
-            cat, bad, ex, keep = self.chunk(tok, lay.roles.specials, lay.max_length, rc, text,
-                                            ids, s.pad_left[rc], s.content[rc],
-                                            self.max_examples - len(examples))
-            for c in CATEGORIES:
-                counts[c] += int((cat == c).sum())
-            stale += int(bad.sum())
-            examples += ex
-            kept.append(keep)
-        frame = pl.concat(kept) if kept else pl.DataFrame(
-            {"row": [], "text": [], "dec": [], "cat": [], "rewritten": []},
-            schema={"row": pl.Int64, "text": pl.String, "dec": pl.String, "cat": pl.String,
-                    "rewritten": pl.Boolean})
-        return {"rows": df.height, "drawn": drawn, "checked": len(rows), "frame": frame,
-                "counts": counts, "stale": stale, "stale_examples": examples,
-                "rewritten": int(frame["rewritten"].sum())}
+        cand = parts.filter(pl.col("kind") == "cand")
+        kept = [ranked_rows(cand, cats, only, self.max_examples) for cats, only in RANKINGS]
+        frame = pl.concat(kept).unique("row").sort("row").select(
+            "row", "text", "dec", pl.col("name").alias("cat"), "rewritten")
+        stale = parts.filter(pl.col("kind") == "stale").sort("row").head(self.max_examples)
+        return {"rows": rows, "drawn": total("drawn"), "checked": total("checked"),
+                "frame": frame, "counts": {c: total(c) for c in CATEGORIES},
+                "stale": total("stale"), "rewritten": total("rewritten"),
+                "stale_examples": [(int(r), list(a or []), list(b or [])) for r, a, b in
+                                   stale.select("row", "stored", "encoded").iter_rows()]}
+
+    def judge(self, m: "RoundTripMeasures") -> list[Finding]:
+        """The findings from :class:`RoundTripMeasures` (both engines)."""
+        tok, results = m.tokenizer, m.results
+        return [self._roundtrip_finding(m, tok, results),
+                *self._whitespace_finding(m, tok, results),
+                *self._normaliser_finding(m, tok, results, m.chars),
+                self._stale_finding(m, tok, results)]
 
     def chunk(self, tok: Any, specials: np.ndarray, max_length: int, rc: np.ndarray,
               text: pl.Series, ids: pl.Series, pad_l: np.ndarray, content: np.ndarray,
@@ -208,7 +214,7 @@ class RoundTrip:
                 + (f" ({fmt_count(no_text)} {'row' if no_text == 1 else 'rows'} without text, "
                    "not checked)" if no_text else ""))
 
-    def _roundtrip_finding(self, data: AuditData, tok: Any,
+    def _roundtrip_finding(self, data: Any, tok: Any,
                            results: dict[str, dict[str, Any]]) -> Finding:
         checked = sum(r["checked"] for r in results.values())
         counts = {c: sum(r["counts"][c] for r in results.values()) for c in CATEGORIES}
@@ -237,7 +243,7 @@ class RoundTrip:
                        splits=[n for n, c in per_split.items() if c] or list(results),
                        message=message, evidence=evidence)
 
-    def _whitespace_finding(self, data: AuditData, tok: Any,
+    def _whitespace_finding(self, data: Any, tok: Any,
                             results: dict[str, dict[str, Any]]) -> list[Finding]:
         checked = sum(r["checked"] for r in results.values())
         per_split = {n: r["counts"]["whitespace"] for n, r in results.items()}
@@ -255,7 +261,7 @@ class RoundTrip:
                      "for prose, destructive for code and tables"),
             evidence={"examples": self._examples(results, ("whitespace",), tok)})]
 
-    def _normaliser_finding(self, data: AuditData, tok: Any, results: dict[str, dict[str, Any]],
+    def _normaliser_finding(self, data: Any, tok: Any, results: dict[str, dict[str, Any]],
                             chars: list[dict[str, Any]] | None = None) -> list[Finding]:
         checked = sum(r["checked"] for r in results.values())
         per_split = {n: r["rewritten"] for n, r in results.items()}
@@ -263,10 +269,7 @@ class RoundTrip:
         if not n:
             return []
         value = share(n, checked)
-        if chars is None:
-            texts = pl.concat([r["frame"].filter("rewritten")["text"]
-                               for r in results.values()])
-            chars = rewritten_characters(texts, tok, self.max_examples)
+        chars = chars or []
         shown = ", ".join(f"{c['character']!r} → {c['becomes']!r}" for c in chars[:5])
         return [Finding(
             severity=grade(value, warn=self.normaliser_warn_above),
@@ -312,7 +315,7 @@ class RoundTrip:
                         **char_diff(text, dec)})
         return out
 
-    def _stale_finding(self, data: AuditData, tok: Any,
+    def _stale_finding(self, data: Any, tok: Any,
                        results: dict[str, dict[str, Any]]) -> Finding:
         t = data.tokens
         checked = sum(r["checked"] for r in results.values())
@@ -327,7 +330,7 @@ class RoundTrip:
                            message=(f"Stored {t.input_ids} equal encode({t.text}) in all "
                                     f"{fmt_count(checked)} checked rows"
                                     f"{self._sample_note(results)}"))
-        examples = []
+        examples: list[dict[str, Any]] = []
         for name, r in results.items():
             for row, stored, enc in r["stale_examples"][:max(0, self.max_examples
                                                              - len(examples))]:
@@ -350,12 +353,12 @@ def beyond_case(frame: pl.DataFrame) -> np.ndarray:
     return frame.select(d=(squash[0] != squash[1]).fill_null(False))["d"].to_numpy()
 
 
-def rewritten_characters(texts: pl.Series, tok: Any, limit: int) -> list[dict[str, Any]]:
-    """The characters of ``texts`` that the tokenizer's normaliser, applied to the character
-    alone, turns into something else than its lowercase (whitespace ignored), with the number
-    of texts holding each, most frequent first (at most ``limit``). One normaliser call per
-    distinct character; non-ASCII characters are counted by one group_by over each text's
-    distinct ones, the (rarely rewritten) ASCII ones by a literal search each."""
+def character_counts(texts: pl.Series, tok: Any) -> dict[str, int]:
+    """Per character of ``texts`` that the tokenizer's normaliser, applied to the character
+    alone, turns into something else than its lowercase (whitespace ignored), the number of
+    texts holding it. One normaliser call per distinct character; non-ASCII characters are
+    counted by one group_by over each text's distinct ones, the (rarely rewritten) ASCII ones
+    by a literal search each. Sums over disjoint sets of texts add up."""
     per_row = pl.DataFrame({"ch": texts.str.extract_all(r"[^\x00-\x7F]").list.unique()}) \
         .explode("ch").drop_nulls()
     distinct = per_row["ch"].unique().sort().to_list()
@@ -364,7 +367,12 @@ def rewritten_characters(texts: pl.Series, tok: Any, limit: int) -> list[dict[st
     for c in (chr(i) for i in range(32, 127)):
         if char_rewritten(tok, c):
             counts[c] = int(texts.str.contains(c, literal=True).sum())
-    return ranked_characters(counts, tok, limit)
+    return {str(k): int(v) for k, v in counts.items()}
+
+
+def rewritten_characters(texts: pl.Series, tok: Any, limit: int) -> list[dict[str, Any]]:
+    """:func:`character_counts` ranked, most frequent first (at most ``limit``)."""
+    return ranked_characters(character_counts(texts, tok), tok, limit)
 
 
 def char_rewritten(tok: Any, c: str) -> bool:
@@ -442,7 +450,8 @@ def stale_rows(specials: np.ndarray, max_length: int, pad_l: np.ndarray, content
             sv[stored.offsets[j]:stored.offsets[j] + s_len[j]].tolist()
 
     def e_keep(j: int) -> list[int]:
-        return ev[encoded.offsets[j]:encoded.offsets[j] + e_len[j]].tolist()
+        got: list[int] = ev[encoded.offsets[j]:encoded.offsets[j] + e_len[j]].tolist()
+        return got
 
     return ~ok, s_keep, e_keep
 
@@ -458,3 +467,111 @@ def is_special(x: np.ndarray, specials: np.ndarray) -> np.ndarray:
     table = np.zeros(top + 2, dtype=bool)
     table[specials] = True
     return table[np.where((x >= 0) & (x <= top), x, top + 1)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring per batch of rows (every engine)
+# ---------------------------------------------------------------------------------------------
+
+# what roundtrip_batch returns: counts (kind "sum"), candidate evidence rows ("cand", the
+# category in ``name``), the first stale rows ("stale") and rewritten characters ("char")
+RT_PARTS = {"kind": pl.String, "name": pl.String, "row": pl.Int64, "n": pl.Int64,
+            "text": pl.String, "dec": pl.String, "d": pl.Int64, "rewritten": pl.Boolean,
+            "stored": pl.List(pl.Int64), "encoded": pl.List(pl.Int64)}
+# the rankings the findings pick their examples by: categories, and a column rows must hold
+RANKINGS: tuple[tuple[tuple[str, ...], str | None], ...] = (
+    (("other", "unk", "whitespace", "normalised"), None), (("whitespace",), None),
+    (("normalised",), "rewritten"))
+
+
+def ranked_rows(cand: pl.DataFrame, cats: tuple[str, ...], only: str | None,
+                limit: int) -> pl.DataFrame:
+    """The first ``limit`` candidate rows of one ranking: category order, then the largest
+    length change, then row order (a total order, so the first rows of a union of batches'
+    first rows are the first rows overall)."""
+    sel = cand.filter(pl.col("name").is_in(list(cats)))
+    if only:
+        sel = sel.filter(pl.col(only))
+    rank = {c: i for i, c in enumerate(cats)}
+    return (sel.with_columns(rk=pl.col("name").replace_strict(rank, return_dtype=pl.Int64))
+            .sort(["rk", "d", "row"], descending=[False, True, False]).head(limit).drop("rk"))
+
+
+@dataclass
+class RoundTripMeasures:
+    """What tokens.roundtrip judges, per split (``results``): rows, drawn, checked, counts by
+    category, stale and rewritten counts, the first stale rows (row, stored ids, encoded ids)
+    and ``frame``, the candidate evidence rows (row, text, dec, cat, rewritten); ``chars``: the
+    rewritten characters ranked. ``tokens`` (the config section) and ``tokenizer`` are the
+    run's, not measured."""
+
+    results: dict[str, dict[str, Any]]
+    chars: list[dict[str, Any]]
+    tokens: Tokens
+    tokenizer: Any
+
+    CONTEXT: ClassVar[tuple[str, ...]] = ("tokenizer",)
+
+
+def roundtrip_batch(batch: pl.DataFrame, first_row: int, *, check: RoundTrip, t: Tokens,
+                    settings: Any, sample: np.ndarray | None) -> pl.DataFrame:
+    """One batch of rows: the layout (padding and content of each row), then
+    :meth:`RoundTrip.chunk` on the drawn rows with a text in slices of ``BATCH`` rows (one
+    native encode/decode each), reduced to :data:`RT_PARTS`."""
+    from auditor.detectors.token_measures import token_chunk, token_columns
+    from auditor.loading.tokenizers import shared_tokenizer
+
+    tok = shared_tokenizer(t.tokenizer)
+    r = settings.roles
+    n = batch.height
+    chunk = token_chunk(batch, token_columns(t))
+    assert t.text is not None  # measure: NotApplicable without a text column
+    texts = batch.get_column(t.text).cast(pl.String)
+    rows = np.arange(first_row, first_row + n, dtype=np.int64)
+    drawn = np.ones(n, dtype=bool) if sample is None else np.isin(rows, sample)
+    _, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, r.pad)
+    part, _ = chunk_layout(chunk, t, r, (lead, trail, zl, zt), settings.eos_kept,
+                           settings.bos_kept, settings.side)
+    content = part["length"] - part["pad_left"] - part["pad_right"]
+    idx = np.flatnonzero(drawn & texts.is_not_null().to_numpy())
+    counts = dict.fromkeys(CATEGORIES, 0)
+    stale = rewritten = 0
+    kept: list[pl.DataFrame] = []
+    examples: list[tuple[int, list[int], list[int]]] = []
+    for lo in range(0, len(idx), BATCH):
+        at = idx[lo:lo + BATCH]
+        cat, bad, ex, keep = check.chunk(
+            tok, r.specials, settings.max_length, rows[at], texts.gather(at),
+            chunk[t.input_ids].gather(at), part["pad_left"][at], content[at],
+            check.max_examples - len(examples))
+        for c in CATEGORIES:
+            counts[c] += int((cat == c).sum())
+        stale += int(bad.sum())
+        rewritten += int(keep["rewritten"].sum())
+        examples += ex
+        kept.append(keep)
+    sums = {**counts, "stale": stale, "rewritten": rewritten, "checked": len(idx),
+            "drawn": int(drawn.sum())}
+    out = [pl.DataFrame({"kind": ["sum"] * len(sums), "name": list(sums),
+                         "n": list(sums.values())})]
+    if kept:
+        keep = pl.concat(kept).with_columns(
+            d=(pl.col("text").str.len_chars() - pl.col("dec").str.len_chars()).abs()
+            .cast(pl.Int64), name=pl.col("cat"))
+        out += [ranked_rows(keep, cats, only, check.max_examples)
+                .select("row", "text", "dec", "d", "rewritten", "name")
+                .with_columns(kind=pl.lit("cand")) for cats, only in RANKINGS]
+        chars = character_counts(keep.filter("rewritten")["text"], tok) if rewritten else {}
+        if chars:
+            out.append(pl.DataFrame({"kind": ["char"] * len(chars), "text": list(chars),
+                                     "n": list(chars.values())}))
+    if examples:
+        out.append(pl.DataFrame({"kind": ["stale"] * len(examples),
+                                 "row": [e[0] for e in examples],
+                                 "stored": [e[1] for e in examples],
+                                 "encoded": [e[2] for e in examples]},
+                                schema_overrides={"stored": pl.List(pl.Int64),
+                                                  "encoded": pl.List(pl.Int64)}))
+    from auditor.engines.operations import conform
+
+    return pl.concat([conform(f, RT_PARTS) for f in out])

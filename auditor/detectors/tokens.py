@@ -8,15 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import polars as pl
 
 from auditor.core.checks import Cost, Needs
 from auditor.core.config import Tokens
 from auditor.core.roles import Roles as RunRoles
 from auditor.detectors.measured import judged
 from auditor.detectors.token_findings import (RowProblem, by_split_text, check_non_negative,
-                                              check_shares, row_finding, short)
+                                              check_shares, row_finding)
 from auditor.detectors.token_layout import AMBIGUOUS, MISALIGNED
+from auditor.detectors.token_measures import (SHIFT_KEYS, VIEW_IDS, TokenLayout, token_layout,
+                                              tokenizer_for)
 from auditor.engines.operations import Operations
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_share, grade, share
@@ -80,8 +81,6 @@ class SpecialTokens:
     def measure(self, engine: Operations, roles: RunRoles) -> "SpecialMeasures":
         """The shared token layout (:mod:`~auditor.detectors.token_measures`) reduced to the
         structure and, per test, the flagged rows."""
-        from auditor.detectors.token_measures import token_layout, tokenizer_for
-
         assert roles.tokens is not None  # needs: tokens
         lay = token_layout(engine, roles, vocab_size=self.vocab_size, limit=self.max_examples)
         return measure_special(lay, roles.tokens, tokenizer_for(engine, roles.tokens))
@@ -272,35 +271,6 @@ class SpecialTokens:
             evidence={"examples": examples})]
 
 
-def injection_strings(tok: Any) -> dict[str, int]:
-    """The tokenizer's special-token strings worth searching for in text (2+ characters)."""
-    return {s: i for s, i in tok.special_tokens.items() if len(s.strip()) >= 2}
-
-
-def injection_hits(texts: pl.DataFrame, strings: dict[str, int],
-                   inside: pl.DataFrame) -> pl.DataFrame:
-    """(row, tok, id) of rows of ``texts`` (one column ``t``) holding a special-token string
-    whose id was also encoded inside the content (``inside``: (row, id) of control ids there),
-    sorted by row and token. Also run per Arrow batch on Spark executors."""
-    patterns = sorted(strings, key=len, reverse=True)
-    ids = pl.DataFrame({"tok": list(strings), "id": list(strings.values())},
-                       schema={"tok": pl.String, "id": pl.Int64})
-    hits = (texts.with_row_index("row")
-            .filter(pl.col("t").str.contains_any(patterns))
-            .select(pl.col("row").cast(pl.Int64),
-                    tok=pl.col("t").str.extract_many(patterns, leftmost=True))
-            .explode("tok").drop_nulls("tok").unique(["row", "tok"])
-            .join(ids, on="tok"))
-    return hits.join(inside.select(pl.col("row").cast(pl.Int64), pl.col("id").cast(pl.Int64))
-                     .unique(), on=["row", "id"], how="inner").sort("row", "tok")
-
-
-def injection_example(split: str, row: int, s: str, i: int, text: str) -> dict[str, Any]:
-    at = text.find(s)
-    return {"split": split, "row": row, "token": s, "id": i,
-            "text": short(text[max(0, at - 30):at + len(s) + 30])}
-
-
 @dataclass
 class SpecialMeasures:
     """What tokens.special_tokens judges: the structure sentence and per-split table, and per
@@ -334,8 +304,6 @@ class SpecialMeasures:
     def examples(self, picks: list[tuple[str, int]], columns: list[str], tail: bool
                  ) -> list[dict[str, Any]]:
         """Short views of the picked rows: lengths, padding, the first (or last) ids."""
-        from auditor.detectors.token_measures import VIEW_IDS
-
         out = []
         for split, row in picks:
             v = self.views[(split, row)]
@@ -359,11 +327,9 @@ MASK_KINDS = ("cover padding", "hide content", "have values other than 0/1",
               "differ in length from input_ids")
 
 
-def measure_special(lay: Any, t: Tokens, tok: Any) -> SpecialMeasures:
+def measure_special(lay: TokenLayout, t: Tokens, tok: Any) -> SpecialMeasures:
     """:class:`SpecialMeasures` from the merged token layout
     (:class:`~auditor.detectors.token_measures.TokenLayout`)."""
-    from auditor.detectors.token_measures import SHIFT_KEYS
-
     st = lay.settings
     r = st.roles
     rows = lay.total("rows")

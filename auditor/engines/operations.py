@@ -236,13 +236,15 @@ class Operations(Protocol):
         ...
 
     def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
-                    sum_by: Sequence[str] | None = None) -> dict[str, pl.DataFrame]:
-        """Per split: ``fn(batch, first_row)`` on the split's ``columns`` in batches of rows
-        (``first_row``: the batch's first stored row number, from 0), the returned frames cast
-        to ``schema`` (a dict of polars types) and concatenated; a split without rows gives
-        an empty frame. With ``sum_by``, rows equal in those columns are merged into one whose
-        other (numeric) columns are summed (null keys are equal), the row order then being
-        unspecified: on Spark the merge runs on the executors before anything is collected.
+                    sum_by: Sequence[str] | None = None, splits: Sequence[str] | None = None
+                    ) -> dict[str, pl.DataFrame]:
+        """Per split (of ``splits`` when given, else every split): ``fn(batch, first_row)``
+        on the split's ``columns`` in batches of rows (``first_row``: the batch's first stored
+        row number, from 0), the returned frames cast to ``schema`` (a dict of polars types)
+        and concatenated; a split without rows gives an empty frame. With ``sum_by``, rows
+        equal in those columns are merged into one whose other (numeric) columns are summed
+        (null keys are equal), the row order then being unspecified: on Spark the merge runs
+        on the executors before anything is collected.
         The engine brings every returned row to this process, so ``fn`` must reduce:
         partial aggregates a check merges (sums, count tables), a few flagged rows.
         Batch boundaries are the engine's (polars: :data:`BATCH_ROWS`; Spark: its Arrow

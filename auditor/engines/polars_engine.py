@@ -93,11 +93,14 @@ class PolarsOperations:
         return memo[key]
 
     def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
-                    sum_by: Sequence[str] | None = None) -> dict[str, pl.DataFrame]:
+                    sum_by: Sequence[str] | None = None, splits: Sequence[str] | None = None
+                    ) -> dict[str, pl.DataFrame]:
         """``fn`` on slices of :data:`~auditor.engines.operations.BATCH_ROWS` rows (zero-copy
         views of the loaded frames)."""
         out = {}
         for split, df in self.frames.items():
+            if splits is not None and split not in splits:
+                continue
             sel = df.select(list(columns))
             parts = [conform(fn(sel.slice(start, BATCH_ROWS), start), schema)
                      for start in range(0, sel.height, BATCH_ROWS)]

@@ -184,8 +184,20 @@ def _batch_runner(fn: BatchFn, schema: dict[str, Any], offsets: dict[int, int]
             out = conform(fn(frame, at), schema)
             at += n
             if out.height:
-                yield from out.to_arrow().to_batches()
+                yield from _spark_arrow(out.to_arrow()).to_batches()
     return run
+
+
+def _spark_arrow(table: Any) -> Any:
+    """An Arrow table from polars with its large lists as lists (Spark reads no LargeList;
+    large strings it reads)."""
+    import pyarrow as pa
+
+    def small(t: Any) -> Any:
+        return pa.list_(small(t.value_type)) if pa.types.is_large_list(t) else t
+
+    target = pa.schema([pa.field(f.name, small(f.type)) for f in table.schema])
+    return table if target == table.schema else table.cast(target)
 
 
 def partition_offsets(df: Any) -> dict[int, int]:
@@ -236,7 +248,8 @@ class SparkOperations:
         return memo[key]
 
     def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
-                    sum_by: Sequence[str] | None = None) -> dict[str, pl.DataFrame]:
+                    sum_by: Sequence[str] | None = None, splits: Sequence[str] | None = None
+                    ) -> dict[str, pl.DataFrame]:
         """``fn`` per Arrow batch on the executors (``mapInArrow``); row numbers are each
         partition's offset (one count job per split, kept for the run) plus the position in
         it. The outputs are collected through Arrow."""
@@ -244,6 +257,8 @@ class SparkOperations:
         ddl = ", ".join(f"{quoted(c)} {spark_type(t)}" for c, t in schema.items())
         out = {}
         for split, df in self.frames.items():
+            if splits is not None and split not in splits:
+                continue
             offsets = self.cached(("spark.offsets", split), lambda df=df: partition_offsets(df))
             mapped = map_in_arrow(df.select(*[col(c) for c in columns]),
                                   _batch_runner(fn, schema, offsets), ddl)

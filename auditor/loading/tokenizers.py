@@ -436,3 +436,22 @@ def cached_snapshot(name: str) -> Path:
         raise TokenizerError(f"tokens.tokenizer {name!r}: the cached snapshot {snap} has no "
                              f"tokenizer file ({', '.join(_TOKENIZER_FILES)}){hint}")
     return snap
+
+
+_PROCESS_TOKENIZERS: dict[tuple[str, float | None], TokenizerAdapter] = {}
+
+
+def shared_tokenizer(spec: str) -> TokenizerAdapter:
+    """:func:`load_tokenizer`, loaded once per process and file version (the modification
+    time of a local path is part of the key): what a function run per batch of rows (on Spark,
+    in every executor's Python worker) loads its tokenizer through."""
+    path = Path(spec.partition(":")[2] if ":" in spec and not Path(spec).exists() else spec)
+    try:
+        stamp: float | None = path.expanduser().stat().st_mtime
+    except (OSError, ValueError):
+        stamp = None
+    key = (spec, stamp)
+    tok = _PROCESS_TOKENIZERS.get(key)
+    if tok is None:
+        tok = _PROCESS_TOKENIZERS[key] = load_tokenizer(spec)
+    return tok

@@ -49,12 +49,11 @@ def _numbered(data: Any, split: str, col: str) -> Any:
     from pyspark.sql import types as T
 
     from auditor.engines.spark_engine import col as _c
-    from auditor.sparktwins.spark_tokens import offsets_of
 
     df = data.splits[split]
     text = _c(col) if isinstance(df.schema[col].dataType, T.StringType) else _c(col).cast(
         "string")
-    offsets = offsets_of(data, split)
+    offsets = _offsets(data, split)
 
     return df.select(text.alias("text")).mapInArrow(_with_row_numbers(offsets, ROW),
                                                     "row long, text string")
@@ -365,7 +364,6 @@ def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
     from pyspark.sql import types as T
 
     from auditor.engines.spark_engine import map_in_arrow
-    from auditor.sparktwins.spark_tokens import offsets_of
     from auditor.report.output import confined
     from auditor.stats.numerics import fmt_count
 
@@ -376,7 +374,7 @@ def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
                                          for p in inputs if p.is_dir()):
         return f"clean subset not written: {target} is an input of this audit"
     df = data.splits[split]
-    offsets = offsets_of(data, split)
+    offsets = _offsets(data, split)
 
     key = ROW + "__clean"
     schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
@@ -412,3 +410,11 @@ def _texts(data: Any, split: str, col: str, rows: list[int]) -> dict[int, str | 
         return {}
     got = _numbered(data, split, col).where(F.col(ROW).isin(rows)).collect()
     return {int(r[ROW]): r["text"] for r in got}
+
+
+def _offsets(data: Any, split: str) -> dict[int, int]:
+    """The first stored row number of each partition of a split (the engine's, kept per run)."""
+    from auditor.engines.spark_engine import partition_offsets
+
+    return data.engine.cached(("spark.offsets", split),
+                              lambda: partition_offsets(data.splits[split]))

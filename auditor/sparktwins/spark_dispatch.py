@@ -3,7 +3,9 @@ that is runs the same code on every engine through :func:`auditor.detectors.meas
 and has no entry here: ``leakage.group_overlap``, ``leakage.temporal``,
 ``schema.consistency``, ``drift.label``, ``schema.expectations`` (``validate_suite``) and,
 on the driver-side sample (``driver_data``), ``separability.adversarial``,
-``separability.label_probe`` and ``separability.memorisation``.
+``separability.label_probe`` and ``separability.memorisation``, and through ``map_batches``
+(a polars function per batch of rows, on the executors) ``tokens.lengths``,
+``tokens.special_tokens`` and ``tokens.roundtrip``.
 
 - ``leakage.duplicates`` (:class:`auditor.sparktwins.spark_rows.RowTable`): every row of the
   unioned splits gets a 128-bit key (two ``xxhash64`` plus null masks) for the whole row, the
@@ -21,15 +23,6 @@ on the driver-side sample (``driver_data``), ``separability.adversarial``,
 - ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
   (:mod:`auditor.sparktwins.spark_assoc`): figures over every labelled row from binned per-class
   counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
-- ``tokens.lengths`` (:mod:`auditor.sparktwins.spark_tokens`): the per-row token layout computed on
-  the executors by the polars chunk code (``mapInArrow``), reduced to content-length count
-  tables, token counts and flagged-row counts; judged by ``SequenceLengths.judge``.
-- ``tokens.roundtrip``: encode/decode per Arrow batch on the executors (``RoundTrip.chunk``, the
-  tokenizer loaded once per Python worker), counts summed by Spark, evidence candidates by
-  ``orderBy().limit()``; judged by ``RoundTrip.judge``.
-- ``tokens.special_tokens``: flagged-row counts and structure aggregates over the per-row layout,
-  example rows fetched by row number; judged by ``SpecialTokens.judge``; typed special-token
-  strings (injection) by the polars functions per Arrow batch.
 - ``tokens.contamination`` (:mod:`auditor.sparktwins.spark_contamination`): the polars hashing per
   Arrow batch on the executors; exact copies and n-gram overlap by hash joins, near-duplicates
   by MinHash LSH band joins with Spark-side Jaccard; judged by ``Contamination.judge``.
@@ -46,7 +39,7 @@ from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
 from auditor.sparktwins import (spark_assoc, spark_checks, spark_contamination, spark_drift,
-                                spark_prep, spark_tokens)
+                                spark_prep)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
 
@@ -63,7 +56,6 @@ SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
     "drift.features": spark_drift.feature_drift,
     "leakage.preprocessing": spark_prep.preprocessing,
-    "tokens.roundtrip": spark_tokens.roundtrip,
     "tokens.contamination": spark_contamination.contamination,
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,
     "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,

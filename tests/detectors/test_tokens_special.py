@@ -8,7 +8,6 @@ import pytest
 
 from auditor.core.config import Columns
 from auditor.loading.data import build_audit_data
-from auditor.detectors.token_layout import layout_of
 from auditor.detectors.tokens import SpecialTokens
 from auditor.errors import NotApplicable
 from auditor.report.results import Severity
@@ -40,13 +39,38 @@ def _problems(findings):
     return [f for f in findings if f.severity != Severity.INFO]
 
 
+def layout_settings(data):
+    """The layout settings a run learns (passes 0 and 1 of token_measures)."""
+    from auditor.detectors.token_layout import roles_from
+    from auditor.detectors.token_measures import settings_of, tokenizer_for
+    from auditor.engines.selection import engine_of
+
+    engine, t = engine_of(data), data.tokens
+    return settings_of(engine, t, roles_from(t, tokenizer_for(engine, t)))
+
+
+def split_layout(data, name, st):
+    """One split's per-row layout arrays and content-token counts, as a batch function
+    computes them (the whole split as one batch)."""
+    from auditor.detectors.token_layout import chunk_layout, chunk_runs
+    from auditor.detectors.token_measures import token_chunk, token_columns
+
+    t = data.tokens
+    chunk = token_chunk(data.splits[name], token_columns(t))
+    _, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, st.roles.pad)
+    part, counts = chunk_layout(chunk, t, st.roles, (lead, trail, zl, zt), st.eos_kept,
+                                st.bos_kept, st.side)
+    part["content"] = part["length"] - part["pad_left"] - part["pad_right"]
+    return part, counts[:st.roles.vocab_size]
+
+
 def test_clean_gpt2_rows_padded_with_eos_have_no_problem(gpt2_splits, gpt2_json):
     data = token_data(gpt2_splits, gpt2_json, pad_id=EOT)
     findings = SpecialTokens().run(data)
     assert [f.metric for f in findings] == ["token_layout"]
     assert "'… EOS' with right padding" in findings[0].message
-    lay = layout_of(data)
-    assert lay.eos_kept and lay.side == "right"
+    st = layout_settings(data)
+    assert st.eos_kept and st.side == "right"
 
 
 def test_clean_sentencepiece_rows_with_bos_and_eos_have_no_problem(sp_model, lee_train):
@@ -59,32 +83,32 @@ def test_clean_sentencepiece_rows_with_bos_and_eos_have_no_problem(sp_model, lee
 
 
 def test_layout_matches_a_row_by_row_reference(gpt2_splits, gpt2_json):
-    lay = layout_of(token_data(gpt2_splits, gpt2_json, pad_id=EOT))
+    data = token_data(gpt2_splits, gpt2_json, pad_id=EOT)
+    st = layout_settings(data)
     for name, df in gpt2_splits.items():
-        s = lay.splits[name]
+        s, token_counts = split_layout(data, name, st)
         ids, mask = df["input_ids"].to_list(), df["attention_mask"].to_list()
         n_content = [sum(m) for m in mask]  # the fixture's mask is the truth
-        assert s.content.tolist() == n_content
-        assert s.first.tolist() == [r[0] for r in ids]
-        assert s.last.tolist() == [r[n - 1] for r, n in zip(ids, n_content)]
-        assert s.pad_right.tolist() == [len(r) - n for r, n in zip(ids, n_content)]
+        assert s["content"].tolist() == n_content
+        assert s["first"].tolist() == [r[0] for r in ids]
+        assert s["last"].tolist() == [r[n - 1] for r, n in zip(ids, n_content)]
+        assert s["pad_right"].tolist() == [len(r) - n for r, n in zip(ids, n_content)]
         counts = np.zeros(50257, dtype=np.int64)
         for r, n in zip(ids, n_content):
             np.add.at(counts, r[:n], 1)
-        assert np.array_equal(s.token_counts, counts)
+        assert np.array_equal(token_counts, counts)
 
 
 def test_pad_id_is_inferred_from_the_attention_mask_when_not_declared(gpt2_splits, gpt2_json):
     data = token_data(gpt2_splits, gpt2_json)
-    assert layout_of(data).roles.pad == EOT
+    assert layout_settings(data).roles.pad == EOT
     assert _problems(SpecialTokens().run(data)) == []
 
 
 def test_pad_equal_to_eos_without_a_mask_keeps_the_eos_as_content(gpt2_splits, gpt2_json):
     frames = {k: v.drop("attention_mask") for k, v in gpt2_splits.items()}
     data = token_data(frames, gpt2_json, pad_id=EOT, attention_mask=None)
-    lay = layout_of(data)
-    assert lay.eos_kept
+    assert layout_settings(data).eos_kept
     assert _problems(SpecialTokens().run(data)) == []
 
 

@@ -189,6 +189,10 @@ def _sp_frames(plant: str = "") -> dict[str, pl.DataFrame]:
         test = with_rows(test, "input_ids", {40: row + [0] * (128 - len(row))})
         test = with_rows(test, "attention_mask", {40: [1] * len(row) + [0] * (128 - len(row))})
         test = with_rows(test, "labels", {40: row + [-100] * (128 - len(row))})
+    if plant.startswith("stale"):  # test rows holding another row's ids
+        k = int(plant[5:])
+        ids = test["input_ids"].to_list()
+        test = with_rows(test, "input_ids", {i: ids[i + 1] for i in range(0, 2 * k, 2)})
     if plant == "shift":
         shifted = tokenized_frame(sp, texts[160:164], label_shift=1, **kw)
         test = with_rows(test, "labels", {10 + j: shifted["labels"][j].to_list()
@@ -334,6 +338,15 @@ CASES = [
          expect=("label_shift", "labels", Severity.FAIL, 4)),
     Case("special tokens of an honest split", "tokens.special_tokens", _sp_frames, {},
          tokens=lambda: _sp_tokens(max_length=120), clean=True),
+    Case("ids of another row in 2 test rows", "tokens.roundtrip", lambda: _sp_frames("stale2"),
+         {}, tokens=lambda: _sp_tokens(max_length=120),
+         expect=("stale_tokenization", "input_ids", Severity.FAIL, 2)),
+    Case("stale ids, a seeded sample of 40 rows per split", "tokens.roundtrip",
+         lambda: _sp_frames("stale20"), {}, tokens=lambda: _sp_tokens(max_length=120),
+         params={"sample_rows": 40},
+         expect=("stale_tokenization", "input_ids", Severity.FAIL, None)),
+    Case("round trip of an honest split", "tokens.roundtrip", _sp_frames, {},
+         tokens=lambda: _sp_tokens(max_length=120), clean=True),
 ]
 
 
@@ -342,7 +355,7 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
     assert measured >= {"leakage.group_overlap", "leakage.temporal", "schema.consistency",
                         "drift.label", "schema.expectations", "separability.adversarial",
                         "separability.label_probe", "separability.memorisation",
-                        "tokens.lengths", "tokens.special_tokens"}
+                        "tokens.lengths", "tokens.special_tokens", "tokens.roundtrip"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
 

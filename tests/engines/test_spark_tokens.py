@@ -11,9 +11,7 @@ import numpy as np
 import pytest
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.detectors.token_layout import layout_of as polars_layout
 from auditor.detectors.token_lengths import SequenceLengths
-from auditor.sparktwins import spark_tokens
 from auditor.engines.spark_io import open_spark_splits
 from auditor.errors import InputError
 from auditor.loading.tokenizers import load_tokenizer
@@ -61,23 +59,6 @@ def planted_lengths(spark, gpt2, gpt2_json, lee_train):
                            pad_to=256)
     frames = {"train": train, "test": test}
     return frames, _both(spark, frames, gpt2_json, pad_id=EOT, max_length=256)
-
-
-def test_the_spark_layout_equals_the_polars_layout_row_by_row(planted_lengths):
-    _, (pdata, sdata) = planted_lengths
-    pl_lay = polars_layout(pdata)
-    sp_lay = spark_tokens.layout_of(sdata)
-    assert (sp_lay.side, sp_lay.eos_kept, sp_lay.bos_kept, sp_lay.how, sp_lay.max_length) == (
-        pl_lay.side, pl_lay.eos_kept, pl_lay.bos_kept, pl_lay.how, pl_lay.max_length)
-    assert sdata.splits["train"].rdd.getNumPartitions() > 1
-    for name, s in pl_lay.splits.items():
-        got = spark_tokens.spark_engine_to_polars(sp_lay.frames[name].orderBy("__row"))
-        assert got["__row"].to_list() == list(range(s.rows))
-        for col in spark_tokens.LAYOUT_COLUMNS + spark_tokens.MASK_COLUMNS \
-                + spark_tokens.LABEL_COLUMNS:
-            assert np.array_equal(got[col].to_numpy(), getattr(s, col)), (name, col)
-        assert np.array_equal(got["content"].to_numpy(), s.content)
-        assert np.array_equal(spark_tokens.token_counts(sdata, sp_lay, name), s.token_counts)
 
 
 def test_lengths_agree_on_truncation_eos_cut_and_drift(planted_lengths, gpt2, lee_train):
@@ -138,7 +119,7 @@ def test_roundtrip_agrees_on_lossy_rows_and_stale_ids(spark, bert_json, lee_trai
     pdata, sdata = _both(spark, frames, bert_json)
     check = RoundTrip()
     a = _plain(check.run(pdata))
-    b = _plain(spark_tokens.roundtrip(check, sdata))
+    b = _plain(check.run(sdata))
     assert a == b
     assert b["stale_tokenization"]["count"] == 2 and b["stale_tokenization"]["splits"] == ["test"]
     assert b["roundtrip_loss"]["severity"] == Severity.FAIL
@@ -153,7 +134,7 @@ def test_honest_roundtrip_has_no_fail_on_either_engine(spark, gpt2, gpt2_json, l
               "test": tokenized_frame(gpt2, lee_train[50:80], eos=EOT, pad=EOT)}
     pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
     a = _plain(RoundTrip().run(pdata))
-    b = _plain(spark_tokens.roundtrip(RoundTrip(), sdata))
+    b = _plain(RoundTrip().run(sdata))
     assert a == b
     assert b["roundtrip_loss"]["count"] == 0 and b["stale_tokenization"]["count"] == 0
     assert all(f["severity"] != Severity.FAIL for f in b.values())
