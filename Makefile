@@ -3,6 +3,8 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# pytest workers (pytest-xdist): one per core of the 2-core CI machines
+TEST_WORKERS ?= 2
 
 .PHONY: demo test install clean bench docker-smoke
 
@@ -23,7 +25,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check auditor tests bench
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # Build the image and audit the demo in it, where a Docker daemon answers; elsewhere say so
 # and succeed. Two runs: into a folder you own (the reports must be yours) and into one Docker

@@ -4,6 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -57,3 +58,15 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def gx_or_skip() -> Any:
+    """great_expectations imported as the audit imports it (``import_gx``: it survives a
+    ``__main__`` without ``__file__``, as in pytest-xdist's workers, where GX's pyspark import
+    would otherwise call ``sys.exit(0)``), or the test skipped when it is not installed."""
+    from auditor.integrations.gx import import_gx
+
+    try:
+        return import_gx()
+    except ImportError as err:
+        pytest.skip(str(err), allow_module_level=True)

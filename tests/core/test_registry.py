@@ -20,6 +20,7 @@ from auditor.errors import NotApplicable
 from auditor.core.registry import CHECKS, load_check_class
 from auditor.report.results import json_safe
 from auditor.core.suites import read_suite
+from tests.conftest import gx_or_skip
 
 DETECTORS = Path(auditor.__file__).parent / "detectors"
 
@@ -73,7 +74,7 @@ def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
     data = build_audit_data({"train": train, "test": test},
                             columns=Columns(label="y", ids=["row_id"], time="ts"))
     if check_id == "schema.expectations":
-        pytest.importorskip("great_expectations")
+        gx_or_skip()
         from auditor.integrations.gx_export import infer_suite
 
         data.expectations = infer_suite(train, name="contract", ids=["row_id"])

@@ -21,10 +21,9 @@ from auditor.errors import InputError, NotApplicable
 from auditor.integrations.gx import read_suite
 from auditor.integrations.gx_export import infer_suite
 from auditor.runner import run_check
+from tests.conftest import clean_frame, gx_or_skip
 
-gx = pytest.importorskip("great_expectations")
-
-from tests.conftest import clean_frame  # noqa: E402
+gx = gx_or_skip()
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -19,6 +19,7 @@ from auditor.loading.data import build_audit_data
 from auditor.report.results import Severity
 from auditor.stats.preprocessing import summarise
 from tests.engines.fixtures import honest
+from tests.conftest import gx_or_skip
 
 N_TRAIN, N_TEST = 800, 200
 N = N_TRAIN + N_TEST
@@ -188,7 +189,7 @@ def test_honest_splits_fail_on_neither_engine(spark):
 
 
 def test_one_failing_expectation_is_equal_on_both_engines(spark, tmp_path):
-    gx = pytest.importorskip("great_expectations")
+    gx = gx_or_skip()
     import json
 
     from auditor.detectors.expectations import Expectations
