@@ -219,6 +219,25 @@ def conform(frame: pl.DataFrame, schema: Mapping[str, Any]) -> pl.DataFrame:
                          for c, t in schema.items()])
 
 
+def summed_columns(schema: Mapping[str, Any], sum_by: Sequence[str]) -> list[str]:
+    """The columns ``map_batches`` sums under ``sum_by``: every other one, each numeric."""
+    out = [c for c in schema if c not in sum_by]
+    bad = [c for c in out if not schema[c].is_numeric()]
+    if bad:
+        raise ValueError(f"map_batches: sum_by leaves non-numeric columns to sum: {bad}")
+    return out
+
+
+class RunMemo:
+    """:meth:`Operations.cached` for an engine object that lives for one run."""
+
+    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        memo: dict[Any, Any] = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
+
 @runtime_checkable
 class Operations(Protocol):
     """The batched operations (every split in one call)."""

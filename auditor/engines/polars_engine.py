@@ -8,8 +8,8 @@ import polars as pl
 
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.engines.operations import (BATCH_ROWS, BatchFn, Condition, DistinctValues,
-                                        DriverData, Examples, Exceeds, SuiteResults,
-                                        conform, gx_results,
+                                        DriverData, Examples, Exceeds, RunMemo, SuiteResults,
+                                        conform, gx_results, summed_columns,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
                                         Tally, ValueCounts)
 
@@ -65,7 +65,7 @@ STACK_CELLS = 2_000_000  # values stacked into one group-by by value_counts
 STACK_ROWS = 5_000  # splits taller than this are counted a column at a time
 
 
-class PolarsOperations:
+class PolarsOperations(RunMemo):
     """:class:`~auditor.engines.operations.Operations` on named polars DataFrames; each
     operation is one query per split (many columns or conditions in one ``select``)."""
 
@@ -86,12 +86,6 @@ class PolarsOperations:
     def release(self) -> None:
         self.__dict__.pop("_entity_cache", None)
 
-    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
-        memo: dict[Any, Any] = self.__dict__.setdefault("_memo", {})
-        if key not in memo:
-            memo[key] = compute()
-        return memo[key]
-
     def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
                     sum_by: Sequence[str] | None = None, splits: Sequence[str] | None = None
                     ) -> dict[str, pl.DataFrame]:
@@ -107,7 +101,7 @@ class PolarsOperations:
             got = pl.concat(parts) if parts else conform(pl.DataFrame(), schema)
             if sum_by is not None:
                 got = got.group_by(list(sum_by)).agg(
-                    pl.col(c).sum() for c in schema if c not in sum_by).select(list(schema))
+                    pl.col(c).sum() for c in summed_columns(schema, sum_by)).select(list(schema))
             out[split] = got
         return out
 

@@ -23,7 +23,7 @@ import polars as pl
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
 from auditor.engines.operations import (BatchFn, Condition, DistinctValues, DriverData,
-                                        Examples, Exceeds, conform,
+                                        Examples, Exceeds, RunMemo, conform, summed_columns,
                                         Num, Range, RecordMatch, SortedValues,
                                         SuiteResults, Tally, ValueCounts,
                                         gx_results)
@@ -201,7 +201,10 @@ def _spark_arrow(table: Any) -> Any:
 
 
 def partition_offsets(df: Any) -> dict[int, int]:
-    """The first stored row number of every partition of ``df``, from one count job."""
+    """The first stored row number of every partition of ``df``, from one count job. ``df``
+    must be persisted or read from files, as the loader leaves every split: on a DataFrame
+    made from local rows Spark evaluates ``spark_partition_id`` on the driver (partition 0
+    for every row) while ``mapInArrow`` runs on its real partitions."""
     from pyspark.sql import functions as F
 
     counts = sorted((int(r[0]), int(r[1])) for r in df.select(
@@ -225,7 +228,7 @@ def _within_budget(n: int, what: str) -> None:
                             f"({DRIVER_VALUES:,} values in one operation)")
 
 
-class SparkOperations:
+class SparkOperations(RunMemo):
     """:class:`~auditor.engines.operations.Operations` on named Spark DataFrames: one
     aggregate (one scan, one row to the driver) per split for ranges and tallies; key
     operations through the persisted count tables of :class:`SparkEngine`."""
@@ -240,12 +243,6 @@ class SparkOperations:
             raise NotApplicable("no driver-side sample: the splits were not opened by the "
                                 "spark loader")
         return DriverData(self.driver(), self.split_rows())
-
-    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
-        memo: dict[Any, Any] = self.__dict__.setdefault("_memo", {})
-        if key not in memo:
-            memo[key] = compute()
-        return memo[key]
 
     def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
                     sum_by: Sequence[str] | None = None, splits: Sequence[str] | None = None
@@ -266,7 +263,7 @@ class SparkOperations:
                 from pyspark.sql import functions as F
 
                 mapped = mapped.groupBy(*[col(c) for c in sum_by]).agg(
-                    *[F.sum(col(c)).alias(c) for c in schema if c not in sum_by])
+                    *[F.sum(col(c)).alias(c) for c in summed_columns(schema, sum_by)])
             out[split] = conform(to_polars(mapped), schema)
         return out
 
