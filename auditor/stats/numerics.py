@@ -382,6 +382,13 @@ def correlation_ratio_from_moments(n: np.ndarray, mean: np.ndarray, var: np.ndar
     mean = np.nan_to_num(np.asarray(mean, dtype=float))
     var = np.nan_to_num(np.asarray(var, dtype=float))
     total_n = n.sum(0)
+    # eta is scale-free: a column of huge values (|mean| or sd beyond 1e150, where n * mean and
+    # the squared deviations overflow float64) is divided by its largest magnitude first
+    size = np.maximum(np.abs(mean).max(0, initial=0.0), np.sqrt(var).max(0, initial=0.0))
+    big = np.isfinite(size) & (size > 1e150)
+    if big.any():
+        scale = np.where(big, size, 1.0)
+        mean, var = mean / scale, var / scale / scale
     with np.errstate(divide="ignore", invalid="ignore"):
         grand = (n * mean).sum(0) / total_n
         between = (n * (mean - grand) ** 2).sum(0)

@@ -64,3 +64,24 @@ def test_chi2_test_equals_scipy_chi2_contingency_without_correction():
     assert chi2_test(np.array([[3, 0, 4], [5, 0, 1]]))[1] == pytest.approx(
         chi2_contingency(np.array([[3, 4], [5, 1]]), correction=False).pvalue)
     assert chi2_test(np.array([[3, 0], [5, 0]])) == (0.0, 1.0)
+
+
+def test_correlation_ratio_from_moments_survives_values_near_the_float_limit():
+    """eta is scale-free: values of magnitude 1e153 (whose squared deviations times the group
+    sizes overflow float64) give the eta of the same values at magnitude 1, without a
+    RuntimeWarning (the fuzz test's frames hold such columns)."""
+    import warnings
+
+    from auditor.stats.numerics import correlation_ratio, correlation_ratio_from_moments
+
+    rng = np.random.default_rng(0)
+    g = rng.integers(0, 3, 500)
+    base = rng.normal(size=500) + g * 0.5 + 3
+    n = np.array([[np.sum(g == k)] for k in range(3)], dtype=float)
+    # the moments of base * 1e153 (finite: variances ~1e306, their weighted sum overflows)
+    mean = np.array([[base[g == k].mean()] for k in range(3)]) * 1e153
+    var = np.array([[base[g == k].var()] for k in range(3)]) * 1e153 * 1e153
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = correlation_ratio_from_moments(n, mean, var)[0]
+    assert got == pytest.approx(correlation_ratio(g, base), rel=1e-12)
