@@ -18,8 +18,9 @@ on the driver-side sample (``driver_data``), ``separability.adversarial``,
 - ``drift.features`` (categorical and boolean columns): category counts per split fed to the
   same comparison, verdict and evidence code (:func:`auditor.detectors.drift.compare_all`);
   numeric and datetime columns from quantile sketches and binned counts
-  (:mod:`auditor.sparktwins.spark_drift`: PSI exact on its bins, KS on a fine grid with its
-  error bound stated), graded together.
+  (:mod:`auditor.sparktwins.spark_drift`; the comparison from those aggregates is engine-free,
+  :mod:`auditor.stats.drift_binned`: PSI exact on its bins, KS on a fine grid with its error
+  bound stated), graded together.
 - ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
   (:mod:`auditor.sparktwins.spark_assoc`): figures over every labelled row from binned per-class
   counts and sums (one pass); the row-level parts of the judging on the driver-side sample.

@@ -432,7 +432,7 @@ def numeric_chart(cd: ColumnDrift, a: np.ndarray, b: np.ndarray, ref: str, cur: 
         return [round(float(v), 6) for v in counts / len(x)]
 
     spec = {"type": "hist", "title": f"{cd.column}: distribution of non-missing values",
-            "edges": _round_edges(edges), "series": {ref: hist(a), cur: hist(b)},
+            "edges": round_edges(edges), "series": {ref: hist(a), cur: hist(b)},
             "xlabel": cd.column, "ylabel": "share of non-missing rows", "width": 7.0,
             "height": 3.2}
     if cd.kind == Kind.DATETIME:  # edges are seconds since the epoch: drawn on a date axis
@@ -440,7 +440,7 @@ def numeric_chart(cd: ColumnDrift, a: np.ndarray, b: np.ndarray, ref: str, cur: 
     return spec
 
 
-def _round_edges(edges: np.ndarray) -> list[float]:
+def round_edges(edges: np.ndarray) -> list[float]:
     """Bin edges rounded to 1/10,000 of a bin: short in the JSON, never merging two edges
     (a fixed number of significant digits would, for a narrow range far from zero such as
     a few seconds of epoch time)."""
