@@ -251,7 +251,7 @@ class FeatureDrift(DriftThresholds):
         names = list(dict.fromkeys(n for pair in pairs for n in pair))
         drifts = self._measure(data, names, pairs, kinds)
         calendar = self._calendar(data, names, kinds)
-        skipped = _not_compared(data, kinds)
+        skipped = not_compared_columns(data, kinds)
         findings: list[Finding] = []
         samples: dict[str, dict[str, Sample]] = {}  # charts are measured: no sample is needed
         for i, (ref, cur) in enumerate(pairs):
@@ -397,7 +397,7 @@ def time_split(data: AuditData, ref: str, cur: str, tolerance: float = 0.05) -> 
     return earlier <= tolerance * timed.len()
 
 
-def _not_compared(data: AuditData, kinds: dict[str, Kind]) -> list[dict[str, str]]:
+def not_compared_columns(data: AuditData, kinds: dict[str, Kind]) -> list[dict[str, str]]:
     cols = data.columns
     reasons = {}
     if cols.time:

@@ -66,7 +66,7 @@ def _is_float(df: Any, name: str) -> bool:
     return isinstance(df.schema[name].dataType, (DoubleType, FloatType))
 
 
-def _missing(df: Any, name: str) -> Any:
+def missing(df: Any, name: str) -> Any:
     from pyspark.sql import functions as F
 
     c = col(name)
@@ -514,7 +514,7 @@ class SparkEngine(SparkOperations):
         df = self.frames[split]
         if not nulls_are_keys:
             for c in key:
-                df = df.where(~_missing(df, c))
+                df = df.where(~missing(df, c))
         cols = [col(c).alias(f"{prefix}{i}") for i, c in enumerate(key)]
         return df.select(*cols).groupBy(*[f"{prefix}{i}" for i in range(len(key))]).count()
 
@@ -568,7 +568,7 @@ class SparkEngine(SparkOperations):
 
     def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
         df = self.frames[split]
-        counts = (df.where(~_missing(df, column))
+        counts = (df.where(~missing(df, column))
                   .select(col(column).cast("string").alias("value")).groupBy("value").count())
         out = to_polars(counts)
         if out.height == 0:

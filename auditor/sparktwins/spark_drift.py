@@ -307,7 +307,7 @@ def category_counts(data: Any, cols: list[str]) -> None:
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from auditor.engines.spark_engine import _missing, to_polars
+    from auditor.engines.spark_engine import missing, to_polars
 
     names = data.split_names
     have = data._cache
@@ -318,7 +318,7 @@ def category_counts(data: Any, cols: list[str]) -> None:
     parts = []
     for o, s in enumerate(names):
         df = data.splits[s]
-        exprs = [F.when(~_missing(df, c), _c(c).cast("string")) for c in todo]
+        exprs = [F.when(~missing(df, c), _c(c).cast("string")) for c in todo]
         parts.append(_stack(df, exprs, split=o))
     union = reduce(lambda a, b: a.unionByName(b), parts)
     grouped = (union.where(F.col("v").isNotNull()).groupBy("_s", "c", "v").count()
@@ -535,7 +535,7 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
     """``drift.features`` on Spark: categorical and boolean columns from category counts,
     numeric and datetime columns from the binned aggregates of this module; graded together
     (one BH family per comparison) by the polars check's code."""
-    from auditor.detectors.drift import DRIFT_KINDS, _not_compared, grade_all
+    from auditor.detectors.drift import DRIFT_KINDS, not_compared_columns, grade_all
     from auditor.sparktwins.spark_checks import _comparisons, _samples
     from auditor.stats.drift import CATEGORICAL_KINDS, Sample, compare_categorical
     from auditor.stats.numerics import fmt_share
@@ -548,7 +548,7 @@ def feature_drift(check: Any, data: Any) -> list[Finding]:
         raise NotApplicable("no numeric, datetime, categorical or boolean feature columns")
     cat = {c: k for c, k in kinds.items() if k in CATEGORICAL_KINDS}
     numeric = [c for c in kinds if c not in cat]
-    skipped = _not_compared(data, kinds)
+    skipped = not_compared_columns(data, kinds)
     not_compared: list[Finding] = []
     if cat:
         category_counts(data, list(cat))

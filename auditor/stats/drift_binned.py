@@ -100,7 +100,8 @@ def grid_of(profs: list[Profile]) -> np.ndarray:
              for v in (p.grid_q, p.bin_q, [x for x in (p.lo, p.hi) if x is not None],
                        p.values if p.values is not None else [])]
     g = np.unique(np.concatenate(parts) + 0.0) if parts else np.array([])
-    return g[np.isfinite(g)]
+    finite: np.ndarray = g[np.isfinite(g)]
+    return finite
 
 
 @dataclass
@@ -154,6 +155,7 @@ def value_bins(ref: Binned, cur: Binned) -> tuple[np.ndarray, np.ndarray, int]:
     is counted from the cell below the grid and +inf from the cell above it (every compared
     value beyond the reference's finite extremes)."""
     pa, pb = ref.prof, cur.prof
+    assert pa.values is not None and pa.counts is not None  # binned_per_value(ref)
     grid = ref.cells.grid
     pos = np.searchsorted(grid, pa.values)
     cell = np.where(np.isposinf(pa.values), 2 * len(grid),
@@ -180,12 +182,14 @@ def compare_binned(col: str, ref: Binned, cur: Binned, *, n_bins: int, epsilon: 
     pa, pb = ref.prof, cur.prof
     na, nb = pa.rows - pa.missing, pb.rows - pb.missing
     A, B = ref.cells, cur.cells
-    per_value, unseen_rows, new, n_new = False, None, [], 0
+    per_value, unseen_rows, n_new = False, None, 0
+    new: list[tuple[str, int]] = []
     if na == 0:
         labels, ca, cb = ["all values"], np.array([0]), np.array([nb])
     elif binned_per_value(ref, n_bins):
         per_value = True
         ca, cb, other = value_bins(ref, cur)
+        assert pa.values is not None  # binned_per_value(ref)
         labels = [fmt_value(v, kind) for v in pa.values]
         if other:
             labels.append(OTHER_VALUES)
@@ -194,7 +198,7 @@ def compare_binned(col: str, ref: Binned, cur: Binned, *, n_bins: int, epsilon: 
         unseen_rows = other
     else:
         edges = np.unique(pa.bin_q + 0.0)
-        edges = edges[edges < pa.hi]
+        edges = edges[edges < (pa.hi if pa.hi is not None else np.inf)]
         pos = np.searchsorted(A.grid, edges)
         ca = np.diff(np.concatenate([[0], A.cdf_at_grid()[pos], [na]]))
         cb = np.diff(np.concatenate([[0], B.cdf_at_grid()[pos], [nb]]))
