@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from auditor.loading.data import AuditData
-from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_share, share
 
@@ -49,11 +47,6 @@ def check_non_negative(obj: Any, *names: str) -> None:
         v = getattr(obj, name)
         if v is not None and v < 0:
             raise ValueError(f"{name} must be >= 0; got {v!r}")
-
-
-def require_tokens(data: AuditData) -> None:
-    if data.tokens is None:
-        raise NotApplicable("no tokens: section in the config")
 
 
 @dataclass

@@ -459,12 +459,24 @@ def tokenizer_for(engine: Operations, t: Tokens) -> Any:
                          lambda: shared_tokenizer(t.tokenizer))
 
 
+def layout_settings(engine: Operations, t: Tokens, vocab_size: int | None = None
+                    ) -> tuple[Any, Settings]:
+    """The run's tokenizer and the layout settings it and the data give (passes 0 and 1),
+    each computed once per run (per ``vocab_size``)."""
+    from auditor.detectors.token_layout import roles_from
+
+    tok = tokenizer_for(engine, t)
+    lr = roles_from(t, tok, vocab_size)
+    settings: Settings = engine.cached(("tokens.settings", lr.vocab_size),
+                                       lambda: settings_of(engine, t, lr))
+    return tok, settings
+
+
 def token_layout(engine: Operations, roles: RunRoles, *, vocab_size: int | None = None,
                  limit: int = 20) -> TokenLayout:
     """The merged layout (three passes at most), computed once per run for each
     (``vocab_size``, ``limit``): ``vocab_size`` the model's embedding rows when not the
     tokenizer's; ``limit`` the flagged rows kept per test and split."""
-    from auditor.detectors.token_layout import roles_from
     t = roles.tokens
     if t is None:
         raise NotApplicable("no tokens: section in the config")
@@ -473,10 +485,8 @@ def token_layout(engine: Operations, roles: RunRoles, *, vocab_size: int | None 
         raise NotApplicable(f"{t.input_ids!r} is {kind}, not a list of token ids")
 
     def build() -> TokenLayout:
-        tok = tokenizer_for(engine, t)
-        lr = roles_from(t, tok, vocab_size)
-        settings = engine.cached(("tokens.settings", lr.vocab_size),
-                                 lambda: settings_of(engine, t, lr))
+        tok, settings = layout_settings(engine, t, vocab_size)
+        lr = settings.roles
         spec = LayoutSpec(t=t, settings=settings, limit=limit,
                           injection=injection_strings(tok) if t.text else {})
         columns = token_columns(t) + ([t.text] if t.text and spec.injection else [])

@@ -91,18 +91,14 @@ class RoundTrip:
         the tokenizer loaded once per Python worker): counts, the candidate evidence rows of
         each ranking, the first stale rows and per rewritten character the rows holding it,
         merged here."""
-        from auditor.detectors.token_measures import settings_of, token_columns, tokenizer_for
-        from auditor.detectors.token_layout import roles_from
+        from auditor.detectors.token_measures import layout_settings, token_columns
 
         t = roles.tokens
         if t is None:
             raise NotApplicable("no tokens: section in the config")
         if not t.text:
             raise NotApplicable("no raw text column declared (tokens.text)")
-        tok = tokenizer_for(engine, t)
-        lr = roles_from(t, tok)
-        settings = engine.cached(("tokens.settings", lr.vocab_size),
-                                 lambda: settings_of(engine, t, lr))
+        tok, settings = layout_settings(engine, t)
         counts = engine.split_rows()
         results: dict[str, dict[str, Any]] = {}
         chars: dict[str, int] = {}
@@ -368,11 +364,6 @@ def character_counts(texts: pl.Series, tok: Any) -> dict[str, int]:
         if char_rewritten(tok, c):
             counts[c] = int(texts.str.contains(c, literal=True).sum())
     return {str(k): int(v) for k, v in counts.items()}
-
-
-def rewritten_characters(texts: pl.Series, tok: Any, limit: int) -> list[dict[str, Any]]:
-    """:func:`character_counts` ranked, most frequent first (at most ``limit``)."""
-    return ranked_characters(character_counts(texts, tok), tok, limit)
 
 
 def char_rewritten(tok: Any, c: str) -> bool:

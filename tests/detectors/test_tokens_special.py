@@ -41,12 +41,10 @@ def _problems(findings):
 
 def layout_settings(data):
     """The layout settings a run learns (passes 0 and 1 of token_measures)."""
-    from auditor.detectors.token_layout import roles_from
-    from auditor.detectors.token_measures import settings_of, tokenizer_for
+    from auditor.detectors.token_measures import layout_settings as learn
     from auditor.engines.selection import engine_of
 
-    engine, t = engine_of(data), data.tokens
-    return settings_of(engine, t, roles_from(t, tokenizer_for(engine, t)))
+    return learn(engine_of(data), data.tokens)[1]
 
 
 def split_layout(data, name, st):
