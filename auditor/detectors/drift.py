@@ -18,10 +18,13 @@ import polars as pl
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import Kind, LabelKind, Roles
 from auditor.detectors.measured import judged
-from auditor.engines.operations import Operations
-from auditor.loading.data import REFERENCE, AuditData
-from auditor.stats.drift import (CATEGORICAL_KINDS, NUMERIC_KINDS, ColumnDrift, Sample,
-                                 compare, numeric_chart, prepare)
+from auditor.engines.operations import Between, Condition, Num, Operations
+from auditor.core.roles import REFERENCE
+from auditor.loading.data import AuditData
+from auditor.stats.drift_binned import Binned, binned_per_value, compare_binned, value_bins
+from auditor.stats.drift import (CATEGORICAL_KINDS, LISTED_CATEGORIES, NUMERIC_KINDS,
+                                 ColumnDrift, Sample, fmt_value,
+                                 compare, numeric_chart)
 from auditor.judging.drift_verdicts import (RANK, Verdict, describe_drift, evidence, fmt_effect,
                                             judge, name_list, rounded, table_row, unseen_finding)
 from auditor.errors import NotApplicable
@@ -30,7 +33,6 @@ from auditor.stats.numerics import bh_adjust, fmt_rows, fmt_share, map_columns
 
 _COLORS = {Severity.FAIL: "#C44E52", Severity.WARN: "#DD8452", Severity.INFO: "#4C72B0"}
 DRIFT_KINDS = NUMERIC_KINDS + CATEGORICAL_KINDS
-MEASURE_BATCH = 4  # numeric columns whose samples drift.features holds at a time
 
 
 # ---------------------------------------------------------------------------------------------
@@ -51,11 +53,6 @@ def comparisons_of(names: list[str], reference: bool) -> list[tuple[str, str]]:
     first = names[0]
     return [(first, s) for s in names[1:]] + [(names[i], names[i + 1])
                                               for i in range(1, len(names) - 1)]
-
-
-def frame_of(data: AuditData, name: str) -> pl.DataFrame:
-    return data.reference if name == REFERENCE and data.reference is not None \
-        else data.splits[name]
 
 
 def _validate(check: Any) -> None:
@@ -105,7 +102,7 @@ def compare_columns(check: Any, columns: list[str], ref: dict[str, Sample],
                        seed=seed, max_levels=check.max_levels,
                        min_level_rows=check.level_min_rows)
 
-    big = sum(len(ref[c].values if ref[c].values is not None else ()) for c in columns)
+    big = sum(len(v) for c in columns if (v := ref[c].values) is not None)
     return map_columns(one, columns, workers=None if big > 200_000 else 1)
 
 
@@ -233,6 +230,7 @@ class FeatureDrift(DriftThresholds):
     id: ClassVar[str] = "drift.features"
     title: ClassVar[str] = "Feature drift between splits"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs()  # two splits, or one and a reference (in measure)
     max_chart_features: int = 50
 
     def __post_init__(self) -> None:
@@ -241,87 +239,181 @@ class FeatureDrift(DriftThresholds):
             raise ValueError("max_chart_features must be a positive integer; "
                              f"got {self.max_chart_features!r}")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        pairs = comparisons(data)
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
+
+    def measure(self, engine: Operations, roles: Roles) -> FeatureMeasures:
+        """Every compared column of every pair (:class:`FeatureMeasures`): categorical and
+        boolean columns from their value counts; numeric and datetime columns from the
+        engine's distributions, a batch of columns at a time (each batch compared on every
+        pair, charts included, then dropped: exact sorted values cost as much memory as the
+        data); the calendar parts of the time column on a seeded sample of at most
+        ``SAMPLE_ROWS`` rows; whether each pair is cut by time."""
+        pairs = comparisons_of(list(roles.splits), roles.reference)
         if not pairs:
             raise NotApplicable("only one split and no reference: nothing to compare")
-        kinds = {c: data.kinds[c] for c in data.features if data.kinds.get(c) in DRIFT_KINDS}
+        kinds = {c: roles.kinds[c] for c in roles.features if roles.kinds.get(c) in DRIFT_KINDS}
         if not kinds:
             raise NotApplicable("no numeric, datetime, categorical or boolean feature columns")
-        names = list(dict.fromkeys(n for pair in pairs for n in pair))
-        drifts = self._measure(data, names, pairs, kinds)
-        calendar = self._calendar(data, names, kinds)
-        skipped = not_compared_columns(data, kinds)
-        findings: list[Finding] = []
-        samples: dict[str, dict[str, Sample]] = {}  # charts are measured: no sample is needed
-        for i, (ref, cur) in enumerate(pairs):
-            graded = grade_all(self, [drifts[ref, cur][c] for c in kinds])
-            if calendar and time_split(data, ref, cur):
-                for cd, v in graded:
-                    if cd.column in calendar:  # its unseen values too are by design
-                        v.severity = Severity.INFO
-                        match = calendar[cd.column]
-                        v.reason = (f"{cd.column} is {match.describe(data.columns.time)}"
-                                    f" on {fmt_share(match.share)} of rows and the "
-                                    f"splits are cut by {data.columns.time}: calendar drift is "
-                                    "expected in a time split, reported as info")
-            findings += self._comparison_findings(graded, ref, cur, samples, data,
-                                                  skipped if i == 0 else [])
-        return findings
-
-    def _measure(self, data: AuditData, names: list[str], pairs: list[tuple[str, str]],
-                 kinds: dict[str, Kind]) -> dict[tuple[str, str], dict[str, ColumnDrift]]:
-        """Every column of every pair, compared; numeric columns MEASURE_BATCH at a time.
-
-        A numeric column's sample is a sorted float64 copy of its values: every split's samples
-        of every column held at once were as large as the numeric data (+3.2 GB at 10M + 2.5M
-        x 40). A batch's samples are prepared, compared on every pair (charts included: the
-        evidence needs no sample afterwards) and released before the next batch; the
-        categorical columns (value counts) are one batch. Same drifts as comparing all at once.
-        """
-        numeric = [c for c, k in kinds.items() if k in NUMERIC_KINDS]
-        numeric_set = set(numeric)  # once, not once per column (10,000 columns: 3 s)
-        categorical = [c for c in kinds if c not in numeric_set]
-        batches = [numeric[b:b + MEASURE_BATCH] for b in range(0, len(numeric), MEASURE_BATCH)]
-        out: dict[tuple[str, str], dict[str, ColumnDrift]] = {pair: {} for pair in pairs}
-        for batch in [*batches, categorical]:
-            if not batch:
-                continue
-            sub = {c: kinds[c] for c in batch}
-            samples = {n: prepare(frame_of(data, n), sub) for n in names}
+        drifts: dict[tuple[str, str], dict[str, ColumnDrift]] = {pair: {} for pair in pairs}
+        over = self._categorical(engine, roles, kinds, pairs, drifts)
+        for c in over:
+            del kinds[c]
+        if not kinds:
+            raise NotApplicable("every feature column has more distinct values than the "
+                                "engine's driver holds")
+        numeric = {c: k for c, k in kinds.items() if k in NUMERIC_KINDS}
+        bounds: dict[tuple[str, str], dict[str, float | None]] = {pair: {} for pair in pairs}
+        sketched: dict[str, int] = {}
+        grid = 0
+        for batch in engine.numeric_distributions(numeric, n_bins=self.n_bins,
+                                                  with_reference=roles.reference):
             for ref, cur in pairs:
-                a, b = samples[ref], samples[cur]
-                for cd in compare_columns(self, batch, a, b, data.seed):
-                    if cd.kind in NUMERIC_KINDS:
-                        cd.chart = numeric_chart(cd, a[cd.column].values, b[cd.column].values,
-                                                 ref, cur, self.hist_bins, self.top_categories)
-                    out[ref, cur][cd.column] = cd
-            del samples
-        return out
+                exact = {s: {c: d for c, d in batch[s].items() if isinstance(d, Sample)}
+                         for s in (ref, cur)}
+                a, b = exact[ref], exact[cur]
+                for cd in compare_columns(self, list(a), a, b, roles.seed):
+                    va, vb = a[cd.column].values, b[cd.column].values
+                    assert va is not None and vb is not None  # numeric samples hold values
+                    cd.chart = numeric_chart(cd, va, vb, ref, cur, self.hist_bins,
+                                             self.top_categories)
+                    drifts[ref, cur][cd.column] = cd
+                sketch = {c: (x, y) for c, x in batch[ref].items()
+                          if isinstance(x, Binned) and isinstance(y := batch[cur][c], Binned)}
+                for c, (cd, bound) in self._binned(engine, sketch, ref, cur, roles.seed).items():
+                    drifts[ref, cur][c] = cd
+                    bounds[ref, cur][c] = bound
+                for x, y in sketch.values():
+                    sketched.update({ref: x.accuracy, cur: y.accuracy})
+                    grid = x.grid_size
+            del batch
+        drifts = {pair: {c: d[c] for c in kinds} for pair, d in drifts.items()}  # column order
+        if sketched:
+            self._settle_unique(engine, drifts, numeric)
+        calendar = self._calendar(engine, roles, kinds)
+        time = roles.columns.time
+        return FeatureMeasures(
+            pairs=pairs, kinds=kinds, drifts=drifts, bounds=bounds, sketched=sketched,
+            grid=grid, calendar=calendar, time=time,
+            time_split=time_splits(engine, roles, pairs) if calendar else {},
+            not_compared=not_compared_columns(roles, kinds) + [
+                {"column": c, "reason": over_budget_reason(*n)} for c, n in over.items()],
+            over=over)
 
-    def _calendar(self, data: AuditData, names: list[str], kinds: dict[str, Kind]
+    def _categorical(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
+                     pairs: list[tuple[str, str]],
+                     drifts: dict[tuple[str, str], dict[str, ColumnDrift]]
+                     ) -> dict[str, tuple[int, int]]:
+        """Categorical and boolean columns compared on every pair from one call of value
+        counts; the columns whose counts the engine's driver cannot hold, with their count and
+        the driver's budget."""
+        cat = [c for c, k in kinds.items() if k in CATEGORICAL_KINDS]
+        if not cat:
+            return {}
+        rows = engine.split_rows(with_reference=roles.reference)
+        counted = engine.value_counts(cat, with_reference=roles.reference, partial=True)
+        over = {c: (vc.over, vc.budget) for c, vc in counted.items() if vc.over}
+        kept = [c for c in cat if c not in over]
+        empty = pl.DataFrame(schema={"value": pl.String, "n": pl.Int64})
+        samples: dict[str, dict[str, Sample]] = {s: {} for s in rows}
+        for c in kept:
+            by_split = counted[c].counts.partition_by("split", as_dict=True)
+            for s, n in rows.items():
+                part = by_split.get((s,))
+                counts = empty if part is None else part.select("value", "n")
+                samples[s][c] = Sample(kinds[c], n, n - int(counts["n"].sum() or 0),
+                                       counts=counts)
+        for ref, cur in pairs:
+            for cd in compare_columns(self, kept, samples[ref], samples[cur], roles.seed):
+                drifts[ref, cur][cd.column] = cd
+        return over
+
+    def _binned(self, engine: Operations, sketch: dict[str, tuple[Binned, Binned]], ref: str,
+                cur: str, seed: int) -> dict[str, tuple[ColumnDrift, float | None]]:
+        """Sketched columns of one pair (:func:`~auditor.stats.drift_binned.compare_binned`),
+        with the values of ``cur`` the reference never had for the per-value ones."""
+        refs = {c: v for c, (a, b) in sketch.items() if (v := a.prof.values) is not None
+                and binned_per_value(a, self.n_bins) and value_bins(a, b)[2]}
+        kinds = {c: a.kind for c, (a, _) in sketch.items()}
+        new = {c: ([(fmt_value(v, kinds[c]), n) for v, n in top], distinct)
+               for c, (top, distinct) in engine.unseen_values(
+                   cur, refs, kinds, limit=LISTED_CATEGORIES).items()} if refs else {}
+        return {c: compare_binned(c, a, b, n_bins=self.n_bins, epsilon=self.epsilon, seed=seed,
+                                  min_level_rows=self.level_min_rows, hist_bins=self.hist_bins,
+                                  top=self.top_categories, ref_name=ref, cur_name=cur,
+                                  unseen=new.get(c))
+                for c, (a, b) in sketch.items()}
+
+    def _settle_unique(self, engine: Operations,
+                       drifts: dict[tuple[str, str], dict[str, ColumnDrift]],
+                       numeric: dict[str, Kind]) -> None:
+        """Sketched columns are only candidates for "every value unique": the exact distinct
+        count is asked (one call per pair) for the candidates whose finding is written (raw
+        grade above info: their message states it)."""
+        for (ref, cur), d in drifts.items():
+            graded = grade_all(self, list(d.values()))
+            todo = {cd.column: numeric[cd.column] for cd, v in graded
+                    if cd.column in numeric and cd.all_unique and v.raw != Severity.INFO}
+            if not todo:
+                continue
+            u = engine.all_unique(todo, [ref, cur])
+            for c in todo:
+                d[c].all_unique = u[ref][c] and u[cur][c]
+
+    def _calendar(self, engine: Operations, roles: Roles, kinds: dict[str, Kind]
                   ) -> dict[str, Any]:
-        """Features that are calendar parts of the declared time column (on every split)."""
+        """Features that are calendar parts of the declared time column, on a seeded sample of
+        every split (the match is checked on at most ``SAMPLE_ROWS`` rows anyway)."""
         from auditor.stats.calendar import SAMPLE_ROWS, calendar_features
 
-        time = data.columns.time
+        time = roles.columns.time
         cands = [c for c, k in kinds.items() if k != Kind.DATETIME]
-        frames = [frame_of(data, n) for n in names]
-        if not time or not cands or any(time not in f.columns for f in frames):
+        if not time or not cands:
             return {}
-        # a seeded sample of each split (the match is checked on at most 20,000 rows anyway)
+        data = engine.driver_data().data
+        names = list(roles.splits)
+        frames = [data.splits[n] for n in names]
+        if roles.reference and data.reference is not None:
+            frames = [data.reference] + frames
+        if any(time not in f.columns for f in frames):
+            return {}
         share = min(1.0, SAMPLE_ROWS / max(1, sum(f.height for f in frames)))
         parts = [f.select([time] + cands) for f in frames]
         if share < 1:
-            parts = [p.sample(fraction=share, seed=data.seed) for p in parts]
+            parts = [p.sample(fraction=share, seed=roles.seed) for p in parts]
         try:
             both = pl.concat(parts, how="vertical_relaxed")
         except (pl.exceptions.PolarsError, TypeError):  # splits typed differently: first only
             both = parts[0]
-        return calendar_features(both, time, cands, seed=data.seed)
+        return calendar_features(both, time, cands, seed=roles.seed)
+
+    def judge(self, m: FeatureMeasures) -> list[Finding]:
+        findings: list[Finding] = []
+        for i, (ref, cur) in enumerate(m.pairs):
+            graded = grade_all(self, [m.drifts[ref, cur][c] for c in m.kinds])
+            if m.calendar and m.time_split.get((ref, cur)):
+                for cd, v in graded:
+                    if cd.column in m.calendar:  # its unseen values too are by design
+                        v.severity = Severity.INFO
+                        match = m.calendar[cd.column]
+                        v.reason = (f"{cd.column} is {match.describe(m.time)}"
+                                    f" on {fmt_share(match.share)} of rows and the "
+                                    f"splits are cut by {m.time}: calendar drift is "
+                                    "expected in a time split, reported as info")
+            new = self._comparison_findings(graded, ref, cur, m.kinds,
+                                            m.not_compared if i == 0 else [])
+            bounds = m.bounds[ref, cur]
+            for f in new:
+                if f.subject in bounds and f.metric != "unseen_share":
+                    sketch_statement(f, bounds[f.subject], m, ref, cur)
+            findings += new
+        return findings + [Finding(severity=Severity.INFO, metric="not_compared", subject=c,
+                                   count=n, message=f"{c} was not compared: "
+                                   f"{over_budget_reason(n, budget)}")
+                           for c, (n, budget) in m.over.items()]
 
     def _comparison_findings(self, graded: list[tuple[ColumnDrift, Verdict]], ref: str,
-                             cur: str, samples: dict[str, dict[str, Sample]], data: AuditData,
+                             cur: str, kinds: dict[str, Kind],
                              skipped: list[dict[str, str]]) -> list[Finding]:
         order = sorted(graded, key=lambda g: (-RANK[g[1].severity], -RANK[g[1].raw],
                                               -np.nan_to_num(g[0].psi, nan=-1.0), g[0].column))
@@ -334,9 +426,7 @@ class FeatureDrift(DriftThresholds):
                 column_findings.append(Finding(
                     severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
                     threshold=v.threshold, count=count, subject=cd.column, splits=[ref, cur],
-                    evidence=evidence(self, cd, v, ref, cur, *(samples[n][cd.column]
-                                                               if samples else None
-                                                               for n in (ref, cur)))))
+                    evidence=evidence(self, cd, v, ref, cur)))
             if cd.n_new and cd.unseen_rows:
                 # categories: always (a fact); values of a per-value binned numeric (a count
                 # meeting 11 once) only when graded or explained
@@ -365,7 +455,7 @@ class FeatureDrift(DriftThresholds):
         moved_names = {cd.column for cd, _ in moved}
         stable = [cd.column for cd, _ in order if cd.column not in moved_names]
         ev: dict[str, Any] = {"chart": chart, "features": [
-            table_row(cd, v, str(data.kinds[cd.column])) for cd, v in moved]}
+            table_row(cd, v, str(kinds[cd.column])) for cd, v in moved]}
         if stable:
             message += (f"; {len(stable):,} stable (no effect size above a warn threshold): "
                         f"{name_list(stable)}")
@@ -378,27 +468,77 @@ class FeatureDrift(DriftThresholds):
         return [summary] + column_findings
 
 
-def time_split(data: AuditData, ref: str, cur: str, tolerance: float = 0.05) -> bool:
-    """Whether the pair is cut by the declared time column: at most ``tolerance`` (5%) of the
-    compared split's timed rows are earlier than the reference's latest time (overlaps are
-    leakage.temporal's business)."""
-    t = data.columns.time
-    a, b = frame_of(data, ref), frame_of(data, cur)
-    if not t or t not in a.columns or t not in b.columns:
-        return False
-    try:
-        latest = a[t].max()
-        timed = b[t].drop_nulls()
-        if latest is None or not timed.len():
-            return False
-        earlier = int((timed < latest).sum())
-    except (pl.exceptions.PolarsError, TypeError):
-        return False
-    return earlier <= tolerance * timed.len()
+@dataclass(frozen=True)
+class FeatureMeasures:
+    """What :meth:`FeatureDrift.judge` grades: per (reference, compared) pair the
+    :class:`~auditor.stats.drift.ColumnDrift` of every compared column (``kinds``, in column
+    order); for columns measured from sketches, the bound on KS D's error per pair
+    (``bounds``), the sketch's accuracy per split (``sketched``) and its grid's quantiles per
+    split (``grid``); the features that are calendar parts of the time column and which pairs
+    are cut by it; the columns not compared with the reason, and those left out because their
+    counts exceed the engine's driver (``over``: column -> (split, value) counts)."""
+
+    pairs: list[tuple[str, str]]
+    kinds: dict[str, Kind]
+    drifts: dict[tuple[str, str], dict[str, ColumnDrift]]
+    bounds: dict[tuple[str, str], dict[str, float | None]]
+    sketched: dict[str, int]
+    grid: int
+    calendar: dict[str, Any]
+    time: str | None
+    time_split: dict[tuple[str, str], bool]
+    not_compared: list[dict[str, str]]
+    over: dict[str, tuple[int, int]]
 
 
-def not_compared_columns(data: AuditData, kinds: dict[str, Kind]) -> list[dict[str, str]]:
-    cols = data.columns
+def over_budget_reason(n: int, budget: int) -> str:
+    return (f"{n:,} distinct (split, value) counts: more than the engine's driver holds "
+            f"({budget:,} category counts in one operation, columns with fewer values first);"
+            " a near-unique string such as an id or free text: declare it under columns.ids "
+            "or columns.text")
+
+
+def sketch_statement(f: Finding, bound: float | None, m: FeatureMeasures, ref: str,
+                     cur: str) -> None:
+    """The sketch's accuracy and KS D's error bound, in a sketched column's statistics."""
+    stats = (f.evidence or {}).get("statistics")
+    if stats is None or bound is None:
+        return
+    acc = m.sketched
+    stats["ks_d error bound"] = float(f"{bound:.6g}")
+    stats["spark quantiles"] = (f"percentile_approx, accuracy {acc[ref]:,} in {ref} and "
+                                f"{acc[cur]:,} in {cur} (rank error <= n/accuracy); KS on a "
+                                f"grid of {m.grid:,} quantiles per split, its error bound "
+                                "measured from the counts between grid points")
+
+
+def time_splits(engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
+                tolerance: float = 0.05) -> dict[tuple[str, str], bool]:
+    """Per pair, whether it is cut by the declared time column: at most ``tolerance`` (5%) of
+    the compared split's timed rows are earlier than the reference's latest time (overlaps are
+    leakage.temporal's business). Decided per pair: a split without the time column makes
+    only its own pairs "not a time split"."""
+    t = roles.columns.time
+    out = {pair: False for pair in pairs}
+    if not t or roles.kinds.get(t) not in NUMERIC_KINDS:
+        return out
+    latest = {s: r[Num(t)].max for s, r in engine.ranges(
+        [Num(t)], with_reference=roles.reference).items()}
+    todo = [(a, b) for a, b in pairs if latest.get(a) is not None and b in latest]
+    asked: dict[str, list[Condition]] = {}
+    for a, b in todo:
+        asked.setdefault(b, []).append(Between(Num(t), hi=latest[a]))
+    got = engine.tallies(asked)
+    seen: dict[str, int] = {}
+    for a, b in todo:
+        i = seen[b] = seen.get(b, -1) + 1
+        tally = got[b][i]
+        out[a, b] = bool(tally.compared) and tally.hits <= tolerance * tally.compared
+    return out
+
+
+def not_compared_columns(roles: Roles, kinds: dict[str, Kind]) -> list[dict[str, str]]:
+    cols = roles.columns
     reasons = {}
     if cols.time:
         reasons[cols.time] = "declared time column: it moves between splits by design"
@@ -410,9 +550,9 @@ def not_compared_columns(data: AuditData, kinds: dict[str, Kind]) -> list[dict[s
         reasons.setdefault(c, "declared group column")
     for c in cols.text:
         reasons.setdefault(c, "declared text column")
-    for c in data.features:
+    for c in roles.features:
         if c not in kinds:
-            reasons.setdefault(c, f"{data.kinds.get(c)} column")
+            reasons.setdefault(c, f"{roles.kinds.get(c)} column")
     return [{"column": c, "reason": r} for c, r in list(reasons.items())[:200]]
 
 

@@ -18,14 +18,17 @@ Values are engine-free specifications, not engine expressions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence, Union,
-                    runtime_checkable)
+from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Protocol,
+                    Sequence, Union, runtime_checkable)
 
 import numpy as np
 import polars as pl
 
 from auditor.core.roles import REFERENCE as REFERENCE  # re-exported: the reference's name
+from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
+from auditor.stats.drift import Sample
+from auditor.stats.drift_binned import Binned
 
 if TYPE_CHECKING:
     from auditor.loading.data import AuditData
@@ -117,10 +120,20 @@ class ValueCounts:
     """A text column over every split: ``rows`` non-missing rows in all splits, and ``counts``
     (columns ``split``, ``order`` (the split's position), ``value`` (String), ``n`` (Int64)),
     sorted by order then value; with a ``shared_key``, only the values whose key is shared by
-    another distinct value (in any split)."""
+    another distinct value (in any split). ``over``: asked with ``partial=True``, the number of
+    (split, value) counts of a column the engine did not bring over (its ``counts`` empty)
+    because they exceed what its driver holds; 0 when they are all here."""
 
     rows: int
     counts: pl.DataFrame
+    over: int = 0
+    budget: int = 0  # the driver's budget of counts, where ``over``
+
+
+Distribution = Union[Sample, Binned]
+"""A numeric column of one split as :meth:`Operations.numeric_distributions` gives it: every
+non-missing value sorted (:class:`~auditor.stats.drift.Sample`), or quantile sketches and counts
+on a grid of values (:class:`~auditor.stats.drift_binned.Binned`) when they do not fit."""
 
 
 @dataclass(frozen=True)
@@ -290,13 +303,16 @@ class Operations(Protocol):
         Great Expectations on every split; NotApplicable when GX is not installed."""
         ...
 
-    def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:
-        """Per split and value: present and missing rows, min and max (one pass per split)."""
+    def ranges(self, values: Sequence[Num], *, with_reference: bool = False
+               ) -> dict[str, dict[Num, Range]]:
+        """Per split (and the reference when asked) and value: present and missing rows, min
+        and max (one pass per split)."""
         ...
 
     def tallies(self, conditions: Mapping[str, Sequence[Condition]]
                 ) -> dict[str, list[Tally]]:
-        """Per split, one :class:`Tally` per condition asked for it (one pass per split)."""
+        """Per split (``reference`` names the reference snapshot), one :class:`Tally` per
+        condition asked for it (one pass per split)."""
         ...
 
     def examples(self, split: str, condition: Condition, values: Sequence[Num],
@@ -335,12 +351,42 @@ class Operations(Protocol):
         label)."""
         ...
 
+    def numeric_distributions(self, kinds: Mapping[str, Kind], *, n_bins: int,
+                              with_reference: bool = False
+                              ) -> Iterator[dict[str, dict[str, Distribution]]]:
+        """Numeric and datetime columns (``kinds``: column -> kind) of every split (and the
+        reference when asked), in batches of columns the engine chooses: each item maps split
+        -> column -> :data:`Distribution`; the caller drops a batch before asking the next, so
+        the engine holds one batch's values at a time. Values are read as float64: datetimes
+        as seconds since the epoch, durations as their ticks; null and NaN are missing, -0.0
+        is 0.0. Exact sorted values where they fit in this process (polars: always, a few
+        columns at a time); otherwise sketches whose PSI bins are the reference's exact
+        quantiles at j / ``n_bins`` up to the sketch's rank error (Spark beyond its driver
+        budget, every column in one batch)."""
+        ...
+
+    def unseen_values(self, split: str, refs: Mapping[str, np.ndarray], kinds: Mapping[str, Kind],
+                      *, limit: int) -> dict[str, tuple[list[tuple[float, int]], int]]:
+        """Per column of ``refs`` (column -> the reference's distinct values), the values of
+        ``split`` not among them, read as :meth:`numeric_distributions` reads them: the
+        ``limit`` most frequent (rows, then value) with their rows, and how many distinct."""
+        ...
+
+    def all_unique(self, kinds: Mapping[str, Kind], splits: Sequence[str]
+                   ) -> dict[str, dict[str, bool]]:
+        """Per split and column: whether every non-missing value occurs once (exact; values
+        read as :meth:`numeric_distributions` reads them)."""
+        ...
+
     def value_counts(self, columns: Sequence[str], *,
                      shared_key: Callable[[pl.Expr], pl.Expr] | None = None,
-                     with_reference: bool = False) -> dict[str, ValueCounts]:
+                     with_reference: bool = False, partial: bool = False
+                     ) -> dict[str, ValueCounts]:
         """Rows per (split, value) of columns read as text (NaN is missing, as null); the
         reference snapshot is a split named ``reference`` when asked and present (see
-        :class:`ValueCounts`). ``shared_key``
+        :class:`ValueCounts`). Counts beyond what the engine's driver holds raise
+        NotApplicable, or with ``partial`` leave out whole columns, those with the most
+        counts first, each with its ``over`` count. ``shared_key``
         is a polars expression function of the value (a module-level function: Spark ships it
         to its workers and runs it on Arrow batches of the distinct values), so the driver
         receives only the values that share a key, not every distinct value."""

@@ -15,49 +15,21 @@ What each operation costs on a cluster (n rows, k distinct keys, b bins):
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
+from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
+from auditor.engines.spark_columns import col, map_in_arrow, quoted, to_polars
 from auditor.engines.operations import (BatchFn, Condition, DistinctValues, DriverData,
                                         Examples, Exceeds, RunMemo, conform, summed_columns,
                                         Num, Range, RecordMatch, SortedValues,
                                         SuiteResults, Tally, ValueCounts,
-                                        gx_results)
-
-
-def col(name: str) -> Any:
-    """The user column ``name`` taken literally: backquoted, a backtick in it doubled. Spark
-    reads a bare ``F.col("a.b")`` / ``df["a.b"]`` / ``df.select("a.b")`` as the struct field
-    ``b`` of ``a`` and stops at a lone backtick; every Spark module resolves user column names
-    through this helper (internal helper columns it names itself need not)."""
-    from pyspark.sql import functions as F
-
-    return F.col(quoted(name))
-
-
-def map_in_arrow(df: Any, func: Any, schema: Any) -> Any:
-    """``df.mapInArrow(func, schema)`` for any input column names: pyspark's ``mapInArrow``
-    resolves its input columns by name (``df[name]``), which parses dots and backticks. The
-    input goes in under positional names (``toDF`` renames literally) and ``func`` sees every
-    Arrow batch under the original names again."""
-    names = list(df.columns)
-
-    def renamed(batches: Any) -> Any:
-        import pyarrow as pa
-
-        return func(pa.RecordBatch.from_arrays(b.columns, names=names) for b in batches)
-
-    return df.toDF(*[f"_in{i}" for i in range(len(names))]).mapInArrow(renamed, schema)
-
-
-def quoted(name: str) -> str:
-    """``name`` as a SQL identifier: in backticks, a backtick in it doubled (for SQL strings
-    such as ``F.expr``)."""
-    return "`" + name.replace("`", "``") + "`"
+                                        Distribution, gx_results)
+from auditor.stats.drift import Sample
 
 
 def _is_float(df: Any, name: str) -> bool:
@@ -79,14 +51,6 @@ def _plain(df: Any, name: str) -> Any:
 
     c = col(name)
     return F.when(~F.isnan(c), c) if _is_float(df, name) else c
-
-
-def to_polars(df: Any) -> pl.DataFrame:
-    """Collect a (small) Spark DataFrame to the driver as polars, through Arrow."""
-    try:
-        return pl.from_arrow(df.toArrow())  # pyspark >= 4.0
-    except AttributeError:  # pyspark 3.5
-        return pl.from_pandas(df.toPandas())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,6 +186,10 @@ def partition_offsets(df: Any) -> dict[int, int]:
 DRIVER_VALUES = 2_000_000
 
 
+# numeric values numeric_distributions collects and sorts exactly; more are sketched
+NUMERIC_VALUES = 2_000_000
+
+
 def _within_budget(n: int, what: str) -> None:
     if n > DRIVER_VALUES:
         raise NotApplicable(f"{what}: {n:,} values, more than the spark engine's driver holds "
@@ -300,7 +268,9 @@ class SparkOperations(RunMemo):
                 out[c][split] = SortedValues(n, s.null_count(), np.sort(s.drop_nulls().to_numpy()))
         return out
 
-    def ranges(self, values: Sequence[Num]) -> dict[str, dict[Num, Range]]:
+    def ranges(self, values: Sequence[Num], *, with_reference: bool = False
+               ) -> dict[str, dict[Num, Range]]:
+        """(The spark engine has no reference snapshot.)"""
         from pyspark.sql import functions as F
 
         out: dict[str, dict[Num, Range]] = {}
@@ -400,10 +370,14 @@ class SparkOperations(RunMemo):
 
     def value_counts(self, columns: Sequence[str], *,
                      shared_key: Callable[[pl.Expr], pl.Expr] | None = None,
-                     with_reference: bool = False) -> dict[str, ValueCounts]:
+                     with_reference: bool = False, partial: bool = False
+                     ) -> dict[str, ValueCounts]:
         """Every column stacked in one union (split, order, column index, value): one
         ``groupBy`` for all columns, one job for the row totals and one for the kept counts,
-        whatever the number of columns."""
+        whatever the number of columns. The grouped counts stay persisted on the executors
+        until the driver knows how many there are: with ``partial``, per column (one small
+        job), and columns are brought over fewest counts first while ``DRIVER_VALUES`` lasts
+        (a near-unique string, such as an undeclared id or free text, stays behind)."""
         from pyspark.sql import functions as F
 
         if not columns:
@@ -431,8 +405,22 @@ class SparkOperations(RunMemo):
                 keep = keyed.join(multi, on=["column", "_key"]).select("column", "value")
                 kept = counts.join(keep, on=["column", "value"], how="left_semi")
             kept = kept.cache()  # counted, then collected: the mapInArrow runs once
-            _within_budget(int(kept.count()),
-                           f"{', '.join(columns)}: distinct (split, value) counts")
+            over: dict[int, int] = {}
+            if partial:
+                per = {int(r[0]): int(r[1])
+                       for r in kept.groupBy("column").count().collect()}
+                held, chosen = 0, []
+                for i in sorted(per, key=lambda i: (per[i], i)):
+                    if held + per[i] <= DRIVER_VALUES:
+                        chosen.append(i)
+                        held += per[i]
+                    else:
+                        over[i] = per[i]
+                if over:
+                    kept = kept.where(F.col("column").isin(chosen))
+            else:
+                _within_budget(int(kept.count()),
+                               f"{', '.join(columns)}: distinct (split, value) counts")
             got = to_polars(kept.select("column", "split", "order", "value",
                                         F.col("count").alias("n")))
         finally:
@@ -443,8 +431,56 @@ class SparkOperations(RunMemo):
         got = pl.DataFrame(schema=schema) if got.height == 0 else got.cast(schema)
         return {c: ValueCounts(totals.get(i, 0),
                                got.filter(pl.col("column") == i).drop("column")
-                               .sort("order", "value"))
+                               .sort("order", "value"), over.get(i, 0),
+                               DRIVER_VALUES if i in over else 0)
                 for i, c in enumerate(columns)}
+
+    def numeric_distributions(self, kinds: Mapping[str, Kind], *, n_bins: int,
+                              with_reference: bool = False
+                              ) -> Iterator[dict[str, dict[str, Distribution]]]:
+        """One batch of every column: their non-missing values counted in one job; at most
+        ``NUMERIC_VALUES`` in all splits are collected through Arrow and sorted here (exact),
+        more are measured as sketches on the executors
+        (:func:`auditor.engines.spark_sketch.binned`: two jobs whatever the columns)."""
+        from pyspark.sql import functions as F
+
+        from auditor.engines import spark_sketch
+
+        cols = list(kinds)
+        if not cols:
+            return
+        names = list(self.frames)
+        union = spark_sketch.union(self.frames, cols)
+        counted = {int(r["_s"]): r for r in union.groupBy("_s").agg(
+            *[F.count(F.col(f"_x{i}")).alias(f"n{i}") for i in range(len(cols))]).collect()}
+        total = sum(int(r[f"n{i}"]) for r in counted.values() for i in range(len(cols)))
+        if total > NUMERIC_VALUES:
+            yield dict(spark_sketch.binned(self.frames, cols, dict(kinds), n_bins))
+            return
+        got = to_polars(union)
+        out: dict[str, dict[str, Distribution]] = {}
+        for o, split in enumerate(names):
+            rows = got.filter(pl.col("_s") == o) if got.height else got
+            n = self.rows(split)  # type: ignore[attr-defined]
+            out[split] = {}
+            for i, c in enumerate(cols):
+                v = (rows[f"_x{i}"].cast(pl.Float64) if rows.height
+                     else pl.Series([], dtype=pl.Float64))
+                out[split][c] = Sample(kinds[c], n, v.null_count(),
+                                       values=np.sort(v.drop_nulls().to_numpy()))
+        yield out
+
+    def unseen_values(self, split: str, refs: Mapping[str, np.ndarray], kinds: Mapping[str, Kind],
+                      *, limit: int) -> dict[str, tuple[list[tuple[float, int]], int]]:
+        from auditor.engines import spark_sketch
+
+        return spark_sketch.unseen_values(self.frames, split, dict(refs), limit)
+
+    def all_unique(self, kinds: Mapping[str, Kind], splits: Sequence[str]
+                   ) -> dict[str, dict[str, bool]]:
+        from auditor.engines import spark_sketch
+
+        return spark_sketch.all_unique(self.frames, splits, list(kinds))
 
     def distinct_values(self, columns: Sequence[str], *, limit: int = 0
                         ) -> dict[str, DistinctValues]:

@@ -242,10 +242,13 @@ def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any
 
 
 def evidence(check: Any, cd: ColumnDrift, v: Verdict, ref: str, cur: str,
-             ref_s: Sample, cur_s: Sample) -> dict[str, Any]:
+             ref_s: Sample | None = None, cur_s: Sample | None = None) -> dict[str, Any]:
+    """The finding's evidence: chart (measured with the drift, or drawn from the samples of a
+    numeric column), statistics, bins, level shifts, new and vanished categories."""
     if cd.chart is not None:
         chart = cd.chart
     elif cd.kind in NUMERIC_KINDS:
+        assert ref_s is not None and cur_s is not None
         assert ref_s.values is not None and cur_s.values is not None
         chart = numeric_chart(cd, ref_s.values, cur_s.values, ref, cur, check.hist_bins,
                               check.top_categories)

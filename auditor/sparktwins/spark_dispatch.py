@@ -1,8 +1,8 @@
 """The per-check Spark twins of the checks not yet written as ``measure``/``judge``. A check
 that is runs the same code on every engine through :func:`auditor.detectors.measured.judged`
 and has no entry here: ``leakage.group_overlap``, ``leakage.temporal``,
-``schema.consistency``, ``drift.label``, ``schema.expectations`` (``validate_suite``) and,
-on the driver-side sample (``driver_data``), ``separability.adversarial``,
+``schema.consistency``, ``drift.label``, ``drift.features``, ``schema.expectations``
+(``validate_suite``) and, on the driver-side sample (``driver_data``), ``separability.adversarial``,
 ``separability.label_probe`` and ``separability.memorisation``, and through ``map_batches``
 (a polars function per batch of rows, on the executors) ``tokens.lengths``,
 ``tokens.special_tokens`` and ``tokens.roundtrip``.
@@ -15,12 +15,6 @@ on the driver-side sample (``driver_data``), ``separability.adversarial``,
   labels are aggregates (no joins on the columns). Continuous columns are decided by an HLL++
   distinct count (rsd 1%) with exact counts only near the cut. Not yet: near copies matched on
   free-text columns (MinHash; an info finding says so).
-- ``drift.features`` (categorical and boolean columns): category counts per split fed to the
-  same comparison, verdict and evidence code (:func:`auditor.detectors.drift.compare_all`);
-  numeric and datetime columns from quantile sketches and binned counts
-  (:mod:`auditor.sparktwins.spark_drift`; the comparison from those aggregates is engine-free,
-  :mod:`auditor.stats.drift_binned`: PSI exact on its bins, KS on a fine grid with its error
-  bound stated), graded together.
 - ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
   (:mod:`auditor.sparktwins.spark_assoc`): figures over every labelled row from binned per-class
   counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
@@ -39,8 +33,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
-from auditor.sparktwins import (spark_assoc, spark_checks, spark_contamination, spark_drift,
-                                spark_prep)
+from auditor.sparktwins import spark_assoc, spark_checks, spark_contamination, spark_prep
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
 
@@ -55,7 +48,6 @@ def run_on_spark(check: Any, data: Any) -> list[Finding]:
 
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
-    "drift.features": spark_drift.feature_drift,
     "leakage.preprocessing": spark_prep.preprocessing,
     "tokens.contamination": spark_contamination.contamination,
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,

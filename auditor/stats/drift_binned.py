@@ -111,7 +111,9 @@ class Binned:
     kind: Kind
     prof: Profile
     cells: Cells
-    unique: bool            # a candidate only (see measure_numeric)
+    unique: bool            # a candidate only: the exact count is asked when a message states it
+    accuracy: int = 0       # the quantile sketch's accuracy (rank error <= n / accuracy)
+    grid_size: int = 0      # quantiles per split in the column's grid
 
 
 def ecdf_gap_binned(a: Cells, b: Cells) -> tuple[Any, float]:

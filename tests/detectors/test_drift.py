@@ -1006,10 +1006,11 @@ def test_prepare_casts_one_column_at_a_time_same_sorted_values_as_numpy():
 
 
 def test_feature_drift_measured_in_column_batches_equals_all_at_once(monkeypatch):
-    """drift.features prepares and compares MEASURE_BATCH numeric columns at a time (their
-    sorted samples released before the next batch; charts measured while they are held): the
-    findings, evidence and charts included, equal those of one batch of every column."""
-    from auditor.detectors import drift as drift_mod
+    """The polars engine's numeric distributions come NUMERIC_BATCH columns at a time (their
+    sorted samples released before the next batch; drift.features measures the charts while
+    they are held): the findings, evidence and charts included, equal those of one batch of
+    every column."""
+    from auditor.engines import polars_engine as drift_mod
 
     rng = np.random.default_rng(4)
 
@@ -1023,9 +1024,9 @@ def test_feature_drift_measured_in_column_batches_equals_all_at_once(monkeypatch
 
     data = build_audit_data({"train": frame(4000, 0), "val": frame(1500, 0.2),
                              "test": frame(1500, 0.5)}, columns=Columns())
-    monkeypatch.setattr(drift_mod, "MEASURE_BATCH", 1000)
+    monkeypatch.setattr(drift_mod, "NUMERIC_BATCH", 1000)
     whole = FeatureDrift().run(data)
-    monkeypatch.setattr(drift_mod, "MEASURE_BATCH", 2)
+    monkeypatch.setattr(drift_mod, "NUMERIC_BATCH", 2)
     batched = FeatureDrift().run(data)
     assert [repr(f) for f in batched] == [repr(f) for f in whole]
     fails = sorted({f.subject for f in whole if f.severity == Severity.FAIL})

@@ -224,6 +224,15 @@ def _within_30_days(frames: dict[str, pl.DataFrame]) -> int:
     return int((frames["test"]["ts"] < end + timedelta(days=30)).sum())
 
 
+def _month_of_date() -> dict[str, pl.DataFrame]:
+    """``m`` is the month of the date ``d``; train Jan-Jun, test Jun-Aug (a time split): 58
+    of the 60 test rows hold a month train never had."""
+    days = [date(2024, 1, 1) + timedelta(days=i) for i in range(240)]
+    df = pl.DataFrame({"d": days, "x": np.random.default_rng(0).normal(size=240)}).with_columns(
+        m=pl.col("d").dt.month())
+    return {"train": df[:180], "test": df[180:]}
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     name: str
@@ -297,6 +306,15 @@ CASES = [
          expect=("psi", "target", Severity.FAIL, None)),
     Case("label of an honest split", "drift.label", honest, {"label": "y", "ids": ["row_id"]},
          clean=True),
+    Case("numeric shift (+0.5 sd) in test", "drift.features", numeric_drift,
+         {"label": "target"}, expect=("psi", "shift", Severity.FAIL, 306)),
+    Case("a category moved, 11 test rows in new ones", "drift.features", planted,
+         {"label": "y", "ids": ["row_id"], "groups": ["user"]},
+         expect=("unseen_share", "cat", Severity.WARN, 11)),
+    Case("month of the time column in a time split: info", "drift.features", _month_of_date,
+         {"time": "d"}, expect=("unseen_share", "m", Severity.INFO, 58)),
+    Case("features of an honest split", "drift.features", honest,
+         {"label": "y", "ids": ["row_id"], "groups": ["user"]}, clean=True),
     Case("x2 above 6 (first finding: train)", "schema.expectations", honest,
          {"label": "y", "ids": ["row_id"], "expectations": _suite(6)},
          expect=("expectation_failed", "x2", Severity.FAIL,
@@ -353,8 +371,9 @@ CASES = [
 def test_every_measured_check_has_a_planted_and_a_clean_case():
     measured = {i for i in CHECKS if is_measured(load_check_class(i)())}
     assert measured >= {"leakage.group_overlap", "leakage.temporal", "schema.consistency",
-                        "drift.label", "schema.expectations", "separability.adversarial",
-                        "separability.label_probe", "separability.memorisation",
+                        "drift.label", "drift.features", "schema.expectations",
+                        "separability.adversarial", "separability.label_probe",
+                        "separability.memorisation",
                         "tokens.lengths", "tokens.special_tokens", "tokens.roundtrip"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured

@@ -1,9 +1,12 @@
-"""drift.features / drift.label on numeric and datetime columns: the spark engine (quantile
-sketches and binned counts, :mod:`auditor.sparktwins.spark_drift`) against the polars engine
-(sorted values). Same statuses and counts; PSI equal within 1e-9 (the sketch is exact below
-QUANTILE_ACCURACY rows, so the bin edges are equal); KS D from the grid never above the exact
-D and within the stated error bound; everything equal when every value is a grid point (fewer
-rows than KS_GRID). Skipped when pyspark or Java is missing (see conftest.py)."""
+"""drift.features / drift.label on numeric and datetime columns: one check, measured on the
+spark engine and on the polars engine (sorted values). Below the Spark engine's
+``NUMERIC_VALUES`` the values are collected and sorted on the driver: everything equals polars.
+Above it (tests set the budget to 0 with the ``sketched`` fixture) they are quantile sketches
+and binned counts (:mod:`auditor.engines.spark_sketch`): same statuses and counts; PSI equal
+within 1e-9 (the sketch is exact below QUANTILE_ACCURACY rows, so the bin edges are equal); KS
+D from the grid never above the exact D and within the stated error bound; everything equal
+when every value is a grid point (fewer rows than KS_GRID). Skipped when pyspark or Java is
+missing (see conftest.py)."""
 from __future__ import annotations
 
 import math
@@ -18,6 +21,14 @@ from auditor.report.results import Severity
 from tests.engines.fixtures import numeric_drift
 
 SUITE = "checks:\n  drift.features: {}\n  drift.label: {}\n"
+
+
+@pytest.fixture
+def sketched(monkeypatch):
+    """The Spark engine sketches every numeric column (no value collected exactly)."""
+    from auditor.engines import spark_engine
+
+    monkeypatch.setattr(spark_engine, "NUMERIC_VALUES", 0)
 
 
 def _audit(frames, engine, spark, tmp_path: Path, **roles):
@@ -61,8 +72,22 @@ def _agree(p, s, exact: bool):
         assert a.evidence["bins"] == b.evidence["bins"], k
 
 
+def test_numeric_drift_below_the_budget_equals_polars(spark, tmp_path):
+    """Values within NUMERIC_VALUES are collected and compared exactly: every finding of both
+    checks (messages, evidence and charts included) equals the polars engine's."""
+    frames = numeric_drift(2_000, 800)
+    rp = _audit(frames, "polars", spark, tmp_path, label="target")
+    rs = _audit(frames, "spark", spark, tmp_path, label="target")
+    for cid in ("drift.features", "drift.label"):
+        p, s = ({c.id: c for c in r.checks}[cid] for r in (rp, rs))
+        assert p.status == s.status == "fail"
+        assert [(f.severity, f.metric, f.subject, f.count, f.value, f.message, f.evidence)
+                for f in p.findings] == [(f.severity, f.metric, f.subject, f.count, f.value,
+                                          f.message, f.evidence) for f in s.findings]
+
+
 @pytest.mark.parametrize("sizes", [(2_000, 800), (300, 120)], ids=["grid", "exact"])
-def test_numeric_drift_agrees_with_polars(spark, tmp_path, sizes):
+def test_numeric_drift_agrees_with_polars(spark, tmp_path, sizes, sketched):
     frames = numeric_drift(*sizes)
     roles = dict(label="target")
     rp = _audit(frames, "polars", spark, tmp_path, **roles)
@@ -95,7 +120,7 @@ def test_numeric_drift_agrees_with_polars(spark, tmp_path, sizes):
     assert ls[0].status == "fail"
 
 
-def test_honest_numeric_splits_do_not_fail(spark, tmp_path):
+def test_honest_numeric_splits_do_not_fail(spark, tmp_path, sketched):
     rng = np.random.default_rng(4)
     df = pl.DataFrame({"a": rng.normal(size=3_000), "b": rng.exponential(size=3_000),
                        "c": rng.integers(0, 4, 3_000), "y": rng.normal(size=3_000)})
@@ -236,10 +261,12 @@ def _wide_splits(n_cols: int) -> dict[str, pl.DataFrame]:
     return out
 
 
-def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
+def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark, sketched):
     """3 splits: drift.features on 5 and on 20 columns runs the same number of Spark jobs
-    (profiles, cells, the exact value counts and cells again of ``rare``, category counts, one
-    unseen-values job per pair, two for the time split, the calendar sample), and its findings
+    (the count of numeric values, profiles, cells, the exact value counts and cells again of
+    ``rare``, category counts (totals, counts per column, collect), one unseen-values job per
+    pair, the time column's range per split and one tally per compared split, the calendar
+    sample), and its findings
     equal the polars engine's (statuses, counts, KS within the stated bound); schema.consistency
     (written once, through the engine's value counts) runs a number of jobs that does not grow
     with the columns and gives the polars engine's findings."""
@@ -247,7 +274,6 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
     from auditor.detectors.drift import FeatureDrift
     from auditor.detectors.schema import SchemaConsistency
     from auditor.detectors.measured import judged
-    from auditor.sparktwins.spark_drift import feature_drift
     from auditor.engines.spark_io import SparkAuditData
     from auditor.loading.data import build_audit_data
 
@@ -275,7 +301,7 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
             return data
 
         data = fresh()
-        found, n = jobs_of(f"drift-{n_cols}", lambda: feature_drift(FeatureDrift(), data))
+        found, n = jobs_of(f"drift-{n_cols}", lambda: judged(FeatureDrift(), data))
         jobs.append(n)
         expected = {(f.metric, str(f.subject)): f for f in FeatureDrift().run(polars_data)}
         got = {(f.metric, str(f.subject)): f for f in found}
@@ -302,34 +328,37 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark):
         assert ([(f.severity, f.metric, f.subject, f.count, f.value) for f in by_itself]
                 == [(f.severity, f.metric, f.subject, f.count, f.value)
                     for f in SchemaConsistency().run(polars_data)])
-    assert jobs[0] == jobs[1] and jobs[1] <= 14, jobs
+    assert jobs[0] == jobs[1] and jobs[1] <= 18, jobs
     # value counts of all columns stacked: row totals, the kept counts (cached), their count
     # and collect, whatever the number of columns
     assert schema_jobs[0] == schema_jobs[1] <= 8, schema_jobs
 
 
-def test_time_splits_are_decided_per_pair_when_a_split_lacks_the_time_column(spark):
-    """A split without the time column makes only its own pairs "not a time split" (it used
-    to make every pair so)."""
+def test_time_splits_are_decided_per_pair(spark):
+    """Whether a pair is cut by time is decided per pair (ranges, then one tally per compared
+    split): ``extra`` lies inside train's time range (not a time split), test after it."""
     import datetime as dt
-    from types import SimpleNamespace
 
-    from auditor.sparktwins.spark_drift import time_splits
+    from auditor.core.config import Columns
+    from auditor.detectors.drift import time_splits
+    from auditor.engines.selection import engine_of
+    from auditor.engines.spark_io import SparkAuditData
 
     day = dt.datetime(2024, 1, 1)
     train = spark.createDataFrame([(day + dt.timedelta(days=i), i) for i in range(20)],
                                   "t timestamp, x long")
     test = spark.createDataFrame([(day + dt.timedelta(days=30 + i), i) for i in range(10)],
                                  "t timestamp, x long")
-    extra = spark.createDataFrame([(i,) for i in range(5)], "x long")
-    data = SimpleNamespace(columns=SimpleNamespace(time="t"),
-                           split_names=["train", "test", "extra"],
-                           splits={"train": train, "test": test, "extra": extra})
-    got = time_splits(data, [("train", "test"), ("train", "extra")])
+    extra = spark.createDataFrame([(day + dt.timedelta(days=i), i) for i in range(5)],
+                                  "t timestamp, x long")
+    data = SparkAuditData({"train": train, "test": test, "extra": extra},
+                          columns=Columns(time="t"))
+    got = time_splits(engine_of(data), data.roles, [("train", "test"), ("train", "extra")])
     assert got == {("train", "test"): True, ("train", "extra"): False}
 
 
-def test_a_few_valued_column_holding_infinities_is_compared_not_an_error(spark, tmp_path):
+def test_a_few_valued_column_holding_infinities_is_compared_not_an_error(spark, tmp_path,
+                                                                         sketched):
     """A per-value column whose values include +-inf (the grid holds finite values only) is
     counted from the cells beyond the grid: same counts and status as polars (it raised an
     IndexError, so drift.features ended in error)."""
@@ -357,9 +386,9 @@ def test_category_counts_beyond_the_driver_budget_stay_on_the_executors(spark, t
     strings: 120 counts) is not: an info finding and the "not compared" table say so with its
     count, and its counts never reach the driver's cache. schema.consistency still finds the
     variants of every column (``order_ref``'s "A-1" / "a 1" in Spark)."""
-    from auditor.sparktwins import spark_drift
+    from auditor.engines import spark_engine
 
-    monkeypatch.setattr(spark_drift, "DRIVER_LEVELS", 30)
+    monkeypatch.setattr(spark_engine, "DRIVER_VALUES", 30)
     rng = np.random.default_rng(3)
     train = pl.DataFrame({"city": rng.choice(["Oslo", "Rome", "Lima"], 80).tolist(),
                           "shift": rng.choice(["day", "night"], 80).tolist(),
@@ -413,3 +442,39 @@ def test_a_categorical_label_beyond_the_driver_budget_is_skipped_not_collected(s
     with pytest.raises(NotApplicable, match=r"120 values, more than .*\(30 values"):
         judged(LabelDrift(), data)
 
+
+
+def test_numeric_operations_agree_between_engines(spark):
+    """The operations drift.features measures numeric columns with, on both engines: exact
+    distributions (datetimes as seconds since the epoch, NaN missing), the values of test
+    train never had (most frequent first, ties by value) and "every value unique"."""
+    from datetime import datetime
+
+    from auditor.core.roles import Kind
+    from auditor.engines.polars_engine import PolarsOperations
+    from auditor.engines.spark_engine import SparkEngine
+
+    frames = {"train": pl.DataFrame({"v": [1.0, 2.0, 2.0, float("nan"), 3.0],
+                                     "u": [5.0, 1.0, 2.0, 3.0, 4.0],
+                                     "t": [datetime(2024, 1, d) for d in (1, 2, 3, 4, 5)]}),
+              "test": pl.DataFrame({"v": [2.0, 7.0, 7.0, 9.0, None],
+                                    "u": [1.0, 1.0, 2.0, 3.0, 4.0],
+                                    "t": [datetime(2024, 2, d) for d in (1, 2, 3, 4, 5)]})}
+    kinds = {"v": Kind.NUMERIC, "u": Kind.NUMERIC, "t": Kind.DATETIME}
+    polars_ops = PolarsOperations(frames)
+    spark_ops = SparkEngine({k: spark.createDataFrame(v.to_arrow()) for k, v in frames.items()})
+    try:
+        for ops in (polars_ops, spark_ops):
+            (batch,) = list(ops.numeric_distributions({"t": Kind.DATETIME}, n_bins=10))
+            assert batch["train"]["t"].values[0] == datetime(2024, 1, 1).timestamp()
+            dist = {s: {c: d for b in ops.numeric_distributions(kinds, n_bins=10)
+                        for c, d in b[s].items()} for s in frames}
+            assert dist["train"]["v"].missing == 1 and dist["test"]["v"].missing == 1
+            assert dist["test"]["v"].values.tolist() == [2.0, 7.0, 7.0, 9.0]
+            new = ops.unseen_values("test", {"v": np.array([1.0, 2.0, 3.0])}, kinds, limit=1)
+            assert new == {"v": ([(7.0, 2)], 2)}
+            assert ops.all_unique(kinds, ["train", "test"]) == {
+                "train": {"v": False, "u": True, "t": True},
+                "test": {"v": False, "u": False, "t": True}}
+    finally:
+        spark_ops.close()

@@ -1,0 +1,48 @@
+"""Spark column helpers shared by the Spark engine's modules: user column names taken
+literally, ``mapInArrow`` under any column names, and collecting a small result as polars."""
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+
+def col(name: str) -> Any:
+    """The user column ``name`` taken literally: backquoted, a backtick in it doubled. Spark
+    reads a bare ``F.col("a.b")`` / ``df["a.b"]`` / ``df.select("a.b")`` as the struct field
+    ``b`` of ``a`` and stops at a lone backtick; every Spark module resolves user column names
+    through this helper (internal helper columns it names itself need not)."""
+    from pyspark.sql import functions as F
+
+    return F.col(quoted(name))
+
+
+def map_in_arrow(df: Any, func: Any, schema: Any) -> Any:
+    """``df.mapInArrow(func, schema)`` for any input column names: pyspark's ``mapInArrow``
+    resolves its input columns by name (``df[name]``), which parses dots and backticks. The
+    input goes in under positional names (``toDF`` renames literally) and ``func`` sees every
+    Arrow batch under the original names again."""
+    names = list(df.columns)
+
+    def renamed(batches: Any) -> Any:
+        import pyarrow as pa
+
+        return func(pa.RecordBatch.from_arrays(b.columns, names=names) for b in batches)
+
+    return df.toDF(*[f"_in{i}" for i in range(len(names))]).mapInArrow(renamed, schema)
+
+
+def quoted(name: str) -> str:
+    """``name`` as a SQL identifier: in backticks, a backtick in it doubled (for SQL strings
+    such as ``F.expr``)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def to_polars(df: Any) -> pl.DataFrame:
+    """Collect a (small) Spark DataFrame to the driver as polars, through Arrow."""
+    try:
+        got = pl.from_arrow(df.toArrow())  # pyspark >= 4.0
+        assert isinstance(got, pl.DataFrame)  # a table gives a frame
+        return got
+    except AttributeError:  # pyspark 3.5
+        return pl.from_pandas(df.toPandas())
