@@ -56,6 +56,9 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         inputs = describe_inputs(data, hash_mode, hashes)
     try:
         results = run_checks(checks, data, progress=progress)
+        from auditor.clean_subsets import write_clean_subsets
+
+        write_clean_subsets(results, data)  # side effects after every check, never in one
     finally:
         if cfg.engine == "spark":
             data.engine.close()

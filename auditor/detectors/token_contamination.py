@@ -16,7 +16,6 @@ import difflib
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,7 +25,7 @@ from auditor.core.checks import Cost
 from auditor.loading.data import AuditData
 from auditor.detectors.token_findings import short
 from auditor.errors import NotApplicable
-from auditor.report.results import Finding
+from auditor.report.results import CleanSubset, Finding
 from auditor.stats.numerics import fmt_count, fmt_share, grade, share
 from auditor.stats.textnorm import (WORD_PY, collapse_whitespace, fold, rolling_ngram_hashes,
                               word_hashes)
@@ -140,45 +139,17 @@ class Contamination:
             test = data.splits[later][col].cast(pl.String)
             matches, dirty = self._matches(train, test, seed, shared)
             finding = self._finding(data, train_name, later, train, test, matches, dirty)
-            if self.clean_dir is not None:
-                finding = self._write_clean(data, later, matches, finding)
-            findings.append(finding)
+            findings.append(self.with_clean_subset(finding, later, matches["test_row"]))
         return findings
 
-    def _write_clean(self, data: AuditData, split: str, m: pl.DataFrame,
-                     finding: Finding) -> Finding:
-        """Write ``split`` minus the contaminated rows; say where (or why not) in the finding.
-        The rows come from the input file read again as stored (the loaded frame has
-        harmonised dtypes); in-memory splits (Python API) are written as given."""
-        import dataclasses
-
-        from auditor.loading.data import read_table
-        from auditor.report.output import write_parquet_atomic
-
-        target = Path(self.clean_dir or ".").expanduser() / f"{split}.parquet"
-        inputs = {Path(p).resolve() for p in data.paths.values() if p}
-        if data.sampled:
-            note = ("clean subset not written: the splits were read as samples (memory "
-                    "budget), and a clean subset of a sample would lose rows")
-        elif target.resolve() in inputs or any(target.resolve().is_relative_to(p)
-                                               for p in inputs if p.is_dir()):
-            note = f"clean subset not written: {target} is an input of this audit"
-        else:
-            source = data.paths.get(split)
-            df = read_table(Path(source)) if source else data.splits[split]
-            drop = pl.Series(m["test_row"].unique().sort(), dtype=pl.Int64)
-            clean = df.filter(~pl.int_range(pl.len()).is_in(drop.implode()))
-            try:
-                write_parquet_atomic(  # confined to the folder
-                    clean, target, within=Path(self.clean_dir or ".").expanduser())
-            except OSError as err:
-                note = f"clean subset not written to {target}: {err.strerror or err}"
-            else:
-                note = (f"wrote the {fmt_count(clean.height)} clean {split} rows (of "
-                        f"{fmt_count(df.height)}) to {target}")
-        evidence = {**finding.evidence, "clean_subset": note}
-        return dataclasses.replace(finding, message=f"{finding.message}; {note}",
-                                   evidence=evidence)
+    def with_clean_subset(self, finding: Finding, split: str, rows: Any) -> Finding:
+        """With ``clean_dir``: ``finding`` asking the run to write ``split`` without the
+        contaminated ``rows`` once every check has run (:mod:`auditor.clean_subsets`)."""
+        if self.clean_dir is None:
+            return finding
+        drop = np.unique(np.asarray(rows, dtype=np.int64))
+        finding.clean = CleanSubset(split, drop, self.clean_dir)
+        return finding
 
     # -- detectors -----------------------------------------------------------------------------
     def _matches(self, train: pl.Series, test: pl.Series, seed: int,

@@ -18,6 +18,7 @@ Values are engine-free specifications, not engine expressions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Protocol,
                     Sequence, Union, runtime_checkable)
 
@@ -284,6 +285,15 @@ class Operations(Protocol):
         executors (``mapInArrow``): it must be picklable (a module-level function, or a
         ``functools.partial`` of one over picklable arguments). Token columns arrive as the
         engine holds them (a polars ``Array`` or ``List``; Spark gives ``List``)."""
+        ...
+
+    def write_without(self, split: str, rows: np.ndarray, target: Path, *, within: Path
+                      ) -> int:
+        """Write ``split`` without the rows ``rows`` (0-based stored row numbers), in stored
+        order, to ``target`` (Parquet, confined to the folder ``within``, atomically: a
+        temporary name renamed when complete); the rows written. Polars writes one file from
+        the input file read again as stored (the loaded frame has harmonised types; a split
+        given in memory is written as given); Spark writes a Parquet folder. Raises OSError."""
         ...
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """The engine operations on polars DataFrames (one machine; the default engine)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -110,6 +111,18 @@ class PolarsOperations(RunMemo):
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         return {s: df.height for s, df in self._tables(with_reference).items()}
+
+    def write_without(self, split: str, rows: np.ndarray, target: Path, *, within: Path
+                      ) -> int:
+        from auditor.loading.data import read_table
+        from auditor.report.output import write_parquet_atomic
+
+        source = self.data.paths.get(split) if self.data is not None else None
+        df = read_table(Path(source)) if source else self.frames[split]
+        drop = pl.Series(np.unique(rows), dtype=pl.Int64)
+        clean = df.filter(~pl.int_range(pl.len()).is_in(drop.implode()))
+        write_parquet_atomic(clean, target, within=within)
+        return clean.height
 
     def validate_suite(self, suite: dict[str, Any]) -> SuiteResults:
         """GX's pandas execution engine (each split as pandas) on every split."""

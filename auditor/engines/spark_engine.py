@@ -15,6 +15,7 @@ What each operation costs on a cluster (n rows, k distinct keys, b bins):
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -190,6 +191,24 @@ DRIVER_VALUES = 2_000_000
 NUMERIC_VALUES = 2_000_000
 
 
+def _with_row_numbers(offsets: dict[int, int], name: str) -> Callable[[Any], Any]:
+    """A ``mapInArrow`` function that puts the stored row number (the partition's offset plus
+    the row's place in it) in front of every batch's columns, as column ``name``."""
+    def per_batch(batches: Any) -> Any:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        at = offsets.get(TaskContext.get().partitionId(), 0)
+        for batch in batches:
+            n = batch.num_rows
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(np.arange(at, at + n, dtype=np.int64))] + batch.columns,
+                names=[name] + list(batch.schema.names))
+            at += n
+
+    return per_batch
+
+
 def _within_budget(n: int, what: str) -> None:
     if n > DRIVER_VALUES:
         raise NotApplicable(f"{what}: {n:,} values, more than the spark engine's driver holds "
@@ -245,6 +264,42 @@ class SparkOperations(RunMemo):
         for table in counts.values():
             table.unpersist()
         counts.clear()
+
+    def write_without(self, split: str, rows: np.ndarray, target: Path, *, within: Path
+                      ) -> int:
+        """The split as loaded, its stored row numbers added per partition (``mapInArrow``),
+        the dropped rows removed by an anti-join, written by Spark in row order as a Parquet
+        folder under a temporary name, renamed over ``target`` when complete."""
+        import os
+        import shutil
+        import uuid
+
+        from pyspark.sql import types as T
+
+        from auditor.report.output import confined
+
+        df = self.frames[split]
+        offsets = self.cached(("spark.offsets", split), lambda: partition_offsets(df))
+        key = "_row__clean"
+        schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
+        numbered = map_in_arrow(df, _with_row_numbers(offsets, key), schema)
+        drop = np.unique(np.asarray(rows, dtype=np.int64))
+        if len(drop):
+            gone = df.sparkSession.createDataFrame([(int(r),) for r in drop], f"{key} long")
+            numbered = numbered.join(gone, key, "left_anti")
+        target = confined(within, target.name)
+        within.mkdir(parents=True, exist_ok=True)
+        tmp = within / f".{target.name}.{uuid.uuid4().hex}.tmp"
+        try:
+            numbered.orderBy(key).drop(key).write.parquet(str(tmp))
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.exists() or target.is_symlink():
+                target.unlink()
+            os.replace(tmp, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return self.rows(split) - len(drop)  # type: ignore[attr-defined]
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         """(The spark engine has no reference snapshot.)"""

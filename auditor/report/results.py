@@ -51,6 +51,18 @@ def summarize(findings: list[Finding]) -> str:
         return findings[0].message
     return "Nothing found above the thresholds."
 
+@dataclass(frozen=True)
+class CleanSubset:
+    """A side effect a finding asks of the run, done after every check (never inside one):
+    ``split`` written to ``folder``/<split>.parquet without the rows ``rows`` (0-based, stored
+    order). Not part of report.json; the writer adds what it did to the finding's message and
+    ``evidence.clean_subset``."""
+
+    split: str
+    rows: Any  # a numpy int64 array (a report copies it cheaply, unlike a tuple of ints)
+    folder: str
+
+
 @dataclass
 class Finding:
     """One graded statement about the data, with the number that triggered it and evidence."""
@@ -68,6 +80,8 @@ class Finding:
     # {reason, owner, expires}; with a baseline report, "new", "persisting" or "resolved"
     waived: dict[str, Any] | None = None
     change: str | None = None
+    # asked of the run after the checks (tokens.contamination's --write-clean); not serialised
+    clean: CleanSubset | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -110,6 +124,7 @@ class Report:
                                       "duration_s", "seed", "datasets", "checks", "notes")}
         for c in ordered["checks"]:
             for f in c["findings"]:
+                del f["clean"]
                 for key in ("waived", "change"):
                     if f[key] is None:
                         del f[key]
@@ -123,7 +138,7 @@ class Report:
         """The Report a ``report.json`` dict describes (the inverse of :meth:`to_dict`)."""
         from dataclasses import fields as fields_of
 
-        finding_keys = {f.name for f in fields_of(Finding)}
+        finding_keys = {f.name for f in fields_of(Finding)} - {"clean"}
         check_keys = {f.name for f in fields_of(CheckResult)}
         checks = []
         for c in doc.get("checks", []):  # keys a later version may add are left out

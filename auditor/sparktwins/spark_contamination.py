@@ -27,12 +27,11 @@ Measuring (Spark DataFrames; the driver holds counts and a capped list of exampl
   :data:`~auditor.detectors.token_contamination.KIND_ORDER` that matched it.
 
 Row numbers are the stored order (partition offsets plus the position inside the partition).
-``clean_dir``: each evaluation split minus its contaminated rows, in stored order, written by
-Spark as a Parquet folder ``<clean_dir>/<split>.parquet`` (polars writes one file).
+``clean_dir``: the finding asks the run for each evaluation split minus its contaminated rows
+(written after every check by :mod:`auditor.clean_subsets`).
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterator
 
 import numpy as np
@@ -344,62 +343,11 @@ def _judge(check: Any, data: Any, train: str, later: str, col: str, m: Any, dirt
         examples = check._examples(train, later, texts_a, texts_b, small)
     finding = check.judge(col, train, later, data.rows(later), by_kind, n_dirty, hist, rows,
                           count, examples)
-    if check.clean_dir is not None:
-        note = _write_clean(check, data, later, m, count)
-        finding = dataclasses.replace(finding, message=f"{finding.message}; {note}",
-                                      evidence={**finding.evidence, "clean_subset": note})
+    if check.clean_dir is not None:  # every contaminated row, for the run's clean subset
+        drop = ([int(r[0]) for r in m.select("test_row").collect()]
+                if m is not None and count else [])
+        finding = check.with_clean_subset(finding, later, drop)
     return finding
-
-
-def _write_clean(check: Any, data: Any, split: str, m: Any, count: int) -> str:
-    """``split`` minus its contaminated rows, in stored order, written by Spark as the Parquet
-    folder ``clean_dir/<split>.parquet`` (into a temporary folder, renamed when complete);
-    the sentence the finding adds."""
-    import os
-    import shutil
-    import uuid
-    from pathlib import Path
-
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    from auditor.engines.spark_engine import map_in_arrow
-    from auditor.report.output import confined
-    from auditor.stats.numerics import fmt_count
-
-    folder = Path(check.clean_dir).expanduser()
-    target = folder / f"{split}.parquet"
-    inputs = {Path(p).resolve() for p in data.paths.values() if p}
-    if target.resolve() in inputs or any(target.resolve().is_relative_to(p)
-                                         for p in inputs if p.is_dir()):
-        return f"clean subset not written: {target} is an input of this audit"
-    df = data.splits[split]
-    offsets = _offsets(data, split)
-
-    key = ROW + "__clean"
-    schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
-    # any column names (dots, backticks)
-    rows = map_in_arrow(df, _with_row_numbers(offsets, key), schema)
-    if m is not None and count:
-        rows = rows.join(m.select(F.col("test_row").alias(key)), key, "left_anti")
-    total = data.rows(split)
-    try:
-        target = confined(folder, target.name)
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{target.name}.{uuid.uuid4().hex}.tmp"
-        try:
-            rows.orderBy(key).drop(key).write.parquet(str(tmp))
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
-            os.replace(tmp, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    except OSError as err:
-        return f"clean subset not written to {target}: {err.strerror or err}"
-    return (f"wrote the {fmt_count(total - count)} clean {split} rows (of {fmt_count(total)}) "
-            f"to {target} (a Parquet folder written by Spark)")
 
 
 def _texts(data: Any, split: str, col: str, rows: list[int]) -> dict[int, str | None]:

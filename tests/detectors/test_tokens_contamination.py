@@ -151,9 +151,24 @@ def test_invalid_parameters_are_rejected(bad):
         Contamination(**bad)
 
 
+def _written(check, data):
+    """``check`` run on ``data``, then the clean subsets its findings ask for written, as a run
+    writes them after every check (:func:`auditor.clean_subsets.write_clean_subsets`)."""
+    from auditor.clean_subsets import write_clean_subsets
+    from auditor.report.results import CheckResult, Status
+
+    findings = check.run(data)
+    write_clean_subsets([CheckResult(check.id, check.title, Status.PASS, 0.0, "",
+                                     findings=findings)], data)
+    return findings
+
+
 def test_clean_dir_writes_the_test_split_without_its_contaminated_rows(lee_train, planted,
                                                                        tmp_path):
-    (f,) = Contamination(clean_dir=str(tmp_path / "clean")).run(_data(lee_train, planted))
+    check = Contamination(clean_dir=str(tmp_path / "clean"))
+    (f,) = check.run(_data(lee_train, planted))
+    assert not (tmp_path / "clean").exists()  # a check never writes: the run does, after it
+    (f,) = _written(check, _data(lee_train, planted))
     clean = pl.read_parquet(tmp_path / "clean" / "test.parquet")
     assert f.count == 7 and clean.height == len(planted) - 7
     assert clean["text"].to_list() == planted[7:]  # rows 0-6 planted, order kept
@@ -167,11 +182,11 @@ def test_clean_dir_never_writes_over_an_input_or_from_a_sample(lee_train, plante
     target = tmp_path / "test.parquet"
     target.write_bytes(b"input")
     data.paths = {"train": str(tmp_path / "train.parquet"), "test": str(target)}
-    (f,) = Contamination(clean_dir=str(tmp_path)).run(data)
+    (f,) = _written(Contamination(clean_dir=str(tmp_path)), data)
     assert target.read_bytes() == b"input" and "is an input of this audit" in f.message
     data = _data(lee_train, planted)
     data.sampled = True
-    (g,) = Contamination(clean_dir=str(tmp_path / "out")).run(data)
+    (g,) = _written(Contamination(clean_dir=str(tmp_path / "out")), data)
     assert not (tmp_path / "out").exists() and "read as samples" in g.message
 
 
@@ -182,12 +197,12 @@ def test_clean_subset_keeps_the_input_files_dtypes_and_survives_a_failed_write(
     stored.write_parquet(tmp_path / "test_in.parquet")
     data.splits["test"] = stored.with_columns(pl.col("k").cast(pl.Float64))  # as harmonised
     data.paths = {"train": None, "test": str(tmp_path / "test_in.parquet")}
-    (f,) = Contamination(clean_dir=str(tmp_path / "clean")).run(data)
+    (f,) = _written(Contamination(clean_dir=str(tmp_path / "clean")), data)
     clean = pl.read_parquet(tmp_path / "clean" / "test.parquet")
     assert clean.schema["k"] == pl.Int32 and clean["k"].to_list() == list(range(7, 50))
     blocker = tmp_path / "file"
     blocker.write_text("x")  # a file where the folder should be: the write fails
-    (g,) = Contamination(clean_dir=str(blocker / "sub")).run(data)
+    (g,) = _written(Contamination(clean_dir=str(blocker / "sub")), data)
     assert g.count == 7 and "clean subset not written to" in g.message
 
 

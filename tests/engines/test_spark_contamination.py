@@ -112,9 +112,17 @@ def test_clean_dir_writes_the_same_clean_rows_as_polars(planted, tmp_path):
 
     pdata, sdata = planted
     (tmp_path / "p").mkdir()
-    want = Contamination(clean_dir=str(tmp_path / "p")).run(pdata)
-    got = spark_contamination.contamination(Contamination(clean_dir=str(tmp_path / "s")),
-                                            sdata)
+    from auditor.clean_subsets import write_clean_subsets
+    from auditor.report.results import CheckResult, Status
+
+    def written(findings, data):
+        write_clean_subsets([CheckResult("tokens.contamination", "", Status.PASS, 0.0, "",
+                                         findings=findings)], data)
+        return findings
+
+    want = written(Contamination(clean_dir=str(tmp_path / "p")).run(pdata), pdata)
+    got = written(spark_contamination.contamination(
+        Contamination(clean_dir=str(tmp_path / "s")), sdata), sdata)
     for split, n_clean in (("val", 25), ("test", 18)):
         ref = pl.read_parquet(tmp_path / "p" / f"{split}.parquet")
         out = pl.read_parquet(tmp_path / "s" / f"{split}.parquet" / "*.parquet")

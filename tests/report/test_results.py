@@ -167,3 +167,21 @@ def test_from_json_of_a_foreign_file_is_one_input_error(tmp_path, text):
     path.write_text(text)
     with pytest.raises(InputError, match=rf"^{re.escape(str(path))}: not "):
         Report.from_json(path)
+
+
+def test_a_clean_subset_request_is_not_part_of_report_json():
+    """``Finding.clean`` (rows a run writes a split without, after its checks) stays in the
+    process: report.json has no such key, and a report read back has none."""
+    from auditor.report.results import CleanSubset
+
+    f = Finding(severity=Severity.FAIL, message="m", metric="contaminated_documents", count=2,
+                clean=CleanSubset("test", np.array([3, 9]), "/tmp/clean"))
+    check = CheckResult(id="tokens.contamination", title="t", status=Status.FAIL,
+                        duration_s=0.0, summary="", findings=[f])
+    doc = Report(status=Status.FAIL, started_at="s", duration_s=0.0, seed=0, datasets={},
+                 checks=[check]).to_dict()
+    (got,) = doc["checks"][0]["findings"]
+    assert "clean" not in got and got["count"] == 2
+    back = Report.from_dict(doc).checks[0].findings[0]
+    assert back.clean is None and back.count == 2
+    assert f.clean is not None and f.clean.rows.tolist() == [3, 9]  # the run's copy untouched
