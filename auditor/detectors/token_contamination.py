@@ -16,13 +16,16 @@ import difflib
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Roles
+from auditor.detectors.measured import judged
+from auditor.engines.operations import Expansion, Operations
 from auditor.detectors.token_findings import short
 from auditor.errors import NotApplicable
 from auditor.report.results import CleanSubset, Finding
@@ -61,6 +64,233 @@ def ngram_hashes_and_lengths(texts: pl.Series, n: int, seed: int, *, folded: boo
     return pl.DataFrame(cols, schema=schema), lens
 
 
+EXACT, NGRAM, BAND = 0, 1, 2  # an expanded row's kind; a band key's is BAND + its band
+EVAL_SCHEMA = (("kind", pl.Int32), ("h", pl.Int64), ("row", pl.Int64), ("pos", pl.Int64),
+               ("words", pl.Int64))
+TRAIN_SCHEMA = (("kind", pl.Int32), ("h", pl.Int64), ("train_row", pl.Int64))
+NORMALISED, TEXT = "normalised", "text"
+
+
+@dataclass(frozen=True)
+class Hashing:
+    """What the batch functions of ``tokens.contamination`` hash, per document of a batch:
+
+    - the exact text (kind ``EXACT``): a 64-bit hash of the normalised text (empty: none);
+    - word ``ngram``-grams (kind ``NGRAM``): their rolling hashes; the evaluation side keeps
+      each one's position, the training side one row per (hash, document);
+    - MinHash signatures of ``num_perm`` hashes on word ``shingle``-grams, cut into ``bands``
+      band keys (kind ``BAND + band``): every evaluation document's; the training documents'
+      with fewer than 3 ``ngram`` words (all of them when ``ngram`` is 0), the others'
+      only when they share an n-gram (a second pass over those rows).
+
+    Hashes are reinterpreted as signed 64-bit (engines without unsigned integers)."""
+
+    column: str
+    ngram: int
+    seed: int
+    exact: bool
+    near: bool
+    shingle: int
+    num_perm: int
+    bands: int
+
+
+def _texts(batch: pl.DataFrame, column: str) -> pl.Series:
+    return batch.get_column(column).cast(pl.String)
+
+
+def _band_rows(texts: pl.Series, rows: np.ndarray, hs: Hashing) -> pl.DataFrame:
+    """(kind BAND + band, key, row) of every document with a word."""
+    from auditor.stats.minhash import band_keys, signatures
+
+    sig = signatures(texts, num_perm=hs.num_perm, k=hs.shingle, seed=hs.seed)
+    keys = band_keys(sig, hs.bands, hs.seed)
+    return pl.DataFrame({"kind": (keys["band"] + BAND).cast(pl.Int32),
+                         "h": keys["key"].reinterpret(signed=True),
+                         "row": rows[keys["doc"].to_numpy()]})
+
+
+def eval_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFrame:
+    """The evaluation side of :class:`Hashing` for one batch: (kind, h, row, pos, words),
+    ``words`` the document's word count (null without the n-gram detector)."""
+    texts = _texts(batch, hs.column)
+    rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
+    folded = fold(texts)
+    parts = []
+    lens = None
+    if hs.ngram:
+        grams, lens = ngram_hashes_and_lengths(folded, hs.ngram, hs.seed, folded=True)
+        doc = grams["doc"].to_numpy()
+        parts.append(pl.DataFrame({"kind": pl.Series([NGRAM] * grams.height, dtype=pl.Int32),
+                                   "h": grams["h"].reinterpret(signed=True),
+                                   "row": rows[doc], "pos": grams["pos"],
+                                   "words": lens[doc]}))
+    words = pl.Series(lens, dtype=pl.Int64) if lens is not None else None
+    if hs.exact:
+        norm = normalised_text(folded, folded=True)
+        ex = pl.DataFrame({"n": norm, "row": rows}).with_columns(
+            h=pl.col("n").hash(hs.seed).reinterpret(signed=True),
+            words=words if words is not None else pl.lit(None, pl.Int64))
+        parts.append(ex.filter(pl.col("n").str.len_bytes() > 0)
+                     .select(kind=pl.lit(EXACT, pl.Int32), h="h", row="row", words="words"))
+    if hs.near:
+        band = _band_rows(texts, rows, hs)
+        parts.append(band.with_columns(
+            words=pl.Series(lens[band["row"].to_numpy() - first_row], dtype=pl.Int64)
+            if lens is not None else pl.lit(None, pl.Int64)))
+    return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+
+
+def train_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFrame:
+    """The training side of :class:`Hashing` for one batch: (kind, h, train_row)."""
+    texts = _texts(batch, hs.column)
+    rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
+    folded = fold(texts)
+    parts = []
+    lens = None
+    if hs.ngram:
+        grams, lens = ngram_hashes_and_lengths(folded, hs.ngram, hs.seed, folded=True,
+                                               with_pos=False)
+        parts.append(grams.select(kind=pl.lit(NGRAM, pl.Int32),
+                                  h=pl.col("h").reinterpret(signed=True),
+                                  train_row=pl.col("doc") + first_row).unique())
+    if hs.exact:
+        norm = normalised_text(folded, folded=True)
+        ex = pl.DataFrame({"n": norm, "train_row": rows})
+        parts.append(ex.filter(pl.col("n").str.len_bytes() > 0).select(
+            kind=pl.lit(EXACT, pl.Int32), h=pl.col("n").hash(hs.seed).reinterpret(signed=True),
+            train_row="train_row"))
+    if hs.near:
+        pick = (np.flatnonzero(lens < 3 * hs.ngram) if lens is not None
+                else np.arange(batch.height))
+        if len(pick):
+            parts.append(_band_rows(texts.gather(pick), rows[pick], hs)
+                         .rename({"row": "train_row"}))
+    return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+
+
+def _picked(batch: pl.DataFrame, first_row: int, rows: np.ndarray) -> np.ndarray:
+    """Positions in the batch of the stored ``rows`` (sorted) that fall inside it."""
+    lo, hi = np.searchsorted(rows, [first_row, first_row + batch.height])
+    return rows[lo:hi] - first_row
+
+
+def train_band_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np.ndarray
+                    ) -> pl.DataFrame:
+    """Band keys (kind BAND + band, h, train_row) of the training ``rows`` in the batch."""
+    pick = _picked(batch, first_row, rows)
+    if not len(pick):
+        return pl.DataFrame()
+    return (_band_rows(_texts(batch, hs.column).gather(pick), pick + first_row, hs)
+            .rename({"row": "train_row"}))
+
+
+def text_rows(batch: pl.DataFrame, first_row: int, *, column: str, rows: np.ndarray,
+              what: str) -> pl.DataFrame:
+    """(row, value) of the stored ``rows`` in the batch: the text, or its normalised form."""
+    pick = _picked(batch, first_row, rows)
+    texts = _texts(batch, column).gather(pick)
+    return pl.DataFrame({"row": pick + first_row,
+                         "value": normalised_text(texts) if what == NORMALISED else texts})
+
+
+def signature_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np.ndarray
+                   ) -> pl.DataFrame:
+    """(row, sig) of the stored ``rows`` in the batch, ``sig`` the MinHash values as signed
+    64-bit integers."""
+    from auditor.stats.minhash import signatures
+
+    pick = _picked(batch, first_row, rows)
+    sig = signatures(_texts(batch, hs.column).gather(pick), num_perm=hs.num_perm,
+                     k=hs.shingle, seed=hs.seed)
+    return pl.DataFrame({"row": pick + first_row,
+                         "sig": pl.Series(sig.values.view(np.int64).tolist(),
+                                          dtype=pl.List(pl.Int64))})
+
+
+def read_rows(engine: Operations, split: str, column: str, rows: pl.Series, what: str
+              ) -> pl.DataFrame:
+    """(row, value) of a few stored rows of ``split`` (:func:`text_rows`)."""
+    want = np.unique(rows.to_numpy()).astype(np.int64)
+    if not len(want):
+        return pl.DataFrame(schema={"row": pl.Int64, "value": pl.String})
+    fn = partial(text_rows, column=column, rows=want, what=what)
+    return engine.map_batches([column], fn, {"row": pl.Int64, "value": pl.String},
+                              splits=[split])[split]
+
+
+def signature_table(engine: Operations, hs: Hashing, split: str, rows: pl.Series
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (sorted) and their MinHash signatures (one row of the matrix each)."""
+    want = np.unique(rows.to_numpy()).astype(np.int64)
+    got = engine.map_batches([hs.column], partial(signature_rows, hs=hs, rows=want),
+                             {"row": pl.Int64, "sig": pl.List(pl.Int64)},
+                             splits=[split])[split].sort("row")
+    values = np.array(got["sig"].to_list(), dtype=np.int64).reshape(got.height, hs.num_perm)
+    return got["row"].to_numpy(), values
+
+
+def ngram_overlap(grams: pl.DataFrame, n: int) -> pl.DataFrame:
+    """Per evaluation document sharing an n-gram: the share of its n-grams (words - n + 1)
+    found in training, and the training row sharing most of them (ties: the first)."""
+    if grams.height == 0:
+        return pl.DataFrame(schema={"test_row": pl.Int64, "train_row": pl.Int64,
+                                    "overlap": pl.Float64})
+    covered = grams.group_by("row").agg(shared=pl.col("pos").n_unique(),
+                                        total=pl.col("words").first() - (n - 1))
+    best = (grams.group_by("row", "train_row").agg(k=pl.col("pos").n_unique())
+            .sort(["row", "k", "train_row"], descending=[False, True, False])
+            .unique("row", keep="first", maintain_order=True))
+    return (covered.join(best, on="row")
+            .select(pl.col("row").alias("test_row"), "train_row",
+                    overlap=pl.col("shared") / pl.col("total"))
+            .sort("test_row"))
+
+
+def first_detector(frames: list[pl.DataFrame], dirty: pl.DataFrame) -> pl.DataFrame:
+    """One row per contaminated document, by the first detector of :data:`KIND_ORDER` that
+    matched it (test_row, train_row, kind, jaccard, overlap), with its n-gram overlap
+    whichever detector matched it."""
+    schema = {"test_row": pl.Int64, "train_row": pl.Int64, "kind": pl.String,
+              "jaccard": pl.Float64, "overlap": pl.Float64}
+    rank = {k: i for i, k in enumerate(KIND_ORDER)}
+    parts = [f.select(list(schema)).cast(schema) for f in frames]  # type: ignore[arg-type]
+    allm = pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+    allm = (allm.with_columns(rk=pl.col("kind").replace_strict(rank, return_dtype=pl.Int64))
+            .sort(["test_row", "rk"]).unique("test_row", keep="first", maintain_order=True)
+            .drop("rk"))
+    return allm.join(dirty.select("test_row", pl.col("overlap").alias("o2")), on="test_row",
+                     how="left").with_columns(
+        overlap=pl.coalesce("overlap", "o2", pl.lit(0.0))).drop("o2")
+
+
+@dataclass(frozen=True)
+class SplitContamination:
+    """One evaluation split against train: contaminated documents per detector (``count``
+    in all), documents sharing any n-gram (``n_dirty``) and their overlap ratios counted in
+    :data:`OVERLAP_EDGES` bins, the first ``max_listed_rows`` contaminated rows, the evidence
+    examples, and every contaminated row (``drop``, for a clean subset)."""
+
+    later: str
+    n_docs: int
+    by_kind: dict[str, int]
+    n_dirty: int
+    overlap_hist: list[int] | None
+    rows: list[int]
+    count: int
+    examples: list[dict[str, Any]]
+    drop: np.ndarray
+
+
+@dataclass(frozen=True)
+class ContaminationMeasures:
+    """Every later split measured against the first (``train``) on the text ``column``."""
+
+    column: str
+    train: str
+    splits: list[SplitContamination]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Contamination:
     """Evaluation documents (val, test) that also occur in the training split.
@@ -88,6 +318,7 @@ class Contamination:
     id: ClassVar[str] = "tokens.contamination"
     title: ClassVar[str] = "Evaluation documents present in training"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs(roles=("tokens",))
     warn_above: float = 0.0
     fail_above: float = 0.001
     exact: bool = True
@@ -98,9 +329,9 @@ class Contamination:
     bands: int = 16
     ngram: int = 13                    # 0 turns the n-gram detector off
     ngram_ratio_at: float = 0.5
-    # training documents hashed at a time: the n-gram pass of a chunk holds ~6 KB per
-    # 200-word document (bench/tokens_bench.py data: 50,000 -> 0.3 GB less RSS than 100,000
-    # whatever the corpus size, CPU +5%, within the noise of the shared machine)
+    # no longer read (accepted so that existing configurations still load): documents are
+    # hashed a batch at a time, the engine's batches (65,536 rows on polars, each semi-joined
+    # with the evaluation split's keys before the next; Spark's Arrow batches)
     chunk_docs: int = 50_000
     max_examples: int = 20
     max_listed_rows: int = 1_000
@@ -121,190 +352,141 @@ class Contamination:
             raise ValueError(f"num_perm must be a multiple of bands ({self.bands}); "
                              f"got {self.num_perm!r}")
 
-    def run(self, data: AuditData) -> list[Finding]:
-        if data.tokens is None:
-            raise NotApplicable("no tokens: section in the config")
-        if not data.tokens.text:
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
+
+    # -- measure -------------------------------------------------------------------------------
+    def measure(self, engine: Operations, roles: Roles) -> ContaminationMeasures:
+        """Per later split, against the first (train), with two :meth:`matches` of the
+        engine (see :class:`Hashing`): one streams train once, its exact-text hashes, n-gram
+        hashes and the MinHash band keys of its short documents against every key of the later
+        split (its band keys those of all its documents); the second, only with both the
+        n-gram and the near-duplicate detector on, the band keys of the training documents
+        that share an n-gram. The rest reads a few rows by number: normalised texts of exact
+        hits (a hash collision cannot report a copy), signatures of near-duplicate candidate
+        pairs, texts of the examples."""
+        assert roles.tokens is not None  # needs: tokens
+        col = roles.tokens.text
+        if not col:
             raise NotApplicable("no raw text column declared (tokens.text)")
-        if len(data.splits) < 2:
+        names = list(roles.splits)
+        if len(names) < 2:
             raise NotApplicable("only one split: nothing to compare with the training split")
-        col = data.tokens.text
-        names = list(data.splits)
-        train_name = names[0]
-        train = data.splits[train_name][col].cast(pl.String)
-        seed = data.seed % (2**32)
-        shared: dict[str, Any] = {}
-        findings = []
-        for later in names[1:]:
-            test = data.splits[later][col].cast(pl.String)
-            matches, dirty = self._matches(train, test, seed, shared)
-            finding = self._finding(data, train_name, later, train, test, matches, dirty)
-            findings.append(self.with_clean_subset(finding, later, matches["test_row"]))
-        return findings
+        train = names[0]
+        hs = Hashing(col, self.ngram, roles.seed % (2**32), self.exact, self.near_duplicates,
+                     self.shingle, self.num_perm, self.bands)
+        rows = engine.split_rows()
+        return ContaminationMeasures(col, train, [
+            self._measure_split(engine, hs, train, later, rows[later]) for later in names[1:]])
 
-    def with_clean_subset(self, finding: Finding, split: str, rows: Any) -> Finding:
-        """With ``clean_dir``: ``finding`` asking the run to write ``split`` without the
-        contaminated ``rows`` once every check has run (:mod:`auditor.clean_subsets`)."""
-        if self.clean_dir is None:
-            return finding
-        drop = np.unique(np.asarray(rows, dtype=np.int64))
-        finding.clean = CleanSubset(split, drop, self.clean_dir)
-        return finding
-
-    # -- detectors -----------------------------------------------------------------------------
-    def _matches(self, train: pl.Series, test: pl.Series, seed: int,
-                 shared: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """One row per contaminated test document: test_row, train_row, kind, jaccard,
-        overlap; and the n-gram overlap ratio of every test document with any shared n-gram."""
+    def _measure_split(self, engine: Operations, hs: Hashing, train: str, later: str,
+                       n_docs: int) -> SplitContamination:
+        right = Expansion(later, (hs.column,), partial(eval_rows, hs=hs), EVAL_SCHEMA,
+                          key=("tokens.contamination", later, hs))
+        left = Expansion(train, (hs.column,), partial(train_rows, hs=hs), TRAIN_SCHEMA)
+        got = engine.matches(left, right, ["kind", "h"], order="train_row",
+                             limit=MAX_TRAIN_DOCS_PER_NGRAM)
         frames = []
-        schema = {"test_row": pl.Int64, "train_row": pl.Int64, "kind": pl.String,
-                  "jaccard": pl.Float64, "overlap": pl.Float64}
-        test_f = fold(test)
         dirty = pl.DataFrame(schema={"test_row": pl.Int64, "train_row": pl.Int64,
                                      "overlap": pl.Float64})
-        cand_a = cand_b = None
-        if self.ngram:  # one pass over train's chunks, which also hashes them for `exact`
-            dirty, cand_a, cand_b = self._ngram(train, test_f, seed, shared)
+        grams = got.filter(pl.col("kind") == NGRAM)
+        if self.ngram:
+            dirty = ngram_overlap(grams, self.ngram)
             frames.append(dirty.filter(pl.col("overlap") >= self.ngram_ratio_at)
                           .with_columns(kind=pl.lit("n-gram overlap"),
                                         jaccard=pl.lit(None, pl.Float64)))
         if self.exact:
-            frames.insert(0, self._exact(train, test_f, seed, shared))
+            frames.insert(0, self._exact(engine, hs, train, later,
+                                         got.filter(pl.col("kind") == EXACT)))
         if self.near_duplicates:
-            frames.append(self._near(train, test, seed, shared, cand_a, cand_b))
-        rank = {k: i for i, k in enumerate(KIND_ORDER)}
-        frames = [f.select(list(schema)).cast(schema) for f in frames]  # type: ignore[arg-type]
-        allm = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
-        allm = (allm.with_columns(rk=pl.col("kind").replace_strict(rank, return_dtype=pl.Int64))
-                .sort(["test_row", "rk"]).unique("test_row", keep="first", maintain_order=True)
-                .drop("rk"))
-        # every kept row also shows its n-gram overlap, whichever detector matched it
-        allm = allm.join(dirty.select("test_row", pl.col("overlap").alias("o2")), on="test_row",
-                         how="left").with_columns(
-            overlap=pl.coalesce("overlap", "o2", pl.lit(0.0))).drop("o2")
-        return allm, dirty
+            frames.append(self._near(engine, hs, train, later, got, grams))
+        m = first_detector(frames, dirty)
+        texts_a, texts_b = self._example_texts(engine, hs.column, train, later, m)
+        examples = self._examples(train, later, texts_a, texts_b, m) if m.height else []
+        return SplitContamination(
+            later=later, n_docs=n_docs,
+            by_kind={k: int((m["kind"] == k).sum()) for k in KIND_ORDER},
+            n_dirty=dirty.height,
+            overlap_hist=(np.histogram(dirty["overlap"].to_numpy(), bins=OVERLAP_EDGES)[0]
+                          .tolist() if dirty.height else None),
+            rows=m["test_row"].sort().head(self.max_listed_rows).to_list(), count=m.height,
+            examples=examples, drop=np.unique(m["test_row"].to_numpy()).astype(np.int64))
 
-    def _exact(self, train: pl.Series, test_f: pl.Series, seed: int,
-               shared: dict[str, Any]) -> pl.DataFrame:
-        """Equal normalised text: hashes joined (train's table of hash -> first row is built
-        once, chunk by chunk, usually by the n-gram pass), then the matched pairs' normalised
-        strings compared, so a hash collision cannot report a copy."""
-        if "exact" not in shared:
-            parts = [self._exact_hashes(fold(train.slice(start, self.chunk_docs)), start, seed)
-                     for start in range(0, train.len(), self.chunk_docs)]
-            shared["exact"] = self._exact_table(parts)
-        tb = (pl.DataFrame({"m": normalised_text(test_f, folded=True)})
-              .with_row_index("test_row")
-              .select(pl.col("test_row").cast(pl.Int64), "m")
-              .filter(pl.col("m").str.len_bytes() > 0).with_columns(h=pl.col("m").hash(seed)))
-        hits = tb.join(shared["exact"], on="h")
-        same = (normalised_text(train.gather(hits["train_row"])) == hits["m"]).fill_null(False)
-        return (hits.filter(same)
-                .select("test_row", "train_row", kind=pl.lit("exact"), jaccard=pl.lit(1.0),
-                        overlap=pl.lit(None, pl.Float64)))
+    def _exact(self, engine: Operations, hs: Hashing, train: str, later: str,
+               hits: pl.DataFrame) -> pl.DataFrame:
+        """Equal normalised text: per evaluation row the first training row with its hash,
+        kept when the two normalised strings are equal."""
+        pairs = hits.group_by("row").agg(pl.col("train_row").min()).rename({"row": "test_row"})
+        norm_a = read_rows(engine, train, hs.column, pairs["train_row"], NORMALISED)
+        norm_b = read_rows(engine, later, hs.column, pairs["test_row"], NORMALISED)
+        same = (pairs.join(norm_b.rename({"row": "test_row", "value": "b"}), on="test_row")
+                .join(norm_a.rename({"row": "train_row", "value": "a"}), on="train_row")
+                .filter(pl.col("a") == pl.col("b")))
+        return same.select("test_row", "train_row", kind=pl.lit("exact"), jaccard=pl.lit(1.0),
+                           overlap=pl.lit(None, pl.Float64)).sort("test_row")
 
-    @staticmethod
-    def _exact_hashes(folded: pl.Series, start: int, seed: int) -> pl.DataFrame:
-        """(h, train_row) of a chunk of folded training text; empty documents left out."""
-        return (pl.DataFrame({"n": normalised_text(folded, folded=True)})
-                .with_row_index("train_row", offset=start)
-                .filter(pl.col("n").str.len_bytes() > 0)
-                .select(pl.col("train_row").cast(pl.Int64), h=pl.col("n").hash(seed)))
+    def _near(self, engine: Operations, hs: Hashing, train: str, later: str,
+              got: pl.DataFrame, grams: pl.DataFrame) -> pl.DataFrame:
+        """MinHash/LSH near-duplicates among the candidates (as
+        :func:`auditor.stats.minhash.near_duplicate_pairs`): one representative (the first)
+        training candidate per band key, joined with the evaluation candidates' keys; each
+        pair's Jaccard estimated from the signatures; the best training row per document
+        kept at >= ``jaccard_at``. Candidates: with the n-gram detector, documents that share
+        an n-gram or have fewer than 3n words (``train_rows`` emits the short training
+        documents' keys; the others are measured here); without it, every document."""
+        bands = got.filter(pl.col("kind") >= BAND)
+        if self.ngram:
+            shared = np.unique(grams["train_row"].to_numpy())
+            if len(shared):
+                left = Expansion(train, (hs.column,),
+                                 partial(train_band_rows, hs=hs, rows=shared), TRAIN_SCHEMA)
+                right = Expansion(later, (hs.column,), partial(eval_rows, hs=hs), EVAL_SCHEMA,
+                                  key=("tokens.contamination", later, hs))
+                more = engine.matches(left, right, ["kind", "h"], order="train_row",
+                                      limit=MAX_TRAIN_DOCS_PER_NGRAM)
+                bands = pl.concat([bands, more.filter(pl.col("kind") >= BAND)])
+            short = pl.col("words") < 3 * self.ngram
+            bands = bands.filter(short | pl.col("row").is_in(grams["row"].unique().implode()))
+        rep = bands.group_by("kind", "h").agg(pl.col("train_row").min().alias("rep"))
+        pairs = (bands.select("kind", "h", "row").unique().join(rep, on=["kind", "h"])
+                 .select(pl.col("rep").alias("train_row"), pl.col("row").alias("test_row"))
+                 .unique())
+        schema = {"test_row": pl.Int64, "train_row": pl.Int64, "kind": pl.String,
+                  "jaccard": pl.Float64, "overlap": pl.Float64}
+        if pairs.height == 0:
+            return pl.DataFrame(schema=schema)
+        sig_a = signature_table(engine, hs, train, pairs["train_row"])
+        sig_b = signature_table(engine, hs, later, pairs["test_row"])
+        ia = np.searchsorted(sig_a[0], pairs["train_row"].to_numpy())
+        ib = np.searchsorted(sig_b[0], pairs["test_row"].to_numpy())
+        jac = (sig_a[1][ia] == sig_b[1][ib]).mean(1)
+        return (pairs.with_columns(jaccard=pl.Series(jac))
+                .filter(pl.col("jaccard") >= self.jaccard_at)
+                .sort(["test_row", "jaccard", "train_row"], descending=[False, True, False])
+                .unique("test_row", keep="first", maintain_order=True)
+                .select("test_row", "train_row", kind=pl.lit("near-duplicate"),
+                        jaccard="jaccard", overlap=pl.lit(None, pl.Float64)))
 
-    @staticmethod
-    def _exact_table(parts: list[pl.DataFrame]) -> pl.DataFrame:
-        schema = {"train_row": pl.Int64, "h": pl.UInt64}
-        return (pl.concat(parts) if parts else pl.DataFrame(schema=schema)).group_by("h").agg(
-            pl.col("train_row").min())
-
-    def _near(self, train: pl.Series, test: pl.Series, seed: int, shared: dict[str, Any],
-              cand_a: np.ndarray | None, cand_b: np.ndarray | None) -> pl.DataFrame:
-        """MinHash/LSH near-duplicates among the candidate documents (all when None)."""
-        from auditor.stats.minhash import near_duplicate_pairs, signatures
-
-        def sig(texts: pl.Series, rows: np.ndarray | None) -> Any:
-            part = texts if rows is None else texts.gather(rows)
-            return signatures(part, num_perm=self.num_perm, k=self.shingle, seed=seed)
-
-        if cand_a is None:
-            if "sig" not in shared:
-                shared["sig"] = sig(train, None)
-            sig_a = shared["sig"]
-        else:
-            sig_a = sig(train, cand_a)
-        sig_b = sig(test, cand_b)
-        pairs = near_duplicate_pairs(sig_a, sig_b, threshold=self.jaccard_at,
-                                     bands=self.bands, seed=seed)
-        a, b = pairs["doc_a"].to_numpy(), pairs["doc_b"].to_numpy()
-        return pl.DataFrame({
-            "test_row": b if cand_b is None else cand_b[b],
-            "train_row": a if cand_a is None else cand_a[a],
-            "kind": "near-duplicate", "jaccard": pairs["jaccard"],
-            "overlap": pl.Series([None] * len(a), dtype=pl.Float64)},
-            schema={"test_row": pl.Int64, "train_row": pl.Int64, "kind": pl.String,
-                    "jaccard": pl.Float64, "overlap": pl.Float64})
-
-    def _ngram(self, train: pl.Series, test_f: pl.Series, seed: int,
-               shared: dict[str, Any] | None = None
-               ) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
-        """Per test document with any n-gram in train: its overlap ratio and the train document
-        sharing most of its n-grams. Also the near-duplicate candidates: documents (train and
-        test) that share an n-gram or have fewer than 3n words (see ``_near_candidates``).
-        ``test_f`` is folded (:func:`auditor.stats.textnorm.fold`); ``train`` is raw text, folded
-        chunk by chunk (never all at once), and while a chunk is folded its exact-match hashes
-        go to ``shared["exact"]`` when the exact detector has not built them yet."""
-        n = self.ngram
-        short = 3 * n
-        tg, lens_b = ngram_hashes_and_lengths(test_f, n, seed, folded=True)
-        out_schema = {"test_row": pl.Int64, "train_row": pl.Int64, "overlap": pl.Float64}
-        wanted = tg.select("h").unique()
-        want_exact = shared is not None and self.exact and "exact" not in shared
-        hits, short_a, exact_parts = [], [], []
-        for start in range(0, train.len(), self.chunk_docs):
-            chunk = fold(train.slice(start, self.chunk_docs))
-            if want_exact:
-                exact_parts.append(self._exact_hashes(chunk, start, seed))
-            ag, lens_a = ngram_hashes_and_lengths(chunk, n, seed, folded=True, with_pos=False)
-            del chunk
-            short_a.append(np.flatnonzero(lens_a < short) + start)
-            hits.append(ag.join(wanted, on="h", how="semi")
-                        .select("h", (pl.col("doc") + start).alias("train_row")).unique())
-            del ag  # not alive while the next chunk is hashed (16 bytes per n-gram)
-        if want_exact:
-            shared["exact"] = self._exact_table(exact_parts)
-        train_hits = (pl.concat(hits).sort("train_row")
-                      .group_by("h", maintain_order=True).head(MAX_TRAIN_DOCS_PER_NGRAM))
-        matched = tg.join(train_hits, on="h")
-        cand_a = np.union1d(np.concatenate(short_a) if short_a else np.zeros(0, np.int64),
-                            matched["train_row"].unique().to_numpy()).astype(np.int64)
-        cand_b = np.union1d(np.flatnonzero(lens_b < short),
-                            matched["doc"].unique().to_numpy()).astype(np.int64)
-        if matched.height == 0:
-            return pl.DataFrame(schema=out_schema), cand_a, cand_b
-        per_doc = tg.group_by("doc").agg(total=pl.len())
-        covered = matched.group_by("doc").agg(shared=pl.col("pos").n_unique())
-        best = (matched.group_by("doc", "train_row").agg(k=pl.col("pos").n_unique())
-                .sort(["doc", "k", "train_row"], descending=[False, True, False])
-                .unique("doc", keep="first", maintain_order=True))
-        dirty = (covered.join(per_doc, on="doc").join(best, on="doc")
-                 .select(pl.col("doc").alias("test_row"), "train_row",
-                         overlap=pl.col("shared") / pl.col("total"))
-                 .sort("test_row"))
-        return dirty, cand_a, cand_b
+    def _example_texts(self, engine: Operations, col: str, train: str, later: str,
+                       m: pl.DataFrame) -> tuple[dict[int, Any], dict[int, Any]]:
+        """The texts of the rows :meth:`_examples` shows (each detector's first
+        ``max_examples``)."""
+        if not m.height:
+            return {}, {}
+        shown = pl.concat([m.filter(pl.col("kind") == k).head(self.max_examples)
+                           for k in KIND_ORDER])
+        a = read_rows(engine, train, col, shown["train_row"], TEXT)
+        b = read_rows(engine, later, col, shown["test_row"], TEXT)
+        return dict(a.iter_rows()), dict(b.iter_rows())
 
     # -- the finding ---------------------------------------------------------------------------
-    def _finding(self, data: AuditData, train_name: str, later: str, train: pl.Series,
-                 test: pl.Series, m: pl.DataFrame, dirty: pl.DataFrame) -> Finding:
-        by_kind = {k: int((m["kind"] == k).sum()) for k in KIND_ORDER}
-        hist = (np.histogram(dirty["overlap"].to_numpy(), bins=OVERLAP_EDGES)[0].tolist()
-                if dirty.height else None)
-        examples = self._examples(train_name, later, train, test, m) if m.height else []
-        rows = m["test_row"].sort().head(self.max_listed_rows).to_list()
-        assert data.tokens is not None and data.tokens.text
-        return self.judge(data.tokens.text, train_name, later, test.len(), by_kind,
-                          dirty.height, hist, rows, m.height, examples)
+    def judge(self, m: ContaminationMeasures) -> list[Finding]:
+        return [self.with_clean_subset(
+            self.split_finding(m.column, m.train, s.later, s.n_docs, s.by_kind, s.n_dirty,
+                               s.overlap_hist, s.rows, s.count, s.examples), s.later, s.drop)
+                for s in m.splits]
 
-    def judge(self, subject: str, train_name: str, later: str, n_docs: int,
+    def split_finding(self, subject: str, train_name: str, later: str, n_docs: int,
               by_kind: dict[str, int], n_dirty: int, overlap_hist: list[int] | None,
               rows: list[int], count: int, examples: list[dict[str, Any]]) -> Finding:
         """The finding of one evaluation split from aggregates (both engines): contaminated
@@ -352,6 +534,15 @@ class Contamination:
         return Finding(severity=sev, metric="contaminated_documents", subject=subject,
                        value=value, threshold=self.fail_above, count=count,
                        splits=[train_name, later], message=message, evidence=evidence)
+
+    def with_clean_subset(self, finding: Finding, split: str, rows: Any) -> Finding:
+        """With ``clean_dir``: ``finding`` asking the run to write ``split`` without the
+        contaminated ``rows`` once every check has run (:mod:`auditor.clean_subsets`)."""
+        if self.clean_dir is None:
+            return finding
+        drop = np.unique(np.asarray(rows, dtype=np.int64))
+        finding.clean = CleanSubset(split, drop, self.clean_dir)
+        return finding
 
     def _examples(self, train_name: str, later: str, train: Any, test: Any,
                   m: pl.DataFrame) -> list[dict[str, Any]]:

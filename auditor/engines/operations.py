@@ -224,6 +224,25 @@ returning a (small) polars frame: see :meth:`Operations.map_batches`."""
 BATCH_ROWS = 65_536
 
 
+@dataclass(frozen=True)
+class Expansion:
+    """The rows ``fn`` makes of each batch of ``split``'s ``columns`` (called as in
+    :meth:`Operations.map_batches`, cast to ``schema``), which the engine keeps rather than
+    bringing here: one side of :meth:`Operations.matches`. ``key``: when given, the engine
+    makes the rows once and keeps them until :meth:`Operations.release` (a side matched
+    twice, such as an evaluation split's hashes)."""
+
+    split: str
+    columns: tuple[str, ...]
+    fn: BatchFn
+    schema: tuple[tuple[str, Any], ...]
+    key: Any = None
+
+    @property
+    def types(self) -> dict[str, Any]:
+        return dict(self.schema)
+
+
 def conform(frame: pl.DataFrame, schema: Mapping[str, Any]) -> pl.DataFrame:
     """``frame`` with exactly ``schema``'s columns, in its order and types (a column the frame
     lacks is null)."""
@@ -294,6 +313,17 @@ class Operations(Protocol):
         temporary name renamed when complete); the rows written. Polars writes one file from
         the input file read again as stored (the loaded frame has harmonised types; a split
         given in memory is written as given); Spark writes a Parquet folder. Raises OSError."""
+        ...
+
+    def matches(self, left: Expansion, right: Expansion, on: Sequence[str], *, order: str,
+                limit: int) -> pl.DataFrame:
+        """The rows of ``right`` joined with the rows of ``left`` that hold the same ``on``
+        values, of which only the ``limit`` smallest in ``left``'s column ``order`` per key
+        (ties broken by the rest of the row) are joined: columns ``on``, then ``right``'s
+        others, then ``left``'s others (their names must differ). What comes here is the
+        matches, never a side whole: polars makes ``left`` a batch at a time, each semi-joined
+        with ``right``'s keys at once (the n-grams of a training split are never all held);
+        Spark joins on the executors and collects the result."""
         ...
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:

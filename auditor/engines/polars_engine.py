@@ -13,7 +13,7 @@ from auditor.engines.operations import (BATCH_ROWS, BatchFn, Condition, Distinct
                                         DriverData, Examples, Exceeds, RunMemo, SuiteResults,
                                         conform, gx_results, summed_columns,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
-                                        Distribution, Tally, ValueCounts)
+                                        Distribution, Expansion, Tally, ValueCounts)
 from auditor.stats.drift import prepare
 
 
@@ -89,6 +89,7 @@ class PolarsOperations(RunMemo):
 
     def release(self) -> None:
         self.__dict__.pop("_entity_cache", None)
+        self.__dict__.pop("_expansions", None)
 
     def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
                     sum_by: Sequence[str] | None = None, splits: Sequence[str] | None = None
@@ -111,6 +112,35 @@ class PolarsOperations(RunMemo):
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         return {s: df.height for s, df in self._tables(with_reference).items()}
+
+    def _expanded(self, e: Expansion) -> Iterator[pl.DataFrame]:
+        sel = self.frames[e.split].select(list(e.columns))
+        for start in range(0, sel.height, BATCH_ROWS):
+            yield conform(e.fn(sel.slice(start, BATCH_ROWS), start), e.types)
+
+    def _held(self, e: Expansion) -> pl.DataFrame:
+        def make() -> pl.DataFrame:
+            parts = list(self._expanded(e))
+            return pl.concat(parts) if parts else conform(pl.DataFrame(), e.types)
+
+        if e.key is None:
+            return make()
+        held: dict[Any, pl.DataFrame] = self.__dict__.setdefault("_expansions", {})
+        if e.key not in held:
+            held[e.key] = make()
+        return held[e.key]
+
+    def matches(self, left: Expansion, right: Expansion, on: Sequence[str], *, order: str,
+                limit: int) -> pl.DataFrame:
+        """``right`` whole; ``left`` a batch at a time, semi-joined with ``right``'s keys."""
+        keys = list(on)
+        r = self._held(right)
+        wanted = r.select(keys).unique()
+        hits = [part.join(wanted, on=keys, how="semi") for part in self._expanded(left)]
+        got = pl.concat(hits) if hits else conform(pl.DataFrame(), left.types)
+        others = [c for c in got.columns if c not in keys and c != order]
+        got = (got.sort([order, *others]).group_by(keys, maintain_order=True).head(limit))
+        return r.join(got, on=keys, how="inner")
 
     def write_without(self, split: str, rows: np.ndarray, target: Path, *, within: Path
                       ) -> int:

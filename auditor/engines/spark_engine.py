@@ -29,7 +29,7 @@ from auditor.engines.operations import (BatchFn, Condition, DistinctValues, Driv
                                         Examples, Exceeds, RunMemo, conform, summed_columns,
                                         Num, Range, RecordMatch, SortedValues,
                                         SuiteResults, Tally, ValueCounts,
-                                        Distribution, gx_results)
+                                        Distribution, Expansion, gx_results)
 from auditor.stats.drift import Sample
 
 
@@ -259,11 +259,51 @@ class SparkOperations(RunMemo):
         return gx_results(suite, self.frames, self.split_rows(), spark=True)
 
     def release(self) -> None:
-        """Unpersist the key count tables (the splits stay persisted until ``close``)."""
-        counts: dict[Any, Any] = getattr(self, "_counts", {})
-        for table in counts.values():
-            table.unpersist()
-        counts.clear()
+        """Unpersist the key count tables and kept expansions (the splits stay persisted
+        until ``close``)."""
+        for name in ("_counts", "_expansions"):
+            held: dict[Any, Any] = getattr(self, name, {})
+            for table in held.values():
+                table.unpersist()
+            held.clear()
+
+    def _expanded(self, e: Expansion) -> Any:
+        """The expansion as a Spark DataFrame (``mapInArrow``; persisted when keyed)."""
+        schema = e.types
+        ddl = ", ".join(f"{quoted(c)} {spark_type(t)}" for c, t in schema.items())
+        df = self.frames[e.split]
+        offsets = self.cached(("spark.offsets", e.split), lambda: partition_offsets(df))
+        made = map_in_arrow(df.select(*[col(c) for c in e.columns]),
+                            _batch_runner(e.fn, schema, offsets), ddl)
+        if e.key is None:
+            return made
+        held: dict[Any, Any] = self.__dict__.setdefault("_expansions", {})
+        if e.key not in held:
+            from pyspark import StorageLevel
+
+            held[e.key] = made.persist(StorageLevel.MEMORY_AND_DISK)
+        return held[e.key]
+
+    def matches(self, left: Expansion, right: Expansion, on: Sequence[str], *, order: str,
+                limit: int) -> pl.DataFrame:
+        """``left`` semi-joined with ``right``'s distinct keys, ranked per key by a window
+        (``row_number`` over ``order`` and the rest of the row), joined with ``right``: one
+        shuffle of the matches, not of ``left``; collected through Arrow."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        keys = [col(c) for c in on]
+        r, l_ = self._expanded(right), self._expanded(left)
+        hits = l_.join(r.select(*keys).distinct(), list(on), "left_semi")
+        others = [c for c in left.types if c not in on and c != order]
+        w = Window.partitionBy(*keys).orderBy(col(order), *[col(c) for c in others])
+        kept = (hits.withColumn("_rank", F.row_number().over(w))
+                .where(F.col("_rank") <= limit).drop("_rank"))
+        joined = r.join(kept, list(on), "inner")
+        schema = {**{c: right.types[c] for c in on},
+                  **{c: t for c, t in right.types.items() if c not in on},
+                  **{c: t for c, t in left.types.items() if c not in on}}
+        return conform(to_polars(joined.select(*[col(c) for c in schema])), schema)
 
     def write_without(self, split: str, rows: np.ndarray, target: Path, *, within: Path
                       ) -> int:

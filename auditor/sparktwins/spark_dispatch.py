@@ -5,7 +5,8 @@ and has no entry here: ``leakage.group_overlap``, ``leakage.temporal``,
 (``validate_suite``) and, on the driver-side sample (``driver_data``), ``separability.adversarial``,
 ``separability.label_probe`` and ``separability.memorisation``, and through ``map_batches``
 (a polars function per batch of rows, on the executors) ``tokens.lengths``,
-``tokens.special_tokens`` and ``tokens.roundtrip``.
+``tokens.special_tokens`` and ``tokens.roundtrip``, and through ``matches`` (rows a polars
+function makes of each batch, joined on the executors) ``tokens.contamination``.
 
 - ``leakage.duplicates`` (:class:`auditor.sparktwins.spark_rows.RowTable`): every row of the
   unioned splits gets a 128-bit key (two ``xxhash64`` plus null masks) for the whole row, the
@@ -18,9 +19,6 @@ and has no entry here: ``leakage.group_overlap``, ``leakage.temporal``,
 - ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
   (:mod:`auditor.sparktwins.spark_assoc`): figures over every labelled row from binned per-class
   counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
-- ``tokens.contamination`` (:mod:`auditor.sparktwins.spark_contamination`): the polars hashing per
-  Arrow batch on the executors; exact copies and n-gram overlap by hash joins, near-duplicates
-  by MinHash LSH band joins with Spark-side Jaccard; judged by ``Contamination.judge``.
 - ``leakage.preprocessing`` (:mod:`auditor.sparktwins.spark_prep`): every fingerprint from
   per-split aggregates combined on the driver, exact order statistics where a verdict reads
   them, judged by ``PreprocessingFit.judge``.
@@ -33,7 +31,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
-from auditor.sparktwins import spark_assoc, spark_checks, spark_contamination, spark_prep
+from auditor.sparktwins import spark_assoc, spark_checks, spark_prep
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
 
@@ -49,7 +47,6 @@ def run_on_spark(check: Any, data: Any) -> list[Finding]:
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
     "leakage.preprocessing": spark_prep.preprocessing,
-    "tokens.contamination": spark_contamination.contamination,
     "leakage.single_feature_auc": spark_assoc.single_feature_auc,
     "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
 }

@@ -76,7 +76,7 @@ def signatures(texts: pl.Series, *, num_perm: int = 128, k: int = 3, seed: int =
     return Signatures(values=values, empty=(values[:, 0] == EMPTY))
 
 
-def _band_keys(sig: Signatures, bands: int, seed: int) -> pl.DataFrame:
+def band_keys(sig: Signatures, bands: int, seed: int) -> pl.DataFrame:
     n, num_perm = sig.values.shape
     rows = num_perm // bands
     frames = []
@@ -98,8 +98,8 @@ def near_duplicate_pairs(sig_a: Signatures, sig_b: Signatures, *, threshold: flo
     num_perm = sig_a.values.shape[1]
     if num_perm % bands:
         raise ValueError(f"num_perm ({num_perm}) must be a multiple of bands ({bands})")
-    ka = _band_keys(sig_a, bands, seed).rename({"doc": "doc_a"})
-    kb = _band_keys(sig_b, bands, seed).rename({"doc": "doc_b"})
+    ka = band_keys(sig_a, bands, seed).rename({"doc": "doc_a"})
+    kb = band_keys(sig_b, bands, seed).rename({"doc": "doc_b"})
     # one representative doc_a per (band, key) keeps the join linear in the number of documents
     ka = ka.group_by("band", "key").agg(pl.col("doc_a").min())
     cand = kb.join(ka, on=["band", "key"], how="inner").select("doc_a", "doc_b").unique()

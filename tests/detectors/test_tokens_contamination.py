@@ -11,7 +11,6 @@ import pytest
 
 from auditor.core.config import Columns
 from auditor.loading.data import build_audit_data
-from auditor.stats.textnorm import fold
 from auditor.detectors.token_contamination import (Contamination, longest_shared_span,
                                                    ngram_hashes)
 from auditor.errors import NotApplicable
@@ -96,20 +95,43 @@ def test_ngram_overlap_ratio_equals_a_set_based_reference(lee_train, planted):
         hit = sum(g in train_grams for g in grams)
         if hit:
             ref[j] = hit / len(grams)
-    got, _, _ = Contamination()._ngram(pl.Series(lee_train), fold(pl.Series(planted)), seed=0)
-    assert dict(zip(got["test_row"].to_list(), got["overlap"].to_list())) == pytest.approx(ref)
+    from functools import partial
+
+    from auditor.detectors.token_contamination import (NGRAM, TRAIN_SCHEMA, EVAL_SCHEMA,
+                                                       Hashing, eval_rows, ngram_overlap,
+                                                       train_rows)
+    from auditor.engines.operations import Expansion
+    from auditor.engines.selection import engine_of
+
+    engine = engine_of(_data(lee_train, planted))
+    hs = Hashing("text", n, 0, exact=False, near=False, shingle=3, num_perm=128, bands=16)
+    got = engine.matches(Expansion("train", ("text",), partial(train_rows, hs=hs), TRAIN_SCHEMA),
+                         Expansion("test", ("text",), partial(eval_rows, hs=hs), EVAL_SCHEMA),
+                         ["kind", "h"], order="train_row", limit=4)
+    dirty = ngram_overlap(got.filter(pl.col("kind") == NGRAM), n)
+    assert dict(zip(dirty["test_row"].to_list(), dirty["overlap"].to_list())) == \
+        pytest.approx(ref)
 
 
 def test_the_ngram_prefilter_finds_the_same_near_duplicates_as_minhash_over_everything(
         lee_train, planted):
-    train, test = pl.Series(lee_train), pl.Series(planted)
-    check = Contamination()
-    _, cand_a, cand_b = check._ngram(train, fold(test), seed=0)
-    assert len(cand_a) < len(lee_train) / 2  # the prefilter leaves most documents out
-    filtered = check._near(train, test, 0, {}, cand_a, cand_b)
-    everything = check._near(train, test, 0, {}, None, None)
-    assert filtered.sort("test_row").equals(everything.sort("test_row"))
-    assert filtered["test_row"].to_list() == [0, 1, 2, 3, 4]
+    """With the n-gram detector on, MinHash compares only documents that share an n-gram or
+    are short: the same near-duplicates (rows 0-4: 0-2 exact copies, 3-4 one word changed)
+    as MinHash over every document (the n-gram detector off)."""
+    from auditor.engines.selection import engine_of
+
+    data = _data(lee_train, planted)
+
+    def near(check):
+        (m,) = check.measure(engine_of(data), data.roles).splits
+        return m.by_kind["near-duplicate"], [(e["test_row"], e["train_row"])
+                                             for e in m.examples
+                                             if e["detector"] == "near-duplicate"]
+
+    filtered = near(Contamination(exact=False, ngram_ratio_at=1.0))
+    everything = near(Contamination(exact=False, ngram=0))
+    assert filtered == everything
+    assert [r for r, _ in filtered[1]] == [0, 1, 2, 3, 4]
 
 
 def test_ngram_hashes_give_one_hash_per_window_and_equal_windows_hash_alike():

