@@ -30,8 +30,8 @@ from auditor.detectors.token_findings import short
 from auditor.errors import NotApplicable
 from auditor.report.results import CleanSubset, Finding
 from auditor.stats.numerics import fmt_count, fmt_share, grade, share
-from auditor.stats.textnorm import (WORD_PY, collapse_whitespace, fold, rolling_ngram_hashes,
-                              word_hashes)
+from auditor.stats.textnorm import (WORD_PY, collapse_whitespace, fold,
+                                   rolling_ngram_hashes, word_hashes)
 
 _WORD_RE = re.compile(WORD_PY)
 KIND_ORDER = ("exact", "near-duplicate", "n-gram overlap")
@@ -64,24 +64,31 @@ def ngram_hashes_and_lengths(texts: pl.Series, n: int, seed: int, *, folded: boo
     return pl.DataFrame(cols, schema=schema), lens
 
 
-EXACT, NGRAM, BAND = 0, 1, 2  # an expanded row's kind; a band key's is BAND + its band
+# an expanded row's kind; a band key's is BAND + its band; SHORT notes a document of fewer
+# than 3 ngram words (a near-duplicate candidate whatever it shares)
+SHORT, EXACT, NGRAM, BAND = -1, 0, 1, 2
 EVAL_SCHEMA = (("kind", pl.Int32), ("h", pl.Int64), ("row", pl.Int64), ("pos", pl.Int64),
                ("words", pl.Int64))
-TRAIN_SCHEMA = (("kind", pl.Int32), ("h", pl.Int64), ("train_row", pl.Int64))
+BAND_SCHEMA = (("kind", pl.Int32), ("h", pl.Int64), ("row", pl.Int64))
+TRAIN_SCHEMA = (("h", pl.Int64), ("train_row", pl.Int64))
+NOTE = 0  # the key of a SHORT row: a note kept, never joined (a hash is 0 once in 2^64)
 NORMALISED, TEXT = "normalised", "text"
 
 
 @dataclass(frozen=True)
 class Hashing:
-    """What the batch functions of ``tokens.contamination`` hash, per document of a batch:
+    """What the batch functions of ``tokens.contamination`` hash, per document of a batch.
+    First pass (:func:`train_rows` against :func:`eval_rows`):
 
     - the exact text (kind ``EXACT``): a 64-bit hash of the normalised text (empty: none);
     - word ``ngram``-grams (kind ``NGRAM``): their rolling hashes; the evaluation side keeps
-      each one's position, the training side one row per (hash, document);
-    - MinHash signatures of ``num_perm`` hashes on word ``shingle``-grams, cut into ``bands``
-      band keys (kind ``BAND + band``): every evaluation document's; the training documents'
-      with fewer than 3 ``ngram`` words (all of them when ``ngram`` is 0), the others'
-      only when they share an n-gram (a second pass over those rows).
+      each one's position and the document's word count.
+
+    Both sides also note (kind ``SHORT``, kept rather than joined) their documents of fewer
+    than 3 ``ngram`` words. Second pass (:func:`band_rows` on both sides): MinHash signatures
+    of ``num_perm`` hashes on word ``shingle``-grams, cut into ``bands`` band keys (kind
+    ``BAND + band``), of the near-duplicate candidates only: documents that share an n-gram
+    or are short (found by the first pass); every document when ``ngram`` is 0.
 
     Hashes are reinterpreted as signed 64-bit (engines without unsigned integers)."""
 
@@ -99,25 +106,13 @@ def _texts(batch: pl.DataFrame, column: str) -> pl.Series:
     return batch.get_column(column).cast(pl.String)
 
 
-def _band_rows(texts: pl.Series, rows: np.ndarray, hs: Hashing) -> pl.DataFrame:
-    """(kind BAND + band, key, row) of every document with a word."""
-    from auditor.stats.minhash import band_keys, signatures
-
-    sig = signatures(texts, num_perm=hs.num_perm, k=hs.shingle, seed=hs.seed)
-    keys = band_keys(sig, hs.bands, hs.seed)
-    return pl.DataFrame({"kind": (keys["band"] + BAND).cast(pl.Int32),
-                         "h": keys["key"].reinterpret(signed=True),
-                         "row": rows[keys["doc"].to_numpy()]})
-
-
 def eval_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFrame:
-    """The evaluation side of :class:`Hashing` for one batch: (kind, h, row, pos, words),
-    ``words`` the document's word count (null without the n-gram detector)."""
-    texts = _texts(batch, hs.column)
+    """The evaluation side of the first pass for one batch: (kind, h, row, pos, words),
+    ``words`` the document's word count."""
     rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
-    folded = fold(texts)
+    folded = fold(_texts(batch, hs.column))
     parts = []
-    lens = None
+    lens = np.zeros(batch.height, dtype=np.int64)
     if hs.ngram:
         grams, lens = ngram_hashes_and_lengths(folded, hs.ngram, hs.seed, folded=True)
         doc = grams["doc"].to_numpy()
@@ -125,48 +120,45 @@ def eval_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFra
                                    "h": grams["h"].reinterpret(signed=True),
                                    "row": rows[doc], "pos": grams["pos"],
                                    "words": lens[doc]}))
-    words = pl.Series(lens, dtype=pl.Int64) if lens is not None else None
     if hs.exact:
         norm = normalised_text(folded, folded=True)
-        ex = pl.DataFrame({"n": norm, "row": rows}).with_columns(
-            h=pl.col("n").hash(hs.seed).reinterpret(signed=True),
-            words=words if words is not None else pl.lit(None, pl.Int64))
-        parts.append(ex.filter(pl.col("n").str.len_bytes() > 0)
-                     .select(kind=pl.lit(EXACT, pl.Int32), h="h", row="row", words="words"))
-    if hs.near:
-        band = _band_rows(texts, rows, hs)
-        parts.append(band.with_columns(
-            words=pl.Series(lens[band["row"].to_numpy() - first_row], dtype=pl.Int64)
-            if lens is not None else pl.lit(None, pl.Int64)))
-    return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+        ex = pl.DataFrame({"n": norm, "row": rows, "words": lens})
+        parts.append(ex.filter(pl.col("n").str.len_bytes() > 0).select(
+            kind=pl.lit(EXACT, pl.Int32), h=pl.col("n").hash(hs.seed).reinterpret(signed=True),
+            row="row", pos=pl.lit(None, pl.Int64), words="words"))
+    if hs.near and hs.ngram:
+        short = np.flatnonzero(lens < 3 * hs.ngram)
+        parts.append(pl.DataFrame({"kind": pl.Series([SHORT] * len(short), dtype=pl.Int32),
+                                   "h": pl.Series([NOTE] * len(short), dtype=pl.Int64),
+                                   "row": rows[short],
+                                   "pos": pl.Series([None] * len(short), dtype=pl.Int64),
+                                   "words": lens[short]}))
+    return pl.concat(parts, how="vertical", rechunk=False) if parts else pl.DataFrame()
 
 
 def train_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFrame:
-    """The training side of :class:`Hashing` for one batch: (kind, h, train_row)."""
-    texts = _texts(batch, hs.column)
-    rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
-    folded = fold(texts)
+    """The training side of the first pass for one batch: (h, train_row), exact-text and
+    n-gram hashes alike (the evaluation side's kind tells them apart; 64-bit hashes of the two
+    never meet but by a 2^-64 chance, and an exact hit is verified on the text); a document's
+    repeated n-gram repeats (the engine keeps distinct rows of what matches)."""
+    folded = fold(_texts(batch, hs.column))
     parts = []
-    lens = None
     if hs.ngram:
         grams, lens = ngram_hashes_and_lengths(folded, hs.ngram, hs.seed, folded=True,
                                                with_pos=False)
-        parts.append(grams.select(kind=pl.lit(NGRAM, pl.Int32),
-                                  h=pl.col("h").reinterpret(signed=True),
-                                  train_row=pl.col("doc") + first_row).unique())
+        parts.append(grams.select(h=pl.col("h").reinterpret(signed=True),
+                                  train_row=pl.col("doc") + first_row))
+        if hs.near:
+            short = np.flatnonzero(lens < 3 * hs.ngram).astype(np.int64)
+            parts.append(pl.DataFrame({"h": pl.Series([NOTE] * len(short), dtype=pl.Int64),
+                                       "train_row": short + first_row}))
     if hs.exact:
         norm = normalised_text(folded, folded=True)
-        ex = pl.DataFrame({"n": norm, "train_row": rows})
+        ex = pl.DataFrame({"n": norm}).with_row_index("train_row", offset=first_row)
         parts.append(ex.filter(pl.col("n").str.len_bytes() > 0).select(
-            kind=pl.lit(EXACT, pl.Int32), h=pl.col("n").hash(hs.seed).reinterpret(signed=True),
-            train_row="train_row"))
-    if hs.near:
-        pick = (np.flatnonzero(lens < 3 * hs.ngram) if lens is not None
-                else np.arange(batch.height))
-        if len(pick):
-            parts.append(_band_rows(texts.gather(pick), rows[pick], hs)
-                         .rename({"row": "train_row"}))
-    return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+            h=pl.col("n").hash(hs.seed).reinterpret(signed=True),
+            train_row=pl.col("train_row").cast(pl.Int64)))
+    return pl.concat(parts, how="vertical", rechunk=False) if parts else pl.DataFrame()
 
 
 def _picked(batch: pl.DataFrame, first_row: int, rows: np.ndarray) -> np.ndarray:
@@ -175,14 +167,22 @@ def _picked(batch: pl.DataFrame, first_row: int, rows: np.ndarray) -> np.ndarray
     return rows[lo:hi] - first_row
 
 
-def train_band_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np.ndarray
-                    ) -> pl.DataFrame:
-    """Band keys (kind BAND + band, h, train_row) of the training ``rows`` in the batch."""
-    pick = _picked(batch, first_row, rows)
+def band_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np.ndarray | None,
+              name: str) -> pl.DataFrame:
+    """The second pass for one batch: MinHash band keys (kind BAND + band, h, ``name``) of
+    the near-duplicate candidates in it, the stored ``rows`` (documents that share an n-gram
+    or are short); every document when ``rows`` is None (no n-gram detector)."""
+    from auditor.stats.minhash import band_keys, signatures
+
+    pick = np.arange(batch.height) if rows is None else _picked(batch, first_row, rows)
     if not len(pick):
         return pl.DataFrame()
-    return (_band_rows(_texts(batch, hs.column).gather(pick), pick + first_row, hs)
-            .rename({"row": "train_row"}))
+    sig = signatures(_texts(batch, hs.column).gather(pick), num_perm=hs.num_perm,
+                     k=hs.shingle, seed=hs.seed)
+    keys = band_keys(sig, hs.bands, hs.seed)
+    return pl.DataFrame({"kind": (keys["band"] + BAND).cast(pl.Int32),
+                         "h": keys["key"].reinterpret(signed=True),
+                         name: pick[keys["doc"].to_numpy()] + first_row})
 
 
 def text_rows(batch: pl.DataFrame, first_row: int, *, column: str, rows: np.ndarray,
@@ -357,14 +357,12 @@ class Contamination:
 
     # -- measure -------------------------------------------------------------------------------
     def measure(self, engine: Operations, roles: Roles) -> ContaminationMeasures:
-        """Per later split, against the first (train), with two :meth:`matches` of the
-        engine (see :class:`Hashing`): one streams train once, its exact-text hashes, n-gram
-        hashes and the MinHash band keys of its short documents against every key of the later
-        split (its band keys those of all its documents); the second, only with both the
-        n-gram and the near-duplicate detector on, the band keys of the training documents
-        that share an n-gram. The rest reads a few rows by number: normalised texts of exact
-        hits (a hash collision cannot report a copy), signatures of near-duplicate candidate
-        pairs, texts of the examples."""
+        """Per later split, against the first (train), with two ``matches`` of the engine
+        (see :class:`Hashing`): the first streams train once, its exact-text and n-gram
+        hashes against the later split's; the second (near-duplicates) the MinHash band keys
+        of both sides' candidates. The rest reads a few rows by number: normalised texts of
+        exact hits (a hash collision cannot report a copy), signatures of candidate pairs,
+        texts of the examples."""
         assert roles.tokens is not None  # needs: tokens
         col = roles.tokens.text
         if not col:
@@ -384,8 +382,9 @@ class Contamination:
         right = Expansion(later, (hs.column,), partial(eval_rows, hs=hs), EVAL_SCHEMA,
                           key=("tokens.contamination", later, hs))
         left = Expansion(train, (hs.column,), partial(train_rows, hs=hs), TRAIN_SCHEMA)
-        got = engine.matches(left, right, ["kind", "h"], order="train_row",
-                             limit=MAX_TRAIN_DOCS_PER_NGRAM)
+        found = engine.matches(left, right, ["h"], order="train_row",
+                               limit=MAX_TRAIN_DOCS_PER_NGRAM, keep=("h", NOTE))
+        got = found.joined
         frames = []
         dirty = pl.DataFrame(schema={"test_row": pl.Int64, "train_row": pl.Int64,
                                      "overlap": pl.Float64})
@@ -399,7 +398,8 @@ class Contamination:
             frames.insert(0, self._exact(engine, hs, train, later,
                                          got.filter(pl.col("kind") == EXACT)))
         if self.near_duplicates:
-            frames.append(self._near(engine, hs, train, later, got, grams))
+            frames.append(self._near(engine, hs, train, later, grams,
+                                     found.left["train_row"], found.right["row"]))
         m = first_detector(frames, dirty)
         texts_a, texts_b = self._example_texts(engine, hs.column, train, later, m)
         examples = self._examples(train, later, texts_a, texts_b, m) if m.height else []
@@ -426,31 +426,26 @@ class Contamination:
                            overlap=pl.lit(None, pl.Float64)).sort("test_row")
 
     def _near(self, engine: Operations, hs: Hashing, train: str, later: str,
-              got: pl.DataFrame, grams: pl.DataFrame) -> pl.DataFrame:
+              grams: pl.DataFrame, short_a: pl.Series, short_b: pl.Series) -> pl.DataFrame:
         """MinHash/LSH near-duplicates among the candidates (as
-        :func:`auditor.stats.minhash.near_duplicate_pairs`): one representative (the first)
-        training candidate per band key, joined with the evaluation candidates' keys; each
-        pair's Jaccard estimated from the signatures; the best training row per document
-        kept at >= ``jaccard_at``. Candidates: with the n-gram detector, documents that share
-        an n-gram or have fewer than 3n words (``train_rows`` emits the short training
-        documents' keys; the others are measured here); without it, every document."""
-        bands = got.filter(pl.col("kind") >= BAND)
+        :func:`auditor.stats.minhash.near_duplicate_pairs`): the band keys of both sides'
+        candidates (:func:`band_rows`: documents that share an n-gram or have fewer than 3n
+        words; all without the n-gram detector), one representative training row (the first)
+        per key joined with the evaluation keys; each pair's Jaccard estimated from the
+        signatures; the best training row per document kept at >= ``jaccard_at``."""
+        cand_a = cand_b = None
         if self.ngram:
-            shared = np.unique(grams["train_row"].to_numpy())
-            if len(shared):
-                left = Expansion(train, (hs.column,),
-                                 partial(train_band_rows, hs=hs, rows=shared), TRAIN_SCHEMA)
-                right = Expansion(later, (hs.column,), partial(eval_rows, hs=hs), EVAL_SCHEMA,
-                                  key=("tokens.contamination", later, hs))
-                more = engine.matches(left, right, ["kind", "h"], order="train_row",
-                                      limit=MAX_TRAIN_DOCS_PER_NGRAM)
-                bands = pl.concat([bands, more.filter(pl.col("kind") >= BAND)])
-            short = pl.col("words") < 3 * self.ngram
-            bands = bands.filter(short | pl.col("row").is_in(grams["row"].unique().implode()))
-        rep = bands.group_by("kind", "h").agg(pl.col("train_row").min().alias("rep"))
-        pairs = (bands.select("kind", "h", "row").unique().join(rep, on=["kind", "h"])
-                 .select(pl.col("rep").alias("train_row"), pl.col("row").alias("test_row"))
-                 .unique())
+            cand_a = np.union1d(grams["train_row"].to_numpy(), short_a.to_numpy()
+                                ).astype(np.int64)
+            cand_b = np.union1d(grams["row"].to_numpy(), short_b.to_numpy()).astype(np.int64)
+        left = Expansion(train, (hs.column,),
+                         partial(band_rows, hs=hs, rows=cand_a, name="train_row"),
+                         TRAIN_SCHEMA)
+        right = Expansion(later, (hs.column,),
+                          partial(band_rows, hs=hs, rows=cand_b, name="row"), BAND_SCHEMA)
+        # band keys of different bands are hashed with different seeds: the key alone joins
+        got = engine.matches(left, right, ["h"], order="train_row", limit=1).joined
+        pairs = got.select("train_row", pl.col("row").alias("test_row")).unique()
         schema = {"test_row": pl.Int64, "train_row": pl.Int64, "kind": pl.String,
                   "jaccard": pl.Float64, "overlap": pl.Float64}
         if pairs.height == 0:

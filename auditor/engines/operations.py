@@ -225,6 +225,16 @@ BATCH_ROWS = 65_536
 
 
 @dataclass(frozen=True)
+class Matches:
+    """What :meth:`Operations.matches` returns: the joined rows, and the rows of each side
+    that ``keep`` named."""
+
+    joined: pl.DataFrame
+    left: pl.DataFrame
+    right: pl.DataFrame
+
+
+@dataclass(frozen=True)
 class Expansion:
     """The rows ``fn`` makes of each batch of ``split``'s ``columns`` (called as in
     :meth:`Operations.map_batches`, cast to ``schema``), which the engine keeps rather than
@@ -316,14 +326,16 @@ class Operations(Protocol):
         ...
 
     def matches(self, left: Expansion, right: Expansion, on: Sequence[str], *, order: str,
-                limit: int) -> pl.DataFrame:
-        """The rows of ``right`` joined with the rows of ``left`` that hold the same ``on``
-        values, of which only the ``limit`` smallest in ``left``'s column ``order`` per key
-        (ties broken by the rest of the row) are joined: columns ``on``, then ``right``'s
-        others, then ``left``'s others (their names must differ). What comes here is the
-        matches, never a side whole: polars makes ``left`` a batch at a time, each semi-joined
-        with ``right``'s keys at once (the n-grams of a training split are never all held);
-        Spark joins on the executors and collects the result."""
+                limit: int, keep: tuple[str, Any] | None = None) -> Matches:
+        """The rows of ``right`` joined with the distinct rows of ``left`` that hold the same
+        ``on`` values, of which only the ``limit`` smallest in ``left``'s column ``order`` per
+        key (ties broken by the rest of the row) are joined: columns ``on``, then ``right``'s
+        others, then ``left``'s others (their names must differ). ``keep`` (column, value):
+        the rows of either side holding that value come back as they are instead (facts a
+        function notes about its documents in the same pass). What comes here is the matches
+        and the kept rows, never a side whole: polars makes ``left`` a batch at a time, each
+        semi-joined with ``right``'s keys at once (the n-grams of a training split are never
+        all held); Spark joins on the executors and collects the result."""
         ...
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:

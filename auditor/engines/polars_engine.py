@@ -13,7 +13,8 @@ from auditor.engines.operations import (BATCH_ROWS, BatchFn, Condition, Distinct
                                         DriverData, Examples, Exceeds, RunMemo, SuiteResults,
                                         conform, gx_results, summed_columns,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
-                                        Distribution, Expansion, Tally, ValueCounts)
+                                        Distribution, Expansion, Matches, Tally,
+                                        ValueCounts)
 from auditor.stats.drift import prepare
 
 
@@ -131,16 +132,25 @@ class PolarsOperations(RunMemo):
         return held[e.key]
 
     def matches(self, left: Expansion, right: Expansion, on: Sequence[str], *, order: str,
-                limit: int) -> pl.DataFrame:
+                limit: int, keep: tuple[str, Any] | None = None) -> Matches:
         """``right`` whole; ``left`` a batch at a time, semi-joined with ``right``'s keys."""
         keys = list(on)
         r = self._held(right)
+        kept_r = r.filter(pl.col(keep[0]) == keep[1]) if keep else r.clear()
+        if keep:
+            r = r.filter(pl.col(keep[0]) != keep[1])
         wanted = r.select(keys).unique()
-        hits = [part.join(wanted, on=keys, how="semi") for part in self._expanded(left)]
-        got = pl.concat(hits) if hits else conform(pl.DataFrame(), left.types)
+        hits, kept_l = [], []
+        for part in self._expanded(left):
+            if keep:
+                kept_l.append(part.filter(pl.col(keep[0]) == keep[1]))
+            hits.append(part.join(wanted, on=keys, how="semi").unique())
+        empty = conform(pl.DataFrame(), left.types)
+        got = pl.concat(hits).unique() if hits else empty
         others = [c for c in got.columns if c not in keys and c != order]
         got = (got.sort([order, *others]).group_by(keys, maintain_order=True).head(limit))
-        return r.join(got, on=keys, how="inner")
+        return Matches(r.join(got, on=keys, how="inner"),
+                       pl.concat(kept_l) if kept_l else empty, kept_r)
 
     def write_without(self, split: str, rows: np.ndarray, target: Path, *, within: Path
                       ) -> int:

@@ -29,7 +29,7 @@ from auditor.engines.operations import (BatchFn, Condition, DistinctValues, Driv
                                         Examples, Exceeds, RunMemo, conform, summed_columns,
                                         Num, Range, RecordMatch, SortedValues,
                                         SuiteResults, Tally, ValueCounts,
-                                        Distribution, Expansion, gx_results)
+                                        Distribution, Expansion, Matches, gx_results)
 from auditor.stats.drift import Sample
 
 
@@ -285,7 +285,7 @@ class SparkOperations(RunMemo):
         return held[e.key]
 
     def matches(self, left: Expansion, right: Expansion, on: Sequence[str], *, order: str,
-                limit: int) -> pl.DataFrame:
+                limit: int, keep: tuple[str, Any] | None = None) -> Matches:
         """``left`` semi-joined with ``right``'s distinct keys, ranked per key by a window
         (``row_number`` over ``order`` and the rest of the row), joined with ``right``: one
         shuffle of the matches, not of ``left``; collected through Arrow."""
@@ -293,8 +293,18 @@ class SparkOperations(RunMemo):
         from pyspark.sql import functions as F
 
         keys = [col(c) for c in on]
-        r, l_ = self._expanded(right), self._expanded(left)
-        hits = l_.join(r.select(*keys).distinct(), list(on), "left_semi")
+        r, base = self._expanded(right), self._expanded(left)
+        kept_l = kept_r = None
+        l_ = base
+        if keep:
+            if left.key is None:  # read twice (kept rows, join): made once
+                from pyspark import StorageLevel
+
+                base = l_ = base.persist(StorageLevel.MEMORY_AND_DISK)
+            mark = col(keep[0]) == F.lit(keep[1])
+            kept_l, kept_r = l_.where(mark), r.where(mark)
+            l_, r = l_.where(~mark), r.where(~mark)
+        hits = l_.join(r.select(*keys).distinct(), list(on), "left_semi").distinct()
         others = [c for c in left.types if c not in on and c != order]
         w = Window.partitionBy(*keys).orderBy(col(order), *[col(c) for c in others])
         kept = (hits.withColumn("_rank", F.row_number().over(w))
@@ -303,7 +313,18 @@ class SparkOperations(RunMemo):
         schema = {**{c: right.types[c] for c in on},
                   **{c: t for c, t in right.types.items() if c not in on},
                   **{c: t for c, t in left.types.items() if c not in on}}
-        return conform(to_polars(joined.select(*[col(c) for c in schema])), schema)
+        got = conform(to_polars(joined.select(*[col(c) for c in schema])), schema)
+
+        def kept(frame: Any, types: dict[str, Any]) -> pl.DataFrame:
+            if frame is None:
+                return pl.DataFrame(schema=types)
+            return conform(to_polars(frame.select(*[col(c) for c in types])), types)
+
+        try:
+            return Matches(got, kept(kept_l, left.types), kept(kept_r, right.types))
+        finally:
+            if keep and left.key is None:
+                base.unpersist()
 
     def write_without(self, split: str, rows: np.ndarray, target: Path, *, within: Path
                       ) -> int:

@@ -107,7 +107,7 @@ def test_ngram_overlap_ratio_equals_a_set_based_reference(lee_train, planted):
     hs = Hashing("text", n, 0, exact=False, near=False, shingle=3, num_perm=128, bands=16)
     got = engine.matches(Expansion("train", ("text",), partial(train_rows, hs=hs), TRAIN_SCHEMA),
                          Expansion("test", ("text",), partial(eval_rows, hs=hs), EVAL_SCHEMA),
-                         ["kind", "h"], order="train_row", limit=4)
+                         ["h"], order="train_row", limit=4).joined
     dirty = ngram_overlap(got.filter(pl.col("kind") == NGRAM), n)
     assert dict(zip(dirty["test_row"].to_list(), dirty["overlap"].to_list())) == \
         pytest.approx(ref)
