@@ -247,6 +247,9 @@ class Expansion:
     fn: BatchFn
     schema: tuple[tuple[str, Any], ...]
     key: Any = None
+    # rows per batch where the engine cuts its own batches (polars; Spark's are its Arrow
+    # batches): what one call of ``fn`` may hold (None: the engine's BATCH_ROWS)
+    batch_rows: int | None = None
 
     @property
     def types(self) -> dict[str, Any]:

@@ -116,8 +116,9 @@ class PolarsOperations(RunMemo):
 
     def _expanded(self, e: Expansion) -> Iterator[pl.DataFrame]:
         sel = self.frames[e.split].select(list(e.columns))
-        for start in range(0, sel.height, BATCH_ROWS):
-            yield conform(e.fn(sel.slice(start, BATCH_ROWS), start), e.types)
+        step = e.batch_rows or BATCH_ROWS
+        for start in range(0, sel.height, step):
+            yield conform(e.fn(sel.slice(start, step), start), e.types)
 
     def _held(self, e: Expansion) -> pl.DataFrame:
         def make() -> pl.DataFrame:

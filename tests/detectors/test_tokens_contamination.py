@@ -241,3 +241,15 @@ def test_edited_chinese_reviews_are_near_duplicates_and_unrelated_ones_are_not(l
     assert f.evidence["rows_to_drop"]["rows"] == [0, 1, 2, 3]
     assert sorted((e["test_row"], e["train_row"]) for e in f.evidence["examples"]) == [
         (j, 40 + i) for j, i in enumerate(sorted(EDITS_ZH))]
+
+
+def test_training_documents_hashed_in_chunks_give_the_same_finding(lee_train, planted):
+    """``chunk_docs`` sets how many training documents one batch hashes (polars): chunks of 7
+    documents (an n-gram's first four training rows found across many chunks) give the
+    finding of the default chunks."""
+    from dataclasses import asdict
+
+    data = _data(lee_train, planted)
+    small = [asdict(f) for f in Contamination(chunk_docs=7).run(data)]
+    assert small == [asdict(f) for f in Contamination().run(data)]
+    assert small[0]["count"] == 7
