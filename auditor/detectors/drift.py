@@ -20,7 +20,6 @@ from auditor.core.roles import Kind, LabelKind, Roles
 from auditor.detectors.measured import judged
 from auditor.engines.operations import Between, Condition, Num, Operations
 from auditor.core.roles import REFERENCE
-from auditor.loading.data import AuditData
 from auditor.stats.drift_binned import Binned, binned_per_value, compare_binned, value_bins
 from auditor.stats.drift import (CATEGORICAL_KINDS, LISTED_CATEGORIES, NUMERIC_KINDS,
                                  ColumnDrift, Sample, fmt_value,
@@ -38,11 +37,6 @@ DRIFT_KINDS = NUMERIC_KINDS + CATEGORICAL_KINDS
 # ---------------------------------------------------------------------------------------------
 # Shared by both checks
 # ---------------------------------------------------------------------------------------------
-
-def comparisons(data: AuditData) -> list[tuple[str, str]]:
-    """The (reference, compared) pairs of :func:`comparisons_of` for loaded data."""
-    return comparisons_of(data.split_names, data.reference is not None)
-
 
 def comparisons_of(names: list[str], reference: bool) -> list[tuple[str, str]]:
     """(reference, compared) pairs: with a reference dataset, (reference, split) for every

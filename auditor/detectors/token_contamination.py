@@ -116,7 +116,7 @@ def eval_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFra
     if hs.ngram:
         grams, lens = ngram_hashes_and_lengths(folded, hs.ngram, hs.seed, folded=True)
         doc = grams["doc"].to_numpy()
-        parts.append(pl.DataFrame({"kind": pl.Series([NGRAM] * grams.height, dtype=pl.Int32),
+        parts.append(pl.DataFrame({"kind": np.full(grams.height, NGRAM, dtype=np.int32),
                                    "h": grams["h"].reinterpret(signed=True),
                                    "row": rows[doc], "pos": grams["pos"],
                                    "words": lens[doc]}))
@@ -128,11 +128,10 @@ def eval_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFra
             row="row", pos=pl.lit(None, pl.Int64), words="words"))
     if hs.near and hs.ngram:
         short = np.flatnonzero(lens < 3 * hs.ngram)
-        parts.append(pl.DataFrame({"kind": pl.Series([SHORT] * len(short), dtype=pl.Int32),
-                                   "h": pl.Series([NOTE] * len(short), dtype=pl.Int64),
-                                   "row": rows[short],
-                                   "pos": pl.Series([None] * len(short), dtype=pl.Int64),
-                                   "words": lens[short]}))
+        parts.append(pl.DataFrame({"kind": np.full(len(short), SHORT, dtype=np.int32),
+                                   "h": np.full(len(short), NOTE, dtype=np.int64),
+                                   "row": rows[short], "words": lens[short]})
+                     .select("kind", "h", "row", pos=pl.lit(None, pl.Int64), words="words"))
     return pl.concat(parts, how="vertical", rechunk=False) if parts else pl.DataFrame()
 
 
@@ -150,7 +149,7 @@ def train_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFr
                                   train_row=pl.col("doc") + first_row))
         if hs.near:
             short = np.flatnonzero(lens < 3 * hs.ngram).astype(np.int64)
-            parts.append(pl.DataFrame({"h": pl.Series([NOTE] * len(short), dtype=pl.Int64),
+            parts.append(pl.DataFrame({"h": np.full(len(short), NOTE, dtype=np.int64),
                                        "train_row": short + first_row}))
     if hs.exact:
         norm = normalised_text(folded, folded=True)

@@ -1,5 +1,4 @@
-"""Spark twin of ``leakage.duplicates`` (exact copies, with the same chance baseline), and the
-category counts and comparisons ``drift.features``' twin reads; measured with
+"""Spark twin of ``leakage.duplicates`` (exact copies, with the same chance baseline); measured with
 :class:`~auditor.engines.Engine` operations and judged by the polars detectors' own functions.
 Which check runs where on Spark: :mod:`auditor.sparktwins.spark_dispatch`.
 """
@@ -78,25 +77,3 @@ def _exact(check: Any, data: Any, table: Any, earlier: str, later: str) -> Findi
              f"rows in {earlier}": a, f"rows in {later}": b}
             for values, a, b in table.copy_examples(earlier, later, check.max_examples)]
     return f
-
-
-# ---------------------------------------------------------------------------------------------
-# drift.label, drift.features (categorical and boolean columns)
-# ---------------------------------------------------------------------------------------------
-
-def _samples(data: Any, split: str, kinds: dict[str, Kind]) -> dict[str, Any]:
-    from auditor.stats.drift import Sample
-
-    out = {}
-    for col, kind in kinds.items():
-        counts, missing = data.cached(("spark.category_counts", split, col),
-                                      lambda: data.engine.category_counts(split, col))
-        out[col] = Sample(kind, data.rows(split), missing, counts=counts)
-    return out
-
-
-def _comparisons(data: Any) -> list[tuple[str, str]]:
-    names = data.split_names
-    first = names[0]
-    return [(first, s) for s in names[1:]] + [(names[i], names[i + 1])
-                                              for i in range(1, len(names) - 1)]

@@ -13,7 +13,7 @@ from scipy.spatial.distance import jensenshannon
 
 from auditor.core.config import Columns
 from auditor.loading.data import AuditData, Kind, build_audit_data
-from auditor.detectors.drift import FeatureDrift, LabelDrift, comparisons
+from auditor.detectors.drift import FeatureDrift, LabelDrift, comparisons_of
 from auditor.stats.drift import (MISSING, OTHER_VALUES, Sample, compare, fmt_value,
                                  numeric_bins, prepare, quantile_edges)
 from auditor.errors import NotApplicable
@@ -330,9 +330,10 @@ def test_two_random_halves_of_one_distribution_flag_nothing(n):
 def test_later_splits_are_compared_with_train_and_consecutive_pairs():
     rng = np.random.default_rng(2)
     frames = {s: _mixed(500, rng) for s in ("train", "val", "test", "holdout")}
-    assert comparisons(_data(frames)) == [("train", "val"), ("train", "test"),
-                                          ("train", "holdout"), ("val", "test"),
-                                          ("test", "holdout")]
+    roles = _data(frames).roles
+    assert comparisons_of(list(roles.splits), roles.reference) == [
+        ("train", "val"), ("train", "test"), ("train", "holdout"), ("val", "test"),
+        ("test", "holdout")]
 
 
 def test_val_against_test_flags_a_shift_that_appears_only_in_test():

@@ -380,7 +380,7 @@ def test_a_few_valued_column_holding_infinities_is_compared_not_an_error(spark, 
 
 def test_category_counts_beyond_the_driver_budget_stay_on_the_executors(spark, tmp_path,
                                                                          monkeypatch):
-    """The driver holds at most DRIVER_LEVELS category counts in a run, fewest first: with a
+    """The driver holds at most DRIVER_VALUES category counts in one operation, fewest first: with a
     budget of 30, ``city`` (3 values x 2 splits = 6 counts) and ``shift`` (2 x 2 = 4) are
     brought over and compared exactly as on polars, ``order_ref`` (80 train + 40 test unique
     strings: 120 counts) is not: an info finding and the "not compared" table say so with its
