@@ -14,11 +14,14 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData, Kind, LabelKind
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Kind, LabelKind, LoadedData, Roles
+from auditor.detectors.measured import judged, stated
+from auditor.engines.operations import DriverData, Operations
+from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
 from auditor.stats.label import (RANKED, YCOL, LabelView, float_values, label_view,
-                                 level_codes, missing_count, ranked_columns, shared_rank_stats,
+                                 level_codes, missing_count, ranked_columns,
                                  shared_spearman_aggs, target_encode)
 from auditor.judging.leak_rules import (Rules, Verdict, judge, label_free_relations,
                                 missing_purity, pure_region, rank_copies)
@@ -36,6 +39,20 @@ CELL_CHARS = 40
 # ---------------------------------------------------------------------------------------------
 
 MEASURES = ("pearson", "spearman", "eta", "cramers_v", "missingness")
+
+
+@dataclass
+class AssociationMeasures:
+    """What ``leakage.feature_label_correlation`` measured: the ``driver`` data (the rows
+    behind the purest cut, peers and level tables), the measured ``columns``, those measured
+    by levels (``as_levels``), per split each column's measures (``per_split``: measure ->
+    value, ``rows``, ``with_value``, ``levels``) and the splits whose figures are graded."""
+
+    driver: DriverData
+    columns: list[str]
+    as_levels: list[str]
+    per_split: dict[str, dict[str, dict[str, Any]]]
+    graded: list[str]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +110,7 @@ class FeatureLabelAssociation:
     id: ClassVar[str] = "leakage.feature_label_correlation"
     title: ClassVar[str] = "Features implausibly associated with the label"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs(roles=("label",))
     warn_above: float = 0.7
     fail_above: float = 0.9
     drop_warn_above: float = 0.3
@@ -127,19 +145,61 @@ class FeatureLabelAssociation:
                             "min_class_rows"),
                      lambda v: isinstance(v, int) and v >= 1, "an integer >= 1")
 
-    def run(self, data: AuditData) -> list[Finding]:
+    def run(self, data: LoadedData) -> list[Finding]:
+        return judged(self, data)
+
+    def measure(self, engine: Operations, roles: Roles) -> AssociationMeasures:
+        """Every measure of every column per split (:class:`AssociationMeasures`): for a
+        class label from the engine's rank statistics and level tables over every labelled
+        row; for a numeric label on the driver data (polars: every row)."""
+        m = engine.driver_data()
+        data = m.data
         view = label_view(data)
         cols = [c for c in data.features if data.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
         if not cols:
             raise NotApplicable("no numeric, boolean, categorical or datetime feature")
         train = view.train
-        if view.kind != LabelKind.NUMERIC:
-            classes = view.frames[train][YCOL].drop_nulls()
-            self.check_class_rows(classes.n_unique(), classes.len(), train)
-        as_levels = self._level_columns(data, view)
-        per_split = {s: self.measure(data, view, s, as_levels) for s in view.frames}
-        graded = {s for s in view.frames if s == train or self._classes_measured(view, s)}
-        return self.judge_measured(data, view, cols, as_levels, per_split, graded)
+        if view.kind == LabelKind.NUMERIC:
+            as_levels = set(data.features_of(Kind.CATEGORICAL, Kind.BOOLEAN))
+            measured = {s: self._numeric_label(data, view, s, as_levels) for s in view.frames}
+            return AssociationMeasures(m, cols, sorted(as_levels), measured, list(view.frames))
+        ranked = ranked_columns(data)
+        ranks = engine.class_ranks(view.column, view.classes, ranked) if ranked else None
+        as_levels = set(data.features_of(Kind.CATEGORICAL, Kind.BOOLEAN))
+        if ranks is not None:
+            as_levels |= {c for c, k in zip(ranked, ranks.stats[train]["distinct"])
+                          if data.kinds[c] == Kind.NUMERIC
+                          and k <= self.max_levels_as_categorical}
+        levelled = [c for c in cols if c in as_levels]
+        levels = engine.class_levels(view.column, view.classes, levelled) if levelled else None
+        rows = (levels.rows if levels is not None else
+                {s: st["n"] for s, st in ranks.stats.items()} if ranks is not None else {})
+        k_train = int((rows[train] > 0).sum())
+        self.check_class_rows(k_train, int(rows[train].sum()), train)
+        per_split: dict[str, dict[str, dict[str, Any]]] = {}
+        for s in view.frames:
+            n = int(rows[s].sum())
+            out = (class_label_measures(view.kind, ranks.stats[s], ranked, data.kinds, n)
+                   if ranks is not None else {})
+            for c in levelled:
+                lv = levels.stats[s][c] if levels is not None else None
+                assert lv is not None
+                got = out.setdefault(c, {"rows": n})
+                got.update(with_value=lv.with_value, levels=lv.levels, cramers_v=lv.cramers_v)
+            per_split[s] = out
+        graded = [s for s in view.frames
+                  if s == train or not (rows[s] > 0).any()
+                  or int(rows[s][rows[s] > 0].min()) >= self.min_class_rows]
+        return AssociationMeasures(m, cols, sorted(as_levels), per_split, graded)
+
+    def judge(self, m: AssociationMeasures) -> list[Finding]:
+        data = m.driver.data
+        view = label_view(data)
+        findings = self.judge_measured(data, view, m.columns, set(m.as_levels), m.per_split,
+                                       set(m.graded))
+        partly = (None if view.kind == LabelKind.NUMERIC else
+                  "the purest cut, peers and level tables")
+        return stated(findings, m.driver, partly=partly)
 
     def check_class_rows(self, k: int, n: int, train: str) -> None:
         """NotApplicable when ``k`` classes share ``n`` labelled train rows, fewer than
@@ -184,60 +244,30 @@ class FeatureLabelAssociation:
         findings.append(self._overview(data, view, cols, best, per_split))
         return findings
 
-    def _classes_measured(self, view: LabelView, split: str) -> bool:
-        """A later split's figure is graded only when, for a class label, every class present
-        in it holds at least ``min_class_rows`` rows: a class mean or rate from fewer rows is
-        set by one or two values (MASS fgl: barium's correlation ratio is 0.98 on a 53-row
-        test split whose classes hold 2-7 rows, 0.60 on the 161 train rows)."""
-        if view.kind == LabelKind.NUMERIC:
-            return True
-        counts = view.frames[split][YCOL].drop_nulls().value_counts()["count"]
-        return counts.len() == 0 or int(counts.min()) >= self.min_class_rows
-
     # -- measurement -------------------------------------------------------------------------
-    def _level_columns(self, data: AuditData, view: LabelView) -> set[str]:
-        """Columns measured by levels: categorical, boolean, and (for a class label) numeric
-        columns with few distinct values in train."""
-        out = set(data.features_of(Kind.CATEGORICAL, Kind.BOOLEAN))
-        if view.kind != LabelKind.NUMERIC:
-            distinct = shared_rank_stats(data, view, view.train)["distinct"]
-            out |= {c for c, k in zip(ranked_columns(data), distinct)
-                    if data.kinds[c] == Kind.NUMERIC and k <= self.max_levels_as_categorical}
-        return out
-
-    def measure(self, data: AuditData, view: LabelView, split: str, as_levels: set[str]
-                ) -> dict[str, dict[str, Any]]:
-        """col -> {measure: signed or unsigned value, "rows": n, "with_value": n_nm,
-        "levels": L}."""
+    def _numeric_label(self, data: AuditData, view: LabelView, split: str, as_levels: set[str]
+                       ) -> dict[str, dict[str, Any]]:
+        """A numeric label's measures in one split: col -> {measure: signed or unsigned
+        value, "rows": n, "with_value": n_nm, "levels": L}."""
         frame = view.frames[split]
         out: dict[str, dict[str, Any]] = {}
-        ranked = ranked_columns(data)
         n = frame.height
-        if view.kind == LabelKind.NUMERIC:
-            st = shared_spearman_aggs(data, view, split)
-            for j, c in enumerate(ranked):
-                if data.kinds[c] == Kind.BOOLEAN:
-                    continue
-                m = {"rows": n, "with_value": int(st["nn"][j])}
-                for key in ("pearson", "spearman", "missingness"):
-                    if math.isfinite(st[key][j]):
-                        m[key] = float(st[key][j])
-                out[c] = m
-        else:
-            out.update(class_label_measures(view.kind, shared_rank_stats(data, view, split),
-                                            ranked, data.kinds, n))
+        st = shared_spearman_aggs(data, view, split)
+        for j, c in enumerate(ranked_columns(data)):
+            if data.kinds[c] == Kind.BOOLEAN:
+                continue
+            m: dict[str, Any] = {"rows": n, "with_value": int(st["nn"][j])}
+            for key in ("pearson", "spearman", "missingness"):
+                if math.isfinite(st[key][j]):
+                    m[key] = float(st[key][j])
+            out[c] = m
         y = frame[YCOL].to_numpy()
         for c in as_levels:
             codes, n_levels = level_codes(frame[c])
             m = out.setdefault(c, {"rows": n})
             m["with_value"] = n - missing_count(frame, c)
             m["levels"] = n_levels
-            if view.kind == LabelKind.NUMERIC:
-                m["eta"] = _eta_by_codes(codes, n_levels, y)
-            else:
-                table = np.bincount(codes * view.n_classes + y,
-                                    minlength=n_levels * view.n_classes)
-                m["cramers_v"] = cramers_v(table.reshape(n_levels, view.n_classes))
+            m["eta"] = _eta_by_codes(codes, n_levels, y)
         return out
 
     # -- findings ----------------------------------------------------------------------------
@@ -272,7 +302,9 @@ class FeatureLabelAssociation:
                                     seed=seed)[view.train]
                 scores = enc.rows()[:, 0]
             else:
-                scores = float_values(frame, c)
+                values = float_values(frame, c)
+                assert values is not None  # a string column is encoded above
+                scores = values
             purity = pure_region(scores, y, self.pure_tolerance)
             miss = col.is_null().to_numpy()
             if col.dtype.is_float():

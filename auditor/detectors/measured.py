@@ -25,10 +25,12 @@ def judged(check: MeasuredCheck, data: LoadedData) -> list[Finding]:
     return list(check.judge(measures))
 
 
-def stated(findings: list[Finding], m: DriverData) -> list[Finding]:
+def stated(findings: list[Finding], m: DriverData, *, partly: str | None = None
+           ) -> list[Finding]:
     """``findings`` measured on ``m``, with the sample stated when the engine sampled a split
     (Spark's driver-side sample): the rows kept per split, in the message and in
-    ``evidence.driver_sample``."""
+    ``evidence.driver_sample``. ``partly``: what of the findings the sample measured, when
+    the engine measured the rest over every row."""
     from auditor.stats.numerics import fmt_count
 
     if not m.sampled:
@@ -37,7 +39,9 @@ def stated(findings: list[Finding], m: DriverData) -> list[Finding]:
     said = ", ".join(f"{fmt_count(kept[s])} of {fmt_count(n)} {s} rows"
                      for s, n in m.rows.items())
     for f in findings:
-        f.message += f" (measured on a seeded driver-side sample of {said})"
+        f.message += (f" ({partly} measured on a seeded driver-side sample of {said}; every "
+                      "other figure over every row)" if partly else
+                      f" (measured on a seeded driver-side sample of {said})")
         f.evidence = {**(f.evidence or {}),
                       "driver_sample": {s: {"rows": kept[s], "of": n}
                                         for s, n in m.rows.items()}}

@@ -1,9 +1,13 @@
 """One feature alone predicting the label: its AUC fitted on train and evaluated on every split.
 
-Rank-based and vectorised across columns (no model is fitted per column): numeric, datetime and
-boolean features use the per-class rank sums shared with the association check
-(:func:`auditor.stats.label.shared_rank_stats`); categorical features are target-rate encoded
-with numpy bincounts and their scores ranked in one polars select.
+Rank-based and vectorised across columns (no model is fitted per column). Measured once for
+every engine: for a binary label, numeric, datetime and boolean features from the engine's
+per-class rank statistics over every labelled row (:meth:`Operations.class_ranks`, shared with
+the association check) and categorical features' later splits from its level counts
+(:meth:`Operations.target_rate_aucs`); what needs rows (categorical columns' cross-fitted
+in-train figure, ids, the time column, a multiclass or numeric label's figures, and the
+judging's CI, purest cut, peers and ROC curves) on the engine's driver data, which on polars
+is every row.
 """
 from __future__ import annotations
 
@@ -15,17 +19,20 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData, Kind, LabelKind
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Kind, LabelKind, LoadedData, Roles
+from auditor.detectors.measured import judged, stated
+from auditor.engines.operations import ClassRanks, DriverData, Operations
+from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
-from auditor.judging.leak_rules import (Rules, judge, label_free_relations, missing_purity,
-                                pure_region, rank_copies)
+from auditor.judging.leak_rules import (Rules, Verdict, judge, label_free_relations,
+                                        missing_purity, pure_region, rank_copies)
 from auditor.stats.label import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
-                                 class_rank_stats, encoded_figures, eval_ranked, eval_spearman,
-                                 fit_ranked, fit_spearman, float_values, label_view,
-                                 missing_count, oriented_scores, ranked_columns,
-                                 shared_rank_stats, shared_spearman_aggs, spearman_aggs,
-                                 target_encode, value_expr)
+                                 class_rank_stats, encoded_figures, eval_counted, eval_ranked,
+                                 eval_spearman, fit_ranked, fit_spearman, float_values,
+                                 label_view, missing_count, oriented_scores, ranked_columns,
+                                 shared_spearman_aggs, spearman_aggs, target_encode,
+                                 value_expr)
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import (bootstrap_auc_ci, bootstrap_spearman_ci, check_params,
                                     fmt_count, fmt_rows, grade, roc_points)
@@ -55,6 +62,19 @@ class Scored:
             return None
         v, _, s = max(vals)
         return v, s
+
+
+@dataclass
+class AucMeasures:
+    """What ``leakage.single_feature_auc`` measured: the ``driver`` data (the rows behind the
+    CI, purest cut, peers and ROC curves), every ``scored`` column's figures per split, and
+    the ranked columns the engine counted in quantile bins (``bins``: how many; every other
+    figure is exact) with the bound on their AUC's error per split (``bin_error``)."""
+
+    driver: DriverData
+    scored: list[Scored]
+    bins: dict[str, int]
+    bin_error: dict[str, dict[str, float]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +135,7 @@ class SingleFeatureAUC:
     id: ClassVar[str] = "leakage.single_feature_auc"
     title: ClassVar[str] = "Features that alone predict the label"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs(roles=("label",))
     warn_above: float = 0.85
     fail_above: float = 0.95
     id_warn_above: float = 0.85
@@ -146,25 +167,61 @@ class SingleFeatureAUC:
                             "family_above"),
                      lambda v: 0 <= v <= 1, "a share in [0, 1]")
         for name, low in (("ci_rows", 100), ("id_sample_rows", 1000), ("top", 1)):
-            check_params(self, (name,), lambda v, low=low: isinstance(v, int) and v >= low,
-                         f"an integer >= {low}")
+            check_params(self, (name,), _int_at_least(low), f"an integer >= {low}")
         # upper bounds: folds beyond int64 crashed the fold draw; n_boot resamples are held in
         # memory at once (n_boot x ci_rows counts)
         for name, low, high in (("folds", 2, 100), ("n_boot", 10, 10_000)):
-            check_params(self, (name,),
-                         lambda v, low=low, high=high: isinstance(v, int) and low <= v <= high,
+            check_params(self, (name,), _int_within(low, high),
                          f"an integer in [{low}, {high:,}]")
 
-    # -- run ---------------------------------------------------------------------------------
-    def run(self, data: AuditData) -> list[Finding]:
-        view = label_view(data)
-        return self.judge_scored(data, view, self.score(data, view))
+    # -- measure and judge ---------------------------------------------------------------------
+    def run(self, data: LoadedData) -> list[Finding]:
+        return judged(self, data)
 
-    def score(self, data: AuditData, view: LabelView, *, skip: frozenset[str] = frozenset()
-              ) -> list[Scored]:
+    def measure(self, engine: Operations, roles: Roles) -> AucMeasures:
+        """Every scored column's figures per split (:class:`AucMeasures`): for a binary
+        label, numeric, boolean and datetime columns from the engine's rank statistics and
+        categorical columns' later splits from its level counts, over every labelled row;
+        the rest (in-train cross-fitted categorical figures, ids, the time column, every
+        figure of a multiclass or numeric label) on the driver data (polars: every row)."""
+        m = engine.driver_data()
+        data = m.data
+        view = label_view(data)
+        ranks = None
+        ranked = ranked_columns(data)
+        if ranked and view.kind == LabelKind.BINARY:
+            ranks = engine.class_ranks(view.column, view.classes, ranked)
+        cats = data.features_of(Kind.CATEGORICAL)
+        held: dict[str, dict[str, float]] = {}
+        if cats and view.kind == LabelKind.BINARY and len(view.frames) > 1:
+            held = engine.target_rate_aucs(view.column, view.classes, cats, self.smoothing)
+        scored = self.score(data, view, ranks=ranks, held_out=held)
+        bins, error = {}, {}
+        if ranks is not None:
+            for j, c in enumerate(ranks.columns):
+                if ranks.bins[j]:
+                    bins[c] = ranks.bins[j]
+                    error[c] = {s: round(e[j], 6) for s, e in ranks.bin_error.items()}
+        return AucMeasures(m, scored, bins, error)
+
+    def judge(self, m: AucMeasures) -> list[Finding]:
+        data = m.driver.data
+        view = label_view(data)
+        findings = self.judge_scored(data, view, m.scored)
+        if m.bins:  # the overview states which figures rest on quantile bins, and how far
+            findings[-1].evidence["bins"] = {c: f"{n:,} quantile bins" for c, n in m.bins.items()}
+            findings[-1].evidence["auc_bin_error"] = m.bin_error
+        partly = None
+        if view.kind == LabelKind.BINARY:
+            partly = ("the in-train AUC of categorical columns, ids, the time column, the CI, "
+                      "purest cut, peers and ROC curves")
+        return stated(findings, m.driver, partly=partly)
+
+    def score(self, data: AuditData, view: LabelView, *, ranks: ClassRanks | None = None,
+              held_out: dict[str, dict[str, float]] | None = None) -> list[Scored]:
         """Measuring: every scored column's figures per split (features, ids, the time
-        column); columns in ``skip`` (scored elsewhere, e.g. on the spark engine) are left
-        out."""
+        column). ``ranks``: the engine's rank statistics of the ranked columns (binary
+        label); ``held_out``: categorical columns' figures on later splits (binary label)."""
         feats = [c for c in data.features if data.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
         ids = [c for c in data.columns.ids
                if data.kinds.get(c) not in (None, Kind.NESTED, Kind.NULL, Kind.TEXT)]
@@ -174,27 +231,20 @@ class SingleFeatureAUC:
         if not feats and not ids:
             raise NotApplicable("no numeric, boolean, categorical or datetime feature to test")
         scored: list[Scored] = []
-        ranked = [c for c in ranked_columns(data) if c not in skip]
+        ranked = ranked_columns(data)
+        kinds = [str(data.kinds[c]) for c in ranked]
         if ranked and view.kind == LabelKind.MULTICLASS:
             # one-vs-rest ranks of a raw value cannot separate a middle class: bin and encode
-            scored += self._encoded(view, ranked, data.seed, binned=True,
-                                    kinds=[str(data.kinds[c]) for c in ranked])
-        elif ranked and not skip:
-            shared = (shared_spearman_aggs if view.kind == LabelKind.NUMERIC
-                      else shared_rank_stats)
-            stats = {s: shared(data, view, s) for s in view.frames}
-            scored += self._ranked(view, view.frames, ranked, stats,
-                                   [str(data.kinds[c]) for c in ranked])
-        elif ranked:  # some ranked columns scored elsewhere: statistics of the rest only
-            stats = ({} if view.kind == LabelKind.NUMERIC else
-                     {s: class_rank_stats(f, [value_expr(c, f[c].dtype) for c in ranked],
-                                          view.n_classes, moments=False)
-                      for s, f in view.frames.items()})
-            scored += self._ranked(view, view.frames, ranked, stats,
-                                   [str(data.kinds[c]) for c in ranked])
-        cats = [c for c in data.features_of(Kind.CATEGORICAL) if c not in skip]
+            scored += self._encoded(view, ranked, data.seed, binned=True, kinds=kinds)
+        elif ranked and view.kind == LabelKind.NUMERIC:
+            stats = {s: shared_spearman_aggs(data, view, s) for s in view.frames}
+            scored += self._ranked(view, view.frames, ranked, stats, kinds)
+        elif ranked:
+            assert ranks is not None, "a binary label's ranked columns need the engine's ranks"
+            scored += self._counted(view, ranks, kinds)
+        cats = data.features_of(Kind.CATEGORICAL)
         if cats:
-            scored += self._encoded(view, cats, data.seed)
+            scored += self._encoded(view, cats, data.seed, held_out=held_out)
         for c in ids:  # few; each on its own (a string id on a sample)
             frames = self._id_frames(view, c, data.seed)
             stats = ({} if view.kind == LabelKind.NUMERIC else
@@ -253,26 +303,35 @@ class SingleFeatureAUC:
             for s in list(frames)[1:]:
                 figures[s] = eval_ranked(stats[s], view.targets, values(s, fit),
                                          frames[s][YCOL].to_numpy(), view.n_classes, fit)
-        out = []
-        for j, c in enumerate(cols):
-            sc = Scored(c, kinds[j], encoded=False, fit=fit, index=j)
-            for s, a in figures.items():
-                sc.per_class[s] = a[:, j]
-                sc.values[s] = _macro(a[:, j])
-            out.append(sc)
-        return out
+        return _scored(cols, kinds, fit, figures)
+
+    def _counted(self, view: LabelView, ranks: ClassRanks, kinds: list[str]) -> list[Scored]:
+        """Figures of ranked columns from the engine's rank statistics, oriented on train."""
+        train = view.train
+        figures: dict[str, np.ndarray] = {}
+        figures[train], fit = fit_ranked(ranks.stats[train], view.targets)
+        for s in list(view.frames)[1:]:
+            figures[s] = eval_counted(ranks.stats[s], view.targets, ranks.edges, ranks.below[s],
+                                      fit)
+        return _scored(ranks.columns, kinds, fit, figures)
 
     def _encoded(self, view: LabelView, cols: list[str], seed: int, binned: bool = False,
-                 kinds: list[str] | None = None) -> list[Scored]:
+                 kinds: list[str] | None = None,
+                 held_out: dict[str, dict[str, float]] | None = None) -> list[Scored]:
         """Target-rate encode columns (categorical levels, or train-quantile bins of numeric
-        columns when ``binned``); their AUCs follow from per-level class counts."""
+        columns when ``binned``); their AUCs follow from per-level class counts. A column's
+        later splits in ``held_out`` (measured by the engine) take those figures."""
         out = []
         for j, c in enumerate(cols):  # a loop over columns, vectorised over rows
             enc = self._encode(view, c, seed, binned)
             sc = Scored(c, kinds[j] if kinds else str(Kind.CATEGORICAL), encoded=True,
                         binned=binned)
+            given = (held_out or {}).get(c, {})
             for s in view.frames:
-                (sc.per_class[s],) = encoded_figures(view, s, [enc[s]])
+                if s in given:
+                    sc.per_class[s] = np.array([given[s]])
+                else:
+                    (sc.per_class[s],) = encoded_figures(view, s, [enc[s]])
                 sc.values[s] = _macro(sc.per_class[s])
             out.append(sc)
         return out
@@ -318,8 +377,9 @@ class SingleFeatureAUC:
             scores = {s: e.rows() for s, e in
                       self._encode(view, sc.column, data.seed, sc.binned).items()}
         else:
-            scores = {s: oriented_scores(f, sc.column, sc.fit, sc.index)
-                      for s, f in frames.items()}
+            assert sc.fit is not None  # a ranked column is oriented on train
+            fit = sc.fit
+            scores = {s: oriented_scores(f, sc.column, fit, sc.index) for s, f in frames.items()}
         frame = frames[split]
         n = frame.height
         missing = missing_count(frame, sc.column)
@@ -365,6 +425,7 @@ class SingleFeatureAUC:
                              if _time_ordered(frames, sc.column) else
                              "; a random split hides it: prefer a split by time")))
         else:
+            assert verdict is not None  # every feature is judged
             message = f"{sc.column} alone {what}; {verdict.reason}; graded {sev.value}"
         evidence: dict[str, Any] = {"splits": self._split_rows(view, frames, sc, split, ci)}
         evidence["grading"] = (verdict.evidence() if verdict else
@@ -385,7 +446,7 @@ class SingleFeatureAUC:
 
     def _judge(self, view: LabelView, sc: Scored, value: float,
                frames: dict[str, pl.DataFrame], scores: dict[str, np.ndarray],
-               figures: dict[str, float], ci_low: float | None = None):
+               figures: dict[str, float], ci_low: float | None = None) -> Verdict:
         """The :mod:`auditor.judging.leak_rules` verdict of a flagged feature: its train figure,
         the other features' figures and, for a binary label, the purest cut of its train
         scores and the class balance of its missing values in train."""
@@ -504,6 +565,26 @@ class SingleFeatureAUC:
             message=f"{fmt_rows(flagged, len(scored), 'features')} alone reach {name} > "
                     f"{self.warn_above}{strongest}",
             evidence={"chart": chart, "top_features": table})
+
+
+def _int_at_least(low: int) -> Any:
+    return lambda v: isinstance(v, int) and v >= low
+
+
+def _int_within(low: int, high: int) -> Any:
+    return lambda v: isinstance(v, int) and low <= v <= high
+
+
+def _scored(cols: list[str], kinds: list[str], fit: RankFit, figures: dict[str, np.ndarray]
+            ) -> list[Scored]:
+    out = []
+    for j, c in enumerate(cols):
+        sc = Scored(c, kinds[j], encoded=False, fit=fit, index=j)
+        for s, a in figures.items():
+            sc.per_class[s] = a[:, j]
+            sc.values[s] = _macro(a[:, j])
+        out.append(sc)
+    return out
 
 
 def describe_orientation(view: LabelView, sc: Scored) -> str:

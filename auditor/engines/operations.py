@@ -174,6 +174,50 @@ class DriverData:
 
 
 @dataclass(frozen=True)
+class ClassRanks:
+    """Ranked columns (numeric, boolean, datetime) against a class label, per split, over
+    every labelled row (:meth:`Operations.class_ranks`).
+
+    ``stats[split]``: :func:`auditor.stats.label.class_rank_stats` with moments (``n`` class
+    sizes; per class and column ``count``, ``rank_sum``, ``rank_var``, ``mean``, ``var``;
+    ``distinct``; ``cuts``), cut values in the units of the driver data's physical values.
+    ``edges[j]``: train's candidate cuts of column j (None when train has no missing value
+    there, so no cut is fitted); ``below[split][j]`` (E, K): the split's non-missing rows of
+    each class at or below each of those edges (None where the split has no missing value).
+    ``bins[j]``: 0 when the figures rest on every distinct value (exact), else the number of
+    quantile bins the engine counted in (Spark beyond its exact budget): ties inside a bin
+    then count half, and ``bin_error[split][j]`` bounds the AUC's error from them (binary
+    label: sum_b H[b,1] H[b,0] / (2 n1 n0))."""
+
+    columns: list[str]
+    stats: dict[str, dict[str, Any]]
+    edges: list[np.ndarray | None]
+    below: dict[str, list[np.ndarray | None]]
+    bins: list[int]
+    bin_error: dict[str, list[float]]
+
+
+@dataclass(frozen=True)
+class LevelStats:
+    """One column in one split against a class label, by level (missing values a level of
+    their own): the ``levels`` present, the rows ``with_value`` and the bias-corrected
+    Cramér's V of the (level, class) table (:func:`auditor.stats.numerics.cramers_v`)."""
+
+    levels: int
+    with_value: int
+    cramers_v: float
+
+
+@dataclass(frozen=True)
+class ClassLevels:
+    """:meth:`Operations.class_levels`: ``rows[split]`` (K,) labelled rows per class;
+    ``stats[split][column]`` its :class:`LevelStats`."""
+
+    rows: dict[str, np.ndarray]
+    stats: dict[str, dict[str, LevelStats]]
+
+
+@dataclass(frozen=True)
 class SuiteResults:
     """A Great Expectations suite validated on every split by GX's own engine for the data
     (pandas for polars frames, GX's Spark execution engine on Spark: every row, no sample):
@@ -431,6 +475,30 @@ class Operations(Protocol):
                    ) -> dict[str, dict[str, bool]]:
         """Per split and column: whether every non-missing value occurs once (exact; values
         read as :meth:`numeric_distributions` reads them)."""
+        ...
+
+    def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
+                    ) -> ClassRanks:
+        """Rank statistics of ``columns`` against the class label ``label`` (``classes``:
+        its classes, sorted, as the driver data codes them; NotApplicable when every row's
+        classes differ, a class too rare for the driver's sample) in every split, over every
+        labelled row: exact on polars; on Spark exact while a column's distinct values fit
+        the engine's budget, else counted in quantile bins with the error bound stated."""
+        ...
+
+    def class_levels(self, label: str, classes: Sequence[Any], columns: Sequence[str]
+                     ) -> ClassLevels:
+        """Per split and column, the (level, class) table's :class:`LevelStats` over every
+        labelled row (values read as text levels; NaN missing, -0.0 as 0.0); the tables stay
+        in the engine, so a column of a million levels costs the driver one row."""
+        ...
+
+    def target_rate_aucs(self, label: str, classes: Sequence[Any], columns: Sequence[str],
+                         smoothing: float) -> dict[str, dict[str, float]]:
+        """Binary label: per column and later split, the AUC of the split's labelled rows
+        scored by the column's smoothed target rate fitted on every train row ((positives_l
+        + m p) / (n_l + m), m = ``smoothing``, p the train positive rate; unseen levels at
+        p; missing a level): :func:`auditor.stats.label.held_out_aucs`."""
         ...
 
     def value_counts(self, columns: Sequence[str], *,

@@ -9,8 +9,9 @@ import polars as pl
 
 from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
-from auditor.engines.operations import (BATCH_ROWS, BatchFn, Condition, DistinctValues,
-                                        DriverData, Examples, Exceeds, RunMemo, SuiteResults,
+from auditor.engines.operations import (BATCH_ROWS, BatchFn, ClassLevels, ClassRanks,
+                                        Condition, DistinctValues, DriverData, Examples,
+                                        Exceeds, RunMemo, SuiteResults,
                                         conform, gx_results, summed_columns,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
                                         Distribution, Expansion, Matches, Tally,
@@ -403,6 +404,25 @@ class PolarsOperations(RunMemo):
             first = values.cast(pl.String).sort().head(limit).to_list() if limit else []
             out[col] = DistinctValues(values.len(), first)
         return out
+
+    def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
+                    ) -> ClassRanks:
+        from auditor.engines import polars_label
+
+        return polars_label.class_ranks(self.driver_data().data, label, classes, columns)
+
+    def class_levels(self, label: str, classes: Sequence[Any], columns: Sequence[str]
+                     ) -> ClassLevels:
+        from auditor.engines import polars_label
+
+        return polars_label.class_levels(self.driver_data().data, label, classes, columns)
+
+    def target_rate_aucs(self, label: str, classes: Sequence[Any], columns: Sequence[str],
+                         smoothing: float) -> dict[str, dict[str, float]]:
+        from auditor.engines import polars_label
+
+        return polars_label.target_rate_aucs(self.driver_data().data, label, classes, columns,
+                                             smoothing)
 
 
 class PolarsEngine(PolarsOperations):

@@ -25,7 +25,8 @@ from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
 from auditor.engines.spark_columns import col, map_in_arrow, quoted, to_polars
-from auditor.engines.operations import (BatchFn, Condition, DistinctValues, DriverData,
+from auditor.engines.operations import (BatchFn, ClassLevels, ClassRanks, Condition,
+                                        DistinctValues, DriverData,
                                         Examples, Exceeds, RunMemo, conform, summed_columns,
                                         Num, Range, RecordMatch, SortedValues,
                                         SuiteResults, Tally, ValueCounts,
@@ -617,6 +618,24 @@ class SparkOperations(RunMemo):
                 values.unpersist()
             out[c] = DistinctValues(distinct, first)
         return out
+
+    def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
+                    ) -> ClassRanks:
+        from auditor.engines import spark_label
+
+        return spark_label.class_ranks(self, label, classes, columns)
+
+    def class_levels(self, label: str, classes: Sequence[Any], columns: Sequence[str]
+                     ) -> ClassLevels:
+        from auditor.engines import spark_label
+
+        return spark_label.class_levels(self, label, classes, columns)
+
+    def target_rate_aucs(self, label: str, classes: Sequence[Any], columns: Sequence[str],
+                         smoothing: float) -> dict[str, dict[str, float]]:
+        from auditor.engines import spark_label
+
+        return spark_label.target_rate_aucs(self, label, classes, columns, smoothing)
 
 
 class SparkEngine(SparkOperations):

@@ -3,7 +3,10 @@ that is runs the same code on every engine through :func:`auditor.detectors.meas
 and has no entry here: ``leakage.group_overlap``, ``leakage.temporal``,
 ``schema.consistency``, ``drift.label``, ``drift.features``, ``schema.expectations``
 (``validate_suite``) and, on the driver-side sample (``driver_data``), ``separability.adversarial``,
-``separability.label_probe`` and ``separability.memorisation``, and through ``map_batches``
+``separability.label_probe`` and ``separability.memorisation``, through the label operations
+(``class_ranks``, ``class_levels``, ``target_rate_aucs``: every labelled row) and the
+driver-side sample ``leakage.single_feature_auc`` and ``leakage.feature_label_correlation``,
+and through ``map_batches``
 (a polars function per batch of rows, on the executors) ``tokens.lengths``,
 ``tokens.special_tokens`` and ``tokens.roundtrip``, and through ``matches`` (rows a polars
 function makes of each batch, joined on the executors) ``tokens.contamination``.
@@ -16,9 +19,6 @@ function makes of each batch, joined on the executors) ``tokens.contamination``.
   labels are aggregates (no joins on the columns). Continuous columns are decided by an HLL++
   distinct count (rsd 1%) with exact counts only near the cut. Not yet: near copies matched on
   free-text columns (MinHash; an info finding says so).
-- ``leakage.single_feature_auc`` / ``leakage.feature_label_correlation``
-  (:mod:`auditor.sparktwins.spark_assoc`): figures over every labelled row from binned per-class
-  counts and sums (one pass); the row-level parts of the judging on the driver-side sample.
 - ``leakage.preprocessing`` (:mod:`auditor.sparktwins.spark_prep`): every fingerprint from
   per-split aggregates combined on the driver, exact order statistics where a verdict reads
   them, judged by ``PreprocessingFit.judge``.
@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
-from auditor.sparktwins import spark_assoc, spark_checks, spark_prep
+from auditor.sparktwins import spark_checks, spark_prep
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
 
@@ -47,6 +47,4 @@ def run_on_spark(check: Any, data: Any) -> list[Finding]:
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
     "leakage.preprocessing": spark_prep.preprocessing,
-    "leakage.single_feature_auc": spark_assoc.single_feature_auc,
-    "leakage.feature_label_correlation": spark_assoc.feature_label_correlation,
 }

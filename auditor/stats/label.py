@@ -301,10 +301,12 @@ def class_rank_stats(frame: pl.DataFrame, exprs: list[pl.Expr], n_classes: int, 
     return out
 
 
-def shared_rank_stats(data: AuditData, view: LabelView, split: str) -> dict[str, np.ndarray]:
-    """:func:`class_rank_stats` with moments of :func:`ranked_columns` for a class label,
-    computed once per split and run and shared by both checks."""
-    cols = ranked_columns(data)
+def shared_rank_stats(data: AuditData, view: LabelView, split: str,
+                      columns: list[str] | None = None) -> dict[str, np.ndarray]:
+    """:func:`class_rank_stats` with moments of ``columns`` (by default
+    :func:`ranked_columns`) for a class label, computed once per split and run and shared by
+    both checks."""
+    cols = ranked_columns(data) if columns is None else list(columns)
     frame = view.frames[split]
 
     def compute() -> dict[str, np.ndarray]:
@@ -417,15 +419,46 @@ def eval_ranked(st: dict[str, np.ndarray], targets: list[int], xs: list[np.ndarr
                 y: np.ndarray, n_classes: int, fit: RankFit) -> np.ndarray:
     """AUCs (K', p) of ranked columns in another split under the orientation fitted on train;
     ``xs[j]`` is needed only where a fitted cut is finite."""
+    return _eval_at(st, targets, fit, lambda j, cut: _below(xs[j], y, n_classes, cut,
+                                                            st["count"][:, j]))
+
+
+def eval_counted(st: dict[str, np.ndarray], targets: list[int], edges: list[np.ndarray | None],
+                 below: list[np.ndarray | None], fit: RankFit) -> np.ndarray:
+    """:func:`eval_ranked` from counts instead of values: ``below[j][e, k]`` the split's
+    non-missing rows of class k with value <= ``edges[j][e]``, the candidate cuts of train
+    (:func:`counts_at`; None where the split has no missing value, so that D = 0)."""
+    def at(j: int, cut: float) -> np.ndarray:
+        if np.isnan(cut):
+            return np.zeros(st["n"].size)
+        table, cuts = below[j], edges[j]
+        if table is None or cuts is None:
+            return st["count"][:, j]
+        return table[int(np.searchsorted(cuts, cut))]
+    return _eval_at(st, targets, fit, at)
+
+
+def _eval_at(st: dict[str, np.ndarray], targets: list[int], fit: RankFit,
+             below: Any) -> np.ndarray:
     parts = _auc_parts(st, targets)
     d = np.zeros_like(parts["u"])
     for j in range(d.shape[1]):
         for i, t in enumerate(targets):
             if np.isnan(fit.cut[i, j]):
                 continue
-            below = _below(xs[j], y, n_classes, fit.cut[i, j], st["count"][:, j])
-            d[i, j] = parts["m1"][i, j] * (below.sum() - below[t]) - parts["m0"][i, j] * below[t]
+            b = below(j, fit.cut[i, j])
+            d[i, j] = parts["m1"][i, j] * (b.sum() - b[t]) - parts["m0"][i, j] * b[t]
     return _auc(parts, d, fit.descending)
+
+
+def counts_at(x: np.ndarray, y: np.ndarray, n_classes: int, edges: np.ndarray) -> np.ndarray:
+    """(E, K): per edge e (ascending) and class k, the rows of class k whose value (NaN:
+    missing, never counted) is <= ``edges[e]``; one searchsorted and one bincount."""
+    nm = ~np.isnan(x)
+    seg = np.searchsorted(edges, x[nm], side="left")
+    k = n_classes
+    counts = np.bincount(seg * k + y[nm], minlength=(edges.size + 1) * k)
+    return np.cumsum(counts.reshape(edges.size + 1, k), axis=0)[:-1].astype(float)
 
 
 def spearman_aggs(frame: pl.DataFrame, exprs: list[pl.Expr], *, moments: bool = False
@@ -612,25 +645,19 @@ def target_encode(view: LabelView, col: str, *, smoothing: float, folds: int, se
     label), missing a level of its own, unseen levels at the prior; train itself gets rates
     cross-fitted over ``folds`` random folds (out-of-fold sums and prior). ``binned``: the
     levels are the train-quantile bins of a numeric column (:func:`bin_codes`)."""
+    codes, n_levels, bounds, t = _train_codes(view, col, seed, binned)
     splits = list(view.frames)
-    codes, n_levels = (bin_codes(view, col, seed) if binned else
-                       level_codes(pl.concat([view.frames[s][col] for s in splits])))
-    bounds = np.cumsum([0] + [view.frames[s].height for s in splits])
-    t = codes[: bounds[1]]
-    y = view.y(view.train)
-    targets = ([(y - y.mean()).astype(float)] if view.kind == LabelKind.NUMERIC
-               else [(y == k).astype(float) for k in view.targets])
+    targets = _targets(view)
+    full = _full_rates(t, targets, smoothing, n_levels)
     n, m, f = t.size, smoothing, folds
     fold = np.random.default_rng([seed, 7]).integers(0, f, n)
     key = t * f + fold
     cnt = np.bincount(t, minlength=n_levels).astype(float)
     cnt_f = np.bincount(key, minlength=n_levels * f).astype(float).reshape(n_levels, f)
     fold_n = np.bincount(fold, minlength=f).astype(float)
-    full = np.empty((n_levels, len(targets)))
     oof = np.empty((n_levels * f, len(targets)))
     for k, w in enumerate(targets):
         sums = np.bincount(t, weights=w, minlength=n_levels)
-        full[:, k] = (sums + m * w.mean()) / np.maximum(cnt + m, 1e-300)
         sums_f = np.bincount(key, weights=w, minlength=n_levels * f).reshape(n_levels, f)
         prior_f = (w.sum() - np.bincount(fold, weights=w, minlength=f)) / np.maximum(
             n - fold_n, 1)
@@ -639,6 +666,48 @@ def target_encode(view: LabelView, col: str, *, smoothing: float, folds: int, se
     out = {view.train: Encoded(key, oof)}
     for i, s in enumerate(splits[1:], start=1):
         out[s] = Encoded(codes[bounds[i]: bounds[i + 1]], full)
+    return out
+
+
+def _train_codes(view: LabelView, col: str, seed: int, binned: bool
+                 ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """Level codes of every split's rows (concatenated), the number of levels, the splits'
+    bounds and train's codes."""
+    codes, n_levels = (bin_codes(view, col, seed) if binned else
+                level_codes(pl.concat([view.frames[s][col] for s in view.frames])))
+    bounds = np.cumsum([0] + [f.height for f in view.frames.values()])
+    return codes, n_levels, bounds, codes[: bounds[1]]
+
+
+def _targets(view: LabelView) -> list[np.ndarray]:
+    """What a level's rate averages over train rows: per target class its indicator, or the
+    centred label for a numeric label."""
+    y = view.y(view.train)
+    return ([(y - y.mean()).astype(float)] if view.kind == LabelKind.NUMERIC
+            else [(y == k).astype(float) for k in view.targets])
+
+
+def _full_rates(t: np.ndarray, targets: list[np.ndarray], m: float, n_levels: int
+                ) -> np.ndarray:
+    """(L, K') smoothed rates fitted on every train row: (sum_l + m prior) / (n_l + m)."""
+    cnt = np.bincount(t, minlength=n_levels).astype(float)
+    full = np.empty((n_levels, len(targets)))
+    for k, w in enumerate(targets):
+        sums = np.bincount(t, weights=w, minlength=n_levels)
+        full[:, k] = (sums + m * w.mean()) / np.maximum(cnt + m, 1e-300)
+    return full
+
+
+def held_out_aucs(view: LabelView, col: str, smoothing: float) -> dict[str, float]:
+    """Binary label: per later split, the AUC of its rows scored by ``col``'s smoothed target
+    rate fitted on every train row (the held-out figures of :func:`target_encode`, without
+    the cross-fitting of train)."""
+    codes, n_levels, bounds, t = _train_codes(view, col, 0, False)
+    full = _full_rates(t, _targets(view), smoothing, n_levels)
+    out = {}
+    for i, s in enumerate(list(view.frames)[1:], start=1):
+        (auc,) = encoded_figures(view, s, [Encoded(codes[bounds[i]: bounds[i + 1]], full)])
+        out[s] = float(auc[0])
     return out
 
 

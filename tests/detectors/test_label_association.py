@@ -13,6 +13,7 @@ from auditor.detectors.label_association import FeatureLabelAssociation
 from auditor.errors import NotApplicable
 from auditor.stats.label import label_view, level_codes
 from auditor.report.results import Severity
+from auditor.engines.selection import engine_of
 from tests.conftest import clean_frame
 
 
@@ -21,9 +22,9 @@ def _data(frames, **roles) -> AuditData:
 
 
 def _measures(data: AuditData, split: str = "train", check=None):
+    """One split's measures, as the check measures them on the polars engine."""
     check = check or FeatureLabelAssociation()
-    view = label_view(data)
-    return check.measure(data, view, split, check._level_columns(data, view))
+    return check.measure(engine_of(data), data.roles).per_split[split]
 
 
 def _v_reference(a, b) -> float:

@@ -125,6 +125,29 @@ def _leaky_x2() -> dict[str, pl.DataFrame]:
             for s, df in honest().items()}
 
 
+def _closed_after_outcome() -> dict[str, pl.DataFrame]:
+    """train 500 / test 200 rows, label y (35% positive): ``closed_at`` is missing for 97% of
+    positives and 0.5% of negatives (a field filled in after the outcome: its missing block
+    is what separates); ``opened`` a date 20 days earlier for positives, missing in every
+    10th row; ``grade`` 5 levels, ``cat`` with a level only test has, ``flag`` and ``x``
+    noise."""
+    out = {}
+    for name, n, seed in (("train", 500, 41), ("test", 200, 42)):
+        rng = np.random.default_rng(seed)
+        y = (rng.random(n) < 0.35).astype(np.int64)
+        miss = np.where(y == 1, rng.random(n) < 0.97, rng.random(n) < 0.005)
+        levels = ["a", "b", "c"] + (["d"] if name == "test" else [])
+        opened = pl.Series(np.datetime64("2024-01-01") + rng.integers(0, 300, n)
+                           - 20 * y).cast(pl.Date)
+        out[name] = pl.DataFrame({
+            "closed_at": np.where(miss, np.nan, np.round(rng.normal(50, 10, n), 1)),
+            "opened": opened, "grade": rng.integers(0, 5, n), "cat": rng.choice(levels, n),
+            "flag": rng.random(n) < 0.5, "x": np.round(rng.normal(size=n), 2), "y": y,
+        }).with_columns(pl.when(pl.int_range(pl.len()) % 10 == 0).then(None)
+                        .otherwise(pl.col("opened")).alias("opened"))
+    return out
+
+
 def _near_copies(copies: int = 20) -> dict[str, pl.DataFrame]:
     """train 400 / test 150 rows of 8 normal features; ``copies`` test rows are train rows
     with every feature moved by noise of sd 0.001 (near copies that exact hashing misses)."""
@@ -330,6 +353,21 @@ CASES = [
                  lambda f: int((f["train"]["x2"] > 6).sum()))),
     Case("a suite the splits meet", "schema.expectations", honest,
          {"label": "y", "ids": ["row_id"], "expectations": _suite(100)}, clean=True),
+    # the label operations: rank statistics (a missing block fitted on train and evaluated on
+    # test from counts at train's cuts) and level tables, every labelled row on both engines
+    Case("a field missing for 97% of positives", "leakage.single_feature_auc",
+         _closed_after_outcome, {"label": "y"}, params={"n_boot": 50},
+         expect=("single_feature_auc", "closed_at", Severity.FAIL,
+                 lambda f: f["train"].height)),
+    Case("single features of an honest split", "leakage.single_feature_auc", honest,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]}, params={"n_boot": 50},
+         clean=True),
+    Case("missingness of closed_at (test: every missing row)",
+         "leakage.feature_label_correlation", _closed_after_outcome, {"label": "y"},
+         expect=("association", "closed_at", Severity.FAIL,
+                 lambda f: int(f["test"]["closed_at"].is_nan().sum()))),
+    Case("associations of an honest split", "leakage.feature_label_correlation", honest,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
     # model probes and nearest rows: measured on the rows in this process (Spark's driver-side
     # sample, here every row), so the measures are the frames themselves
     Case("test x1 moved by 3 sd", "separability.adversarial", _shifted,
@@ -388,6 +426,7 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
                         "drift.label", "drift.features", "schema.expectations",
                         "separability.adversarial", "separability.label_probe",
                         "separability.memorisation", "tokens.lengths",
+                        "leakage.single_feature_auc", "leakage.feature_label_correlation",
                         "tokens.special_tokens", "tokens.roundtrip", "tokens.contamination"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured

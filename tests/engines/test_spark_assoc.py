@@ -110,8 +110,8 @@ def test_planted_statuses_subjects_and_values_agree(planted_results):
             tol = 0.005 if key[1] == "leak" else 1e-9
             if a.value is not None:
                 assert abs(a.value - b.value) <= tol, (cid, key, a.value, b.value)
-            assert "spark engine" in b.message
-            assert b.evidence["driver_sample"]["train"] == {"rows": 3000, "of": 3000}
+            # the driver holds every row here: nothing was sampled, nothing to state
+            assert "driver_sample" not in b.evidence and "sample" not in b.message, b.message
         # every column's figure per split (the overview table), not only the flagged ones
         ta = {r["feature"]: r for r in fp[next(k for k in fp if k[1] == "")].evidence[
             "top_features"]}
@@ -150,8 +150,8 @@ def test_planted_figures_match_sklearn(planted_results):
     frames = planted_assoc()
     over = next(f for f in _of(rs, CHECKS[0]) if f.subject == "")
     table = {row["feature"]: row for row in over.evidence["top_features"]}
-    bins, bound = over.evidence["spark"]["bins"], over.evidence["spark"]["auc_bin_error"]
-    assert bins["s1"] == bins["grade"] == "exact"
+    bins, bound = over.evidence["bins"], over.evidence["auc_bin_error"]
+    assert "s1" not in bins and "grade" not in bins  # exact: not listed
     assert "quantile bins" in bins["x"] and "quantile bins" in bins["leak"]
     assert set(bound) == {"x", "leak"}
     for c in ("s1", "grade", "x", "leak"):
@@ -349,17 +349,17 @@ def test_level_tables_stay_in_spark_whatever_the_levels(spark, tmp_path, monkeyp
     per column for the AUC (before: one per (split, column, level), 2,400+ here) --
     and the figures equal polars' (1e-9) and the references (scipy's chi2 -> Cramér's V;
     sklearn's AUC of the target-encoded test rows; to the overview's 4 decimals)."""
-    from auditor.sparktwins import spark_assoc
+    from auditor.engines import spark_label
 
     received = []
-    real = spark_assoc._to_driver
+    real = spark_label._to_driver
 
     def counting(df):
         rows = real(df)
         received.append(len(rows))
         return rows
 
-    monkeypatch.setattr(spark_assoc, "_to_driver", counting)
+    monkeypatch.setattr(spark_label, "_to_driver", counting)
     seen = {}
     for levels in (40, 2400):
         frames = _many_levels(levels)
@@ -404,7 +404,7 @@ def test_many_partitions_each_under_the_exact_cap_still_bin_a_continuous_column(
     the column must fall back to its quantile bins, never become an "exact" column stripped
     of its values (it used to: AUC from nothing, the leak unflagged on Spark)."""
     from auditor.api import audit
-    from auditor.sparktwins.spark_assoc import MAX_EXACT
+    from auditor.engines.spark_label import MAX_EXACT
 
     frames = {}
     for name, n, seed in (("train", 9000, 11), ("test", 3000, 12)):
@@ -425,3 +425,39 @@ def test_many_partitions_each_under_the_exact_cap_still_bin_a_continuous_column(
         fs = {f.subject: f for f in _of(rs, cid) if f.subject}
         assert fp["leak"].severity == fs["leak"].severity == "fail", (cid, fs.get("leak"))
         assert abs(fp["leak"].value - fs["leak"].value) <= 0.005, cid
+
+
+def test_on_a_sampled_driver_the_figures_still_cover_every_row(spark):
+    """With at most 500 rows per split on the driver (train 3,000, test 1,000), the AUCs of
+    ranked columns and the associations are still measured over every labelled row -- equal
+    to polars' figures over every row (closed_at and s1 have exact bins: 1e-9) -- while the
+    messages state which parts the sample measured and how many rows it kept."""
+    from auditor.core.config import Columns
+    from auditor.detectors.label_association import FeatureLabelAssociation
+    from auditor.detectors.measured import judged
+    from auditor.detectors.single_feature_auc import SingleFeatureAUC
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.loading.data import build_audit_data
+
+    frames = planted_assoc()
+    sampled = SparkAuditData(_spark_frames(spark, frames), columns=Columns(label="y"),
+                             sample_rows=500)
+    whole = build_audit_data(frames, columns=Columns(label="y"))
+    for check, metric in ((SingleFeatureAUC(n_boot=50), "single_feature_auc"),
+                          (FeatureLabelAssociation(), "association")):
+        found = {name: judged(check, d) for name, d in (("got", sampled), ("want", whole))}
+        got, want = ({f.subject: f for f in fs if f.metric == metric}
+                     for fs in found.values())
+        assert got["closed_at"].value == pytest.approx(want["closed_at"].value, abs=1e-9)
+        assert got["closed_at"].severity == want["closed_at"].severity == "fail"
+        tables = [{r["feature"]: r for r in fs[-1].evidence["top_features"]}
+                  for fs in found.values()]
+        for c in ("closed_at", "s1", "grade"):  # numeric: in-train figures over every row too
+            for split, v in tables[1][c].items():
+                if isinstance(v, float):
+                    assert tables[0][c][split] == pytest.approx(v, abs=1e-9), (metric, c, split)
+        f = got["closed_at"]
+        kept = f.evidence["driver_sample"]["train"]["rows"]
+        assert kept < 3000 and f.evidence["driver_sample"]["train"]["of"] == 3000
+        assert f"seeded driver-side sample of {kept:,} of 3,000 train rows" in f.message
+        assert "every other figure over every row" in f.message

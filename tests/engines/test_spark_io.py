@@ -105,7 +105,7 @@ def test_spark_dataframes_select_the_spark_engine(spark, tmp_path):
     # 9 planted test users from train's range, plus the 12 copied rows' users
     ref = frames["test"]["user"].is_in(frames["train"]["user"].implode()).sum()
     assert overlap.count == ref
-    # measured on Spark since spark_assoc landed (was skipped): it runs, it does not error
+    # measured on Spark through the label operations (was skipped before): it runs, no error
     assert checks["leakage.single_feature_auc"].status in ("pass", "warn", "fail")
     assert report.config["engine"] == "spark"
 

@@ -1,96 +1,124 @@
-"""``leakage.single_feature_auc`` and ``leakage.feature_label_correlation`` on the spark engine.
+"""The label operations of the Spark engine (:meth:`~auditor.engines.operations.Operations`
+``class_ranks``, ``class_levels``, ``target_rate_aucs``) over every labelled row.
 
-Measuring (every labelled row, one pass over the data for all columns): the label is coded
-into class codes 0..K-1 (classes sorted, as :func:`auditor.stats.label.label_view` does);
-every numeric, boolean and datetime feature is counted by (split, column, bin, class) together
-with per-class sums and sums of squares of its values in ONE pass over the union of the splits
-(``mapInArrow``: per partition, numpy ``searchsorted`` + ``bincount`` over every column of each
-Arrow batch -- a histogram of thousands of bins per column has no Spark built-in aggregate
-short of stacking the rows p times; that and a ``percentile_approx`` pass cost 4x the CPU
-at 1M rows x 27 columns -- and one ``groupBy`` sums the
-partitions' non-zero cells; the Spark jobs do not grow with the number of columns). Bins: in
-the same pass each partition keeps a column's distinct values with their (split, class) counts
-while it holds at most ``MAX_EXACT`` of them; when the merged values over all splits are at most
-``MAX_EXACT`` the bins are those values, so every statistic below is exact; otherwise at most
-``MAX_BINS`` bins cut at the train quantiles of the driver-side sample (inverted CDF; no pass
-over the data), bin b holding the values in (e_{b-1}, e_b]. The edges only decide the bins'
-widths: the error below is measured from the counts of every row.
+Ranked columns (``class_ranks``): the label is coded into class codes 0..K-1 (classes sorted,
+as :func:`auditor.stats.label.label_view` does); every numeric, boolean and datetime column is
+counted by (split, column, bin, class) together with per-class sums and sums of squares of its
+values in ONE pass over the union of the splits (``mapInArrow``: per partition, numpy
+``searchsorted`` + ``bincount`` over every column of each Arrow batch -- a histogram of
+thousands of bins per column has no Spark built-in aggregate short of stacking the rows p
+times; that and a ``percentile_approx`` pass cost 4x the CPU at 1M rows x 27 columns -- and one
+``groupBy`` sums the partitions' non-zero cells; the Spark jobs do not grow with the number of
+columns). Bins: in the same pass each partition keeps a column's distinct values with their
+(split, class) counts while it holds at most ``MAX_EXACT`` of them; when the merged values over
+all splits are at most ``MAX_EXACT`` the bins are those values, so every statistic is exact
+(the polars figure); otherwise at most ``MAX_BINS`` bins cut at the train quantiles of the
+driver-side sample (inverted CDF; no pass over the data), bin b holding the values in
+(e_{b-1}, e_b]. The edges only decide the bins' widths: the error is measured from the counts
+of every row.
 
 From the counts H[b, k] (rows of class k in bin b; missing values a block of their own):
 average rank of bin b = rows in lower bins + (rows in b + 1) / 2; rank sum of class k =
 sum_b H[b, k] rank_b, so the Mann-Whitney AUC = (R1 - n1 (n1 + 1) / 2) / (n1 n0) counts the
-pairs inside one bin as ties (half). With exact bins that is the polars figure; with
-quantile bins the error is at most sum_b H[b, 1] H[b, 0] / (2 n1 n0) (the pairs sharing a
-bin), stated per column in the overview's evidence (``spark.auc_bin_error``). The missing
-block's place and the direction are fitted on train by the polars code
-(:func:`auditor.stats.label.fit_ranked`, cut candidates from the cumulative counts, as
-:func:`~auditor.stats.label.cut_edges` picks them), and evaluated on later splits from the same
-cumulative counts. Class means and variances come from the sums (values shifted by a central
-train quantile); Pearson's point-biserial r, Spearman's rho (point-biserial of the bin ranks),
-the correlation ratio and Cramér's V of the missingness indicator follow by
-:func:`auditor.detectors.label_association.class_label_measures`. Categorical columns'
-(level, class) counts come from one ``groupBy`` over the stacked columns (classes pivoted
-into columns) and stay in Spark: Cramér's V is aggregated from them there (chi2 = n (sum_l
-sum_k n_lk^2 / (n_l n_k) - 1)), so the driver receives one row per (split, column) however
-many levels a column has (an id-like string's levels grow with the rows).
+pairs inside one bin as ties (half); the error is at most sum_b H[b, 1] H[b, 0] / (2 n1 n0)
+(the pairs sharing a bin). Candidate cuts of the missing block are bin edges, so the rows at
+or below a cut are exact cumulative counts. Class means and variances come from the sums
+(values shifted by a central train quantile; Spark's units: dates in days, timestamps in
+microseconds, booleans 0/1 -- the cuts are returned in the driver data's physical units).
 
-Judging: the polars detectors' own judging (:meth:`SingleFeatureAUC.judge_scored`,
-:meth:`FeatureLabelAssociation.judge_measured`). What needs rows -- the bootstrap CI, the
-purest cut of a flagged column's score, the class balance of its missing values, peers'
-within-class co-movement and rank copies, ROC curves and level tables, and the row counts in
-a flagged column's message -- is computed on the seeded, label-stratified driver-side sample
-(at most ``spark_sample_rows`` rows per split, shared with the model probes); every finding
-says so and states the sample's size (``evidence.driver_sample``).
-
-Measured on the sample as a whole (stated the same way): single_feature_auc's in-train
-figure of categorical columns (target-rate encoding cross-fitted over random folds of rows;
-their later splits' figures come from (level, class) counts over every row), ids and the
-time column, and both checks for a numeric label and single_feature_auc for a multiclass label
-(there numeric columns are binned and encoded).
+Level tables (``class_levels``, ``target_rate_aucs``): the (level, class) counts of the
+columns come from one ``groupBy`` over the stacked columns (classes counted in columns of their
+own), persisted, and stay in Spark: Cramér's V (chi2 = n (sum_l sum_k n_lk^2 / (n_l n_k) - 1))
+and the held-out target-rate AUC are aggregated there, so the driver receives one row per
+column however many levels a column has (an id-like string's levels grow with the rows).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from auditor.engines.spark_engine import col as _c, quoted
+from auditor.engines.operations import ClassLevels, ClassRanks, LevelStats
+from auditor.engines.spark_columns import col as _c, map_in_arrow, quoted, to_polars
 from auditor.errors import NotApplicable
-from auditor.loading.data import Kind, LabelKind
-from auditor.report.results import Finding
-from auditor.stats.numerics import cramers_v_from_chi2, fmt_count, inverted_cdf
-from auditor.sparktwins.spark_rows import driver_sample
+from auditor.stats.label import N_CUTS
+from auditor.stats.numerics import cramers_v_from_chi2, inverted_cdf
 
 MAX_EXACT = 2000  # distinct values (all splits) up to which the bins are the values
 MAX_BINS = 2000   # quantile bins otherwise
-N_CUTS = 255      # as auditor.stats.label.N_CUTS
 
 
 # ---------------------------------------------------------------------------------------------
-# the driver-side sample (shared with the model probes) and how findings state it
+# the operations
 # ---------------------------------------------------------------------------------------------
 
-def _state(findings: list[Finding], data: Any, sample: Any, measured: str) -> list[Finding]:
-    sizes = {s: (sample.rows(s), data.rows(s)) for s in data.split_names}
-    whole = all(a == b for a, b in sizes.values())
-    stated = ", ".join(f"{fmt_count(a)} of {fmt_count(b)} {s} rows"
-                       for s, (a, b) in sizes.items())
-    where = ("every row collected to the driver" if whole else
-             f"a seeded driver-side sample of {stated}")
-    for f in findings:
-        f.message += f" (spark engine: {measured}; {where}" + (f": {stated})" if whole else ")")
-        f.evidence = {**(f.evidence or {}),
-                      "driver_sample": {s: {"rows": a, "of": b} for s, (a, b) in sizes.items()}}
-    return findings
+def class_ranks(ops: Any, label: str, classes: Sequence[Any], columns: Sequence[str]
+                ) -> ClassRanks:
+    cols = list(columns)
+    b = binned(ops, label, cols)
+    _same_classes(b.classes, classes)
+    names = list(ops.frames)
+    train = names[0]
+    stats = {s: rank_stats(b, s) for s in names}
+    scale = _physical_scales(ops, cols)
+    edges: list[np.ndarray | None] = []
+    below: dict[str, list[np.ndarray | None]] = {s: [] for s in names}
+    for j in range(len(cols)):
+        cut = stats[train]["cuts"][j]
+        if cut is None:
+            edges.append(None)
+            for s in names:
+                below[s].append(None)
+            continue
+        idx, cut_edges, _ = cut
+        edges.append(cut_edges * scale[j])
+        for s in names:
+            h = b.hist[s][j]
+            below[s].append(_below_at(h[:-1], idx) if h[-1].sum() > 0 else None)
+    for s in names:  # cuts as class_rank_stats gives them: (edges, below), physical units
+        stats[s]["cuts"] = [None if c is None else (c[1] * scale[j], c[2])
+                            for j, c in enumerate(stats[s]["cuts"])]
+    bins = [0 if b.exact[j] else int(b.edges[j].size) + 1 for j in range(len(cols))]
+    error = {s: [bin_error(b, s, j) if len(b.classes) == 2 else 0.0
+                 for j in range(len(cols))] for s in names}
+    return ClassRanks(cols, stats, edges, below, bins, error)
+
+
+def class_levels(ops: Any, label: str, classes: Sequence[Any], columns: Sequence[str]
+                 ) -> ClassLevels:
+    got, n = class_counts(ops, label)
+    _same_classes(got, classes)
+    stats = level_measures(ops, label, list(columns), list(got))
+    return ClassLevels(n, {s: {c: LevelStats(*t) for c, t in cols.items()}
+                           for s, cols in stats.items()})
+
+
+def target_rate_aucs(ops: Any, label: str, classes: Sequence[Any], columns: Sequence[str],
+                     smoothing: float) -> dict[str, dict[str, float]]:
+    got, _ = class_counts(ops, label)
+    _same_classes(got, classes)
+    return held_out_aucs(ops, label, list(columns), smoothing)
+
+
+def _same_classes(found: Sequence[Any], asked: Sequence[Any]) -> None:
+    if list(found) != list(asked):
+        raise NotApplicable(f"the label's classes differ between all rows {list(found)!r} and "
+                            f"the driver sample {list(asked)!r}: a class too rare to sample")
+
+
+def _below_at(vals: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Per candidate cut (bins ``idx``, then +inf) the non-missing rows of each class at or
+    below it."""
+    return np.vstack([np.cumsum(vals, axis=0)[idx], vals.sum(0)[None, :]])
 
 
 # ---------------------------------------------------------------------------------------------
-# measuring on Spark
+# ranked columns: one binned pass
 # ---------------------------------------------------------------------------------------------
 
 @dataclass
-class Binned:
+class ClassBins:
     """Per column j: ``edges[j]`` the bins' upper edges (ascending), ``exact[j]`` whether they
     are every distinct value; ``hist[split][j]`` (B_j + 2, K) counts: bins 0..B_j - 1, bin
     B_j above the last edge, the last row missing values; ``sums[split]`` (p, K) and
@@ -131,14 +159,13 @@ def _value_expr(df: Any, col: str) -> Any:
     return F.when(~F.isnan(x), x)
 
 
-def _labelled(data: Any, classes: list[Any] | None) -> Any:
+def _labelled(ops: Any, y: str, classes: list[Any] | None) -> Any:
     """The union of the splits' labelled rows: split index ``__s``, class code ``__y``."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    y = data.label
     parts = []
-    for i, (name, df) in enumerate(data.splits.items()):
+    for i, (name, df) in enumerate(ops.frames.items()):
         ok = _c(y).isNotNull()
         if isinstance(df.schema[y].dataType, (T.FloatType, T.DoubleType)):
             ok = ok & ~F.isnan(_c(y))
@@ -152,44 +179,48 @@ def _labelled(data: Any, classes: list[Any] | None) -> Any:
     return out
 
 
-def class_counts(data: Any) -> tuple[list[Any], dict[str, np.ndarray]]:
+def class_counts(ops: Any, label: str) -> tuple[list[Any], dict[str, np.ndarray]]:
     """The label's classes (sorted, over all splits) and labelled rows per class per split:
-    one ``groupBy``."""
+    one ``groupBy`` (kept for the run)."""
+    names = list(ops.frames)
+
     def measure() -> tuple[list[Any], dict[str, np.ndarray]]:
-        rows = _labelled(data, None).groupBy("__s", _c(data.label)).count().collect()
+        rows = _labelled(ops, label, None).groupBy("__s", _c(label)).count().collect()
         classes = sorted({r[1] for r in rows})
         idx = {c: i for i, c in enumerate(classes)}
-        out = {s: np.zeros(len(classes)) for s in data.split_names}
+        out = {s: np.zeros(len(classes)) for s in names}
         for r in rows:
-            out[data.split_names[r[0]]][idx[r[1]]] += r[2]
+            out[names[r[0]]][idx[r[1]]] += r[2]
         return classes, out
-    return data.cached(("spark.assoc.class_counts",), measure)
+    counted: tuple[list[Any], dict[str, np.ndarray]] = ops.cached(
+        ("spark.label.class_counts", label), measure)
+    return counted
 
 
-def binned(data: Any, cols: list[str]) -> Binned:
-    """Bins and per-class counts of ``cols`` in every split (cached per run)."""
-    return data.cached(("spark.assoc.binned", tuple(cols)), lambda: _binned(data, cols))
+def binned(ops: Any, label: str, cols: list[str]) -> ClassBins:
+    """Bins and per-class counts of ``cols`` in every split (kept for the run)."""
+    got: ClassBins = ops.cached(("spark.label.binned", label, tuple(cols)),
+                                lambda: _binned(ops, label, cols))
+    return got
 
 
-def _binned(data: Any, cols: list[str]) -> Binned:
+def _binned(ops: Any, label: str, cols: list[str]) -> ClassBins:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from auditor.engines.spark_engine import map_in_arrow, to_polars
-
-    classes, n = class_counts(data)
+    classes, n = class_counts(ops, label)
     k = len(classes)
-    names = data.split_names
+    names = list(ops.frames)
     sk = len(names) * k
-    frame = _labelled(data, classes)
-    first = next(iter(data.splits.values()))
+    frame = _labelled(ops, label, classes)
+    first = next(iter(ops.frames.values()))
     p = len(cols)
     vals = frame.select(F.col("__s").cast("int").alias("__s"),
                         F.col("__y").cast("int").alias("__y"),
                         *[_value_expr(first, c).alias(f"v{j}") for j, c in enumerate(cols)])
     # quantile edges from the driver sample's train rows (no pass over the data: the bins'
     # error is measured from the counts, whatever the edges)
-    sample = driver_sample(data)
+    sample = ops.driver_data().data
     q_edges = [_sample_edges(sample, c) for c in cols]
     center = np.array([e[e.size // 2] if e.size else 0.0 for e in q_edges])
     # the one pass: per partition, numpy counts by (column, bin, split, class), the distinct
@@ -209,7 +240,7 @@ def _binned(data: Any, cols: list[str]) -> Binned:
     t = to_polars(summed.withColumn("ovf", ovf).where(~((F.col("kind") == 1) & F.col("ovf"))))
     t = t.sort("j")  # each column's cells are one slice: O(cells) in all, not columns x cells
     bounds = np.searchsorted(t["j"].to_numpy(), np.arange(p + 1), side="left")
-    hist = {s: [] for s in names}
+    hist: dict[str, list[np.ndarray]] = {s: [] for s in names}
     sums = {s: np.zeros((p, k)) for s in names}
     squares = {s: np.zeros((p, k)) for s in names}
     edges: list[np.ndarray] = []
@@ -245,7 +276,8 @@ def _binned(data: Any, cols: list[str]) -> Binned:
             np.add.at(h[-1], yy[m], cnt[m])
             hist[s].append(h)
     distinct_floor = [MAX_EXACT + 1] * p  # quantile-binned: more than MAX_EXACT values
-    return Binned(cols, classes, edges, exact, center, hist, sums, squares, n, distinct_floor)
+    return ClassBins(cols, classes, edges, exact, center, hist, sums, squares, n,
+                     distinct_floor)
 
 
 def _sample_edges(sample: Any, col: str) -> np.ndarray:
@@ -298,11 +330,12 @@ class _PartitionCounts:
 
         p = len(self.edges)
         k = self.k
-        qh: list[np.ndarray | None] = [None] * p
-        w1: list[np.ndarray | None] = [None] * p
-        w2: list[np.ndarray | None] = [None] * p
-        ev: list[np.ndarray | None] = [np.array([]) for _ in range(p)]
-        ec: list[np.ndarray | None] = [None] * p
+        # per column, None until a batch adds to it (ev/ec: None once over the cap)
+        qh: list[Any] = [None] * p
+        w1: list[Any] = [None] * p
+        w2: list[Any] = [None] * p
+        ev: list[Any] = [np.array([]) for _ in range(p)]
+        ec: list[Any] = [None] * p
         sk = self.sk
         for batch in batches:
             s = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -356,26 +389,27 @@ class _PartitionCounts:
             if qh[j] is None:
                 continue
             h = qh[j].reshape(-1, sk)
-            b, c = np.nonzero(h)
-            z = np.zeros(b.size)
-            emit(0, j, b, c, h[b, c], z, z)
-            c = np.arange(sk)
-            emit(3, j, np.zeros(c.size), c, np.zeros(c.size), w1[j][c], w2[j][c])
+            hb, hc = np.nonzero(h)
+            z = np.zeros(hb.size)
+            emit(0, j, hb, hc, h[hb, hc], z, z)
+            every = np.arange(sk)
+            emit(3, j, np.zeros(sk), every, np.zeros(sk), w1[j][every], w2[j][every])
             if ev[j] is None:
                 emit(2, j, np.zeros(1), np.zeros(1, np.int64), np.zeros(1), np.zeros(1),
                      np.zeros(1))
             elif ec[j] is not None:
-                v, c = np.nonzero(ec[j])
+                v, cv = np.nonzero(ec[j])
                 z = np.zeros(v.size)
-                emit(1, j, ev[j][v], c, ec[j][v, c], z, z)
+                emit(1, j, ev[j][v], cv, ec[j][v, cv], z, z)
         if out["kind"]:
             yield pa.RecordBatch.from_arrays(
                 [pa.array(np.concatenate(out[c])) for c in out], names=list(out))
 
 
-def rank_stats(b: Binned, split: str) -> dict[str, Any]:
+def rank_stats(b: ClassBins, split: str) -> dict[str, Any]:
     """:func:`auditor.stats.label.class_rank_stats` (with moments) of the binned columns in one
-    split, from the counts (exact when a column's bins are its values)."""
+    split, from the counts (exact when a column's bins are its values); ``cuts[j]`` here is
+    (bins of the candidate cuts, their edges in Spark's units, below) -- see :func:`_cuts`."""
     k = len(b.classes)
     p = len(b.columns)
     out: dict[str, Any] = {"n": b.n[split].astype(float)}
@@ -405,11 +439,12 @@ def rank_stats(b: Binned, split: str) -> dict[str, Any]:
     return out
 
 
-def _cuts(b: Binned, j: int, vals: np.ndarray, tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(edges, below) as :func:`auditor.stats.label.class_rank_stats` gives them: candidate
-    cuts (values present: all when at most N_CUTS, else the inverted-CDF quantiles; +inf) and
-    per class the non-missing rows at or below each."""
-    below_all = np.cumsum(vals, axis=0)
+def _cuts(b: ClassBins, j: int, vals: np.ndarray, tot: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(idx, edges, below): the bins of the candidate cuts, and (edges, below) as
+    :func:`auditor.stats.label.class_rank_stats` gives them: candidate cuts (values present:
+    all when at most N_CUTS, else the inverted-CDF quantiles; +inf) and per class the
+    non-missing rows at or below each."""
     present = np.flatnonzero(tot > 0)
     if present.size and present[-1] >= b.edges[j].size:  # values above the last edge
         present = present[:-1]
@@ -418,36 +453,10 @@ def _cuts(b: Binned, j: int, vals: np.ndarray, tot: np.ndarray) -> tuple[np.ndar
         cum = np.cumsum(tot)
         pos = inverted_cdf(np.arange(int(cum[-1])), N_CUTS)
         idx = np.unique(np.searchsorted(cum, pos, side="right"))
-    edges = np.r_[b.edges[j][idx], np.inf]
-    below = np.vstack([below_all[idx], vals.sum(0)[None, :]])
-    return edges, below
+    return idx, np.r_[b.edges[j][idx], np.inf], _below_at(vals, idx)
 
 
-def eval_binned(b: Binned, st: dict[str, Any], split: str, targets: list[int], fit: Any
-                ) -> np.ndarray:
-    """AUCs (K', p) in a later split under the orientation fitted on train (as
-    :func:`auditor.stats.label.eval_ranked`, the rows at or below the fitted cut read from
-    the cumulative counts)."""
-    from auditor.stats.label import _auc, _auc_parts
-
-    parts = _auc_parts(st, targets)
-    d = np.zeros_like(parts["u"])
-    for j in range(d.shape[1]):
-        for i, t in enumerate(targets):
-            cut = fit.cut[i, j]
-            if np.isnan(cut):
-                continue
-            vals = b.hist[split][j][:-1]
-            if np.isinf(cut):
-                below = vals.sum(0)
-            else:
-                at = int(np.searchsorted(b.edges[j], cut, side="left"))
-                below = vals[: at + 1].sum(0)
-            d[i, j] = parts["m1"][i, j] * (below.sum() - below[t]) - parts["m0"][i, j] * below[t]
-    return _auc(parts, d, fit.descending)
-
-
-def bin_error(b: Binned, split: str, j: int) -> float:
+def bin_error(b: ClassBins, split: str, j: int) -> float:
     """Bound on the AUC error from ties inside bins: sum_b H[b,1] H[b,0] / (2 n1 n0), 0 for
     exact bins (binary label)."""
     if b.exact[j]:
@@ -455,6 +464,12 @@ def bin_error(b: Binned, split: str, j: int) -> float:
     h = b.hist[split][j][:-1]
     n1, n0 = h[:, 1].sum(), h[:, 0].sum()
     return float((h[:, 1] * h[:, 0]).sum() / (2 * n1 * n0)) if n1 * n0 > 0 else 0.0
+
+
+def _physical_scales(ops: Any, cols: list[str]) -> np.ndarray:
+    """Per column, the factor from Spark's units to the driver data's physical values."""
+    sample = ops.driver_data().data
+    return np.array([_physical_scale(sample, c) for c in cols])
 
 
 def _physical_scale(sample: Any, col: str) -> float:
@@ -468,66 +483,12 @@ def _physical_scale(sample: Any, col: str) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# leakage.single_feature_auc
+# level tables: kept in Spark
 # ---------------------------------------------------------------------------------------------
 
-def single_feature_auc(check: Any, data: Any) -> list[Finding]:
-    from auditor.detectors.single_feature_auc import Scored, _macro
-    from auditor.stats.label import RankFit, fit_ranked, label_view, ranked_columns
-
-    sample = driver_sample(data)
-    view = label_view(sample)
-    if view.kind != LabelKind.BINARY or not data.label:
-        return _state(check.run(sample), data, sample,
-                      f"{view.kind} label: every figure measured on the sample")
-    cols = ranked_columns(sample)
-    scored: list[Scored] = []
-    b = None
-    if cols:
-        b = binned(data, cols)
-        _check_classes(b, view)
-        sts = {s: rank_stats(b, s) for s in data.split_names}
-        train = data.split_names[0]
-        figures = {train: None}
-        figures[train], fit = fit_ranked(sts[train], view.targets)
-        for s in data.split_names[1:]:
-            figures[s] = eval_binned(b, sts[s], s, view.targets, fit)
-        scale = np.array([[_physical_scale(sample, c) for c in cols]])
-        fit = RankFit(fit.descending, fit.cut * scale)
-        for j, c in enumerate(cols):
-            sc = Scored(c, str(sample.kinds[c]), encoded=False, fit=fit, index=j)
-            for s, a in figures.items():
-                sc.per_class[s] = a[:, j]
-                sc.values[s] = _macro(a[:, j])
-            scored.append(sc)
-    rest = check.score(sample, view, skip=frozenset(cols))
-    cats = [sc.column for sc in rest if sc.encoded and not (sc.is_id or sc.is_time)]
-    if cats and len(data.split_names) > 1:
-        held_out = encoded_held_out(check, data, cats)
-        for sc in rest:
-            for s, auc in held_out.get(sc.column, {}).items():
-                sc.per_class[s] = np.array([auc])
-                sc.values[s] = auc
-    scored += rest
-    findings = check.judge_scored(sample, view, scored)
-    if b is not None:
-        overview = findings[-1]
-        overview.evidence["spark"] = {
-            "bins": {c: ("exact" if b.exact[j] else f"{b.edges[j].size + 1} quantile bins")
-                     for j, c in enumerate(cols)},
-            "auc_bin_error": {c: {s: round(bin_error(b, s, j), 6) for s in data.split_names}
-                              for j, c in enumerate(cols) if not b.exact[j]}}
-    measured = ("AUCs of numeric, boolean and datetime columns over every labelled row "
-                "(binned counts" + (", exact" if b is None or all(b.exact) else
-                                    "; bin error bound in the overview") + ")"
-                if cols else "no numeric column")
-    return _state(findings, data, sample, measured + "; categorical columns on later splits "
-                  "from their level counts over every row; their in-train cross-fitted AUC, "
-                  "ids, the time column, the CI, purest cut, peers and ROC curves on")
-
-
-def encoded_held_out(check: Any, data: Any, cats: list[str]) -> dict[str, dict[str, float]]:
-    """Binary label: the AUC of categorical columns on every later split over all its rows,
+def held_out_aucs(ops: Any, label: str, cats: list[str], smoothing: float
+                  ) -> dict[str, dict[str, float]]:
+    """Binary label: the AUC of the columns on every later split over all its rows,
     scored by the smoothed target rate fitted on all train rows (as
     :func:`auditor.stats.label.target_encode` scores held-out splits: (positives_l + m p) /
     (n_l + m), p the train positive rate, unseen levels at p; missing is a level), computed
@@ -539,13 +500,14 @@ def encoded_held_out(check: Any, data: Any, cats: list[str]) -> dict[str, dict[s
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    classes, n = class_counts(data)
-    train = data.split_names[0]
-    later = list(enumerate(data.split_names))[1:]
-    m = float(check.smoothing)
+    classes, n = class_counts(ops, label)
+    names = list(ops.frames)
+    train = names[0]
+    later = list(enumerate(names))[1:]
+    m = float(smoothing)
     n_tr = float(n[train].sum())
     prior = float(n[train][1] / n_tr) if n_tr else 0.0
-    lv = level_frame(data, cats, classes)
+    lv = level_frame(ops, label, cats, classes)
     pos0, neg0 = F.col(_cell(0, 1)), F.col(_cell(0, 0))
     rate = (pos0 + F.lit(m * prior)) / F.greatest(neg0 + pos0 + F.lit(m), F.lit(1e-300))
     score = F.when(neg0 + pos0 > 0, rate).otherwise(F.lit(prior)).alias("score")
@@ -571,93 +533,27 @@ def encoded_held_out(check: Any, data: Any, cats: list[str]) -> dict[str, dict[s
 def _to_driver(df: Any) -> list[Any]:
     """Every row that reaches the driver from the level tables goes through here (a test
     counts them: one per (split, column), never one per level)."""
-    return df.collect()
+    rows: list[Any] = df.collect()
+    return rows
 
 
-def _check_classes(b: Binned, view: Any) -> None:
-    if list(b.classes) != list(view.classes):
-        raise NotApplicable(f"the label's classes differ between all rows {b.classes!r} and "
-                            f"the driver sample {view.classes!r}: a class too rare to sample")
-
-
-# ---------------------------------------------------------------------------------------------
-# leakage.feature_label_correlation
-# ---------------------------------------------------------------------------------------------
-
-def feature_label_correlation(check: Any, data: Any) -> list[Finding]:
-    from auditor.detectors.label_association import class_label_measures
-    from auditor.stats.label import RANKED, label_view, ranked_columns
-    from auditor.stats.numerics import cramers_v
-
-    sample = driver_sample(data)
-    view = label_view(sample)
-    if view.kind == LabelKind.NUMERIC or not data.label:
-        return _state(check.run(sample), data, sample,
-                      "numeric label: every measure on the sample")
-    cols = [c for c in sample.features if sample.kinds.get(c) in RANKED + (Kind.CATEGORICAL,)]
-    if not cols:
-        raise NotApplicable("no numeric, boolean, categorical or datetime feature")
-    classes, n = class_counts(data)
-    train = data.split_names[0]
-    k_train = int((n[train] > 0).sum())
-    check.check_class_rows(k_train, int(n[train].sum()), train)
-    ranked = ranked_columns(sample)
-    per_split: dict[str, dict[str, dict[str, Any]]] = {s: {} for s in data.split_names}
-    as_levels = set(sample.features_of(Kind.CATEGORICAL, Kind.BOOLEAN))
-    if ranked:
-        b = binned(data, ranked)
-        _check_classes(b, view)
-        sts = {s: rank_stats(b, s) for s in data.split_names}
-        as_levels |= {c for c, d in zip(ranked, sts[train]["distinct"])
-                      if sample.kinds[c] == Kind.NUMERIC and d <= check.max_levels_as_categorical
-                      and b.exact[ranked.index(c)]}
-        for s in data.split_names:
-            per_split[s].update(class_label_measures(view.kind, sts[s], ranked, sample.kinds,
-                                                     int(n[s].sum())))
-            for j, c in enumerate(ranked):
-                if c in as_levels:
-                    h = b.hist[s][j]
-                    table = h[h.sum(1) > 0]
-                    m = per_split[s].setdefault(c, {"rows": int(n[s].sum())})
-                    m["with_value"] = int(h[:-1].sum())
-                    m["levels"] = int(table.shape[0])
-                    m["cramers_v"] = cramers_v(table)
-    cats = sample.features_of(Kind.CATEGORICAL)
-    if cats:
-        tables = level_measures(data, cats, classes)
-        for s in data.split_names:
-            for c in cats:
-                levels, with_value, v = tables[s][c]
-                m = per_split[s].setdefault(c, {"rows": int(n[s].sum())})
-                m["with_value"] = with_value
-                m["levels"] = levels
-                m["cramers_v"] = v
-    graded = {s for s in data.split_names
-              if s == train or not (n[s] > 0).any()
-              or int(n[s][n[s] > 0].min()) >= check.min_class_rows}
-    findings = check.judge_measured(sample, view, cols, as_levels, per_split, graded)
-    return _state(findings, data, sample, "associations over every labelled row (from "
-                  "per-class counts, sums and binned ranks); the purest cut, peers and level "
-                  "tables on")
-
-
-def level_frame(data: Any, cats: list[str], classes: list[Any]) -> Any:
-    """The (level, class) counts of the categorical columns as a Spark DataFrame (never
-    collected): one row per (column index ``j``, level ``v``; missing a level of its own,
-    null), split s's labelled rows of class y in ``c<s>_<y>`` (doubles, 0 where the split
-    lacks the level); one ``groupBy`` over the stacked columns counting each (split, class)
-    in a column of its own. Persisted on the executors
+def level_frame(ops: Any, label: str, cats: list[str], classes: list[Any]) -> Any:
+    """The (level, class) counts of the columns as a Spark DataFrame (never collected): one
+    row per (column index ``j``, level ``v``, the value as text, NaN missing, -0.0 as 0.0;
+    missing a level of its own, null), split s's labelled rows of class y in ``c<s>_<y>``
+    (doubles, 0 where the split lacks the level); one ``groupBy`` over the stacked columns
+    counting each (split, class) in a column of its own. Persisted on the executors
     (memory and disk; unpersisted with the run's other frames by ``engine.close()``): both
     checks read it, so the data are stacked and grouped once."""
     from pyspark import StorageLevel
 
     def make() -> Any:
-        frame = _level_frame(data, cats, classes).persist(StorageLevel.MEMORY_AND_DISK)
-        held = getattr(data.engine, "persisted", None)
+        frame = _level_frame(ops, label, cats, classes).persist(StorageLevel.MEMORY_AND_DISK)
+        held = getattr(ops, "persisted", None)
         if held is not None:
             held.append(frame)
         return frame
-    return data.cached(("spark.assoc.level_frame", tuple(cats)), make)
+    return ops.cached(("spark.label.level_frame", label, tuple(cats)), make)
 
 
 def _cell(s: int, y: int) -> str:
@@ -665,24 +561,36 @@ def _cell(s: int, y: int) -> str:
     return f"c{s}_{y}"
 
 
-def _level_frame(data: Any, cats: list[str], classes: list[Any]) -> Any:
+def _level_frame(ops: Any, label: str, cats: list[str], classes: list[Any]) -> Any:
     from pyspark.sql import functions as F
 
-    frame = _labelled(data, classes)
+    frame = _labelled(ops, label, classes)
     stacked = frame.select((F.col("__s") * len(classes) + F.col("__y")).alias("__sy"),
                            F.explode(F.array(*[
-                               F.struct(F.lit(j).alias("j"), _c(c).cast("string").alias("v"))
+                               F.struct(F.lit(j).alias("j"), _level(frame, c).alias("v"))
                                for j, c in enumerate(cats)])).alias("t"))
-    k, n_s = len(classes), len(data.split_names)
+    k, n_s = len(classes), len(ops.frames)
     # conditional counts rather than ``pivot`` (which plans two aggregations, two shuffles)
     return stacked.groupBy(F.col("t.j").alias("j"), F.col("t.v").alias("v")).agg(*[
         F.count(F.when(F.col("__sy") == s * k + y, 1)).cast("double").alias(_cell(s, y))
         for s in range(n_s) for y in range(k)])
 
 
-def level_measures(data: Any, cats: list[str], classes: list[Any]
+def _level(frame: Any, name: str) -> Any:
+    """A column's value as a text level: floats with NaN as null and -0.0 as 0.0 (levels as
+    :func:`auditor.stats.label.level_codes` forms them)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if isinstance(frame.schema[name].dataType, (T.FloatType, T.DoubleType)):
+        x = _c(name)
+        return F.when(~F.isnan(x), x + F.lit(0.0)).cast("string")
+    return _c(name).cast("string")
+
+
+def level_measures(ops: Any, label: str, cats: list[str], classes: list[Any]
                    ) -> dict[str, dict[str, tuple[int, int, float]]]:
-    """Per split and categorical column: (levels, rows with a value, bias-corrected Cramér's V
+    """Per split and column: (levels, rows with a value, bias-corrected Cramér's V
     of the (level, class) table) -- :func:`auditor.stats.numerics.cramers_v` of the table --
     aggregated inside Spark from :func:`level_frame` (the driver receives one row per column,
     whatever the number of levels): r levels present in the split (missing one of its own),
@@ -692,9 +600,10 @@ def level_measures(data: Any, cats: list[str], classes: list[Any]
 
     def measure() -> dict[str, dict[str, tuple[int, int, float]]]:
         k = len(classes)
-        lv = level_frame(data, cats, classes)
+        lv = level_frame(ops, label, cats, classes)
+        names = list(ops.frames)
         aggs = []
-        for i in range(len(data.split_names)):
+        for i in range(len(names)):
             n_l = sum((F.col(_cell(i, y)) for y in range(1, k)), F.col(_cell(i, 0)))
             here = n_l > 0
             aggs += [F.sum(F.when(here, 1).otherwise(0)).alias(f"r{i}"),
@@ -704,9 +613,9 @@ def level_measures(data: Any, cats: list[str], classes: list[Any]
                      *[F.sum(F.when(here, F.col(_cell(i, y)) * F.col(_cell(i, y)) / n_l)
                              .otherwise(0.0)).alias(f"q{i}_{y}") for y in range(k)]]
         rows = _to_driver(lv.groupBy("j").agg(*aggs))
-        out = {s: {c: (0, 0, 0.0) for c in cats} for s in data.split_names}
+        out = {s: {c: (0, 0, 0.0) for c in cats} for s in names}
         for r in rows:
-            for i, s in enumerate(data.split_names):
+            for i, s in enumerate(names):
                 nk = np.array([r[f"n{i}_{y}"] for y in range(k)], dtype=float)
                 q = np.array([r[f"q{i}_{y}"] for y in range(k)], dtype=float)
                 present = nk > 0
@@ -715,4 +624,6 @@ def level_measures(data: Any, cats: list[str], classes: list[Any]
                 v = cramers_v_from_chi2(chi2, tot, int(r[f"r{i}"]), int(present.sum()))
                 out[s][cats[r["j"]]] = (int(r[f"r{i}"]), int(r[f"w{i}"]), v)
         return out
-    return data.cached(("spark.assoc.level_measures", tuple(cats)), measure)
+    got: dict[str, dict[str, tuple[int, int, float]]] = ops.cached(
+        ("spark.label.level_measures", label, tuple(cats)), measure)
+    return got
