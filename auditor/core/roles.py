@@ -151,6 +151,8 @@ class Roles:
     reference: bool = False  # a reference snapshot (scheduled mode): every split is compared to it
     # the Great Expectations suite named by ``expectations:`` (read by auditor.integrations.gx)
     expectations: dict[str, Any] | None = None
+    # pipeline code named by ``pipeline:`` (scanned by leakage.preprocessing)
+    pipeline: tuple[str, ...] = ()
 
     @property
     def label(self) -> str | None:

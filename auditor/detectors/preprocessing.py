@@ -11,23 +11,45 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
-import polars as pl
 
-from auditor.core.checks import Cost
-from auditor.loading.data import AuditData, Kind, LabelKind
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import Kind, LabelKind, LoadedData, Roles
+from auditor.detectors.measured import judged
+from auditor.engines.operations import Operations
 from auditor.errors import InputError, NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.judging.preprocessing_groups import group_categories, group_imputations, group_scalings
-from auditor.stats.preprocessing import (Context, closest_to_one, finite, fmt_g, on_grid,
-                                         row_structure, sd_of, summarise)
+from auditor.stats.preprocessing import (EPS64, Context, closest_to_one, finite, fmt_g,
+                                         on_grid, row_structure, sd_of)
 from auditor.stats.numerics import check_params, fmt_count, fmt_rows, fmt_share, is_share, share
 
-EPS64 = float(np.finfo(np.float64).eps)
-EPS32 = float(np.finfo(np.float32).eps)
 _SEPARATORS = "_=:.- "
+QUANTILES = ("median", "q25", "q75")
+
+
+@dataclass
+class PrepMeasures:
+    """What ``leakage.preprocessing`` measured: the ``roles``, the code scan's findings
+    (``scan``; ``pipeline`` files named, ``scanned`` read), the numeric ``columns``, their
+    per-split ``summaries`` (counts, moments and extremes; the quartiles, which an engine may
+    measure only where a verdict reads them, stay in the context) and the engine's
+    ``context`` (None with fewer than two splits or
+    no numeric column), which the judge queries further."""
+
+    # the context is the engine's own object (compared through its summaries and verdicts)
+    ENGINE_NATIVE: ClassVar[tuple[str, ...]] = ("context",)
+    CONTEXT: ClassVar[tuple[str, ...]] = ("roles",)  # given by the run, not measured
+
+    roles: Roles
+    scan: list[Finding]
+    pipeline: int
+    scanned: int
+    columns: list[str]
+    summaries: dict[str, dict[str, dict[str, Any]]]
+    context: Any
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,6 +135,7 @@ class PreprocessingFit:
     id: ClassVar[str] = "leakage.preprocessing"
     title: ClassVar[str] = "Preprocessing fitted before the split"
     cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs()
     ulp_slack: float = 16.0           # k: multiples of the float error bounds
     max_centre_ratio: float = 1000.0  # C: largest |mean|/sd of a raw column covered
     min_rows: int = 20                # rows needed in train and in the fit set
@@ -147,66 +170,60 @@ class PreprocessingFit:
         object.__setattr__(self, "extra_fitters", tuple(fitters))
 
     # ------------------------------------------------------------------------------------------
-    def run(self, data: AuditData) -> list[Finding]:
-        return self.findings(data, self.fingerprints)
+    def run(self, data: LoadedData) -> list[Finding]:
+        return judged(self, data)
 
-    def findings(self, data: Any, fingerprints: Any) -> list[Finding]:
-        """The code scan, then ``fingerprints(data)`` (the polars measuring of
-        :meth:`fingerprints`, or the spark engine's), then the "nothing found" finding."""
-        findings: list[Finding] = []
-        scanned = ""
-        pipeline = getattr(data, "pipeline", None) or ()
+    def measure(self, engine: Operations, roles: Roles) -> PrepMeasures:
+        """The pipeline code scanned (``roles.pipeline``), and with two splits or more the
+        engine's :meth:`~auditor.engines.operations.Operations.fit_context` of the numeric
+        and boolean features (its summaries made here, its other queries by the judge)."""
+        scan: list[Finding] = []
+        pipeline = list(roles.pipeline)
+        scanned = 0
         if pipeline:
             from auditor.codescan import scan_paths
 
             try:
-                findings += scan_paths(list(pipeline), self.extra_fitters)
-                scanned = (f" and scanned {len(pipeline)} pipeline "
-                           f"file{'s' * (len(pipeline) > 1)}")
+                scan += scan_paths([Path(p) for p in pipeline], self.extra_fitters)
+                scanned = len(pipeline)
             except InputError as err:
-                findings.append(Finding(
+                scan.append(Finding(
                     severity=Severity.WARN, metric="pipeline_unreadable", message=str(err),
                     evidence={"files": [str(p) for p in pipeline]}))
-        if len(data.splits) < 2:
+        cols = roles.features_of(Kind.NUMERIC, Kind.BOOLEAN)
+        context = None
+        if len(roles.splits) < 2:
             if not pipeline:
                 raise NotApplicable("only one split and no pipeline code: nothing can have "
                                     "been fitted across splits")
-        elif not data.features:
+        elif not roles.features:
             if not pipeline:
                 raise NotApplicable("no feature columns: no fitted transform to fingerprint")
-        else:
-            findings += fingerprints(data)
+        elif cols:
+            context = engine.fit_context(roles, cols, min_ties=self.min_imputed)
+        summaries = ({} if context is None else
+                     {s: {c: {k: v for k, v in got.items() if k not in QUANTILES}
+                          for c, got in per.items()} for s, per in context.per_split.items()})
+        return PrepMeasures(roles, scan, len(pipeline), scanned, cols, summaries, context)
+
+    def judge(self, m: PrepMeasures) -> list[Finding]:
+        findings = list(m.scan)
+        if m.context is not None:
+            findings += self.judge_context(m.context, m.context.eps)
         if not any(f.severity != Severity.INFO for f in findings):
-            cols = data.features_of(Kind.NUMERIC, Kind.BOOLEAN)
+            several = len(m.roles.splits) > 1
+            scanned = (f" and scanned {m.scanned} pipeline file{'s' * (m.scanned > 1)}"
+                       if m.scanned else "")
             findings.append(Finding(
                 severity=Severity.INFO, metric="columns_checked", value=0.0,
-                count=len(cols) if len(data.splits) > 1 else 0,
-                message=f"0 of {fmt_count(len(cols))} numeric columns carry the fingerprint of a "
-                        f"scaler, imputer or encoder fitted beyond train{scanned}; nothing "
-                        "found." if len(data.splits) > 1 else
-                        f"Scanned {len(pipeline)} pipeline file(s); nothing found."))
+                count=len(m.columns) if several else 0,
+                message=f"0 of {fmt_count(len(m.columns))} numeric columns carry the fingerprint "
+                        f"of a scaler, imputer or encoder fitted beyond train{scanned}; nothing "
+                        "found." if several else
+                        f"Scanned {m.pipeline} pipeline file(s); nothing found."))
         return findings
 
-    def fingerprints(self, data: AuditData) -> list[Finding]:
-        names = data.split_names
-        cols = data.features_of(Kind.NUMERIC, Kind.BOOLEAN)
-        if not cols:
-            return []
-        # no copy of the data: the splits' columns and their unions are views of the loaded
-        # chunks (pl.concat without rechunk); summarise makes a few columns contiguous at a
-        # time (10M + 2.5M x 40: rechunking every split and union at once cost +2.2 GB)
-        frames = {n: data.splits[n].select(cols) for n in names}
-        fit_sets = [names[:i] for i in range(len(names), 1, -1)]  # largest first
-        unions = {tuple(s): pl.concat([frames[n] for n in s], rechunk=False) for s in fit_sets}
-        per_split = {n: summarise(frames[n], cols) for n in names}
-        per_set = {s: summarise(u, cols) for s, u in unions.items()}
-        ctx = Context(data, names, cols, frames, fit_sets, unions, per_split, per_set)
-        schema = data.splits[names[0]].schema  # built anew on every access: once
-        eps = {c: EPS32 if schema[c] == pl.Float32 else EPS64 for c in cols
-               if schema[c].is_float()}
-        return self.judge(ctx, eps)
-
-    def judge(self, ctx: Any, eps: dict[str, float]) -> list[Finding]:
+    def judge_context(self, ctx: Any, eps: dict[str, float]) -> list[Finding]:
         """The fingerprints' findings from ``ctx`` (its summaries and measuring operations:
         :class:`~auditor.stats.preprocessing.Context` or the spark engine's) and the machine
         epsilon ``eps`` of every float column, in column order."""
@@ -476,7 +493,7 @@ class PreprocessingFit:
             else:
                 continue
             hit = [n for n in later if nonzero[n] > 0]
-            n_hit = sum(ctx.data.rows(n) for n in hit)
+            n_hit = sum(ctx.roles.rows[n] for n in hit)
             why = {"one_hot": "it belongs to a one-hot group whose columns sum to 1 in every "
                               "row: the encoder learned this category from later splits",
                    "l2": "it belongs to a group of columns with unit L2 norm per row "
@@ -516,9 +533,9 @@ class PreprocessingFit:
 
     # -- target encoding -----------------------------------------------------------------------
     def _target_encoding(self, ctx: Context, eps_of: dict[str, float]) -> list[Finding]:
-        data = ctx.data
-        y = data.label
-        if not y or data.label_kind not in (LabelKind.BINARY, LabelKind.NUMERIC):
+        roles = ctx.roles
+        y = roles.label
+        if not y or roles.label_kind not in (LabelKind.BINARY, LabelKind.NUMERIC):
             return []
         names = ctx.names
         label_range = ctx.label_range()
@@ -526,7 +543,7 @@ class PreprocessingFit:
             return []
         ylo, yhi = label_range
         ymax = max(abs(ylo), abs(yhi), 1.0)
-        keys = [k for k in data.features_of(Kind.CATEGORICAL, Kind.NUMERIC, Kind.BOOLEAN)
+        keys = [k for k in roles.features_of(Kind.CATEGORICAL, Kind.NUMERIC, Kind.BOOLEAN)
                 if k not in eps_of]  # eps_of: every float column
         inside = []  # float columns within the label's range: could hold a target encoding
         for c in ctx.cols:
@@ -576,7 +593,7 @@ class PreprocessingFit:
         label = "+".join(fit_set)
         train_name = ctx.names[0]
         f, t = fit[label], fit[train_name]
-        n_later = sum(ctx.data.rows(n) for n in fit_set[1:])
+        n_later = sum(ctx.roles.rows[n] for n in fit_set[1:])
         levels = f["levels"]
         if exact:
             how = (f"{c} equals the per-level mean label over {label} exactly (RMSE "
@@ -592,7 +609,7 @@ class PreprocessingFit:
             count=n_later, subject=c, splits=list(fit_set),
             message=f"{how}: the target encoding used the labels of "
                     f"{fmt_count(n_later)} {'+'.join(fit_set[1:])} rows "
-                    f"({fmt_share(share(n_later, n_later + ctx.data.rows(train_name)))} of "
+                    f"({fmt_share(share(n_later, n_later + ctx.roles.rows[train_name]))} of "
                     "its rows).",
             evidence={"level_key": key, "levels": levels, "fit_set": label,
                       "rmse": {label: f["rmse"], train_name: t["rmse"]},

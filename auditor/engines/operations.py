@@ -32,6 +32,7 @@ from auditor.stats.drift import Sample
 from auditor.stats.drift_binned import Binned
 
 if TYPE_CHECKING:
+    from auditor.core.roles import Roles
     from auditor.loading.data import AuditData
 
 
@@ -499,6 +500,17 @@ class Operations(Protocol):
         scored by the column's smoothed target rate fitted on every train row ((positives_l
         + m p) / (n_l + m), m = ``smoothing``, p the train positive rate; unseen levels at
         p; missing a level): :func:`auditor.stats.label.held_out_aucs`."""
+        ...
+
+    def fit_context(self, roles: "Roles", columns: Sequence[str], *, min_ties: int) -> Any:
+        """``leakage.preprocessing``'s measuring of numeric ``columns``: an object with the
+        attributes and measuring operations of :class:`auditor.stats.preprocessing.Context`
+        (``roles``, ``eps``, ``names``, ``cols``, ``fit_sets``, per-split and per-union
+        summaries made when it is built; ``count_near``, ``fill_profile``, ``rows_near``,
+        ``row_sums``, ``encoding_fits``... each a batched query the judge asks as it goes).
+        Polars: exact, on the loaded frames. Spark: aggregates over every row, exact order
+        statistics where a verdict reads them (a union's median refined when a value inside
+        its bracket repeats ``min_ties`` times); the frames it reads stay until the run ends."""
         ...
 
     def value_counts(self, columns: Sequence[str], *,

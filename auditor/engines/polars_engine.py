@@ -405,6 +405,12 @@ class PolarsOperations(RunMemo):
             out[col] = DistinctValues(values.len(), first)
         return out
 
+    def fit_context(self, roles: Any, columns: Sequence[str], *, min_ties: int) -> Any:
+        """:func:`auditor.stats.preprocessing.fit_context` on the loaded data (exact)."""
+        from auditor.stats.preprocessing import fit_context
+
+        return fit_context(self.driver_data().data, roles, list(columns))
+
     def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                     ) -> ClassRanks:
         from auditor.engines import polars_label

@@ -619,6 +619,21 @@ class SparkOperations(RunMemo):
             out[c] = DistinctValues(distinct, first)
         return out
 
+    def fit_context(self, roles: Any, columns: Sequence[str], *, min_ties: int) -> Any:
+        """:class:`~auditor.engines.spark_prep.SparkContext`: its summaries in one pass over
+        the tagged union of the splits (kept for the run: both the measure and the judge
+        query it)."""
+        from pyspark.sql import types as T
+
+        from auditor.engines.spark_prep import EPS32, EPS64, SparkContext
+
+        cols = list(columns)
+        fields = {f.name: f.dataType for f in next(iter(self.frames.values())).schema.fields}
+        eps = {c: EPS32 if isinstance(fields[c], T.FloatType) else EPS64 for c in cols
+               if isinstance(fields[c], (T.FloatType, T.DoubleType))}
+        return self.cached(("spark.fit_context", tuple(cols), min_ties),
+                           lambda: SparkContext(dict(self.frames), roles, cols, eps, min_ties))
+
     def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                     ) -> ClassRanks:
         from auditor.engines import spark_label

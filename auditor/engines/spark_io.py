@@ -295,7 +295,8 @@ class SparkAuditData:
                      tokens=self.tokens, seed=self.seed, order=tuple(common),
                      schema_issues=tuple(self.schema_issues),
                      schema=tuple((c, t.simpleString()) for c, t in schema.items()),
-                     expectations=self.expectations)
+                     expectations=self.expectations,
+                     pipeline=tuple(str(p) for p in self.pipeline))
 
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
         if key not in self._cache:

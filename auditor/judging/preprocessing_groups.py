@@ -122,7 +122,7 @@ def group_categories(ctx: Context, findings: list[Finding], max_examples: int
         per_split = {n: ctx.rows_any_nonzero(n, names) for n in later}
         m = sum(per_split.values())
         hit = [n for n in later if per_split[n]]
-        n_hit = sum(ctx.data.rows(n) for n in hit)
+        n_hit = sum(ctx.roles.rows[n] for n in hit)
         n_train = int(ctx.per_split[train_name][names[0]]["n"])
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         structure = group[0].evidence.get("structure")

@@ -474,7 +474,8 @@ class AuditData:
                      order=tuple(common), schema_issues=tuple(self.schema_issues),
                      schema=tuple((c, str(t)) for c, t in schema.items()),
                      reference=self.reference is not None,
-                     expectations=self.expectations)
+                     expectations=self.expectations,
+                     pipeline=tuple(str(p) for p in self.pipeline))
 
     # -- cached shared work -------------------------------------------------------------------
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:

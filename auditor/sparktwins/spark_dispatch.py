@@ -6,7 +6,7 @@ and has no entry here: ``leakage.group_overlap``, ``leakage.temporal``,
 ``separability.label_probe`` and ``separability.memorisation``, through the label operations
 (``class_ranks``, ``class_levels``, ``target_rate_aucs``: every labelled row) and the
 driver-side sample ``leakage.single_feature_auc`` and ``leakage.feature_label_correlation``,
-and through ``map_batches``
+through ``fit_context`` ``leakage.preprocessing``, and through ``map_batches``
 (a polars function per batch of rows, on the executors) ``tokens.lengths``,
 ``tokens.special_tokens`` and ``tokens.roundtrip``, and through ``matches`` (rows a polars
 function makes of each batch, joined on the executors) ``tokens.contamination``.
@@ -19,9 +19,6 @@ function makes of each batch, joined on the executors) ``tokens.contamination``.
   labels are aggregates (no joins on the columns). Continuous columns are decided by an HLL++
   distinct count (rsd 1%) with exact counts only near the cut. Not yet: near copies matched on
   free-text columns (MinHash; an info finding says so).
-- ``leakage.preprocessing`` (:mod:`auditor.sparktwins.spark_prep`): every fingerprint from
-  per-split aggregates combined on the driver, exact order statistics where a verdict reads
-  them, judged by ``PreprocessingFit.judge``.
 
 Every other check raises NotApplicable("not yet implemented on the spark engine"): the runner
 reports it as ``skipped`` with that reason.
@@ -31,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from auditor.engines import NOT_ON_SPARK
-from auditor.sparktwins import spark_checks, spark_prep
+from auditor.sparktwins import spark_checks
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding
 
@@ -46,5 +43,4 @@ def run_on_spark(check: Any, data: Any) -> list[Finding]:
 
 SPARK_CHECKS: dict[str, Callable[[Any, Any], list[Finding]]] = {
     "leakage.duplicates": spark_checks.duplicates,
-    "leakage.preprocessing": spark_prep.preprocessing,
 }

@@ -11,8 +11,29 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from auditor.core.roles import Roles
 from auditor.loading.data import AuditData, LabelKind
 from auditor.stats.numerics import clip_text
+
+EPS64 = float(np.finfo(np.float64).eps)
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+def fit_context(data: AuditData, roles: Roles, cols: list[str]) -> "Context":
+    """The polars :class:`Context` of ``cols``: the splits' columns and their unions are views
+    of the loaded chunks (``pl.concat`` without rechunk; :func:`summarise` makes a few columns
+    contiguous at a time: 10M + 2.5M x 40 rechunked at once cost +2.2 GB), summarised per
+    split and per union a transform could have been fitted on (largest first)."""
+    names = list(roles.splits)
+    frames = {n: data.splits[n].select(cols) for n in names}
+    fit_sets = [names[:i] for i in range(len(names), 1, -1)]  # largest first
+    unions = {tuple(s): pl.concat([frames[n] for n in s], rechunk=False) for s in fit_sets}
+    per_split = {n: summarise(frames[n], cols) for n in names}
+    per_set = {s: summarise(u, cols) for s, u in unions.items()}
+    schema = data.splits[names[0]].schema  # built anew on every access: once
+    eps = {c: EPS32 if schema[c] == pl.Float32 else EPS64 for c in cols
+           if schema[c].is_float()}
+    return Context(data, names, cols, frames, fit_sets, unions, per_split, per_set, roles, eps)
 
 
 @dataclass
@@ -25,10 +46,12 @@ class Context:
     unions: dict[tuple[str, ...], pl.DataFrame]
     per_split: dict[str, dict[str, dict[str, Any]]]
     per_set: dict[tuple[str, ...], dict[str, dict[str, Any]]]
+    roles: Roles
+    eps: dict[str, float]  # every float column's machine epsilon
     ys: dict[str, pl.Series | None] = field(default_factory=dict)
 
     # -- measuring operations of the judge beyond the summaries (polars; the spark engine's
-    # counterpart is auditor.sparktwins.spark_prep.SparkContext, same names and results) ---------
+    # counterpart is auditor.engines.spark_prep.SparkContext, same names and results) ---------
     def set_rows(self, fit_set: tuple[str, ...]) -> int:
         """Rows (with nulls) of the union of ``fit_set``."""
         return self.unions[tuple(fit_set)].height

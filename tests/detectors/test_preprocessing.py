@@ -740,7 +740,7 @@ def test_count_near_of_a_short_union_in_long_form_equals_the_select_form(monkeyp
     specs = [("a", "mean", 0.0, 0.05), ("a", "median", 0.1, 1e-9), ("b", "mean", 2.0, 0.0),
              ("b", "median", 2.5, 0.6), ("c", "mean", 1.0, 0.0), ("d", "mean", -0.3, 1e-6),
              ("d", "median", 99.0, 1.0)]
-    ctx = prep.Context(None, [], [], {}, [], {("t",): frame}, {}, {})
+    ctx = prep.Context(None, [], [], {}, [], {("t",): frame}, {}, {}, None, {})
     for cells in (1, 300, 1 << 21):
         monkeypatch.setattr(prep, "LONG_CELLS", cells)
         got = ctx.count_near(("t",), specs)

@@ -148,6 +148,15 @@ def _closed_after_outcome() -> dict[str, pl.DataFrame]:
     return out
 
 
+def _scaled_on_all_rows() -> dict[str, pl.DataFrame]:
+    """The honest split with ``x1`` standardised by the mean and (population) sd of train and
+    test together, as a scaler fitted before the split leaves it; ``x2`` untouched."""
+    frames = honest()
+    both = pl.concat([frames["train"]["x1"], frames["test"]["x1"]])
+    mean, sd = both.mean(), both.std(ddof=0)
+    return {s: df.with_columns((pl.col("x1") - mean) / sd) for s, df in frames.items()}
+
+
 def _near_copies(copies: int = 20) -> dict[str, pl.DataFrame]:
     """train 400 / test 150 rows of 8 normal features; ``copies`` test rows are train rows
     with every feature moved by noise of sd 0.001 (near copies that exact hashing misses)."""
@@ -368,6 +377,12 @@ CASES = [
                  lambda f: int(f["test"]["closed_at"].is_nan().sum()))),
     Case("associations of an honest split", "leakage.feature_label_correlation", honest,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
+    # fit_context: per-split and per-union summaries, then the judge's own queries
+    Case("x1 standardised over train+test", "leakage.preprocessing", _scaled_on_all_rows,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]},
+         expect=("standard_scaling_fit", "x1", Severity.FAIL, lambda f: f["test"].height)),
+    Case("fingerprints of an honest split", "leakage.preprocessing", honest,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
     # model probes and nearest rows: measured on the rows in this process (Spark's driver-side
     # sample, here every row), so the measures are the frames themselves
     Case("test x1 moved by 3 sd", "separability.adversarial", _shifted,
@@ -427,6 +442,7 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
                         "separability.adversarial", "separability.label_probe",
                         "separability.memorisation", "tokens.lengths",
                         "leakage.single_feature_auc", "leakage.feature_label_correlation",
+                        "leakage.preprocessing",
                         "tokens.special_tokens", "tokens.roundtrip", "tokens.contamination"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured

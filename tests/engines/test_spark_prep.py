@@ -86,9 +86,8 @@ def leaky(spark):
     frames = _splits(_leaky())
     polars_data, spark_data = _both(spark, frames, label="y")
     check = PreprocessingFit()
-    from auditor.sparktwins.spark_prep import preprocessing
 
-    return check.run(polars_data), preprocessing(check, spark_data), spark_data
+    return check.run(polars_data), check.run(spark_data), spark_data
 
 
 def test_planted_preprocessing_leaks_are_the_same_findings_on_both_engines(leaky):
@@ -129,7 +128,10 @@ def test_planted_preprocessing_leaks_are_the_same_findings_on_both_engines(leaky
 
 def test_summaries_combined_from_splits_equal_polars_summaries(leaky):
     _, _, spark_data = leaky
-    ctx = spark_data.cached(("spark.prep.context",), lambda: None)
+    from auditor.engines.selection import engine_of
+
+    # the engine keeps the context for the run: the one the check judged, with its refinements
+    ctx = PreprocessingFit().measure(engine_of(spark_data), spark_data.roles).context
     frames = _splits(_leaky())
     cols = ctx.cols
     want = {"train": summarise(frames["train"], cols),
@@ -158,7 +160,7 @@ def test_summaries_combined_from_splits_equal_polars_summaries(leaky):
 def test_exact_order_statistics_with_ties_match_numpy(spark):
     from pyspark.sql import functions as F
 
-    from auditor.sparktwins.spark_prep import linear_quantile, order_stats
+    from auditor.engines.spark_prep import linear_quantile, order_stats
 
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.normal(size=3000), np.full(400, 0.5), rng.integers(0, 5, 600)])
@@ -178,11 +180,10 @@ def test_exact_order_statistics_with_ties_match_numpy(spark):
 
 
 def test_honest_splits_fail_on_neither_engine(spark):
-    from auditor.sparktwins.spark_prep import preprocessing
 
     check = PreprocessingFit()
     polars_data, spark_data = _both(spark, honest(), label="y", groups=["user"], ids=["row_id"])
-    on_polars, on_spark = check.run(polars_data), preprocessing(check, spark_data)
+    on_polars, on_spark = check.run(polars_data), check.run(spark_data)
     assert not any(f.severity == Severity.FAIL for f in on_polars + on_spark)
     assert _key(on_spark) == _key(on_polars)
     assert [f.metric for f in on_spark] == ["columns_checked"]

@@ -49,11 +49,10 @@ def _odd_names() -> pl.DataFrame:
 
 
 def test_column_names_spark_would_parse_give_the_polars_findings(spark):
-    from auditor.sparktwins.spark_prep import preprocessing
 
     polars_data, spark_data = _both(spark, _odd_names(), "la.b`el")
     check = PreprocessingFit()
-    on_polars, on_spark = check.run(polars_data), preprocessing(check, spark_data)
+    on_polars, on_spark = check.run(polars_data), check.run(spark_data)
     assert _key(on_spark) == _key(on_polars)
     fails = {(f.metric, str(f.subject)) for f in on_spark if f.severity == Severity.FAIL}
     assert fails == {
@@ -78,7 +77,6 @@ def test_spark_jobs_do_not_grow_with_the_number_of_columns(spark):
     to 2 more: adaptive query execution may plan an extra job for a stage, depending on what the
     shared session ran before: 23 jobs alone, 41 after the other Spark modules), not 24 x
     more."""
-    from auditor.sparktwins.spark_prep import preprocessing
 
     sc = spark.sparkContext
     jobs = []
@@ -89,7 +87,7 @@ def test_spark_jobs_do_not_grow_with_the_number_of_columns(spark):
         group = f"prep-review-{n_cols}"
         sc.setJobGroup(group, group)
         try:
-            findings = preprocessing(PreprocessingFit(), spark_data)
+            findings = PreprocessingFit().run(spark_data)
         finally:
             sc.setJobGroup("", "")
         jobs.append(len(sc.statusTracker().getJobIdsForGroup(group)))
@@ -106,7 +104,7 @@ def test_a_missed_bracket_is_widened_not_replaced_by_the_whole_column(spark, mon
 
     from pyspark.sql import functions as F
 
-    import auditor.sparktwins.spark_prep as sp
+    import auditor.engines.spark_prep as sp
 
     rng = np.random.default_rng(8)
     x = rng.normal(size=5000)
@@ -133,7 +131,7 @@ def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors
     """A target encoding keyed by a 400-level user column (leaked: fitted on all rows):
     the polars findings and fit evidence, while no collect of the fit returns more than the
     20 example levels (the per-level table went to the driver before)."""
-    import auditor.sparktwins.spark_prep as sp
+    import auditor.engines.spark_prep as sp
 
     rng = np.random.default_rng(17)
     user = rng.integers(0, 400, 6000)
@@ -175,7 +173,7 @@ def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors
     monkeypatch.setattr(DataFrame, "collect", collect)
     monkeypatch.setattr(DataFrame, "toArrow", to_arrow)
     check = PreprocessingFit()
-    on_polars, on_spark = check.run(polars_data), sp.preprocessing(check, spark_data)
+    on_polars, on_spark = check.run(polars_data), check.run(spark_data)
     assert _key(on_spark) == _key(on_polars)
     te = [f for f in on_spark if f.metric == "target_encoding_fit"]
     assert [(str(f.subject), f.severity) for f in te] == [("user_te", Severity.FAIL)]

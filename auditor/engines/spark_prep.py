@@ -1,9 +1,9 @@
-"""``leakage.preprocessing`` on the spark engine.
+"""The Spark engine's ``fit_context`` operation (``leakage.preprocessing``'s measuring).
 
-``leakage.preprocessing``: every fingerprint of the polars check (scaling, mean/median
-imputation, one-hot / vocabulary columns, target encoding) is measured with Spark aggregates and
-judged by the polars detector's own code (:meth:`PreprocessingFit.judge`) through
-:class:`SparkContext`, the counterpart of :class:`auditor.stats.preprocessing.Context`:
+Every fingerprint of the check (scaling, mean/median imputation, one-hot / vocabulary columns,
+target encoding) is measured with Spark aggregates through :class:`SparkContext`, the Spark
+engine's :class:`auditor.stats.preprocessing.Context` (the same attributes and measuring
+operations), and judged by the check's one judge:
 
 - per-split summaries in one ``groupBy(split)`` pass over all numeric columns (count, mean,
   population and sample variance, min, max, max |x|, integral, non-zero and negative counts);
@@ -43,9 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from auditor.engines.spark_engine import col as _c  # user column names, literally
-from auditor.loading.data import Kind, LabelKind
-from auditor.report.results import Finding
+from auditor.core.roles import LabelKind, Roles
+from auditor.engines.spark_columns import col as _c  # user column names, literally
 
 TAG = "__auditor_split"
 ACCURACY = 10_000          # percentile_approx accuracy: rank error <= n / ACCURACY
@@ -200,22 +199,24 @@ def _interpolate(a: float, b: float, w: float, median: bool) -> float:
 
 class SparkContext:
     """The Spark counterpart of :class:`auditor.stats.preprocessing.Context`: the same
-    attributes (``data``, ``names``, ``cols``, ``fit_sets``, ``per_split``, ``per_set``) and
-    measuring operations, over a frame of every split's numeric columns tagged with the split's
-    index (``__auditor_split``)."""
+    attributes (``roles``, ``eps``, ``names``, ``cols``, ``fit_sets``, ``per_split``,
+    ``per_set``) and measuring operations, over a frame of every split's numeric columns
+    tagged with the split's index (``__auditor_split``)."""
 
-    def __init__(self, data: Any, cols: list[str], floats: set[str], min_ties: int = 2
-                 ) -> None:
+    def __init__(self, splits: dict[str, Any], roles: Roles, cols: list[str],
+                 eps: dict[str, float], min_ties: int = 2) -> None:
         F = _F()
         self.min_ties = min_ties  # a union's median is refined when a value repeats this often
-        self.data = data
-        self.names = names = data.split_names
+        self.splits = splits
+        self.roles = roles
+        self.eps = eps
+        floats = set(eps)
+        self.names = names = list(roles.splits)
         self.cols = cols
         self.floats = floats
         self.fit_sets = [names[:i] for i in range(len(names), 1, -1)]  # largest first
-        self.frames = self.unions = None  # no polars frames on spark
         self.exact_quantiles: set[tuple[str, tuple[str, ...], str]] = set()  # (col, target, q)
-        parts = [data.splits[n].select(*[_x(c, c in floats).alias(c) for c in cols],
+        parts = [splits[n].select(*[_x(c, c in floats).alias(c) for c in cols],
                                        F.lit(i).alias(TAG))
                  for i, n in enumerate(names)]
         tagged = parts[0]
@@ -385,7 +386,7 @@ class SparkContext:
         return F.when(_in(tuple(splits), self.names), _c(c))
 
     def set_rows(self, fit_set: tuple[str, ...]) -> int:
-        return sum(self.data.rows(n) for n in fit_set)
+        return sum(self.roles.rows[n] for n in fit_set)
 
     def count_near(self, fit_set: tuple[str, ...],
                    specs: list[tuple[str, str, float, float]]) -> dict[str, int]:
@@ -486,7 +487,7 @@ class SparkContext:
         for c in cols:
             one = F.coalesce(_c(c).cast("double"), F.lit(0.0)) != 0
             cond = one if cond is None else cond | one
-        return int(self.data.splits[split].where(cond).count())
+        return int(self.splits[split].where(cond).count())
 
     def row_sums(self, group: list[str]) -> list[dict[str, bool]]:
         F = _F()
@@ -498,7 +499,7 @@ class SparkContext:
             s, q, null = s + e, q + e * e, null | e.isNull()
         stacked = None  # the raw columns (NaN kept, as polars sums them) of every split
         for i, n in enumerate(self.names):
-            part = self.data.splits[n].select(s.alias("s"), q.alias("q"), null.alias("null"),
+            part = self.splits[n].select(s.alias("s"), q.alias("q"), null.alias("null"),
                                               F.lit(i).alias(TAG))
             stacked = part if stacked is None else stacked.unionByName(part)
         rows = {int(r[TAG]): r for r in stacked.groupBy(TAG).agg(
@@ -520,14 +521,14 @@ class SparkContext:
         F = _F()
         from pyspark.sql import types as T
 
-        y = self.data.label
-        df = self.data.splits[split]
+        y = self.roles.label
+        df = self.splits[split]
         dtype = df.schema[y].dataType
         col = _c(y)
         if isinstance(dtype, (T.NumericType, T.BooleanType)):
             x = col.cast("double")
             return F.when(F.isnan(x), None).otherwise(x) if _is_float(dtype) else x
-        if self.data.label_kind != LabelKind.BINARY:
+        if self.roles.label_kind != LabelKind.BINARY:
             return None
         top = self._top_label()
         if top is None:
@@ -536,8 +537,8 @@ class SparkContext:
 
     def _top_label(self) -> str | None:
         F = _F()
-        y = self.data.label
-        tops = [r[0] for r in (self.data.splits[n].agg(F.max(_c(y).cast("string")))
+        y = self.roles.label
+        tops = [r[0] for r in (self.splits[n].agg(F.max(_c(y).cast("string")))
                                .collect()[0] for n in self.names) if r[0] is not None]
         return max(tops) if tops else None
 
@@ -548,14 +549,14 @@ class SparkContext:
             return None
         stacked = None  # every split's label, one pass (was one per split)
         for n, y in ys.items():
-            part = self.data.splits[n].select(y.alias("y"))
+            part = self.splits[n].select(y.alias("y"))
             stacked = part if stacked is None else stacked.unionByName(part)
         r = stacked.agg(F.min("y"), F.max("y")).collect()[0]  # type: ignore[union-attr]
         return None if r[0] is None else (float(r[0]), float(r[1]))
 
     def _later(self, cols: list[str], raw: list[str] = ()) -> Any:
         """The later splits' ``cols`` (float NaN as null) and ``raw`` columns, stacked."""
-        parts = [self.data.splits[n].select(
+        parts = [self.splits[n].select(
             *[_x(c, c in self.floats).alias(c) for c in cols],
             *[_c(k) for k in raw if k not in cols]) for n in self.names[1:]]
         out = parts[0]
@@ -570,12 +571,12 @@ class SparkContext:
         r = later.agg(*[F.count_distinct(_c(c)).alias(f"d{i}")
                         for i, c in enumerate(cols)]).collect()[0]
         n_later = {c: int(r[f"d{i}"]) for i, c in enumerate(cols)}
-        train = self.data.splits[self.names[0]]
+        train = self.splits[self.names[0]]
         r = train.agg(*[(F.count_distinct(_c(c))
                          + F.max(_c(c).isNull().cast("int"))).alias(f"d{i}")
                         for i, c in enumerate(cols)]).collect()[0]
         n_train = {c: int(r[f"d{i}"] or 0) for i, c in enumerate(cols)}
-        return n_later, n_train, sum(self.data.rows(n) for n in self.names[1:])
+        return n_later, n_train, sum(self.roles.rows[n] for n in self.names[1:])
 
     def level_keys(self, cols: list[str], keys: list[str]) -> dict[str, str | None]:
         """As :func:`auditor.stats.preprocessing.encoded_level_keys`: one ``groupBy`` per key
@@ -585,7 +586,7 @@ class SparkContext:
         if not cols or not keys:
             return out
         later = self._later(cols, keys)
-        height = sum(self.data.rows(n) for n in self.names[1:])
+        height = sum(self.roles.rows[n] for n in self.names[1:])
         r = later.agg(*[(F.count_distinct(_c(k))
                          + F.max(_c(k).isNull().cast("int"))).alias(f"k{i}")
                         for i, k in enumerate(keys)],
@@ -619,7 +620,7 @@ class SparkContext:
 
         def frame(n: str) -> Any:
             y = self._label(n)
-            return self.data.splits[n].select(_c(key).alias("k"),
+            return self.splits[n].select(_c(key).alias("k"),
                                               _x(c, True).alias("v"), y.alias("y"),
                                               F.lit(names.index(n)).alias(TAG))
 
@@ -731,21 +732,3 @@ def _robust_possible(b: list[float]) -> bool:
 # ---------------------------------------------------------------------------------------------
 # the checks
 # ---------------------------------------------------------------------------------------------
-
-def preprocessing(check: Any, data: Any) -> list[Finding]:
-    """``leakage.preprocessing`` on spark: the polars check's code scan and judge, with the
-    fingerprints measured by :class:`SparkContext`."""
-    def fingerprints(d: Any) -> list[Finding]:
-        cols = d.features_of(Kind.NUMERIC, Kind.BOOLEAN)
-        if not cols:
-            return []
-        fields = {f.name: f.dataType for f in d.splits[d.split_names[0]].schema.fields}
-        from pyspark.sql import types as T
-
-        eps = {c: EPS32 if isinstance(fields[c], T.FloatType) else EPS64 for c in cols
-               if _is_float(fields[c])}
-        ctx = d.cached(("spark.prep.context",),
-                       lambda: SparkContext(d, cols, set(eps), check.min_imputed))
-        return check.judge(ctx, eps)
-
-    return check.findings(data, fingerprints)
