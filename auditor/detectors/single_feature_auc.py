@@ -31,8 +31,8 @@ from auditor.stats.label import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit
                                  class_rank_stats, encoded_figures, eval_counted, eval_ranked,
                                  eval_spearman, fit_ranked, fit_spearman, float_values,
                                  label_view, missing_count, oriented_scores, ranked_columns,
-                                 shared_spearman_aggs, spearman_aggs, target_encode,
-                                 value_expr)
+                                 shared_codes, shared_spearman_aggs, spearman_aggs,
+                                 target_encode, value_expr)
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import (bootstrap_auc_ci, bootstrap_spearman_ci, check_params,
                                     fmt_count, fmt_rows, grade, roc_points)
@@ -244,7 +244,7 @@ class SingleFeatureAUC:
             scored += self._counted(view, ranks, kinds)
         cats = data.features_of(Kind.CATEGORICAL)
         if cats:
-            scored += self._encoded(view, cats, data.seed, held_out=held_out)
+            scored += self._encoded(view, cats, data.seed, held_out=held_out, data=data)
         for c in ids:  # few; each on its own (a string id on a sample)
             frames = self._id_frames(view, c, data.seed)
             stats = ({} if view.kind == LabelKind.NUMERIC else
@@ -317,13 +317,17 @@ class SingleFeatureAUC:
 
     def _encoded(self, view: LabelView, cols: list[str], seed: int, binned: bool = False,
                  kinds: list[str] | None = None,
-                 held_out: dict[str, dict[str, float]] | None = None) -> list[Scored]:
+                 held_out: dict[str, dict[str, float]] | None = None,
+                 data: AuditData | None = None) -> list[Scored]:
         """Target-rate encode columns (categorical levels, or train-quantile bins of numeric
         columns when ``binned``); their AUCs follow from per-level class counts. A column's
-        later splits in ``held_out`` (measured by the engine) take those figures."""
+        later splits in ``held_out`` (measured by the engine) take those figures. ``data``:
+        levels coded once per measuring (:func:`~auditor.stats.label.shared_codes`)."""
         out = []
         for j, c in enumerate(cols):  # a loop over columns, vectorised over rows
-            enc = self._encode(view, c, seed, binned)
+            codes = shared_codes(data, view, c) if data is not None and not binned else None
+            enc = target_encode(view, c, smoothing=self.smoothing, folds=self.folds, seed=seed,
+                                binned=binned, codes=codes)
             sc = Scored(c, kinds[j] if kinds else str(Kind.CATEGORICAL), encoded=True,
                         binned=binned)
             given = (held_out or {}).get(c, {})

@@ -92,6 +92,8 @@ class PolarsOperations(RunMemo):
     def release(self) -> None:
         self.__dict__.pop("_entity_cache", None)
         self.__dict__.pop("_expansions", None)
+        if self.data is not None:  # a check's level codes of every row (label operations)
+            self.data.release("label_stats.codes")
 
     def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
                     sum_by: Sequence[str] | None = None, splits: Sequence[str] | None = None

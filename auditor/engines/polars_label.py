@@ -11,7 +11,8 @@ import numpy as np
 from auditor.engines.operations import ClassLevels, ClassRanks, LevelStats
 from auditor.errors import NotApplicable
 from auditor.stats.label import (YCOL, LabelView, counts_at, float_values, held_out_aucs,
-                                 label_view, level_codes, missing_count, shared_rank_stats)
+                                 label_view, level_codes, missing_count, shared_codes,
+                                 shared_rank_stats)
 from auditor.stats.numerics import cramers_v
 
 if TYPE_CHECKING:
@@ -69,4 +70,4 @@ def class_levels(data: "AuditData", label: str, classes: Sequence[Any], columns:
 def target_rate_aucs(data: "AuditData", label: str, classes: Sequence[Any],
                      columns: Sequence[str], smoothing: float) -> dict[str, dict[str, float]]:
     view = coded_view(data, label, classes)
-    return {c: held_out_aucs(view, c, smoothing) for c in columns}
+    return {c: held_out_aucs(view, c, smoothing, shared_codes(data, view, c)) for c in columns}

@@ -639,13 +639,14 @@ class Encoded:
 
 
 def target_encode(view: LabelView, col: str, *, smoothing: float, folds: int, seed: int,
-                  binned: bool = False) -> dict[str, Encoded]:
+                  binned: bool = False, codes: Codes | None = None) -> dict[str, Encoded]:
     """Per split the :class:`Encoded` scores of a column: smoothed target rates fitted on
     train, (sum_c + m prior) / (n_c + m) (class indicators; the centred label for a numeric
     label), missing a level of its own, unseen levels at the prior; train itself gets rates
     cross-fitted over ``folds`` random folds (out-of-fold sums and prior). ``binned``: the
-    levels are the train-quantile bins of a numeric column (:func:`bin_codes`)."""
-    codes, n_levels, bounds, t = _train_codes(view, col, seed, binned)
+    levels are the train-quantile bins of a numeric column (:func:`bin_codes`). ``codes``:
+    the column's :func:`train_codes`, when already made."""
+    codes, n_levels, bounds, t = codes or train_codes(view, col, seed, binned)
     splits = list(view.frames)
     targets = _targets(view)
     full = _full_rates(t, targets, smoothing, n_levels)
@@ -669,8 +670,10 @@ def target_encode(view: LabelView, col: str, *, smoothing: float, folds: int, se
     return out
 
 
-def _train_codes(view: LabelView, col: str, seed: int, binned: bool
-                 ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+Codes = tuple[np.ndarray, int, np.ndarray, np.ndarray]
+
+
+def train_codes(view: LabelView, col: str, seed: int, binned: bool) -> Codes:
     """Level codes of every split's rows (concatenated), the number of levels, the splits'
     bounds and train's codes."""
     codes, n_levels = (bin_codes(view, col, seed) if binned else
@@ -698,11 +701,19 @@ def _full_rates(t: np.ndarray, targets: list[np.ndarray], m: float, n_levels: in
     return full
 
 
-def held_out_aucs(view: LabelView, col: str, smoothing: float) -> dict[str, float]:
+def shared_codes(data: AuditData, view: LabelView, col: str) -> Codes:
+    """:func:`train_codes` of a categorical column, made once while a check measures (kept in
+    ``data``'s cache under ``label_stats.codes``, which the polars engine's ``release`` drops:
+    the codes of every row of every split)."""
+    return data.cached(("label_stats.codes", col), lambda: train_codes(view, col, 0, False))
+
+
+def held_out_aucs(view: LabelView, col: str, smoothing: float, codes: Codes | None = None
+                  ) -> dict[str, float]:
     """Binary label: per later split, the AUC of its rows scored by ``col``'s smoothed target
     rate fitted on every train row (the held-out figures of :func:`target_encode`, without
-    the cross-fitting of train)."""
-    codes, n_levels, bounds, t = _train_codes(view, col, 0, False)
+    the cross-fitting of train); ``codes`` as in :func:`target_encode`."""
+    codes, n_levels, bounds, t = codes or train_codes(view, col, 0, False)
     full = _full_rates(t, _targets(view), smoothing, n_levels)
     out = {}
     for i, s in enumerate(list(view.frames)[1:], start=1):
