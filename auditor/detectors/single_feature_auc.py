@@ -288,7 +288,7 @@ class SingleFeatureAUC:
         def values(split: str, fit: RankFit) -> list[np.ndarray | None]:
             """Float values where needed: a finite fitted cut and missing values here."""
             f = frames[split]
-            need = np.isfinite(fit.cut).any(0)
+            need = (~np.isnan(fit.cut) & ~np.isposinf(fit.cut)).any(0)  # a cut among values
             return [float_values(f, c) if need[j] and missing_count(f, c) else None
                     for j, c in enumerate(cols)]
 
@@ -605,7 +605,7 @@ def describe_orientation(view: LabelView, sc: Scored) -> str:
         who = "the label" if view.kind == LabelKind.NUMERIC else f"class {view.classes[k]!r}"
         desc, cut = bool(sc.fit.descending[i, sc.index]), float(sc.fit.cut[i, sc.index])
         place = ("below every value" if math.isnan(cut) else "above every value"
-                 if math.isinf(cut) else f"just above {cut:.6g}")
+                 if math.isinf(cut) and cut > 0 else f"just above {cut:.6g}")
         parts.append(f"{who}: {'lower' if desc else 'higher'} values score higher; missing "
                      f"values rank {place} in the value order")
     return "; ".join(parts) + (" …" if len(view.targets) > 5 else "")

@@ -499,7 +499,7 @@ class Operations(Protocol):
         """Binary label: per column and later split, the AUC of the split's labelled rows
         scored by the column's smoothed target rate fitted on every train row ((positives_l
         + m p) / (n_l + m), m = ``smoothing``, p the train positive rate; unseen levels at
-        p; missing a level): :func:`auditor.stats.label.held_out_aucs`."""
+        p, or 0 when m = 0; missing a level): :func:`auditor.stats.label.held_out_aucs`."""
         ...
 
     def fit_context(self, roles: "Roles", columns: Sequence[str], *, min_ties: int) -> Any:

@@ -453,6 +453,7 @@ def _cuts(b: ClassBins, j: int, vals: np.ndarray, tot: np.ndarray
         cum = np.cumsum(tot)
         pos = inverted_cdf(np.arange(int(cum[-1])), N_CUTS)
         idx = np.unique(np.searchsorted(cum, pos, side="right"))
+        idx = idx[idx < b.edges[j].size]  # a quantile among values above the last edge
     return idx, np.r_[b.edges[j][idx], np.inf], _below_at(vals, idx)
 
 
@@ -510,7 +511,9 @@ def held_out_aucs(ops: Any, label: str, cats: list[str], smoothing: float
     lv = level_frame(ops, label, cats, classes)
     pos0, neg0 = F.col(_cell(0, 1)), F.col(_cell(0, 0))
     rate = (pos0 + F.lit(m * prior)) / F.greatest(neg0 + pos0 + F.lit(m), F.lit(1e-300))
-    score = F.when(neg0 + pos0 > 0, rate).otherwise(F.lit(prior)).alias("score")
+    # an unseen level: (0 + m p) / m = p, and 0 when m = 0 (polars' arithmetic)
+    unseen = prior if m > 0 else 0.0
+    score = F.when(neg0 + pos0 > 0, rate).otherwise(F.lit(unseen)).alias("score")
     groups = lv.groupBy("j", score).agg(
         *[F.sum(_cell(i, y)).alias(f"{x}{i}") for i, _ in later for y, x in ((1, "P"), (0, "N"))])
     upto = Window.partitionBy("j").orderBy("score").rowsBetween(Window.unboundedPreceding,
@@ -582,9 +585,12 @@ def _level(frame: Any, name: str) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if isinstance(frame.schema[name].dataType, (T.FloatType, T.DoubleType)):
+    dtype = frame.schema[name].dataType
+    if isinstance(dtype, (T.FloatType, T.DoubleType)):
         x = _c(name)
         return F.when(~F.isnan(x), x + F.lit(0.0)).cast("string")
+    if isinstance(dtype, T.NumericType):  # integers and decimals read as doubles, as polars
+        return (_c(name).cast("double") + F.lit(0.0)).cast("string")  # reads them
     return _c(name).cast("string")
 
 

@@ -385,7 +385,7 @@ def _below(x: np.ndarray | None, y: np.ndarray, n_classes: int, cut: float,
     None when the split has no missing value: then D = 0 whatever these counts are."""
     if np.isnan(cut):
         return np.zeros(n_classes)
-    if np.isinf(cut) or x is None:
+    if np.isposinf(cut) or x is None:
         return nm_per_class
     return np.bincount(y[x <= cut], minlength=n_classes).astype(float)
 
@@ -576,7 +576,7 @@ def eval_spearman(a: dict[str, Any], xs: list[np.ndarray | None], fit: RankFit
         cut, x = fit.cut[0, j], xs[j]
         if np.isnan(cut):
             jj, acc = 0.0, 0.0
-        elif np.isinf(cut) or x is None:
+        elif np.isposinf(cut) or x is None:
             jj, acc = a["nn"][j], a["q"][j]
         else:
             below = x <= cut
@@ -599,7 +599,7 @@ def oriented_scores(frame: pl.DataFrame, col: str, fit: RankFit, j: int) -> np.n
     out = np.empty((r.size, fit.cut.shape[0]))
     for i in range(fit.cut.shape[0]):
         cut = fit.cut[i, j]
-        below = (0 if np.isnan(cut) else int(nm.sum()) if np.isinf(cut) or x is None
+        below = (0 if np.isnan(cut) else int(nm.sum()) if np.isposinf(cut) or x is None
                  else int((x <= cut).sum()))
         base = np.where(nm, r, below + 0.5)
         out[:, i] = -base if fit.descending[i, j] else base

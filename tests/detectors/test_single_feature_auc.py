@@ -15,6 +15,7 @@ from auditor.errors import NotApplicable
 from auditor.stats.label import (encoded_figures, eval_ranked, eval_spearman, fit_ranked,
                                  fit_spearman, float_values, label_view,
                                  shared_rank_stats, spearman_aggs, target_encode, value_expr)
+from auditor.engines.selection import engine_of
 from auditor.report.results import Severity
 from tests.conftest import clean_frame
 
@@ -692,3 +693,35 @@ def test_a_clean_cut_on_a_small_class_is_not_near_deterministic():
     assert "smaller class has 10 train rows (< min_pure_rows 30)" in new["x"].message
     with pytest.raises(ValueError, match="min_pure_rows must be an integer >= 1"):
         SingleFeatureAUC(min_pure_rows=0)
+
+
+def test_a_missing_block_fitted_at_minus_infinity_scores_rows_as_the_auc_counts_them():
+    """Negatives hold -inf in 30% of rows and most missing values: the missing block is best
+    placed just above -inf. The test AUC (from counts at train's cuts), the per-row scores
+    behind the CI and ROC (oriented_scores) and sklearn on those scores must agree -- an
+    infinite cut once meant "above every value" whatever its sign in the scores, which left
+    the CI far from the figure it bounds."""
+    from auditor.stats.label import YCOL, oriented_scores
+
+    def part(n: int, seed: int) -> pl.DataFrame:
+        rng = np.random.default_rng(seed)
+        y = (rng.random(n) < 0.5).astype(np.int64)
+        x = rng.normal(size=n) + 0.3 * y
+        x[(y == 0) & (rng.random(n) < 0.3)] = -np.inf
+        x[rng.random(n) < np.where(y == 1, 0.03, 0.3)] = np.nan
+        return pl.DataFrame({"x": x, "y": y})
+
+    data = _data({"train": part(2000, 1), "test": part(1000, 2)}, label="y")
+    check = SingleFeatureAUC(n_boot=50, warn_above=0.7, fail_above=0.99)
+    measures = check.measure(engine_of(data), data.roles)
+    (sc,) = [s for s in measures.scored if s.column == "x"]
+    assert sc.fit.cut[0, 0] == -np.inf
+    view = label_view(data)
+    for split in ("train", "test"):
+        frame = view.frames[split]
+        scores = oriented_scores(frame, "x", sc.fit, sc.index)[:, 0]
+        assert sc.values[split] == pytest.approx(
+            roc_auc_score(frame[YCOL].to_numpy(), scores), abs=1e-9), split
+    (f,) = [f for f in check.judge(measures) if f.subject == "x"]
+    row = next(r for r in f.evidence["splits"] if r["ci_low"] is not None)
+    assert row["ci_low"] <= row["value"] <= row["ci_high"]

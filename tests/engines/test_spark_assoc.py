@@ -461,3 +461,38 @@ def test_on_a_sampled_driver_the_figures_still_cover_every_row(spark):
         assert kept < 3000 and f.evidence["driver_sample"]["train"]["of"] == 3000
         assert f"seeded driver-side sample of {kept:,} of 3,000 train rows" in f.message
         assert "every other figure over every row" in f.message
+
+
+def test_level_tables_and_held_out_rates_equal_polars_in_edge_cases(spark):
+    """Levels as polars forms them (integers beyond 2**53 read as doubles: 2**60 + 1..3 are
+    one level; NaN missing; -0.0 is 0.0) and the held-out target-rate AUC with smoothing 0
+    (a level train never saw scores 0, as polars' arithmetic gives it): the Spark engine's
+    class_levels and target_rate_aucs equal the polars engine's."""
+    from auditor.core.config import Columns
+    from auditor.engines.selection import engine_of
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.loading.data import build_audit_data
+
+    rng = np.random.default_rng(3)
+    frames = {}
+    for name, n in (("train", 400), ("test", 200)):
+        y = rng.integers(0, 2, n)
+        big = 2**60 + rng.integers(1, 4, n)
+        zero = np.where(rng.random(n) < 0.5, -0.0, 0.0)
+        frames[name] = pl.DataFrame({
+            "big": big, "zero": np.where(rng.random(n) < 0.1, np.nan, zero),
+            "cat": rng.choice(["a", "b"] + (["new"] if name == "test" else []), n), "y": y})
+    columns = Columns(label="y")
+    engines = {"polars": engine_of(build_audit_data(frames, columns=columns)),
+               "spark": engine_of(SparkAuditData(_spark_frames(spark, frames), columns=columns))}
+    got = {k: (e.class_levels("y", [0, 1], ["big", "zero", "cat"]),
+               e.target_rate_aucs("y", [0, 1], ["cat"], 0.0)) for k, e in engines.items()}
+    (lp, ap), (ls, as_) = got["polars"], got["spark"]
+    assert lp.stats["train"]["big"].levels == 1
+    assert lp.stats["train"]["zero"].levels == 2  # 0.0 and missing
+    for s in ("train", "test"):
+        for c in ("big", "zero", "cat"):
+            a, b = lp.stats[s][c], ls.stats[s][c]
+            assert (a.levels, a.with_value) == (b.levels, b.with_value), (s, c)
+            assert a.cramers_v == pytest.approx(b.cramers_v, abs=1e-12), (s, c)
+    assert ap["cat"]["test"] == pytest.approx(as_["cat"]["test"], abs=1e-12)
