@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from auditor.core.checks import Cost, describe, is_measured, params_of
 from auditor.detectors.measured import judged
 from auditor.loading.data import AuditData
+from auditor.engines import NOT_ON_SPARK
 from auditor.errors import NotApplicable
 from auditor.report.results import CheckResult, Status, status_from_findings, summarize
 
@@ -26,14 +27,12 @@ def order_checks(checks: Iterable[Any]) -> list[Any]:
 
 
 def _findings(check: Any, data: Any) -> list[Any]:
-    """One path for every engine: ``judge(measure(engine, roles))``; checks not yet split in
-    two run ``check.run`` on polars and their twin in :mod:`auditor.sparktwins` on Spark."""
+    """One path for every engine: ``judge(measure(engine, roles))``. A check with only a
+    ``run(data)`` (a plugin not split in two) reads polars frames: on Spark it is skipped."""
     if is_measured(check):
         return judged(check, data)
     if getattr(data, "engine_name", "polars") == "spark":
-        from auditor.sparktwins.spark_dispatch import run_on_spark
-
-        return run_on_spark(check, data)
+        raise NotApplicable(NOT_ON_SPARK)
     return list(check.run(data))
 
 

@@ -11,9 +11,9 @@ two executor JVMs apart from the driver's, which is how the driver's own memory 
 Data: ``bench/make_data.py`` (train = rows, test = rows / 4, 40 columns, planted problems),
 written once as Parquet folders under ``/tmp/auditor-bench/<rows>/`` and reused when present.
 Each engine runs ``auditor run`` in a fresh process (so peaks are per run). ``--suite spark``
-(default) runs the checks of the default suite that have a Spark implementation
-(``auditor.sparktwins.spark_dispatch.SPARK_CHECKS``, read when the bench starts); ``--suite
-default`` runs the whole default suite (Spark skips the rest with the reason). The process
+(default) runs the checks of the default suite written once as ``measure``/``judge`` (every
+one of them since the last per-check twin was removed; read when the bench starts); ``--suite
+default`` runs the whole default suite (Spark would skip a plugin with only ``run``). The process
 tree is sampled every 0.5 s from /proc: VmHWM and utime + stime of the Python process and of
 any java descendant. Writes ``bench/results/spark-<rows>.json``.
 """
@@ -40,10 +40,11 @@ def spark_suite() -> str:
     sys.path.insert(0, str(ROOT))
     import yaml
 
-    from auditor.sparktwins.spark_dispatch import SPARK_CHECKS
+    from auditor.core.checks import is_measured
+    from auditor.core.registry import load_check_class
 
     default = yaml.safe_load((ROOT / "checks" / "default.yaml").read_text())
-    ids = [c for c in default["checks"] if c in SPARK_CHECKS]
+    ids = [c for c in default["checks"] if is_measured(load_check_class(c)())]
     return yaml.safe_dump({"description": "the default suite's checks with a Spark "
                                           "implementation", "checks": {c: {} for c in ids}})
 

@@ -16,10 +16,9 @@ import auditor
 ROOT = Path(auditor.__file__).resolve().parent
 
 # Bottom to top. A module may import from its own layer and from the layers before it.
-# The engines (the measuring operations) lie below every check; ``sparktwins`` (per-check
-# Spark code being dissolved into the engine operations) above the detectors it duplicates.
+# The engines (the measuring operations) lie below every check.
 LAYERS = ["errors", "core", "report", "integrations", "loading", "stats", "codescan", "engines",
-          "judging", "probes", "detectors", "sparktwins", "signoff", "entry"]
+          "judging", "probes", "detectors", "signoff", "entry"]
 
 
 def module_name(path: Path) -> str:

@@ -10,9 +10,9 @@ A check is a frozen, keyword-only dataclass (fields = parameters and thresholds)
   I/O (a test plants measures and asserts the verdict).
 
 The runner checks ``needs`` once, then calls ``judge(measure(engine, roles))`` for every
-engine. Checks not yet split in two still have ``run(data) -> list[Finding]`` on polars frames
-(and a per-check twin in :mod:`auditor.sparktwins` on Spark). There is no base class: this
-module only names the shapes.
+engine. A check may instead have only ``run(data) -> list[Finding]`` on polars frames (a
+plugin): it runs on polars and is skipped on Spark. There is no base class: this module only
+names the shapes.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from auditor.core.roles import Roles
 from auditor.detectors.measured import judged, stated
 from auditor.engines.operations import DriverData, Operations
 from auditor.loading.data import AuditData
-from auditor.detectors.duplicates import rows_equal
+from auditor.engines.polars_rows import rows_equal
 from auditor.errors import NotApplicable
 from auditor.probes.features import Encoder, model_features, sample_rows
 from auditor.report.results import Finding, Severity

@@ -270,6 +270,82 @@ BATCH_ROWS = 65_536
 
 
 @dataclass(frozen=True)
+class CopySpec:
+    """What ``leakage.duplicates`` compares rows on (:meth:`Operations.row_copies`).
+
+    ``cols``: compared as loaded (every role but ids, excluded, token and nested columns);
+    ``as_text``: compared cast to strings (types differ across splits); ``text_cols``: free
+    text, matched by word-shingle Jaccard >= ``text_jaccard`` for near copies; ``features``
+    (empty when no label or only roles are compared): the columns a label conflict is read
+    on, with ``label``; ``digits``: significant digits floats are rounded to for near copies;
+    ``near``: whether near copies are measured (more than one split); ``max_examples``: rows
+    kept per example list."""
+
+    cols: tuple[str, ...]
+    as_text: tuple[str, ...]
+    text_cols: tuple[str, ...]
+    features: tuple[str, ...]
+    label: str | None
+    digits: int
+    text_jaccard: float
+    near: bool
+    max_examples: int
+
+
+@dataclass(frozen=True)
+class PairCopies:
+    """One (earlier, later) pair of :class:`RowCopies`: ``copies`` later rows that exactly
+    copy an earlier row and the chance baseline of that count (``chance``:
+    :func:`auditor.stats.copies.chance_verdict`, or ``{"baseline": 0.0, ...}`` when the
+    earlier rows do not repeat naturally); ``near`` later rows that are near but not exact
+    copies (None when not measured); ``conflicts`` later rows whose features occur in the
+    earlier split with another label. ``*_examples``: at most ``max_examples`` rows each, in
+    the engine's own form (polars names rows by number, Spark by value with counts);
+    ``near_summary``: the Jaccard of the free-text columns over every near pair (polars)."""
+
+    ENGINE_NATIVE: ClassVar[tuple[str, ...]] = ("examples", "near_examples",
+                                                "conflict_examples")
+
+    copies: int
+    chance: dict[str, Any]
+    near: int | None
+    conflicts: int
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    near_examples: list[dict[str, Any]] = field(default_factory=list)
+    near_summary: dict[str, Any] = field(default_factory=dict)
+    conflict_examples: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SplitCopies:
+    """One split of :class:`RowCopies`: ``repeated`` rows that exactly copy another row of
+    the split; ``conflicts`` rows in ``groups`` groups of equal features holding more than one
+    label; ``continuous``: the compared columns that are continuous in the split (not boolean,
+    at least half of the non-null values distinct), measured only where a grade reads it
+    (some row repeats or conflicts), else None."""
+
+    ENGINE_NATIVE: ClassVar[tuple[str, ...]] = ("examples", "conflict_examples")
+
+    repeated: int
+    conflicts: int
+    groups: int
+    continuous: tuple[str, ...] | None
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    conflict_examples: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RowCopies:
+    """:meth:`Operations.row_copies`: per split and per (earlier, later) pair of the roles'
+    splits; ``not_matched``: the free-text columns the engine did not match near copies on
+    (Spark: MinHash is polars-only), empty when it did."""
+
+    splits: dict[str, SplitCopies]
+    pairs: dict[tuple[str, str], PairCopies]
+    not_matched: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Matches:
     """What :meth:`Operations.matches` returns: the joined rows, and the rows of each side
     that ``keep`` named."""
@@ -500,6 +576,14 @@ class Operations(Protocol):
         scored by the column's smoothed target rate fitted on every train row ((positives_l
         + m p) / (n_l + m), m = ``smoothing``, p the train positive rate; unseen levels at
         p, or 0 when m = 0; missing a level): :func:`auditor.stats.label.held_out_aucs`."""
+        ...
+
+    def row_copies(self, roles: "Roles", spec: CopySpec) -> RowCopies:
+        """Rows shared between and within splits, compared on ``spec``: exact copies (null
+        equals null, NaN equals NaN, -0.0 equals 0.0) with their chance baseline, near copies
+        and label conflicts (:class:`RowCopies`). Polars: candidate pairs from 64-bit row
+        hashes, every pair verified value by value; Spark: 128-bit row keys counted in one
+        ``groupBy`` (a false match has probability ~n^2 / 2^129)."""
         ...
 
     def fit_context(self, roles: "Roles", columns: Sequence[str], *, min_ties: int) -> Any:

@@ -92,8 +92,9 @@ class PolarsOperations(RunMemo):
     def release(self) -> None:
         self.__dict__.pop("_entity_cache", None)
         self.__dict__.pop("_expansions", None)
-        if self.data is not None:  # a check's level codes of every row (label operations)
-            self.data.release("label_stats.codes")
+        if self.data is not None:  # a check's level codes of every row (label operations),
+            self.data.release("label_stats.codes")  # normalised copies and hashes (row_copies):
+            self.data.release("duplicates.")  # no later check reads them; at 10M rows, GBs
 
     def map_batches(self, columns: Sequence[str], fn: BatchFn, schema: Mapping[str, Any], *,
                     sum_by: Sequence[str] | None = None, splits: Sequence[str] | None = None
@@ -406,6 +407,13 @@ class PolarsOperations(RunMemo):
             first = values.cast(pl.String).sort().head(limit).to_list() if limit else []
             out[col] = DistinctValues(values.len(), first)
         return out
+
+    def row_copies(self, roles: Any, spec: Any) -> Any:
+        """:func:`auditor.engines.polars_rows.row_copies` on the loaded data (every pair
+        verified value by value)."""
+        from auditor.engines.polars_rows import row_copies
+
+        return row_copies(self.driver_data().data, spec)
 
     def fit_context(self, roles: Any, columns: Sequence[str], *, min_ties: int) -> Any:
         """:func:`auditor.stats.preprocessing.fit_context` on the loaded data (exact)."""

@@ -619,6 +619,13 @@ class SparkOperations(RunMemo):
             out[c] = DistinctValues(distinct, first)
         return out
 
+    def row_copies(self, roles: Any, spec: Any) -> Any:
+        """:func:`auditor.engines.spark_rows.row_copies`: 128-bit row keys of every row,
+        counted in one persisted ``groupBy`` (released before it returns)."""
+        from auditor.engines.spark_rows import row_copies
+
+        return row_copies(self, roles, spec)
+
     def fit_context(self, roles: Any, columns: Sequence[str], *, min_ties: int) -> Any:
         """:class:`~auditor.engines.spark_prep.SparkContext`: its summaries in one pass over
         the tagged union of the splits (kept for the run: both the measure and the judge

@@ -183,12 +183,9 @@ def spark_type(data_type: Any) -> ColumnType:
 
 
 class SparkAuditData:
-    """The splits as Spark DataFrames with their roles; measuring goes through ``engine``.
-
-    The runner calls :meth:`run_check` instead of ``check.run``: checks with a Spark
-    implementation (:mod:`auditor.sparktwins.spark_dispatch`) run it, every other check is skipped
-    with the reason "not yet implemented on the spark engine".
-    """
+    """The splits as Spark DataFrames with their roles; measuring goes through ``engine``
+    (every check's ``measure`` asks its operations; a plugin with only ``run(data)`` is
+    skipped with the reason "not yet implemented on the spark engine")."""
 
     engine_name = "spark"
 

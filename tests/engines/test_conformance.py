@@ -288,6 +288,20 @@ class Case:
     tokens: Callable[[], dict[str, Any]] | None = None  # the tokens: section
 
 
+def _near_and_conflicting() -> dict[str, pl.DataFrame]:
+    """``planted`` (12 exact copies in test, 6 within train) plus 5 test rows that are near
+    copies of train rows (x2 off in the 10th digit, ``cat`` upper-cased) and 4 that copy a
+    train row's features with the other label."""
+    frames = planted()
+    train, test = frames["train"], frames["test"]
+    near = train.slice(300, 5).with_columns(pl.col("x2") * (1 + 1e-10),
+                                            pl.col("cat").str.to_uppercase(),
+                                            pl.col("row_id") + 20_000)
+    flipped = train.slice(320, 4).with_columns((1 - pl.col("y")).alias("y"),
+                                               pl.col("row_id") + 30_000)
+    return {"train": train, "test": pl.concat([test, near, flipped])}
+
+
 def tokenized_frame(*args: Any, **kw: Any) -> pl.DataFrame:
     from tests.tokenizer_fixtures import tokenized_frame as make
 
@@ -383,6 +397,18 @@ CASES = [
          expect=("standard_scaling_fit", "x1", Severity.FAIL, lambda f: f["test"].height)),
     Case("fingerprints of an honest split", "leakage.preprocessing", honest,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
+    # row keys: exact copies with their chance baseline, near copies and label conflicts
+    Case("12 test rows copied from train", "leakage.duplicates", planted,
+         {"label": "y", "ids": ["row_id"]},
+         expect=("duplicate_rows", "", Severity.FAIL, 12)),
+    Case("5 near copies", "leakage.duplicates", _near_and_conflicting,
+         {"label": "y", "ids": ["row_id"]},
+         expect=("near_duplicate_rows", "", Severity.FAIL, 5)),
+    Case("4 copies with the other label", "leakage.duplicates", _near_and_conflicting,
+         {"label": "y", "ids": ["row_id"]},
+         expect=("conflicting_labels", "", Severity.WARN, 4)),
+    Case("rows of an honest split", "leakage.duplicates", honest,
+         {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
     # model probes and nearest rows: measured on the rows in this process (Spark's driver-side
     # sample, here every row), so the measures are the frames themselves
     Case("test x1 moved by 3 sd", "separability.adversarial", _shifted,
@@ -442,7 +468,7 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
                         "separability.adversarial", "separability.label_probe",
                         "separability.memorisation", "tokens.lengths",
                         "leakage.single_feature_auc", "leakage.feature_label_correlation",
-                        "leakage.preprocessing",
+                        "leakage.preprocessing", "leakage.duplicates",
                         "tokens.special_tokens", "tokens.roundtrip", "tokens.contamination"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured

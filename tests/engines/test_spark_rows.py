@@ -1,4 +1,4 @@
-"""Row-level checks on both engines (:mod:`auditor.sparktwins.spark_rows`): near copies,
+"""Row-level checks on both engines (:mod:`auditor.engines.spark_rows`): near copies,
 conflicting labels, undeclared entity keys, datetime features from the future, memorisation.
 
 Planted splits: equal statuses, subjects, counts, values and messages (exact: all of them are
@@ -126,7 +126,9 @@ def test_row_checks_agree_on_planted_splits(planted_reports):
     dup = _by_key(by_s["leakage.duplicates"])
     near = dup[("near_duplicate_rows", "", ("train", "test"))]
     assert near.count == 10 and near.severity == "fail"
-    assert near.evidence["normalised_rows_shared"]["of which exact copies"] == 0
+    assert len(near.evidence["examples"]) == 10
+    assert {"normalised values", "rows in train", "rows in test"} == set(
+        near.evidence["examples"][0])
     across = dup[("conflicting_labels", "", ("train", "test"))]
     assert across.count == 7 and across.severity == "warn"  # 4.7% < 5%
     within = dup[("conflicting_labels", "", ("train",))]
@@ -173,8 +175,8 @@ def test_text_columns_leave_near_copies_to_polars_with_a_reason(spark, tmp_path)
 
 
 def test_round_significant_matches_numpy(spark):
-    from auditor.detectors.near_duplicates import round_significant as reference
-    from auditor.sparktwins.spark_rows import round_significant_frame
+    from auditor.engines.polars_near import round_significant as reference
+    from auditor.engines.spark_rows import round_significant_frame
 
     rng = np.random.default_rng(3)
     x = np.concatenate([
@@ -193,8 +195,8 @@ def test_round_significant_matches_numpy(spark):
 def test_string_normalisation_matches_polars(spark):
     from pyspark.sql import functions as F
 
-    from auditor.detectors.near_duplicates import normalise_strings
-    from auditor.sparktwins.spark_rows import fold_function, normalise_string
+    from auditor.engines.polars_near import normalise_strings
+    from auditor.engines.spark_rows import fold_function, normalise_string
 
     values = ["  Hello   World ", "A\tb\nc", "MiXeD", "Straße", "ＡＢＣ ｆｕｌｌ", "ΟΔΟΣ",
               "x\u00a0\u2003y", "İstanbul", "ﬁne", None, "", "   "]
@@ -248,7 +250,7 @@ def test_duplicates_jobs_do_not_grow_with_the_number_of_columns(spark):
     planted counts on both widths."""
     from auditor.core.config import Columns
     from auditor.detectors.duplicates import Duplicates
-    from auditor.sparktwins.spark_checks import duplicates
+    from auditor.detectors.measured import judged
     from auditor.engines.spark_io import SparkAuditData
 
     sc = spark.sparkContext
@@ -261,7 +263,7 @@ def test_duplicates_jobs_do_not_grow_with_the_number_of_columns(spark):
         group = f"duplicates-{n_cols}"
         sc.setJobGroup(group, group)
         try:
-            findings = duplicates(Duplicates(), data)
+            findings = judged(Duplicates(), data)
         finally:
             sc.setJobGroup("", "")
         jobs.append(len(sc.statusTracker().getJobIdsForGroup(group)))
@@ -278,17 +280,17 @@ def test_duplicates_sketch_continuity_only_when_rows_repeat(spark):
     masks) give the planted counts (8 copies, 5 conflicting labels)."""
     from auditor.core.config import Columns
     from auditor.detectors.duplicates import Duplicates
-    from auditor.sparktwins.spark_checks import duplicates
+    from auditor.detectors.measured import judged
     from auditor.engines.spark_io import SparkAuditData
 
     honest = SparkAuditData(_spark_frames(spark, honest_rows()),
                             columns=Columns(label="y", time="ts", ids=["row_id"]))
-    found = duplicates(Duplicates(), honest)
-    assert not [k for k in honest._cache if k[0] == "spark.column_stats"]
+    found = judged(Duplicates(), honest)
+    assert not [k for k in honest.engine.__dict__.get("_memo", {}) if k[0] == "spark.column_stats"]
     assert all(f.count == 0 for f in found
                if f.metric in ("duplicate_rows", "within_split_duplicates"))
     planted = SparkAuditData(_spark_frames(spark, _wide_rows(6)), columns=Columns(label="y"))
-    got = {(f.metric, tuple(f.splits)): f.count for f in duplicates(Duplicates(), planted)}
-    assert [k for k in planted._cache if k[0] == "spark.column_stats"]
+    got = {(f.metric, tuple(f.splits)): f.count for f in judged(Duplicates(), planted)}
+    assert [k for k in planted.engine.__dict__.get("_memo", {}) if k[0] == "spark.column_stats"]
     assert got[("duplicate_rows", ("train", "test"))] == 8
     assert got[("conflicting_labels", ("train", "test"))] == 5

@@ -1,19 +1,17 @@
-"""Row-level checks on the spark engine: near copies and conflicting labels
-(``leakage.duplicates``), and the driver-side sample the association twins read.
+"""``leakage.duplicates`` measured on the spark engine (:meth:`SparkOperations.row_copies`,
+:func:`row_copies`): exact copies across and within splits with their chance baseline, near
+copies and conflicting labels, with DataFrame built-ins over every row; judged by the check's
+one ``judge``:
 
-Measured with DataFrame built-ins over every row, judged by the polars detectors' own functions
-(:mod:`auditor.detectors.duplicates`, :mod:`~auditor.detectors.groups`,
-:mod:`~auditor.detectors.temporal`), so thresholds, statuses, values and messages equal polars:
-
-- ``leakage.duplicates`` (:class:`RowTable`): one pass over the unioned splits gives every row a
+- rows (:class:`RowTable`): one pass over the unioned splits gives every row a
   128-bit whole-row key (:func:`row_key`: two ``xxhash64`` over null masks and values), a
   feature key and a near key; one ``groupBy`` of the whole-row key is the persisted table every
   count is an aggregate of (no join on the compared columns, no exact distinct count per
   column: :func:`column_stats` sketches them and counts exactly only near the cut).
 - near copies: every compared column normalised by Spark expressions as
-  :func:`auditor.detectors.near_duplicates.normalised_frame` does (floats and decimals rounded to
+  :func:`auditor.engines.polars_near.normalised_frame` does (floats and decimals rounded to
   ``significant_digits`` significant digits by :func:`round_significant_frame`, the same arithmetic
-  as :func:`~auditor.detectors.near_duplicates.round_significant`: e = floor(log10|v|),
+  as :func:`~auditor.engines.polars_near.round_significant`: e = floor(log10|v|),
   k = digits - 1 - e, m = round-half-even(v * 10^k) with exact powers of ten, m / 10 when it
   reaches 10^digits; strings lowercased, whitespace runs collapsed to one space and the ends
   trimmed, and the rows holding a non-ASCII character NFKC-normalised and case-folded by a
@@ -31,21 +29,16 @@ Measured with DataFrame built-ins over every row, judged by the polars detectors
   pair the later rows whose label the earlier rows of the key hold: a later row conflicts when
   its label differs from the earlier rows' smallest or largest label (all of them when the
   earlier rows hold two labels, else those with another label); within a split, every row of a
-  feature key holding two labels or more. Graded by
-  :func:`~auditor.detectors.duplicates.conflict_grade` with the split's within-copies and
-  continuous columns measured on Spark.
+  feature key holding two labels or more.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from auditor.engines import NOT_ON_SPARK
-from auditor.engines.spark_engine import col as _c
-from auditor.loading.data import Kind
-from auditor.report.results import Finding, Severity
+from auditor.core.roles import Kind
+from auditor.engines.spark_columns import col as _c
 
 _NON_ASCII = "[^\\x00-\\x7F]"
-EXAMPLE_COLUMNS = 8
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,7 +85,7 @@ def _power(k: Any, table: Any) -> Any:
 
 
 def _scale(v: Any, k: Any, table: Any) -> Any:
-    """v * 10^k as :func:`auditor.detectors.near_duplicates._scale`: exact powers for |k| <= 22
+    """v * 10^k as :func:`auditor.engines.polars_near._scale`: exact powers for |k| <= 22
     (multiply for k >= 0, divide by 10^-k for k < 0); beyond, v * 10^h * 10^(k - h),
     h = floor(k / 2), with numpy's powers."""
     from pyspark.sql import functions as F
@@ -105,7 +98,7 @@ def _scale(v: Any, k: Any, table: Any) -> Any:
 
 def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
     """``df`` with ``cols`` (cast to double) rounded to ``digits`` significant digits, half to
-    even on the scaled value (:func:`auditor.detectors.near_duplicates.round_significant` in
+    even on the scaled value (:func:`auditor.engines.polars_near.round_significant` in
     Spark expressions): e = floor(log10|v|), k = digits - 1 - e, m = bround(v * 10^k); if
     |m| >= 10^digits then m = bround(m / 10), k = k - 1; result m * 10^-k. Null, NaN, +-inf and
     0 (also -0.0) are kept. ``bround`` of a double rounds its exact decimal expansion (ties are
@@ -141,7 +134,7 @@ def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
 
 
 def fold_function() -> Callable[[Any], Any]:
-    """The Python twin of :func:`auditor.detectors.near_duplicates.normalise_strings` for one
+    """The Python twin of :func:`auditor.engines.polars_near.normalise_strings` for one
     value: NFKC, case-fold, whitespace runs (Unicode White_Space, as the Rust regex's ``\\s``)
     to one space, ends stripped. Defined in a closure with local imports, so it is pickled by
     value: the executors need the standard library only, not auditor."""
@@ -170,16 +163,6 @@ def normalise_string(col: Any, non_ascii: bool) -> Any:
         return ascii_form
     udf = F.udf(fold_function(), "string", useArrow=False)  # executors may lack pyarrow
     return F.coalesce(udf(F.when(s.rlike(_NON_ASCII), s)), ascii_form)
-
-
-def _cells(row: Any, cols: list[str]) -> str:
-    from auditor.detectors.duplicates import _cell
-
-    shown = cols[:EXAMPLE_COLUMNS]
-    text = ", ".join(f"{c}={_cell(v)}" for c, v in zip(shown, row))
-    if len(cols) > len(shown):
-        text += f", … (+{len(cols) - len(shown)} columns)"
-    return text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,11 +231,12 @@ def non_ascii_columns(data: Any, cols: list[str]) -> set[str]:
                       .alias(f"a{j}") for j in strings]).collect()[0]
         return {cols[j] for j in strings if row[f"a{j}"]}
 
-    return data.cached(("spark.non_ascii", tuple(cols)), measure)
+    found: set[str] = data.cached(("spark.non_ascii", tuple(cols)), measure)
+    return found
 
 
 def column_stats(data: Any, cols: list[str]) -> dict[str, list[str]]:
-    """Per split the continuous columns of ``cols`` (as :func:`auditor.detectors.row_compare.
+    """Per split the continuous columns of ``cols`` (as :func:`auditor.engines.polars_rows.
     continuous_columns`: not boolean, n > 1 non-null values of which u >= n / 2 distinct); one
     aggregate over all splits with the columns stacked (a row per value: its hash; partial
     aggregation leaves one sketch per split and column to shuffle). u is sketched
@@ -296,7 +280,8 @@ def column_stats(data: Any, cols: list[str]) -> dict[str, list[str]]:
                 cols[j] for j in cand if r[f"n{j}"] > 1 and r[f"u{j}"] >= 0.5 * r[f"n{j}"]]
         return continuous
 
-    return data.cached(("spark.column_stats", tuple(cols)), measure)
+    stats: dict[str, list[str]] = data.cached(("spark.column_stats", tuple(cols)), measure)
+    return stats
 
 
 class RowTable:
@@ -344,7 +329,7 @@ class RowTable:
                 and _is_float_type(schema[f"c{j}"].dataType)]
             step = round_significant_frame(
                 step.select("*", *[F.col(f"f{j}").alias(f"r{j}") for j in range(len(cols))]),
-                floats, digits)
+                floats, digits or 0)
         h1, h2 = row_key(raw)
         # the null masks ride along (equal rows have equal masks): whether a key holds a value
         # in a split's continuous columns is read from them later, and only when some key repeats
@@ -401,7 +386,7 @@ class RowTable:
             self._conflicts.unpersist()
 
     def _i(self, split: str) -> int:
-        return self.names.index(split)
+        return int(self.names.index(split))
 
     # -- exact copies --------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
@@ -450,21 +435,21 @@ class RowTable:
     def repeated_rows(self, split: str) -> int:
         """Rows that repeat an earlier row of the split (rows minus distinct rows)."""
         i = self._i(split)
-        return self.data.rows(split) - self.summary()[f"d{i}"]
+        return int(self.data.rows(split) - self.summary()[f"d{i}"])
 
     def copies(self, earlier: str, later: str) -> int:
         e, l = self._i(earlier), self._i(later)
-        return self.summary()[f"rl{e}_{l}"]
+        return int(self.summary()[f"rl{e}_{l}"])
 
     def chance(self, earlier: str, later: str) -> dict[str, Any]:
-        """:func:`auditor.detectors.row_compare.copy_chance` from the key counts: R = earlier
+        """:func:`auditor.engines.polars_rows.copy_chance` from the key counts: R = earlier
         rows in a repeated key with no value in a continuous column of ``earlier``; the null
         distribution of D from the counts of counts m = rows of both splits per key (keys with
         a continuous value left out); later copies with a continuous value counted in full."""
         import numpy as np
         from pyspark.sql import functions as F
 
-        from auditor.detectors.row_compare import chance_verdict, split_null_from_counts
+        from auditor.stats.copies import chance_verdict, split_null_from_counts
 
         e, l = self._i(earlier), self._i(later)
         s = self.summary()
@@ -634,68 +619,91 @@ class RowTable:
         return [(int(r[2]), int(r[3]), values.get((r[0], r[1]))) for r in top]
 
 
-def near_and_conflicts(check: Any, data: Any, table: RowTable, text_cols: list[str],
-                       features: list[str], label: str | None) -> list[Finding]:
-    """Near copies of every pair and conflicting labels across pairs and within splits, in the
-    polars check's order (near, then conflicts), from ``table`` (:class:`RowTable`)."""
-    from auditor.detectors.duplicates import (_value, conflict_across_finding,
-                                              conflict_within_finding, near_copy_finding,
-                                              near_rule)
+class _Splits:
+    """What :class:`RowTable` reads of a run: the engine's frames (columns compared as text
+    cast to strings), the roles' splits, kinds and pairs, the engine's row counts and cache."""
 
-    cols = table.cols
-    near: list[Finding] = []
-    conflicts: list[Finding] = []
-    if text_cols:
-        near.append(Finding(
-            severity=Severity.INFO, metric="not_computed_on_spark", value=None, count=0,
-            subject=text_cols,
-            message=f"near-duplicate rows with free-text columns ({', '.join(text_cols)}: "
-                    f"MinHash word-shingle matching) are {NOT_ON_SPARK}: only exact copies "
-                    "were counted"))
-    counts = table.conflict_counts() if label and features else {}
-    for earlier, later in data.pairs():
-        e, l = table._i(earlier), table._i(later)
-        if table.near:
-            rows, top = table.near_copies(earlier, later, check.max_examples)
-            exact_rows = table.copies(earlier, later)
-            if rows - exact_rows > 0:
-                rule = near_rule(check, [])
-                evidence = {"rule": rule, "normalised_rows_shared": {
-                    "rows": rows, "of which exact copies": exact_rows, "examples": [
-                        {"normalised values": _cells(v or (), cols),
-                         f"rows in {earlier}": a, f"rows in {later}": b} for v, a, b in top]}}
-                near.append(near_copy_finding(check, data, rows - exact_rows, earlier, later,
-                                              rule, evidence))
-        if counts and counts[f"x{e}_{l}"]:
-            examples = [{f"{label} in {earlier}": _value(ya), f"{label} in {later}": _value(yb),
-                         "features": _cells(v, features)}
-                        for ya, yb, v in table.across_examples(earlier, later,
-                                                               check.max_examples)]
-            conflicts.append(conflict_across_finding(check, data, counts[f"x{e}_{l}"], earlier,
-                                                     later, label, examples))
-    for split in data.split_names:
-        i = table._i(split)
-        if counts and counts[f"wr{i}"]:
-            examples = [{"rows": n, f"distinct {label} values": k,
-                         "features": _cells(v or (), features)}
-                        for n, k, v in table.within_examples(split, check.max_examples)]
-            conflicts.append(conflict_within_finding(check, data, counts[f"wr{i}"],
-                                                     counts[f"wg{i}"], split, label, examples))
-    for f in conflicts:
-        _grade_conflict(check, data, f, f.splits[0], features, table)
-    return near + conflicts
+    def __init__(self, engine: Any, roles: Any, as_text: tuple[str, ...]) -> None:
+        from pyspark.sql import functions as F
+
+        self.engine, self.roles = engine, roles
+        self.splits = {s: (df.withColumns({c: F.col(f"`{c}`").cast("string") for c in as_text})
+                           if as_text else df) for s, df in engine.frames.items()}
+        self.split_names = list(roles.splits)
+        self.kinds = roles.kinds
+
+    def pairs(self) -> list[tuple[str, str]]:
+        return list(self.roles.pairs())
+
+    def rows(self, split: str) -> int:
+        return int(self.engine.rows(split))
+
+    def cached(self, key: Any, compute: Callable[[], Any]) -> Any:
+        return self.engine.cached(key, compute)
 
 
-def _grade_conflict(check: Any, data: Any, f: Finding, split: str, features: list[str],
-                    table: RowTable) -> None:
-    from auditor.detectors.duplicates import conflict_grade
+def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
+    """:class:`~auditor.engines.operations.RowCopies` from one :class:`RowTable` (every row;
+    columns compared as text are cast to strings and then compared as strings are: near
+    copies and conflicts normalise them too). Free-text columns are not matched for near
+    copies (MinHash is polars-only): ``not_matched`` names them and ``near`` is None."""
+    from auditor.engines.operations import PairCopies, RowCopies, SplitCopies
+    from auditor.engines.polars_rows import json_value, row_text
 
-    conflict_grade(check, data, f, table.repeated_rows(split), split,
-                   lambda: bool(set(table.continuous[split]) & set(features)))
-
-
-def driver_sample(data: Any) -> Any:
-    """The run's seeded driver-side sample as polars AuditData (the engine operation
-    :meth:`~auditor.engines.operations.Operations.driver_data`), for the association twins'
-    row-level parts."""
-    return data.engine.driver_data().data
+    cols = list(spec.cols) + list(spec.as_text)
+    data = _Splits(engine, roles, spec.as_text)
+    features = list(spec.features) + list(spec.as_text) if spec.features else []
+    label = spec.label if features else None
+    text = list(spec.text_cols)
+    limit = spec.max_examples
+    if not cols:
+        empty = SplitCopies(repeated=0, conflicts=0, groups=0, continuous=None)
+        return RowCopies(splits={s: empty for s in roles.splits},
+                         pairs={p: PairCopies(copies=0, chance={"baseline": 0.0, "repeating": 0,
+                                                                "p_value": 1.0},
+                                              near=None, conflicts=0) for p in roles.pairs()})
+    table = RowTable(data, cols, features, label,
+                     spec.digits if spec.near and not text else None)
+    try:
+        counts = table.conflict_counts() if label else {}
+        splits = {}
+        for split in roles.splits:
+            i = table._i(split)
+            repeated = table.repeated_rows(split)
+            within = counts.get(f"wr{i}", 0)
+            splits[split] = SplitCopies(
+                repeated=repeated, conflicts=within, groups=counts.get(f"wg{i}", 0),
+                continuous=tuple(table.continuous[split]) if repeated else None,
+                conflict_examples=[
+                    {"rows": n, f"distinct {label} values": k,
+                     "features": row_text(v or (), features)}
+                    for n, k, v in table.within_examples(split, limit)] if within else [])
+        pairs = {}
+        for earlier, later in roles.pairs():
+            e, l = table._i(earlier), table._i(later)
+            copies = table.copies(earlier, later)
+            near: int | None = None
+            near_ex: list[dict[str, Any]] = []
+            if table.near:
+                rows, top = table.near_copies(earlier, later, limit)
+                near = rows - copies
+                near_ex = [{"normalised values": row_text(v or (), cols),
+                            f"rows in {earlier}": a, f"rows in {later}": b}
+                           for v, a, b in top] if near > 0 else []
+            across = counts.get(f"x{e}_{l}", 0)
+            pairs[(earlier, later)] = PairCopies(
+                copies=copies, chance=table.chance(earlier, later), near=near,
+                conflicts=across,
+                examples=[{"values": row_text(v or (), cols), f"rows in {earlier}": a,
+                           f"rows in {later}": b}
+                          for v, a, b in table.copy_examples(earlier, later, limit)],
+                near_examples=near_ex,
+                conflict_examples=[
+                    {f"{label} in {earlier}": json_value(ya), f"{label} in {later}": json_value(yb),
+                     "features": row_text(v, features)}
+                    for ya, yb, v in table.across_examples(earlier, later, limit)]
+                if across else [])
+    finally:
+        table.close()
+    return RowCopies(splits=splits, pairs=pairs,
+                     not_matched=tuple(text) if spec.near and text else ())

@@ -1,0 +1,69 @@
+"""The chance baseline of exact copies between two splits, from counts (engine-free).
+
+Discrete rows repeat naturally, so an honest random split puts copies of earlier rows into a
+later split; :func:`chance_verdict` weighs the observed copies against that. Both engines
+measure the counts (:meth:`auditor.engines.operations.Operations.row_copies`).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from auditor.stats.numerics import share
+
+
+def chance_verdict(count: int, certain: int, n_b: int, b: float, repeating: int, mu: float,
+                   var: float) -> dict[str, Any]:
+    """The chance-baseline result of :func:`copy_chance` from its measured parts (shared by the
+    engines): D = (count - certain) / n_b - b against its null mean ``mu`` and variance
+    ``var``; z = (D - mu) / sqrt(var), p = 1 - Phi(z) (0 when ``certain`` copies hold a
+    continuous value); excess = certain / n_b + max(0, D)."""
+    from scipy.stats import norm
+
+    d = share(count - certain, n_b) - b
+    sd = math.sqrt(var)
+    z = (d - mu) / sd if sd > 0 else (math.inf if d > mu + 1e-12 else 0.0)
+    out = {"baseline": b, "repeating": repeating,
+           "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
+           "p_value": 0.0 if certain else float(norm.sf(z)),
+           "null_excess": {"mean": mu, "sd": sd},
+           "excess": share(certain, n_b) + max(0.0, d)}
+    if certain:
+        out["copies_with_a_continuous_value"] = certain
+    return out
+
+
+def _split_null(m: np.ndarray, n_a: int, n_b: int) -> tuple[float, float]:
+    """Mean and variance of D = C / n_b - R / n_a when the pooled rows, with value patterns
+    seen ``m`` times each, are split at random into ``n_a`` earlier and ``n_b`` later rows.
+    Per pattern X ~ Binomial(m, p), p = n_a / N, N = n_a + n_b, and f(X) = (m - X) 1[X >= 1] /
+    n_b - X 1[X >= 2] / n_a; the patterns' X are independent and then conditioned on
+    sum X = n_a (the split's size): Var D = sum Var f - (sum Cov(f, X))^2 / (N p (1 - p)).
+    Patterns seen once add nothing to D."""
+    sizes, n_patterns = np.unique(m[m >= 2], return_counts=True)
+    return split_null_from_counts(sizes, n_patterns, n_a, n_b)
+
+
+def split_null_from_counts(sizes: np.ndarray, n_patterns: np.ndarray, n_a: int,
+                           n_b: int) -> tuple[float, float]:
+    """:func:`_split_null` from the counts of counts: ``n_patterns[i]`` value patterns are seen
+    ``sizes[i]`` times each (sizes >= 2; an engine computes these as a small aggregate)."""
+    from scipy.stats import binom
+
+    total = n_a + n_b
+    p = n_a / total
+    mean = var = cov = 0.0
+    for size, k in zip(sizes.tolist(), n_patterns.tolist()):
+        x = np.arange(size + 1)
+        pmf = binom.pmf(x, size, p)
+        f = np.where(x >= 1, size - x, 0) / n_b - np.where(x >= 2, x, 0) / n_a
+        e = float((pmf * f).sum())
+        mean += k * e
+        var += k * max(0.0, float((pmf * f * f).sum()) - e * e)
+        cov += k * (float((pmf * f * x).sum()) - e * size * p)
+    var_total = total * p * (1 - p)
+    if var_total > 0:
+        var = max(0.0, var - cov * cov / var_total)
+    return mean, var
