@@ -98,10 +98,10 @@ def test_crashing_check_gives_exit_3_and_report(tmp_path, clean_splits, write_sp
                                                 monkeypatch, capsys):
     from auditor.detectors.duplicates import Duplicates
 
-    def boom(self, data):
+    def boom(self, engine, roles):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(Duplicates, "run", boom)
+    monkeypatch.setattr(Duplicates, "measure", boom)
     paths = write_splits(clean_splits)
     code = cli_module.main(["run", "--train", str(paths["train"]), "--test",
                             str(paths["test"]), "--label", "y", "--id", "row_id", "--out",

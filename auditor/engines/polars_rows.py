@@ -19,7 +19,7 @@ from auditor.engines.polars_near import (conflicts_across, conflicts_within, fir
                                          first_matches, frames_equal, near_matches,
                                          prepare_keys)
 from auditor.loading.data import AuditData
-from auditor.stats.copies import _split_null, chance_verdict
+from auditor.stats.copies import split_null, chance_verdict
 from auditor.stats.numerics import clip_text, share
 
 CELL_CHARS = 60
@@ -268,7 +268,7 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     duplicated before the split -- have b = 0, and every copy counts. The
     observed share s = C / n_b (C later rows that copy an earlier row) is compared with b by a
     one-sided z-test of D = s - b against its distribution under an honest random split of the
-    pooled rows (:func:`_split_null`): each value pattern seen m times in earlier + later puts
+    pooled rows (:func:`split_null`): each value pattern seen m times in earlier + later puts
     X ~ Binomial(m, n_a / (n_a + n_b)) rows in earlier, adding X 1[X >= 2] to R and
     (m - X) 1[X >= 1] to C, so D's null mean mu and variance v are sums over patterns
     (independent, then conditioned on the earlier split's size); z = (D - mu) / sqrt(v),
@@ -302,7 +302,7 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
                 pl.any_horizontal(pl.col(unique_cols).is_not_null())).to_series())
         pooled.append(h)
     m = pl.concat(pooled).value_counts()["count"].to_numpy()
-    mu, var = _split_null(m, n_a, n_b)
+    mu, var = split_null(m, n_a, n_b)
     certain = 0
     if unique_cols and copied is not None and copied.len():
         certain = int(data.splits[later].select(unique_cols)[copied].select(

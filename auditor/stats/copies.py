@@ -35,7 +35,7 @@ def chance_verdict(count: int, certain: int, n_b: int, b: float, repeating: int,
     return out
 
 
-def _split_null(m: np.ndarray, n_a: int, n_b: int) -> tuple[float, float]:
+def split_null(m: np.ndarray, n_a: int, n_b: int) -> tuple[float, float]:
     """Mean and variance of D = C / n_b - R / n_a when the pooled rows, with value patterns
     seen ``m`` times each, are split at random into ``n_a`` earlier and ``n_b`` later rows.
     Per pattern X ~ Binomial(m, p), p = n_a / N, N = n_a + n_b, and f(X) = (m - X) 1[X >= 1] /
@@ -48,7 +48,7 @@ def _split_null(m: np.ndarray, n_a: int, n_b: int) -> tuple[float, float]:
 
 def split_null_from_counts(sizes: np.ndarray, n_patterns: np.ndarray, n_a: int,
                            n_b: int) -> tuple[float, float]:
-    """:func:`_split_null` from the counts of counts: ``n_patterns[i]`` value patterns are seen
+    """:func:`split_null` from the counts of counts: ``n_patterns[i]`` value patterns are seen
     ``sizes[i]`` times each (sizes >= 2; an engine computes these as a small aggregate)."""
     from scipy.stats import binom
 
