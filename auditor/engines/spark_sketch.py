@@ -45,6 +45,10 @@ from auditor.stats.drift_binned import Binned, Cells, Profile, grid_of
 KS_GRID = 1000              # quantiles per split in a column's fine grid
 QUANTILE_ACCURACY = 10_000  # percentile_approx accuracy: relative rank error 1e-4
 GRID_ACCURACY = 2_000       # ... in a split that is never a reference (only its KS grid points)
+DISTINCT_RSD = 0.05         # approx_count_distinct's relative error in the profiles (HLL++ with
+# 512 registers: at 0.01 each column's sketch is ~1,600 aggregation fields, and 14 columns took
+# 20 s to aggregate 5,000 rows); counts this near a decision are counted exactly
+DISTINCT_BAND = 0.3         # sketched counts within 30% (six standard errors) of the cut
 
 
 def numeric_expr(df: Any, col: str) -> Any:
@@ -111,7 +115,8 @@ def profiles(frames: dict[str, Any], cols: list[str], n_bins: int) -> dict[str, 
     # rounded double wherever it is also some j' / KS_GRID)
     probs = sorted(set(_probs(KS_GRID)) | set(_probs(n_bins)))
     at_bins = [probs.index(p) for p in _probs(n_bins)]
-    array = F.array(*[F.lit(p) for p in probs])
+    array = F.expr("array(" + ", ".join(f"{p!r}D" for p in probs) + ")")  # one literal, not
+    # ~1,000 ``F.lit`` round trips to the JVM
     refs = list(range(len(names) - 1))  # every split but the last is some pair's reference
     is_ref = F.col("_s").isin(refs)
     aggs = [F.count(F.lit(1)).alias("rows")]
@@ -119,12 +124,21 @@ def profiles(frames: dict[str, Any], cols: list[str], n_bins: int) -> dict[str, 
         x = F.col(f"_x{i}")
         aggs += [F.count(x).alias(f"n{i}"), F.min(x).alias(f"lo{i}"),
                  F.max(x).alias(f"hi{i}"), F.stddev_pop(x).alias(f"sd{i}"),
-                 F.approx_count_distinct(x, 0.01).alias(f"d{i}"),
+                 F.approx_count_distinct(x, DISTINCT_RSD).alias(f"d{i}"),
                  F.percentile_approx(F.when(is_ref, x), array, QUANTILE_ACCURACY
                                      ).alias(f"q{i}"),
                  F.percentile_approx(F.when(~is_ref, x), array, GRID_ACCURACY
                                      ).alias(f"g{i}")]
-    got = {int(r["_s"]): r for r in union(frames, cols).groupBy("_s").agg(*aggs).collect()}
+    got = {int(r["_s"]): r.asDict() for r in union(frames, cols).groupBy("_s").agg(*aggs)
+           .collect()}
+    cut = 2 * n_bins + 10  # few-valued at or below it (:func:`binned`): decided exactly
+    near = sorted({i for r in got.values() for i in range(len(cols))
+                   if abs(r[f"d{i}"] - cut) <= DISTINCT_BAND * cut})
+    if near:
+        for r in union(frames, [cols[i] for i in near]).groupBy("_s").agg(
+                *[F.count_distinct(f"_x{j}").alias(f"d{j}") for j in range(len(near))]
+                ).collect():
+            got[int(r["_s"])].update({f"d{i}": r[f"d{j}"] for j, i in enumerate(near)})
     out: dict[str, dict[str, Profile]] = {}
     for o, s in enumerate(names):
         row = got.get(o)
@@ -180,14 +194,37 @@ def _splits_array(g: np.ndarray) -> list[float]:
     return out
 
 
+def bucketized(df: Any, splits: list[list[float]], inputs: list[str], outputs: list[str]
+               ) -> Any:
+    """``df`` with Spark ML's ``Bucketizer`` (binary search per value, invalid values kept in
+    an extra bucket) applied to ``inputs``. The splits reach the JVM as one JSON string
+    decoded by the parameter itself (``-Inf``/``Inf`` as strings): pyspark's wrapper sends
+    every split value through its own py4j call, 4 s for 20 columns of 1,000 points."""
+    import json
+
+    def encoded(v: float) -> Any:
+        return "Inf" if v == np.inf else "-Inf" if v == -np.inf else v
+
+    session = df.sparkSession
+    jb = session._jvm.org.apache.spark.ml.feature.Bucketizer()
+    jb.setSplitsArray(jb.splitsArray().jsonDecode(
+        json.dumps([[encoded(v) for v in s] for s in splits])))
+    jb.setInputCols(jb.inputCols().jsonDecode(json.dumps(inputs)))
+    jb.setOutputCols(jb.outputCols().jsonDecode(json.dumps(outputs)))
+    jb.setHandleInvalid("keep")
+    try:
+        from pyspark.sql.classic.dataframe import DataFrame
+    except ImportError:  # pyspark < 4
+        from pyspark.sql import DataFrame  # type: ignore[assignment]
+    return DataFrame(jb.transform(df._jdf), session)
+
+
 def cells(frames: dict[str, Any], cols: list[str], grids: dict[str, np.ndarray]
           ) -> dict[str, dict[str, Cells]]:
     """Step 3 for every split at once: one Bucketizer pass over the union of the splits and
     one groupBy (split, column, cell), aggregated map-side; the counts reach the driver
     through Arrow (at most splits x columns x (2 G + 1) rows)."""
-    from pyspark.ml.feature import Bucketizer
     from pyspark.sql import functions as F
-
 
     names = list(frames)
     out = {s: {c: Cells(grids[c], np.zeros(2 * len(grids[c]) + 1, dtype=np.int64))
@@ -195,11 +232,9 @@ def cells(frames: dict[str, Any], cols: list[str], grids: dict[str, np.ndarray]
     usable = [c for c in cols if len(grids[c])]
     if not usable:
         return out
-    bucketizer = Bucketizer(splitsArray=[_splits_array(grids[c]) for c in usable],
-                            inputCols=[f"_x{i}" for i in range(len(usable))],
-                            outputCols=[f"_b{i}" for i in range(len(usable))],
-                            handleInvalid="keep")
-    binned = bucketizer.transform(union(frames, usable))
+    binned = bucketized(union(frames, usable), [_splits_array(grids[c]) for c in usable],
+                        [f"_x{i}" for i in range(len(usable))],
+                        [f"_b{i}" for i in range(len(usable))])
     stacked = _stack(binned, [F.col(f"_b{i}").cast("int") for i in range(len(usable))])
     counts = to_polars(stacked.where(F.col("v").isNotNull()).groupBy("_s", "c", "v").count())
     for (o, i), part in counts.group_by(["_s", "c"]):
@@ -265,12 +300,13 @@ def binned(frames: dict[str, Any], cols: list[str], kinds: dict[str, Kind], n_bi
            ) -> dict[str, dict[str, Binned]]:
     """Every split's :class:`Binned` of every numeric column, in two jobs whatever the number
     of splits and columns: the profiles (:func:`profiles`) and the cell counts on the shared
-    grid (:func:`cells`). A few-valued column (approximate distinct count <= 2 n_bins + 10)
+    grid (:func:`cells`). A few-valued column (distinct count <= 2 n_bins + 10: sketched,
+    counted exactly within :data:`DISTINCT_BAND` of the cut)
     whose open cells are all empty has every value on the grid: its exact value counts are
     its point cells. Only a few-valued column with a value off the grid (rarer than one
     quantile step and not an extreme) costs two more jobs, for all such columns together: its
     exact value counts, then its cells on the grid with those values. ``unique`` is only a
-    candidate (approximate distinct count >= 95% of the values, no grid point held twice):
+    candidate (sketched distinct count >= 70% of the values, no grid point held twice):
     the exact count is :func:`all_unique`'s, asked for the columns whose finding states it."""
     names = list(frames)
     profs = profiles(frames, cols, n_bins)
@@ -300,7 +336,8 @@ def binned(frames: dict[str, Any], cols: list[str], kinds: dict[str, Kind], n_bi
     def maybe(s: str, c: str) -> bool:
         p, pts = profs[s][c], cell[s][c].counts[1::2]
         n = p.rows - p.missing
-        return n > 1 and p.distinct >= 0.95 * n and (not len(pts) or int(pts.max()) <= 1)
+        return (n > 1 and p.distinct >= (1 - DISTINCT_BAND) * n
+                and (not len(pts) or int(pts.max()) <= 1))
 
     last = names[-1]
     return {s: {c: Binned(kinds[c], profs[s][c], cell[s][c], maybe(s, c),
