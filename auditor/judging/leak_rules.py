@@ -125,8 +125,10 @@ def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float,
     most ``max_rows`` rows (a seeded sample: a copy has rho ~1 on any sample)."""
     from auditor.stats.label import value_expr
 
+    schema = frame.schema  # built anew on every access: once (10,000 columns: 1 ms each)
+
     def orderable(c: str) -> bool:
-        dt = frame.schema[c]
+        dt = schema[c]
         return dt.is_numeric() or dt == pl.Boolean or dt.is_temporal()
 
     peers = [p for p in peers if p != col and orderable(p)]
@@ -136,7 +138,7 @@ def rank_copies(frame: pl.DataFrame, col: str, peers: list[str], above: float,
         frame = frame.select(col, *peers).sample(n=max_rows, seed=0)
 
     def ranked(c: str) -> pl.Expr:
-        return value_expr(c, frame.schema[c]).cast(pl.Float64)
+        return value_expr(c, schema[c]).cast(pl.Float64)
 
     # one select; polars' corr uses the rows where both values are present
     rhos = frame.select(pl.corr(ranked(col), ranked(p), method="spearman").alias(str(i))
@@ -174,8 +176,9 @@ def label_free_relations(frame: pl.DataFrame, col: str, peers: list[str], label:
     classes = [] if numeric_label else [int(k) for k in np.unique(y)]
     exprs: list[pl.Expr] = []
     coded: dict[str, list[int]] = {}  # column -> its codings (columns of the rank matrix)
+    schema = frame.schema
     for c in cols:
-        dt = frame.schema[c]
+        dt = schema[c]
         if dt.is_numeric() or dt == pl.Boolean or dt.is_temporal():
             codings = [value_expr(c, dt).cast(pl.Float64)]
         elif numeric_label or len(classes) <= 2:

@@ -24,6 +24,8 @@ RARE_LEVELS = "(rare levels)"
 SMALL_EXPECTED = 5.0   # expected count below which a chi-square p-value is not trusted
 EXACT_MAX_BINS = 50    # Monte Carlo exact test up to this many bins; chi-square beyond
 MC_RESAMPLES = 9999
+MC_FIRST = 199         # resamples of the first stage, which settles clearly large p-values
+MC_SETTLED = 0.25      # p-value at or above which the first stage's answer is kept
 
 
 @dataclass
@@ -56,7 +58,12 @@ def contingency_test(table: np.ndarray, seed: int = 0) -> tuple[float, str]:
     exact test (``scipy.stats.fisher_exact``, two-sided); a 2 x k table with k <= 50 the
     chi-square statistic's Monte Carlo p-value over 9,999 tables with the same margins
     (``scipy.stats.chi2_contingency(method=MonteCarloMethod)``, drawn with ``seed``:
-    p = (hits + 1) / 10,000; when no resampled table is as extreme the exact p is below 1e-4
+    p = (hits + 1) / 10,000, in two stages: 199 tables first, whose answer is kept when it is at
+    least 0.25 (the column is nowhere near significant; the procedure stays valid at every level
+    below 0.25, since a test at such a level only rejects in the second stage, which alone is
+    a valid Monte Carlo test), else the 9,999 tables drawn afresh with the same seed (the same
+    p as one stage; 50x less work on a wide table of unrelated columns); when no resampled
+    table is as extreme the exact p is below 1e-4
     and the chi-square p-value, if smaller, is kept, so a large sample with one sparse cell is
     not held at 1e-4); wider tables (high-cardinality columns
     are pooled first, see :func:`pool_rare_levels`) keep the chi-square approximation.
@@ -73,10 +80,13 @@ def contingency_test(table: np.ndarray, seed: int = 0) -> tuple[float, str]:
     if t.shape == (2, 2):
         return float(stats.fisher_exact(t.astype(np.int64)).pvalue), "Fisher's exact"
     if min(t.shape) == 2 and max(t.shape) <= EXACT_MAX_BINS:
-        method = stats.MonteCarloMethod(n_resamples=MC_RESAMPLES,
-                                        rng=np.random.default_rng(seed))
-        res = stats.chi2_contingency(t.astype(np.int64), correction=False, method=method)
-        p = float(res.pvalue)
+        counts = t.astype(np.int64)
+        p = 1.0
+        for n in (MC_FIRST, MC_RESAMPLES):
+            method = stats.MonteCarloMethod(n_resamples=n, rng=np.random.default_rng(seed))
+            p = float(stats.chi2_contingency(counts, correction=False, method=method).pvalue)
+            if p >= MC_SETTLED:
+                break
         if p <= 1 / (MC_RESAMPLES + 1):  # no resampled table as extreme: p is below 1e-4,
             return min(p, chi2_test(t)[1]), "chi-square"  # the asymptotic value says how far
         return p, "Monte Carlo exact chi-square"

@@ -695,6 +695,19 @@ def test_sparse_wider_tables_use_a_seeded_monte_carlo_exact_test():
         big, correction=False).pvalue, abs=1e-12), "chi-square")
 
 
+def test_the_monte_carlo_test_settles_a_clearly_large_p_value_with_199_tables():
+    from auditor.stats.levels import MC_FIRST, MC_SETTLED, contingency_test
+
+    table = np.array([[3, 2, 2, 3], [1, 1, 2, 1]])  # nowhere near significant
+    p, test = contingency_test(table, seed=3)
+    first = stats.chi2_contingency(table, correction=False, method=stats.MonteCarloMethod(
+        n_resamples=MC_FIRST, rng=np.random.default_rng(3))).pvalue
+    full = stats.chi2_contingency(table, correction=False, method=stats.MonteCarloMethod(
+        n_resamples=9999, rng=np.random.default_rng(3))).pvalue
+    assert test == "Monte Carlo exact chi-square" and p == first >= MC_SETTLED
+    assert abs(p - full) < 0.05  # the same answer, less precisely
+
+
 def test_a_split_of_fewer_than_min_rows_rows_warns_at_most():
     train = pl.DataFrame({"c": ["a"] * 20})
     test = pl.DataFrame({"c": ["b"] * 20})
