@@ -126,7 +126,6 @@ class Duplicates:
     # -- judge ---------------------------------------------------------------------------------
     def judge(self, m: "CopyMeasures") -> list[Finding]:
         spec, rows = m.spec, m.rows
-        shown = list(spec.cols) + list(spec.as_text)
         exact_f, near_f, conflict_f, within_f = [], [], [], []
         if m.copies.not_matched:
             near_f.append(Finding(
@@ -163,8 +162,8 @@ class Duplicates:
         if m.roles_only:  # rows that differ only by their id are not copies of anything
             for f in findings:
                 f.severity = Severity.INFO
-                f.message += (f" (no feature column: rows compared on {', '.join(shown)} "
-                              "only, info)")
+                f.message += (f" (no feature column: rows compared on "
+                              f"{', '.join(spec.cols)} only, info)")
         return findings + notes
 
     def _conflict_grade(self, m: "CopyMeasures", f: Finding, split: str) -> Finding:
@@ -203,7 +202,7 @@ class Duplicates:
             severity=severity if severity != Severity.FAIL else Severity.WARN,
             metric="within_split_duplicates", value=value, threshold=self.within_warn_above,
             count=count, splits=[split], message=message,
-            evidence={"examples": examples} if examples else {})
+            evidence={"examples": examples})
 
 
 @dataclass(frozen=True)
@@ -241,7 +240,7 @@ def columns_outside(roles: Roles) -> tuple[dict[str, dict[str, str]], dict[str, 
         if issue.problem == "missing":
             left_out[c] = f"missing from {', '.join(issue.splits)}"
         elif issue.problem == "dtype":
-            as_text[c] = dict(issue.dtypes)
+            as_text[c] = {n: d for n, d in issue.dtypes.items() if n in roles.splits}
     return as_text, left_out
 
 

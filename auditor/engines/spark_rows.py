@@ -304,11 +304,12 @@ class RowTable:
     not depend on the number of columns."""
 
     def __init__(self, data: Any, cols: list[str], features: list[str], label: str | None,
-                 digits: int | None) -> None:
+                 digits: int | None, never_chance: tuple[str, ...] = ()) -> None:
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         self.data, self.cols, self.features, self.label = data, cols, features, label
+        self.never_chance = set(never_chance)  # columns the chance baseline's continuity skips
         self.names = data.split_names
         self._continuous: dict[str, list[str]] | None = None
         non_ascii = non_ascii_columns(data, cols)
@@ -372,7 +373,8 @@ class RowTable:
         from pyspark.sql import functions as F
 
         known = F.lit(False)
-        cont = [self.cols.index(c) for c in self.continuous[self.names[i]]]
+        cont = [self.cols.index(c) for c in self.continuous[self.names[i]]
+                if c not in self.never_chance]  # as polars' copy_chance: compared columns only
         for b, name in enumerate(self.masks):
             bits = sum(1 << (j - 62 * b) for j in cont if 62 * b <= j < 62 * (b + 1))
             if bits:
@@ -624,10 +626,9 @@ class _Splits:
     cast to strings), the roles' splits, kinds and pairs, the engine's row counts and cache."""
 
     def __init__(self, engine: Any, roles: Any, as_text: tuple[str, ...]) -> None:
-        from pyspark.sql import functions as F
 
         self.engine, self.roles = engine, roles
-        self.splits = {s: (df.withColumns({c: F.col(f"`{c}`").cast("string") for c in as_text})
+        self.splits = {s: (df.withColumns({c: _c(c).cast("string") for c in as_text})
                            if as_text else df) for s, df in engine.frames.items()}
         self.split_names = list(roles.splits)
         self.kinds = roles.kinds
@@ -645,8 +646,10 @@ class _Splits:
 def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
     """:class:`~auditor.engines.operations.RowCopies` from one :class:`RowTable` (every row;
     columns compared as text are cast to strings and then compared as strings are: near
-    copies and conflicts normalise them too). Free-text columns are not matched for near
-    copies (MinHash is polars-only): ``not_matched`` names them and ``near`` is None."""
+    copies and conflicts normalise them too, where polars requires the cast strings to be
+    equal; their continuity counts for within-split grading, not for the chance baseline, as on
+    polars). Free-text columns are not matched for near copies (MinHash is polars-only):
+    ``not_matched`` names them and ``near`` is None."""
     from auditor.engines.operations import PairCopies, RowCopies, SplitCopies
     from auditor.engines.polars_rows import json_value, row_text
 
@@ -663,7 +666,8 @@ def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
                                                                 "p_value": 1.0},
                                               near=None, conflicts=0) for p in roles.pairs()})
     table = RowTable(data, cols, features, label,
-                     spec.digits if spec.near and not text else None)
+                     spec.digits if spec.near and not text else None,
+                     never_chance=spec.as_text)
     try:
         counts = table.conflict_counts() if label else {}
         splits = {}
@@ -686,7 +690,7 @@ def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
             near_ex: list[dict[str, Any]] = []
             if table.near:
                 rows, top = table.near_copies(earlier, later, limit)
-                near = rows - copies
+                near = max(0, rows - copies)
                 near_ex = [{"normalised values": row_text(v or (), cols),
                             f"rows in {earlier}": a, f"rows in {later}": b}
                            for v, a, b in top] if near > 0 else []
