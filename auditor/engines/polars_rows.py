@@ -19,7 +19,7 @@ from auditor.engines.polars_near import (conflicts_across, conflicts_within, fir
                                          first_matches, frames_equal, near_matches,
                                          prepare_keys)
 from auditor.loading.data import AuditData
-from auditor.stats.copies import split_null, chance_verdict
+from auditor.stats.copies import chance_verdict, no_chance, split_null
 from auditor.stats.numerics import clip_text, share
 
 CELL_CHARS = 60
@@ -249,8 +249,7 @@ def compared_hashes(data: AuditData, split: str, cols: list[str],
 
 def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: list[str],
                 as_text: list[str], earlier_copies: pl.DataFrame,
-                copied: pl.Series | None = None, unique_cols: list[str] | None = None
-                ) -> dict[str, Any]:
+                copied: pl.Series, unique_cols: list[str]) -> dict[str, Any]:
     """The share of ``later`` rows expected to copy an ``earlier`` row by chance, and the
     one-sided p-value of the observed ``count`` against it.
 
@@ -284,8 +283,6 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     n_a, n_b = data.rows(earlier), data.rows(later)
     rows = pl.concat([earlier_copies["row"], earlier_copies["first_row"]]).unique() \
         if earlier_copies.height else pl.Series("row", [], dtype=pl.UInt32)
-    if unique_cols is None:
-        unique_cols = continuous_columns(data, earlier, cols) if rows.len() else []
     if unique_cols:  # equal values of a continuous column are no coincidence
         known = data.splits[earlier].select(unique_cols)[rows].select(
             pl.any_horizontal(pl.all().is_not_null()))
@@ -293,7 +290,7 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     repeating = rows.len()
     b = share(repeating, n_a)
     if b <= 0:
-        return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
+        return no_chance(count)
     pooled = []
     for split in (earlier, later):  # rows with a continuous value never count as chance
         h = compared_hashes(data, split, cols, as_text)
@@ -304,7 +301,7 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     m = pl.concat(pooled).value_counts()["count"].to_numpy()
     mu, var = split_null(m, n_a, n_b)
     certain = 0
-    if unique_cols and copied is not None and copied.len():
+    if unique_cols and copied.len():
         certain = int(data.splits[later].select(unique_cols)[copied].select(
             pl.any_horizontal(pl.all().is_not_null())).to_series().sum())
     return chance_verdict(count, certain, n_b, b, repeating, mu, var)

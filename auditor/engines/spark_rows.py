@@ -451,7 +451,7 @@ class RowTable:
         import numpy as np
         from pyspark.sql import functions as F
 
-        from auditor.stats.copies import chance_verdict, split_null_from_counts
+        from auditor.stats.copies import chance_verdict, no_chance, split_null_from_counts
 
         e, l = self._i(earlier), self._i(later)
         s = self.summary()
@@ -460,7 +460,7 @@ class RowTable:
         repeating = s[f"rn{e}"]
         b = repeating / n_a if n_a else 0.0
         if b <= 0:
-            return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
+            return no_chance(count)
         m = (self.keys.where(self._known(e) == 0)
              .select((F.col(f"_n{e}") + F.col(f"_n{l}")).alias("m")).where(F.col("m") >= 2)
              .groupBy("m").count().collect())
@@ -652,6 +652,7 @@ def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
     ``not_matched`` names them and ``near`` is None."""
     from auditor.engines.operations import PairCopies, RowCopies, SplitCopies
     from auditor.engines.polars_rows import json_value, row_text
+    from auditor.stats.copies import no_chance
 
     cols = list(spec.cols) + list(spec.as_text)
     data = _Splits(engine, roles, spec.as_text)
@@ -662,9 +663,8 @@ def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
     if not cols:
         empty = SplitCopies(repeated=0, conflicts=0, groups=0, continuous=None)
         return RowCopies(splits={s: empty for s in roles.splits},
-                         pairs={p: PairCopies(copies=0, chance={"baseline": 0.0, "repeating": 0,
-                                                                "p_value": 1.0},
-                                              near=None, conflicts=0) for p in roles.pairs()})
+                         pairs={p: PairCopies(copies=0, chance=no_chance(0), near=None,
+                                              conflicts=0) for p in roles.pairs()})
     table = RowTable(data, cols, features, label,
                      spec.digits if spec.near and not text else None,
                      never_chance=spec.as_text)

@@ -14,6 +14,12 @@ import numpy as np
 from auditor.stats.numerics import share
 
 
+def no_chance(count: int) -> dict[str, Any]:
+    """The chance baseline when the earlier rows do not repeat naturally (b = 0): every one of
+    the ``count`` copies counts, p = 0 when there is one."""
+    return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
+
+
 def chance_verdict(count: int, certain: int, n_b: int, b: float, repeating: int, mu: float,
                    var: float) -> dict[str, Any]:
     """The chance-baseline result of :func:`copy_chance` from its measured parts (shared by the
