@@ -505,10 +505,10 @@ def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
     from auditor.report.output import output_errors, terminal_safe, write_files_together
     from auditor.report.render import render_html
 
-    doc = report.to_dict()
-    import json
+    from auditor.report.results import report_json
 
-    text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
+    doc = report.to_dict()
+    text = report_json(doc)
     with output_errors(out / "report.json"):  # disk full, read-only: exit 2, nothing written
         write_files_together(out, {"report.json": text, "report.html": render_html(doc)})
     code = report.exit_code(fail_on)

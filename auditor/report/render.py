@@ -15,6 +15,8 @@ from typing import Any
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MAX_TABLE_ROWS = 50
 MAX_CHARTS = 60
+MAX_EVIDENCE = 100  # evidence blocks per check; the rest are in report.json
+SEVERITY_ORDER = {"fail": 0, "warn": 1, "info": 2}
 
 
 def fmt_number(v: Any) -> str:
@@ -82,7 +84,7 @@ def render_html(report: dict[str, Any]) -> str:
     env.filters["num"] = fmt_number
     env.globals.update(chart=chart, plotly=plotly, max_rows=MAX_TABLE_ROWS,
                        table_columns=table_columns, is_table=is_table, subject_text=subject_text,
-                       group_findings=group_findings)
+                       group_findings=group_findings, evidence_shown=evidence_shown)
     counts: dict[str, int] = {}
     waived = 0  # findings accepted by waivers: said in the verdict, never silently
     for c in report.get("checks", []):
@@ -92,6 +94,16 @@ def render_html(report: dict[str, Any]) -> str:
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     return env.get_template("report.html.j2").render(
         r=report, counts=counts, waived=waived, css=Markup(css), js=Markup(js))
+
+
+def evidence_shown(findings: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The findings whose evidence a check's section shows: failures first, then warnings,
+    then the rest (each in report order), at most MAX_EVIDENCE; and how many more have
+    evidence. A table of 10,000 columns has 10,000 drift findings: their evidence stays in
+    report.json, and the page stays readable and quick to write."""
+    with_evidence = [f for f in findings if f.get("evidence")]
+    ranked = sorted(with_evidence, key=lambda f: SEVERITY_ORDER.get(f.get("severity"), 3))
+    return ranked[:MAX_EVIDENCE], max(len(ranked) - MAX_EVIDENCE, 0)
 
 
 def is_table(v: Any) -> bool:

@@ -26,6 +26,8 @@ EXACT_MAX_BINS = 50    # Monte Carlo exact test up to this many bins; chi-square
 MC_RESAMPLES = 9999
 MC_FIRST = 199         # resamples of the first stage, which settles clearly large p-values
 MC_SETTLED = 0.25      # p-value at or above which the first stage's answer is kept
+COUNT_METHOD_ROWS = 300  # tables of up to this many rows are drawn by counting (faster)
+MC_HITS = 100          # the second stage stops at this many tables as extreme as the observed
 
 
 @dataclass
@@ -54,22 +56,13 @@ def contingency_test(table: np.ndarray, seed: int = 0) -> tuple[float, str]:
     below 1, at most 20% of them below 5) the chi-square approximation is used: Pearson's test
     without continuity correction (:func:`auditor.stats.numerics.chi2_test`). Otherwise the
     approximation is anti-conservative (a 6-vs-6 column gets p 0.045 where the exact p is
-    0.18), so: a 2 x 2 table gets Fisher's
-    exact test (``scipy.stats.fisher_exact``, two-sided); a 2 x k table with k <= 50 the
-    chi-square statistic's Monte Carlo p-value over 9,999 tables with the same margins
-    (``scipy.stats.chi2_contingency(method=MonteCarloMethod)``, drawn with ``seed``:
-    p = (hits + 1) / 10,000, in two stages: 199 tables first, whose answer is kept when it is at
-    least 0.25 (the column is nowhere near significant; the procedure stays valid at every level
-    below 0.25, since a test at such a level only rejects in the second stage, which alone is
-    a valid Monte Carlo test), else the 9,999 tables drawn afresh with the same seed (the p of
-    one stage). A p-value near 0.25 may thus be stage 1's coarser estimate (0.2464 reported as
-    0.26), and a verdict at alpha <= 0.05 differs from one stage's only if 199 tables put a
-    p <= 0.05 at 0.25 or more (probability < 1e-12); 5x less work
-    on a wide table of unrelated columns. When no resampled
-    table is as extreme the exact p is below 1e-4
-    and the chi-square p-value, if smaller, is kept, so a large sample with one sparse cell is
-    not held at 1e-4); wider tables (high-cardinality columns
-    are pooled first, see :func:`pool_rare_levels`) keep the chi-square approximation.
+    0.18), so: a 2 x 2 table gets Fisher's exact test (``scipy.stats.fisher_exact``,
+    two-sided), and a 2 x k table with k <= 50 the chi-square statistic's seeded Monte Carlo
+    p-value over tables with the same margins (:func:`monte_carlo_p`: at most 9,999 tables,
+    fewer when p is clearly large). When no resampled table is as extreme, the exact p is below
+    1e-4 and the chi-square p-value, if smaller, is kept, so a large sample with one sparse cell
+    is not held at 1e-4. Wider tables (high-cardinality columns are pooled first, see
+    :func:`pool_rare_levels`) keep the chi-square approximation.
     """
     from scipy import stats
 
@@ -83,17 +76,78 @@ def contingency_test(table: np.ndarray, seed: int = 0) -> tuple[float, str]:
     if t.shape == (2, 2):
         return float(stats.fisher_exact(t.astype(np.int64)).pvalue), "Fisher's exact"
     if min(t.shape) == 2 and max(t.shape) <= EXACT_MAX_BINS:
-        counts = t.astype(np.int64)
-        p = 1.0
-        for n in (MC_FIRST, MC_RESAMPLES):
-            method = stats.MonteCarloMethod(n_resamples=n, rng=np.random.default_rng(seed))
-            p = float(stats.chi2_contingency(counts, correction=False, method=method).pvalue)
-            if p >= MC_SETTLED:
-                break
+        p = monte_carlo_p((t if t.shape[0] == 2 else t.T).astype(np.int64), seed)
         if p <= 1 / (MC_RESAMPLES + 1):  # no resampled table as extreme: p is below 1e-4,
             return min(p, chi2_test(t)[1]), "chi-square"  # the asymptotic value says how far
         return p, "Monte Carlo exact chi-square"
     return chi2_test(t)[1], "chi-square"
+
+
+def _random_tables(counts: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` random 2 x k tables with the margins of ``counts`` (the permutation null of a
+    2 x k table), as their first rows, shape (n, k). Up to COUNT_METHOD_ROWS rows in all,
+    numpy's multivariate hypergeometric draw by counting (cost grows with the rows: ~0.2 ms
+    for 199 tables of 100 rows); beyond, the first row's counts drawn column by column from
+    the hypergeometric distribution of what is left (as Patefield's algorithm does for two
+    rows), vectorised over the tables (cost grows with the columns, ~40 us per column and
+    call)."""
+    cols = counts.sum(0)
+    first = int(counts[0].sum())
+    if cols.sum() <= COUNT_METHOD_ROWS:
+        return rng.multivariate_hypergeometric(cols, first, size=n, method="count")
+    left = np.full(n, first)  # first-row rows still to place, per table
+    pool = int(cols.sum())
+    out = np.empty((n, len(cols)), dtype=np.int64)
+    for j, c in enumerate(cols[:-1]):
+        pool -= int(c)
+        out[:, j] = rng.hypergeometric(int(c), pool, left)
+        left -= out[:, j]
+    out[:, -1] = left
+    return out
+
+
+def _chi2_statistics(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Pearson's X^2 = sum (O - E)^2 / E of 2 x k tables given by their first rows (the
+    margins of ``counts``, whose columns are all non-empty, fix the second rows)."""
+    cols, rows = counts.sum(0), counts.sum(1)
+    e1, e2 = rows[0] * cols / cols.sum(), rows[1] * cols / cols.sum()
+    x = first.astype(float)
+    return (((x - e1) ** 2) / e1 + ((cols - x - e2) ** 2) / e2).sum(-1)
+
+
+def monte_carlo_p(counts: np.ndarray, seed: int = 0) -> float:
+    """Monte Carlo p-value of Pearson's X^2 for a 2 x k table of counts (no empty row or
+    column), under the permutation null (tables with the same margins), drawn with ``seed``.
+
+    Two stages. Stage 1 draws 199 tables: p = (hits + 1) / 200, where a hit is a table whose
+    X^2 is at least the observed one (within 100 ulp, as ``scipy.stats.monte_carlo_test``);
+    kept when p >= 0.25 (nowhere near significant). Stage 2 draws afresh with the same seed,
+    Besag & Clifford's sequential test (Biometrika 1991): tables are drawn until 100 hits,
+    p = 100 / tables drawn, or until 9,999 tables, p = (hits + 1) / 10,000. Each stage is a
+    valid test; at any level below 0.25 only stage 2 rejects. Where stage 2 stops early
+    (p >= 0.01) the estimate's relative error is about 10% (100 hits; 9,999 tables would give
+    4% at p = 0.05): a column with p ~ 0.1 costs ~1,000 tables instead of 9,999, which is what
+    makes a table of thousands of short, unrelated columns fast (10,000 columns of 50 rows per
+    split: 24 s of scipy's resampling before, 7 s now). Checked against exact enumeration and
+    against ``scipy.stats.chi2_contingency(method=MonteCarloMethod)`` in
+    tests/detectors/test_drift.py.
+    """
+    observed = _chi2_statistics(counts[0], counts)
+    floor = observed - abs(observed) * np.finfo(float).eps * 100
+    rng = np.random.default_rng(seed)
+    hits = int(np.count_nonzero(_chi2_statistics(_random_tables(counts, MC_FIRST, rng), counts)
+                                >= floor))
+    p = (hits + 1) / (MC_FIRST + 1)
+    if p >= MC_SETTLED:
+        return p
+    rng, drawn, hits, batch = np.random.default_rng(seed), 0, 0, 500
+    while drawn < MC_RESAMPLES:
+        n = min(batch, MC_RESAMPLES - drawn)
+        hit = _chi2_statistics(_random_tables(counts, n, rng), counts) >= floor
+        if hits + int(hit.sum()) >= MC_HITS:  # the MC_HITS-th hit is in this batch
+            return MC_HITS / (drawn + int(np.flatnonzero(hit)[MC_HITS - hits - 1]) + 1)
+        hits, drawn, batch = hits + int(hit.sum()), drawn + n, batch * 2
+    return (hits + 1) / (MC_RESAMPLES + 1)
 
 
 def pool_rare_levels(labels: list[str], ca: np.ndarray, cb: np.ndarray, n_levels: int

@@ -680,14 +680,40 @@ def test_six_against_six_rows_use_fishers_exact_test_and_do_not_fail():
     assert f.severity == Severity.INFO and "Fisher's exact p_adj 0.18" in f.message
 
 
+def _exact_chi2_p(table: np.ndarray) -> float:
+    """The exact permutation p-value of Pearson's X^2 for a small 2 x k table: every first row
+    with the table's margins, weighted by its multivariate hypergeometric probability."""
+    import itertools
+
+    cols, r1 = table.sum(0), int(table[0].sum())
+
+    def x2(first: np.ndarray) -> float:
+        return float(stats.chi2_contingency(np.vstack([first, cols - first]),
+                                            correction=False).statistic)
+
+    observed, p, norm = x2(table[0]), 0.0, 0.0
+    for first in itertools.product(*(range(c + 1) for c in cols)):
+        if sum(first) != r1:
+            continue
+        w = float(np.prod([math.comb(int(c), int(f)) for c, f in zip(cols, first)]))
+        norm += w
+        if x2(np.array(first)) >= observed * (1 - 1e-12):
+            p += w
+    return p / norm
+
+
 def test_sparse_wider_tables_use_a_seeded_monte_carlo_exact_test():
     from auditor.stats.levels import contingency_test
 
     table = np.array([[3, 2, 1, 0], [0, 1, 5, 2]])
     p, test = contingency_test(table, seed=3)
+    exact = _exact_chi2_p(table)
+    assert exact == pytest.approx(60 / 1001)  # enumerated: 60 / 1,001
+    assert test == "Monte Carlo exact chi-square"
+    assert abs(p - exact) < 4 * 0.1 * exact  # 100 hits: ~10% relative error (4 sd)
     ref = stats.chi2_contingency(table, correction=False, method=stats.MonteCarloMethod(
-        n_resamples=9999, rng=np.random.default_rng(3)))
-    assert test == "Monte Carlo exact chi-square" and p == ref.pvalue
+        n_resamples=9999, rng=np.random.default_rng(3))).pvalue
+    assert abs(p - ref) < 4 * 0.1 * exact
     assert p > stats.chi2_contingency(table, correction=False).pvalue  # not anti-conservative
     assert contingency_test(table, seed=3) == (p, test)  # deterministic
     big = np.array([[100, 200, 300], [120, 180, 310]])  # Cochran's rule holds
@@ -695,17 +721,36 @@ def test_sparse_wider_tables_use_a_seeded_monte_carlo_exact_test():
         big, correction=False).pvalue, abs=1e-12), "chi-square")
 
 
-def test_the_monte_carlo_test_settles_a_clearly_large_p_value_with_199_tables():
-    from auditor.stats.levels import MC_FIRST, MC_SETTLED, contingency_test
+def test_the_monte_carlo_p_value_is_exact_in_distribution_and_stops_early():
+    """Over 40 seeds the Monte Carlo p-values of a small table centre on the exact p-value;
+    a table far from significant is settled by the 199 tables of the first stage."""
+    from auditor.stats.levels import MC_FIRST, MC_SETTLED, contingency_test, monte_carlo_p
 
-    table = np.array([[3, 2, 2, 3], [1, 1, 2, 1]])  # nowhere near significant
-    p, test = contingency_test(table, seed=3)
-    first = stats.chi2_contingency(table, correction=False, method=stats.MonteCarloMethod(
-        n_resamples=MC_FIRST, rng=np.random.default_rng(3))).pvalue
-    full = stats.chi2_contingency(table, correction=False, method=stats.MonteCarloMethod(
-        n_resamples=9999, rng=np.random.default_rng(3))).pvalue
-    assert test == "Monte Carlo exact chi-square" and p == first >= MC_SETTLED
-    assert abs(p - full) < 0.05  # the same answer, less precisely
+    table = np.array([[4, 1, 0, 2, 3], [0, 3, 4, 1, 1]])
+    exact = _exact_chi2_p(table)
+    ps = np.array([monte_carlo_p(table, seed) for seed in range(40)])
+    assert 0.01 < exact < 0.25  # decided in the sequential stage
+    assert abs(ps.mean() - exact) < 4 * 0.1 * exact / np.sqrt(40)
+    calm = np.array([[3, 2, 2, 3], [1, 1, 2, 1]])  # nowhere near significant
+    p, test = contingency_test(calm, seed=3)
+    assert test == "Monte Carlo exact chi-square" and p >= MC_SETTLED
+    assert (p * (MC_FIRST + 1)) % 1 == 0  # (hits + 1) / 200: the first stage's answer
+    assert abs(p - _exact_chi2_p(calm)) < 4 * np.sqrt(0.25 / MC_FIRST)
+
+
+def test_the_monte_carlo_draws_of_a_large_sparse_table_agree_with_scipy():
+    """Past COUNT_METHOD_ROWS rows the tables are drawn column by column (hypergeometric):
+    the same p-value as scipy's Monte Carlo chi-square test (Patefield's draws), within the
+    error of the two estimates."""
+    from auditor.stats.levels import COUNT_METHOD_ROWS, contingency_test
+
+    table = np.array([[120, 95, 3, 0, 2], [110, 100, 0, 4, 1]])
+    assert table.sum() > COUNT_METHOD_ROWS
+    p, test = contingency_test(table, seed=1)
+    ref = stats.chi2_contingency(table, correction=False, method=stats.MonteCarloMethod(
+        n_resamples=9999, rng=np.random.default_rng(1))).pvalue
+    assert test == "Monte Carlo exact chi-square" and 0.01 < ref < 0.25
+    assert abs(p - ref) < 4 * 0.1 * ref
 
 
 def test_a_split_of_fewer_than_min_rows_rows_warns_at_most():
