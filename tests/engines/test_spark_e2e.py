@@ -78,12 +78,12 @@ def test_token_demo_verdicts_equal_on_both_engines(spark, tmp_path):
 
 
 def test_bench_data_verdicts_equal_on_both_engines(spark, tmp_path):
-    """bench/make_data.py at 20,000 + 5,000 rows (the generator of the 10M / 50M benchmark),
+    """bench/make_data.py at 5,000 + 1,250 rows (the generator of the 10M / 50M benchmark),
     the default suite."""
     sys.path.insert(0, str(ROOT / "bench"))
     from make_data import generate
 
-    paths = generate(20_000, tmp_path / "data")
+    paths = generate(5_000, tmp_path / "data")
     args = ["--train", str(paths["train"]), "--test", str(paths["test"]), "--label", "label",
             "--time", "event_ts", "--group", "user_id", "--id", "row_id", "--text", "notes"]
     p, s, skipped = _verdicts(args, tmp_path)

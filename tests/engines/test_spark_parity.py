@@ -1,36 +1,20 @@
-"""The same planted and honest splits through both engines: equal statuses and equal values.
-
-Exact equality for every count and for the statistics computed from counts (drift of
-categorical columns and of the label, duplicate shares, chance baselines); the model probes
-run on the driver-side sample, which here holds every row (sample_rows >= rows), so their
-AUCs agree within 0.02 (row order may differ, not the rows). Skipped when pyspark or Java is
-missing (see conftest.py).
+"""The Spark engine's key operations against the polars engine's, exactly, on planted splits,
+and the duplicates' chance baseline on rows that repeat by chance (whole-report agreement of
+every check on planted and honest splits is the conformance suite's:
+tests/engines/test_conformance.py). Skipped when pyspark or Java is missing (see
+conftest.py).
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
-from auditor.engines import NOT_ON_SPARK
 from auditor.engines.polars_engine import PolarsEngine
 from auditor.engines.spark_engine import SparkEngine
-from tests.engines.fixtures import honest, planted
-
-ROLES = dict(label="y", groups=["user"], ids=["row_id"])
-CATEGORICAL = ("cat", "flag")
-SUITE = """
-checks:
-  leakage.duplicates: {}
-  leakage.group_overlap: {}
-  drift.label: {}
-  drift.features: {}
-  separability.adversarial: {max_rows: 25000, folds: 3}
-  schema.consistency: {}
-"""
+from tests.engines.fixtures import planted
 
 
 def _spark_frames(spark, frames):
@@ -67,7 +51,7 @@ def test_engine_operations_agree_exactly_on_planted_splits(engines):
     assert pe.key_summary("train", whole, nulls_are_keys=True).repeated_rows == 6
 
 
-def _audit(frames, engine, spark, tmp_path: Path, suite_text: str = SUITE, **roles):
+def _audit(frames, engine, spark, tmp_path: Path, suite_text: str, **roles):
     from auditor.api import audit
 
     suite = tmp_path / "suite.yaml"
@@ -75,103 +59,7 @@ def _audit(frames, engine, spark, tmp_path: Path, suite_text: str = SUITE, **rol
     if engine == "spark":
         frames = _spark_frames(spark, frames)
     return audit(train=frames["train"], test=frames["test"], suite=str(suite), engine=engine,
-                 spark=spark, hash="fast", **(roles or ROLES))
-
-
-def _findings(result, keep):
-    return {(f.metric, str(f.subject), tuple(f.splits)): f for f in result.findings
-            if keep(f)}
-
-
-def _compare(rp, rs):
-    by_p = {c.id: c for c in rp.checks}
-    by_s = {c.id: c for c in rs.checks}
-    # schema.consistency runs on spark (spark_drift: variants judged by the polars code)
-    assert by_s["schema.consistency"].status == by_p["schema.consistency"].status
-    assert NOT_ON_SPARK not in by_s["schema.consistency"].summary
-    for cid in ("leakage.duplicates", "leakage.group_overlap", "drift.label", "drift.features",
-                "separability.adversarial"):
-        p, s = by_p[cid], by_s[cid]
-        assert p.status == s.status, (cid, p.summary, s.summary)
-        if cid == "drift.features":
-            keep = lambda f: f.subject in CATEGORICAL  # noqa: E731  (numeric: not on spark)
-        elif cid == "leakage.duplicates":
-            keep = lambda f: f.metric in ("duplicate_rows", "within_split_duplicates")  # noqa
-        else:
-            keep = lambda f: f.metric != "not_computed_on_spark"  # noqa: E731
-        fp, fs = _findings(p, keep), _findings(s, keep)
-        assert set(fp) == set(fs), (cid, set(fp) ^ set(fs))
-        for k in fp:
-            a, b = fp[k], fs[k]
-            assert a.severity == b.severity and a.count == b.count, (cid, k)
-            if cid.startswith("separability"):  # every row on the driver: nothing to state
-                assert math.isclose(a.value, b.value, abs_tol=0.02), (cid, k, a.value, b.value)
-                assert "driver-side sample" not in b.message and "driver_sample" not in \
-                    b.evidence
-            else:
-                assert a.value == b.value, (cid, k, a.value, b.value)
-                # drift.features: p-values are BH-adjusted over the compared columns and the
-                # spark engine compares fewer (no numeric ones yet): same verdicts and values,
-                # another adjusted p in the message
-                if cid != "drift.features":
-                    assert a.message == b.message, (cid, k)
-
-
-def test_checks_agree_on_planted_splits(spark, tmp_path):
-    frames = planted()
-    rp = _audit(frames, "polars", spark, tmp_path)
-    rs = _audit(frames, "spark", spark, tmp_path)
-    _compare(rp, rs)
-    by_s = {c.id: c for c in rs.checks}
-    dup = {f.metric: f for f in by_s["leakage.duplicates"].findings}
-    assert dup["duplicate_rows"].count == 12 and dup["duplicate_rows"].severity == "fail"
-    assert dup["within_split_duplicates"].count == 6
-    groups = {f.metric: f for f in by_s["leakage.group_overlap"].findings}
-    assert groups["group_overlap_rows"].severity == "fail"
-    assert groups["id_overlap_rows"].count == 0
-    label = by_s["drift.label"].findings[0]
-    assert label.subject == "y" and label.severity in ("warn", "fail")
-    cat = [f for f in by_s["drift.features"].findings if f.subject == "cat"]
-    assert cat and cat[0].severity == "fail"
-
-
-def test_checks_agree_on_honest_splits(spark, tmp_path):
-    frames = honest()
-    rp = _audit(frames, "polars", spark, tmp_path)
-    rs = _audit(frames, "spark", spark, tmp_path)
-    _compare(rp, rs)
-    assert all(c.status != "fail" for c in rs.checks), [(c.id, c.summary) for c in rs.checks]
-
-
-def test_temporal_agrees_on_overlapping_dated_splits(spark, tmp_path):
-    """train runs daily from Jan 1 to Apr 9 2024 (UTC); test from Apr 1: 8 of its 60 dated
-    rows (plus 3 undated) are dated before train ends, and the gap is shorter than 30d."""
-    from datetime import datetime, timedelta
-
-    start = datetime(2024, 1, 1)
-    utc = pl.Datetime("us", "UTC")  # Spark's TIMESTAMP is an instant: compare zoned times
-    train = pl.DataFrame({"ts": pl.Series([start + timedelta(days=i) for i in range(100)],
-                                          dtype=pl.Datetime("us")).dt.replace_time_zone("UTC"),
-                          "x": np.arange(100.0)})
-    ts = [start + timedelta(days=91 + i) for i in range(60)] + [None] * 3
-    test = pl.DataFrame({"ts": pl.Series(ts, dtype=pl.Datetime("us")).dt.replace_time_zone("UTC"),
-                         "x": np.arange(63.0)})
-    assert train.schema["ts"] == utc
-    suite = "checks:\n  leakage.temporal: {min_gap: 30d}\n"
-    frames = {"train": train, "test": test}
-    rp = _audit(frames, "polars", spark, tmp_path, suite, time="ts")
-    rs = _audit(frames, "spark", spark, tmp_path, suite, time="ts")
-    p, s = rp.checks[0], rs.checks[0]
-    assert p.status == s.status == "fail"
-    fp = {f.metric: f for f in p.findings}
-    fs = {f.metric: f for f in s.findings}
-    assert set(fp) == set(fs)
-    for k in fp:
-        assert (fp[k].severity, fp[k].value, fp[k].count, fp[k].message) == \
-            (fs[k].severity, fs[k].value, fs[k].count, fs[k].message), k
-    assert fs["rows_before_previous_end"].count == 8  # Apr 1..8 are before Apr 9
-    assert fs["gap_shorter_than_min_gap"].value == -8.0  # days
-    assert fs["null_time_rows"].count == 3
+                 spark=spark, hash="fast", **roles)
 
 
 def test_duplicates_chance_baseline_agrees_on_discrete_rows(spark, tmp_path):

@@ -1,21 +1,17 @@
-"""Row-level checks on both engines (:mod:`auditor.engines.spark_rows`): near copies,
-conflicting labels, undeclared entity keys, datetime features from the future, memorisation.
-
-Planted splits: equal statuses, subjects, counts, values and messages (exact: all of them are
-counts), and the planted numbers themselves; honest splits: no fail on either engine. The
-normalisation expressions are compared with the polars functions value by value; ``cat``
-holds a non-ASCII level (NFKC changes it), so the string UDF runs in the parity audits.
-Skipped when pyspark or Java is missing (see conftest.py).
+"""The Spark engine's row operations (:mod:`auditor.engines.spark_rows`) beyond the
+conformance suite (tests/engines/test_conformance.py, which compares every check's measures
+and verdicts on both engines on planted and honest splits): text columns left to polars, the
+normalisation expressions value by value against the polars functions (``cat`` holds a
+non-ASCII level: NFKC changes it), sampled memorisation, and Spark jobs that do not grow with
+the columns. Skipped when pyspark or Java is missing (see conftest.py).
 """
 from __future__ import annotations
 
-import math
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pytest
 
 ROWS_SUITE = """
 checks:
@@ -88,79 +84,6 @@ def _audit(frames, engine, spark, tmp_path: Path, suite_text: str = ROWS_SUITE, 
         frames = _spark_frames(spark, frames)
     return audit(train=frames["train"], test=frames["test"], suite=str(suite), engine=engine,
                  spark=spark, hash="fast", **(roles or ROLES))
-
-
-def _by_key(check):
-    return {(f.metric, str(f.subject), tuple(f.splits)): f for f in check.findings}
-
-
-def _compare(rp, rs):
-    by_p, by_s = {c.id: c for c in rp.checks}, {c.id: c for c in rs.checks}
-    for cid in by_p:
-        p, s = by_p[cid], by_s[cid]
-        assert p.status == s.status, (cid, p.summary, s.summary)
-        fp, fs = _by_key(p), _by_key(s)
-        assert set(fp) == set(fs), (cid, set(fp) ^ set(fs))
-        for k in fp:
-            a, b = fp[k], fs[k]
-            assert (a.severity, a.count) == (b.severity, b.count), (cid, k)
-            if cid == "separability.memorisation":  # every row on the driver: no statement
-                assert math.isclose(a.value, b.value, abs_tol=0.01), (k, a.value, b.value)
-                assert "driver-side sample" not in b.message
-            else:
-                assert a.value == b.value and a.message == b.message, (cid, k, a.message,
-                                                                       b.message)
-    return by_p, by_s
-
-
-@pytest.fixture(scope="module")
-def planted_reports(spark, tmp_path_factory):
-    frames = planted_rows()
-    tmp = tmp_path_factory.mktemp("rows")
-    return _audit(frames, "polars", spark, tmp), _audit(frames, "spark", spark, tmp)
-
-
-def test_row_checks_agree_on_planted_splits(planted_reports):
-    rp, rs = planted_reports
-    _, by_s = _compare(rp, rs)
-    dup = _by_key(by_s["leakage.duplicates"])
-    near = dup[("near_duplicate_rows", "", ("train", "test"))]
-    assert near.count == 10 and near.severity == "fail"
-    assert len(near.evidence["examples"]) == 10
-    assert {"normalised values", "rows in train", "rows in test"} == set(
-        near.evidence["examples"][0])
-    across = dup[("conflicting_labels", "", ("train", "test"))]
-    assert across.count == 7 and across.severity == "warn"  # 4.7% < 5%
-    within = dup[("conflicting_labels", "", ("train",))]
-    assert within.count == 10 and "(5 groups)" in within.message
-    assert not [f for f in by_s["leakage.duplicates"].findings
-                if f.metric == "not_computed_on_spark"]
-    groups = _by_key(by_s["leakage.group_overlap"])
-    cand = groups[("candidate_group_column", "customer_id", ("train", "test"))]
-    assert cand.count == 47 and cand.severity == "info"
-    assert "name looks like an entity key" in cand.message
-    assert [k for k in groups if k[0] == "candidate_group_column"] == [
-        ("candidate_group_column", "customer_id", ("train", "test"))]
-    temporal = _by_key(by_s["leakage.temporal"])
-    future = temporal[("future_values", "seen_at", ("test",))]
-    assert future.count == 6 and future.severity == "fail"
-    assert future.evidence["per_split"][0]["largest lead"] == "2d"
-    assert len(future.evidence["examples"]) == 6
-    assert by_s["separability.memorisation"].status != "skipped"
-
-
-def test_row_checks_agree_on_honest_splits(spark, tmp_path):
-    rp, rs = _audit(honest_rows(), "polars", spark, tmp_path), \
-        _audit(honest_rows(), "spark", spark, tmp_path)
-    by_p, by_s = _compare(rp, rs)
-    for by in (by_p, by_s):
-        assert all(c.status != "fail" for c in by.values()), [
-            (c.id, c.summary) for c in by.values()]
-    metrics = {f.metric for c in by_s.values() for f in c.findings}
-    assert not metrics & {"near_duplicate_rows", "conflicting_labels", "candidate_group_column",
-                          "not_computed_on_spark"}
-    assert [f.count for f in by_s["leakage.temporal"].findings
-            if f.metric == "future_values"] == [0]
 
 
 def test_text_columns_leave_near_copies_to_polars_with_a_reason(spark, tmp_path):
