@@ -153,6 +153,9 @@ class Roles:
     expectations: dict[str, Any] | None = None
     # pipeline code named by ``pipeline:`` (scanned by leakage.preprocessing)
     pipeline: tuple[str, ...] = ()
+    # splits whose label is missing in every row (an unlabelled evaluation split, e.g. a
+    # competition's test set): label-based checks leave them out and say so
+    unlabelled: tuple[str, ...] = ()
 
     @property
     def label(self) -> str | None:
@@ -165,6 +168,10 @@ class Roles:
 
     def features_of(self, *kinds: Kind) -> list[str]:
         return [c for c in self.features if self.kinds.get(c) in kinds]
+
+    def labelled_splits(self) -> list[str]:
+        """The splits holding at least one labelled row, in their declared order."""
+        return [s for s in self.splits if s not in self.unlabelled]
 
     def common_columns(self) -> list[str]:
         """Columns present in every split with a harmonised type, in the first split's order."""

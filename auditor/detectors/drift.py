@@ -588,7 +588,11 @@ class LabelDrift(DriftThresholds):
         class (NaN and null are no class)."""
         y = roles.label
         assert y is not None  # needs: label
-        pairs = comparisons_of(list(roles.splits), roles.reference)
+        pairs = comparisons_of(roles.labelled_splits(), roles.reference)
+        if not pairs and roles.unlabelled:
+            raise NotApplicable(f"label {y!r} is missing in every row of "
+                                f"{', '.join(roles.unlabelled)} (unlabelled): no label "
+                                "distribution to compare")
         if not pairs:
             raise NotApplicable("only one split and no reference: nothing to compare")
         numeric = roles.label_kind == LabelKind.NUMERIC
@@ -612,7 +616,7 @@ class LabelDrift(DriftThresholds):
                 raise NotApplicable(f"label {y!r} has a single class ({distinct[0]!r}) in every "
                                     "split: no distribution to compare")
         return LabelMeasures(label=y, numeric=numeric, pairs=pairs, samples=samples,
-                             seed=roles.seed)
+                             seed=roles.seed, unlabelled=roles.unlabelled)
 
     def judge(self, m: LabelMeasures) -> list[Finding]:
         y = m.label
@@ -627,6 +631,12 @@ class LabelDrift(DriftThresholds):
                 evidence=evidence(self, cd, v, ref, cur, m.samples[ref], m.samples[cur])))
             if cd.n_new and cd.unseen_rows and not m.numeric:
                 findings.append(unseen_finding(self, cd, ref, cur, label=True))
+        for split in m.unlabelled:  # said, never compared: a missing label is not a drift
+            findings.append(Finding(
+                severity=Severity.INFO, metric="unlabelled_split", subject=y, splits=[split],
+                count=m.samples[split].rows if split in m.samples else None,
+                message=f"{split}: label {y!r} is missing in every row (an unlabelled split, "
+                        "e.g. one scored elsewhere): its label distribution is not compared"))
         return findings
 
 
@@ -641,3 +651,4 @@ class LabelMeasures:
     pairs: list[tuple[str, str]]
     samples: dict[str, Sample]
     seed: int
+    unlabelled: tuple[str, ...] = ()  # splits without a labelled row: said, not compared

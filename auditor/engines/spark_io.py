@@ -7,6 +7,7 @@ counts and whatever the checks' engine operations return.
 """
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -293,7 +294,33 @@ class SparkAuditData:
                      schema_issues=tuple(self.schema_issues),
                      schema=tuple((c, t.simpleString()) for c, t in schema.items()),
                      expectations=self.expectations,
-                     pipeline=tuple(str(p) for p in self.pipeline))
+                     pipeline=tuple(str(p) for p in self.pipeline),
+                     unlabelled=self.unlabelled)
+
+    @cached_property
+    def unlabelled(self) -> tuple[str, ...]:
+        """The splits whose label is missing (null, or NaN) in every row: one job (labelled
+        rows counted by split over the union of the label columns)."""
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        from auditor.engines.spark_engine import col as _c
+
+        y = self.label
+        if not y:
+            return ()
+        names = list(self.splits)
+        parts = [df.select(F.lit(i).alias("_s"), _c(y).alias("_y"))
+                 for i, df in enumerate(self.splits.values())]
+        union = parts[0]
+        for p in parts[1:]:
+            union = union.unionByName(p)
+        ok = F.col("_y").isNotNull()
+        if isinstance(union.schema["_y"].dataType, (T.FloatType, T.DoubleType)):
+            ok = ok & ~F.isnan(F.col("_y"))
+        labelled = {int(r[0]) for r in union.where(ok).groupBy("_s").count().collect()}
+        rows = self.engine.split_rows()
+        return tuple(n for i, n in enumerate(names) if i not in labelled and rows[n])
 
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
         if key not in self._cache:

@@ -58,7 +58,7 @@ def class_ranks(ops: Any, label: str, classes: Sequence[Any], columns: Sequence[
     cols = list(columns)
     b = binned(ops, label, cols)
     _same_classes(b.classes, classes)
-    names = list(ops.frames)
+    names = labelled_splits(ops, label)
     train = names[0]
     stats = {s: rank_stats(b, s) for s in names}
     scale = _physical_scales(ops, cols)
@@ -90,8 +90,9 @@ def class_levels(ops: Any, label: str, classes: Sequence[Any], columns: Sequence
     got, n = class_counts(ops, label)
     _same_classes(got, classes)
     stats = level_measures(ops, label, list(columns), list(got))
-    return ClassLevels(n, {s: {c: LevelStats(*t) for c, t in cols.items()}
-                           for s, cols in stats.items()})
+    names = labelled_splits(ops, label)
+    return ClassLevels({s: n[s] for s in names},
+                       {s: {c: LevelStats(*t) for c, t in stats[s].items()} for s in names})
 
 
 def target_rate_aucs(ops: Any, label: str, classes: Sequence[Any], columns: Sequence[str],
@@ -99,6 +100,14 @@ def target_rate_aucs(ops: Any, label: str, classes: Sequence[Any], columns: Sequ
     got, _ = class_counts(ops, label)
     _same_classes(got, classes)
     return held_out_aucs(ops, label, list(columns), smoothing)
+
+
+def labelled_splits(ops: Any, label: str) -> list[str]:
+    """The splits with a labelled row (the first always: the polars label view's splits);
+    an unlabelled evaluation split is left out of every label operation's result."""
+    _, n = class_counts(ops, label)
+    names = list(ops.frames)
+    return [s for s in names if s == names[0] or n[s].sum() > 0]
 
 
 def _same_classes(found: Sequence[Any], asked: Sequence[Any]) -> None:

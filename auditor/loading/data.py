@@ -9,6 +9,7 @@ make the audit impossible raise :class:`~auditor.errors.InputError` naming the f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -475,7 +476,17 @@ class AuditData:
                      schema=tuple((c, str(t)) for c, t in schema.items()),
                      reference=self.reference is not None,
                      expectations=self.expectations,
-                     pipeline=tuple(str(p) for p in self.pipeline))
+                     pipeline=tuple(str(p) for p in self.pipeline),
+                     unlabelled=self.unlabelled)
+
+    @cached_property
+    def unlabelled(self) -> tuple[str, ...]:
+        """The splits whose label is missing (null, or NaN) in every row."""
+        y = self.label
+        if not y:
+            return ()
+        return tuple(n for n, df in self.splits.items()
+                     if y in df.columns and df.height and labelled_rows(df, y) == 0)
 
     # -- cached shared work -------------------------------------------------------------------
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
@@ -778,15 +789,26 @@ def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | 
             renamed_roles(tokens, mapping, TOKEN_ROLES), issues)
 
 
+def labelled_rows(df: pl.DataFrame, label: str) -> int:
+    """Rows of ``df`` whose label is neither null nor NaN."""
+    n = df.height - df[label].null_count()
+    if df.schema[label].is_float():
+        n -= int(df[label].is_nan().sum())
+    return n
+
+
 def _label_nulls(frames: dict[str, pl.DataFrame], label: str | None) -> list[SchemaIssue]:
     if not label:
         return []
     out = []
     for name, df in frames.items():
-        n = df[label].null_count()
-        if df.schema[label].is_float():
-            n += int(df[label].is_nan().sum())
-        if n:
+        n = df.height - labelled_rows(df, label)
+        if n and n == df.height and name != next(iter(frames)):
+            out.append(SchemaIssue(  # a later split without labels: scored elsewhere, normal
+                "info", label, "label_nulls",
+                f"label {label!r} is missing in every {name} row ({n:,}): an unlabelled "
+                f"split; label-based checks leave it out", splits=[name]))
+        elif n:
             out.append(SchemaIssue(
                 "warn", label, "label_nulls",
                 f"label {label!r} is missing in {n:,} of {df.height:,} {name} rows "

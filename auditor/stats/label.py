@@ -91,6 +91,8 @@ def _make_label_view(data: AuditData) -> LabelView:
     first = next(iter(frames))
     if frames[first].height == 0:
         raise NotApplicable(f"label {y!r} is missing in every {first} row")
+    # an unlabelled later split (roles.unlabelled) has no label to measure: left out
+    frames = {n: f for n, f in frames.items() if n == first or f.height}
     kind = data.label_kind
     if kind == LabelKind.NUMERIC:
         frames = {n: f.with_columns(pl.col(y).cast(pl.Float64).alias(YCOL))

@@ -302,6 +302,16 @@ def _near_and_conflicting() -> dict[str, pl.DataFrame]:
     return {"train": train, "test": pl.concat([test, near, flipped])}
 
 
+def _unlabelled_live(make: Any) -> Any:
+    """``make()``'s splits and a later ``live`` split: test's rows with every label missing
+    (an unlabelled evaluation split, left out of the label operations on both engines)."""
+    def frames() -> dict[str, pl.DataFrame]:
+        f = make()
+        return f | {"live": f["test"].with_columns(
+            pl.lit(None, dtype=f["test"].schema["y"]).alias("y"))}
+    return frames
+
+
 def tokenized_frame(*args: Any, **kw: Any) -> pl.DataFrame:
     from tests.tokenizer_fixtures import tokenized_frame as make
 
@@ -361,6 +371,10 @@ CASES = [
          expect=("psi", "target", Severity.FAIL, None)),
     Case("label of an honest split", "drift.label", honest, {"label": "y", "ids": ["row_id"]},
          clean=True),
+    Case("an unlabelled third split: said, not compared", "drift.label",
+         _unlabelled_live(honest), {"label": "y", "ids": ["row_id"]},
+         expect=("unlabelled_split", "y", Severity.INFO, lambda f: f["live"].height),
+         clean=True),
     Case("numeric shift (+0.5 sd) in test", "drift.features", numeric_drift,
          {"label": "target"}, expect=("psi", "shift", Severity.FAIL, 306)),
     Case("a category moved, 11 test rows in new ones", "drift.features", planted,
@@ -382,6 +396,10 @@ CASES = [
          _closed_after_outcome, {"label": "y"}, params={"n_boot": 50},
          expect=("single_feature_auc", "closed_at", Severity.FAIL,
                  lambda f: f["train"].height)),
+    Case("the same field, and an unlabelled third split", "leakage.single_feature_auc",
+         _unlabelled_live(_closed_after_outcome), {"label": "y"}, params={"n_boot": 50},
+         expect=("single_feature_auc", "closed_at", Severity.FAIL,
+                 lambda f: f["train"].height)),
     Case("single features of an honest split", "leakage.single_feature_auc", honest,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]}, params={"n_boot": 50},
          clean=True),
@@ -389,6 +407,10 @@ CASES = [
          "leakage.feature_label_correlation", _closed_after_outcome, {"label": "y"},
          expect=("association", "closed_at", Severity.FAIL,
                  lambda f: int(f["test"]["closed_at"].is_nan().sum()))),
+    Case("the same missingness, and an unlabelled third split",
+         "leakage.feature_label_correlation", _unlabelled_live(_closed_after_outcome),
+         {"label": "y"}, expect=("association", "closed_at", Severity.FAIL,
+                                 lambda f: int(f["test"]["closed_at"].is_nan().sum()))),
     Case("associations of an honest split", "leakage.feature_label_correlation", honest,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
     # fit_context: per-split and per-union summaries, then the judge's own queries

@@ -86,6 +86,29 @@ def test_a_later_split_without_labels_runs_every_check_without_runtime_warnings(
     assert not [(c.id, c.error) for c in report.checks if c.status == "error"]
 
 
+def test_an_unlabelled_test_split_is_left_out_of_the_label_checks_and_never_fails():
+    """ISLR Default (binary label) with every test label removed, as a competition's test set
+    is shipped: single_feature_auc crashed (IndexError in roc_points) and drift.label failed on
+    "100% of test rows have the label missing". Now the label checks grade train alone and
+    say why; nothing crashes or fails, and the loader states the unlabelled split once."""
+    from tests.realdata.cases import rdata_random
+
+    kw = rdata_random("ISLR", "Default", "default")()
+    kw["test"] = kw["test"].assign(default=None)
+    report = auditor.audit(**kw)
+    by_id = {c.id: c for c in report.checks}
+    assert not [(c.id, c.error) for c in report.checks if c.status == "error"]
+    assert failing(report) == []
+    label = by_id["drift.label"]
+    assert label.status == "skipped" and "missing in every row of test (unlabelled)" in \
+        label.summary
+    (note,) = [f for f in by_id["schema.consistency"].findings if f.subject == "default"]
+    assert note.severity == "info" and "an unlabelled split" in note.message
+    auc = by_id["leakage.single_feature_auc"]
+    assert auc.status in ("pass", "warn")
+    assert {s for f in auc.findings for s in f.splits} == {"train"}  # figures of train alone
+
+
 def test_breast_cancer_strong_features_warn_as_a_family_and_say_why(tmp_path):
     from tests.realdata.cases import breast_cancer
 
