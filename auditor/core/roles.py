@@ -154,7 +154,8 @@ class Roles:
     # pipeline code named by ``pipeline:`` (scanned by leakage.preprocessing)
     pipeline: tuple[str, ...] = ()
     # splits whose label is missing in every row (an unlabelled evaluation split, e.g. a
-    # competition's test set): label-based checks leave them out and say so
+    # competition's test set): label-based checks leave them out and say so; without labels
+    # in the first split (the one models are fitted on) they skip with the reason
     unlabelled: tuple[str, ...] = ()
 
     @property
@@ -170,7 +171,8 @@ class Roles:
         return [c for c in self.features if self.kinds.get(c) in kinds]
 
     def labelled_splits(self) -> list[str]:
-        """The splits holding at least one labelled row, in their declared order."""
+        """The splits holding at least one labelled row, in their declared order (the first
+        split's label view raises NotApplicable when it has none)."""
         return [s for s in self.splits if s not in self.unlabelled]
 
     def common_columns(self) -> list[str]:

@@ -588,6 +588,10 @@ class LabelDrift(DriftThresholds):
         class (NaN and null are no class)."""
         y = roles.label
         assert y is not None  # needs: label
+        first = roles.splits[0]
+        if first in roles.unlabelled and not roles.reference:
+            raise NotApplicable(f"label {y!r} is missing in every {first} row: no label "
+                                "distribution to compare against")
         pairs = comparisons_of(roles.labelled_splits(), roles.reference)
         if not pairs and roles.unlabelled:
             raise NotApplicable(f"label {y!r} is missing in every row of "

@@ -5,13 +5,13 @@ Measured by the engine's ``row_copies`` (:mod:`auditor.engines.polars_rows`,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import Kind, LabelKind, Roles
 from auditor.detectors.measured import judged
-from auditor.engines.operations import CopySpec, Operations, RowCopies
+from auditor.engines.operations import CopySpec, Operations, PairCopies, RowCopies
 from auditor.engines.polars_rows import cell
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import (check_params, fmt_count, fmt_rows, fmt_share, grade,
@@ -62,6 +62,14 @@ class Duplicates:
       column is continuous (:func:`~auditor.engines.polars_rows.continuous_columns`): survey
       answers and other discrete rows repeat by chance. With a single split this
       and the conflicts are all the check reports.
+    - ``reingested_rows`` (with a declared time column, when found): later rows equal to an
+      earlier row in every compared column but the time column -- a declared time (like an
+      id) is provenance, not content, and a pipeline that re-ingests rows stamps them anew --
+      that are not exact copies (those are ``duplicate_rows``). Counted by a second
+      ``row_copies`` on the columns without the time (exact copies only) and graded as
+      ``duplicate_rows`` against that comparison's own chance baseline: value = the share of
+      later rows equal but for the time, minus the baseline when rows repeat naturally.
+      Info when the rows beyond the exact copies are at most ``warn_above`` of the split.
     - ``columns_not_compared`` (info, when any): columns that rows cannot be compared on
       (missing from a split, nested in one) are named; columns of incompatible types across
       splits (a numeric column read as text in one CSV) are compared as text (cast to
@@ -118,12 +126,39 @@ class Duplicates:
                         features=tuple(features) if label else (), label=label,
                         digits=self.significant_digits, text_jaccard=self.text_jaccard,
                         near=len(roles.splits) > 1, max_examples=self.max_examples)
+        time = roles.columns.time
+        untimed = None  # the time column is provenance: rows equal but for it, re-ingested
+        if time in cols and len(roles.splits) > 1 and not roles_only:
+            rest = tuple(c for c in cols if c != time)
+            untimed = engine.row_copies(roles, replace(
+                spec, cols=rest, as_text=tuple(c for c in as_text if c != time),
+                text_cols=tuple(c for c in text_cols if c != time), features=(), label=None,
+                near=False))
         return CopyMeasures(spec=spec, rows=dict(roles.rows), splits=list(roles.splits),
                             numeric_label=roles.label_kind == LabelKind.NUMERIC,
                             roles_only=roles_only and bool(cols), as_text=as_text,
-                            left_out=left_out, copies=engine.row_copies(roles, spec))
+                            left_out=left_out, copies=engine.row_copies(roles, spec),
+                            time=time if untimed is not None else None, untimed=untimed)
 
     # -- judge ---------------------------------------------------------------------------------
+    def _reingested(self, rows: dict[str, int], u: PairCopies, exact: int, earlier: str, later: str,
+                    time: str) -> Finding:
+        """``reingested_rows``: ``u.copies`` later rows equal an earlier row but for ``time``,
+        ``exact`` of them in ``time`` too (graded as exact copies on u's chance baseline)."""
+        f = exact_copy_finding(self, rows, u.copies, earlier, later, u.chance)
+        beyond = u.copies - exact
+        f.metric = "reingested_rows"
+        head = (f"{fmt_rows(u.copies, rows[later], f'{later} rows')} equal a {earlier} row in "
+                f"every compared column but the time column {time!r} ({fmt_count(beyond)} of "
+                f"them with another {time}: re-ingested or re-stamped copies; "
+                f"{fmt_count(exact)} exact copies are counted above)")
+        f.message = head + (f.message[f.message.index(";"):] if ";" in f.message else "")
+        if u.copies:
+            f.evidence["examples"] = u.examples
+        if share(beyond, rows[later]) <= self.warn_above:
+            f.severity = Severity.INFO
+        return f
+
     def judge(self, m: "CopyMeasures") -> list[Finding]:
         spec, rows = m.spec, m.rows
         exact_f, near_f, conflict_f, within_f = [], [], [], []
@@ -140,6 +175,10 @@ class Duplicates:
             if p.copies:
                 f.evidence["examples"] = p.examples
             exact_f.append(f)
+            if m.untimed is not None and m.time is not None:
+                u = m.untimed.pairs[(earlier, later)]
+                if u.copies > p.copies:
+                    exact_f.append(self._reingested(rows, u, p.copies, earlier, later, m.time))
             if p.near:
                 rule = near_rule(self, list(spec.text_cols))
                 near_f.append(near_copy_finding(
@@ -222,6 +261,8 @@ class CopyMeasures:
     as_text: dict[str, dict[str, str]]
     left_out: dict[str, str]
     copies: RowCopies
+    time: str | None = None  # the declared time column, when rows were also compared without it
+    untimed: RowCopies | None = None  # exact copies on every compared column but the time
 
 
 def columns_outside(roles: Roles) -> tuple[dict[str, dict[str, str]], dict[str, str]]:

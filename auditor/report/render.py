@@ -98,11 +98,13 @@ def render_html(report: dict[str, Any]) -> str:
 
 def evidence_shown(findings: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The findings whose evidence a check's section shows: failures first, then warnings,
-    then the rest (each in report order), at most MAX_EVIDENCE; and how many more have
+    then the rest, waived ones last (each in report order), at most MAX_EVIDENCE; and how many
+    more have
     evidence. A table of 10,000 columns has 10,000 drift findings: their evidence stays in
     report.json, and the page stays readable and quick to write."""
     with_evidence = [f for f in findings if f.get("evidence")]
-    ranked = sorted(with_evidence, key=lambda f: SEVERITY_ORDER.get(f.get("severity"), 3))
+    ranked = sorted(with_evidence, key=lambda f: (f.get("waived") is not None,
+                                                  SEVERITY_ORDER.get(f.get("severity"), 3)))
     return ranked[:MAX_EVIDENCE], max(len(ranked) - MAX_EVIDENCE, 0)
 
 

@@ -81,7 +81,8 @@ class Finding:
     waived: dict[str, Any] | None = None
     change: str | None = None
     # asked of the run after the checks (tokens.contamination's --write-clean); not serialised
-    clean: CleanSubset | None = field(default=None, repr=False, compare=False)
+    clean: CleanSubset | None = field(default=None, repr=False, compare=False,
+                                      metadata={"serialised": False})
 
 
 @dataclass
@@ -124,7 +125,6 @@ class Report:
                                       "duration_s", "seed", "datasets", "checks", "notes")}
         for c in ordered["checks"]:
             for f in c["findings"]:
-                del f["clean"]
                 for key in ("waived", "change"):
                     if f[key] is None:
                         del f[key]
@@ -255,31 +255,37 @@ def report_json(doc: dict[str, Any]) -> str:
     def dump(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
+    def check_line(check: dict[str, Any]) -> str:  # its keys in order, findings one per line
+        items = []
+        for k, v in check.items():
+            if k == "findings" and isinstance(v, list) and v:
+                lines = ",\n".join(f"   {dump(f)}" for f in v)
+                items.append(f'{dump(k)}: [\n{lines}\n  ]')
+            else:
+                items.append(f"{dump(k)}: {dump(v)}")
+        return "  {" + ", ".join(items) + "}"
+
     parts = []
     for key, value in doc.items():
-        if key != "checks":
+        if key == "checks" and isinstance(value, list) and value:
+            parts.append(' "checks": [\n' + ",\n".join(map(check_line, value)) + "\n ]")
+        else:
             parts.append(f" {dump(key)}: {dump(value)}")
-            continue
-        checks = []
-        for check in value:
-            head = dump({k: v for k, v in check.items() if k != "findings"})[:-1]
-            findings = ",\n".join(f"   {dump(f)}" for f in check.get("findings", []))
-            checks.append(f'  {head}, "findings": [' +
-                          (f"\n{findings}\n  ]}}" if findings else "]}"))
-        parts.append(' "checks": [\n' + ",\n".join(checks) + "\n ]")
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def json_safe(obj: Any) -> Any:
     """Recursively convert to JSON-native types: NaN/inf -> None, numpy scalars -> Python,
-    dataclasses -> dicts of their fields (in order)."""
+    dataclasses -> dicts of their fields (in order; a field with ``metadata={"serialised":
+    False}`` is left out)."""
     kind = type(obj)
     if kind is str or kind is int or kind is bool or obj is None:  # the common leaves first
         return obj
     if kind is float:
         return obj if math.isfinite(obj) else None
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: json_safe(getattr(obj, f.name)) for f in fields(obj)}
+    if is_dataclass(obj) and not isinstance(obj, type):  # fields marked not serialised: left out
+        return {f.name: json_safe(getattr(obj, f.name)) for f in fields(obj)
+                if f.metadata.get("serialised", True)}
     if isinstance(obj, dict):
         return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -121,9 +121,10 @@ def monte_carlo_p(counts: np.ndarray, seed: int = 0) -> float:
 
     Two stages. Stage 1 draws 199 tables: p = (hits + 1) / 200, where a hit is a table whose
     X^2 is at least the observed one (within 100 ulp, as ``scipy.stats.monte_carlo_test``);
-    kept when p >= 0.25 (nowhere near significant). Stage 2 draws afresh with the same seed,
-    Besag & Clifford's sequential test (Biometrika 1991): tables are drawn until 100 hits,
-    p = 100 / tables drawn, or until 9,999 tables, p = (hits + 1) / 10,000. Each stage is a
+    kept when p >= 0.25 (nowhere near significant). Stage 2 starts again from the same seed
+    (its first tables are stage 1's), Besag & Clifford's sequential test (Biometrika 1991):
+    tables are drawn until 100 hits, p = 100 / tables drawn, or until 9,999 tables,
+    p = (hits + 1) / 10,000. Each stage is a
     valid test; at any level below 0.25 only stage 2 rejects. Where stage 2 stops early
     (p >= 0.01) the estimate's relative error is about 10% (100 hits; 9,999 tables would give
     4% at p = 0.05): a column with p ~ 0.1 costs ~1,000 tables instead of 9,999, which is what

@@ -738,6 +738,44 @@ def test_the_monte_carlo_p_value_is_exact_in_distribution_and_stops_early():
     assert abs(p - _exact_chi2_p(calm)) < 4 * np.sqrt(0.25 / MC_FIRST)
 
 
+def test_the_sequential_monte_carlo_stops_at_the_hundredth_hit(monkeypatch):
+    """The stopping rule itself, on known sequences of resampled statistics: stage 1 keeps
+    (hits + 1) / 200 when it is >= 0.25; stage 2 returns 100 / (tables drawn at the 100th
+    hit), or (hits + 1) / 10,000 when 9,999 tables hold fewer than 100 hits."""
+    import auditor.stats.levels as levels
+
+    def run(stage1_hits: int, stage2: np.ndarray) -> tuple[float, int]:
+        calls = {"batches": 0, "drawn": 0}
+
+        def tables(counts, n, rng):
+            return np.zeros((n, counts.shape[1]), dtype=np.int64)
+
+        def statistics(first, counts):
+            if first.ndim == 1:
+                return 1.0  # the observed table
+            n = first.shape[0]
+            calls["batches"] += 1
+            if calls["batches"] == 1:
+                assert n == levels.MC_FIRST
+                return np.where(np.arange(n) < stage1_hits, 2.0, 0.0)
+            hit = stage2[calls["drawn"]:calls["drawn"] + n]
+            calls["drawn"] += n
+            return np.where(hit, 2.0, 0.0)
+
+        monkeypatch.setattr(levels, "_random_tables", tables)
+        monkeypatch.setattr(levels, "_chi2_statistics", statistics)
+        return levels.monte_carlo_p(np.array([[1, 2], [3, 4]])), calls["drawn"]
+
+    assert run(59, np.zeros(0, bool)) == (60 / 200, 0)  # settled by stage 1
+    hits = np.zeros(levels.MC_RESAMPLES, bool)
+    hits[np.arange(100) * 12 + 11] = True  # the 100th hit is table 1,200
+    p, drawn = run(3, hits)
+    assert p == 100 / 1200 and drawn == 1500  # batches of 500 and 1,000: stopped early
+    few = np.zeros(levels.MC_RESAMPLES, bool)
+    few[:30] = True
+    assert run(3, few) == (31 / 10_000, levels.MC_RESAMPLES)
+
+
 def test_the_monte_carlo_draws_of_a_large_sparse_table_agree_with_scipy():
     """Past COUNT_METHOD_ROWS rows the tables are drawn column by column (hypergeometric):
     the same p-value as scipy's Monte Carlo chi-square test (Patefield's draws), within the

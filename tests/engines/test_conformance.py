@@ -64,6 +64,13 @@ def _timed(reverse: bool = False, overlap: int = 0, future: int = 0, dates: bool
     return {"train": train, "test": test}
 
 
+def _restamped(copies: int = 10) -> dict[str, pl.DataFrame]:
+    """:func:`_timed` and ``copies`` train rows loaded again into test with new times."""
+    f = _timed()
+    moved = f["train"].head(copies).with_columns(pl.col("ts") + pl.duration(days=310))
+    return {"train": f["train"], "test": pl.concat([f["test"], moved])}
+
+
 def _numeric_time() -> dict[str, pl.DataFrame]:
     """A numeric time column (weeks) with NaN, ranges overlapping by 5 test rows."""
     rng = np.random.default_rng(9)
@@ -429,6 +436,10 @@ CASES = [
     Case("4 copies with the other label", "leakage.duplicates", _near_and_conflicting,
          {"label": "y", "ids": ["row_id"]},
          expect=("conflicting_labels", "", Severity.WARN, 4)),
+    Case("10 train rows re-ingested with new times", "leakage.duplicates", _restamped,
+         {"label": "y", "time": "ts"}, expect=("reingested_rows", "", Severity.FAIL, 10)),
+    Case("rows of an honest time split", "leakage.duplicates", _timed,
+         {"label": "y", "time": "ts"}, clean=True),
     Case("rows of an honest split", "leakage.duplicates", honest,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
     # model probes and nearest rows: measured on the rows in this process (Spark's driver-side

@@ -325,7 +325,21 @@ def flights_not_arrived() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "not_arrived", "time": "time_hour"}
 
 
+def seattle_restamped() -> dict[str, Any]:
+    """seattle_weather's honest time split, and 20 train days re-ingested into test with new
+    dates after its last day (a nightly job that loads old rows again and stamps them with
+    the load date): equal to a train row in every column but ``date``."""
+    kw = seattle_weather()
+    copied = kw["train"].sample(20, random_state=0).copy()
+    copied["date"] = kw["test"]["date"].max() + pd.to_timedelta(np.arange(1, 21), unit="D")
+    kw["test"] = pd.concat([kw["test"], copied], ignore_index=True)
+    return kw
+
+
 LEAKS = [
+    Case("seattle_restamped", seattle_restamped,
+         "20 train days re-ingested into test with new dates",
+         check="leakage.duplicates", subject=""),
     Case("flights_dep_delay", flights_dep_delay,
          "post-departure dep_delay predicts arriving over an hour late",
          check="leakage.single_feature_auc", subject="dep_delay"),

@@ -30,3 +30,25 @@ def test_documented_real_leak_fails_the_right_check(case: Case):
     if "rule" in case.extra:  # the rule that must explain it (evidence.grading.rule)
         rules = {f.evidence["grading"]["rule"] for f in fails if str(f.subject) == case.subject}
         assert case.extra["rule"] in rules, (case.name, rules)
+
+
+def test_rows_reingested_with_a_new_time_are_copies_and_an_honest_time_split_has_none():
+    """A declared time is provenance, not content: 20 train days loaded again into test with
+    new dates are 0 exact copies (the dates differ) but re-ingested rows, a FAIL; the honest
+    split of the same data holds one natural repeat (a day equal to a train day but for the
+    date, 1.2% expected by chance), an info."""
+    from tests.realdata.cases import seattle_restamped, seattle_weather
+
+    def reingested(kw):
+        report = auditor.audit(**kw, suite="fast")
+        (dup,) = [c for c in report.checks if c.id == "leakage.duplicates"]
+        found = {f.metric: f for f in dup.findings}
+        assert found["duplicate_rows"].count == 0
+        return found["reingested_rows"]
+
+    honest = reingested(seattle_weather())
+    assert (honest.severity, honest.count) == ("info", 1)
+    planted = reingested(seattle_restamped())
+    assert (planted.severity, planted.count, planted.splits) == ("fail", 21, ["train", "test"])
+    assert "equal a train row in every compared column but the time column 'date'" in \
+        planted.message and len(planted.evidence["examples"]) == 20  # max_examples
