@@ -532,9 +532,11 @@ class LabelProbe:
        numeric label). Rows repeating another row's inputs with another label cap what any
        model can reach (accuracy: the sum over distinct inputs of their majority label's count,
        over the rows; R²: 1 - SS_within / SS_total of the distinct inputs' mean labels); when
-       that cap is below 1 but at least 0.9 (``CONFLICT_CEILING_FLOOR``: a few such rows are
-       natural in discrete data) and varying inputs can beat a constant prediction, the
-       requirement is ``overfit_min_accuracy`` times the cap.
+       that cap is below 1 (such rows are natural in discrete data, in coarse survey data
+       many of them) and varying inputs can beat a constant prediction, the requirement is
+       ``overfit_min_accuracy`` times the cap; below a cap of 0.9 (``CONFLICT_CEILING_FLOOR``)
+       only when at most half of the input columns are constant in the batch (collapsed
+       inputs are a broken pipeline, not coarse data).
        It fails (broken inputs or labels) on a non-finite loss, inputs that
        are all constant in the batch, or rows with identical inputs and different labels. When
        none of these holds, the same batch is fitted once more with its labels shuffled: if
