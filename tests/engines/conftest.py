@@ -32,10 +32,6 @@ def spark():
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.default.parallelism", "2")
                .config("spark.driver.memory", "2g")  # 1g ran out of heap once (shared session)
-               # the tests' jobs are tiny and many: the JVM's optimising JIT compiler costs more
-               # CPU than it saves (the Spark test files ran 12% faster on 2 cores without it)
-               .config("spark.driver.extraJavaOptions",
-                       "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
                .config("spark.sql.adaptive.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .getOrCreate())
