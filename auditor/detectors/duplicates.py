@@ -145,14 +145,12 @@ class Duplicates:
                     time: str) -> Finding:
         """``reingested_rows``: ``u.copies`` later rows equal an earlier row but for ``time``,
         ``exact`` of them in ``time`` too (graded as exact copies on u's chance baseline)."""
-        f = exact_copy_finding(self, rows, u.copies, earlier, later, u.chance)
         beyond = u.copies - exact
-        f.metric = "reingested_rows"
-        head = (f"{fmt_rows(u.copies, rows[later], f'{later} rows')} equal a {earlier} row in "
-                f"every compared column but the time column {time!r} ({fmt_count(beyond)} of "
-                f"them with another {time}: re-ingested or re-stamped copies; "
-                f"{fmt_count(exact)} exact copies are counted above)")
-        f.message = head + (f.message[f.message.index(";"):] if ";" in f.message else "")
+        f = exact_copy_finding(
+            self, rows, u.copies, earlier, later, u.chance, metric="reingested_rows",
+            what=f"equal a {earlier} row in every compared column but the time column {time!r} "
+                 f"({fmt_count(beyond)} of them with another {time}: re-ingested or re-stamped "
+                 f"copies; {fmt_count(exact)} exact copies are counted above)")
         if u.copies:
             f.evidence["examples"] = u.examples
         if share(beyond, rows[later]) <= self.warn_above:
@@ -286,12 +284,15 @@ def columns_outside(roles: Roles) -> tuple[dict[str, dict[str, str]], dict[str, 
 
 
 def exact_copy_finding(check: Any, rows: dict[str, int], count: int, earlier: str, later: str,
-                       chance: dict[str, Any]) -> Finding:
+                       chance: dict[str, Any], *, metric: str = "duplicate_rows",
+                       what: str | None = None) -> Finding:
     """The cross-split exact-copy finding from the copy count and the chance baseline of
-    :func:`~auditor.stats.copies.chance_verdict` (the caller adds the examples)."""
+    :func:`~auditor.stats.copies.chance_verdict` (the caller adds the examples); ``what``
+    replaces the statement's head (what the ``count`` rows are)."""
     n = rows[later]
     observed = share(count, n)
-    message = f"{fmt_rows(count, n, f'{later} rows')} are exact copies of {earlier} rows"
+    message = f"{fmt_rows(count, n, f'{later} rows')} " + \
+        (what or f"are exact copies of {earlier} rows")
     evidence: dict[str, Any] = {}
     if chance["baseline"] > 0:
         value = chance.get("excess", max(0.0, observed - chance["baseline"]))
@@ -310,7 +311,7 @@ def exact_copy_finding(check: Any, rows: dict[str, int], count: int, earlier: st
         value = observed
         severity = grade(value, warn=check.warn_above, fail=check.fail_above)
     return Finding(
-        severity=severity, metric="duplicate_rows", value=value, threshold=check.fail_above,
+        severity=severity, metric=metric, value=value, threshold=check.fail_above,
         count=count, splits=[earlier, later], message=message, evidence=evidence)
 
 

@@ -299,28 +299,13 @@ class SparkAuditData:
 
     @cached_property
     def unlabelled(self) -> tuple[str, ...]:
-        """The splits whose label is missing (null, or NaN) in every row: one job (labelled
-        rows counted by split over the union of the label columns)."""
-        from pyspark.sql import functions as F
-        from pyspark.sql import types as T
-
-        from auditor.engines.spark_engine import col as _c
-
-        y = self.label
-        if not y:
+        """The splits whose label is missing (null, or NaN) in every row (counted in the label
+        kind's aggregate, :meth:`_label_summary`)."""
+        summary = self._label_summary()
+        if summary is None:
             return ()
-        names = list(self.splits)
-        parts = [df.select(F.lit(i).alias("_s"), _c(y).alias("_y"))
-                 for i, df in enumerate(self.splits.values())]
-        union = parts[0]
-        for p in parts[1:]:
-            union = union.unionByName(p)
-        ok = F.col("_y").isNotNull()
-        if isinstance(union.schema["_y"].dataType, (T.FloatType, T.DoubleType)):
-            ok = ok & ~F.isnan(F.col("_y"))
-        labelled = {int(r[0]) for r in union.where(ok).groupBy("_s").count().collect()}
         rows = self.engine.split_rows()
-        return tuple(n for i, n in enumerate(names) if i not in labelled and rows[n])
+        return tuple(n for n in self.splits if not summary["labelled"][n] and rows[n])
 
     def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
         if key not in self._cache:
@@ -334,37 +319,54 @@ class SparkAuditData:
         return self._label_kind
 
     def _detect_label_kind(self) -> LabelKind | None:
-        """As :meth:`auditor.loading.data.AuditData.label_kind`, from one aggregate per split."""
+        """As :meth:`auditor.loading.data.AuditData.label_kind`, from :meth:`_label_summary`."""
+        summary = self._label_summary()
+        if summary is None:
+            return None
+        n = summary["distinct"]
+        if n <= 2:
+            return LabelKind.BINARY
+        if summary["is_float"]:
+            return LabelKind.MULTICLASS if not summary["frac"] and n <= 20 else LabelKind.NUMERIC
+        if self.kinds.get(self.label) == Kind.NUMERIC:
+            return LabelKind.MULTICLASS if n <= 20 else LabelKind.NUMERIC
+        return LabelKind.MULTICLASS
+
+    def _label_summary(self) -> dict[str, Any] | None:
+        """One aggregate over the splits' label values (null and NaN left out): distinct
+        values, values with a fraction (floats), labelled rows per split; None without a
+        label. Kept for the run."""
         from pyspark.sql import functions as F
+        from pyspark.sql import types as T
 
         from auditor.engines.spark_engine import col as _c
 
         y = self.label
         if not y:
             return None
-        frames = list(self.splits.values())
-        col = _c(y)  # the name literally (dots, backticks)
-        union = frames[0].select(col)
-        for df in frames[1:]:
-            union = union.unionByName(df.select(col), allowMissingColumns=True)
-        kind = self.kinds.get(y)
-        dtype = union.schema[y].dataType
-        from pyspark.sql import types as T
 
-        is_float = isinstance(dtype, (T.FloatType, T.DoubleType, T.DecimalType))
-        valued = union.where(col.isNotNull() & (~F.isnan(col) if is_float else F.lit(True)))
-        aggs = [F.count_distinct(col).alias("n")]
-        if is_float:
-            aggs.append(F.sum(F.when(col != F.round(col, 0), 1).otherwise(0)).alias("frac"))
-        row = valued.agg(*aggs).collect()[0]
-        n = int(row["n"])
-        if n <= 2:
-            return LabelKind.BINARY
-        if is_float:
-            return LabelKind.MULTICLASS if not row["frac"] and n <= 20 else LabelKind.NUMERIC
-        if kind == Kind.NUMERIC:
-            return LabelKind.MULTICLASS if n <= 20 else LabelKind.NUMERIC
-        return LabelKind.MULTICLASS
+        def measure() -> dict[str, Any]:
+            names = list(self.splits)
+            parts = [df.select(F.lit(i).alias("_s"), _c(y).alias("_y"))
+                     for i, df in enumerate(self.splits.values())]
+            union = parts[0]
+            for p in parts[1:]:
+                union = union.unionByName(p, allowMissingColumns=True)
+            col = F.col("_y")
+            is_float = isinstance(union.schema["_y"].dataType,
+                                  (T.FloatType, T.DoubleType, T.DecimalType))
+            valued = union.where(col.isNotNull() & (~F.isnan(col) if is_float else F.lit(True)))
+            aggs = [F.count_distinct(col).alias("n"),
+                    *[F.sum(F.when(F.col("_s") == i, 1).otherwise(0)).alias(f"r{i}")
+                      for i in range(len(names))]]
+            if is_float:
+                aggs.append(F.sum(F.when(col != F.round(col, 0), 1).otherwise(0)).alias("frac"))
+            row = valued.agg(*aggs).collect()[0]
+            return {"distinct": int(row["n"]), "is_float": is_float,
+                    "frac": row["frac"] if is_float else 0,
+                    "labelled": {n: int(row[f"r{i}"] or 0) for i, n in enumerate(names)}}
+        summary: dict[str, Any] = self.cached(("spark.label_summary", y), measure)
+        return summary
 
     # -- loading -------------------------------------------------------------------------------
     def _check_roles(self) -> None:
