@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from auditor.core.roles import Kind
-from auditor.engines.spark_columns import col as _c
+from auditor.engines.spark_columns import col as _c, quoted
 
 _NON_ASCII = "[^\\x00-\\x7F]"
 
@@ -69,68 +69,61 @@ def _powers() -> list[float]:
 _FAR = 200
 
 
-def _power_table() -> Any:
-    """The powers of :func:`_powers` as one array literal (one SQL expression: building it from
-    401 ``F.lit`` calls per use costs seconds of driver round trips)."""
-    from pyspark.sql import functions as F
-
-    return F.expr("array(" + ", ".join(f"{v!r}D" for v in _powers()) + ")")
+def _power_table() -> str:
+    """The powers of :func:`_powers` as one SQL array literal (building it from 401 ``F.lit``
+    calls per use costs seconds of driver round trips)."""
+    return "array(" + ", ".join(f"{v!r}D" for v in _powers()) + ")"
 
 
-def _power(k: Any, table: Any) -> Any:
-    """10^k (integer column, |k| <= 200) looked up in ``table`` (:func:`_power_table`)."""
-    from pyspark.sql import functions as F
+def _power(k: str, table: str) -> str:
+    """SQL: 10^k (integer expression ``k``, |k| <= 200) looked up in ``table`` (the name of
+    a column holding :func:`_power_table`)."""
+    return f"element_at({table}, CAST(({k}) + {_FAR + 1} AS INT))"
 
-    return F.element_at(table, (k + _FAR + 1).cast("int"))
 
-
-def _scale(v: Any, k: Any, table: Any) -> Any:
-    """v * 10^k as :func:`auditor.engines.polars_near._scale`: exact powers for |k| <= 22
+def _scale(v: str, k: str, table: str) -> str:
+    """SQL: v * 10^k as :func:`auditor.engines.polars_near._scale`: exact powers for |k| <= 22
     (multiply for k >= 0, divide by 10^-k for k < 0); beyond, v * 10^h * 10^(k - h),
     h = floor(k / 2), with numpy's powers."""
-    from pyspark.sql import functions as F
-
-    h = F.floor(k / 2)
-    return (F.when(F.abs(k) > 22, v * _power(h, table) * _power(k - h, table))
-            .when(k >= 0, v * _power(k, table))
-            .otherwise(v / _power(-k, table)))
+    h = f"floor(({k}) / 2)"
+    return (f"CASE WHEN abs({k}) > 22 THEN ({v}) * {_power(h, table)} * "
+            f"{_power(f'({k}) - {h}', table)} WHEN ({k}) >= 0 THEN ({v}) * {_power(k, table)} "
+            f"ELSE ({v}) / {_power(f'-({k})', table)} END")
 
 
 def round_significant_frame(df: Any, cols: list[str], digits: int) -> Any:
     """``df`` with ``cols`` (cast to double) rounded to ``digits`` significant digits, half to
     even on the scaled value (:func:`auditor.engines.polars_near.round_significant` in
-    Spark expressions): e = floor(log10|v|), k = digits - 1 - e, m = bround(v * 10^k); if
+    Spark SQL): e = floor(log10|v|), k = digits - 1 - e, m = bround(v * 10^k); if
     |m| >= 10^digits then m = bround(m / 10), k = k - 1; result m * 10^-k. Null, NaN, +-inf and
     0 (also -0.0) are kept. ``bround`` of a double rounds its exact decimal expansion (ties are
     exact doubles), as numpy's ``round`` does. Three projections, so that no expression repeats
-    another's logarithm (one nested expression overflows Spark's generated code)."""
-    from pyspark.sql import functions as F
-
+    another's logarithm (one nested expression overflows Spark's generated code), each one
+    ``selectExpr`` of SQL text: a driver round trip per column, not per operator (28 columns
+    built operator by operator cost 8 s of round trips)."""
     if not cols:
         return df
     names = {c: f"__r{i}" for i, c in enumerate(cols)}
-    table = _power_table()
-    keep = [_c(c) for c in df.columns]
-    step = df.select(*keep, *[
-        F.when(_c(c).cast("double").isNotNull() & ~F.isnan(_c(c).cast("double"))
-               & (_c(c).cast("double") != 0)
-               & (F.abs(_c(c).cast("double")) != F.lit(float("inf"))),
-               F.lit(digits - 1) - F.floor(F.log10(F.abs(_c(c).cast("double")))))
-        .alias(f"{n}k") for c, n in names.items()])
-    step = step.select(*keep, *[F.col(f"{n}k") for n in names.values()], *[
-        F.bround(_scale(_c(c).cast("double"), F.col(f"{n}k"), table), 0).alias(f"{n}m")
+    # the powers as one column of the projections (parsed once: as a literal in every
+    # expression, 28 columns parsed 170 arrays of 401 literals, 2.4 s of analysis)
+    table = "__auditor_p10"
+    top = f"{10.0 ** digits!r}D"
+    keep = [quoted(c) for c in df.columns]
+    x = {c: f"CAST({quoted(c)} AS DOUBLE)" for c in cols}
+    step = df.selectExpr(*keep, f"{_power_table()} AS {table}", *[
+        f"CASE WHEN {x[c]} IS NOT NULL AND NOT isnan({x[c]}) AND {x[c]} != 0 "
+        f"AND abs({x[c]}) != CAST('Infinity' AS DOUBLE) "
+        f"THEN {digits - 1} - floor(log10(abs({x[c]}))) END AS {n}k"
         for c, n in names.items()])
-    step = step.select(*keep, *[x for n in names.values() for x in (
-        F.when(F.abs(F.col(f"{n}m")) >= F.lit(10.0 ** digits),
-               F.bround(F.col(f"{n}m") / F.lit(10.0), 0)).otherwise(F.col(f"{n}m"))
-        .alias(f"{n}m2"),
-        F.when(F.abs(F.col(f"{n}m")) >= F.lit(10.0 ** digits), F.col(f"{n}k") - 1)
-        .otherwise(F.col(f"{n}k")).alias(f"{n}k2"))])
-    return step.select(*[
-        F.when(F.col(f"{names[c]}k2").isNotNull(),
-               _scale(F.col(f"{names[c]}m2"), -F.col(f"{names[c]}k2"), table))
-        .otherwise(_c(c).cast("double")).alias(c) if c in names else _c(c)
-        for c in df.columns])
+    step = step.selectExpr(*keep, table, *[f"{n}k" for n in names.values()], *[
+        f"bround({_scale(x[c], f'{n}k', table)}, 0) AS {n}m" for c, n in names.items()])
+    step = step.selectExpr(*keep, table, *[e for n in names.values() for e in (
+        f"CASE WHEN abs({n}m) >= {top} THEN bround({n}m / 10.0D, 0) ELSE {n}m END AS {n}m2",
+        f"CASE WHEN abs({n}m) >= {top} THEN {n}k - 1 ELSE {n}k END AS {n}k2")])
+    return step.selectExpr(*[
+        f"CASE WHEN {names[c]}k2 IS NOT NULL THEN "
+        f"{_scale(f'{names[c]}m2', f'-{names[c]}k2', table)} ELSE {x[c]} END AS {quoted(c)}"
+        if c in names else quoted(c) for c in df.columns])
 
 
 def fold_function() -> Callable[[Any], Any]:
@@ -174,40 +167,32 @@ EXACT_BAND = 0.10   # sketched counts within 10% of the continuity cut are count
 _SALT = "auditor.row-key"
 
 
-def row_key(exprs: list[Any]) -> tuple[Any, Any]:
-    """Two 64-bit hashes of the values ``exprs`` (a 128-bit row key): ``xxhash64`` over
+def row_key(names: list[str]) -> tuple[str, str]:
+    """SQL: two 64-bit hashes of the columns ``names`` (a 128-bit row key): ``xxhash64`` over
     null masks (one bit per value, 62 values per long: ``xxhash64`` skips a null, so without the
     mask (1, null) and (null, 1) would hash alike) and the values, the second one salted.
     Equal values give equal keys, as ``groupBy`` compares them (-0.0 = 0.0, every NaN equal;
     Spark >= 3.2 hashes -0.0 as 0.0); two different rows share a key with probability about
     2^-128 per pair, n^2 / 2^129 over n rows (< 10^-20 at 10^9 rows), so counts of keys are
     counts of distinct rows."""
-    from pyspark.sql import functions as F
-
-    masks = null_masks(exprs)
-    return F.xxhash64(*masks, *exprs), F.xxhash64(F.lit(_SALT), *masks, *exprs)
+    args = ", ".join([*null_masks(names), *(quoted(n) for n in names)])
+    return f"xxhash64({args})", f"xxhash64('{_SALT}', {args})"
 
 
-def null_masks(exprs: list[Any]) -> list[Any]:
-    """One long per 62 values of ``exprs``: bit j of long b set when value 62 b + j is null."""
-    from pyspark.sql import functions as F
-
-    masks = []
-    for start in range(0, len(exprs), 62):
-        bits = F.lit(0).cast("long")
-        for j, e in enumerate(exprs[start:start + 62]):
-            bits = bits + F.when(e.isNull(), F.lit(1 << j).cast("long")).otherwise(0)
-        masks.append(bits)
-    return masks
+def null_masks(names: list[str]) -> list[str]:
+    """SQL: one long per 62 of the columns ``names``: bit j of long b set when column
+    62 b + j is null."""
+    return ["CAST(0 AS BIGINT)" + "".join(
+        f" + CASE WHEN {quoted(n)} IS NULL THEN {1 << j}L ELSE 0L END"
+        for j, n in enumerate(names[start:start + 62]))
+        for start in range(0, len(names), 62)]
 
 
 def _union(data: Any, cols: list[str]) -> Any:
     """Every split's ``cols`` as ``c0..`` under a split index ``_s`` (one frame, so that every
     aggregate is one job over all splits, and a column typed int in one split and long in
     another is widened alike before it is hashed)."""
-    from pyspark.sql import functions as F
-
-    parts = [df.select(F.lit(i).alias("_s"), *[_c(c).alias(f"c{j}") for j, c in enumerate(cols)])
+    parts = [df.selectExpr(f"{i} AS _s", *[f"{quoted(c)} AS c{j}" for j, c in enumerate(cols)])
              for i, df in enumerate(data.splits.values())]
     out = parts[0]
     for p in parts[1:]:
@@ -254,13 +239,12 @@ def column_stats(data: Any, cols: list[str]) -> dict[str, list[str]]:
         schema = u.schema
         cand = [j for j in range(len(cols)) if not isinstance(schema[f"c{j}"].dataType,
                                                                 BooleanType)]
-        items = [F.struct(F.lit(j).alias("j"),
-                          F.when(F.col(f"c{j}").isNotNull(), F.xxhash64(f"c{j}")).alias("h"))
-                 for j in cand]
+        items = [f"named_struct('j', {j}, 'h', CASE WHEN c{j} IS NOT NULL THEN xxhash64(c{j}) "
+                 f"END)" for j in cand]
         rows: dict[int, dict[str, Any]] = {}
         if items:  # one sketch per (split, column): a row-wise sketch of 40 columns would be a
             # 64k-field aggregation buffer (slow code generation, 10+ MB task binaries)
-            stacked = u.select("_s", F.explode(F.array(*items)).alias("v")).select(
+            stacked = u.selectExpr("_s", f"explode(array({', '.join(items)})) AS v").select(
                 "_s", "v.j", "v.h")
             for r in stacked.groupBy("_s", "j").agg(
                     F.approx_count_distinct("h", APPROX_RSD).alias("u"),
@@ -315,45 +299,47 @@ class RowTable:
         non_ascii = non_ascii_columns(data, cols)
         u = _union(data, cols)
         schema = u.schema
-        raw = [F.col(f"c{j}") for j in range(len(cols))]
-
-        def normal(j: int) -> Any:
-            if _is_string(data, schema[f"c{j}"].dataType, cols[j]):
-                return normalise_string(raw[j], cols[j] in non_ascii)
-            return raw[j]
-
-        step = u.select("_s", *raw, *[normal(j).alias(f"f{j}") for j in range(len(cols))])
+        raw = [f"c{j}" for j in range(len(cols))]
+        strings = [j for j in range(len(cols))
+                   if _is_string(data, schema[raw[j]].dataType, cols[j])]
+        # SQL text (one driver round trip per column, not one per operator); the string
+        # columns normalised as expressions (their UDF cannot be named in SQL text)
+        step = u.selectExpr("_s", *raw, *[f"{raw[j]} AS f{j}" for j in range(len(cols))
+                                          if j not in strings])
+        if strings:
+            step = step.withColumns({f"f{j}": normalise_string(F.col(raw[j]), cols[j] in non_ascii)
+                                     for j in strings})
         self.near = digits is not None
         if self.near:
-            floats = [f"r{j}" for j in range(len(cols)) if not _is_string(
-                data, schema[f"c{j}"].dataType, cols[j])
-                and _is_float_type(schema[f"c{j}"].dataType)]
+            floats = [f"r{j}" for j in range(len(cols)) if j not in strings
+                      and _is_float_type(schema[raw[j]].dataType)]
             step = round_significant_frame(
-                step.select("*", *[F.col(f"f{j}").alias(f"r{j}") for j in range(len(cols))]),
+                step.selectExpr("*", *[f"f{j} AS r{j}" for j in range(len(cols))]),
                 floats, digits or 0)
         h1, h2 = row_key(raw)
         # the null masks ride along (equal rows have equal masks): whether a key holds a value
         # in a split's continuous columns is read from them later, and only when some key repeats
-        self.masks = [f"_m{b}" for b in range(len(null_masks(raw)))]
-        extra = [h1.alias("_h1"), h2.alias("_h2"),
-                 *[m.alias(name) for m, name in zip(null_masks(raw), self.masks)]]
+        masks = null_masks(raw)
+        self.masks = [f"_m{b}" for b in range(len(masks))]
+        extra = [f"{h1} AS _h1", f"{h2} AS _h2",
+                 *[f"{m} AS {name}" for m, name in zip(masks, self.masks)]]
         self.fidx = [cols.index(c) for c in features]
         if label is not None and features:
-            y = F.col(f"f{cols.index(label)}")
+            y = f"f{cols.index(label)}"
             if _is_float_type(schema[f"c{cols.index(label)}"].dataType):
-                y = F.when(~F.isnan(y), y)
-            f1, f2 = row_key([F.col(f"f{j}") for j in self.fidx])
-            extra += [f1.alias("_fh1"), f2.alias("_fh2"), y.alias("_y")]
+                y = f"CASE WHEN NOT isnan({y}) THEN {y} END"
+            f1, f2 = row_key([f"f{j}" for j in self.fidx])
+            extra += [f"{f1} AS _fh1", f"{f2} AS _fh2", f"{y} AS _y"]
         if self.near:
-            n1, n2 = row_key([F.col(f"r{j}") for j in range(len(cols))])
-            extra += [n1.alias("_rh1"), n2.alias("_rh2")]
-        self.rows = step.select("*", *extra)  # per row, not persisted: examples read it by key
+            n1, n2 = row_key([f"r{j}" for j in range(len(cols))])
+            extra += [f"{n1} AS _rh1", f"{n2} AS _rh2"]
+        self.rows = step.selectExpr("*", *extra)  # per row, not persisted: examples read it
         carried = self.masks + [c for c in ("_fh1", "_fh2", "_y", "_rh1", "_rh2")
                                 if c in self.rows.columns]
         self.keys = (self.rows.groupBy("_h1", "_h2").agg(
-            *[F.sum(F.when(F.col("_s") == i, 1).otherwise(0)).cast("long").alias(f"_n{i}")
+            *[F.expr(f"CAST(sum(CASE WHEN _s = {i} THEN 1 ELSE 0 END) AS BIGINT) AS _n{i}")
               for i in range(len(self.names))],
-            *[F.max(c).alias(c) for c in carried])
+            *[F.expr(f"max({c}) AS {c}") for c in carried])
             .persist(StorageLevel.MEMORY_AND_DISK))
         self._conflicts: Any = None
         self._summary: dict[str, int] | None = None

@@ -34,6 +34,11 @@ def spark():
                .config("spark.driver.memory", "2g")  # 1g ran out of heap once (shared session)
                .config("spark.sql.adaptive.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
+               # tiny test data: interpreted plans, no generated code to compile per job (the
+               # Spark conformance cases ran 19% faster); the end-to-end tests switch code
+               # generation back on (``codegen`` below), as the auditor runs in production
+               .config("spark.sql.codegen.wholeStage", "false")
+               .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session
@@ -64,3 +69,12 @@ def _spark_conf_restored(request):
                 session.conf.set(key, value)
             except Exception:
                 pass
+
+
+@pytest.fixture
+def codegen(spark):
+    """Spark's code generation as in production (whole-stage and expression code) for one
+    test; the session's interpreted setting is restored after it by ``_spark_conf_restored``."""
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")
+    spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK")
+    yield spark

@@ -12,6 +12,10 @@ import pytest
 
 from auditor.engines import NOT_ON_SPARK
 
+# the whole pipeline with Spark's code generation on, as in production (the other Spark tests
+# run interpreted plans: tests/engines/conftest.py)
+pytestmark = pytest.mark.usefixtures("codegen")
+
 ROOT = Path(__file__).resolve().parents[2]
 # checks with a Spark implementation since the engine landed: they must run, not skip (since
 # every check is written once as measure/judge, no check may skip as "not on spark" at all)
