@@ -52,8 +52,10 @@ def test_fail_on_warn_turns_a_warning_into_exit_1(tmp_path, clean_splits, write_
     cfg = _yaml(tmp_path, "datasets: {train: train.parquet, test: test.parquet}\n"
                           "columns: {label: y, ids: [row_id]}\n"
                           "thresholds: {leakage.duplicates: {fail_above: 0.5}}\n")
-    assert cli("run", cfg, "--out", tmp_path / "a", "--quiet").returncode == 0
-    assert cli("run", cfg, "--out", tmp_path / "b", "--quiet", "--fail-on",
+    suite = tmp_path / "dups.yaml"  # the one check that warns (a clean run: tested elsewhere)
+    suite.write_text("checks:\n  leakage.duplicates: {}\n")
+    assert cli("run", cfg, "--suite", suite, "--out", tmp_path / "a", "--quiet").returncode == 0
+    assert cli("run", cfg, "--suite", suite, "--out", tmp_path / "b", "--quiet", "--fail-on",
                "warn").returncode == 1
     doc = json.loads((tmp_path / "a" / "report.json").read_text())
     dup = next(c for c in doc["checks"] if c["id"] == "leakage.duplicates")

@@ -233,8 +233,8 @@ def _frames_many_columns():
     rng = np.random.default_rng(0)
     def wide(n, seed):
         r = np.random.default_rng(seed)
-        return pl.DataFrame(r.normal(size=(n, 5000)),
-                            schema=[f"c{i}" for i in range(5000)]).with_columns(
+        return pl.DataFrame(r.normal(size=(n, 2000)),
+                            schema=[f"c{i}" for i in range(2000)]).with_columns(
             y=pl.Series(r.integers(0, 2, n)))
     del rng
     return wide(200, 1), wide(80, 2), {}
