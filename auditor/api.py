@@ -54,7 +54,9 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
             hashes.cancel()
             raise
         inputs = describe_inputs(data, hash_mode, hashes)
+    data.declared_split = cfg.split
     try:
+        design = measured_design(data)
         results = run_checks(checks, data, progress=progress)
         from auditor.clean_subsets import write_clean_subsets
 
@@ -73,13 +75,29 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     duration_s=0.0, seed=cfg.seed,
                     datasets=data.info(), checks=results, tool_version=__version__,
                     notes=[*data.notes, *unused], inputs=inputs,
-                    config=config, versions=versions())
+                    config=config, versions=versions(),
+                    split_design=design.to_dict() if design is not None else None)
     if base_doc is not None:
         from auditor.signoff.baseline import mark_changes
 
         mark_changes(report, base_doc, base_source or "")
     report.duration_s = round(time.perf_counter() - t0, 3)
     return report
+
+
+def measured_design(data: Any) -> Any:
+    """The run's split design (:func:`auditor.judging.design.split_design`), measured once
+    before the checks (which read it from the engine's cache); None when measuring it fails
+    (said in the notes: the checks still run, each on its own)."""
+    from auditor.engines.selection import engine_of
+    from auditor.judging.design import split_design
+
+    try:
+        return split_design(engine_of(data), data.roles)
+    except Exception as err:  # noqa: BLE001 -- a survey, not a check: never sinks the run
+        data.notes.append(f"the split design could not be inferred ({type(err).__name__}: "
+                          f"{str(err)[:200]}); verdicts are not relative to a design")
+        return None
 
 
 def _name(v: Any) -> Any:
@@ -102,7 +120,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
           progress: bool = False, waivers: list[dict[str, Any]] | None = None,
           hash: str = "full", baseline: str | Path | dict[str, Any] | None = None,
           ledger: str | Path | None = None, expectations: str | Path | None = None,
-          engine: str | None = None, spark: Any = None) -> Report:
+          engine: str | None = None, spark: Any = None, split: str | None = None) -> Report:
     """Audit splits given as polars/pandas DataFrames or file paths.
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
@@ -117,6 +135,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     measures on Apache Spark (splits may then be Spark DataFrames, paths Spark reads or
     ``table:NAME``); ``spark`` is the SparkSession to use (default: the active one). Without
     ``engine``, Spark DataFrames among the splits select the spark engine, else polars.
+    ``split`` declares how the splits were made (``random``, ``stratified``, ``group``,
+    ``time``, ``published``, ``unknown``; as ``split:`` in audit.yaml): inferred when None.
     """
     given = splits if splits is not None else {
         k: v for k, v in (("train", train), ("val", val), ("test", test)) if v is not None}
@@ -134,7 +154,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
                     "text": _names(text) or [], "exclude": _names(exclude) or []},
         "suite": suite, "seed": seed, "thresholds": thresholds or {},
         "waivers": [dict(w) for w in waivers or []],
-        "engine": engine,
+        "engine": engine, "split": split,
     }
     if tokens is not None:
         raw["tokens"] = Tokens.model_validate(tokens).model_dump()

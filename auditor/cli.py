@@ -43,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="free-text column(s)")
     run.add_argument("--exclude", action="extend", nargs="+", default=[], metavar="COL",
                      help="column(s) to ignore entirely")
+    run.add_argument("--split", default=None,
+                     choices=["random", "stratified", "group", "time", "published", "unknown"],
+                     help="how the splits were made; verdicts are relative to an honest split "
+                          "of that design (default: config, else inferred from the data)")
     run.add_argument("--seed", type=int, default=None, help="random seed (default: config or 0)")
     run.add_argument("--no-sample", action="store_true",
                      help="data beyond the memory budget are an error (exit 2) instead of "
@@ -320,6 +324,10 @@ def _run(args: argparse.Namespace) -> int:
         cfg = cfg.model_copy(update={"thresholds": over})
     if args.no_sample:
         cfg = cfg.model_copy(update={"sample": False})
+    if args.split:
+        from auditor.core.config import check_split
+        cfg = cfg.model_copy(update={"split": args.split})
+        check_split(cfg, "--split")
     if args.engine or args.spark_master or args.spark_conf:
         from auditor.engines.spark_io import parse_conf
         cfg = cfg.model_copy(update={
@@ -558,6 +566,11 @@ def print_summary(report: Any, out: Path, code: int) -> None:
                 "(exit code 1). Read the failed checks in the report.",
              3: "ERROR: the data passed, but a check crashed (exit code 3); the report marks "
                 "it as error."}
+    if report.split_design:
+        from auditor.report.split_design import design_sentence
+
+        console.print(terminal_safe(design_sentence(report.split_design)), markup=False,
+                      soft_wrap=True)  # one line, greppable in a pipeline log
     sampled = sampled_note(report)
     if sampled:
         console.print(f"[bold yellow]SAMPLED:[/] {terminal_safe(sampled, markup=True)}",

@@ -211,6 +211,8 @@ class AuditConfig(_Strict):
     spark_master: str | None = None  # e.g. local[4], spark://host:7077, yarn (engine: spark)
     spark_conf: dict[str, str] = Field(default_factory=dict)  # spark.* settings passed through
     spark_sample_rows: int = Field(default=50_000, ge=100)  # rows per split for model probes
+    # how the splits were made (auditor.judging.design); inferred from the data when absent
+    split: Literal["random", "stratified", "group", "time", "published", "unknown"] | None = None
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
 
@@ -286,6 +288,16 @@ def check_roles(columns: Columns, source: str) -> None:
                           "coincide)")
 
 
+def check_split(cfg: AuditConfig, source: str) -> None:
+    """A declared split design needs the column it is cut by (exit 2 otherwise)."""
+    need = {"time": ("time", cfg.columns.time), "group": ("groups", cfg.columns.groups),
+            "stratified": ("label", cfg.columns.label)}.get(cfg.split or "")
+    if need is not None and not need[1]:
+        raise ConfigError(f"{source}: split: {cfg.split} needs columns.{need[0]} (the column "
+                          f"the splits are cut by); declare it, or leave split: out to have "
+                          "the design inferred")
+
+
 def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     """Validate a raw mapping and resolve every path relative to ``base_dir``."""
     if not isinstance(raw, dict):
@@ -302,6 +314,7 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
         raise ConfigError(format_validation_error(err, source)) from None
 
     check_roles(cfg.columns, source)
+    check_split(cfg, source)
 
     def resolve(p: Path) -> Path:
         p = p.expanduser()

@@ -157,6 +157,9 @@ class Roles:
     # competition's test set): label-based checks leave them out and say so; without labels
     # in the first split (the one models are fitted on) they skip with the reason
     unlabelled: tuple[str, ...] = ()
+    # the split design declared in audit.yaml (``split:``); None: inferred from the data
+    # (auditor.judging.design.split_design)
+    split: str | None = None
 
     @property
     def label(self) -> str | None:

@@ -18,12 +18,13 @@ import polars as pl
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import Kind, LabelKind, Roles
 from auditor.detectors.measured import judged
-from auditor.engines.operations import Between, Condition, Num, Operations
+from auditor.engines.operations import Operations
 from auditor.core.roles import REFERENCE
 from auditor.stats.drift_binned import Binned, binned_per_value, compare_binned, value_bins
 from auditor.stats.drift import (CATEGORICAL_KINDS, LISTED_CATEGORIES, NUMERIC_KINDS,
                                  ColumnDrift, Sample, fmt_value,
                                  compare, numeric_chart)
+from auditor.judging.design import time_splits
 from auditor.judging.drift_verdicts import (RANK, Verdict, describe_drift, evidence, fmt_effect,
                                             judge, name_list, rounded, table_row, unseen_finding)
 from auditor.errors import NotApplicable
@@ -504,31 +505,6 @@ def sketch_statement(f: Finding, bound: float | None, m: FeatureMeasures, ref: s
                                 f"{acc[cur]:,} in {cur} (rank error <= n/accuracy); KS on a "
                                 f"grid of {m.grid:,} quantiles per split, its error bound "
                                 "measured from the counts between grid points")
-
-
-def time_splits(engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
-                tolerance: float = 0.05) -> dict[tuple[str, str], bool]:
-    """Per pair, whether it is cut by the declared time column: at most ``tolerance`` (5%) of
-    the compared split's timed rows are earlier than the reference's latest time (overlaps are
-    leakage.temporal's business). Decided per pair: a split without the time column makes
-    only its own pairs "not a time split"."""
-    t = roles.columns.time
-    out = {pair: False for pair in pairs}
-    if not t or roles.kinds.get(t) not in NUMERIC_KINDS:
-        return out
-    latest = {s: r[Num(t)].max for s, r in engine.ranges(
-        [Num(t)], with_reference=roles.reference).items()}
-    todo = [(a, b) for a, b in pairs if latest.get(a) is not None and b in latest]
-    asked: dict[str, list[Condition]] = {}
-    for a, b in todo:
-        asked.setdefault(b, []).append(Between(Num(t), hi=latest[a]))
-    got = engine.tallies(asked)
-    seen: dict[str, int] = {}
-    for a, b in todo:
-        i = seen[b] = seen.get(b, -1) + 1
-        tally = got[b][i]
-        out[a, b] = bool(tally.compared) and tally.hits <= tolerance * tally.compared
-    return out
 
 
 def not_compared_columns(roles: Roles, kinds: dict[str, Kind]) -> list[dict[str, str]]:

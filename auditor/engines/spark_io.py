@@ -189,6 +189,7 @@ class SparkAuditData:
     skipped with the reason "not yet implemented on the spark engine")."""
 
     engine_name = "spark"
+    declared_split: str | None = None  # ``split:`` of audit.yaml (set by the loader's caller)
 
     def __init__(self, splits: dict[str, Any], *, columns: Columns, tokens: Tokens | None = None,
                  paths: dict[str, str | None] | None = None, seed: int = 0,
@@ -295,7 +296,7 @@ class SparkAuditData:
                      schema=tuple((c, t.simpleString()) for c, t in schema.items()),
                      expectations=self.expectations,
                      pipeline=tuple(str(p) for p in self.pipeline),
-                     unlabelled=self.unlabelled)
+                     unlabelled=self.unlabelled, split=self.declared_split)
 
     @cached_property
     def unlabelled(self) -> tuple[str, ...]:

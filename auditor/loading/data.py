@@ -363,6 +363,8 @@ class AuditData:
     Detectors read from it and never mutate it. Cached work (row hashes) is shared by checks.
     """
 
+    declared_split: str | None = None  # ``split:`` of audit.yaml (set by the loader's caller)
+
     def __init__(self, splits: dict[str, pl.DataFrame], *, columns: Columns,
                  tokens: Tokens | None = None, paths: dict[str, str | None] | None = None,
                  reference: pl.DataFrame | None = None, reference_path: str | None = None,
@@ -477,7 +479,7 @@ class AuditData:
                      reference=self.reference is not None,
                      expectations=self.expectations,
                      pipeline=tuple(str(p) for p in self.pipeline),
-                     unlabelled=self.unlabelled)
+                     unlabelled=self.unlabelled, split=self.declared_split)
 
     @cached_property
     def unlabelled(self) -> tuple[str, ...]:

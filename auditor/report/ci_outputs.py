@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from auditor.report.grouping import counted, group_findings
+from auditor.report.split_design import design_sentence
 
 _RANK = {"info": 0, "warn": 1, "fail": 2}
 MAX_MD_GROUPS = 30
@@ -119,6 +120,8 @@ def summary_markdown(doc: dict[str, Any], fail_on: str = "fail", exit_code: int 
     lines.append(f"{words.get(verdict, '')} Report status `{md_escape(status)}`, "
                  f"{doc.get('duration_s', 0):.1f} s, auditor {md_escape(doc.get('tool_version'))}"
                  f", started {md_escape(doc.get('started_at'))}.")
+    if doc.get("split_design"):
+        lines += ["", md_escape(design_sentence(doc["split_design"])) + "."]
     base = doc.get("baseline")
     if base:
         lines += ["", f"Against the baseline of {md_escape(base.get('started_at'))}: "

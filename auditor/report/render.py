@@ -45,9 +45,9 @@ def render_html(report: dict[str, Any]) -> str:
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from markupsafe import Markup
 
-    from auditor.report.grouping import group_findings
-
     from auditor.report.charts import figure, max_width_px
+    from auditor.report.grouping import group_findings
+    from auditor.report.split_design import design_sentence
 
     budget = {"left": MAX_CHARTS, "drawn": 0}
 
@@ -82,6 +82,7 @@ def render_html(report: dict[str, Any]) -> str:
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = fmt_number
+    env.filters["design"] = design_sentence
     env.globals.update(chart=chart, plotly=plotly, max_rows=MAX_TABLE_ROWS,
                        table_columns=table_columns, is_table=is_table, subject_text=subject_text,
                        group_findings=group_findings, evidence_shown=evidence_shown)

@@ -118,6 +118,8 @@ class Report:
     config: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     baseline: dict[str, Any] | None = None
+    # how the splits were made, declared or inferred (auditor.judging.design.SplitDesign)
+    split_design: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = json_safe(self)  # one pass (dataclasses.asdict deep-copies, then a second pass)
@@ -128,7 +130,7 @@ class Report:
                 for key in ("waived", "change"):
                     if f[key] is None:
                         del f[key]
-        for key in ("inputs", "config", "versions", "baseline"):
+        for key in ("inputs", "config", "versions", "baseline", "split_design"):
             if d[key]:
                 ordered[key] = d[key]
         return ordered
@@ -146,7 +148,8 @@ class Report:
             checks.append(CheckResult(**{**{k: v for k, v in c.items() if k in check_keys},
                                          "status": Status(c["status"]), "findings": findings}))
         known = {"status", "started_at", "duration_s", "seed", "datasets", "tool_version",
-                 "schema_version", "notes", "inputs", "config", "versions", "baseline"}
+                 "schema_version", "notes", "inputs", "config", "versions", "baseline",
+                 "split_design"}
         given = {k: v for k, v in doc.items() if k in known}
         given["status"] = Status(given["status"])
         return cls(checks=checks, **given)

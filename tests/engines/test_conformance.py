@@ -27,6 +27,7 @@ from auditor.engines.selection import engine_of
 from auditor.loading.data import open_splits
 from auditor.report.results import Severity
 from tests.engines.fixtures import honest, numeric_drift, planted
+from tests import design_fixtures
 
 
 # ---------------------------------------------------------------------------------------------
@@ -658,3 +659,32 @@ def test_the_comparison_itself_tells_measures_apart():
         assert_same(Examples([(1,)], [0]), Examples([], None))
     with pytest.raises(AssertionError):
         assert_same(date(2024, 1, 1), date(2024, 1, 2))
+
+
+DESIGN_CASES = [  # (name, frames, roles, the design both engines must infer; more on polars:
+    # tests/judging/test_design.py)
+    ("ordered days", lambda: design_fixtures.time_split(), {"label": "y", "time": "day"},
+     "time"),
+    ("disjoint users", lambda: design_fixtures.group_split(), {"label": "y", "groups": ["user"]},
+     "group"),
+    ("2 of 20 test users shared", lambda: design_fixtures.group_split(shared=2),
+     {"label": "y", "groups": ["user"]}, "random"),
+    ("class shares within one row", lambda: design_fixtures.class_split(11), {"label": "y"},
+     "stratified"),
+]
+
+
+@pytest.mark.parametrize("name,make,roles,expected", DESIGN_CASES,
+                         ids=[c[0] for c in DESIGN_CASES])
+def test_the_split_design_is_inferred_alike_on_both_engines(name, make, roles, expected, spark,
+                                                            tmp_path):
+    from auditor.judging.design import split_design
+
+    frames = make()
+    got = {}
+    for engine, load in (("polars", lambda: _polars_data(frames, roles, tmp_path)),
+                         ("spark", lambda: _spark_data(spark, frames, roles, tmp_path))):
+        data = load()
+        got[engine] = split_design(engine_of(data), data.roles)
+    assert got["polars"] == got["spark"], got
+    assert got["polars"].design == expected

@@ -340,7 +340,7 @@ def test_time_splits_are_decided_per_pair(spark):
     import datetime as dt
 
     from auditor.core.config import Columns
-    from auditor.detectors.drift import time_splits
+    from auditor.judging.design import time_splits
     from auditor.engines.selection import engine_of
     from auditor.engines.spark_io import SparkAuditData
 

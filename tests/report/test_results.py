@@ -25,6 +25,7 @@ def test_real_report_validates_against_the_schema(clean_splits):
     report = auditor.audit(train=clean_splits["train"], test=test, label="y", ids=["row_id"])
     doc = json.loads(report.to_json())
     jsonschema.validate(doc, SCHEMA)
+    assert doc["split_design"]["declared"] is False  # inferred; validated by the schema
     assert list(doc)[:8] == ["schema_version", "tool_version", "status", "started_at",
                              "duration_s", "seed", "datasets", "checks"]
     assert doc["status"] == "fail" and report.status == Status.FAIL

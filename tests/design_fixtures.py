@@ -1,0 +1,50 @@
+"""Splits made by a known design (time, group, stratified), each with a variant that is not:
+shared by the split-design tests on polars (tests/judging/test_design.py) and on both engines
+(tests/engines/test_conformance.py)."""
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import numpy as np
+import polars as pl
+
+DAY0 = date(2024, 1, 1)
+
+
+def time_split(n_train: int = 300, n_test: int = 100, overlap: int = 0) -> dict[str, pl.DataFrame]:
+    """Days 0..n_train-1 in train, the next n_test days in test (the first ``overlap`` test
+    rows moved back into train's range); x noise, y a coin."""
+    rng = np.random.default_rng(0)
+
+    def part(days: np.ndarray) -> pl.DataFrame:
+        return pl.DataFrame({"day": [DAY0 + timedelta(days=int(d)) for d in days],
+                             "x": rng.normal(size=len(days)),
+                             "y": rng.integers(0, 2, len(days))})
+
+    test_days = np.arange(n_train, n_train + n_test)
+    test_days[:overlap] = np.arange(overlap)
+    return {"train": part(np.arange(n_train)), "test": part(test_days)}
+
+
+def group_split(shared: int = 0) -> dict[str, pl.DataFrame]:
+    """100 users of 4 rows each: users 0-79 in train, 80-99 in test (``shared`` test users
+    replaced by train users)."""
+    rng = np.random.default_rng(1)
+    users = np.repeat(np.arange(100), 4)
+    users_test = users[users >= 80].copy()
+    users_test[: 4 * shared] = users[: 4 * shared]
+
+    def part(u: np.ndarray) -> pl.DataFrame:
+        return pl.DataFrame({"user": u, "x": rng.normal(size=len(u)),
+                             "y": rng.integers(0, 2, len(u))})
+
+    return {"train": part(users[users < 80]), "test": part(users_test)}
+
+
+def class_split(test_pos: int) -> dict[str, pl.DataFrame]:
+    """train: 80 rows, 40 positive; test: 20 rows, ``test_pos`` positive."""
+    rng = np.random.default_rng(2)
+    y_train = np.array([1] * 40 + [0] * 40)
+    y_test = np.array([1] * test_pos + [0] * (20 - test_pos))
+    return {s: pl.DataFrame({"x": rng.normal(size=len(y)), "y": y})
+            for s, y in (("train", y_train), ("test", y_test))}
