@@ -753,3 +753,84 @@ def test_permutation_drops_and_gains_with_categorical_columns_follow_the_input_o
             want[j, r] = base - roc_auc_score(yt, model.predict_proba(Xp)[:, 1])
     np.testing.assert_allclose(got, want, atol=1e-12)
     assert int(np.argmax(got.mean(1))) == 3
+
+
+# -- group splits: folds that hold out entities (issue 26, item 2) --------------------------
+
+def _entity_split(seed: int = 0, test_age_shift: float = 0.0) -> dict[str, pl.DataFrame]:
+    """300 users of 4 rows each, a quarter of the users (all their rows) in test: ``age``,
+    ``income`` and ``region`` are attributes of the user (constant within a user), ``x`` and
+    ``y`` vary by row; ``test_age_shift`` makes the test users older."""
+    rng = np.random.default_rng(seed)
+    n_users = 300
+    age = rng.normal(40, 12, n_users).round(1)
+    income = rng.lognormal(10, 0.5, n_users).round(0)
+    region = rng.choice(list("ABCDEFGH"), n_users)
+    in_test = rng.random(n_users) < 0.25
+    age[in_test] += test_age_shift
+    rows = np.repeat(np.arange(n_users), 4)
+    df = pl.DataFrame({"user": rows, "age": age[rows], "income": income[rows],
+                       "region": region[rows], "x": rng.normal(size=rows.size),
+                       "y": rng.integers(0, 2, rows.size)})
+    test = pl.Series(in_test[rows])
+    return {"train": df.filter(~test), "test": df.filter(test)}
+
+
+@pytest.fixture(scope="module")
+def adversarial(tmp_path_factory):
+    """The adversarial check alone through ``auditor.audit`` (the design measured first):
+    (split design, its one finding)."""
+    import auditor
+
+    suite = tmp_path_factory.mktemp("adv") / "adversarial.yaml"
+    suite.write_text("checks:\n  separability.adversarial: {}\n")
+
+    def run(frames, split=None):
+        report = auditor.audit(splits=frames, label="y", groups=["user"], split=split,
+                               suite=str(suite))
+        (check,) = report.checks
+        return report.split_design, check.findings[0]
+    return run
+
+
+def test_an_honest_group_split_holds_out_entities_and_does_not_fail(adversarial):
+    """The users' own attributes differ user by user: folds that split rows let the model
+    recognise the users of each split (AUC 0.99, a false FAIL); folds that hold out users see
+    no difference between the splits' users (AUC ~0.5)."""
+    design, f = adversarial(_entity_split())
+    assert design["design"] == "group" and design["by"] == "user"
+    assert f.severity == Severity.INFO and f.value < 0.6, f.message
+    assert f.evidence["cross_validation"]["grouped_by"] == "user"
+    assert "holds out whole entities" in f.message
+    # the same rows declared a random split: row folds, and the users give the splits away
+    design, f = adversarial(_entity_split(), split="random")
+    assert design["design"] == "random"
+    assert f.severity == Severity.FAIL and f.value > 0.95
+    assert "grouped_by" not in f.evidence["cross_validation"]
+
+
+def test_test_entities_that_really_differ_still_fail_with_grouped_folds(adversarial):
+    design, f = adversarial(_entity_split(test_age_shift=25.0))
+    assert design["design"] == "group"
+    assert f.evidence["cross_validation"]["grouped_by"] == "user"
+    assert f.severity == Severity.FAIL and f.value > 0.8, f.message
+
+
+def test_grouped_folds_keep_each_entity_in_one_fold_and_fall_back_with_too_few():
+    from auditor.detectors.separability import cv_folds
+
+    rng = np.random.default_rng(0)
+    entities = pl.Series([f"u{i}" for i in rng.integers(0, 40, 400)])
+    y = (entities.str.slice(1).cast(pl.Int64).to_numpy() >= 30).astype(np.int8)
+    folds, grouped = cv_folds(3, 0, y, entities)
+    assert grouped and len(folds) == 3
+    held = [set(entities.gather(te).to_list()) for _, te in folds]
+    assert all(not (held[i] & held[j]) for i in range(3) for j in range(i + 1, 3))
+    assert sorted(np.concatenate([te for _, te in folds]).tolist()) == list(range(400))
+    # class 1 holds two entities: three grouped folds are impossible -> plain stratified folds
+    few = pl.Series(["a"] * 10 + ["b"] * 10 + [f"c{i}" for i in range(30)])
+    y_few = np.r_[np.ones(20, np.int8), np.zeros(30, np.int8)]
+    folds, grouped = cv_folds(3, 0, y_few, few)
+    assert not grouped and len(folds) == 3
+    same = StratifiedKFold(3, shuffle=True, random_state=0).split(np.zeros(50), y_few)
+    assert all((a == c).all() and (b == d).all() for (a, b), (c, d) in zip(folds, same))
