@@ -429,3 +429,61 @@ def test_class_label_measures_of_every_column_at_once_equal_each_column_alone(cl
         if (n - cnt).sum() > 0:
             want["missingness"] = cramers_v(np.vstack([cnt, n - cnt]))
         assert got[c] == want, c
+
+
+# -- small splits: the figure with the most rows behind it, with its interval (issue 26, 4) --
+
+def test_the_association_interval_is_fishers_z_as_scipy_computes_it():
+    from auditor.detectors.label_association import association_interval
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=60)
+    y = x + rng.normal(0, 0.8, 60)
+    r = pearsonr(x, y)
+    lo, hi = association_interval(abs(r.statistic), "pearson", 60)
+    want = r.confidence_interval(0.95)  # scipy: Fisher's z, se 1 / sqrt(n - 3)
+    assert lo == pytest.approx(want.low, abs=2e-4) and hi == pytest.approx(want.high, abs=2e-4)
+    # Spearman: Bonett & Wright's se sqrt((1 + rho^2 / 2) / (n - 3)); rho 0.8, n 28: z
+    # 1.0986, se 0.2298, so tanh(1.0986 -+ 0.4504)
+    lo, hi = association_interval(0.8, "spearman", 28)
+    assert lo == pytest.approx(np.tanh(np.arctanh(0.8) - 1.96 * np.sqrt(1.32 / 25)), abs=1e-12)
+    assert (round(lo, 4), round(hi, 4)) == (0.5705, 0.9136)
+    assert association_interval(0.9, "cramers_v", 500) is None
+    assert association_interval(0.9, "pearson", 3) is None
+
+
+def test_the_graded_figure_is_the_one_with_most_rows_unless_another_is_larger_beyond_doubt():
+    from auditor.detectors.label_association import graded_figure
+
+    # an honest measurement: 0.944 on 80 test rows is within train's interval (0.918, 240)
+    assert graded_figure([(0.918, "pearson", "train", 240), (0.944, "pearson", "test", 80)]) \
+        == (0.918, "pearson", "train")
+    # a leak only the test split holds: 0.99 on 400 rows lies above train's interval
+    assert graded_figure([(0.6, "pearson", "train", 1000), (0.99, "pearson", "test", 400)]) \
+        == (0.99, "pearson", "test")
+    # no interval for Cramér's V: the largest figure, as before (ties to the later split)
+    assert graded_figure([(0.5, "cramers_v", "train", 900), (0.7, "cramers_v", "test", 60)]) \
+        == (0.7, "cramers_v", "test")
+
+
+def test_a_strong_honest_predictor_on_a_small_test_split_warns_instead_of_failing():
+    """y = x + noise: |r| 0.918 on 240 train rows, 0.944 on 80 test rows. The test figure
+    FAILed (singular, above 0.9); the train figure's interval reaches below 0.9: warn."""
+    rng = np.random.default_rng(2)
+
+    def part(n):
+        x = rng.normal(size=n)
+        y = x + rng.normal(0, 0.42, n)
+        return pl.DataFrame({"x": x, "w1": rng.normal(size=n), "w2": rng.normal(size=n),
+                             "y": y})
+
+    frames = {"train": part(240), "test": part(80)}
+    assert abs(pearsonr(frames["test"]["x"], frames["test"]["y"]).statistic) > 0.94
+    findings = FeatureLabelAssociation().run(_data(frames, label="y"))
+    (f,) = [f for f in findings if f.metric == "association"]
+    assert (f.subject, f.splits, f.severity) == ("x", ["train"], Severity.WARN)
+    assert f.value == pytest.approx(abs(pearsonr(frames["train"]["x"],
+                                                 frames["train"]["y"]).statistic), abs=1e-4)
+    grading = f.evidence["grading"]
+    assert grading["rule"] == "singular" and grading["ci_low"] < 0.9 < grading["value"]
+    assert "not above fail_above 0.9 with 95% confidence" in f.message
