@@ -76,7 +76,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     datasets=data.info(), checks=results, tool_version=__version__,
                     notes=[*data.notes, *unused], inputs=inputs,
                     config=config, versions=versions(),
-                    split_design=design.to_dict() if design is not None else None)
+                    split_design=design.to_dict())
     if base_doc is not None:
         from auditor.signoff.baseline import mark_changes
 
@@ -87,17 +87,11 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
 
 def measured_design(data: Any) -> Any:
     """The run's split design (:func:`auditor.judging.design.split_design`), measured once
-    before the checks (which read it from the engine's cache); None when measuring it fails
-    (said in the notes: the checks still run, each on its own)."""
+    before the checks, which read it from the engine's cache."""
     from auditor.engines.selection import engine_of
     from auditor.judging.design import split_design
 
-    try:
-        return split_design(engine_of(data), data.roles)
-    except Exception as err:  # noqa: BLE001 -- a survey, not a check: never sinks the run
-        data.notes.append(f"the split design could not be inferred ({type(err).__name__}: "
-                          f"{str(err)[:200]}); verdicts are not relative to a design")
-        return None
+    return split_design(engine_of(data), data.roles)
 
 
 def _name(v: Any) -> Any:

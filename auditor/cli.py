@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 from auditor import __version__
+from auditor.core.config import SPLIT_DESIGNS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CRASH = 0, 1, 2, 3
 
@@ -43,10 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="free-text column(s)")
     run.add_argument("--exclude", action="extend", nargs="+", default=[], metavar="COL",
                      help="column(s) to ignore entirely")
-    run.add_argument("--split", default=None,
-                     choices=["random", "stratified", "group", "time", "published", "unknown"],
-                     help="how the splits were made; verdicts are relative to an honest split "
-                          "of that design (default: config, else inferred from the data)")
+    run.add_argument("--split", default=None, choices=SPLIT_DESIGNS,
+                     help="how the splits were made, stated in the report and read by the "
+                          "checks that depend on it (default: config, else inferred from the "
+                          "data)")
     run.add_argument("--seed", type=int, default=None, help="random seed (default: config or 0)")
     run.add_argument("--no-sample", action="store_true",
                      help="data beyond the memory budget are an error (exit 2) instead of "

@@ -10,7 +10,7 @@ import os
 import re
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,6 +18,10 @@ from auditor.errors import ConfigError
 
 if TYPE_CHECKING:
     from auditor.report.results import Finding
+
+# How splits can be made (``split:``; auditor.judging.design)
+SplitDesignName = Literal["random", "stratified", "group", "time", "published", "unknown"]
+SPLIT_DESIGNS: tuple[str, ...] = get_args(SplitDesignName)
 
 # A split name becomes a file name (--write-clean writes DIR/<split>.parquet) and a report key:
 # one plain name, never a path.
@@ -212,7 +216,7 @@ class AuditConfig(_Strict):
     spark_conf: dict[str, str] = Field(default_factory=dict)  # spark.* settings passed through
     spark_sample_rows: int = Field(default=50_000, ge=100)  # rows per split for model probes
     # how the splits were made (auditor.judging.design); inferred from the data when absent
-    split: Literal["random", "stratified", "group", "time", "published", "unknown"] | None = None
+    split: SplitDesignName | None = None
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
 

@@ -90,7 +90,11 @@ class FeatureLabelAssociation:
     (Cramér's V) against a class label. A numeric feature with missing values also gets the
     association of its missingness indicator with the label ("missingness": Cramér's V for a
     class label, eta for a numeric one), since a missing pattern can leak too. The graded
-    association is the largest over the splits, judged as described above.
+    association is the figure of the split with the most rows behind it, unless another
+    split's is larger beyond doubt (:func:`graded_figure`: its 95% interval lies above); a
+    correlation's interval (Fisher's z, :func:`association_interval`) must clear
+    ``fail_above`` for the singular and independent-peers rules to fail; judged as described
+    above.
     association_drop = train association - later association, on the measure strongest in
     train; it warns above ``drop_warn_above`` and fails above ``drop_fail_above``, only when
     the train association is >= ``drop_min_train`` (below that, a drop is ordinary noise) and

@@ -219,7 +219,9 @@ def cv_folds(folds: int, seed: int, y: np.ndarray, entities: pl.Series | None = 
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
     if entities is not None:
-        codes = np.unique(entities.fill_null("\x00null").to_numpy(), return_inverse=True)[1]
+        codes = np.unique(entities.fill_null("").to_numpy(), return_inverse=True)[1]
+        nulls = entities.is_null().to_numpy()  # a row without an entity is an entity alone
+        codes[nulls] = codes.max(initial=-1) + 1 + np.arange(int(nulls.sum()))
         if all(np.unique(codes[y == c]).size >= folds for c in (0, 1)):
             cv = StratifiedGroupKFold(folds, shuffle=True, random_state=seed % 2**32)
             return list(cv.split(np.zeros(len(y)), y, codes)), True
@@ -245,8 +247,9 @@ class AdversarialValidation:
     HistGradientBoostingClassifier (``max_iter`` 40 trees, ``learning_rate`` 0.2: the same
     AUC to 0.001 as 60 trees at 0.15 on a strong shift, a joint shift with equal marginals
     and a 0.1 sd mean shift, in two thirds of the time) is cross-validated over ``folds``
-    stratified folds -- in a group split (:mod:`auditor.judging.design`) grouped by the group
-    column (``StratifiedGroupKFold``: an entity's rows are held out together; with row folds
+    stratified folds -- when the splits hold disjoint entities of a group column (the split
+    design's ``entities``, :mod:`auditor.judging.design`) grouped by it
+    (``StratifiedGroupKFold``: an entity's rows are held out together; with row folds
     an attribute of the entity, constant within it, lets the model recognise each split's
     entities: AUC 0.99 on an honest split of 300 users, 0.44 with grouped folds); the value is
     the mean held-out ROC AUC and its 95% interval
@@ -318,8 +321,7 @@ class AdversarialValidation:
 
     def judge(self, m: "AdversarialMeasures") -> list[Finding]:
         """The classifier's cross-validated AUC per pair, on the rows ``m`` holds."""
-        group = m.design.by if m.design.design == "group" else None
-        return stated(self._pairs(m.driver.data, group), m.driver)
+        return stated(self._pairs(m.driver.data, m.design.entities), m.driver)
 
     def _pairs(self, data: AuditData, group: str | None = None) -> list[Finding]:
         numeric, categorical = model_features(data)
@@ -362,7 +364,7 @@ class AdversarialValidation:
         X, mask = enc.tree_matrix(union)
         y = np.r_[np.zeros(fa.height, np.int8), np.ones(fb.height, np.int8)]
         entities = None
-        if group is not None and group in a.columns and group in b.columns:
+        if group is not None:  # the design's disjoint group column: in every split
             entities = pl.concat([a[group][rows_a].cast(pl.String),
                                   b[group][rows_b].cast(pl.String)])
         splits, grouped = cv_folds(self.folds, seed, y, entities)
@@ -429,11 +431,12 @@ class AdversarialValidation:
         finally:  # unneeded (speculative) or orphaned (an error) tasks are dropped
             pool.shutdown(wait=True, cancel_futures=True)
         if grouped:
-            message += (f" A group split by {group!r}: each fold holds out whole entities, so "
+            message += (f" The splits hold disjoint {group!r} entities: each fold holds out "
+                        "whole entities, so "
                         "a column constant within an entity (an attribute of the entity) "
                         "separates only as far as the entities of the two splits differ.")
         elif group is not None:
-            message += (f" A group split by {group!r}, but too few entities for "
+            message += (f" The splits hold disjoint {group!r} entities, but too few for "
                         f"{self.folds} grouped folds: the folds split rows, so an attribute of "
                         "the entities can separate the splits without any shift.")
         if time_col:

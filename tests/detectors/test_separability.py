@@ -785,9 +785,8 @@ def adversarial(tmp_path_factory):
     suite = tmp_path_factory.mktemp("adv") / "adversarial.yaml"
     suite.write_text("checks:\n  separability.adversarial: {}\n")
 
-    def run(frames, split=None):
-        report = auditor.audit(splits=frames, label="y", groups=["user"], split=split,
-                               suite=str(suite))
+    def run(frames, groups=("user",)):
+        report = auditor.audit(splits=frames, label="y", groups=list(groups), suite=str(suite))
         (check,) = report.checks
         return report.split_design, check.findings[0]
     return run
@@ -798,13 +797,15 @@ def test_an_honest_group_split_holds_out_entities_and_does_not_fail(adversarial)
     recognise the users of each split (AUC 0.99, a false FAIL); folds that hold out users see
     no difference between the splits' users (AUC ~0.5)."""
     design, f = adversarial(_entity_split())
-    assert design["design"] == "group" and design["by"] == "user"
+    assert (design["design"], design["by"], design["entities"]) == ("group", "user", "user")
     assert f.severity == Severity.INFO and f.value < 0.6, f.message
     assert f.evidence["cross_validation"]["grouped_by"] == "user"
-    assert "holds out whole entities" in f.message
-    # the same rows declared a random split: row folds, and the users give the splits away
-    design, f = adversarial(_entity_split(), split="random")
-    assert design["design"] == "random"
+    assert "each fold holds out whole entities" in f.message
+    # the same rows without the user column: row folds, and the users' attributes give the
+    # splits away
+    design, f = adversarial({s: f.drop("user") for s, f in _entity_split().items()},
+                            groups=())
+    assert design["entities"] is None
     assert f.severity == Severity.FAIL and f.value > 0.95
     assert "grouped_by" not in f.evidence["cross_validation"]
 

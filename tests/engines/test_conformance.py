@@ -667,10 +667,11 @@ DESIGN_CASES = [  # (name, frames, roles, the design both engines must infer; mo
      "time"),
     ("disjoint users", lambda: design_fixtures.group_split(), {"label": "y", "groups": ["user"]},
      "group"),
-    ("2 of 20 test users shared", lambda: design_fixtures.group_split(shared=2),
-     {"label": "y", "groups": ["user"]}, "random"),
-    ("class shares within one row", lambda: design_fixtures.class_split(11), {"label": "y"},
+    ("2 of 20 test users shared; class shares to one row",
+     lambda: design_fixtures.group_split(shared=2), {"label": "y", "groups": ["user"]},
      "stratified"),
+    ("class shares two rows off", lambda: design_fixtures.class_split(12), {"label": "y"},
+     "random"),
 ]
 
 

@@ -97,7 +97,9 @@ def test_text_columns_leave_near_copies_to_polars_with_a_reason(spark, tmp_path)
     assert sorted(conflicts) == [7, 10]
 
 
-def test_round_significant_matches_numpy(spark):
+def test_round_significant_matches_numpy(spark, codegen):
+    """With Spark's code generation on (as in production; the other engine tests run
+    interpreted plans): the SQL text of the rounding compiles and gives numpy's values."""
     from auditor.engines.polars_near import round_significant as reference
     from auditor.engines.spark_rows import round_significant_frame
 
