@@ -91,10 +91,11 @@ class FeatureLabelAssociation:
     association of its missingness indicator with the label ("missingness": Cramér's V for a
     class label, eta for a numeric one), since a missing pattern can leak too. The graded
     association is the figure of the split with the most rows behind it, unless another
-    split's is larger beyond doubt (:func:`graded_figure`: its 95% interval lies above); a
-    correlation's interval (Fisher's z, :func:`association_interval`) must clear
-    ``fail_above`` for the singular and independent-peers rules to fail; judged as described
-    above.
+    split's is larger beyond doubt (:func:`graded_figure`: it lies above that figure's 95%
+    interval); with a numeric label a correlation's interval (Fisher's z,
+    :func:`association_interval`) must clear ``fail_above`` for the singular and
+    independent-peers rules to fail; without an interval (a class label, a level-based
+    measure) the largest figure over the splits is graded; judged as described above.
     association_drop = train association - later association, on the measure strongest in
     train; it warns above ``drop_warn_above`` and fails above ``drop_fail_above``, only when
     the train association is >= ``drop_min_train`` (below that, a drop is ordinary noise) and
@@ -225,15 +226,16 @@ class FeatureLabelAssociation:
         findings: list[Finding] = []
         best: dict[str, tuple[float, str, str]] = {}  # col -> (association, measure, split)
         ci: dict[str, tuple[float, float] | None] = {}  # col -> the graded figure's 95% CI
+        numeric = view.kind == LabelKind.NUMERIC
         for c in cols:
             vals = [(a, m, s) for s in per_split
                     for a, m in [strongest(per_split[s][c])] if a is not None and s in graded
                     and (s == train or _measured_rows(per_split[s][c], m) >= self.min_rows)]
             if vals:
                 a, m, s = graded_figure([(a, m, s, _measured_rows(per_split[s][c], m))
-                                         for a, m, s in vals])
+                                         for a, m, s in vals], numeric)
                 best[c] = (a, m, s)
-                ci[c] = association_interval(a, m, _measured_rows(per_split[s][c], m))
+                ci[c] = association_interval(a, m, _measured_rows(per_split[s][c], m), numeric)
         for c in cols:
             if c not in best:
                 continue
@@ -416,7 +418,7 @@ class FeatureLabelAssociation:
         chart = {"type": "bar", "title": f"Strongest associations with {view.column}",
                  "labels": top, "values": [r4(best[c][0]) for c in top],
                  "lines": [self.warn_above, self.fail_above], "horizontal": True,
-                 "xlabel": f"association, max over splits (dashed: warn {self.warn_above}, "
+                 "xlabel": f"association, graded split (dashed: warn {self.warn_above}, "
                            f"fail {self.fail_above})",
                  "height": max(2.4, 0.28 * len(top) + 1.0)}
         return Finding(
@@ -480,12 +482,15 @@ def strongest(m: dict[str, Any]) -> tuple[float | None, str]:
 R_MEASURES = ("pearson", "spearman")  # correlations with Fisher's z interval
 
 
-def association_interval(a: float, measure: str, n: int) -> tuple[float, float] | None:
-    """95% interval of a correlation magnitude ``a`` measured on ``n`` rows, by Fisher's z:
-    z = atanh(a) +- 1.96 se, se = 1 / sqrt(n - 3) for Pearson's r, sqrt((1 + a^2 / 2) /
-    (n - 3)) for Spearman's rho (Bonett & Wright 2000), back through tanh; None for the
-    level-based measures (correlation ratio, Cramér's V, missingness) and n <= 3."""
-    if measure not in R_MEASURES or n <= 3:
+def association_interval(a: float, measure: str, n: int, numeric_label: bool = True
+                         ) -> tuple[float, float] | None:
+    """95% interval of a correlation magnitude ``a`` with a numeric label, measured on ``n``
+    rows, by Fisher's z: z = atanh(a) +- 1.96 se, se = 1 / sqrt(n - 3) for Pearson's r,
+    sqrt((1 + a^2 / 2) / (n - 3)) for Spearman's rho (Bonett & Wright 2000), back through
+    tanh. None for a class label (a point-biserial r's spread depends on the class balance:
+    with 2% positives Fisher's interval covered the true r half of the time), for the
+    level-based measures (correlation ratio, Cramér's V, missingness) and for n <= 3."""
+    if not numeric_label or measure not in R_MEASURES or n <= 3:
         return None
     a = min(abs(a), 1 - 1e-12)
     se = (1 if measure == "pearson" else math.sqrt(1 + a * a / 2)) / math.sqrt(n - 3)
@@ -493,21 +498,29 @@ def association_interval(a: float, measure: str, n: int) -> tuple[float, float] 
     return math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se)
 
 
-def graded_figure(vals: list[tuple[float, str, str, int]]) -> tuple[float, str, str]:
+def graded_figure(vals: list[tuple[float, str, str, int]], numeric_label: bool = True
+                  ) -> tuple[float, str, str]:
     """The (association, measure, split) graded among the splits' figures (association,
-    measure, split, rows behind it): the figure with the most rows behind it -- a small
-    split's figure wanders (|r| 0.947 on 80 test rows against 0.917 on 240 train rows of the
-    same honest measurement) -- unless a split's figure is larger beyond doubt: its interval
-    (:func:`association_interval`) lies wholly above the interval of the most-rows figure. Among
-    those, the largest (a tie to the later split: held-out evidence). Level-based measures
-    have no interval: the largest figure, as before."""
+    measure, split, rows behind it).
+
+    With an interval on the figure with the most rows behind it (a correlation with a numeric
+    label, :func:`association_interval`): that figure -- a small split's figure wanders
+    (|r| 0.944 on 80 test rows against 0.918 on 240 train rows of the same honest
+    measurement) -- unless another split's is larger beyond doubt: its own interval's low end,
+    or for a figure without an interval the figure itself, lies above the most-rows figure's
+    interval. Among those, the largest (a tie to the later split: held-out evidence).
+    Without an interval on the most-rows figure: the largest figure, as before."""
     top = max(vals, key=lambda v: (v[3], -vals.index(v)))
-    ci_top = association_interval(top[0], top[1], top[3])
+    ci_top = association_interval(top[0], top[1], top[3], numeric_label)
     if ci_top is None:
         best = max(vals, key=lambda v: (v[0], vals.index(v)))
         return best[0], best[1], best[2]
-    above = [v for v in vals if v is top or (
-        (ci := association_interval(v[0], v[1], v[3])) is not None and ci[0] > ci_top[1])]
+
+    def beyond(v: tuple[float, str, str, int]) -> bool:
+        ci = association_interval(v[0], v[1], v[3], numeric_label)
+        return (ci[0] if ci is not None else v[0]) > ci_top[1]
+
+    above = [v for v in vals if v is top or beyond(v)]
     best = max(above, key=lambda v: (v[0], vals.index(v)))
     return best[0], best[1], best[2]
 

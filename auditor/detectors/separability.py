@@ -619,13 +619,14 @@ class LabelProbe:
        ``ablation_fail_drop`` fails with that feature as subject -- unless the leakage checks'
        rules (:mod:`auditor.judging.leak_rules`, ``leakage.single_feature_auc``'s thresholds)
        judge the feature's single-feature score, among its peers' on the train sample, a
-       strong measurement of a related family (``strong_not_singular``): then it warns, as
-       they do (palmerpenguins' bill length: the probe drops 0.089 without it, and four
-       related body measurements score within 0.15). On a table with more than
-       ``ablation_columns`` (50) features the columns that matter are found cheaply first: the
-       retrains, and a reference probe they are compared with, see only the inputs of the
-       ``ablation_columns`` features with the strongest single-feature scores (stated in the
-       message and the evidence), so the ablation costs the same at 50 or 1,500 columns.
+       strong measurement of a related family (``strong_not_singular``) whose score is not
+       above their ``fail_above``: then it warns, as they do (palmerpenguins' bill length: the
+       probe drops 0.089 without it, and four related body measurements score within 0.15).
+       On a table with more than ``ablation_columns`` (50) features the columns that matter
+       are found cheaply first: the retrains, and a reference probe they are compared with,
+       see only the inputs of the ``ablation_columns`` features with the strongest
+       single-feature scores (stated in the message and the evidence), so the ablation costs
+       the same at 50 or 1,500 columns.
 
     The retrains of steps 3-5 are trained together, their weights stacked (see
     :func:`auditor.probes.probe_model.fit_probes`): the same probes as one by one, for about the
@@ -689,8 +690,9 @@ class LabelProbe:
         return engine.driver_data()
 
     def family_rules(self) -> Rules:
-        """The leakage checks' rules (``leakage.single_feature_auc``'s defaults), by which an
-        ablation FAIL is weighed against the column's peers."""
+        """The leakage checks' rules (``leakage.single_feature_auc``'s defaults: thresholds a
+        run sets for that check do not reach the probe), by which an ablation FAIL is weighed
+        against the column's peers."""
         from auditor.detectors.single_feature_auc import SingleFeatureAUC
 
         a = SingleFeatureAUC()

@@ -21,14 +21,15 @@ context the audit already has, in this order (the first rule that applies decide
 3. ``singular``: the column is stronger than every other feature by more than
    ``singular_gap``: one column far above a background of weak ones is the signature of a
    joined outcome field (arrival over an hour late predicted by the departure delay). It
-   FAILS when the figure is also above ``fail_above`` (for the AUC, the lower end of its 95%
-   bootstrap interval too), and WARNS below: a single dominant honest predictor looks the
+   FAILS when the figure is also above ``fail_above`` (and the lower end of its 95% interval,
+   where the check has one: the AUC's bootstrap, a numeric label's correlation by Fisher's
+   z), and WARNS below: a single dominant honest predictor looks the
    same (Boston's lstat |rho| 0.87, orange-juice brand loyalty AUC 0.88, ToothGrowth's length
    0.86), and a verdict a team gates on must not fail those.
 4. ``independent_peers``: other features come within ``singular_gap``, but every one of them
    is related to the column only through the label: their partial rank correlation given the
    label (:func:`label_free_relations`) is below ``family_above`` (0.1). Graded like rule 3
-   (fails above ``fail_above``, with the CI's lower end for the AUC; warns below). Why: real
+   (fails above ``fail_above``, with the CI's lower end where known; warns below). Why: real
    measurements are strong together because they measure the same thing, so they co-vary
    even among rows of one class (within benign tumours a larger radius still means a larger
    perimeter: breast cancer's strong family has within-class rho 0.84-0.96). Fields derived
@@ -358,7 +359,7 @@ def _standout(rules: Any, rule: str, head: str, value: float, ci_low: float | No
               tail: str, warn_note: str, details: dict[str, Any],
               joins: tuple[str, str] = ("", "")) -> Verdict:
     """A column that no family of measurements backs (``singular``, ``independent_peers``):
-    FAIL when ``value`` > ``fail_above`` and, with a bootstrap interval, its low end too; else
+    FAIL when ``value`` > ``fail_above`` and, with an interval (``ci_low``), its low end too; else
     WARN. The reason reads ``head`` + the comparison with fail_above + ``tail``."""
     details["ci_low"] = None if ci_low is None else round(ci_low, 4)
     sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)

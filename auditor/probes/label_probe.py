@@ -462,13 +462,18 @@ def family_verdict(rules: Rules, p: Prepared, names: list[str], strengths: np.nd
     """The leakage checks' verdict (:func:`auditor.judging.leak_rules.judge`) of feature
     ``j``'s single-feature score among the other features' scores, on the train sample:
     copies and label-free relations of the peers within ``singular_gap``, and for a binary
-    label the purest cut and the missingness of a numeric feature. None when the score is
-    not above ``warn_above`` (nothing to weigh: the drop is a joint effect), or for a
-    categorical feature of a binary label (its cut is not measured here): the drop stands."""
+    label the purest cut and the missingness of a numeric feature. None -- the drop stands --
+    when the score is not above ``warn_above`` (nothing to weigh: the drop is a joint
+    effect), when it is above ``fail_above`` (a feature that strong and that much of the
+    probe's score is a leak even among related peers: x + 1.5 y + noise scores AUC 0.98 beside
+    its honest source x at 0.86), or for a non-numeric feature of a binary label (categorical,
+    boolean, temporal: its cut is not measured here). Scores are the probe's (in-sample
+    target rates for categories), not the leakage checks' cross-fitted ones."""
     value = float(strengths[j])
     feat = names[j]
     col = p.sample[feat]
-    if not value > rules.warn_above or (p.task == BINARY and not col.dtype.is_numeric()):
+    if not rules.warn_above < value <= rules.fail_above or (
+            p.task == BINARY and not col.dtype.is_numeric()):
         return None
     others = [(names[i], float(strengths[i])) for i in range(len(names)) if i != j]
     close = [c for c, v in others if v >= value - rules.singular_gap]
@@ -535,7 +540,9 @@ def _ablation_findings(check: "LabelProbe", p: Prepared, settings: Settings, see
         sev = grade_at_least(drop, fail=check.ablation_fail_drop)
         family = family_verdict(check.family_rules(), p, names, strengths, j) \
             if sev == Severity.FAIL else None
-        if family is not None and family.rule == "strong_not_singular":
+        if family is not None and family.rule != "strong_not_singular":
+            family = None  # the drop stands: no grading to show
+        if family is not None:
             sev = Severity.WARN
             tail = (f": {feat!r} carries part of the score, but the leakage checks' rules see "
                     f"a family of related measurements ({family.reason}): a strong honest "

@@ -450,6 +450,7 @@ def test_the_association_interval_is_fishers_z_as_scipy_computes_it():
     assert (round(lo, 4), round(hi, 4)) == (0.5705, 0.9136)
     assert association_interval(0.9, "cramers_v", 500) is None
     assert association_interval(0.9, "pearson", 3) is None
+    assert association_interval(0.9, "pearson", 500, numeric_label=False) is None
 
 
 def test_the_graded_figure_is_the_one_with_most_rows_unless_another_is_larger_beyond_doubt():
@@ -464,6 +465,14 @@ def test_the_graded_figure_is_the_one_with_most_rows_unless_another_is_larger_be
     # no interval for Cramér's V: the largest figure, as before (ties to the later split)
     assert graded_figure([(0.5, "cramers_v", "train", 900), (0.7, "cramers_v", "test", 60)]) \
         == (0.7, "cramers_v", "test")
+    # a figure without an interval wins when it lies above the most-rows interval
+    assert graded_figure([(0.6, "pearson", "train", 1000), (0.99, "missingness", "test", 400)]) \
+        == (0.99, "missingness", "test")
+    assert graded_figure([(0.6, "pearson", "train", 1000), (0.62, "missingness", "test", 400)]) \
+        == (0.6, "pearson", "train")
+    # a class label: no interval (a point-biserial r's spread depends on the class balance)
+    assert graded_figure([(0.918, "pearson", "train", 240), (0.944, "pearson", "test", 80)],
+                         numeric_label=False) == (0.944, "pearson", "test")
 
 
 def test_a_strong_honest_predictor_on_a_small_test_split_warns_instead_of_failing():

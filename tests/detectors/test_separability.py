@@ -857,3 +857,23 @@ def test_an_ablation_drop_of_a_strong_measurement_with_related_peers_warns():
     assert bill.evidence["grading"]["rule"] == "strong_not_singular"
     assert "a family of related measurements" in bill.message
     assert not [f for f in findings if f.severity == Severity.FAIL]
+
+
+def test_an_ablation_drop_of_a_leak_built_from_an_honest_feature_still_fails():
+    """leak = x + 1.5 y + noise scores AUC 0.98 beside its honest source x (0.88, related to
+    it beyond the label: 'strong but not singular' by the leakage checks' rules). A feature
+    above their fail_above that carries that much of the probe's score stays a FAIL."""
+    rng = np.random.default_rng(0)
+
+    def part(n):
+        y = rng.integers(0, 2, n)
+        x = rng.normal(size=n) + 1.6 * y
+        return pl.DataFrame({"x": x, "leak": x + 1.5 * y + rng.normal(0, 0.3, n),
+                             "w": rng.normal(size=n), "y": y})
+
+    findings = LabelProbe().run(_data({"train": part(2000), "test": part(600)}, label="y"))
+    by = {f.subject: f for f in _by_metric(findings, "ablation_drop")}
+    assert by["leak"].severity == Severity.FAIL and by["leak"].value > 0.1
+    assert by["leak"].evidence["single_feature_score"] > 0.95
+    assert "grading" not in by["leak"].evidence
+    assert by["x"].severity == Severity.INFO
