@@ -23,8 +23,8 @@ from auditor.errors import NotApplicable
 from auditor.stats.label import (RANKED, YCOL, LabelView, float_values, label_view,
                                  level_codes, missing_count, ranked_columns,
                                  shared_spearman_aggs, target_encode)
-from auditor.judging.leak_rules import (Rules, Verdict, judge, label_free_relations,
-                                missing_purity, pure_region, rank_copies)
+from auditor.judging.leak_rules import (Rules, Verdict, judge, missing_purity, peer_context,
+                                        pure_region)
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import (check_params, clip_text, correlation_ratio_from_moments,
                                     cramers_v, fmt_rows, grade, is_share,
@@ -324,10 +324,8 @@ class FeatureLabelAssociation:
                       self.family_above, self.min_pure_rows)
         in_train = strongest(train[c])[0] if c in train else None
         close = [k for k, v in best.items() if v[0] >= a - self.singular_gap]
-        copies = rank_copies(view.frames[view.train], c, close, self.copy_above)
-        peers = [k for k in close if k != c and k not in copies]
-        relations = (label_free_relations(view.frames[view.train], c, peers, YCOL,
-                                          view.kind == LabelKind.NUMERIC) if peers else None)
+        copies, relations = peer_context(view.frames[view.train], c, close, YCOL,
+                                         view.kind == LabelKind.NUMERIC, self.copy_above)
         return judge(rules, value=a, train_value=in_train if in_train is not None else 0.0,
                      others=[(k, v[0]) for k, v in best.items() if k != c], name=c,
                      what="association", purity=purity, missing=missing,

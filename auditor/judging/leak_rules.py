@@ -235,6 +235,22 @@ def missing_purity(missing: np.ndarray, y: np.ndarray) -> tuple[float, float, in
     return (r1, r0, 1) if r1 >= r0 else (r0, r1, 0)
 
 
+def peer_context(frame: pl.DataFrame, col: str, close: list[str], label: str,
+                 numeric_label: bool, copy_above: float
+                 ) -> tuple[dict[str, float], dict[str, float] | None]:
+    """What :func:`judge` weighs ``col`` against among the peers within the gap (``close``):
+    their copies of it (:func:`rank_copies`) and the other peers' label-free relations with
+    it (:func:`label_free_relations`; None without peers), on ``frame`` (holding ``label``)
+    narrowed to the compared columns first (the rules read the frame's schema once per peer:
+    10,000 columns, 2,350 schemas of every column, took 69 s)."""
+    near = frame.select(list(dict.fromkeys([col, *close, label])))
+    copies = rank_copies(near, col, close, copy_above)
+    peers = [c for c in close if c != col and c not in copies]
+    relations = (label_free_relations(near, col, peers, label, numeric_label)
+                 if peers else None)
+    return copies, relations
+
+
 @dataclass(frozen=True)
 class Rules:
     """The thresholds of the judgement (fields of the checks that use it)."""

@@ -14,8 +14,8 @@ import polars as pl
 
 from auditor.loading.data import AuditData, LabelKind
 from auditor.errors import NotApplicable
-from auditor.judging.leak_rules import (Rules, Verdict, judge, label_free_relations,
-                                        missing_purity, pure_region, rank_copies)
+from auditor.judging.leak_rules import (Rules, Verdict, judge, missing_purity, peer_context,
+                                        pure_region)
 from auditor.probes.features import Encoder, model_features, numeric_expr, sample_rows
 from auditor.probes.probe_model import (BINARY, METRIC, METRIC_TEXT, MULTICLASS, NUMERIC, Curves,
                                  Settings, column_strengths, fit_probe, fit_probes,
@@ -477,12 +477,8 @@ def family_verdict(rules: Rules, p: Prepared, names: list[str], strengths: np.nd
         return None
     others = [(names[i], float(strengths[i])) for i in range(len(names)) if i != j]
     close = [c for c, v in others if v >= value - rules.singular_gap]
-    frame = p.sample.select(list(dict.fromkeys([feat, *close]))).with_columns(
-        pl.Series(YCOL, p.y))
-    copies = rank_copies(frame, feat, close, rules.copy_above)
-    peers = [c for c in close if c not in copies]
-    relations = (label_free_relations(frame, feat, peers, YCOL, p.task == NUMERIC)
-                 if peers else None)
+    copies, relations = peer_context(p.sample.with_columns(pl.Series(YCOL, p.y)), feat, close,
+                                     YCOL, p.task == NUMERIC, rules.copy_above)
     purity = missing = None
     if p.task == BINARY:
         x = col.cast(pl.Float64)
