@@ -11,6 +11,8 @@ from typing import Any, Sequence
 
 from auditor import __version__
 from auditor.core.config import AuditConfig, Tokens, parse_config
+from auditor.engines.selection import engine_of
+from auditor.judging.design import split_design
 from auditor.loading.data import input_files, open_splits
 from auditor.report.results import Report, overall_status
 from auditor.runner import run_checks
@@ -56,7 +58,8 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         inputs = describe_inputs(data, hash_mode, hashes)
     data.declared_split = cfg.split
     try:
-        design = measured_design(data)
+        # the split design, measured once before the checks (they read the engine's cache)
+        design = split_design(engine_of(data), data.roles)
         results = run_checks(checks, data, progress=progress)
         from auditor.clean_subsets import write_clean_subsets
 
@@ -83,15 +86,6 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         mark_changes(report, base_doc, base_source or "")
     report.duration_s = round(time.perf_counter() - t0, 3)
     return report
-
-
-def measured_design(data: Any) -> Any:
-    """The run's split design (:func:`auditor.judging.design.split_design`), measured once
-    before the checks, which read it from the engine's cache."""
-    from auditor.engines.selection import engine_of
-    from auditor.judging.design import split_design
-
-    return split_design(engine_of(data), data.roles)
 
 
 def _name(v: Any) -> Any:

@@ -36,7 +36,6 @@ from typing import Any
 
 from auditor.core.roles import LabelKind, Roles
 from auditor.engines.operations import Between, Condition, Num, Operations
-from auditor.report.split_design import design_sentence
 from auditor.stats.drift import NUMERIC_KINDS
 from auditor.stats.numerics import fmt_share
 
@@ -61,12 +60,6 @@ class SplitDesign:
     declared: bool
     reason: str
     entities: str | None = None
-
-    def sentence(self) -> str:
-        """One line for the report's header
-        (:func:`auditor.report.split_design.design_sentence`), e.g. "Judged as a time split
-        by `signup_ts` (inferred: ...)"."""
-        return design_sentence(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         return {"design": self.design, "by": self.by, "declared": self.declared,
