@@ -48,3 +48,24 @@ def class_split(test_pos: int) -> dict[str, pl.DataFrame]:
     y_test = np.array([1] * test_pos + [0] * (20 - test_pos))
     return {s: pl.DataFrame({"x": rng.normal(size=len(y)), "y": y})
             for s, y in (("train", y_train), ("test", y_test))}
+
+
+def trend_split(shift: float = 0.0, label_step: float = 0.0, years: bool = False
+                ) -> dict[str, pl.DataFrame]:
+    """400 days, one row a day (``years``: 20 "years" of 20 rows, the time an integer
+    column), the last quarter in test. ``trend`` rises by 4 sd over the period (time alone
+    moves it), ``x`` is stable noise moved by ``shift`` sd in test only, ``target`` a numeric
+    label with the same trend plus ``label_step`` in test only, ``y`` a coin."""
+    rng = np.random.default_rng(3)
+    n = 400
+    t = np.arange(n)
+    trend = 4 * t / n + rng.normal(size=n)
+    x = rng.normal(size=n)
+    target = 4 * t / n + rng.normal(size=n)
+    test = t >= 300
+    x[test] += shift
+    target[test] += label_step
+    time = (1990 + t // 20) if years else [DAY0 + timedelta(days=int(d)) for d in t]
+    df = pl.DataFrame({"day": time, "trend": trend, "x": x, "target": target,
+                       "y": rng.integers(0, 2, n)})
+    return {"train": df.filter(pl.Series(~test)), "test": df.filter(pl.Series(test))}

@@ -9,7 +9,7 @@ parts of the time column in :mod:`auditor.stats.calendar`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,9 +24,11 @@ from auditor.stats.drift_binned import Binned, binned_per_value, compare_binned,
 from auditor.stats.drift import (CATEGORICAL_KINDS, LISTED_CATEGORIES, NUMERIC_KINDS,
                                  ColumnDrift, Sample, fmt_value,
                                  compare, numeric_chart)
+from auditor.judging.backtest import Backtests, time_backtests, views
 from auditor.judging.design import time_splits
-from auditor.judging.drift_verdicts import (RANK, Verdict, describe_drift, evidence, fmt_effect,
-                                            judge, name_list, rounded, table_row, unseen_finding)
+from auditor.judging.drift_verdicts import (RANK, Trend, Verdict, describe_drift, evidence,
+                                            fmt_effect, judge, name_list, rounded, table_row,
+                                            trend_values, unseen_finding)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import bh_adjust, fmt_rows, fmt_share, map_columns
@@ -84,9 +86,10 @@ def _validate(check: Any) -> None:
 
 
 def compare_all(check: Any, columns: list[str], ref: dict[str, Sample],
-                cur: dict[str, Sample], seed: int = 0) -> list[tuple[ColumnDrift, Verdict]]:
+                cur: dict[str, Sample], seed: int = 0, trend: Trend | None = None
+                ) -> list[tuple[ColumnDrift, Verdict]]:
     """Compare every column; adjust every p-value of the comparison together (BH), grade."""
-    return grade_all(check, compare_columns(check, columns, ref, cur, seed))
+    return grade_all(check, compare_columns(check, columns, ref, cur, seed), trend)
 
 
 def compare_columns(check: Any, columns: list[str], ref: dict[str, Sample],
@@ -101,10 +104,11 @@ def compare_columns(check: Any, columns: list[str], ref: dict[str, Sample],
     return map_columns(one, columns, workers=None if big > 200_000 else 1)
 
 
-def grade_all(check: Any, drifts: list[ColumnDrift]) -> list[tuple[ColumnDrift, Verdict]]:
+def grade_all(check: Any, drifts: list[ColumnDrift], trend: Trend | None = None
+              ) -> list[tuple[ColumnDrift, Verdict]]:
     """Adjust the p-values of one comparison's columns together (BH over chi-square and KS;
-    Bonferroni over every level tested), grade each column (:func:`judge`); in place on the
-    levels. The spark engine calls it on drifts measured from aggregates."""
+    Bonferroni over every level tested), grade each column (:func:`judge`, against the time
+    backtests of ``trend`` when given); in place on the levels."""
     family = [d.chi2_p for d in drifts] + [d.ks_p if d.ks_p is not None else math.nan
                                            for d in drifts]
     adjusted = bh_adjust(np.array(family, dtype=float))
@@ -118,7 +122,8 @@ def grade_all(check: Any, drifts: list[ColumnDrift]) -> list[tuple[ColumnDrift, 
     out = []
     for i, d in enumerate(drifts):
         ks_adj = None if d.ks_p is None else float(adjusted[n + i])
-        out.append((d, judge(check, d, float(adjusted[i]), ks_adj)))
+        out.append((d, judge(check, d, float(adjusted[i]), ks_adj,
+                             trend.column(d.column) if trend else None)))
     return out
 
 
@@ -250,41 +255,12 @@ class FeatureDrift(DriftThresholds):
         kinds = {c: roles.kinds[c] for c in roles.features if roles.kinds.get(c) in DRIFT_KINDS}
         if not kinds:
             raise NotApplicable("no numeric, datetime, categorical or boolean feature columns")
-        drifts: dict[tuple[str, str], dict[str, ColumnDrift]] = {pair: {} for pair in pairs}
-        over = self._categorical(engine, roles, kinds, pairs, drifts)
-        for c in over:
-            del kinds[c]
+        got = self._drifts(engine, kinds, pairs, with_reference=roles.reference, seed=roles.seed)
+        drifts, bounds, sketched, grid, over = got
+        kinds = {c: k for c, k in kinds.items() if c not in over}
         if not kinds:
             raise NotApplicable("every feature column has more distinct values than the "
                                 "engine's driver holds")
-        numeric = {c: k for c, k in kinds.items() if k in NUMERIC_KINDS}
-        bounds: dict[tuple[str, str], dict[str, float | None]] = {pair: {} for pair in pairs}
-        sketched: dict[str, int] = {}
-        grid = 0
-        for batch in engine.numeric_distributions(numeric, n_bins=self.n_bins,
-                                                  with_reference=roles.reference):
-            for ref, cur in pairs:
-                exact = {s: {c: d for c, d in batch[s].items() if isinstance(d, Sample)}
-                         for s in (ref, cur)}
-                a, b = exact[ref], exact[cur]
-                for cd in compare_columns(self, list(a), a, b, roles.seed):
-                    va, vb = a[cd.column].values, b[cd.column].values
-                    assert va is not None and vb is not None  # numeric samples hold values
-                    cd.chart = numeric_chart(cd, va, vb, ref, cur, self.hist_bins,
-                                             self.top_categories)
-                    drifts[ref, cur][cd.column] = cd
-                sketch = {c: (x, y) for c, x in batch[ref].items()
-                          if isinstance(x, Binned) and isinstance(y := batch[cur][c], Binned)}
-                for c, (cd, bound) in self._binned(engine, sketch, ref, cur, roles.seed).items():
-                    drifts[ref, cur][c] = cd
-                    bounds[ref, cur][c] = bound
-                for x, y in sketch.values():
-                    sketched.update({ref: x.accuracy, cur: y.accuracy})
-                    grid = x.grid_size
-            del batch
-        drifts = {pair: {c: d[c] for c in kinds} for pair, d in drifts.items()}  # column order
-        if sketched:
-            self._settle_unique(engine, drifts, numeric)
         calendar = self._calendar(engine, roles, kinds)
         time = roles.columns.time
         return FeatureMeasures(
@@ -293,20 +269,76 @@ class FeatureDrift(DriftThresholds):
             time_split=time_splits(engine, roles, pairs) if calendar else {},
             not_compared=not_compared_columns(roles, kinds) + [
                 {"column": c, "reason": over_budget_reason(*n)} for c, n in over.items()],
-            over=over)
+            over=over, trend=self._trend(engine, roles, kinds, pairs))
 
-    def _categorical(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
+    def _drifts(self, engine: Operations, kinds: dict[str, Kind], pairs: list[tuple[str, str]],
+                *, with_reference: bool, seed: int, charts: bool = True
+                ) -> tuple[dict[tuple[str, str], dict[str, ColumnDrift]],
+                           dict[tuple[str, str], dict[str, float | None]], dict[str, int], int,
+                           dict[str, tuple[int, int]]]:
+        """Every pair's :class:`ColumnDrift` of ``kinds`` (in column order, without the
+        categorical columns whose counts the driver cannot hold: ``over``), with the sketch's
+        bounds, accuracy per split and grid."""
+        drifts: dict[tuple[str, str], dict[str, ColumnDrift]] = {pair: {} for pair in pairs}
+        over = self._categorical(engine, kinds, pairs, drifts, with_reference, seed)
+        numeric = {c: k for c, k in kinds.items() if k in NUMERIC_KINDS}
+        bounds: dict[tuple[str, str], dict[str, float | None]] = {pair: {} for pair in pairs}
+        sketched: dict[str, int] = {}
+        grid = 0
+        for batch in engine.numeric_distributions(numeric, n_bins=self.n_bins,
+                                                  with_reference=with_reference):
+            for ref, cur in pairs:
+                exact = {s: {c: d for c, d in batch[s].items() if isinstance(d, Sample)}
+                         for s in (ref, cur)}
+                a, b = exact[ref], exact[cur]
+                for cd in compare_columns(self, list(a), a, b, seed):
+                    va, vb = a[cd.column].values, b[cd.column].values
+                    assert va is not None and vb is not None  # numeric samples hold values
+                    if charts:
+                        cd.chart = numeric_chart(cd, va, vb, ref, cur, self.hist_bins,
+                                                 self.top_categories)
+                    drifts[ref, cur][cd.column] = cd
+                sketch = {c: (x, y) for c, x in batch[ref].items()
+                          if isinstance(x, Binned) and isinstance(y := batch[cur][c], Binned)}
+                for c, (cd, bound) in self._binned(engine, sketch, ref, cur, seed).items():
+                    drifts[ref, cur][c] = cd
+                    bounds[ref, cur][c] = bound
+                for x, y in sketch.values():
+                    sketched.update({ref: x.accuracy, cur: y.accuracy})
+                    grid = x.grid_size
+            del batch
+        drifts = {pair: {c: d[c] for c in kinds if c not in over} for pair, d in drifts.items()}
+        if sketched:
+            self._settle_unique(engine, drifts, numeric)
+        return drifts, bounds, sketched, grid, over
+
+    def _trend(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
+               pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Trend]:
+        """In a time design, per pair cut by time: the same drifts measured on the backtests
+        of :mod:`auditor.judging.backtest` (every pair's in one engine view)."""
+        plans = time_backtests(engine, roles, pairs)
+        if not plans:
+            return {}
+        view, names = views(engine, plans, roles.seed)
+        measured: dict[tuple[str, str], dict[str, ColumnDrift]] = {}
+        if view is not None:
+            measured = self._drifts(view, kinds, [p for ps in names.values() for p in ps],
+                                    with_reference=False, seed=roles.seed, charts=False)[0]
+        return {pair: trend_of(bt, [measured[p] for p in names.get(pair, [])], list(kinds))
+                for pair, bt in plans.items()}
+
+    def _categorical(self, engine: Operations, kinds: dict[str, Kind],
                      pairs: list[tuple[str, str]],
-                     drifts: dict[tuple[str, str], dict[str, ColumnDrift]]
-                     ) -> dict[str, tuple[int, int]]:
+                     drifts: dict[tuple[str, str], dict[str, ColumnDrift]],
+                     with_reference: bool, seed: int) -> dict[str, tuple[int, int]]:
         """Categorical and boolean columns compared on every pair from one call of value
         counts; the columns whose counts the engine's driver cannot hold, with their count and
         the driver's budget."""
         cat = [c for c, k in kinds.items() if k in CATEGORICAL_KINDS]
         if not cat:
             return {}
-        rows = engine.split_rows(with_reference=roles.reference)
-        counted = engine.value_counts(cat, with_reference=roles.reference, partial=True)
+        rows = engine.split_rows(with_reference=with_reference)
+        counted = engine.value_counts(cat, with_reference=with_reference, partial=True)
         over = {c: (vc.over, vc.budget) for c, vc in counted.items() if vc.over}
         kept = [c for c in cat if c not in over]
         empty = pl.DataFrame(schema={"value": pl.String, "n": pl.Int64})
@@ -319,7 +351,7 @@ class FeatureDrift(DriftThresholds):
                 samples[s][c] = Sample(kinds[c], n, n - int(counts["n"].sum() or 0),
                                        counts=counts)
         for ref, cur in pairs:
-            for cd in compare_columns(self, kept, samples[ref], samples[cur], roles.seed):
+            for cd in compare_columns(self, kept, samples[ref], samples[cur], seed):
                 drifts[ref, cur][cd.column] = cd
         return over
 
@@ -385,7 +417,8 @@ class FeatureDrift(DriftThresholds):
     def judge(self, m: FeatureMeasures) -> list[Finding]:
         findings: list[Finding] = []
         for i, (ref, cur) in enumerate(m.pairs):
-            graded = grade_all(self, [m.drifts[ref, cur][c] for c in m.kinds])
+            trend = m.trend.get((ref, cur))
+            graded = grade_all(self, [m.drifts[ref, cur][c] for c in m.kinds], trend)
             if m.calendar and m.time_split.get((ref, cur)):
                 for cd, v in graded:
                     if cd.column in m.calendar:  # its unseen values too are by design
@@ -397,6 +430,8 @@ class FeatureDrift(DriftThresholds):
                                     "expected in a time split, reported as info")
             new = self._comparison_findings(graded, ref, cur, m.kinds,
                                             m.not_compared if i == 0 else [])
+            if trend is not None:
+                backtests(new[0], trend)
             bounds = m.bounds[ref, cur]
             for f in new:
                 if f.subject in bounds and f.metric != "unseen_share":
@@ -415,7 +450,8 @@ class FeatureDrift(DriftThresholds):
         column_findings = []
         reported: set[str] = set()
         for cd, v in order:
-            quiet = v.severity == Severity.INFO and v.metric == "level_fold" and not v.reason
+            quiet = (v.severity == Severity.INFO and v.metric.startswith("level_fold")
+                     and not v.reason and v.trend is None)
             if v.raw != Severity.INFO and not quiet:
                 message, count = describe_drift(cd, v, ref, cur, self.alpha)
                 column_findings.append(Finding(
@@ -484,6 +520,7 @@ class FeatureMeasures:
     time_split: dict[tuple[str, str], bool]
     not_compared: list[dict[str, str]]
     over: dict[str, tuple[int, int]]
+    trend: dict[tuple[str, str], Trend] = field(default_factory=dict)  # time backtests
 
 
 def over_budget_reason(n: int, budget: int) -> str:
@@ -576,39 +613,52 @@ class LabelDrift(DriftThresholds):
         if not pairs:
             raise NotApplicable("only one split and no reference: nothing to compare")
         numeric = roles.label_kind == LabelKind.NUMERIC
-        samples: dict[str, Sample] = {}
-        if numeric:
-            for split, sv in engine.sorted_values([y], with_reference=roles.reference)[y].items():
-                samples[split] = Sample(Kind.NUMERIC, sv.rows, sv.missing, values=sv.values)
-            classes = 3  # a numeric label has more than two values (label_kind)
-        else:
-            rows = engine.split_rows(with_reference=roles.reference)
-            vc = engine.value_counts([y], with_reference=roles.reference)[y]
-            for split, n in rows.items():
-                counts = vc.counts.filter(pl.col("split") == split).select("value", "n")
-                samples[split] = Sample(Kind.CATEGORICAL, n, n - int(counts["n"].sum() or 0),
-                                        counts=counts)
-            distinct = vc.counts["value"].unique().sort()
-            classes = distinct.len()
-            if classes == 0:
+        samples = label_samples(engine, y, numeric, roles.reference)
+        if not numeric:
+            distinct = pl.concat([s.counts["value"] for s in samples.values()
+                                  if s.counts is not None]).unique().sort()
+            if distinct.len() == 0:
                 raise NotApplicable(f"label {y!r} is missing in every row")
-            if classes == 1:
+            if distinct.len() == 1:
                 raise NotApplicable(f"label {y!r} has a single class ({distinct[0]!r}) in every "
                                     "split: no distribution to compare")
         return LabelMeasures(label=y, numeric=numeric, pairs=pairs, samples=samples,
-                             seed=roles.seed, unlabelled=roles.unlabelled)
+                             seed=roles.seed, unlabelled=roles.unlabelled,
+                             trend=self._trend(engine, roles, pairs, numeric))
+
+    def _trend(self, engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
+               numeric: bool) -> dict[tuple[str, str], Trend]:
+        """In a time design, the label's drift on each pair's time backtests
+        (:mod:`auditor.judging.backtest`)."""
+        y = roles.label
+        assert y is not None
+        plans = time_backtests(engine, roles, pairs)
+        if not plans:
+            return {}
+        view, names = views(engine, plans, roles.seed)
+        got = label_samples(view, y, numeric, False) if view is not None else {}
+        return {pair: trend_of(bt, [{y: compare_columns(self, [y], {y: got[a]}, {y: got[b]},
+                                                        roles.seed)[0]}
+                                    for a, b in names.get(pair, [])], [y])
+                for pair, bt in plans.items()}
 
     def judge(self, m: LabelMeasures) -> list[Finding]:
         y = m.label
         findings = []
         for ref, cur in m.pairs:
-            ((cd, v),) = compare_all(self, [y], {y: m.samples[ref]}, {y: m.samples[cur]}, m.seed)
+            trend = m.trend.get((ref, cur))
+            ((cd, v),) = compare_all(self, [y], {y: m.samples[ref]}, {y: m.samples[cur]}, m.seed,
+                                     trend)
             cd.all_unique = False  # a continuous label is unique per row; it is not an id
+            if trend is not None and v.trend is not None:
+                unstable(self, v, trend.nulls[y], ref)
             message, count = describe_drift(cd, v, ref, cur, self.alpha)
             findings.append(Finding(
                 severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
                 threshold=v.threshold, count=count, subject=y, splits=[ref, cur],
                 evidence=evidence(self, cd, v, ref, cur, m.samples[ref], m.samples[cur])))
+            if trend is not None:
+                backtests(findings[-1], trend)
             if cd.n_new and cd.unseen_rows and not m.numeric:
                 findings.append(unseen_finding(self, cd, ref, cur, label=True))
         for split in m.unlabelled:  # said, never compared: a missing label is not a drift
@@ -632,3 +682,60 @@ class LabelMeasures:
     samples: dict[str, Sample]
     seed: int
     unlabelled: tuple[str, ...] = ()  # splits without a labelled row: said, not compared
+    trend: dict[tuple[str, str], Trend] = field(default_factory=dict)  # time backtests
+
+
+def label_samples(engine: Operations, y: str, numeric: bool, with_reference: bool
+                  ) -> dict[str, Sample]:
+    """Per split (and the reference when asked): a numeric label's sorted values, else its
+    rows per class (NaN and null are no class)."""
+    samples: dict[str, Sample] = {}
+    if numeric:
+        for split, sv in engine.sorted_values([y], with_reference=with_reference)[y].items():
+            samples[split] = Sample(Kind.NUMERIC, sv.rows, sv.missing, values=sv.values)
+        return samples
+    rows = engine.split_rows(with_reference=with_reference)
+    vc = engine.value_counts([y], with_reference=with_reference)[y]
+    for split, n in rows.items():
+        counts = vc.counts.filter(pl.col("split") == split).select("value", "n")
+        samples[split] = Sample(Kind.CATEGORICAL, n, n - int(counts["n"].sum() or 0),
+                                counts=counts)
+    return samples
+
+
+def trend_of(bt: Backtests, measured: list[dict[str, ColumnDrift]], columns: list[str]
+             ) -> Trend:
+    """A pair's :class:`Trend` from its comparisons measured on the backtests' view (the
+    recent one first, then each backtest's: :func:`auditor.judging.backtest.views`)."""
+    recent, nulls = (measured[0], measured[1:]) if measured else ({}, [])
+    return Trend(bt.note, [bt.describe(b) for b in bt.tests],
+                 bt.rows(bt.recent) if bt.recent is not None else "",
+                 {c: trend_values(recent[c]) for c in columns if c in recent},
+                 {c: [trend_values(d[c]) for d in nulls if c in d] for c in columns})
+
+
+def unstable(check: LabelDrift, v: Verdict, null: list[dict[str, float]], ref: str) -> None:
+    """A label drift the time trend explains still warns when the label moves that much
+    inside the earlier split: the backtests' median PSI above ``psi_fail_above`` (a target
+    whose distribution keeps moving, or whose labelling changed partway; vega_datasets'
+    seattle_weather relabels rain as fog from 2013 on, inside train)."""
+    psis = [b["psi"] for b in null if "psi" in b]
+    if not psis or v.severity != Severity.INFO or v.raw == Severity.INFO or v.p_adj is None \
+            or not v.p_adj < check.alpha:
+        return
+    inside = float(np.median(psis))
+    if inside > check.psi_fail_above:
+        v.severity = Severity.WARN
+        v.reason = (f"the label moves over time inside {ref} as well (median PSI "
+                    f"{fmt_effect(inside)} between its earlier rows and a later window, above "
+                    f"{check.psi_fail_above:g}): a moving target; look at how it was collected "
+                    "or labelled over time")
+
+
+def backtests(f: Finding, trend: Trend) -> None:
+    """A pair's time backtests in its finding's evidence: how they were placed, each one."""
+    ev = f.evidence if f.evidence is not None else {}
+    ev["time backtests"] = [{"backtest": d} for d in trend.backtests] or [{"note": trend.note}]
+    if trend.backtests:
+        ev["time backtests placed"] = trend.note
+    f.evidence = ev

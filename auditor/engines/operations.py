@@ -65,6 +65,17 @@ Condition = Union[Between, Exceeds]
 
 
 @dataclass(frozen=True)
+class Subset:
+    """The rows of ``split`` meeting ``condition`` (None: every row), a seeded sample of
+    ``share`` of them (1: every one): a split of
+    :meth:`~auditor.engines.polars_engine.PolarsOperations.subsets`."""
+
+    split: str
+    condition: Condition | None
+    share: float = 1.0
+
+
+@dataclass(frozen=True)
 class Range:
     """Rows of a split with the value (``present``) and without it (``missing``), and the
     smallest and largest value (None when no row has one). Dates and datetimes give ints."""

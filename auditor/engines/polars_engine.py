@@ -11,7 +11,7 @@ from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.engines.operations import (BATCH_ROWS, BatchFn, ClassLevels, ClassRanks,
                                         Condition, DistinctValues, DriverData, Examples,
-                                        Exceeds, RunMemo, SuiteResults,
+                                        Exceeds, RunMemo, Subset, SuiteResults,
                                         conform, gx_results, summed_columns,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
                                         Distribution, Expansion, Matches, Tally,
@@ -232,6 +232,20 @@ class PolarsOperations(RunMemo):
             out[split] = [Tally(int(row[4 * i] or 0), int(row[4 * i + 1] or 0), row[4 * i + 2],
                                 row[4 * i + 3]) for i in range(len(conds))]
         return out
+
+    def subsets(self, parts: Mapping[str, Subset], *, seed: int = 0) -> "PolarsEngine":
+        """A polars engine whose splits are ``parts`` (name -> :class:`Subset`): rows of these
+        frames meeting a condition, a seeded ``DataFrame.sample`` of them when the share is
+        below 1; no driver data or reference comes with it. For statistics of honest splits
+        of the same data made the same way, on rows this process holds (the time backtests of
+        :mod:`auditor.judging.backtest`, on any engine's driver data)."""
+        frames = {}
+        for name, part in parts.items():
+            df = self.frames[part.split]
+            if part.condition is not None:
+                df = df.filter(condition(part.condition, df.schema)[0])
+            frames[name] = df.sample(fraction=part.share, seed=seed) if part.share < 1 else df
+        return PolarsEngine(frames, seed=seed)
 
     def examples(self, split: str, condition_: Condition, values: Sequence[Num],
                  limit: int) -> Examples:

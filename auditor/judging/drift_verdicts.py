@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from auditor.loading.data import Kind
+from auditor.core.roles import Kind
 from auditor.stats.drift import (CATEGORICAL_KINDS, NUMERIC_KINDS, ColumnDrift, Sample,
                                  bins_table, category_chart, fmt_value, numeric_chart)
 from auditor.stats.levels import MISSING, OTHER_VALUES, RARE_LEVELS, LevelShift
@@ -34,14 +34,97 @@ class Verdict:
     capped: bool = False              # a fail lowered to warn: too few rows to fail on
     reason: str = ""                  # why a drift is reported as info by design
     min_rows: int = 0                 # the limit that capped it
+    trend: "TrendNull | None" = None  # the time backtests' values of the deciding statistic
 
 
-def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> Verdict:
+@dataclass(frozen=True)
+class ColumnTrend:
+    """One column's statistics (:func:`trend_values`) on the time design's common geometry:
+    the compared split against the earlier split's last rows (``recent``, those rows described
+    by ``against``), and on each backtest inside the earlier split."""
+
+    against: str
+    recent: dict[str, float]
+    backtests: list[dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A pair's time backtests (:mod:`auditor.judging.backtest`): how they were placed
+    (``note``), each described, the earlier split's last rows the compared split is measured
+    against (``against``), and per column the statistics of that comparison (``recent``) and
+    of each backtest (``nulls``). No backtest: empty, the pair is judged as before."""
+
+    note: str
+    backtests: list[str]
+    against: str
+    recent: dict[str, dict[str, float]]
+    nulls: dict[str, list[dict[str, float]]]
+
+    def column(self, c: str) -> ColumnTrend | None:
+        if not self.nulls.get(c) or c not in self.recent:
+            return None
+        return ColumnTrend(self.against, self.recent[c], self.nulls[c])
+
+
+@dataclass(frozen=True)
+class TrendNull:
+    """One statistic against its backtests: observed, the backtests' median and largest value
+    (the null's upper quantile), how many, and the excess graded (:attr:`excess`)."""
+
+    metric: str
+    observed: float
+    median: float
+    upper: float
+    n: int
+    against: str = ""  # the earlier split's rows ``observed`` was measured against
+
+    @property
+    def excess(self) -> float:
+        """The observed statistic beyond the largest backtest, on the statistic's own scale:
+        PSI on the scale of a shift, (sqrt(PSI) - sqrt(PSI_upper))^2 (a normal mean shift of
+        d standard deviations gives PSI ~ d^2, so this is the PSI of the shift beyond the
+        trend's; PSI saturates once distributions stop overlapping, 7 and 8 both meaning
+        "disjoint", and a plain difference would grade that noise); KS D and Cramér's V by
+        difference; a level fold by ratio (a fold 3 where time alone gives 2 is a fold 1.5
+        beyond it). 0 (1 for a fold) when within the backtests."""
+        o, u = self.observed, max(self.upper, 0.0)
+        if self.metric.startswith("psi"):
+            return max(0.0, math.sqrt(max(o, 0.0)) - math.sqrt(u)) ** 2
+        if self.metric == "level_fold":
+            return max(1.0, o / u) if u > 0 else o
+        return max(0.0, o - u)
+
+
+def trend_values(cd: ColumnDrift) -> dict[str, float]:
+    """The statistics :func:`judge` grades, as one backtest measured them: PSI (and PSI in
+    excess of chance), KS D, Cramér's V, the largest level fold."""
+    out = {"psi": cd.psi}
+    if cd.psi_chance is not None:
+        out["psi_excess"] = max(0.0, cd.psi - cd.psi_chance)
+    if cd.gap is not None:
+        out["ks_d"] = cd.gap.d
+    if cd.cramers_v is not None:
+        out["cramers_v"] = cd.cramers_v
+    if cd.levels:
+        out["level_fold"] = max(lv.fold for lv in cd.levels)
+    return {k: float(v) for k, v in out.items() if v is not None and math.isfinite(v)}
+
+
+def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None,
+          trend: ColumnTrend | None = None) -> Verdict:
     """Grade by effect size (PSI, or for high-cardinality categoricals PSI in excess of
     chance; KS D for numerics; Cramér's V for categoricals; the largest per-level fold), each
     grade kept only if its test's p-value (BH-adjusted over the comparison; Bonferroni over the
     comparison's levels for folds) is below ``alpha``; the worst grade wins. A fail on a split of
-    fewer than ``min_rows`` rows is lowered to warn."""
+    fewer than ``min_rows`` rows is lowered to warn.
+
+    With time backtests (``trend``, a time design), each statistic is graded on the compared
+    split against the earlier split's last rows, in excess of the largest backtest value
+    (:attr:`TrendNull.excess`, metric ``<statistic>_beyond_trend``): the drift an honest split
+    of the same data, cut the same way inside the earlier split, shows is expected. The raw
+    grade stays the train -> test one, so a drift the trend explains is still reported (as
+    info, with the backtests); the p-value requirement is the train -> test test's."""
     psi_metric, psi_value = "psi", cd.psi
     if cd.psi_chance is not None:
         psi_metric, psi_value = "psi_excess", max(0.0, cd.psi - cd.psi_chance)
@@ -55,8 +138,8 @@ def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> 
         candidates.append(("cramers_v", cd.cramers_v, check.cramers_v_warn_above,
                            check.cramers_v_fail_above, p_adj, None))
     if cd.levels:
-        significant = [lv for lv in cd.levels if lv.p_adj < check.alpha]
-        lv = max(significant or cd.levels, key=lambda s: (s.fold, -s.p))
+        moved = [lv for lv in cd.levels if lv.p_adj < check.alpha]
+        lv = max(moved or cd.levels, key=lambda s: (s.fold, -s.p))
         # warn only: one level of many moving (an aircraft retired, a seasonal route) is worth
         # a look, not a failed gate; whole-distribution effects (PSI, V) decide fails
         candidates.append(("level_fold", lv.fold, check.level_fold_warn_above, None,
@@ -65,11 +148,21 @@ def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None) -> 
     for metric, value, warn, fail, p, level in candidates:
         raw = grade(value, warn=warn, fail=fail)
         significant = p is not None and not math.isnan(p) and p < check.alpha
-        eff = raw if significant else Severity.INFO
+        null = None
+        if trend is not None and value is not None and metric in trend.recent:
+            vals = [b[metric] for b in trend.backtests if metric in b]
+            if vals:
+                null = TrendNull(metric, trend.recent[metric], float(np.median(vals)),
+                                 max(vals), len(vals), trend.against)
+        graded = raw if null is None else grade(null.excess, warn=warn, fail=fail)
+        eff = graded if significant else Severity.INFO
         key = (RANK[eff], RANK[raw])
         if best is None or key > (RANK[best.severity], RANK[best.raw]):
             best = Verdict(eff, raw, metric, value, warn if fail is None else fail, p_adj,
                            ks_p_adj)
+            if null is not None:
+                best.metric, best.value, best.trend = (f"{metric}_beyond_trend", null.excess,
+                                                       null)
     assert best is not None
     best.level = candidates[-1][5]  # the level shift considered, whichever metric decided
     if best.severity == Severity.FAIL and min(cd.ref_rows, cd.cur_rows) < check.min_rows:
@@ -133,7 +226,7 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     ea = cd.ref_counts / max(cd.ref_counts.sum(), 1)
     top_term = int(np.nanargmax(cd.psi_terms)) if np.isfinite(cd.psi_terms).any() else 0
     per_bin = cd.kind in CATEGORICAL_KINDS or cd.per_value
-    if v.level is not None and v.metric == "level_fold":
+    if v.level is not None and v.metric.startswith("level_fold"):
         lv = v.level
         i = cd.bins.index(lv.value)
     else:
@@ -178,7 +271,7 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     stats += f", {cd.test} p_adj {_p(v.p_adj)}"
     if cd.gap is not None:
         stats += f"; KS D {fmt_effect(cd.gap.d)}, p_adj {_p(v.ks_p_adj)}"
-    if v.level is not None and (v.metric == "level_fold" or v.level.p_adj < alpha):
+    if v.level is not None and (v.metric.startswith("level_fold") or v.level.p_adj < alpha):
         lv = v.level
         more = lv.cur_share > lv.ref_share
         stats += (f"; {col} = {clip_text(lv.value, 40)!r} {_times(lv.fold)} times as "
@@ -196,13 +289,33 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     if cd.all_unique:
         text += (f"; every {col} value is unique in both splits, as in an id: declare it under "
                  "columns.ids if it is not a feature")
+    if v.trend is not None:
+        text += "; " + trend_sentence(v, ref)
     if v.reason:
         text += f"; {v.reason}"
-    elif v.raw != Severity.INFO and v.severity == Severity.INFO:
+    elif v.raw != Severity.INFO and v.severity == Severity.INFO and v.trend is None:
         text += f"; the shift is not significant after Benjamini–Hochberg (alpha {alpha:g})"
     if v.capped:
         text += f"; graded warn, not fail: a split has fewer than {v.min_rows:,} rows"
     return text, count
+
+
+_STAT = {"psi": "PSI", "psi_excess": "PSI beyond chance", "ks_d": "KS D",
+         "cramers_v": "Cramér's V", "level_fold": "the largest level fold"}
+
+
+def trend_sentence(v: Verdict, ref: str) -> str:
+    """How the statistic compares with the time backtests inside the earlier split."""
+    t = v.trend
+    assert t is not None
+    name = _STAT.get(t.metric, t.metric)
+    head = (f"against the last {t.against}, {name} is {fmt_effect(t.observed)}; cut the same "
+            f"way by time inside {ref}, {t.n} honest backtests give {fmt_effect(t.median)} "
+            f"(median) to {fmt_effect(t.upper)}")
+    if t.excess <= (1.0 if t.metric == "level_fold" else 0.0):
+        return head + ": the drift is what time alone moves in this data" + (
+            ", reported as info" if v.severity == Severity.INFO else "")
+    return head + f": {fmt_effect(t.excess)} beyond the trend, graded"
 
 
 def rounded(x: float | None, digits: int = 6) -> float | None:
@@ -235,6 +348,12 @@ def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any
         out.update({"psi by chance": rounded(cd.psi_chance),
                     "psi excess": rounded(max(0.0, cd.psi - cd.psi_chance)),
                     "rare levels pooled": cd.rare_levels})
+    if v.trend is not None:
+        t = v.trend
+        out.update({"graded on": f"{t.metric} beyond the time trend",
+                    "recent rows": t.against, f"{t.metric} against them": rounded(t.observed),
+                    "time backtests": t.n, "backtest median": rounded(t.median),
+                    "backtest largest": rounded(t.upper), "excess": rounded(t.excess)})
     if v.level is not None:
         out.update({"largest level fold": rounded(v.level.fold),
                     "its level": clip_text(v.level.value), "its p_adj": rounded(v.level.p_adj)})

@@ -413,11 +413,19 @@ def test_declared_time_column_drift_is_not_a_finding_but_other_datetimes_are():
                              "x": rng.normal(size=n)})
 
     train, test = frame(3000, "2025-01-01", 0), frame(1000, "2025-06-01", 0)
-    findings = FeatureDrift().run(_data({"train": train, "test": test}, time="ts"))
+    data = _data({"train": train, "test": test}, time="ts")
+    data.declared_split = "random"  # judged as rows drawn at random: every datetime moves
+    findings = FeatureDrift().run(data)
     assert set(_flagged(findings)) == {"opened"}  # an undeclared datetime moves with time
     summary = _summary(findings, ["train", "test"])
     assert {"column": "ts", "reason": "declared time column: it moves between splits by "
             "design"} in summary.evidence["not compared"]
+    # the same splits judged as what they are, a time split: opened moves no more than time
+    # moves it inside train (backtests), an info that says so
+    timed = FeatureDrift().run(_data({"train": train, "test": test}, time="ts"))
+    assert not _flagged(timed)
+    (info,) = [f for f in timed if f.subject == "opened"]
+    assert info.metric.endswith("_beyond_trend") and "what time alone moves" in info.message
     opened = _flagged(findings)["opened"]
     assert opened.evidence["chart"]["type"] == "hist"
     assert opened.evidence["chart"]["x_unit"] == "epoch_seconds"  # drawn on a date axis
@@ -593,7 +601,7 @@ def test_flights_time_split_has_no_fail_and_calendar_parts_are_info_with_the_rea
     assert {tuple(f.splits) for f in month} == {("train", "val"), ("train", "test"),
                                                 ("val", "test")}
     for f in month:  # PSI 13-16 before: now info, saying why
-        assert f.severity == Severity.INFO and f.value > 10
+        assert f.severity == Severity.INFO and f.evidence["statistics"]["psi"] > 10
         assert "month is the month of time_hour on 99.6% of rows" in f.message
         assert "calendar drift is expected in a time split" in f.message
         assert "(other values)" not in f.message and "(unseen values)" not in f.message

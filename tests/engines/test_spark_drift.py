@@ -266,7 +266,9 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark, sketch
     (the count of numeric values, profiles, cells, the exact value counts and cells again of
     ``rare``, category counts (totals, counts per column, collect), one unseen-values job per
     pair, the time column's range per split and one tally per compared split, the calendar
-    sample), and its findings
+    sample; the splits are cut by time, so also the time backtests: the time column's range
+    and a 200-point CDF tally per earlier split, and the driver-side sample they are measured
+    on), and its findings
     equal the polars engine's (statuses, counts, KS within the stated bound); schema.consistency
     (written once, through the engine's value counts) runs a number of jobs that does not grow
     with the columns and gives the polars engine's findings."""
@@ -328,7 +330,7 @@ def test_feature_drift_jobs_do_not_grow_with_the_number_of_columns(spark, sketch
         assert ([(f.severity, f.metric, f.subject, f.count, f.value) for f in by_itself]
                 == [(f.severity, f.metric, f.subject, f.count, f.value)
                     for f in SchemaConsistency().run(polars_data)])
-    assert jobs[0] == jobs[1] and jobs[1] <= 18, jobs
+    assert jobs[0] == jobs[1] and jobs[1] <= 26, jobs
     # value counts of all columns stacked: row totals, the kept counts (cached), their count
     # and collect, whatever the number of columns
     assert schema_jobs[0] == schema_jobs[1] <= 8, schema_jobs
