@@ -69,3 +69,32 @@ def trend_split(shift: float = 0.0, label_step: float = 0.0, years: bool = False
     df = pl.DataFrame({"day": time, "trend": trend, "x": x, "target": target,
                        "y": rng.integers(0, 2, n)})
     return {"train": df.filter(pl.Series(~test)), "test": df.filter(pl.Series(test))}
+
+
+def entity_split(shift: float = 0.0) -> dict[str, pl.DataFrame]:
+    """60 users of 10 rows each, users 0-49 in train and 50-59 in test. ``plan`` is an
+    attribute of the user (one of three, the same on every row of a user), ``level`` a row
+    measurement dominated by the user (user effect sd 1, row noise sd 0.2: the 10 rows of a
+    user are nearly one observation), ``x`` row noise moved by ``shift`` sd in test, ``y`` a
+    coin."""
+    rng = np.random.default_rng(4)
+    users = np.repeat(np.arange(60), 10)
+    effect = rng.normal(size=60)
+    plan = np.array(["basic", "plus", "pro"])[rng.integers(0, 3, 60)]
+    df = pl.DataFrame({"user": users, "plan": plan[users],
+                       "level": effect[users] + rng.normal(0, 0.2, len(users)),
+                       "x": rng.normal(size=len(users)) + shift * (users >= 50),
+                       "y": rng.integers(0, 2, len(users))})
+    return {"train": df.filter(pl.col("user") < 50), "test": df.filter(pl.col("user") >= 50)}
+
+
+def panel_split() -> dict[str, pl.DataFrame]:
+    """12 firms x 20 years (2000-2019), the last 5 years in test. ``national`` is one value
+    per year (a national rate, rising), ``size`` a firm measurement, ``y`` a coin."""
+    rng = np.random.default_rng(5)
+    years = np.repeat(np.arange(2000, 2020), 12)
+    firms = np.tile(np.arange(12), 20)
+    national = (np.arange(20) * 0.5 + rng.normal(0, 0.1, 20))[years - 2000]
+    df = pl.DataFrame({"year": years, "firm": firms, "national": national,
+                       "size": rng.normal(size=len(years)), "y": rng.integers(0, 2, len(years))})
+    return {"train": df.filter(pl.col("year") < 2015), "test": df.filter(pl.col("year") >= 2015)}

@@ -22,10 +22,11 @@ from auditor.engines.operations import Operations
 from auditor.core.roles import REFERENCE
 from auditor.stats.drift_binned import Binned, binned_per_value, compare_binned, value_bins
 from auditor.stats.drift import (CATEGORICAL_KINDS, LISTED_CATEGORIES, NUMERIC_KINDS,
-                                 ColumnDrift, Sample, fmt_value,
-                                 compare, numeric_chart)
+                                 ColumnDrift, Sample, compare, entity_columns, fmt_value,
+                                 numeric_chart, one_row_per)
 from auditor.judging.backtest import Backtests, time_backtests, views
-from auditor.judging.design import time_splits
+from auditor.judging.resplits import Resplits, entity_views
+from auditor.judging.design import split_design, time_splits
 from auditor.judging.drift_verdicts import (RANK, Trend, Verdict, describe_drift, evidence,
                                             fmt_effect, judge, name_list, rounded, table_row,
                                             trend_values, unseen_finding)
@@ -261,15 +262,23 @@ class FeatureDrift(DriftThresholds):
         if not kinds:
             raise NotApplicable("every feature column has more distinct values than the "
                                 "engine's driver holds")
+        attributes: set[str] = set()
+        for pair, per_entity in self._per_entity(engine, roles, kinds, pairs).items():
+            drifts[pair] = {c: per_entity.get(c, cd) for c, cd in drifts[pair].items()}
+            for c in per_entity:
+                bounds[pair].pop(c, None)
+            attributes |= set(per_entity)
         calendar = self._calendar(engine, roles, kinds)
+        periods = self._periods(engine, roles, [c for c in kinds if c not in calendar])
         time = roles.columns.time
         return FeatureMeasures(
             pairs=pairs, kinds=kinds, drifts=drifts, bounds=bounds, sketched=sketched,
-            grid=grid, calendar=calendar, time=time,
-            time_split=time_splits(engine, roles, pairs) if calendar else {},
+            grid=grid, calendar=calendar, time=time, periods=periods,
+            time_split=time_splits(engine, roles, pairs) if calendar or periods else {},
             not_compared=not_compared_columns(roles, kinds) + [
                 {"column": c, "reason": over_budget_reason(*n)} for c, n in over.items()],
-            over=over, trend=self._trend(engine, roles, kinds, pairs))
+            over=over, trend=self._trend(engine, roles, kinds, pairs) or self._resplit(
+                engine, roles, {c: k for c, k in kinds.items() if c not in attributes}, pairs))
 
     def _drifts(self, engine: Operations, kinds: dict[str, Kind], pairs: list[tuple[str, str]],
                 *, with_reference: bool, seed: int, charts: bool = True
@@ -311,6 +320,64 @@ class FeatureDrift(DriftThresholds):
         if sketched:
             self._settle_unique(engine, drifts, numeric)
         return drifts, bounds, sketched, grid, over
+
+    def _periods(self, engine: Operations, roles: Roles, columns: list[str]) -> list[str]:
+        """In a time design of a panel (each time value on two rows or more on average, as
+        firms x years), the columns that are attributes of the period: one value per time
+        value (a national rate, an index of the year). Their later values are new by
+        construction. On the engine's driver data."""
+        t = roles.columns.time
+        if not t or not columns or split_design(engine, roles).design != "time":
+            return []
+        frames = engine.driver_data().data.splits
+        names = [s for s in roles.splits if s in frames and t in frames[s].columns]
+        return entity_columns({s: frames[s] for s in names}, t, columns, min_rows=2.0)
+
+    def _per_entity(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
+                    pairs: list[tuple[str, str]]
+                    ) -> dict[tuple[str, str], dict[str, ColumnDrift]]:
+        """In a group design, the columns that are attributes of the entity (one value per
+        entity, :func:`~auditor.stats.drift.entity_columns`) compared at one row per entity:
+        test entities are new entities, so their attributes differ as a sample of entities
+        does, and counting each entity's rows as independent evidence would grade that as
+        drift. On the engine's driver data (Spark: its driver-side sample)."""
+        design = split_design(engine, roles)
+        e = design.entities
+        pairs = [p for p in pairs if REFERENCE not in p]
+        if design.design != "group" or e is None or not pairs:
+            return {}
+        frames = engine.driver_data().data.splits
+        names = {s for p in pairs for s in p}
+        if not names <= set(frames) or any(e not in frames[s].columns for s in names):
+            return {}
+        level = entity_columns({s: frames[s] for s in names}, e,
+                               [c for c in kinds if c != e and all(
+                                   c in frames[s].columns for s in names)])
+        if not level:
+            return {}
+        from auditor.engines.polars_engine import PolarsEngine
+
+        view = PolarsEngine({s: one_row_per(frames[s].select([e, *level]), e) for s in names},
+                            seed=roles.seed)
+        measured = self._drifts(view, {c: kinds[c] for c in level}, pairs,
+                                with_reference=False, seed=roles.seed)[0]
+        for d in measured.values():
+            for cd in d.values():
+                cd.entity = e
+        return measured
+
+    def _resplit(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
+                 pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Trend]:
+        """In a group design, the same drifts measured on entity re-splits of each pair's
+        pooled rows (:mod:`auditor.judging.resplits`); the attributes of the entity, compared
+        at one row per entity, are left out."""
+        view, names, made = entity_views(engine, roles, pairs, roles.seed)
+        if view is None or not kinds:
+            return {}
+        measured = self._drifts(view, kinds, [p for ps in names.values() for p in ps],
+                                with_reference=False, seed=roles.seed, charts=False)[0]
+        return {pair: resplit_trend(r, [measured[p] for p in names[pair]], list(kinds))
+                for pair, r in made.items()}
 
     def _trend(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
                pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Trend]:
@@ -419,7 +486,7 @@ class FeatureDrift(DriftThresholds):
         for i, (ref, cur) in enumerate(m.pairs):
             trend = m.trend.get((ref, cur))
             graded = grade_all(self, [m.drifts[ref, cur][c] for c in m.kinds], trend)
-            if m.calendar and m.time_split.get((ref, cur)):
+            if (m.calendar or m.periods) and m.time_split.get((ref, cur)):
                 for cd, v in graded:
                     if cd.column in m.calendar:  # its unseen values too are by design
                         v.severity = Severity.INFO
@@ -428,6 +495,12 @@ class FeatureDrift(DriftThresholds):
                                     f" on {fmt_share(match.share)} of rows and the "
                                     f"splits are cut by {m.time}: calendar drift is "
                                     "expected in a time split, reported as info")
+                    elif cd.column in m.periods:
+                        v.severity = Severity.INFO
+                        v.reason = (f"{cd.column} takes one value per {m.time} (an attribute "
+                                    f"of the period, as a national rate of the year is) and the "
+                                    f"splits are cut by {m.time}: later periods bring new values"
+                                    " by construction, reported as info")
             new = self._comparison_findings(graded, ref, cur, m.kinds,
                                             m.not_compared if i == 0 else [])
             if trend is not None:
@@ -519,6 +592,7 @@ class FeatureMeasures:
     time: str | None
     time_split: dict[tuple[str, str], bool]
     not_compared: list[dict[str, str]]
+    periods: list[str]  # attributes of the time period (a panel's yearly national rates)
     over: dict[str, tuple[int, int]]
     trend: dict[tuple[str, str], Trend] = field(default_factory=dict)  # time backtests
 
@@ -624,7 +698,23 @@ class LabelDrift(DriftThresholds):
                                     "split: no distribution to compare")
         return LabelMeasures(label=y, numeric=numeric, pairs=pairs, samples=samples,
                              seed=roles.seed, unlabelled=roles.unlabelled,
-                             trend=self._trend(engine, roles, pairs, numeric))
+                             trend=self._trend(engine, roles, pairs, numeric)
+                             or self._resplit(engine, roles, pairs, numeric))
+
+    def _resplit(self, engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
+                 numeric: bool) -> dict[tuple[str, str], Trend]:
+        """In a group design, the label's drift on entity re-splits of each pair's pooled
+        rows (:mod:`auditor.judging.resplits`)."""
+        y = roles.label
+        assert y is not None
+        view, names, made = entity_views(engine, roles, pairs, roles.seed)
+        if view is None:
+            return {}
+        got = label_samples(view, y, numeric, False)
+        return {pair: resplit_trend(r, [{y: compare_columns(self, [y], {y: got[a]}, {y: got[b]},
+                                                            roles.seed)[0]}
+                                        for a, b in names[pair]], [y])
+                for pair, r in made.items()}
 
     def _trend(self, engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
                numeric: bool) -> dict[tuple[str, str], Trend]:
@@ -650,7 +740,7 @@ class LabelDrift(DriftThresholds):
             ((cd, v),) = compare_all(self, [y], {y: m.samples[ref]}, {y: m.samples[cur]}, m.seed,
                                      trend)
             cd.all_unique = False  # a continuous label is unique per row; it is not an id
-            if trend is not None and v.trend is not None:
+            if trend is not None and v.trend is not None and trend.design == "time":
                 unstable(self, v, trend.nulls[y], ref)
             message, count = describe_drift(cd, v, ref, cur, self.alpha)
             findings.append(Finding(
@@ -714,6 +804,16 @@ def trend_of(bt: Backtests, measured: list[dict[str, ColumnDrift]], columns: lis
                  {c: [trend_values(d[c]) for d in nulls if c in d] for c in columns})
 
 
+def resplit_trend(r: Resplits, measured: list[dict[str, ColumnDrift]], columns: list[str]
+                  ) -> Trend:
+    """A pair's :class:`Trend` from the real pair and its entity re-splits measured on the
+    pooled rows (:func:`auditor.judging.resplits.entity_views`, the real pair first)."""
+    real, nulls = measured[0], measured[1:]
+    return Trend(r.note, [], r.entity, {c: trend_values(real[c]) for c in columns if c in real},
+                 {c: [trend_values(d[c]) for d in nulls if c in d] for c in columns},
+                 design="group")
+
+
 def unstable(check: LabelDrift, v: Verdict, null: list[dict[str, float]], ref: str) -> None:
     """A label drift the time trend explains still warns when the label moves that much
     inside the earlier split: the backtests' median PSI above ``psi_fail_above`` (a target
@@ -733,9 +833,14 @@ def unstable(check: LabelDrift, v: Verdict, null: list[dict[str, float]], ref: s
 
 
 def backtests(f: Finding, trend: Trend) -> None:
-    """A pair's time backtests in its finding's evidence: how they were placed, each one."""
+    """A pair's null of the design in its finding's evidence: the time backtests (how they
+    were placed, each one) or how the entity re-splits were made."""
     ev = f.evidence if f.evidence is not None else {}
-    ev["time backtests"] = [{"backtest": d} for d in trend.backtests] or [{"note": trend.note}]
-    if trend.backtests:
-        ev["time backtests placed"] = trend.note
+    if trend.design == "group":
+        ev["entity re-splits"] = trend.note
+    else:
+        ev["time backtests"] = ([{"backtest": d} for d in trend.backtests]
+                                or [{"note": trend.note}])
+        if trend.backtests:
+            ev["time backtests placed"] = trend.note
     f.evidence = ev

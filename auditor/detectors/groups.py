@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import polars as pl
@@ -13,6 +13,7 @@ from auditor.detectors.measured import judged
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.engines.operations import Num, Operations, Range, RecordMatch
 from auditor.errors import NotApplicable
+from auditor.judging.design import split_design, time_splits
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import (check_params, clip_text, fmt_count, fmt_rows, grade, is_share,
                                     share)
@@ -35,9 +36,12 @@ class GroupOverlap:
     For each column in ``columns.groups`` and each pair of splits (earlier, later): value = rows
     of the later split whose entity also occurs in the earlier split / rows of the later split
     (``group_overlap_rows``, count = those rows); graded by ``warn_above`` / ``fail_above``
-    (default 0: any shared entity fails). Null values are not entities: they are never shared
-    and are counted separately (info). Evidence: the most-affected entities with their rows in
-    each split.
+    (default 0: any shared entity fails). In a time design (see ``split_design``) the pairs
+    cut by the time column are info: a time split of a panel (the same firms, states,
+    customers every period) shares its entities by construction; declare ``split: group``
+    when a later split must hold new entities. Null values are not entities: they are never
+    shared and are counted separately (info). Evidence: the most-affected entities with their
+    rows in each split.
 
     Declared ids (``columns.ids``) get the same overlap count (``id_overlap_rows``): a record id
     present in two splits is the same record in both, which ``leakage.duplicates`` cannot see
@@ -139,9 +143,15 @@ class GroupOverlap:
                 if candidate_why(self, c, facts[c]) for a, b in pairs):
             raise NotApplicable("no group column declared (columns.groups), and no column looks "
                                 "like an entity key shared across splits")
+        timed: dict[tuple[str, str], str] = {}
+        t = roles.columns.time
+        if groups and t and split_design(engine, roles).design == "time":
+            cut = time_splits(engine, roles, pairs)
+            timed = {p: t for p in pairs if cut.get(p)}
         return GroupMeasures(groups=groups, ids=ids, pairs=pairs, rows=dict(roles.rows),
                              summaries=summaries, overlaps=overlaps, numbering=numbering,
-                             first_number=first, matches=matches, candidates=facts)
+                             first_number=first, matches=matches, candidates=facts,
+                             timed=timed)
 
     # -- judge ---------------------------------------------------------------------------------
     def judge(self, m: GroupMeasures) -> list[Finding]:
@@ -204,8 +214,16 @@ class GroupOverlap:
             message = (f"{fmt_rows(rows, m.rows[later], f'{later} rows')} share a {col} with "
                        f"{earlier} ({fmt_count(ko.shared)} of {fmt_count(entities)} {later} "
                        f"{col} values also occur in {earlier})")
+            severity = grade(value, warn=self.warn_above, fail=self.fail_above)
+            t = m.timed.get((earlier, later))
+            if t and rows:
+                severity = Severity.INFO
+                message += (f"; the splits are cut by time (`{t}`): {col} entities recurring "
+                            f"in later periods is how a time split of them works, reported as "
+                            f"info (declare split: group if {later} must hold new {col} "
+                            "entities)")
             out.append(Finding(
-                severity=grade(value, warn=self.warn_above, fail=self.fail_above),
+                severity=severity,
                 subject=col, splits=[earlier, later], metric="group_overlap_rows", value=value,
                 threshold=self.fail_above, count=rows, message=message,
                 evidence=overlap_evidence(ko, col, earlier, later) if rows else {}))
@@ -249,6 +267,8 @@ class GroupMeasures:
     first_number: dict[tuple[str, str], Any]  # (id column, split) -> its smallest value
     matches: dict[tuple[str, str, str], RecordMatch]
     candidates: dict[str, CandidateFacts]
+    timed: dict[tuple[str, str], str] = field(default_factory=dict)  # pairs cut by time (a
+    # time design): pair -> the time column; shared entities there are expected
 
 
 def overlap_evidence(ko: KeyOverlap, col: str, earlier: str, later: str) -> dict[str, Any]:

