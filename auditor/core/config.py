@@ -86,17 +86,33 @@ class Waiver(BaseModel):
 
     def matches(self, check_id: str, finding: Finding) -> bool:
         """Same check, same subject (a list compared as a set), and when given the same
-        splits (as a set) and metric; only warn/fail findings are waived."""
+        splits (as a set) and metric (:func:`base_metric`: ``psi`` waives
+        ``psi_beyond_trend``); only warn/fail findings are waived."""
         if check_id != self.check or finding.severity == "info":  # Severity.INFO
             return False
         if _subject_key(finding.subject) != _subject_key(self.subject):
             return False
         if self.splits is not None and set(self.splits) != set(finding.splits):
             return False
-        return self.metric is None or self.metric == finding.metric
+        return self.metric is None or base_metric(self.metric) == base_metric(finding.metric)
 
     def mark(self) -> dict[str, Any]:
         return {"reason": self.reason, "owner": self.owner, "expires": self.expires.isoformat()}
+
+
+NULL_SUFFIXES = ("_beyond_trend", "_beyond_entity_resplits")
+
+
+def base_metric(metric: str | None) -> str | None:
+    """``metric`` without the suffix of the split design's null (``psi_beyond_trend`` ->
+    ``psi``): a waiver, a baseline or a ledger series of ``psi`` keeps matching the finding
+    when a time or group design grades the same statistic against its null."""
+    if metric is None:
+        return None
+    for suffix in NULL_SUFFIXES:
+        if metric.endswith(suffix):
+            return metric[:-len(suffix)]
+    return metric
 
 
 def _subject_key(subject: str | list[str]) -> frozenset[str] | str:

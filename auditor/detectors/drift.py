@@ -24,12 +24,11 @@ from auditor.stats.drift_binned import Binned, binned_per_value, compare_binned,
 from auditor.stats.drift import (CATEGORICAL_KINDS, LISTED_CATEGORIES, NUMERIC_KINDS,
                                  ColumnDrift, Sample, compare, entity_columns, fmt_value,
                                  numeric_chart, one_row_per)
-from auditor.judging.backtest import Backtests, time_backtests, views
-from auditor.judging.resplits import Resplits, entity_views
+from auditor.judging.nulls import null_views
 from auditor.judging.design import split_design, time_splits
 from auditor.judging.drift_verdicts import (RANK, Trend, Verdict, describe_drift, evidence,
                                             fmt_effect, judge, name_list, rounded, table_row,
-                                            trend_values, unseen_finding)
+                                            unseen_finding)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import bh_adjust, fmt_rows, fmt_share, map_columns
@@ -222,7 +221,17 @@ class FeatureDrift(DriftThresholds):
       weekday, hour ... up to relabelling and a whole-hour offset, verified on 99% of rows, see
       :mod:`auditor.stats.calendar`) moves by design when the splits are cut by time (at most
       5% of a compared split earlier than the reference's end); its drift is reported as info
-      with that reason. In a random split it is judged as any feature.
+      with that reason, as is an attribute of the period in a panel (one value per time
+      value: a national rate of the year). In a random split it is judged as any feature.
+    - The split design's null (``split_design``): in a time design each pair cut by time is
+      measured again as the later split against the earlier split's last rows and as
+      backtests of that geometry inside the earlier split
+      (:mod:`auditor.judging.backtest`); in a group design row measurements are measured on 9
+      re-splits of the pair's rows by whole entities (:mod:`auditor.judging.resplits`) and
+      attributes of the entity at one row per entity. Each statistic is then graded on its
+      excess over the null's largest value (PSI as a shift, (sqrt(PSI) - sqrt(PSI_max))^2;
+      KS D and Cramér's V by difference; a level fold by ratio), metric
+      ``<statistic>_beyond_trend`` / ``<statistic>_beyond_entity_resplits``.
     - Messages name a value that moved beyond noise (largest standardised difference) with a
       non-zero count (a value that vanished is counted in the reference), never a pooled bin.
     - The summary lists every column that moved in its table and names the stable ones once.
@@ -277,8 +286,8 @@ class FeatureDrift(DriftThresholds):
             time_split=time_splits(engine, roles, pairs) if calendar or periods else {},
             not_compared=not_compared_columns(roles, kinds) + [
                 {"column": c, "reason": over_budget_reason(*n)} for c, n in over.items()],
-            over=over, trend=self._trend(engine, roles, kinds, pairs) or self._resplit(
-                engine, roles, {c: k for c, k in kinds.items() if c not in attributes}, pairs))
+            over=over, trend=self._null(engine, roles, {c: k for c, k in kinds.items()
+                                                        if c not in attributes}, pairs))
 
     def _drifts(self, engine: Operations, kinds: dict[str, Kind], pairs: list[tuple[str, str]],
                 *, with_reference: bool, seed: int, charts: bool = True
@@ -366,33 +375,17 @@ class FeatureDrift(DriftThresholds):
                 cd.entity = e
         return measured
 
-    def _resplit(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
-                 pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Trend]:
-        """In a group design, the same drifts measured on entity re-splits of each pair's
-        pooled rows (:mod:`auditor.judging.resplits`); the attributes of the entity, compared
-        at one row per entity, are left out."""
-        view, names, made = entity_views(engine, roles, pairs, roles.seed)
-        if view is None or not kinds:
+    def _null(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
+              pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Trend]:
+        """The same drifts measured on the split design's honest comparisons of every pair
+        (:mod:`auditor.judging.nulls`: time backtests or entity re-splits), charts aside."""
+        nv = null_views(engine, roles, pairs, list(kinds), roles.seed)
+        if nv is None:
             return {}
-        measured = self._drifts(view, kinds, [p for ps in names.values() for p in ps],
-                                with_reference=False, seed=roles.seed, charts=False)[0]
-        return {pair: resplit_trend(r, [measured[p] for p in names[pair]], list(kinds))
-                for pair, r in made.items()}
-
-    def _trend(self, engine: Operations, roles: Roles, kinds: dict[str, Kind],
-               pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Trend]:
-        """In a time design, per pair cut by time: the same drifts measured on the backtests
-        of :mod:`auditor.judging.backtest` (every pair's in one engine view)."""
-        plans = time_backtests(engine, roles, pairs)
-        if not plans:
-            return {}
-        view, names = views(engine, plans, roles.seed)
-        measured: dict[tuple[str, str], dict[str, ColumnDrift]] = {}
-        if view is not None:
-            measured = self._drifts(view, kinds, [p for ps in names.values() for p in ps],
-                                    with_reference=False, seed=roles.seed, charts=False)[0]
-        return {pair: trend_of(bt, [measured[p] for p in names.get(pair, [])], list(kinds))
-                for pair, bt in plans.items()}
+        measured = (self._drifts(nv.view, kinds, nv.comparisons(), with_reference=False,
+                                 seed=roles.seed, charts=False)[0]
+                    if nv.view is not None and kinds else {})
+        return nv.trends(measured, list(kinds))
 
     def _categorical(self, engine: Operations, kinds: dict[str, Kind],
                      pairs: list[tuple[str, str]],
@@ -501,6 +494,10 @@ class FeatureDrift(DriftThresholds):
                                     f"of the period, as a national rate of the year is) and the "
                                     f"splits are cut by {m.time}: later periods bring new values"
                                     " by construction, reported as info")
+            if trend is not None and trend.design == "time":
+                for cd, v in graded:
+                    if v.trend is not None:
+                        unstable(self, v, trend.nulls[cd.column], ref, cd.column)
             new = self._comparison_findings(graded, ref, cur, m.kinds,
                                             m.not_compared if i == 0 else [])
             if trend is not None:
@@ -659,7 +656,10 @@ class LabelDrift(DriftThresholds):
     exact tests at small samples, and a rare class whose share is multiplied or divided by more
     than ``level_fold_warn_above`` warns (see ``drift.features``). A class of the compared split
     that the reference never had is its own finding (warn at least: a model cannot predict a
-    class it never saw).
+    class it never saw). Against the split design's null as ``drift.features`` is (time
+    backtests, entity re-splits); in a time design a label whose backtests move it by more
+    than ``psi_fail_above`` (median) warns even within the trend: a moving target, or a
+    labelling that changed partway (vega's seattle_weather relabels rain as fog in 2013).
     """
 
     id: ClassVar[str] = "drift.label"
@@ -698,39 +698,22 @@ class LabelDrift(DriftThresholds):
                                     "split: no distribution to compare")
         return LabelMeasures(label=y, numeric=numeric, pairs=pairs, samples=samples,
                              seed=roles.seed, unlabelled=roles.unlabelled,
-                             trend=self._trend(engine, roles, pairs, numeric)
-                             or self._resplit(engine, roles, pairs, numeric))
+                             trend=self._null(engine, roles, pairs, numeric))
 
-    def _resplit(self, engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
-                 numeric: bool) -> dict[tuple[str, str], Trend]:
-        """In a group design, the label's drift on entity re-splits of each pair's pooled
-        rows (:mod:`auditor.judging.resplits`)."""
+    def _null(self, engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
+              numeric: bool) -> dict[tuple[str, str], Trend]:
+        """The label's drift on the split design's honest comparisons of every pair
+        (:mod:`auditor.judging.nulls`: time backtests or entity re-splits)."""
         y = roles.label
         assert y is not None
-        view, names, made = entity_views(engine, roles, pairs, roles.seed)
-        if view is None:
+        nv = null_views(engine, roles, pairs, [y], roles.seed)
+        if nv is None:
             return {}
-        got = label_samples(view, y, numeric, False)
-        return {pair: resplit_trend(r, [{y: compare_columns(self, [y], {y: got[a]}, {y: got[b]},
-                                                            roles.seed)[0]}
-                                        for a, b in names[pair]], [y])
-                for pair, r in made.items()}
-
-    def _trend(self, engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
-               numeric: bool) -> dict[tuple[str, str], Trend]:
-        """In a time design, the label's drift on each pair's time backtests
-        (:mod:`auditor.judging.backtest`)."""
-        y = roles.label
-        assert y is not None
-        plans = time_backtests(engine, roles, pairs)
-        if not plans:
-            return {}
-        view, names = views(engine, plans, roles.seed)
-        got = label_samples(view, y, numeric, False) if view is not None else {}
-        return {pair: trend_of(bt, [{y: compare_columns(self, [y], {y: got[a]}, {y: got[b]},
-                                                        roles.seed)[0]}
-                                    for a, b in names.get(pair, [])], [y])
-                for pair, bt in plans.items()}
+        got = label_samples(nv.view, y, numeric, False) if nv.view is not None else {}
+        measured = {(a, b): {y: compare_columns(self, [y], {y: got[a]}, {y: got[b]},
+                                                roles.seed)[0]}
+                    for a, b in nv.comparisons()}
+        return nv.trends(measured, [y])
 
     def judge(self, m: LabelMeasures) -> list[Finding]:
         y = m.label
@@ -741,7 +724,7 @@ class LabelDrift(DriftThresholds):
                                      trend)
             cd.all_unique = False  # a continuous label is unique per row; it is not an id
             if trend is not None and v.trend is not None and trend.design == "time":
-                unstable(self, v, trend.nulls[y], ref)
+                unstable(self, v, trend.nulls[y], ref, "the label")
             message, count = describe_drift(cd, v, ref, cur, self.alpha)
             findings.append(Finding(
                 severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
@@ -793,43 +776,24 @@ def label_samples(engine: Operations, y: str, numeric: bool, with_reference: boo
     return samples
 
 
-def trend_of(bt: Backtests, measured: list[dict[str, ColumnDrift]], columns: list[str]
-             ) -> Trend:
-    """A pair's :class:`Trend` from its comparisons measured on the backtests' view (the
-    recent one first, then each backtest's: :func:`auditor.judging.backtest.views`)."""
-    recent, nulls = (measured[0], measured[1:]) if measured else ({}, [])
-    return Trend(bt.note, [bt.describe(b) for b in bt.tests],
-                 bt.rows(bt.recent) if bt.recent is not None else "",
-                 {c: trend_values(recent[c]) for c in columns if c in recent},
-                 {c: [trend_values(d[c]) for d in nulls if c in d] for c in columns})
-
-
-def resplit_trend(r: Resplits, measured: list[dict[str, ColumnDrift]], columns: list[str]
-                  ) -> Trend:
-    """A pair's :class:`Trend` from the real pair and its entity re-splits measured on the
-    pooled rows (:func:`auditor.judging.resplits.entity_views`, the real pair first)."""
-    real, nulls = measured[0], measured[1:]
-    return Trend(r.note, [], r.entity, {c: trend_values(real[c]) for c in columns if c in real},
-                 {c: [trend_values(d[c]) for d in nulls if c in d] for c in columns},
-                 design="group")
-
-
-def unstable(check: LabelDrift, v: Verdict, null: list[dict[str, float]], ref: str) -> None:
-    """A label drift the time trend explains still warns when the label moves that much
-    inside the earlier split: the backtests' median PSI above ``psi_fail_above`` (a target
-    whose distribution keeps moving, or whose labelling changed partway; vega_datasets'
-    seattle_weather relabels rain as fog from 2013 on, inside train)."""
+def unstable(check: Any, v: Verdict, null: list[dict[str, float]], ref: str, what: str
+             ) -> None:
+    """A drift the time trend explains still warns when the column moves that much inside
+    the earlier split: the backtests' median PSI above ``psi_fail_above`` (a target or a
+    feature whose distribution keeps moving, or whose recording changed partway: vega's
+    seattle_weather relabels rain as fog in 2013, inside train; a unit switched in mid-train
+    looks the same). ``what``: "the label" or the column's name."""
     psis = [b["psi"] for b in null if "psi" in b]
-    if not psis or v.severity != Severity.INFO or v.raw == Severity.INFO or v.p_adj is None \
-            or not v.p_adj < check.alpha:
+    if not psis or v.severity != Severity.INFO or v.raw == Severity.INFO \
+            or not v.significant or v.reason:
         return
     inside = float(np.median(psis))
     if inside > check.psi_fail_above:
         v.severity = Severity.WARN
-        v.reason = (f"the label moves over time inside {ref} as well (median PSI "
+        v.reason = (f"{what} moves over time inside {ref} as well (median PSI "
                     f"{fmt_effect(inside)} between its earlier rows and a later window, above "
                     f"{check.psi_fail_above:g}): a moving target; look at how it was collected "
-                    "or labelled over time")
+                    "or recorded over time")
 
 
 def backtests(f: Finding, trend: Trend) -> None:

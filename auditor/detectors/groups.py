@@ -19,6 +19,8 @@ from auditor.stats.numerics import (check_params, clip_text, fmt_count, fmt_rows
                                     share)
 
 CELL_CHARS = 60
+PANEL_SHARE = 0.9  # an inferred time split shares entities by design when at least this share
+# of the later split's entities recur (a panel); fewer: some entities leaked across the cut
 ENTITY_NAME = re.compile(
     r"(^|_)(id|ids|key|uuid|guid|user|customer|client|patient|account|member|device|session|"
     r"subject|person|household|visitor|player|driver)(_|$)")
@@ -37,11 +39,12 @@ class GroupOverlap:
     of the later split whose entity also occurs in the earlier split / rows of the later split
     (``group_overlap_rows``, count = those rows); graded by ``warn_above`` / ``fail_above``
     (default 0: any shared entity fails). In a time design (see ``split_design``) the pairs
-    cut by the time column are info: a time split of a panel (the same firms, states,
-    customers every period) shares its entities by construction; declare ``split: group``
-    when a later split must hold new entities. Null values are not entities: they are never
-    shared and are counted separately (info). Evidence: the most-affected entities with their
-    rows in each split.
+    cut by the time column are info when the design is declared ``time``, or when it is
+    inferred and at least ``PANEL_SHARE`` (90%) of the later split's entities recur: a time
+    split of a panel (the same firms, states, customers every period) shares its entities by
+    construction; declare ``split: group`` when a later split must hold new entities. Null
+    values are not entities: they are never shared and are counted separately (info).
+    Evidence: the most-affected entities with their rows in each split.
 
     Declared ids (``columns.ids``) get the same overlap count (``id_overlap_rows``): a record id
     present in two splits is the same record in both, which ``leakage.duplicates`` cannot see
@@ -145,9 +148,14 @@ class GroupOverlap:
                                 "like an entity key shared across splits")
         timed: dict[tuple[str, str], str] = {}
         t = roles.columns.time
-        if groups and t and split_design(engine, roles).design == "time":
+        design = split_design(engine, roles)
+        if groups and t and design.design == "time":
             cut = time_splits(engine, roles, pairs)
             timed = {p: t for p in pairs if cut.get(p)}
+            if not design.declared:  # inferred: only a panel (nearly every later entity
+                timed = {(a, b): t for a, b in timed  # recurs) is a time split of entities
+                         if all(overlaps[(g, a, b)].shared >= PANEL_SHARE
+                                * summaries[b][g].distinct for g in groups)}
         return GroupMeasures(groups=groups, ids=ids, pairs=pairs, rows=dict(roles.rows),
                              summaries=summaries, overlaps=overlaps, numbering=numbering,
                              first_number=first, matches=matches, candidates=facts,

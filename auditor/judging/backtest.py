@@ -199,18 +199,26 @@ def _place(pair: tuple[str, str], t: str, kind: Kind | None, n: int, w: float, g
     return Backtests(pair, t, kind, tests, how, recent)
 
 
-def views(engine: Operations, plans: dict[tuple[str, str], Backtests], seed: int
-          ) -> tuple[Operations | None, dict[tuple[str, str], list[tuple[str, str]]]]:
+def views(engine: Operations, plans: dict[tuple[str, str], Backtests], columns: list[str],
+          seed: int) -> tuple[Operations | None, dict[tuple[str, str], list[tuple[str, str]]]]:
     """One polars engine holding, per pair with backtests, its recent comparison first and
-    then each backtest's two sides as splits; and per pair those comparisons' (ref, cur)
-    names. The rows are the engine's driver data (polars: the loaded data; Spark: the run's
-    seeded driver-side sample, collected once), each comparison a seeded sample of at most
-    :data:`MAX_ROWS` of them: the windows are filters of rows already in this process, so
-    nineteen comparisons per pair cost no scan of the data."""
+    then each backtest's two sides as splits (``columns`` and the time column only); and per
+    pair those comparisons' (ref, cur) names. The rows are the engine's driver data (polars:
+    the loaded data; Spark: the run's seeded driver-side sample, collected once), each
+    comparison a seeded sample of at most :data:`MAX_ROWS` of them: the windows are filters
+    of rows already in this process, so a pair's nine comparisons cost no scan of the data.
+    A pair whose splits have no rows there (or an engine without driver data) gets none."""
     from auditor.engines.polars_engine import PolarsEngine
+    from auditor.errors import NotApplicable
 
-    driver = engine.driver_data()
-    frames, kept = driver.data.splits, driver.kept
+    try:
+        driver = engine.driver_data()
+    except NotApplicable:
+        return None, {}
+    kept = driver.kept
+    wanted = list(dict.fromkeys([*{bt.time for bt in plans.values()}, *columns]))
+    frames = {s: f.select([c for c in wanted if c in f.columns])
+              for s, f in driver.data.splits.items()}
     keep = {s: kept[s] / n if n else 1.0 for s, n in driver.rows.items()}
     parts: dict[str, Subset] = {}
     names: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -220,19 +228,22 @@ def views(engine: Operations, plans: dict[tuple[str, str], Backtests], seed: int
 
     for p, (pair, bt) in enumerate(plans.items()):
         a, b = pair
-        if not bt.tests or bt.recent is None or a not in frames or b not in frames:
+        if not bt.tests or bt.recent is None or a not in frames or b not in frames \
+                or not kept[a] or not kept[b] or bt.time not in frames[a].columns:
             continue
-        s = share(bt.recent.rows * keep[a] + kept[b])
-        parts[f"recent{p}"], parts[f"current{p}"] = bt.recent.subset(s), Subset(b, None, s)
+        frac = share(bt.recent.rows * keep[a] + kept[b])
+        parts[f"recent{p}"] = bt.recent.subset(frac)
+        parts[f"current{p}"] = Subset(b, None, frac)
         names[pair] = [(f"recent{p}", f"current{p}")]
         for k, t in enumerate(bt.tests):
-            s = share((t.ref.rows + t.cur.rows) * keep[a])
+            frac = share((t.ref.rows + t.cur.rows) * keep[a])
             ref, cur = f"backtest{p}.{k}.ref", f"backtest{p}.{k}.cur"
-            parts[ref], parts[cur] = t.ref.subset(s), t.cur.subset(s)
+            parts[ref], parts[cur] = t.ref.subset(frac), t.cur.subset(frac)
             names[pair].append((ref, cur))
     if not parts:
         return None, {}
-    return PolarsEngine(dict(frames), seed=seed).subsets(parts, seed=seed), names
+    return PolarsEngine(frames, seed=seed).subsets(parts, seed=seed), names
+
 
 def time_backtests(engine: Operations, roles: Roles, pairs: list[tuple[str, str]]
                    ) -> dict[tuple[str, str], Backtests]:

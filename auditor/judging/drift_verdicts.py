@@ -34,14 +34,18 @@ class Verdict:
     capped: bool = False              # a fail lowered to warn: too few rows to fail on
     reason: str = ""                  # why a drift is reported as info by design
     min_rows: int = 0                 # the limit that capped it
-    trend: "TrendNull | None" = None  # the time backtests' values of the deciding statistic
+    trend: "TrendNull | None" = None  # the design's null (time backtests, entity re-splits)
+    # of the deciding statistic
+    significant: bool = True          # its test's p-value below alpha
 
 
 @dataclass(frozen=True)
 class ColumnTrend:
-    """One column's statistics (:func:`trend_values`) on the time design's common geometry:
-    the compared split against the earlier split's last rows (``recent``, those rows described
-    by ``against``), and on each backtest inside the earlier split."""
+    """One column's statistics (:func:`trend_values`) on the split design's honest
+    comparisons (:mod:`auditor.judging.nulls`): ``recent``, the observed comparison (time: the
+    compared split against the earlier split's last rows, described by ``against``; group:
+    the pair on the pooled rows, ``against`` the entity column), and ``backtests``, the null's
+    (time backtests inside the earlier split, or entity re-splits)."""
 
     against: str
     recent: dict[str, float]
@@ -51,10 +55,11 @@ class ColumnTrend:
 
 @dataclass(frozen=True)
 class Trend:
-    """A pair's time backtests (:mod:`auditor.judging.backtest`): how they were placed
-    (``note``), each described, the earlier split's last rows the compared split is measured
-    against (``against``), and per column the statistics of that comparison (``recent``) and
-    of each backtest (``nulls``). No backtest: empty, the pair is judged as before."""
+    """A pair's null of the split design (:mod:`auditor.judging.nulls`): how its honest
+    comparisons were made (``note``), each time backtest described, ``against`` (see
+    :class:`ColumnTrend`), and per column the statistics of the observed comparison
+    (``recent``) and of each null comparison (``nulls``). None made: empty, the pair is
+    judged as before."""
 
     note: str
     backtests: list[str]
@@ -158,19 +163,27 @@ def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None,
         raw = grade(value, warn=warn, fail=fail)
         significant = p is not None and not math.isnan(p) and p < check.alpha
         null = None
-        if trend is not None and value is not None and metric in trend.recent:
-            vals = [b[metric] for b in trend.backtests if metric in b]
-            if vals:
-                null = TrendNull(metric, trend.recent[metric], float(np.median(vals)),
-                                 max(vals), len(vals), trend.against, trend.design)
-        graded = raw if null is None else grade(null.excess, warn=warn, fail=fail)
+        if trend is not None and value is not None:
+            # PSI beyond chance exists only over many levels: a smaller window may lack it
+            key = metric if metric in trend.recent and all(
+                metric in b for b in trend.backtests) else (
+                "psi" if metric == "psi_excess" else metric)
+            vals = [b[key] for b in trend.backtests if key in b]
+            if vals and key in trend.recent:
+                null = TrendNull(key, trend.recent[key], float(np.median(vals)), max(vals),
+                                 len(vals), trend.against, trend.design)
+        # the design's null only lowers a grade: the excess is measured on other rows (the
+        # earlier split's last ones, the pooled rows), never above the observed grade
+        graded = raw if null is None else min(grade(null.excess, warn=warn, fail=fail), raw,
+                                              key=RANK.__getitem__)
         eff = graded if significant else Severity.INFO
-        key = (RANK[eff], RANK[raw])
-        if best is None or key > (RANK[best.severity], RANK[best.raw]):
+        key_ = (RANK[eff], RANK[raw])
+        if best is None or key_ > (RANK[best.severity], RANK[best.raw]):
             best = Verdict(eff, raw, metric, value, warn if fail is None else fail, p_adj,
-                           ks_p_adj)
+                           ks_p_adj, significant=significant)
             if null is not None:
-                best.metric, best.value, best.trend = (metric + null.suffix, null.excess, null)
+                best.metric, best.value, best.trend = (null.metric + null.suffix, null.excess,
+                                                       null)
     assert best is not None
     best.level = candidates[-1][5]  # the level shift considered, whichever metric decided
     if best.severity == Severity.FAIL and min(cd.ref_rows, cd.cur_rows) < check.min_rows:
@@ -306,7 +319,7 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
         text += "; " + trend_sentence(v, ref)
     if v.reason:
         text += f"; {v.reason}"
-    elif v.raw != Severity.INFO and v.severity == Severity.INFO and v.trend is None:
+    elif v.raw != Severity.INFO and v.severity == Severity.INFO and not v.significant:
         text += f"; the shift is not significant after Benjamini–Hochberg (alpha {alpha:g})"
     if v.capped:
         text += f"; graded warn, not fail: a split has fewer than {v.min_rows:,} rows"
@@ -477,7 +490,8 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     k = cd.n_new
     shown = ", ".join(f"{clip_text(v, 30)!r} ({n:,})" for v, n in cd.new_categories[:5])
     more = "" if k <= 5 else f", … {k:,} in all"
-    message = (f"{cd.column}: {fmt_rows(rows, cd.cur_rows, f'{cur} rows')} hold "
+    unit = "rows" if cd.entity is None else f"`{cd.entity}` entities"
+    message = (f"{cd.column}: {fmt_rows(rows, cd.cur_rows, f'{cur} {unit}')} hold "
                f"{'a' if k == 1 else f'{k:,}'} {cd.column} "
                f"{what}{'' if k == 1 else 'es' if label else 's'}"
                f" unseen in {ref}: {shown}{more}")
@@ -501,7 +515,7 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
                    threshold=check.unseen_fail_above, count=rows, subject=cd.column,
                    splits=[ref, cur], evidence={
                        f"values unseen in {ref}": [
-                           {"value": clip_text(v), f"{cur} rows": n}
+                           {"value": clip_text(v), f"{cur} {unit}": n}
                            | ({f"variant of a {ref} value": clip_text(cd.variants.get(v, ""))}
                               if cd.variants else {})
                            for v, n in cd.new_categories[:check.top_categories]],

@@ -39,13 +39,17 @@ class Resplits:
     note: str
 
 
-def entity_views(engine: Operations, roles: Roles, pairs: list[tuple[str, str]], seed: int
+def entity_views(engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
+                 columns: list[str], seed: int
                  ) -> tuple[Operations | None, dict[tuple[str, str], list[tuple[str, str]]],
                             dict[tuple[str, str], Resplits]]:
     """In a group design (disjoint entities, ``split_design``), one polars engine holding,
-    per pair, the real pair first and then each re-split's two sides as splits; per pair
-    those comparisons' (ref, cur) names and its :class:`Resplits`. Nothing otherwise."""
+    per pair, the real pair first and then each re-split's two sides as splits, with the
+    ``columns`` both splits hold; per pair those comparisons' (ref, cur) names and its
+    :class:`Resplits`. Nothing otherwise (nor for a pair whose splits have no rows in the
+    driver data, or no driver data at all)."""
     from auditor.engines.polars_engine import PolarsEngine
+    from auditor.errors import NotApplicable
     from auditor.judging.design import split_design
 
     design = split_design(engine, roles)
@@ -53,16 +57,27 @@ def entity_views(engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
     pairs = [p for p in pairs if REFERENCE not in p]
     if design.design != "group" or e is None or not pairs:
         return None, {}, {}
-    frames = engine.driver_data().data.splits
+    try:
+        frames = engine.driver_data().data.splits
+    except NotApplicable:
+        return None, {}, {}
     rng = np.random.default_rng(seed)
     out: dict[str, pl.DataFrame] = {}
     names: dict[tuple[str, str], list[tuple[str, str]]] = {}
     made: dict[tuple[str, str], Resplits] = {}
     for p, (a, b) in enumerate(pairs):
-        if a not in frames or b not in frames or e not in frames[a].columns:
+        if a not in frames or b not in frames or not frames[a].height \
+                or not frames[b].height:
             continue
-        ref, cur = _keyed(frames[a], e, a), _keyed(frames[b], e, b)
-        pooled = pl.concat([ref, cur], how="vertical_relaxed")
+        both = [c for c in dict.fromkeys([e, *columns])
+                if c in frames[a].columns and c in frames[b].columns]
+        if e not in both:
+            continue
+        ref, cur = _keyed(frames[a].select(both), e, a), _keyed(frames[b].select(both), e, b)
+        try:
+            pooled = pl.concat([ref, cur], how="vertical_relaxed")
+        except (pl.exceptions.PolarsError, TypeError):  # types that do not pool: no null
+            continue
         sizes = pooled.group_by(_KEY).len().sort(_KEY)
         keys, rows = sizes.get_column(_KEY), sizes.get_column("len").to_numpy()
         sampled = ""

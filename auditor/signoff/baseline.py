@@ -1,8 +1,9 @@
 """Compare a run with a previous report: each warn/fail finding is ``new`` or ``persisting``,
 and each warn/fail finding of the baseline that is gone is listed as ``resolved``.
 
-Two findings are the same when they have the same check id, metric, subject (a list compared
-as a set) and splits. Resolved findings are added to their check as ``info`` findings marked
+Two findings are the same when they have the same check id, metric (``psi`` and
+``psi_beyond_trend`` are one: see ``base_metric``), subject (a list compared as a set) and
+splits. Resolved findings are added to their check as ``info`` findings marked
 ``change: resolved`` (with the baseline's value and message), so they never count for the exit
 code. ``--baseline last`` takes the newest earlier run: the last run kept in the ledger when
 there is one, else the newest ``*/report.json`` next to the output directory.
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from auditor.core.config import base_metric
 from auditor.report.results import CheckResult, Finding, Report, Severity, read_report  # noqa: F401 (read_report: public here too)
 
 
@@ -19,7 +21,7 @@ def finding_key(check_id: str, f: dict[str, Any] | Finding) -> tuple[Any, ...]:
     get = f.get if isinstance(f, dict) else (lambda k: getattr(f, k))
     subject = get("subject")
     subject = tuple(sorted(subject)) if isinstance(subject, list) else subject
-    return (check_id, get("metric"), subject, tuple(get("splits") or ()))
+    return (check_id, base_metric(get("metric")), subject, tuple(get("splits") or ()))
 
 
 def latest_report(out: Path, ledger: str | None = None) -> Path | None:

@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from auditor.core.config import base_metric
 from auditor.errors import InputError
 from auditor.signoff.provenance import is_url, shown  # noqa: F401 (shown: used by history)
 
@@ -75,7 +76,7 @@ def headline_metrics(doc: dict[str, Any]) -> list[dict[str, Any]]:
                    "metric": f.get("metric", ""), "splits": "→".join(f.get("splits") or []),
                    "value": float(value), "severity": f.get("severity"),
                    "waived": int("waived" in f)}
-            key = (row["subject"], row["metric"], row["splits"])
+            key = (row["subject"], base_metric(row["metric"]) or "", row["splits"])
             if key in per_feature:
                 per_feature[key].update(severity=row["severity"], waived=row["waived"])
             else:

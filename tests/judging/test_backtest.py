@@ -122,22 +122,37 @@ def _run(check, frames, **columns):
             if f.subject]
 
 
-def test_a_feature_that_moves_with_time_is_info_in_a_time_split():
+def test_a_feature_that_moves_with_time_warns_as_a_moving_target_in_a_time_split():
     # trend rises 4 sd over the period: train -> test PSI ~2 (a FAIL judged as random rows),
-    # but each backtest inside train shows as much
+    # but each backtest inside train shows as much: not beyond the trend; the feature moves
+    # inside train too (median backtest PSI above 0.25), so it warns as a moving target
     (f,) = [f for f in _run(FeatureDrift(), trend_split(), time="day") if f.subject == "trend"]
-    assert (f.severity, f.metric) == (Severity.INFO, "psi_beyond_trend")
+    assert (f.severity, f.metric) == (Severity.WARN, "psi_beyond_trend")
     st = f.evidence["statistics"]
     assert st["psi"] > 1.0 and st["time backtests"] == 8  # train -> test
     assert st["backtest largest"] >= st["psi against them"] and st["excess"] == 0
     assert "against the last train rows after 2024-07-17 through 2024-10-26 (101, to the " \
         "end), PSI is" in f.message and "8 honest backtests give" in f.message
-    assert "what time alone moves in this data, reported as info" in f.message
+    assert "what time alone moves in this data; trend moves over time inside train as " \
+        "well" in f.message
     # the same rows declared a random split: judged as before
     data = build_audit_data(trend_split(), columns=Columns(time="day"))
     data.declared_split = "random"
     (g,) = [f for f in FeatureDrift().run(data) if f.subject == "trend"]
     assert (g.severity, g.metric) == (Severity.FAIL, "psi")
+
+
+def test_a_unit_switched_inside_train_warns_and_one_at_the_split_fails():
+    # x doubles from day 200 (inside train, before test's day 300): train -> test PSI is
+    # large, the recent train rows match test, the backtests straddling the switch move it:
+    # a warning that it moves inside train, not a fail between train and test
+    frames = trend_split()
+    frames = {s: f.with_columns(x=pl.when(pl.col("day") >= date(2024, 7, 19))
+                                .then(pl.col("x") * 3 + 4).otherwise(pl.col("x")))
+              for s, f in frames.items()}
+    (f,) = [f for f in _run(FeatureDrift(), frames, time="day") if f.subject == "x"]
+    assert f.severity == Severity.WARN and "x moves over time inside train as well" in f.message
+    assert f.evidence["statistics"]["excess"] == 0 and f.evidence["statistics"]["psi"] > 1
 
 
 def test_a_sudden_shift_at_the_time_split_fails_beyond_the_trend():
@@ -146,7 +161,7 @@ def test_a_sudden_shift_at_the_time_split_fails_beyond_the_trend():
     assert x.severity == Severity.FAIL and x.metric.endswith("_beyond_trend")
     assert x.evidence["statistics"]["backtest largest"] < 0.25
     assert "beyond the trend, graded" in x.message
-    assert found["trend"].severity == Severity.INFO
+    assert found["trend"].severity == Severity.WARN  # a moving target, not beyond it
     summary = [f for f in FeatureDrift().run(build_audit_data(
         trend_split(shift=1.0), columns=Columns(time="day"))) if f.subject == ""][0]
     assert len(summary.evidence["time backtests"]) == 8

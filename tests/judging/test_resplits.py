@@ -77,7 +77,8 @@ def test_row_measurements_are_judged_against_entity_resplits():
 def test_resplits_fill_the_later_side_with_whole_entities_to_its_rows():
     data = _data(entity_split(), groups=["user"], label="y")
     engine = engine_of(data)
-    view, names, made = entity_views(engine, data.roles, [("train", "test")], seed=0)
+    view, names, made = entity_views(engine, data.roles, [("train", "test")],
+                                     ["plan", "level", "x"], seed=0)
     assert view is not None and len(names["train", "test"]) == 1 + RESPLITS
     rows = view.split_rows()
     for ref, cur in names["train", "test"][1:]:
@@ -89,7 +90,8 @@ def test_resplits_fill_the_later_side_with_whole_entities_to_its_rows():
         made["train", "test"].note
     # not a group design: nothing
     other = _data(entity_split(), "random", groups=["user"], label="y")
-    assert entity_views(engine_of(other), other.roles, [("train", "test")], 0)[0] is None
+    assert entity_views(engine_of(other), other.roles, [("train", "test")], ["x"], 0)[0] \
+        is None
 
 
 def test_a_label_clustered_by_entity_is_judged_against_entity_resplits():
@@ -116,3 +118,30 @@ def test_a_time_split_of_a_panel_shares_its_entities_and_period_attributes_by_co
     assert _columns(FeatureDrift().run(_data(panel_split(), "random", groups=["firm"],
                                              time="year", label="y")))["national"].severity \
         == Severity.FAIL
+
+
+def test_splits_holding_columns_in_another_order_or_set_are_pooled_on_the_shared_ones():
+    frames = entity_split(shift=1.0)
+    test = frames["test"]
+    frames["test"] = test.select(list(reversed(test.columns))).with_columns(
+        y=pl.lit(None, dtype=pl.Int64))  # columns in another order, an unlabelled test
+    found = _columns(FeatureDrift().run(_data(frames, groups=["user"], label="y")))
+    assert found["x"].severity == Severity.FAIL
+    assert found["x"].metric.endswith("_beyond_entity_resplits")
+
+
+def test_a_waiver_baseline_or_ledger_series_of_a_statistic_keeps_matching_its_graded_null():
+    from auditor.core.config import Waiver, base_metric
+    from auditor.report.results import Finding
+    from auditor.signoff.baseline import finding_key
+
+    assert base_metric("psi_beyond_trend") == "psi"
+    assert base_metric("ks_d_beyond_entity_resplits") == "ks_d"
+    assert base_metric("unseen_share") == "unseen_share"
+    f = Finding(severity=Severity.FAIL, message="m", metric="psi_beyond_trend", subject="x",
+                splits=["train", "test"])
+    w = Waiver(check="drift.features", subject="x", metric="psi", reason="known",
+               owner="me", expires="2099-01-01")
+    assert w.matches("drift.features", f)
+    old = {"metric": "psi", "subject": "x", "splits": ["train", "test"]}
+    assert finding_key("drift.features", f) == finding_key("drift.features", old)
