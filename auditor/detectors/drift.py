@@ -279,6 +279,7 @@ class FeatureDrift(DriftThresholds):
             attributes |= set(per_entity)
         calendar = self._calendar(engine, roles, kinds)
         periods = self._periods(engine, roles, [c for c in kinds if c not in calendar])
+        graded = moved(self, drifts)
         time = roles.columns.time
         return FeatureMeasures(
             pairs=pairs, kinds=kinds, drifts=drifts, bounds=bounds, sketched=sketched,
@@ -286,8 +287,9 @@ class FeatureDrift(DriftThresholds):
             time_split=time_splits(engine, roles, pairs) if calendar or periods else {},
             not_compared=not_compared_columns(roles, kinds) + [
                 {"column": c, "reason": over_budget_reason(*n)} for c, n in over.items()],
-            over=over, trend=self._null(engine, roles, {c: k for c, k in kinds.items()
-                                                        if c not in attributes}, pairs))
+            over=over, trend=self._null(engine, roles, {
+                c: k for c, k in kinds.items() if c not in attributes and c in graded},
+                pairs))
 
     def _drifts(self, engine: Operations, kinds: dict[str, Kind], pairs: list[tuple[str, str]],
                 *, with_reference: bool, seed: int, charts: bool = True
@@ -379,6 +381,8 @@ class FeatureDrift(DriftThresholds):
               pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Trend]:
         """The same drifts measured on the split design's honest comparisons of every pair
         (:mod:`auditor.judging.nulls`: time backtests or entity re-splits), charts aside."""
+        if not kinds:
+            return {}
         nv = null_views(engine, roles, pairs, list(kinds), roles.seed)
         if nv is None:
             return {}
@@ -774,6 +778,13 @@ def label_samples(engine: Operations, y: str, numeric: bool, with_reference: boo
         samples[split] = Sample(Kind.CATEGORICAL, n, n - int(counts["n"].sum() or 0),
                                 counts=counts)
     return samples
+
+
+def moved(check: Any, drifts: dict[tuple[str, str], dict[str, ColumnDrift]]) -> set[str]:
+    """The columns whose drift grades above info in some pair: the only ones the design's
+    null is measured for (it can only lower a grade; a stable column needs none)."""
+    return {cd.column for d in drifts.values() for cd, v in grade_all(check, list(d.values()))
+            if v.raw != Severity.INFO}
 
 
 def unstable(check: Any, v: Verdict, null: list[dict[str, float]], ref: str, what: str
