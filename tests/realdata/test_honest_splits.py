@@ -188,7 +188,7 @@ def test_tied_ordinal_grades_of_one_tumour_are_recognised_as_a_family():
 
 
 
-def test_every_design_has_ten_honest_real_splits_that_must_pass():
+def test_the_harness_holds_ten_honest_time_and_ten_honest_group_splits():
     """At least ten honest time splits and ten honest group splits of real data, none of them
     allowed a fail (the documented defects and shifts of KNOWN_DEFECTS not counted)."""
     clean = [c.name for c in HONEST if c.name not in KNOWN_DEFECTS]
