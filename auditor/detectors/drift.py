@@ -340,7 +340,7 @@ class FeatureDrift(DriftThresholds):
         t = roles.columns.time
         if not t or not columns or split_design(engine, roles).design != "time":
             return []
-        frames = engine.driver_data().data.splits
+        frames = driver_frames(engine)
         names = [s for s in roles.splits if s in frames and t in frames[s].columns]
         return entity_columns({s: frames[s] for s in names}, t, columns, min_rows=2.0)
 
@@ -357,7 +357,7 @@ class FeatureDrift(DriftThresholds):
         pairs = [p for p in pairs if REFERENCE not in p]
         if design.design != "group" or e is None or not pairs:
             return {}
-        frames = engine.driver_data().data.splits
+        frames = driver_frames(engine)
         names = {s for p in pairs for s in p}
         if not names <= set(frames) or any(e not in frames[s].columns for s in names):
             return {}
@@ -778,6 +778,15 @@ def label_samples(engine: Operations, y: str, numeric: bool, with_reference: boo
         samples[split] = Sample(Kind.CATEGORICAL, n, n - int(counts["n"].sum() or 0),
                                 counts=counts)
     return samples
+
+
+def driver_frames(engine: Operations) -> dict[str, pl.DataFrame]:
+    """The engine's driver data as frames by split; none when it has no driver data (a
+    Spark engine not opened by the loader): the design's refinements are then left out."""
+    try:
+        return engine.driver_data().data.splits
+    except NotApplicable:
+        return {}
 
 
 def moved(check: Any, drifts: dict[tuple[str, str], dict[str, ColumnDrift]]) -> set[str]:

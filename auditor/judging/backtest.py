@@ -16,7 +16,9 @@ half of it.
 
 Placement is in rows, turned into cuts of the time column by the earlier split's empirical
 CDF on a grid of :data:`GRID` equally spaced times between its first and last time (one
-``tallies`` pass): each row target goes to the grid time whose rows-before is closest, so a
+``tallies`` pass; when the rows between the 0.5% and 99.5% ranks span less than
+:data:`CORE_SPAN` of the range, as a far-off sentinel time makes happen, a second pass places
+the grid between them): each row target goes to the grid time whose rows-before is closest, so a
 coarse time (years) gives whole periods. Backtests whose cuts coincide are made once; one
 with fewer than :data:`MIN_ROWS` rows on a side is not made; fewer than two left, the pair has
 no null (the note says why) and is judged as before. Each comparison is measured on at most
@@ -36,6 +38,7 @@ from auditor.engines.operations import Between, Num, Operations, Subset
 
 POSITIONS = 8      # backtests per compared pair, at most
 GRID = 200         # time points of the earlier split's CDF the cuts are chosen from
+CORE_SPAN = 0.5    # 99% of the rows within less of the time range: the grid is refined once
 MIN_ROWS = 20      # rows a backtest needs on each side
 MAX_ROWS = 100_000  # rows measured per backtest (both sides), a seeded sample beyond
 
@@ -124,6 +127,21 @@ def plan(engine: Operations, roles: Roles, pairs: list[tuple[str, str]]
         grids[a] = np.linspace(float(r.min), float(r.max), GRID + 1)[1:]
         asked[a] = [Between(Num(t), hi=float(g)) for g in grids[a]]
     tallied = engine.tallies(asked) if asked else {}
+    # a few far-off times (a 1970 or 2099 sentinel) squeeze the rows into a few cells of the
+    # equal grid: it is made again between the cells holding the 0.5% and 99.5% ranks
+    again = {}
+    for a, hits in tallied.items():
+        timed = hits[0].compared
+        cdf = np.array([0] + [h.hits for h in hits])
+        edges = np.concatenate([[float(ranges[a][Num(t)].min)], grids[a]])
+        lo = int(np.searchsorted(cdf, 0.005 * timed, side="right")) - 1
+        hi = int(np.searchsorted(cdf, 0.995 * timed, side="left"))
+        lo_t, hi_t = edges[max(lo, 0)], edges[min(hi, len(edges) - 1)]
+        if timed and lo_t < hi_t and hi_t - lo_t < CORE_SPAN * (edges[-1] - edges[0]):
+            grids[a] = np.concatenate([np.linspace(lo_t, hi_t, GRID + 1)[1:], [edges[-1]]])
+            again[a] = [Between(Num(t), hi=float(g)) for g in grids[a]]
+    if again:
+        tallied |= engine.tallies(again)
     out = {}
     for a, b in pairs:
         if a not in grids:

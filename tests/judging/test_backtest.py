@@ -175,3 +175,17 @@ def test_a_label_that_trends_warns_as_a_moving_target_and_a_step_at_the_split_fa
     (g,) = _run(LabelDrift(), trend_split(label_step=1.5), time="day", label="target")
     assert g.severity == Severity.FAIL and g.metric == "psi_beyond_trend"
     assert g.value > 0.25
+
+
+def test_a_far_off_sentinel_time_does_not_squeeze_the_backtests_into_one_cell():
+    # one train row dated 1970-01-01 (a missing date written as epoch 0): on an equal grid
+    # from 1970 to 2024 every other row falls into the last cell; the grid is made again
+    # between the 0.5% and 99.5% ranks, and the backtests are the daily ones
+    frames = trend_split()
+    train = frames["train"]
+    frames["train"] = pl.concat([train.head(1).with_columns(day=pl.lit(date(1970, 1, 1))),
+                                 train.slice(1)])
+    plans, _, _ = _plans(frames, time="day")
+    bt = plans["train", "test"]
+    assert len(bt.tests) == 8
+    assert all(abs(b.cur.rows - 100) <= 2 for b in bt.tests)

@@ -131,6 +131,13 @@ def seattle_weather() -> dict[str, Any]:
     return {"train": train, "test": test, "label": "weather", "time": "date"}
 
 
+def grunfeld_reversed() -> dict[str, Any]:
+    """plm Grunfeld (10 firms, 1935-1954) split by year the wrong way round: the model is
+    trained on 1950-1954 and evaluated on 1935-1949, the past predicted from its future."""
+    kw = rdata_by("time", "plm", "Grunfeld", "inv", "year", panel="firm")()
+    return kw | {"train": kw["test"], "test": kw["train"]}
+
+
 def seattle_relabelled() -> dict[str, Any]:
     """seattle_weather cut where its labelling changed: train 2012-01 to 2013-03, test
     2013-04 to 2013-12. From April 2013 on, wet days are labelled "fog" instead of "rain" (fog
@@ -487,6 +494,9 @@ LEAKS = [
          extra={"rule": "post_outcome_missingness"}),
     Case("smarket_today", smarket_today, "Direction is the sign of Today, Today kept",
          check="leakage.feature_label_correlation", subject="Today"),
+    Case("grunfeld_reversed", grunfeld_reversed,
+         "plm Grunfeld split by year the wrong way round (test before train)",
+         check="leakage.temporal"),
     # a documented defect of the data rather than a leak (see seattle_relabelled's docstring)
     Case("seattle_weather_relabelled", seattle_relabelled,
          "weather labelling changed (rain -> fog) between train and test, time split",
