@@ -388,7 +388,7 @@ class FeatureDrift(DriftThresholds):
             return {}
         measured = (self._drifts(nv.view, kinds, nv.comparisons(), with_reference=False,
                                  seed=roles.seed, charts=False)[0]
-                    if nv.view is not None and kinds else {})
+                    if nv.view is not None else {})
         return nv.trends(measured, list(kinds))
 
     def _categorical(self, engine: Operations, kinds: dict[str, Kind],
@@ -595,7 +595,7 @@ class FeatureMeasures:
     not_compared: list[dict[str, str]]
     periods: list[str]  # attributes of the time period (a panel's yearly national rates)
     over: dict[str, tuple[int, int]]
-    trend: dict[tuple[str, str], Trend] = field(default_factory=dict)  # time backtests
+    trend: dict[tuple[str, str], Trend] = field(default_factory=dict)  # the design's null
 
 
 def over_budget_reason(n: int, budget: int) -> str:
@@ -759,7 +759,7 @@ class LabelMeasures:
     samples: dict[str, Sample]
     seed: int
     unlabelled: tuple[str, ...] = ()  # splits without a labelled row: said, not compared
-    trend: dict[tuple[str, str], Trend] = field(default_factory=dict)  # time backtests
+    trend: dict[tuple[str, str], Trend] = field(default_factory=dict)  # the design's null
 
 
 def label_samples(engine: Operations, y: str, numeric: bool, with_reference: bool

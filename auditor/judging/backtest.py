@@ -40,7 +40,7 @@ POSITIONS = 8      # backtests per compared pair, at most
 GRID = 200         # time points of the earlier split's CDF the cuts are chosen from
 CORE_SPAN = 0.5    # 99% of the rows within less of the time range: the grid is refined once
 MIN_ROWS = 20      # rows a backtest needs on each side
-MAX_ROWS = 100_000  # rows measured per backtest (both sides), a seeded sample beyond
+MAX_ROWS = 100_000  # rows of one honest comparison (both sides), a seeded sample beyond
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,11 @@ class TrendNull:
             return max(1.0, o / u) if u > 0 else o
         return max(0.0, o - u)
 
+    @property
+    def within(self) -> bool:
+        """Whether the observed statistic lies within the null (no excess)."""
+        return self.excess <= (1.0 if self.metric == "level_fold" else 0.0)
+
 
 def trend_values(cd: ColumnDrift) -> dict[str, float]:
     """The statistics :func:`judge` grades, as one backtest measured them: PSI (and PSI in
@@ -339,14 +344,14 @@ def trend_sentence(v: Verdict, ref: str) -> str:
     if t.design == "group":
         head = (f"split again {t.n} times by whole `{t.against}` entities at random, the same "
                 f"rows give {name} {fmt_effect(t.median)} (median) to {fmt_effect(t.upper)}")
-        if t.excess <= (1.0 if t.metric == "level_fold" else 0.0):
+        if t.within:
             return head + ": no more than entities differ by chance" + (
                 ", reported as info" if v.severity == Severity.INFO else "")
         return head + f": {fmt_effect(t.excess)} beyond them, graded"
     head = (f"against the last {t.against}, {name} is {fmt_effect(t.observed)}; cut the same "
             f"way by time inside {ref}, {t.n} honest backtests give {fmt_effect(t.median)} "
             f"(median) to {fmt_effect(t.upper)}")
-    if t.excess <= (1.0 if t.metric == "level_fold" else 0.0):
+    if t.within:
         return head + ": the drift is what time alone moves in this data" + (
             ", reported as info" if v.severity == Severity.INFO else "")
     return head + f": {fmt_effect(t.excess)} beyond the trend, graded"

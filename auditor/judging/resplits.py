@@ -23,9 +23,9 @@ import polars as pl
 
 from auditor.core.roles import REFERENCE, Roles
 from auditor.engines.operations import Operations
+from auditor.judging.backtest import MAX_ROWS  # pooled rows re-split: whole entities beyond
 
 RESPLITS = 9        # re-splits per compared pair
-MAX_ROWS = 100_000  # pooled rows re-split, a seeded sample of whole entities beyond
 _KEY = "__auditor_entity"
 
 
