@@ -31,9 +31,16 @@ class Duplicates:
       of an earlier row / rows of the later split. Equality: null equals null, NaN equals NaN
       and -0.0 equals 0.0. Discrete data repeat by chance, so the share is compared with a
       chance baseline b = (earlier rows that repeat another earlier row) / (earlier rows)
-      (:func:`copy_chance`): with b = 0 (continuous data) the graded value is the share, else
-      the excess max(0, share - b), flagged only when a one-sided z-test of the share against b
-      gives p < ``chance_alpha``. Graded by ``warn_above`` / ``fail_above``.
+      (:func:`copy_chance`), rows holding a *measured* value (a continuous column's value
+      that no differing row shares: copied, not a coincidence) left out of it: the graded
+      value is the excess max(0, share - b), flagged only when a one-sided z-test against the
+      copies an honest random split of the two splits' rows makes gives p < ``chance_alpha``;
+      with no row repeating in the two splits together (continuous data), the share itself.
+      A continuous value recurring under different rows (a plan's price) is a level, not a
+      measurement. When measured records also repeat *within* the splits and the repeated
+      ones are at most ``natural_repeats_below`` of the rows, the source holds duplicate
+      records and their copies are weighed as chance too (a copied or oversampled table
+      repeats far more, or only across). Graded by ``warn_above`` / ``fail_above``.
     - ``near_duplicate_rows`` (reported when found): later rows that are not exact copies but
       equal an earlier row after normalisation: floats rounded to ``significant_digits``
       significant digits, strings NFKC-normalised, case-folded and whitespace-collapsed. Free-
@@ -97,12 +104,15 @@ class Duplicates:
     conflict_fail_above: float = 0.05
     within_warn_above: float = 0.01    # share of a split's rows that copy a row of that split
     chance_alpha: float = 0.0001       # copies above the chance baseline must be this unlikely
+    natural_repeats_below: float = 0.02  # measured records repeated in up to this share of rows,
+    # some within a split, repeat naturally (source duplicates) and their copies may be chance
     max_examples: int = 20
 
     def __post_init__(self) -> None:
         check_params(self, ("warn_above", "fail_above", "near_warn_above", "near_fail_above",
                             "conflict_warn_above", "conflict_fail_above", "within_warn_above",
-                            "text_jaccard"), is_share, "a share in [0, 1]")
+                            "text_jaccard", "natural_repeats_below"), is_share,
+                     "a share in [0, 1]")
         check_params(self, ("chance_alpha",), lambda v: 0 < v < 1, "a number in (0, 1)")
         check_params(self, ("significant_digits",),
                      lambda v: isinstance(v, int) and 1 <= v <= 15, "an integer in [1, 15]")
@@ -125,7 +135,8 @@ class Duplicates:
         spec = CopySpec(cols=tuple(cols), as_text=tuple(as_text), text_cols=tuple(text_cols),
                         features=tuple(features) if label else (), label=label,
                         digits=self.significant_digits, text_jaccard=self.text_jaccard,
-                        near=len(roles.splits) > 1, max_examples=self.max_examples)
+                        near=len(roles.splits) > 1, max_examples=self.max_examples,
+                        natural_repeats=self.natural_repeats_below)
         time = roles.columns.time
         untimed = None  # the time column is provenance: rows equal but for it, re-ingested
         if time in cols and len(roles.splits) > 1 and not roles_only:
@@ -294,18 +305,25 @@ def exact_copy_finding(check: Any, rows: dict[str, int], count: int, earlier: st
     message = f"{fmt_rows(count, n, f'{later} rows')} " + \
         (what or f"are exact copies of {earlier} rows")
     evidence: dict[str, Any] = {}
-    if chance["baseline"] > 0:
+    if "null_excess" in chance:  # rows repeat naturally: judged against an honest split
         value = chance.get("excess", max(0.0, observed - chance["baseline"]))
         severity = grade(value, warn=check.warn_above, fail=check.fail_above)
         if chance["p_value"] >= check.chance_alpha:
             severity = Severity.INFO
-        message += (f"; {fmt_share(chance['baseline'])} are expected by chance, since "
-                    f"{fmt_rows(chance['repeating'], rows[earlier], f'{earlier} rows')}"
-                    f" repeat another {earlier} row (excess {fmt_share(value)}, "
-                    f"p = {chance['p_value']:.2g})")
+        why = (f"{fmt_share(chance['baseline'])} are expected by chance, since "
+               f"{fmt_rows(chance['repeating'], rows[earlier], f'{earlier} rows')}"
+               f" repeat another {earlier} row") if chance["baseline"] > 0 else (
+               f"no {earlier} row repeats another, but rows repeated in the two splits "
+               "together land on both sides of a random split by chance")
+        message += f"; {why} (excess {fmt_share(value)}, p = {chance['p_value']:.2g})"
         if chance.get("copies_with_a_continuous_value"):
             message += (f"; {chance['copies_with_a_continuous_value']:,} of the copies "
-                        "hold a value of a continuous column, never a chance repeat")
+                        "hold a measured value (one of a continuous column no other row "
+                        "holds), never a chance repeat")
+        if chance.get("measured_repeats_within"):
+            message += (f"; records holding a measured value repeat within the splits too "
+                        f"({chance['measured_repeats_within']:,} rows: duplicates in the "
+                        "source), so their copies are weighed as chance")
         evidence["chance_baseline"] = chance
     else:
         value = observed

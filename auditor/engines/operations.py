@@ -290,7 +290,8 @@ class CopySpec:
     (empty when no label or only roles are compared): the columns a label conflict is read
     on, with ``label``; ``digits``: significant digits floats are rounded to for near copies;
     ``near``: whether near copies are measured (more than one split); ``max_examples``: rows
-    kept per example list."""
+    kept per example list; ``natural_repeats``: the share of rows up to which records holding
+    a measured value may repeat naturally (:func:`auditor.stats.copies.natural_repeats`)."""
 
     cols: tuple[str, ...]
     as_text: tuple[str, ...]
@@ -301,6 +302,7 @@ class CopySpec:
     text_jaccard: float
     near: bool
     max_examples: int
+    natural_repeats: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from auditor.engines.polars_near import (conflicts_across, conflicts_within, fir
                                          first_matches, frames_equal, near_matches,
                                          prepare_keys)
 from auditor.loading.data import AuditData
-from auditor.stats.copies import chance_verdict, no_chance, split_null
+from auditor.stats.copies import chance_verdict, natural_repeats, no_chance, split_null
 from auditor.stats.numerics import clip_text, share
 
 CELL_CHARS = 60
@@ -45,9 +45,11 @@ def row_copies(data: AuditData, spec: CopySpec) -> RowCopies:
     pairs = {}
     for earlier, later in data.pairs():
         exact = exact_matches(data, earlier, later, cols, as_text)
+        measured = continuous_columns(data, earlier, shown) \
+            if copies[earlier].height or exact.height else ()
         chance = copy_chance(data, earlier, later, exact.height, cols, as_text,
-                             copies[earlier], exact["row_b"],
-                             [c for c in continuous[earlier] or () if c in cols])
+                             copies[earlier], exact["row_b"], [c for c in measured if c in cols],
+                             spec.natural_repeats)
         near_n: int | None = None
         near_ex: list[dict[str, Any]] = []
         summary: dict[str, Any] = {}
@@ -249,7 +251,8 @@ def compared_hashes(data: AuditData, split: str, cols: list[str],
 
 def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: list[str],
                 as_text: list[str], earlier_copies: pl.DataFrame,
-                copied: pl.Series, unique_cols: list[str]) -> dict[str, Any]:
+                copied: pl.Series, unique_cols: list[str], natural_below: float = 0.0
+                ) -> dict[str, Any]:
     """The share of ``later`` rows expected to copy an ``earlier`` row by chance, and the
     one-sided p-value of the observed ``count`` against it.
 
@@ -260,11 +263,12 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
 
         b = R / n_a,   R = earlier rows whose values occur at least twice in the earlier split
 
-    (verified copies, not hashes), leaving out rows with a value in a continuous column
-    (:func:`continuous_columns`: at least half of its values distinct): two rows sharing a
-    measured value to the last digit are copies (oversampling, augmentation), not
-    coincidence, so continuous data -- also when rows were
-    duplicated before the split -- have b = 0, and every copy counts. The
+    (verified copies, not hashes), leaving out rows holding a measured value
+    (:func:`measured_rows`: a value of a continuous column, at least half of its values
+    distinct, that no differing row shares): two rows sharing a measured value to the last
+    digit are copies (oversampling, augmentation), not coincidence, so continuous data --
+    also when rows were duplicated before the split -- have no chance copies, and every copy
+    counts. The
     observed share s = C / n_b (C later rows that copy an earlier row) is compared with b by a
     one-sided z-test of D = s - b against its distribution under an honest random split of the
     pooled rows (:func:`split_null`): each value pattern seen m times in earlier + later puts
@@ -273,38 +277,85 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     (independent, then conditioned on the earlier split's size); z = (D - mu) / sqrt(v),
     p = 1 - Phi(z). (A plug-in variance from b itself was
     4x too wide at b = 0.7, missing 5% planted copies, and anti-conservative at b = 0.002, with
-    1% of honest splits at p < 1e-4.) Graded value: the excess max(0, s - b). Copies planted
+    1% of honest splits at p < 1e-4.) b = 0 does not end the test: a pattern seen twice
+    in the two splits together (statsmodels ``anes96`` holds one such pair of answers) lands
+    on both sides of a random split with probability 2 p (1 - p); only when no pattern
+    repeats is there no chance copy. Graded value: the excess max(0, s - b). Copies planted
     into naturally repeating data show only once they exceed the chance fluctuation.
     In mixed data (a continuous column null on some rows), the ``copied`` later rows with a
-    continuous value (K of them) are never chance: they are left out of s and D and added to
+    measured value (K of them) are never chance: they are left out of s and D and added to
     the excess, K / n_b + max(0, (C - K) / n_b - b), with p = 0 when K > 0 (before, 100
-    copied measured rows hid in the fluctuation of 1,400 discrete chance copies).
+    copied measured rows hid in the fluctuation of 1,400 discrete chance copies). Unless the
+    data repeat measured records by themselves (:func:`~auditor.stats.copies.natural_repeats`:
+    some records repeat within a split, and the repeated ones are at most ``natural_below``
+    of the two splits' rows): then a copy of them is what an honest split of these rows
+    makes as well, and every row enters b and the null alike.
     """
     n_a, n_b = data.rows(earlier), data.rows(later)
     rows = pl.concat([earlier_copies["row"], earlier_copies["first_row"]]).unique() \
         if earlier_copies.height else pl.Series("row", [], dtype=pl.UInt32)
-    if unique_cols:  # equal values of a continuous column are no coincidence
-        known = data.splits[earlier].select(unique_cols)[rows].select(
-            pl.any_horizontal(pl.all().is_not_null()))
-        rows = rows.filter(~known.to_series())
+    known = measured_rows(data, cols, as_text, unique_cols) if unique_cols else {}
+    natural: dict[str, int] = {}
+    if known and copied.len() and known[later][copied].any():
+        hashes = {s: compared_hashes(data, s, cols, as_text) for s in (earlier, later)}
+        pooled_h = pl.concat(list(hashes.values()))
+        natural = natural_repeats(
+            sum(int((known[s] & hashes[s].is_duplicated()).sum()) for s in hashes),
+            int((pl.concat([known[earlier], known[later]]) & pooled_h.is_duplicated()).sum()),
+            n_a + n_b, natural_below)
+        if natural:  # the data repeat measured records by themselves: judged as chance
+            known = {}
+    if known:  # equal measured values are no coincidence
+        rows = rows.filter(~known[earlier][rows])
     repeating = rows.len()
     b = share(repeating, n_a)
-    if b <= 0:
+    if not count and not repeating:  # nothing copied, nothing repeats: nothing to weigh
         return no_chance(count)
     pooled = []
-    for split in (earlier, later):  # rows with a continuous value never count as chance
+    for split in (earlier, later):  # rows holding a measured value never count as chance
         h = compared_hashes(data, split, cols, as_text)
-        if unique_cols:
-            h = h.filter(~data.splits[split].select(
-                pl.any_horizontal(pl.col(unique_cols).is_not_null())).to_series())
-        pooled.append(h)
+        pooled.append(h.filter(~known[split]) if known else h)
     m = pl.concat(pooled).value_counts()["count"].to_numpy()
+    if not (m >= 2).any():  # no row repeats in the two splits together: no chance copy
+        return no_chance(count)
     mu, var = split_null(m, n_a, n_b)
-    certain = 0
-    if unique_cols and copied.len():
-        certain = int(data.splits[later].select(unique_cols)[copied].select(
-            pl.any_horizontal(pl.all().is_not_null())).to_series().sum())
-    return chance_verdict(count, certain, n_b, b, repeating, mu, var)
+    certain = int(known[later][copied].sum()) if known and copied.len() else 0
+    return chance_verdict(count, certain, n_b, b, repeating, mu, var) | natural
+
+
+def measured_rows(data: AuditData, cols: list[str], as_text: list[str],
+                  unique_cols: list[str]) -> dict[str, pl.Series]:
+    """Per split, whether each row holds a *measured* value: a value of a continuous column of
+    ``unique_cols`` held, over all splits, only by rows equal in every compared column. Such a
+    value repeated to the last digit means the row was copied (oversampling, augmentation);
+    a continuous value that recurs under different rows (a plan's price shared by new accounts
+    that differ elsewhere, a loyalty score of 0.5) is a level the data takes naturally, and a
+    row holding only such values counts toward the chance baseline like discrete data.
+    Only values of rows whose compared row repeats are looked up (rows of a single pattern
+    never enter the baseline)."""
+    def measure() -> dict[str, pl.Series]:
+        names = data.split_names
+        pooled = pl.concat([data.splits[s].select(unique_cols).with_columns(
+            compared_hashes(data, s, cols, as_text).alias("__auditor_h"))
+            for s in names])
+        h = pl.col("__auditor_h")
+        repeated = pooled.filter(h.is_duplicated())
+        held = pl.lit(False)
+        for c in unique_cols:
+            values = repeated[c].drop_nulls().unique()
+            shared = (pooled.filter(pl.col(c).is_in(values.implode()))
+                      .group_by(c).agg(h.n_unique().alias("k")).filter(pl.col("k") > 1)[c])
+            held = held | (pl.col(c).is_not_null() & ~pl.col(c).is_in(shared.implode()))
+        known = pooled.select(held.alias("k"))["k"]
+        out, start = {}, 0
+        for s in names:
+            out[s] = known.slice(start, data.rows(s))
+            start += data.rows(s)
+        return out
+
+    result: dict[str, pl.Series] = data.cached(
+        ("duplicates.measured", tuple(cols), tuple(as_text), tuple(unique_cols)), measure)
+    return result
 
 
 def continuous_columns(data: AuditData, split: str, cols: list[str]) -> list[str]:

@@ -276,24 +276,25 @@ class RowTable:
     the features normalised as polars' ``normalised_frame(..., digits=None)`` does (strings
     lowercased and whitespace-collapsed, floats exact) with the normalised label ``_y`` (null
     and NaN: no label), the near key over every compared column normalised with floats
-    rounded to ``digits`` significant digits, and the row's null masks (``_m{b}``, from which
-    whether a key holds a value in a split's continuous columns is read, only when some key
-    repeats or is shared). ``groupBy`` of the whole-row key (one shuffle of two
-    longs and a few flags per row) gives the persisted table ``keys``: rows per split ``_n{i}``
-    and the row's other keys. Everything else is an aggregate of ``keys`` (no job reads the
-    40 columns again, no join on 40 columns): within-split copies, shared rows of every pair,
-    the chance baseline's counts, near copies (``groupBy`` of the near key), conflicting labels
+    rounded to ``digits`` significant digits. ``groupBy`` of the whole-row key (one shuffle of
+    two longs and a few flags per row) gives the persisted table ``keys``: rows per split
+    ``_n{i}`` and the row's other keys. Everything else is an aggregate of ``keys`` (no job
+    reads the 40 columns again, no join on 40 columns): within-split copies, shared rows of
+    every pair, the chance baseline's counts (with :meth:`flagged`'s measured values, read
+    only when some key repeats or is shared), near copies (``groupBy`` of the near key), conflicting labels
     (``groupBy`` of (feature key, label), then of the feature key). Example rows are fetched by
     key from one split, only when there is something to show. The number of Spark jobs does
     not depend on the number of columns."""
 
     def __init__(self, data: Any, cols: list[str], features: list[str], label: str | None,
-                 digits: int | None, never_chance: tuple[str, ...] = ()) -> None:
+                 digits: int | None, never_chance: tuple[str, ...] = (),
+                 natural_below: float = 0.0) -> None:
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         self.data, self.cols, self.features, self.label = data, cols, features, label
         self.never_chance = set(never_chance)  # columns the chance baseline's continuity skips
+        self.natural_below = natural_below  # CopySpec.natural_repeats
         self.names = data.split_names
         self._continuous: dict[str, list[str]] | None = None
         non_ascii = non_ascii_columns(data, cols)
@@ -317,12 +318,7 @@ class RowTable:
                 step.selectExpr("*", *[f"f{j} AS r{j}" for j in range(len(cols))]),
                 floats, digits or 0)
         h1, h2 = row_key(raw)
-        # the null masks ride along (equal rows have equal masks): whether a key holds a value
-        # in a split's continuous columns is read from them later, and only when some key repeats
-        masks = null_masks(raw)
-        self.masks = [f"_m{b}" for b in range(len(masks))]
-        extra = [f"{h1} AS _h1", f"{h2} AS _h2",
-                 *[f"{m} AS {name}" for m, name in zip(masks, self.masks)]]
+        extra = [f"{h1} AS _h1", f"{h2} AS _h2"]
         self.fidx = [cols.index(c) for c in features]
         if label is not None and features:
             y = f"f{cols.index(label)}"
@@ -334,14 +330,14 @@ class RowTable:
             n1, n2 = row_key([f"r{j}" for j in range(len(cols))])
             extra += [f"{n1} AS _rh1", f"{n2} AS _rh2"]
         self.rows = step.selectExpr("*", *extra)  # per row, not persisted: examples read it
-        carried = self.masks + [c for c in ("_fh1", "_fh2", "_y", "_rh1", "_rh2")
-                                if c in self.rows.columns]
+        carried = [c for c in ("_fh1", "_fh2", "_y", "_rh1", "_rh2") if c in self.rows.columns]
         self.keys = (self.rows.groupBy("_h1", "_h2").agg(
             *[F.expr(f"CAST(sum(CASE WHEN _s = {i} THEN 1 ELSE 0 END) AS BIGINT) AS _n{i}")
               for i in range(len(self.names))],
             *[F.expr(f"max({c}) AS {c}") for c in carried])
             .persist(StorageLevel.MEMORY_AND_DISK))
         self._conflicts: Any = None
+        self._flagged: Any = None
         self._summary: dict[str, int] | None = None
         self._counts: dict[str, int] | None = None
 
@@ -353,23 +349,60 @@ class RowTable:
             self._continuous = column_stats(self.data, self.cols)
         return self._continuous
 
+    def _measured(self) -> list[int]:
+        """Indices of the columns continuous in some split (the chance baseline's candidates)."""
+        return sorted({self.cols.index(c) for cs in self.continuous.values() for c in cs
+                       if c not in self.never_chance})  # as polars: compared columns only
+
+    def flagged(self) -> Any:
+        """``keys`` with ``_p{b}`` (bit j of long b: the key holds a *measured* value in column
+        62 b + j, one no key with other values holds: :func:`auditor.engines.polars_rows.
+        measured_rows`), for the keys seen at least twice (the others never enter the chance
+        baseline). One stacked pass of (column, value, key) cells of the continuous columns:
+        the values of repeated keys, the distinct keys holding each of them, the keys holding
+        a value no other key holds; persisted on first use."""
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        cont = self._measured()
+        if self._flagged is None and cont:
+            seen = sum(F.col(f"_n{i}") for i in range(len(self.names)))
+            repeated = self.keys.where(seen >= 2).select("_h1", "_h2")
+            cells = (self.rows.select("_h1", "_h2", F.explode(F.array(*[
+                F.struct(F.lit(j).alias("j"), F.col(f"c{j}").cast("string").alias("v"))
+                for j in cont])).alias("x")).select("_h1", "_h2", "x.j", "x.v")
+                .where(F.col("v").isNotNull()))
+            mine = cells.join(repeated, ["_h1", "_h2"], "left_semi")
+            shared = (cells.join(mine.select("j", "v").distinct(), ["j", "v"], "left_semi")
+                      .distinct().groupBy("j", "v").count().where(F.col("count") > 1))
+            blocks = range(max(cont) // 62 + 1)
+            bits = (mine.join(shared, ["j", "v"], "left_anti").groupBy("_h1", "_h2").agg(*[
+                F.expr(f"bit_or(CASE WHEN j >= {62 * b} AND j < {62 * (b + 1)} "
+                       f"THEN shiftleft(1L, j - {62 * b}) ELSE 0L END) AS _p{b}")
+                for b in blocks]))
+            self._flagged = (self.keys.join(bits, ["_h1", "_h2"], "left")
+                             .fillna(0, subset=[f"_p{b}" for b in blocks])
+                             .persist(StorageLevel.MEMORY_AND_DISK))
+        return self._flagged if cont else self.keys
+
     def _known(self, i: int) -> Any:
-        """1 when the key holds a value in a continuous column of split ``i``, else 0 (an
-        expression over ``keys``: some continuous column's null bit is clear)."""
+        """1 when the key holds a measured value in a continuous column of split ``i``, else 0
+        (an expression over :meth:`flagged`)."""
         from pyspark.sql import functions as F
 
         known = F.lit(False)
-        cont = [self.cols.index(c) for c in self.continuous[self.names[i]]
-                if c not in self.never_chance]  # as polars' copy_chance: compared columns only
-        for b, name in enumerate(self.masks):
+        mine = set(self.cols.index(c) for c in self.continuous[self.names[i]])
+        cont = [j for j in self._measured() if j in mine]
+        for b in range(max(cont) // 62 + 1 if cont else 0):
             bits = sum(1 << (j - 62 * b) for j in cont if 62 * b <= j < 62 * (b + 1))
             if bits:
-                known = known | (F.col(name).bitwiseAND(F.lit(bits).cast("long"))
-                                 != F.lit(bits).cast("long"))
+                known = known | (F.col(f"_p{b}").bitwiseAND(F.lit(bits).cast("long")) != 0)
         return known.cast("int")
 
     def close(self) -> None:
         self.keys.unpersist()
+        if self._flagged is not None:
+            self._flagged.unpersist()
         if self._conflicts is not None:
             self._conflicts.unpersist()
 
@@ -409,7 +442,7 @@ class RowTable:
                         .alias(f"rn{i}") for i in need]
                 more += [F.sum(F.when((n[e] > 0) & (n[l] > 0) & (k[e] == 1), n[l])
                                .otherwise(0)).alias(f"ce{e}_{l}") for e, l in pairs]
-                row = self.keys.agg(*more).collect()[0].asDict()
+                row = self.flagged().agg(*more).collect()[0].asDict()
                 out.update({key: int(v or 0) for key, v in row.items()})
             return out
 
@@ -431,30 +464,45 @@ class RowTable:
 
     def chance(self, earlier: str, later: str) -> dict[str, Any]:
         """:func:`auditor.engines.polars_rows.copy_chance` from the key counts: R = earlier
-        rows in a repeated key with no value in a continuous column of ``earlier``; the null
-        distribution of D from the counts of counts m = rows of both splits per key (keys with
-        a continuous value left out); later copies with a continuous value counted in full."""
+        rows in a repeated key holding no measured value of ``earlier``'s continuous columns;
+        the null distribution of D from the counts of counts m = rows of both splits per key
+        (keys holding a measured value left out); later copies holding one counted in full --
+        unless the data repeat measured records by themselves (then every key counts)."""
         import numpy as np
         from pyspark.sql import functions as F
 
-        from auditor.stats.copies import chance_verdict, no_chance, split_null_from_counts
+        from auditor.stats.copies import (chance_verdict, natural_repeats, no_chance,
+                                          split_null_from_counts)
 
         e, l = self._i(earlier), self._i(later)
         s = self.summary()
         n_a, n_b = self.data.rows(earlier), self.data.rows(later)
-        count = s[f"rl{e}_{l}"]
-        repeating = s[f"rn{e}"]
+        count, certain = s[f"rl{e}_{l}"], s[f"ce{e}_{l}"]
+        known = self._known(e)
+        natural: dict[str, int] = {}
+        if certain:  # do the data repeat measured records by themselves? (as polars)
+            ne, nl = F.col(f"_n{e}"), F.col(f"_n{l}")
+            row = self.flagged().where(known == 1).agg(
+                F.sum(F.when(ne >= 2, ne).otherwise(0) + F.when(nl >= 2, nl).otherwise(0)),
+                F.sum(F.when(ne + nl >= 2, ne + nl).otherwise(0))).collect()[0]
+            natural = natural_repeats(int(row[0] or 0), int(row[1] or 0), n_a + n_b,
+                                      self.natural_below)
+            if natural:
+                known, certain = F.lit(0), 0
+        repeating = s[f"r{e}"] if natural else s[f"rn{e}"]
         b = repeating / n_a if n_a else 0.0
-        if b <= 0:
+        if not count and not repeating:  # nothing copied, nothing repeats: as polars
             return no_chance(count)
-        m = (self.keys.where(self._known(e) == 0)
+        m = (self.flagged().where(known == 0)
              .select((F.col(f"_n{e}") + F.col(f"_n{l}")).alias("m")).where(F.col("m") >= 2)
              .groupBy("m").count().collect())
+        if not m:  # no row repeats in the two splits together: no chance copy
+            return no_chance(count)
         sizes = np.array([int(r["m"]) for r in m], dtype=np.int64)
         n_patterns = np.array([int(r["count"]) for r in m], dtype=np.int64)
         order = np.argsort(sizes)
         mu, var = split_null_from_counts(sizes[order], n_patterns[order], n_a, n_b)
-        return chance_verdict(count, s[f"ce{e}_{l}"], n_b, b, repeating, mu, var)
+        return chance_verdict(count, certain, n_b, b, repeating, mu, var) | natural
 
     def copy_examples(self, earlier: str, later: str, limit: int) -> list[tuple[Any, int, int]]:
         """At most ``limit`` shared rows (values, rows in earlier, rows in later), most copied
@@ -653,7 +701,7 @@ def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
                                               conflicts=0) for p in roles.pairs()})
     table = RowTable(data, cols, features, label,
                      spec.digits if spec.near and not text else None,
-                     never_chance=spec.as_text)
+                     never_chance=spec.as_text, natural_below=spec.natural_repeats)
     try:
         counts = table.conflict_counts() if label else {}
         splits = {}

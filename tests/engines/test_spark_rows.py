@@ -201,8 +201,8 @@ def test_duplicates_jobs_do_not_grow_with_the_number_of_columns(spark):
 def test_duplicates_sketch_continuity_only_when_rows_repeat(spark):
     """The stacked continuity sketch (column_stats) runs only when some key repeats or is
     shared: honest splits (unique row ids) leave it unmeasured and report no copies; planted
-    copies measure it, and the chance baseline's continuity flags (read from the keys' null
-    masks) give the planted counts (8 copies, 5 conflicting labels)."""
+    copies measure it, and the chance baseline's measured-value flags (RowTable.flagged)
+    give the planted counts (8 copies, 5 conflicting labels)."""
     from auditor.core.config import Columns
     from auditor.detectors.duplicates import Duplicates
     from auditor.detectors.measured import judged
