@@ -281,10 +281,10 @@ class RowTable:
     ``_n{i}`` and the row's other keys. Everything else is an aggregate of ``keys`` (no job
     reads the 40 columns again, no join on 40 columns): within-split copies, shared rows of
     every pair, the chance baseline's counts (with :meth:`flagged`'s measured values, read
-    only when some key repeats or is shared), near copies (``groupBy`` of the near key), conflicting labels
-    (``groupBy`` of (feature key, label), then of the feature key). Example rows are fetched by
-    key from one split, only when there is something to show. The number of Spark jobs does
-    not depend on the number of columns."""
+    only when some key repeats or is shared), near copies (``groupBy`` of the near key),
+    conflicting labels (``groupBy`` of (feature key, label), then of the feature key). Example
+    rows are fetched by key from one split, only when there is something to show. The number
+    of Spark jobs does not depend on the number of columns."""
 
     def __init__(self, data: Any, cols: list[str], features: list[str], label: str | None,
                  digits: int | None, never_chance: tuple[str, ...] = (),
