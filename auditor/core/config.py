@@ -100,7 +100,7 @@ class Waiver(BaseModel):
         return {"reason": self.reason, "owner": self.owner, "expires": self.expires.isoformat()}
 
 
-NULL_SUFFIXES = ("_beyond_trend", "_beyond_entity_resplits")
+NULL_SUFFIXES = ("_beyond_trend", "_beyond_entity_resplits", "_beyond_random_resplits")
 
 
 def base_metric(metric: str | None) -> str | None:

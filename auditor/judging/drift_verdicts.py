@@ -4,7 +4,7 @@ and table row, and the unseen-values finding. Plain Python over the aggregates o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -51,6 +51,26 @@ class ColumnTrend:
     recent: dict[str, float]
     backtests: list[dict[str, float]]
     design: str = "time"
+    # the null summarised per statistic, (median, 95% and 99.9% quantiles, comparisons), when
+    # it is not a list of comparisons (random re-splits: :mod:`auditor.judging.row_resplits`)
+    quantiles: dict[str, tuple[float, float, float, int]] = field(default_factory=dict)
+
+    def null(self, metric: str) -> "TrendNull | None":
+        """``metric``'s :class:`TrendNull` (PSI beyond chance falls back to PSI where a
+        smaller window lacks it), None when the null lacks the statistic."""
+        keys = (metric, "psi") if metric == "psi_excess" else (metric,)
+        for i, key in enumerate(keys):
+            if key not in self.recent:
+                continue
+            if key in self.quantiles:
+                med, upper, fail_gate, n = self.quantiles[key]
+                return TrendNull(key, self.recent[key], med, upper, n, self.against,
+                                 self.design, fail_gate)
+            vals = [b[key] for b in self.backtests if key in b]
+            if vals and (i == len(keys) - 1 or len(vals) == len(self.backtests)):
+                return TrendNull(key, self.recent[key], float(np.median(vals)), max(vals),
+                                 len(vals), self.against, self.design)
+        return None
 
 
 @dataclass(frozen=True)
@@ -78,7 +98,9 @@ class Trend:
 @dataclass(frozen=True)
 class TrendNull:
     """One statistic against its backtests: observed, the backtests' median and largest value
-    (the null's upper quantile), how many, and the excess graded (:attr:`excess`)."""
+    (the null's upper quantile), how many, and the excess graded (:attr:`excess`). Against
+    random re-splits (design ``random``): ``upper`` is the null's 95% quantile and
+    ``fail_gate`` its 99.9% quantile (:meth:`capped`)."""
 
     metric: str
     observed: float
@@ -88,10 +110,12 @@ class TrendNull:
     against: str = ""  # time: the earlier split's rows ``observed`` was measured against;
     # group: the entity column
     design: str = "time"
+    fail_gate: float | None = None
 
     @property
     def suffix(self) -> str:
-        return "_beyond_trend" if self.design == "time" else "_beyond_entity_resplits"
+        return {"time": "_beyond_trend", "group": "_beyond_entity_resplits"}.get(
+            self.design, "_beyond_random_resplits")
 
     @property
     def excess(self) -> float:
@@ -101,8 +125,16 @@ class TrendNull:
         trend's; PSI saturates once distributions stop overlapping, 7 and 8 both meaning
         "disjoint", and a plain difference would grade that noise); KS D and Cramér's V by
         difference; a level fold by ratio (a fold 3 where time alone gives 2 is a fold 1.5
-        beyond it). 0 (1 for a fold) when within the backtests."""
+        beyond it). 0 (1 for a fold) when within the backtests.
+
+        Against random re-splits of the same rows the null is sampling noise, which adds to
+        every statistic (PSI's expectation is (bins - 1)(1/n_a + 1/n_b), as
+        :func:`~auditor.stats.levels.psi_by_chance` subtracts), not a movement of its own:
+        the excess is the statistic less the null's median (what chance adds), once the
+        statistic is beyond the null's 95% quantile (else 0)."""
         o, u = self.observed, max(self.upper, 0.0)
+        if self.design == "random":
+            return max(0.0, o - self.median) if o > u else 0.0
         if self.metric.startswith("psi"):
             return max(0.0, math.sqrt(max(o, 0.0)) - math.sqrt(u)) ** 2
         if self.metric == "level_fold":
@@ -113,6 +145,16 @@ class TrendNull:
     def within(self) -> bool:
         """Whether the observed statistic lies within the null (no excess)."""
         return self.excess <= (1.0 if self.metric == "level_fold" else 0.0)
+
+    def capped(self, severity: Severity) -> Severity:
+        """A fail against random re-splits needs the statistic beyond the null's 99.9%
+        quantile (``fail_gate``: fewer than one honest split in a thousand reaches it); below
+        it, at most warn. Small splits make PSI heavy-tailed (a bin empty on one side adds a
+        large term), so a figure one honest split in a hundred reaches is no failed gate."""
+        if severity == Severity.FAIL and self.fail_gate is not None \
+                and self.observed <= self.fail_gate:
+            return Severity.WARN
+        return severity
 
 
 def trend_values(cd: ColumnDrift) -> dict[str, float]:
@@ -167,20 +209,12 @@ def judge(check: Any, cd: ColumnDrift, p_adj: float, ks_p_adj: float | None,
     for metric, value, warn, fail, p, level in candidates:
         raw = grade(value, warn=warn, fail=fail)
         significant = p is not None and not math.isnan(p) and p < check.alpha
-        null = None
-        if trend is not None and value is not None:
-            # PSI beyond chance exists only over many levels: a smaller window may lack it
-            key = metric if metric in trend.recent and all(
-                metric in b for b in trend.backtests) else (
-                "psi" if metric == "psi_excess" else metric)
-            vals = [b[key] for b in trend.backtests if key in b]
-            if vals and key in trend.recent:
-                null = TrendNull(key, trend.recent[key], float(np.median(vals)), max(vals),
-                                 len(vals), trend.against, trend.design)
+        # PSI beyond chance exists only over many levels: a smaller window may lack it
+        null = trend.null(metric) if trend is not None and value is not None else None
         # the design's null only lowers a grade: the excess is measured on other rows (the
         # earlier split's last ones, the pooled rows), never above the observed grade
-        graded = raw if null is None else min(grade(null.excess, warn=warn, fail=fail), raw,
-                                              key=RANK.__getitem__)
+        graded = raw if null is None else null.capped(min(
+            grade(null.excess, warn=warn, fail=fail), raw, key=RANK.__getitem__))
         eff = graded if significant else Severity.INFO
         key_ = (RANK[eff], RANK[raw])
         if best is None or key_ > (RANK[best.severity], RANK[best.raw]):
@@ -341,6 +375,18 @@ def trend_sentence(v: Verdict, ref: str) -> str:
     t = v.trend
     assert t is not None
     name = _STAT.get(t.metric, t.metric)
+    if t.design == "random":
+        head = (f"dealt again at random into splits of the same sizes ({t.n:,} times), the "
+                f"same rows give {name} {fmt_effect(t.median)} (median), "
+                f"{fmt_effect(t.upper)} in one re-split of twenty")
+        if t.within:
+            return head + ": no more than a random split of these rows shows" + (
+                ", reported as info" if v.severity == Severity.INFO else "")
+        text = head + f": {fmt_effect(t.excess)} beyond the median, graded"
+        if v.raw == Severity.FAIL and t.fail_gate is not None and t.observed <= t.fail_gate:
+            text += (f" (a fail needs more than one re-split in a thousand reaches, "
+                     f"{fmt_effect(t.fail_gate)})")
+        return text
     if t.design == "group":
         head = (f"split again {t.n} times by whole `{t.against}` entities at random, the same "
                 f"rows give {name} {fmt_effect(t.median)} (median) to {fmt_effect(t.upper)}")
@@ -396,6 +442,11 @@ def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any
                         f"{t.metric} against them": rounded(t.observed), "time backtests": t.n,
                         "backtest median": rounded(t.median),
                         "backtest largest": rounded(t.upper)})
+        elif t.design == "random":
+            out.update({"graded on": f"{t.metric} beyond random re-splits of the pooled rows",
+                        "random re-splits": t.n, "re-split median": rounded(t.median),
+                        "re-split 95% quantile": rounded(t.upper),
+                        "re-split 99.9% quantile": rounded(t.fail_gate)})
         else:
             out.update({"graded on": f"{t.metric} beyond re-splits by `{t.against}`",
                         f"{t.metric} on the pooled rows": rounded(t.observed),

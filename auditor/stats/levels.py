@@ -83,7 +83,7 @@ def contingency_test(table: np.ndarray, seed: int = 0) -> tuple[float, str]:
     return chi2_test(t)[1], "chi-square"
 
 
-def _random_tables(counts: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+def random_tables(counts: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` random 2 x k tables with the margins of ``counts`` (the permutation null of a
     2 x k table), as their first rows, shape (n, k). Up to COUNT_METHOD_ROWS rows in all,
     numpy's multivariate hypergeometric draw by counting (cost grows with the rows: ~0.2 ms
@@ -106,7 +106,7 @@ def _random_tables(counts: np.ndarray, n: int, rng: np.random.Generator) -> np.n
     return out
 
 
-def _chi2_statistics(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def chi2_statistics(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Pearson's X^2 = sum (O - E)^2 / E of 2 x k tables given by their first rows (the
     margins of ``counts``, whose columns are all non-empty, fix the second rows)."""
     cols, rows = counts.sum(0), counts.sum(1)
@@ -133,10 +133,10 @@ def monte_carlo_p(counts: np.ndarray, seed: int = 0) -> float:
     against ``scipy.stats.chi2_contingency(method=MonteCarloMethod)`` in
     tests/detectors/test_drift.py.
     """
-    observed = _chi2_statistics(counts[0], counts)
+    observed = chi2_statistics(counts[0], counts)
     floor = observed - abs(observed) * np.finfo(float).eps * 100
     rng = np.random.default_rng(seed)
-    hits = int(np.count_nonzero(_chi2_statistics(_random_tables(counts, MC_FIRST, rng), counts)
+    hits = int(np.count_nonzero(chi2_statistics(random_tables(counts, MC_FIRST, rng), counts)
                                 >= floor))
     p = (hits + 1) / (MC_FIRST + 1)
     if p >= MC_SETTLED:
@@ -144,7 +144,7 @@ def monte_carlo_p(counts: np.ndarray, seed: int = 0) -> float:
     rng, drawn, hits, batch = np.random.default_rng(seed), 0, 0, 500
     while drawn < MC_RESAMPLES:
         n = min(batch, MC_RESAMPLES - drawn)
-        hit = _chi2_statistics(_random_tables(counts, n, rng), counts) >= floor
+        hit = chi2_statistics(random_tables(counts, n, rng), counts) >= floor
         if hits + int(hit.sum()) >= MC_HITS:  # the MC_HITS-th hit is in this batch
             return MC_HITS / (drawn + int(np.flatnonzero(hit)[MC_HITS - hits - 1]) + 1)
         hits, drawn, batch = hits + int(hit.sum()), drawn + n, batch * 2

@@ -96,7 +96,10 @@ def test_numeric_drift_agrees_with_polars(spark, tmp_path, sizes, sketched):
     p, s = _by_subject(rp, "drift.features"), _by_subject(rs, "drift.features")
     _agree(p, s, exact)
     severity = {k[1]: f.severity for k, f in s[1].items() if k[0] != "unseen_share"}
-    assert severity.get("shift") == "fail" and severity.get("few") in ("warn", "fail")
+    # a 0.6 sd shift fails at 800 test rows; at 120 its PSI is what one random re-split of
+    # the rows in a thousand reaches by chance: a warn
+    assert severity.get("shift") == ("fail" if sizes[1] > 500 else "warn")
+    assert severity.get("few") in ("warn", "fail")
     # stable columns: no warn or fail (at most an info finding of a non-significant effect)
     assert severity.get("same", "info") == "info" and severity.get("when", "info") == "info"
     summary = next(f for f in s[0].findings if f.metric == "drifted_features")
@@ -105,7 +108,7 @@ def test_numeric_drift_agrees_with_polars(spark, tmp_path, sizes, sketched):
                    for r in summary.evidence.get("not compared", []))
     # the planted shift's KS against scipy on the raw values
     d = stats.ks_2samp(frames["train"]["shift"].to_numpy(), frames["test"]["shift"].to_numpy())
-    got = s[1][("ks_d", "shift")] if ("ks_d", "shift") in s[1] else s[1][("psi", "shift")]
+    got = next(f for (metric, subject), f in s[1].items() if subject == "shift")
     st = got.evidence["statistics"]
     assert -1e-6 <= d.statistic - st["ks_d"] <= st["ks_d error bound"] + 1e-6  # 6 digits
     # few: binned per value, counts equal to numpy's

@@ -139,7 +139,7 @@ def test_a_feature_that_moves_with_time_warns_as_a_moving_target_in_a_time_split
     data = build_audit_data(trend_split(), columns=Columns(time="day"))
     data.declared_split = "random"
     (g,) = [f for f in FeatureDrift().run(data) if f.subject == "trend"]
-    assert (g.severity, g.metric) == (Severity.FAIL, "psi")
+    assert (g.severity, g.metric) == (Severity.FAIL, "psi_beyond_random_resplits")
 
 
 def test_a_unit_switched_inside_train_warns_and_one_at_the_split_fails():
