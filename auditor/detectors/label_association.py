@@ -128,7 +128,7 @@ class FeatureLabelAssociation:
     singular_gap: float = 0.15
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
-    copy_above: float = 0.98
+    copy_above: float = 0.999
     family_above: float = 0.1
     smoothing: float = 20.0
     folds: int = 5

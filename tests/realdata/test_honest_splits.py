@@ -40,6 +40,7 @@ DESIGNS = {"breast_cancer": "stratified", "wine": "stratified", "diabetes": "ran
            "fair": "stratified", "colon_by_patient": "stratified", "boston": "random",
            "credit_default": "stratified", "biopsy": "stratified", "mtcars": "stratified",
            "orthodont": "group", "star": "random", "titanic": "stratified", "fgl": "stratified",
+           "diamonds": "random", "hitters": "random",
            **{name: "time" for name in ("seattle_weather", "grunfeld", "cigar", "produc",
                                         "mlb_teams", "empluk", "gasoline", "guns", "crime",
                                         "usseatbelts", "fatalities", "males")},
