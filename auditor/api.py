@@ -21,10 +21,13 @@ from auditor.core.suites import load_checks
 
 def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
               suite: str | None = None, progress: bool = False, hash_mode: str = "full",
-              baseline: str | Path | dict[str, Any] | None = None, spark: Any = None) -> Report:
-    """Build the suite's checks (fails fast on config errors), load the data, run, apply the
-    config's waivers, record provenance (``inputs`` hashed with ``hash_mode``, ``config``,
-    ``versions``) and, with a ``baseline`` report (path or dict), mark what changed."""
+              baseline: str | Path | dict[str, Any] | None = None, spark: Any = None,
+              history: Any = None) -> Report:
+    """Build the suite's checks (fails fast on config errors), load the data, run, grade the
+    drift against the ``history`` ledger's last runs (:mod:`auditor.signoff.own_history`),
+    apply the config's waivers, record provenance (``inputs`` hashed with ``hash_mode``,
+    ``config``, ``versions``) and, with a ``baseline`` report (path or dict), mark what
+    changed."""
     from auditor.signoff.provenance import (HASH_MODES, BackgroundHashes, describe_inputs,
                                             resolved_config, versions)
     from auditor.signoff.waivers import apply_waivers
@@ -67,6 +70,11 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     finally:
         if cfg.engine == "spark":
             data.engine.close()
+    history_note = None
+    if history is not None:  # before the waivers: a waiver still covers a lowered finding
+        from auditor.signoff.own_history import grade_against_history, history_from
+
+        history_note = grade_against_history(results, *history_from(history))
     waived = apply_waivers(results, list(cfg.waivers))
     if waived is not None:
         results.append(waived)
@@ -77,7 +85,8 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     duration_s=0.0, seed=cfg.seed,
                     datasets=data.info(), checks=results, tool_version=__version__,
-                    notes=[*data.notes, *unused], inputs=inputs,
+                    notes=[*data.notes, *unused, *([history_note] if history_note else [])],
+                    inputs=inputs,
                     config=config, versions=versions(),
                     split_design=design.to_dict())
     if base_doc is not None:
@@ -159,7 +168,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
 
         store = Ledger(str(ledger))  # opened (and created) before the run: fail fast
     report = run_audit(cfg, frames=in_memory, progress=progress, hash_mode=hash,
-                       baseline=baseline, spark=spark)
+                       baseline=baseline, spark=spark,
+                       history=store if ledger is not None else None)
     if ledger is not None:
         store.append(report.to_dict(), report_path=None)
     return report

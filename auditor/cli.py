@@ -448,7 +448,7 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
         baseline, first_run = (str(found) if found else None), found is None
     progress = not quiet and sys.stderr.isatty() and not os.environ.get("CI")
     report = run_audit(cfg, suite=suite, progress=progress, hash_mode=hash_mode,
-                       baseline=baseline)
+                       baseline=baseline, history=store)
     if first_run:
         from auditor.signoff.baseline import NO_BASELINE_NOTE
         report.notes.append(NO_BASELINE_NOTE)

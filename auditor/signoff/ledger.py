@@ -9,8 +9,9 @@ SQLAlchemy is imported only then. The same portable SQL runs on both. Tables:
   JSON), the tool version and where report.json was written;
 - ``check_results``: per run and check, its status and summary;
 - ``metrics``: per run, check, subject, metric and splits, the headline value and severity of
-  every finding with a value (waived or not), and the PSI of every compared feature from the
-  drift checks' evidence (so a trend shows features that have not drifted yet).
+  every finding with a value (waived or not), and the PSI of every compared feature and of
+  the label from the drift checks' evidence (so a trend shows features that have not drifted
+  yet, and :mod:`auditor.signoff.own_history` grades a night against the earlier ones).
 """
 from __future__ import annotations
 
@@ -61,8 +62,11 @@ def headline_metrics(doc: dict[str, Any]) -> list[dict[str, Any]]:
         for f in c.get("findings", []):
             splits = "→".join(f.get("splits") or [])
             for field in fields:
-                for column, (v, verdict) in _feature_values(f.get("evidence") or {},
-                                                            field).items():
+                values = _feature_values(f.get("evidence") or {}, field)
+                stat = ((f.get("evidence") or {}).get("statistics") or {}).get(field)
+                if f.get("subject") and isinstance(stat, (int, float)):  # a column's finding
+                    values.setdefault(subject_text(f["subject"]), (float(stat), None))
+                for column, (v, verdict) in values.items():
                     per_feature[(column, field, splits)] = {
                         "check_id": c["id"], "subject": column, "metric": field,
                         "splits": splits, "value": v, "severity": verdict, "waived": 0}
