@@ -27,8 +27,8 @@ from auditor.judging.leak_rules import (Rules, Verdict, judge, missing_purity, p
                                         pure_region)
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import (check_params, clip_text, correlation_ratio_from_moments,
-                                    cramers_v, fmt_rows, grade, is_share,
-                                    point_biserial_from_moments)
+                                    cramers_v, cramers_v_interval, fmt_rows, grade, is_share,
+                                    point_biserial_from_moments, ratio_interval)
 from auditor.stats.numerics import round_finite as r4
 
 CELL_CHARS = 40
@@ -92,10 +92,10 @@ class FeatureLabelAssociation:
     class label, eta for a numeric one), since a missing pattern can leak too. The graded
     association is the figure of the split with the most rows behind it, unless another
     split's is larger beyond doubt (:func:`graded_figure`: it lies above that figure's 95%
-    interval); with a numeric label a correlation's interval (Fisher's z,
-    :func:`association_interval`) must clear ``fail_above`` for the singular and
-    independent-peers rules to fail; without an interval (a class label, a level-based
-    measure) the largest figure over the splits is graded; judged as described above.
+    interval); the graded figure's 95% interval (:func:`association_interval`: Fisher's z for
+    a correlation with a numeric label, the noncentral F for a correlation ratio or a
+    point-biserial r, the noncentral chi-square for Cramér's V) must clear ``fail_above``
+    for the singular and independent-peers rules to fail; judged as described above.
     association_drop = train association - later association, on the measure strongest in
     train; it warns above ``drop_warn_above`` and fails above ``drop_fail_above``, only when
     the train association is >= ``drop_min_train`` (below that, a drop is ordinary noise) and
@@ -191,6 +191,8 @@ class FeatureLabelAssociation:
                 assert lv is not None
                 got = out.setdefault(c, {"rows": n})
                 got.update(with_value=lv.with_value, levels=lv.levels, cramers_v=lv.cramers_v)
+            for got in out.values():  # the label's classes with rows: the intervals' groups
+                got["classes"] = int((rows[s] > 0).sum())
             per_split[s] = out
         graded = [s for s in view.frames
                   if s == train or not (rows[s] > 0).any()
@@ -232,10 +234,12 @@ class FeatureLabelAssociation:
                     for a, m in [strongest(per_split[s][c])] if a is not None and s in graded
                     and (s == train or _measured_rows(per_split[s][c], m) >= self.min_rows)]
             if vals:
-                a, m, s = graded_figure([(a, m, s, _measured_rows(per_split[s][c], m))
+                a, m, s = graded_figure([(a, m, s, _measured_rows(per_split[s][c], m),
+                                          interval_groups(per_split[s][c], m, numeric))
                                          for a, m, s in vals], numeric)
                 best[c] = (a, m, s)
-                ci[c] = association_interval(a, m, _measured_rows(per_split[s][c], m), numeric)
+                ci[c] = association_interval(a, m, _measured_rows(per_split[s][c], m), numeric,
+                                             interval_groups(per_split[s][c], m, numeric))
         for c in cols:
             if c not in best:
                 continue
@@ -480,15 +484,53 @@ def strongest(m: dict[str, Any]) -> tuple[float | None, str]:
 R_MEASURES = ("pearson", "spearman")  # correlations with Fisher's z interval
 
 
-def association_interval(a: float, measure: str, n: int, numeric_label: bool = True
+def association_interval(a: float, measure: str, n: int, numeric_label: bool = True,
+                         groups: int | tuple[int, int] | None = None
                          ) -> tuple[float, float] | None:
-    """95% interval of a correlation magnitude ``a`` with a numeric label, measured on ``n``
-    rows, by Fisher's z: z = atanh(a) +- 1.96 se, se = 1 / sqrt(n - 3) for Pearson's r,
-    sqrt((1 + a^2 / 2) / (n - 3)) for Spearman's rho (Bonett & Wright 2000), back through
-    tanh. None for a class label (a point-biserial r's spread depends on the class balance:
-    with 2% positives Fisher's interval covered the true r half of the time), for the
-    level-based measures (correlation ratio, Cramér's V, missingness) and for n <= 3."""
-    if not numeric_label or measure not in R_MEASURES or n <= 3:
+    """95% interval of an association magnitude ``a`` measured on ``n`` rows.
+
+    - A correlation with a numeric label: Fisher's z, z = atanh(a) +- 1.96 se, se =
+      1 / sqrt(n - 3) for Pearson's r, sqrt((1 + a^2 / 2) / (n - 3)) for Spearman's rho
+      (Bonett & Wright 2000), back through tanh.
+    - A correlation ratio over ``groups`` groups (classes of a class label, levels of a
+      categorical feature with a numeric label), a point-biserial r (2 groups: Fisher's z
+      does not hold there, its spread depends on the class balance -- with 2% positives it
+      covered the true r half of the time) and a numeric label's missingness (2 groups): the
+      noncentral F interval (:func:`~auditor.stats.numerics.ratio_interval`).
+    - Cramér's V of ``groups`` = (levels, classes), and a class label's missingness (2 x
+      classes): the noncentral chi-square interval
+      (:func:`~auditor.stats.numerics.cramers_v_interval`).
+
+    None when the groups are not known or the rows too few."""
+    if measure in R_MEASURES and numeric_label:
+        return _fisher_interval(a, measure, n)
+    if measure in R_MEASURES or (measure == "missingness" and numeric_label):
+        return ratio_interval(abs(a), n, 2)
+    if measure == "eta" and isinstance(groups, int):
+        return ratio_interval(abs(a), n, groups)
+    if measure == "missingness" and isinstance(groups, int):
+        return cramers_v_interval(abs(a), n, 2, groups)
+    if measure == "cramers_v" and isinstance(groups, tuple):
+        return cramers_v_interval(abs(a), n, *groups)
+    return None
+
+
+def interval_groups(m: dict[str, Any], measure: str, numeric_label: bool
+                    ) -> int | tuple[int, int] | None:
+    """What :func:`association_interval` needs of ``measure``'s groups from one split's
+    measures ``m`` (``levels`` of a categorical feature, ``classes`` of the label with rows)."""
+    levels, classes = m.get("levels"), m.get("classes")
+    if measure == "eta":
+        return levels if numeric_label else classes
+    if measure == "cramers_v":
+        return (levels, classes) if levels and classes else None
+    if measure == "missingness" and not numeric_label:
+        return classes
+    return None
+
+
+def _fisher_interval(a: float, measure: str, n: int) -> tuple[float, float] | None:
+    if n <= 3:
         return None
     a = min(abs(a), 1 - 1e-12)
     se = (1 if measure == "pearson" else math.sqrt(1 + a * a / 2)) / math.sqrt(n - 3)
@@ -496,26 +538,31 @@ def association_interval(a: float, measure: str, n: int, numeric_label: bool = T
     return math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se)
 
 
-def graded_figure(vals: list[tuple[float, str, str, int]], numeric_label: bool = True
+def _g(v: tuple[Any, ...]) -> Any:
+    return v[4] if len(v) > 4 else None
+
+
+def graded_figure(vals: list[tuple[Any, ...]], numeric_label: bool = True
                   ) -> tuple[float, str, str]:
     """The (association, measure, split) graded among the splits' figures (association,
-    measure, split, rows behind it).
+    measure, split, rows behind it, and optionally the measure's groups:
+    :func:`interval_groups`).
 
-    With an interval on the figure with the most rows behind it (a correlation with a numeric
-    label, :func:`association_interval`): that figure -- a small split's figure wanders
+    With an interval on the figure with the most rows behind it
+    (:func:`association_interval`): that figure -- a small split's figure wanders
     (|r| 0.944 on 80 test rows against 0.918 on 240 train rows of the same honest
     measurement) -- unless another split's is larger beyond doubt: its own interval's low end,
     or for a figure without an interval the figure itself, lies above the most-rows figure's
     interval. Among those, the largest (a tie to the later split: held-out evidence).
     Without an interval on the most-rows figure: the largest figure, as before."""
     top = max(vals, key=lambda v: (v[3], -vals.index(v)))
-    ci_top = association_interval(top[0], top[1], top[3], numeric_label)
+    ci_top = association_interval(top[0], top[1], top[3], numeric_label, _g(top))
     if ci_top is None:
         best = max(vals, key=lambda v: (v[0], vals.index(v)))
         return best[0], best[1], best[2]
 
     def beyond(v: tuple[float, str, str, int]) -> bool:
-        ci = association_interval(v[0], v[1], v[3], numeric_label)
+        ci = association_interval(v[0], v[1], v[3], numeric_label, _g(v))
         return (ci[0] if ci is not None else v[0]) > ci_top[1]
 
     above = [v for v in vals if v is top or beyond(v)]

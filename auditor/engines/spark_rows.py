@@ -478,6 +478,8 @@ class RowTable:
         s = self.summary()
         n_a, n_b = self.data.rows(earlier), self.data.rows(later)
         count, certain = s[f"rl{e}_{l}"], s[f"ce{e}_{l}"]
+        if not count and not s[f"rn{e}"]:  # nothing copied, nothing repeats: as polars
+            return no_chance(count)
         known = self._known(e)
         natural: dict[str, int] = {}
         if certain:  # do the data repeat measured records by themselves? (as polars)
@@ -491,8 +493,6 @@ class RowTable:
                 known, certain = F.lit(0), 0
         repeating = s[f"r{e}"] if natural else s[f"rn{e}"]
         b = repeating / n_a if n_a else 0.0
-        if not count and not repeating:  # nothing copied, nothing repeats: as polars
-            return no_chance(count)
         m = (self.flagged().where(known == 0)
              .select((F.col(f"_n{e}") + F.col(f"_n{l}")).alias("m")).where(F.col("m") >= 2)
              .groupBy("m").count().collect())

@@ -103,6 +103,87 @@ def cramers_v_from_chi2(chi2: float, n: float, r: int, k: int) -> float:
     return float(math.sqrt(phi2c / denom)) if denom > 0 else 0.0
 
 
+def _noncentrality(cdf: Callable[[float], float], target: float, start: float) -> float:
+    """The noncentrality lam with ``cdf(lam) = target`` (``cdf`` decreasing in lam: the
+    observed statistic's CDF under lam), 0 when even lam = 0 puts less than ``target`` below
+    the statistic."""
+    from scipy.optimize import brentq
+
+    if cdf(0.0) <= target:
+        return 0.0
+    hi = max(10.0, start)
+    while cdf(hi) > target:
+        hi *= 4
+    return float(brentq(lambda lam: cdf(lam) - target, 0.0, hi, xtol=1e-9 * hi))
+
+
+def _ncx2_cdf(x: float, df: int, lam: float) -> float:
+    """The noncentral chi-square CDF, its normal approximation (mean df + lam, variance
+    2 (df + 2 lam)) where scipy's series gives NaN."""
+    from scipy.stats import ncx2, norm
+
+    p = float(ncx2.cdf(x, df, lam))
+    if math.isfinite(p):
+        return p
+    return float(norm.cdf((x - df - lam) / math.sqrt(2 * (df + 2 * lam))))
+
+
+def ratio_interval(eta: float, n: int, k: int, level: float = 0.95
+                   ) -> tuple[float, float] | None:
+    """``level`` interval of a correlation ratio ``eta`` of ``n`` rows in ``k`` groups (a
+    point-biserial r is eta over 2 groups) by inverting the noncentral F distribution
+    (Steiger 2004): F = (eta^2 / (k - 1)) / ((1 - eta^2) / (n - k)) has noncentrality
+    lam = n eta_true^2 / (1 - eta_true^2); the lam whose F-distribution puts the observed F at
+    its (1 + level) / 2 and (1 - level) / 2 quantiles bound it, eta^2 = lam / (lam + n). Exact
+    for normal values within each group, and unlike Fisher's z it does not assume a bivariate
+    normal pair (a class label is not one). None for n <= k or k < 2."""
+    from scipy.stats import ncf
+
+    if k < 2 or n <= k:
+        return None
+    e2 = min(max(eta * eta, 0.0), 1 - 1e-12)
+    d1, d2 = k - 1, n - k
+    f = (e2 / d1) / ((1 - e2) / d2)
+    tail = (1 - level) / 2
+
+    def cdf(lam: float) -> float:
+        p = float(ncf.cdf(f, d1, d2, lam))
+        # scipy's series gives NaN far in the tail (large samples, lam in the thousands):
+        # there F d1 is close to a noncentral chi-square of d1 degrees of freedom
+        return p if math.isfinite(p) else _ncx2_cdf(f * d1, d1, lam)
+
+    def bound(target: float) -> float:
+        lam = _noncentrality(cdf, target, f * d1)
+        return math.sqrt(lam / (lam + n))
+
+    return bound(1 - tail), bound(tail)
+
+
+def cramers_v_interval(v: float, n: int, r: int, k: int, level: float = 0.95
+                       ) -> tuple[float, float] | None:
+    """``level`` interval of a bias-corrected Cramér's V (:func:`cramers_v`) of an r x k
+    table of n rows by inverting the noncentral chi-square distribution (Smithson 2003):
+    Pearson's X^2 (recovered from V) has noncentrality lam ~ n phi^2_true, estimated by
+    X^2 - df as the bias correction does; the lam whose distribution puts X^2 at its
+    (1 + level) / 2 and (1 - level) / 2 quantiles bound V = sqrt(lam / n / min(k~ - 1,
+    r~ - 1)). None without a table (r or k < 2, n < 2)."""
+    if r < 2 or k < 2 or n < 2:
+        return None
+    df = (r - 1) * (k - 1)
+    r_c, k_c = r - (r - 1) ** 2 / (n - 1), k - (k - 1) ** 2 / (n - 1)
+    denom = min(k_c - 1, r_c - 1)
+    if denom <= 0:
+        return None
+    chi2 = n * (v * v * denom + df / (n - 1))
+    tail = (1 - level) / 2
+
+    def bound(target: float) -> float:
+        lam = _noncentrality(lambda x: _ncx2_cdf(chi2, df, x), target, chi2)
+        return min(1.0, math.sqrt(lam / n / denom))
+
+    return bound(1 - tail), bound(tail)
+
+
 # ---------------------------------------------------------------------------------------------
 # Comparing two distributions (drift): PSI, KS, Wasserstein, Jensen–Shannon, chi-square, BH
 # ---------------------------------------------------------------------------------------------

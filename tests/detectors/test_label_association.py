@@ -12,6 +12,7 @@ from auditor.loading.demo import make_demo
 from auditor.detectors.label_association import FeatureLabelAssociation
 from auditor.errors import NotApplicable
 from auditor.stats.label import label_view, level_codes
+from auditor.stats.numerics import cramers_v, cramers_v_interval, ratio_interval
 from auditor.report.results import Severity
 from auditor.engines.selection import engine_of
 from tests.conftest import clean_frame
@@ -135,8 +136,10 @@ def test_planted_associations_are_found_with_their_subject_and_measure():
     strong = {f.subject: f for f in findings if f.metric == "association"}
     f = strong["days_since_cancel"]
     assert f.severity == Severity.FAIL and f.value == pytest.approx(1.0, abs=1e-3)
-    assert f.splits == ["test"] and f.message.startswith("days_since_cancel is associated")
-    assert "missingness" in f.message and f.count == int(data.splits["test"]["y"].eq(0).sum())
+    # missingness V 1.0 in both splits: the figure with the most rows behind it (train) is
+    # graded, the test figure being no larger beyond doubt
+    assert f.splits == ["train"] and f.message.startswith("days_since_cancel is associated")
+    assert "missingness" in f.message and f.count == int(data.splits["train"]["y"].eq(0).sum())
     assert strong["status"].severity == Severity.FAIL and "Cramér's V" in strong["status"].message
     assert strong["status"].evidence["levels"][0]["level"] in ("closed", "open")
     assert strong["resolution"].splits == ["train"]
@@ -448,9 +451,50 @@ def test_the_association_interval_is_fishers_z_as_scipy_computes_it():
     lo, hi = association_interval(0.8, "spearman", 28)
     assert lo == pytest.approx(np.tanh(np.arctanh(0.8) - 1.96 * np.sqrt(1.32 / 25)), abs=1e-12)
     assert (round(lo, 4), round(hi, 4)) == (0.5705, 0.9136)
-    assert association_interval(0.9, "cramers_v", 500) is None
+    assert association_interval(0.9, "cramers_v", 500) is None  # its table's shape unknown
     assert association_interval(0.9, "pearson", 3) is None
-    assert association_interval(0.9, "pearson", 500, numeric_label=False) is None
+    # a class label: the point-biserial r is a correlation ratio over 2 groups
+    assert association_interval(0.9, "pearson", 500, numeric_label=False) == ratio_interval(
+        0.9, 500, 2)
+    assert association_interval(0.5, "cramers_v", 300, False, (4, 3)) == cramers_v_interval(
+        0.5, 300, 4, 3)
+
+
+def _coverage(interval, draw, truth: float, reps: int = 300) -> float:
+    rng = np.random.default_rng(17)
+    hits = 0
+    for _ in range(reps):
+        lo, hi = interval(draw(rng))
+        hits += lo <= truth <= hi
+    return hits / reps
+
+
+def test_the_noncentral_intervals_cover_the_true_association_95_percent_of_the_time():
+    # eta of 3 normal groups (means 0, 0.5, 1; sd 1; 20 rows each): the population eta is
+    # sqrt(var of means / total var) = sqrt(1/6 / (1 + 1/6))
+    means = np.repeat([0.0, 0.5, 1.0], 20)
+    groups = np.repeat([0, 1, 2], 20)
+    truth = float(np.sqrt((1 / 6) / (1 + 1 / 6)))
+
+    def eta_of(rng):
+        x = means + rng.normal(size=60)
+        between = sum(20 * (x[groups == g].mean() - x.mean()) ** 2 for g in range(3))
+        return float(np.sqrt(between / ((x - x.mean()) ** 2).sum()))
+
+    cov = _coverage(lambda e: ratio_interval(e, 60, 3), eta_of, truth)
+    assert 0.92 <= cov <= 0.98, cov
+    # Cramér's V of a 3 x 2 table of 150 rows (class shares 0.2 / 0.5 / 0.8 per level); the
+    # population V from the cell probabilities (bias correction aims at it)
+    p = np.array([[0.2, 0.8], [0.5, 0.5], [0.8, 0.2]]) / 3
+    e = np.outer(p.sum(1), p.sum(0))
+    truth_v = float(np.sqrt(((p - e) ** 2 / e).sum() / 1))
+
+    def v_of(rng):
+        t = rng.multinomial(150, p.ravel()).reshape(3, 2)
+        return cramers_v(t)
+
+    cov = _coverage(lambda v: cramers_v_interval(v, 150, 3, 2), v_of, truth_v)
+    assert 0.92 <= cov <= 0.98, cov
 
 
 def test_the_graded_figure_is_the_one_with_most_rows_unless_another_is_larger_beyond_doubt():
@@ -462,7 +506,8 @@ def test_the_graded_figure_is_the_one_with_most_rows_unless_another_is_larger_be
     # a leak only the test split holds: 0.99 on 400 rows lies above train's interval
     assert graded_figure([(0.6, "pearson", "train", 1000), (0.99, "pearson", "test", 400)]) \
         == (0.99, "pearson", "test")
-    # no interval for Cramér's V: the largest figure, as before (ties to the later split)
+    # Cramér's V of an unknown table shape: no interval, the largest figure (ties to the
+    # later split)
     assert graded_figure([(0.5, "cramers_v", "train", 900), (0.7, "cramers_v", "test", 60)]) \
         == (0.7, "cramers_v", "test")
     # a figure without an interval wins when it lies above the most-rows interval
@@ -470,9 +515,9 @@ def test_the_graded_figure_is_the_one_with_most_rows_unless_another_is_larger_be
         == (0.99, "missingness", "test")
     assert graded_figure([(0.6, "pearson", "train", 1000), (0.62, "missingness", "test", 400)]) \
         == (0.6, "pearson", "train")
-    # a class label: no interval (a point-biserial r's spread depends on the class balance)
+    # a class label: the point-biserial r's noncentral F interval, the same conclusion
     assert graded_figure([(0.918, "pearson", "train", 240), (0.944, "pearson", "test", 80)],
-                         numeric_label=False) == (0.944, "pearson", "test")
+                         numeric_label=False) == (0.918, "pearson", "train")
 
 
 def test_a_strong_honest_predictor_on_a_small_test_split_warns_instead_of_failing():
