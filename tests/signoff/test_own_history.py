@@ -8,7 +8,8 @@ import polars as pl
 import pytest
 
 import auditor
-from auditor.signoff.own_history import MIN_RUNS, Z_MAX, robust_z
+from auditor.report.results import CheckResult, Finding, Severity, Status
+from auditor.signoff.own_history import MIN_RUNS, Z_MAX, grade_against_history, robust_z
 
 SUITE = "checks:\n  drift.features: {}\n"
 
@@ -57,7 +58,7 @@ def test_a_steady_nightly_drift_warns_once_the_history_shows_it_is_normal(tmp_pa
     assert h["runs"] == MIN_RUNS + 1 and h["robust z"] <= Z_MAX and h["z_max"] == Z_MAX
     assert f"median of the last {MIN_RUNS + 1} runs" in f.message
     assert "its normal night-to-night movement, reported as warn" in f.message
-    assert check.status == "warn" and "1 drift fail within it reported as warn" in note
+    assert check.status == "warn" and "1 fail within it reported as warn" in note
     # a night that moves far more than any before (2 sd): news, still a fail
     report = auditor.audit(**_night(99, 2.0), suite=str(suite), ledger=ledger)
     f, check = _amount(report)
@@ -72,3 +73,28 @@ def test_without_a_ledger_nothing_is_graded_against_history(tmp_path):
     f, _ = _amount(report)
     assert f.severity == "fail" and "history" not in (f.evidence or {})
     assert not [n for n in report.notes if n.startswith("history:")]
+
+
+def test_the_adversarial_auc_is_judged_against_its_history_and_a_leak_is_not():
+    def results(auc: float) -> list[CheckResult]:
+        return [CheckResult(id=cid, title=cid, status=Status.FAIL, duration_s=0.0, summary="",
+                            findings=[Finding(severity=Severity.FAIL, metric=metric,
+                                              value=value, splits=["train", "test"],
+                                              message="m")])
+                for cid, metric, value in (("separability.adversarial", "adversarial_auc", auc),
+                                           ("leakage.duplicates", "duplicate_rows", 0.02))]
+
+    past = {("separability.adversarial", "", "train→test"): [0.81, 0.83, 0.8, 0.82, 0.84, 0.8],
+            ("leakage.duplicates", "", "train→test"): [0.02] * 6}
+    got = results(0.83)
+    note = grade_against_history(got, 6, past)
+    adv, dup = got
+    assert (adv.status, adv.findings[0].severity) == (Status.WARN, Severity.WARN)
+    assert adv.findings[0].evidence["history"]["statistic"] == "adversarial AUC"
+    assert "adversarial AUC 0.815 (median of the last 6 runs" in adv.findings[0].message
+    assert dup.findings[0].severity == Severity.FAIL  # a copy leak every night stays a fail
+    assert "1 fail within it reported as warn" in note
+    high = results(0.95)  # far beyond the nights before: news
+    grade_against_history(high, 6, past)
+    assert high[0].findings[0].severity == Severity.FAIL
+    assert high[0].findings[0].evidence["history"]["robust z"] > Z_MAX
