@@ -241,14 +241,16 @@ class FeatureDrift(DriftThresholds):
       excess over the null's largest value (PSI as a shift, (sqrt(PSI) - sqrt(PSI_max))^2;
       KS D and Cramér's V by difference; a level fold by ratio), metric
       ``<statistic>_beyond_trend`` / ``<statistic>_beyond_entity_resplits``. In a random or
-      stratified design a column graded above info is judged against 999 random re-splits
-      of its pooled rows drawn from its binned counts (no data read again,
+      stratified design a column graded above info is judged against 9,999 random
+      re-splits of its pooled rows drawn from its binned counts (no data read again; a plain
+      random re-split for a stratified design too, whose strata are the label's classes,
       :mod:`auditor.judging.row_resplits`): PSI, PSI beyond chance and Cramér's V of each
-      re-split, KS D's Kolmogorov quantile, graded on the excess over the 99% quantile (PSI
-      by difference: sampling noise adds to it), metric
-      ``<statistic>_beyond_random_resplits``. At thousands of rows that quantile is small
-      (PSI 0.005 at 5,000 rows) and a grade barely moves; a small split's heavy-tailed PSI
-      (a 59-row split reaches 0.85 in one random re-split of a hundred) no longer fails.
+      re-split, KS D's Kolmogorov quantiles; graded on the excess over the null's median
+      (sampling noise adds to every statistic) once past its 95% quantile, and a fail needs
+      the 99.9% quantile too; metric ``<statistic>_beyond_random_resplits``. At thousands of
+      rows the null is small (PSI's 99.9% quantile 0.006 at 5,000 rows) and a grade barely
+      moves; a small split's heavy-tailed PSI (a 59-row split reaches 0.85 in one random
+      re-split of a hundred, 1.2 in one of a thousand) warns instead of failing.
     - Messages name a value that moved beyond noise (largest standardised difference) with a
       non-zero count (a value that vanished is counted in the reference), never a pooled bin.
     - The summary lists every column that moved in its table and names the stable ones once.

@@ -36,6 +36,11 @@ class Duplicates:
       value is the excess max(0, share - b), flagged only when a one-sided z-test against the
       copies an honest random split of the two splits' rows makes gives p < ``chance_alpha``;
       with no row repeating in the two splits together (continuous data), the share itself.
+      With at most 40 repeated patterns the test's null is drawn (100,000 draws: the normal z
+      is anti-conservative there), and a p between ``chance_alpha`` and
+      ``chance_warn_alpha`` (1%) warns: 5 of 20 test rows copied from discrete data with no
+      other repeat happen by chance with probability 0.003 (each pair lands on both sides
+      with probability 2 p (1 - p)), too often to fail on, too rarely to pass.
       A continuous value recurring under different rows (a plan's price) is a level, not a
       measurement. When measured records also repeat *within* the splits and the repeated
       ones are at most ``natural_repeats_below`` of the rows, the source holds duplicate
@@ -104,6 +109,7 @@ class Duplicates:
     conflict_fail_above: float = 0.05
     within_warn_above: float = 0.01    # share of a split's rows that copy a row of that split
     chance_alpha: float = 0.0001       # copies above the chance baseline must be this unlikely
+    chance_warn_alpha: float = 0.01    # to fail; this unlikely, to warn
     natural_repeats_below: float = 0.02  # measured records repeated in up to this share of rows,
     # some within a split, repeat naturally (source duplicates) and their copies may be chance
     max_examples: int = 20
@@ -113,7 +119,8 @@ class Duplicates:
                             "conflict_warn_above", "conflict_fail_above", "within_warn_above",
                             "text_jaccard", "natural_repeats_below"), is_share,
                      "a share in [0, 1]")
-        check_params(self, ("chance_alpha",), lambda v: 0 < v < 1, "a number in (0, 1)")
+        check_params(self, ("chance_alpha", "chance_warn_alpha"), lambda v: 0 < v < 1,
+                     "a number in (0, 1)")
         check_params(self, ("significant_digits",),
                      lambda v: isinstance(v, int) and 1 <= v <= 15, "an integer in [1, 15]")
         check_params(self, ("max_examples",), lambda v: v >= 0, ">= 0")
@@ -308,14 +315,18 @@ def exact_copy_finding(check: Any, rows: dict[str, int], count: int, earlier: st
     if "null_excess" in chance:  # rows repeat naturally: judged against an honest split
         value = chance.get("excess", max(0.0, observed - chance["baseline"]))
         severity = grade(value, warn=check.warn_above, fail=check.fail_above)
-        if chance["p_value"] >= check.chance_alpha:
-            severity = Severity.INFO
+        unlikely = chance["p_value"] < check.chance_warn_alpha and severity != Severity.INFO
+        if chance["p_value"] >= check.chance_alpha:  # possibly chance: at most a warn
+            severity = Severity.WARN if unlikely else Severity.INFO
         why = (f"{fmt_share(chance['baseline'])} are expected by chance, since "
                f"{fmt_rows(chance['repeating'], rows[earlier], f'{earlier} rows')}"
                f" repeat another {earlier} row") if chance["baseline"] > 0 else (
                f"no {earlier} row repeats another, but rows repeated in the two splits "
                "together land on both sides of a random split by chance")
         message += f"; {why} (excess {fmt_share(value)}, p = {chance['p_value']:.2g})"
+        if unlikely and chance["p_value"] >= check.chance_alpha:
+            message += (f": unlikely by chance (p < {check.chance_warn_alpha:g}) but not beyond "
+                        f"doubt (chance_alpha {check.chance_alpha:g}), so a warn")
         if chance.get("copies_with_a_continuous_value"):
             message += (f"; {chance['copies_with_a_continuous_value']:,} of the copies "
                         "hold a measured value (one of a continuous column no other row "

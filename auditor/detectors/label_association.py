@@ -234,12 +234,11 @@ class FeatureLabelAssociation:
                     for a, m in [strongest(per_split[s][c])] if a is not None and s in graded
                     and (s == train or _measured_rows(per_split[s][c], m) >= self.min_rows)]
             if vals:
-                a, m, s = graded_figure([(a, m, s, _measured_rows(per_split[s][c], m),
-                                          interval_groups(per_split[s][c], m, numeric))
+                cis = {s: figure_interval(a, per_split[s][c], m, numeric) for a, m, s in vals}
+                a, m, s = graded_figure([(a, m, s, _measured_rows(per_split[s][c], m), cis[s])
                                          for a, m, s in vals], numeric)
                 best[c] = (a, m, s)
-                ci[c] = association_interval(a, m, _measured_rows(per_split[s][c], m), numeric,
-                                             interval_groups(per_split[s][c], m, numeric))
+                ci[c] = cis[s]
         for c in cols:
             if c not in best:
                 continue
@@ -515,18 +514,24 @@ def association_interval(a: float, measure: str, n: int, numeric_label: bool = T
     return None
 
 
-def interval_groups(m: dict[str, Any], measure: str, numeric_label: bool
-                    ) -> int | tuple[int, int] | None:
-    """What :func:`association_interval` needs of ``measure``'s groups from one split's
-    measures ``m`` (``levels`` of a categorical feature, ``classes`` of the label with rows)."""
+def figure_interval(a: float, m: dict[str, Any], measure: str, numeric_label: bool
+                    ) -> tuple[float, float] | None:
+    """:func:`association_interval` of one split's figure ``a`` from that split's measures
+    ``m``: its groups (``levels`` of a categorical feature, ``classes`` of the label with
+    rows) and its rows (a level table counts every row, the missing values being a level of
+    their own: a numeric label's correlation ratio over a feature's levels, Cramér's V;
+    otherwise the rows behind the measure)."""
     levels, classes = m.get("levels"), m.get("classes")
+    groups: int | tuple[int, int] | None = None
     if measure == "eta":
-        return levels if numeric_label else classes
-    if measure == "cramers_v":
-        return (levels, classes) if levels and classes else None
-    if measure == "missingness" and not numeric_label:
-        return classes
-    return None
+        groups = levels if numeric_label else classes
+    elif measure == "cramers_v":
+        groups = (levels, classes) if levels and classes else None
+    elif measure == "missingness" and not numeric_label:
+        groups = classes
+    level_table = measure == "cramers_v" or (measure == "eta" and numeric_label)
+    n = int(m["rows"]) if level_table else _measured_rows(m, measure)
+    return association_interval(a, measure, n, numeric_label, groups)
 
 
 def _fisher_interval(a: float, measure: str, n: int) -> tuple[float, float] | None:
@@ -538,15 +543,11 @@ def _fisher_interval(a: float, measure: str, n: int) -> tuple[float, float] | No
     return math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se)
 
 
-def _g(v: tuple[Any, ...]) -> Any:
-    return v[4] if len(v) > 4 else None
-
-
 def graded_figure(vals: list[tuple[Any, ...]], numeric_label: bool = True
                   ) -> tuple[float, str, str]:
     """The (association, measure, split) graded among the splits' figures (association,
-    measure, split, rows behind it, and optionally the measure's groups:
-    :func:`interval_groups`).
+    measure, split, rows behind it, and optionally its interval, :func:`figure_interval`;
+    without one, :func:`association_interval` of the figure on its rows).
 
     With an interval on the figure with the most rows behind it
     (:func:`association_interval`): that figure -- a small split's figure wanders
@@ -555,14 +556,17 @@ def graded_figure(vals: list[tuple[Any, ...]], numeric_label: bool = True
     or for a figure without an interval the figure itself, lies above the most-rows figure's
     interval. Among those, the largest (a tie to the later split: held-out evidence).
     Without an interval on the most-rows figure: the largest figure, as before."""
+    def interval(v: tuple[Any, ...]) -> tuple[float, float] | None:
+        return v[4] if len(v) > 4 else association_interval(v[0], v[1], v[3], numeric_label)
+
     top = max(vals, key=lambda v: (v[3], -vals.index(v)))
-    ci_top = association_interval(top[0], top[1], top[3], numeric_label, _g(top))
+    ci_top = interval(top)
     if ci_top is None:
         best = max(vals, key=lambda v: (v[0], vals.index(v)))
         return best[0], best[1], best[2]
 
-    def beyond(v: tuple[float, str, str, int]) -> bool:
-        ci = association_interval(v[0], v[1], v[3], numeric_label, _g(v))
+    def beyond(v: tuple[Any, ...]) -> bool:
+        ci = interval(v)
         return (ci[0] if ci is not None else v[0]) > ci_top[1]
 
     above = [v for v in vals if v is top or beyond(v)]

@@ -19,7 +19,7 @@ from auditor.engines.polars_near import (conflicts_across, conflicts_within, fir
                                          first_matches, frames_equal, near_matches,
                                          prepare_keys)
 from auditor.loading.data import AuditData
-from auditor.stats.copies import chance_verdict, natural_repeats, no_chance, split_null
+from auditor.stats.copies import chance_from_counts, natural_repeats, no_chance
 from auditor.stats.numerics import clip_text, share
 
 CELL_CHARS = 60
@@ -271,7 +271,9 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     counts. The
     observed share s = C / n_b (C later rows that copy an earlier row) is compared with b by a
     one-sided z-test of D = s - b against its distribution under an honest random split of the
-    pooled rows (:func:`split_null`): each value pattern seen m times in earlier + later puts
+    pooled rows (:func:`~auditor.stats.copies.split_null_from_counts`; with few patterns
+    drawn, :func:`~auditor.stats.copies.drawn_p`): each value pattern seen m times in
+    earlier + later puts
     X ~ Binomial(m, n_a / (n_a + n_b)) rows in earlier, adding X 1[X >= 2] to R and
     (m - X) 1[X >= 1] to C, so D's null mean mu and variance v are sums over patterns
     (independent, then conditioned on the earlier split's size); z = (D - mu) / sqrt(v),
@@ -318,9 +320,10 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
     m = pl.concat(pooled).value_counts()["count"].to_numpy()
     if not (m >= 2).any():  # no row repeats in the two splits together: no chance copy
         return no_chance(count)
-    mu, var = split_null(m, n_a, n_b)
+    sizes, n_patterns = np.unique(m[m >= 2], return_counts=True)
     certain = int(known[later][copied].sum()) if known and copied.len() else 0
-    return chance_verdict(count, certain, n_b, b, repeating, mu, var) | natural
+    return chance_from_counts(count, certain, n_a, n_b, b, repeating, sizes,
+                              n_patterns) | natural
 
 
 def measured_rows(data: AuditData, cols: list[str], as_text: list[str],

@@ -368,10 +368,16 @@ class RowTable:
         if self._flagged is None and cont:
             seen = sum(F.col(f"_n{i}") for i in range(len(self.names)))
             repeated = self.keys.where(seen >= 2).select("_h1", "_h2")
+            schema = self.rows.schema
+
+            def value(j: int) -> Any:  # -0.0 is 0.0 (as polars and the row key compare)
+                c = F.col(f"c{j}")
+                return (c + F.lit(0.0) if _is_float_type(schema[f"c{j}"].dataType)
+                        else c).cast("string")
+
             cells = (self.rows.select("_h1", "_h2", F.explode(F.array(*[
-                F.struct(F.lit(j).alias("j"), F.col(f"c{j}").cast("string").alias("v"))
-                for j in cont])).alias("x")).select("_h1", "_h2", "x.j", "x.v")
-                .where(F.col("v").isNotNull()))
+                F.struct(F.lit(j).alias("j"), value(j).alias("v")) for j in cont]))
+                .alias("x")).select("_h1", "_h2", "x.j", "x.v").where(F.col("v").isNotNull()))
             mine = cells.join(repeated, ["_h1", "_h2"], "left_semi")
             shared = (cells.join(mine.select("j", "v").distinct(), ["j", "v"], "left_semi")
                       .distinct().groupBy("j", "v").count().where(F.col("count") > 1))
@@ -471,8 +477,7 @@ class RowTable:
         import numpy as np
         from pyspark.sql import functions as F
 
-        from auditor.stats.copies import (chance_verdict, natural_repeats, no_chance,
-                                          split_null_from_counts)
+        from auditor.stats.copies import chance_from_counts, natural_repeats, no_chance
 
         e, l = self._i(earlier), self._i(later)
         s = self.summary()
@@ -500,9 +505,8 @@ class RowTable:
             return no_chance(count)
         sizes = np.array([int(r["m"]) for r in m], dtype=np.int64)
         n_patterns = np.array([int(r["count"]) for r in m], dtype=np.int64)
-        order = np.argsort(sizes)
-        mu, var = split_null_from_counts(sizes[order], n_patterns[order], n_a, n_b)
-        return chance_verdict(count, certain, n_b, b, repeating, mu, var) | natural
+        return chance_from_counts(count, certain, n_a, n_b, b, repeating, sizes,
+                                  n_patterns) | natural
 
     def copy_examples(self, earlier: str, later: str, limit: int) -> list[tuple[Any, int, int]]:
         """At most ``limit`` shared rows (values, rows in earlier, rows in later), most copied

@@ -384,8 +384,8 @@ def trend_sentence(v: Verdict, ref: str) -> str:
                 ", reported as info" if v.severity == Severity.INFO else "")
         text = head + f": {fmt_effect(t.excess)} beyond the median, graded"
         if v.raw == Severity.FAIL and t.fail_gate is not None and t.observed <= t.fail_gate:
-            text += (f" (a fail needs more than one re-split in a thousand reaches, "
-                     f"{fmt_effect(t.fail_gate)})")
+            text += (f" (a fail needs more than {fmt_effect(t.fail_gate)}, which one re-split "
+                     "in a thousand reaches)")
         return text
     if t.design == "group":
         head = (f"split again {t.n} times by whole `{t.against}` entities at random, the same "

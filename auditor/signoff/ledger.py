@@ -225,9 +225,21 @@ class Ledger:
     def check_results(self) -> list[dict[str, Any]]:
         return self._query("SELECT run_id, check_id, status, summary FROM check_results")
 
-    def metrics(self) -> list[dict[str, Any]]:
+    def metrics(self, run_ids: list[str] | None = None, check_ids: list[str] | None = None
+                ) -> list[dict[str, Any]]:
+        """Every metric row, or those of ``run_ids`` and ``check_ids`` only."""
+        where, params = [], {}
+        for column, values in (("run_id", run_ids), ("check_id", check_ids)):
+            if values is None:
+                continue
+            if not values:
+                return []
+            names = [f"{column}{i}" for i in range(len(values))]
+            where.append(f"{column} IN ({', '.join(':' + n for n in names)})")
+            params.update(zip(names, values))
         return self._query("SELECT run_id, check_id, subject, metric, splits, value, severity,"
-                           " waived FROM metrics")
+                           " waived FROM metrics" + (" WHERE " + " AND ".join(where)
+                                                     if where else ""), params)
 
 
 def last_report_path(target: str) -> str | None:

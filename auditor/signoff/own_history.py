@@ -18,7 +18,9 @@ report says so. A history with no spread (MAD 0: the same value every night) hol
 equal value as normal.
 
 Only these differences between splits are judged so: a leak found every night (a copied row,
-a post-outcome column) stays a fail however often it repeats; waive it, or fix it.
+a post-outcome column) stays a fail however often it repeats; waive it, or fix it. A ledger
+is one pipeline's history: runs of other pipelines appended to the same ledger would count
+as its past nights (give each pipeline its own ledger file or database).
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ def history_from(ledger: Any, runs: int = RUNS) -> tuple[int, dict[Key, list[flo
     recent = ledger.runs()[-runs:]
     order = {r["run_id"]: i for i, r in enumerate(recent)}
     series: dict[Key, list[tuple[int, float]]] = {}
-    for m in ledger.metrics():
+    for m in ledger.metrics(run_ids=list(order), check_ids=list(STATISTICS)):
         i = order.get(m["run_id"])
         stat = STATISTICS.get(m["check_id"])
         if i is None or stat is None or m["metric"] != stat[0] or m["value"] is None:

@@ -20,22 +20,61 @@ def no_chance(count: int) -> dict[str, Any]:
     return {"baseline": 0.0, "repeating": 0, "p_value": 0.0 if count else 1.0}
 
 
+SMALL_PATTERNS = 40   # at most this many repeated patterns: D's null drawn, not a normal z
+NULL_DRAWS = 100_000  # draws of that null (p-values down to 1e-5)
+
+
+def chance_from_counts(count: int, certain: int, n_a: int, n_b: int, b: float,
+                       repeating: int, sizes: np.ndarray, n_patterns: np.ndarray
+                       ) -> dict[str, Any]:
+    """:func:`chance_verdict` from the counts of counts of the pooled value patterns
+    (``n_patterns[i]`` patterns seen ``sizes[i]`` >= 2 times; both engines measure these):
+    D's null mean and variance by :func:`split_null_from_counts`, and with at most
+    :data:`SMALL_PATTERNS` patterns its p-value drawn (:func:`drawn_p`): with few patterns
+    the normal z is anti-conservative (7 pairs all crossing a 68/32 split happen with
+    probability 0.32^7 = 3.4e-4; the z said 6e-5)."""
+    order = np.argsort(sizes)
+    sizes, n_patterns = sizes[order], n_patterns[order]
+    mu, var = split_null_from_counts(sizes, n_patterns, n_a, n_b)
+    d = share(count - certain, n_b) - b
+    p = drawn_p(sizes, n_patterns, n_a, n_b, d) if n_patterns.sum() <= SMALL_PATTERNS else None
+    return chance_verdict(count, certain, n_b, b, repeating, mu, var, p)
+
+
+def drawn_p(sizes: np.ndarray, n_patterns: np.ndarray, n_a: int, n_b: int, d: float
+            ) -> float:
+    """P(D >= d) under the random re-split of :func:`split_null_from_counts` (each
+    pattern's rows in the earlier split Binomial(m, n_a / N), independently), from
+    :data:`NULL_DRAWS` seeded draws: (1 + draws at least d) / (1 + draws)."""
+    rng = np.random.default_rng(0)
+    p = n_a / (n_a + n_b)
+    m = np.repeat(sizes, n_patterns)
+    x = rng.binomial(m[None, :], p, size=(NULL_DRAWS, len(m)))
+    f = np.where(x >= 1, m - x, 0) / n_b - np.where(x >= 2, x, 0) / n_a
+    hits = int((f.sum(1) >= d - 1e-12).sum())
+    return (hits + 1) / (NULL_DRAWS + 1)
+
+
 def chance_verdict(count: int, certain: int, n_b: int, b: float, repeating: int, mu: float,
-                   var: float) -> dict[str, Any]:
+                   var: float, p_drawn: float | None = None) -> dict[str, Any]:
     """The chance-baseline result of :func:`copy_chance` from its measured parts (shared by the
     engines): D = (count - certain) / n_b - b against its null mean ``mu`` and variance
-    ``var``; z = (D - mu) / sqrt(var), p = 1 - Phi(z) (0 when ``certain`` copies hold a
-    continuous value); excess = certain / n_b + max(0, D)."""
+    ``var``; z = (D - mu) / sqrt(var), p = 1 - Phi(z), or ``p_drawn`` when the null was drawn
+    (:func:`chance_from_counts`), 0 when ``certain`` copies hold a measured value;
+    excess = certain / n_b + max(0, D)."""
     from scipy.stats import norm
 
     d = share(count - certain, n_b) - b
     sd = math.sqrt(var)
     z = (d - mu) / sd if sd > 0 else (math.inf if d > mu + 1e-12 else 0.0)
+    p = float(norm.sf(z)) if p_drawn is None else p_drawn
     out = {"baseline": b, "repeating": repeating,
            "expected_copies": round(b * n_b, 1), "z": round(float(z), 3),
-           "p_value": 0.0 if certain else float(norm.sf(z)),
+           "p_value": 0.0 if certain else p,
            "null_excess": {"mean": mu, "sd": sd},
            "excess": share(certain, n_b) + max(0.0, d)}
+    if p_drawn is not None:
+        out["p_drawn"] = True
     if certain:
         out["copies_with_a_continuous_value"] = certain
     return out
@@ -56,21 +95,15 @@ def natural_repeats(within: int, duplicated: int, rows: int, natural_below: floa
     return {}
 
 
-def split_null(m: np.ndarray, n_a: int, n_b: int) -> tuple[float, float]:
-    """Mean and variance of D = C / n_b - R / n_a when the pooled rows, with value patterns
-    seen ``m`` times each, are split at random into ``n_a`` earlier and ``n_b`` later rows.
-    Per pattern X ~ Binomial(m, p), p = n_a / N, N = n_a + n_b, and f(X) = (m - X) 1[X >= 1] /
-    n_b - X 1[X >= 2] / n_a; the patterns' X are independent and then conditioned on
-    sum X = n_a (the split's size): Var D = sum Var f - (sum Cov(f, X))^2 / (N p (1 - p)).
-    Patterns seen once add nothing to D."""
-    sizes, n_patterns = np.unique(m[m >= 2], return_counts=True)
-    return split_null_from_counts(sizes, n_patterns, n_a, n_b)
-
-
 def split_null_from_counts(sizes: np.ndarray, n_patterns: np.ndarray, n_a: int,
                            n_b: int) -> tuple[float, float]:
-    """:func:`split_null` from the counts of counts: ``n_patterns[i]`` value patterns are seen
-    ``sizes[i]`` times each (sizes >= 2; an engine computes these as a small aggregate)."""
+    """Mean and variance of D = C / n_b - R / n_a when the pooled rows, with ``n_patterns[i]``
+    value patterns seen ``sizes[i]`` >= 2 times each (an engine measures these counts of
+    counts as a small aggregate), are split at random into ``n_a`` earlier and ``n_b`` later
+    rows. Per pattern X ~ Binomial(m, p), p = n_a / N, N = n_a + n_b, and f(X) =
+    (m - X) 1[X >= 1] / n_b - X 1[X >= 2] / n_a; the patterns' X are independent and then
+    conditioned on sum X = n_a (the split's size): Var D = sum Var f - (sum Cov(f, X))^2 /
+    (N p (1 - p)). Patterns seen once add nothing to D."""
     from scipy.stats import binom
 
     total = n_a + n_b

@@ -112,9 +112,12 @@ def _noncentrality(cdf: Callable[[float], float], target: float, start: float) -
     if cdf(0.0) <= target:
         return 0.0
     hi = max(10.0, start)
-    while cdf(hi) > target:
+    for _ in range(60):  # the CDF falls to 0 as lam grows: a bracket within 4^60 of start
+        if cdf(hi) <= target:
+            break
         hi *= 4
-    return float(brentq(lambda lam: cdf(lam) - target, 0.0, hi, xtol=1e-9 * hi))
+    return float(brentq(lambda lam: cdf(lam) - target, 0.0, hi, xtol=1e-9 * hi,
+                        maxiter=200))
 
 
 def _ncx2_cdf(x: float, df: int, lam: float) -> float:
@@ -126,6 +129,19 @@ def _ncx2_cdf(x: float, df: int, lam: float) -> float:
     if math.isfinite(p):
         return p
     return float(norm.cdf((x - df - lam) / math.sqrt(2 * (df + 2 * lam))))
+
+
+LARGE_NONCENTRALITY = 2_000.0  # beyond, the noncentral F's CDF by its normal approximation
+
+
+def _ncf_cdf_normal(f: float, d1: int, d2: int, lam: float) -> float:
+    """P(N / D <= f) for N = chi2(d1, lam) / d1 and D = chi2(d2) / d2 taken as normal (mean
+    (d1 + lam) / d1 and 1, variances 2 (d1 + 2 lam) / d1^2 and 2 / d2): P(N - f D <= 0)."""
+    from scipy.stats import norm
+
+    mean = (d1 + lam) / d1 - f
+    sd = math.sqrt(2 * (d1 + 2 * lam) / d1 ** 2 + f * f * 2 / d2)
+    return float(norm.cdf(-mean / sd))
 
 
 def ratio_interval(eta: float, n: int, k: int, level: float = 0.95
@@ -141,16 +157,18 @@ def ratio_interval(eta: float, n: int, k: int, level: float = 0.95
 
     if k < 2 or n <= k:
         return None
-    e2 = min(max(eta * eta, 0.0), 1 - 1e-12)
+    e2 = max(eta * eta, 0.0)
+    if 1 - e2 < 1e-9:  # the groups explain every value (a recoded label): nothing to bound
+        return min(eta, 1.0), 1.0
     d1, d2 = k - 1, n - k
     f = (e2 / d1) / ((1 - e2) / d2)
     tail = (1 - level) / 2
 
     def cdf(lam: float) -> float:
-        p = float(ncf.cdf(f, d1, d2, lam))
-        # scipy's series gives NaN far in the tail (large samples, lam in the thousands):
-        # there F d1 is close to a noncentral chi-square of d1 degrees of freedom
-        return p if math.isfinite(p) else _ncx2_cdf(f * d1, d1, lam)
+        # scipy's series is slow and gives NaN far in the tail (lam in the thousands):
+        # there F = (chi2(d1, lam) / d1) / (chi2(d2) / d2) is close to normal's ratio
+        p = float(ncf.cdf(f, d1, d2, lam)) if lam < LARGE_NONCENTRALITY else math.nan
+        return p if math.isfinite(p) else _ncf_cdf_normal(f, d1, d2, lam)
 
     def bound(target: float) -> float:
         lam = _noncentrality(cdf, target, f * d1)
@@ -162,11 +180,13 @@ def ratio_interval(eta: float, n: int, k: int, level: float = 0.95
 def cramers_v_interval(v: float, n: int, r: int, k: int, level: float = 0.95
                        ) -> tuple[float, float] | None:
     """``level`` interval of a bias-corrected Cramér's V (:func:`cramers_v`) of an r x k
-    table of n rows by inverting the noncentral chi-square distribution (Smithson 2003):
-    Pearson's X^2 (recovered from V) has noncentrality lam ~ n phi^2_true, estimated by
-    X^2 - df as the bias correction does; the lam whose distribution puts X^2 at its
-    (1 + level) / 2 and (1 - level) / 2 quantiles bound V = sqrt(lam / n / min(k~ - 1,
-    r~ - 1)). None without a table (r or k < 2, n < 2)."""
+    table of n rows by inverting the noncentral chi-square distribution, as Smithson (2003)
+    does: Pearson's X^2 (recovered from V) has noncentrality lam ~ n phi^2_true; the lam whose
+    distribution puts X^2 at its (1 + level) / 2 and (1 - level) / 2 quantiles bound it.
+    V's bounds are read on the bias-corrected scale, sqrt(lam / n / min(k~ - 1, r~ - 1)), as
+    the correction estimates lam by X^2 - df (Smithson's uncorrected V reads
+    sqrt((lam + df) / (n (min(r, k) - 1))) instead). None without a table (r or k < 2,
+    n < 2)."""
     if r < 2 or k < 2 or n < 2:
         return None
     df = (r - 1) * (k - 1)

@@ -541,3 +541,19 @@ def test_a_strong_honest_predictor_on_a_small_test_split_warns_instead_of_failin
     grading = f.evidence["grading"]
     assert grading["rule"] == "singular" and grading["ci_low"] < 0.9 < grading["value"]
     assert "not above fail_above 0.9 with 95% confidence" in f.message
+
+
+def test_intervals_of_a_recoded_label_and_of_level_tables_with_missing_values():
+    from auditor.detectors.label_association import figure_interval
+
+    assert ratio_interval(1.0, 2000, 2) == (1.0, 1.0)  # the groups explain every value
+    lo, hi = ratio_interval(0.99999999, 2000, 2)
+    assert lo <= 0.99999999 <= hi
+    lo, hi = ratio_interval(0.999999, 100_000, 2)
+    assert lo <= 0.999999 <= hi and hi - lo < 1e-6
+    # a level table counts every row (missing values are a level): 1,000 rows, not the 400
+    # with a value
+    m = {"rows": 1000, "with_value": 400, "levels": 3, "classes": 2, "cramers_v": 0.3}
+    assert figure_interval(0.3, m, "cramers_v", False) == cramers_v_interval(0.3, 1000, 3, 2)
+    assert figure_interval(0.3, m | {"eta": 0.3}, "eta", True) == ratio_interval(0.3, 1000, 3)
+    assert figure_interval(0.3, m, "eta", False) == ratio_interval(0.3, 400, 2)

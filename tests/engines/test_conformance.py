@@ -222,6 +222,20 @@ def _oj() -> dict[str, pl.DataFrame]:
     return {"train": pl.from_pandas(tr), "test": pl.from_pandas(te)}
 
 
+def _signed_zeros() -> dict[str, pl.DataFrame]:
+    """A continuous ``amount`` (unique normal draws) that is 0 on 40 train rows written half
+    as -0.0 and half as 0.0, under differing ``cat``: 0 is a level of the column, not a
+    measurement. 3 test rows copy train rows holding it (the -0.0 ones): weighed as chance on
+    both engines (Spark compared -0.0 and 0.0 as different strings)."""
+    rng = np.random.default_rng(29)
+    amount = rng.normal(size=300)
+    amount[:40] = np.where(np.arange(40) % 2 == 0, -0.0, 0.0)
+    train = pl.DataFrame({"amount": amount, "cat": rng.integers(0, 40, 300)})
+    train = train.unique(maintain_order=True)
+    test = pl.DataFrame({"amount": rng.normal(size=80), "cat": rng.integers(0, 40, 80)})
+    return {"train": train, "test": pl.concat([test, train[[0, 2, 4]]])}
+
+
 def _anes96_pair() -> dict[str, pl.DataFrame]:
     """statsmodels anes96 with its one pair of equal answers (rows 730 and 766) on both sides
     of a random split: a copy no train row's repeats predict, yet chance."""
@@ -471,14 +485,15 @@ CASES = [
     Case("single features of an honest split", "leakage.single_feature_auc", honest,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]}, params={"n_boot": 50},
          clean=True),
-    Case("missingness of closed_at (test: every missing row)",
+    # graded on train, the split with the most rows (test's figure is no larger beyond doubt)
+    Case("missingness of closed_at (train: every missing row)",
          "leakage.feature_label_correlation", _closed_after_outcome, {"label": "y"},
          expect=("association", "closed_at", Severity.FAIL,
-                 lambda f: int(f["test"]["closed_at"].is_nan().sum()))),
+                 lambda f: int(f["train"]["closed_at"].is_nan().sum()))),
     Case("the same missingness, and an unlabelled third split",
          "leakage.feature_label_correlation", _unlabelled_live(_closed_after_outcome),
          {"label": "y"}, expect=("association", "closed_at", Severity.FAIL,
-                                 lambda f: int(f["test"]["closed_at"].is_nan().sum()))),
+                                 lambda f: int(f["train"]["closed_at"].is_nan().sum()))),
     Case("associations of an honest split", "leakage.feature_label_correlation", honest,
          {"label": "y", "groups": ["user"], "ids": ["row_id"]}, clean=True),
     # fit_context: per-split and per-union summaries, then the judge's own queries
@@ -507,6 +522,8 @@ CASES = [
     Case("source duplicates of measured records, one inside train (OJ): chance",
          "leakage.duplicates", _oj, {"label": "Purchase"},
          expect=("duplicate_rows", "", Severity.INFO, 9)),
+    Case("-0.0 and 0.0 one level of a continuous column", "leakage.duplicates",
+         _signed_zeros, {}, expect=("duplicate_rows", "", Severity.INFO, 3)),
     Case("one pair of equal answers split across (anes96): chance", "leakage.duplicates",
          _anes96_pair, {"label": "vote"}, expect=("duplicate_rows", "", Severity.INFO, 1)),
     Case("rows of an honest time split", "leakage.duplicates", _timed,

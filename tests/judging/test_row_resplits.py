@@ -78,7 +78,8 @@ def test_a_small_random_test_split_of_hitters_salaries_warns_instead_of_failing(
     st = f.evidence["statistics"]
     assert f.severity == Severity.WARN and f.metric.endswith("_beyond_random_resplits")
     assert st["random re-splits"] == DRAWS and st["re-split 99.9% quantile"] > 1.0
-    assert "a fail needs more than one re-split in a thousand reaches" in f.message
+    assert "(a fail needs more than " in f.message
+    assert "which one re-split in a thousand reaches)" in f.message
     # 30 more seeds of the same split: before, 5% of them failed (alpha); now none does
     statuses = [max((x.severity for x in LabelDrift().run(build_audit_data(
         dict(zip(("train", "test"), _hitters(s))), columns=Columns(label="Salary")))),
@@ -93,3 +94,30 @@ def test_a_real_shift_of_the_same_small_split_still_fails():
         {"train": train, "test": raised}, columns=Columns(label="Salary")))]
     assert f.severity == Severity.FAIL and f.metric.endswith("_beyond_random_resplits")
     assert f.value > 0.25
+
+
+def test_a_discrete_columns_ks_null_is_drawn_from_its_values():
+    # 4 values, 800 / 200 rows: each re-split's KS D from its counts per value equals scipy's
+    # two-sample D of the same rows dealt again; the Kolmogorov quantile (no ties) would be
+    # far wider
+    from scipy.stats import ks_2samp
+
+    from auditor.detectors.drift import FeatureDrift
+
+    rng = np.random.default_rng(3)
+    train = pl.DataFrame({"k": rng.choice(4, 800, p=[0.4, 0.3, 0.2, 0.1])})
+    test = pl.DataFrame({"k": rng.choice(4, 200, p=[0.4, 0.3, 0.2, 0.1])})
+    data = build_audit_data({"train": train, "test": test}, columns=Columns())
+    check = FeatureDrift()
+    m = check.measure(engine_of(data), data.roles)
+    cd = m.drifts["train", "test"]["k"]
+    assert cd.per_value
+    med, upper, gate, _ = row_resplit_trend(cd, seed=0).quantiles["ks_d"]
+    pooled = np.concatenate([train["k"].to_numpy(), test["k"].to_numpy()])
+    dealt = []
+    for s in range(2000):
+        order = np.random.default_rng(s).permutation(pooled)
+        dealt.append(ks_2samp(order[:800], order[800:]).statistic)
+    assert med == pytest.approx(np.median(dealt), rel=0.1)
+    assert upper == pytest.approx(np.quantile(dealt, UPPER), rel=0.1)
+    assert upper < 1.36 * np.sqrt(1 / 800 + 1 / 200)  # below Kolmogorov's 95% quantile
