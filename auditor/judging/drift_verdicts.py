@@ -371,36 +371,34 @@ _STAT = {"psi": "PSI", "psi_excess": "PSI beyond chance", "ks_d": "KS D",
 
 def trend_sentence(v: Verdict, ref: str) -> str:
     """How the statistic compares with the null of the design: the time backtests inside the
-    earlier split, or the entity re-splits of the pooled rows."""
+    earlier split, the entity re-splits of the pooled rows, or their random re-splits."""
     t = v.trend
     assert t is not None
     name = _STAT.get(t.metric, t.metric)
+    excess = fmt_effect(t.excess)
     if t.design == "random":
         head = (f"dealt again at random into splits of the same sizes ({t.n:,} times), the "
                 f"same rows give {name} {fmt_effect(t.median)} (median), "
                 f"{fmt_effect(t.upper)} in one re-split of twenty")
-        if t.within:
-            return head + ": no more than a random split of these rows shows" + (
-                ", reported as info" if v.severity == Severity.INFO else "")
-        text = head + f": {fmt_effect(t.excess)} beyond the median, graded"
+        within = "no more than a random split of these rows shows"
+        beyond = f"{excess} beyond the median, graded"
         if v.raw == Severity.FAIL and t.fail_gate is not None and t.observed <= t.fail_gate:
-            text += (f" (a fail needs more than {fmt_effect(t.fail_gate)}, which one re-split "
-                     "in a thousand reaches)")
-        return text
-    if t.design == "group":
+            beyond += (f" (a fail needs more than {fmt_effect(t.fail_gate)}, which one "
+                       "re-split in a thousand reaches)")
+    elif t.design == "group":
         head = (f"split again {t.n} times by whole `{t.against}` entities at random, the same "
                 f"rows give {name} {fmt_effect(t.median)} (median) to {fmt_effect(t.upper)}")
-        if t.within:
-            return head + ": no more than entities differ by chance" + (
-                ", reported as info" if v.severity == Severity.INFO else "")
-        return head + f": {fmt_effect(t.excess)} beyond them, graded"
-    head = (f"against the last {t.against}, {name} is {fmt_effect(t.observed)}; cut the same "
-            f"way by time inside {ref}, {t.n} honest backtests give {fmt_effect(t.median)} "
-            f"(median) to {fmt_effect(t.upper)}")
+        within, beyond = "no more than entities differ by chance", f"{excess} beyond them, graded"
+    else:
+        head = (f"against the last {t.against}, {name} is {fmt_effect(t.observed)}; cut the "
+                f"same way by time inside {ref}, {t.n} honest backtests give "
+                f"{fmt_effect(t.median)} (median) to {fmt_effect(t.upper)}")
+        within = "the drift is what time alone moves in this data"
+        beyond = f"{excess} beyond the trend, graded"
     if t.within:
-        return head + ": the drift is what time alone moves in this data" + (
-            ", reported as info" if v.severity == Severity.INFO else "")
-    return head + f": {fmt_effect(t.excess)} beyond the trend, graded"
+        return f"{head}: {within}" + (", reported as info" if v.severity == Severity.INFO
+                                      else "")
+    return f"{head}: {beyond}"
 
 
 def rounded(x: float | None, digits: int = 6) -> float | None:
