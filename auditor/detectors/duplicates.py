@@ -108,7 +108,7 @@ class Duplicates:
     conflict_warn_above: float = 0.0   # share of rows with a conflicting label
     conflict_fail_above: float = 0.05
     within_warn_above: float = 0.01    # share of a split's rows that copy a row of that split
-    chance_alpha: float = 0.0001       # copies above the chance baseline must be this unlikely
+    chance_alpha: float = 0.001        # copies above the chance baseline must be this unlikely
     chance_warn_alpha: float = 0.01    # to fail; this unlikely, to warn
     natural_repeats_below: float = 0.02  # measured records repeated in up to this share of rows,
     # some within a split, repeat naturally (source duplicates) and their copies may be chance
