@@ -37,7 +37,7 @@ import numpy as np
 from auditor.judging.drift_verdicts import ColumnTrend, trend_values
 from auditor.stats.drift import ColumnDrift
 from auditor.stats.levels import MISSING, OTHER_VALUES, chi2_statistics, random_tables
-from auditor.stats.numerics import PSI_EPSILON
+from auditor.stats.numerics import PSI_EPSILON, cramers_v_of_chi2s
 
 DRAWS = 9_999      # random re-splits per column (a 99.9% quantile from the 10 largest)
 UPPER = 0.95       # the null's quantile a drift is graded beyond
@@ -105,14 +105,7 @@ def _summary(values: np.ndarray) -> tuple[float, float, float, int]:
 
 
 def _cramers_v(first: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Bias-corrected Cramér's V (Bergsma 2013, as :func:`auditor.stats.numerics.cramers_v`)
-    of every 2 x k table given by its first row with the margins of ``table`` (no empty
-    column), vectorised over the tables."""
-    n = float(table.sum())
-    k = table.shape[1]
-    chi2 = chi2_statistics(first, table)
-    phi2c = np.maximum(0.0, chi2 / n - (k - 1) / (n - 1))
-    r_c = 2 - 1 / (n - 1)
-    k_c = k - (k - 1) ** 2 / (n - 1)
-    denom = min(k_c - 1, r_c - 1)
-    return np.sqrt(phi2c / denom) if denom > 0 else np.zeros(len(first))
+    """Bias-corrected Cramér's V (as :func:`auditor.stats.numerics.cramers_v`) of every 2 x k
+    table given by its first row with the margins of ``table`` (no empty column)."""
+    return cramers_v_of_chi2s(chi2_statistics(first, table), float(table.sum()), 2,
+                              table.shape[1])

@@ -49,9 +49,11 @@ def drawn_p(sizes: np.ndarray, n_patterns: np.ndarray, n_a: int, n_b: int, d: fl
     rng = np.random.default_rng(0)
     p = n_a / (n_a + n_b)
     m = np.repeat(sizes, n_patterns)
-    x = rng.binomial(m[None, :], p, size=(NULL_DRAWS, len(m)))
-    f = np.where(x >= 1, m - x, 0) / n_b - np.where(x >= 2, x, 0) / n_a
-    hits = int((f.sum(1) >= d - 1e-12).sum())
+    hits = 0
+    for start in range(0, NULL_DRAWS, 20_000):  # in blocks: 40 patterns x 20,000 draws each
+        x = rng.binomial(m[None, :], p, size=(min(20_000, NULL_DRAWS - start), len(m)))
+        f = np.where(x >= 1, m - x, 0) / n_b - np.where(x >= 2, x, 0) / n_a
+        hits += int((f.sum(1) >= d - 1e-12).sum())
     return (hits + 1) / (NULL_DRAWS + 1)
 
 

@@ -94,13 +94,19 @@ def cramers_v_from_chi2(chi2: float, n: float, r: int, k: int) -> float:
     r x k table of n rows with no empty row or column (the spark engine aggregates chi2 from
     its level tables without collecting them); 0 with one row or column or fewer than 2
     rows."""
+    return float(cramers_v_of_chi2s(np.array([chi2], dtype=float), n, r, k)[0])
+
+
+def cramers_v_of_chi2s(chi2: np.ndarray, n: float, r: int, k: int) -> np.ndarray:
+    """:func:`cramers_v_from_chi2` of many chi2 values of tables of one shape and size (the
+    random re-splits of :mod:`auditor.judging.row_resplits`), vectorised."""
     if r < 2 or k < 2 or n < 2:
-        return 0.0
-    phi2c = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
+        return np.zeros(len(chi2))
+    phi2c = np.maximum(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
     r_c = r - (r - 1) ** 2 / (n - 1)
     k_c = k - (k - 1) ** 2 / (n - 1)
     denom = min(k_c - 1, r_c - 1)
-    return float(math.sqrt(phi2c / denom)) if denom > 0 else 0.0
+    return np.sqrt(phi2c / denom) if denom > 0 else np.zeros(len(chi2))
 
 
 def _noncentrality(cdf: Callable[[float], float], target: float, start: float) -> float:
