@@ -17,6 +17,7 @@ Values are engine-free specifications, not engine expressions:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Protocol,
@@ -96,6 +97,63 @@ class Tally:
     compared: int
     largest: Any = None
     smallest: Any = None
+
+
+BUCKETED = 8
+"""Conditions :class:`Between` on one value from which ``tallies`` counts them by bucket (one
+group-by of the rows by the interval between consecutive bounds, instead of four aggregates
+per condition: a 200-point CDF, as the time backtests ask, cost 800)."""
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """Conditions of one ``tallies`` call that are :class:`Between` on the same ``value``:
+    their positions ``at`` in the call and ``bounds``, the distinct finite bounds, sorted.
+    Bucket ``i`` (0 .. len(bounds)) holds the rows with ``bounds[i-1] <= value < bounds[i]``
+    (no lower bound for the first, no upper one for the last)."""
+
+    value: Num
+    at: tuple[int, ...]
+    bounds: tuple[int | float, ...]
+
+    def tallies(self, conds: Sequence[Condition], rows: np.ndarray, lows: list[Any],
+                highs: list[Any]) -> list[Tally]:
+        """The :class:`Tally` of each condition from the buckets' ``rows`` (rows with a
+        value), ``lows`` and ``highs`` (smallest and largest value; None when empty): the
+        same figures as counting each condition on its own."""
+        compared = int(rows.sum())
+        out = []
+        for i in self.at:
+            c = conds[i]
+            assert isinstance(c, Between)
+            first = 0 if c.lo is None else self.bounds.index(c.lo) + 1
+            last = len(self.bounds) if c.hi is None else self.bounds.index(c.hi)
+            inside = range(first, last + 1)
+            hits = int(rows[first:last + 1].sum())
+            big = [highs[b] for b in inside if highs[b] is not None]
+            small = [lows[b] for b in inside if lows[b] is not None]
+            out.append(Tally(hits, compared, max(big) if big else None,
+                             min(small) if small else None))
+        return out
+
+
+def bucketed(conds: Sequence[Condition]) -> tuple[list[Buckets], list[int]]:
+    """The conditions of a ``tallies`` call counted by bucket (:class:`Between` on a value that
+    at least :data:`BUCKETED` of them share, with finite bounds), and the positions of the
+    others."""
+    by_value: dict[Num, list[int]] = {}
+    for i, c in enumerate(conds):
+        if isinstance(c, Between) and all(b is None or math.isfinite(b) for b in (c.lo, c.hi)):
+            by_value.setdefault(c.value, []).append(i)
+    groups, rest = [], set(range(len(conds)))
+    for value, at in by_value.items():
+        if len(at) < BUCKETED:
+            continue
+        bounds = sorted({b for i in at for b in (conds[i].lo, conds[i].hi)  # type: ignore
+                         if b is not None})
+        groups.append(Buckets(value, tuple(at), tuple(bounds)))
+        rest -= set(at)
+    return groups, sorted(rest)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import polars as pl
 
 from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
-from auditor.engines.operations import (BATCH_ROWS, BatchFn, ClassLevels, ClassRanks,
+from auditor.engines.operations import (BATCH_ROWS, BatchFn, Buckets, ClassLevels, ClassRanks,
+                                        bucketed,
                                         Condition, DistinctValues, DriverData, Examples,
                                         Exceeds, RunMemo, Subset, SuiteResults,
                                         conform, gx_results, summed_columns,
@@ -61,6 +62,22 @@ def condition(cond: Condition, schema: Mapping[str, pl.DataType]) -> tuple[pl.Ex
     if cond.hi is not None:
         hit = hit & (v < cond.hi)
     return hit.fill_null(False), v.is_not_null(), v
+
+
+def _buckets(df: pl.DataFrame, g: Buckets) -> tuple[np.ndarray, list[Any], list[Any]]:
+    """Rows, smallest and largest value per bucket of ``g`` (see :class:`Buckets`)."""
+    x = df.select(number(g.value, df.schema).alias("v")).to_series().drop_nulls()
+    at = np.searchsorted(np.asarray(g.bounds, dtype=np.float64),
+                         x.cast(pl.Float64).to_numpy(), side="right")
+    per = (pl.DataFrame({"b": at, "v": x}).group_by("b")
+           .agg(pl.len().alias("n"), pl.col("v").min().alias("lo"), pl.col("v").max().alias("hi")))
+    k = len(g.bounds) + 1
+    rows = np.zeros(k, dtype=np.int64)
+    lows: list[Any] = [None] * k
+    highs: list[Any] = [None] * k
+    for b, n, lo, hi in per.iter_rows():
+        rows[b], lows[b], highs[b] = n, lo, hi
+    return rows, lows, highs
 
 
 if TYPE_CHECKING:
@@ -223,14 +240,21 @@ class PolarsOperations(RunMemo):
                 out[split] = []
                 continue
             schema = df.schema
+            groups, rest = bucketed(conds)
+            got: list[Tally | None] = [None] * len(conds)
+            for g in groups:
+                for i, t in zip(g.at, g.tallies(conds, *_buckets(df, g))):
+                    got[i] = t
             exprs = []
-            for i, c in enumerate(conds):
-                hit, both, q = condition(c, schema)
+            for i in rest:
+                hit, both, q = condition(conds[i], schema)
                 exprs += [hit.sum().alias(f"h{i}"), both.sum().alias(f"b{i}"),
                           q.filter(hit).max().alias(f"x{i}"), q.filter(hit).min().alias(f"n{i}")]
-            row = df.select(exprs).row(0)
-            out[split] = [Tally(int(row[4 * i] or 0), int(row[4 * i + 1] or 0), row[4 * i + 2],
-                                row[4 * i + 3]) for i in range(len(conds))]
+            row = df.select(exprs).row(0, named=True) if exprs else {}
+            for i in rest:
+                got[i] = Tally(int(row[f"h{i}"] or 0), int(row[f"b{i}"] or 0), row[f"x{i}"],
+                               row[f"n{i}"])
+            out[split] = got  # type: ignore[assignment]
         return out
 
     def subsets(self, parts: Mapping[str, Subset], *, seed: int = 0) -> "PolarsEngine":

@@ -85,3 +85,48 @@ def test_duplicates_chance_baseline_agrees_on_discrete_rows(spark, tmp_path):
     chance = fs[("duplicate_rows", ("train", "test"))].evidence["chance_baseline"]
     assert chance == fp[("duplicate_rows", ("train", "test"))].evidence["chance_baseline"]
     assert chance["baseline"] > 0.9  # 300 rows over 27 patterns: nearly every row repeats
+
+
+def _brute_tally(values: list, lo, hi) -> tuple:
+    """(hits, compared, largest, smallest) of ``lo <= v < hi`` over ``values`` (None: no
+    value)."""
+    have = [v for v in values if v is not None]
+    hits = [v for v in have if (lo is None or v >= lo) and (hi is None or v < hi)]
+    return len(hits), len(have), max(hits, default=None), min(hits, default=None)
+
+
+def test_tallies_counted_by_bucket_equal_each_condition_counted_alone(spark):
+    """Many conditions on one value are counted by bucket (one group-by) on both engines: the
+    same tallies as counting each condition on its own, for values on the bounds, NaN and
+    null (missing), repeated and open bounds, an empty interval, datetimes (epoch
+    microseconds, integer bounds and float ones) and an Exceeds condition alongside."""
+    from datetime import datetime, timedelta
+
+    from auditor.engines.operations import BUCKETED, Between, Exceeds, Num, bucketed
+
+    rng = np.random.default_rng(3)
+    x = np.round(rng.normal(size=400), 1)
+    x[:5] = np.nan
+    t = [datetime(2024, 1, 1) + timedelta(hours=int(h)) for h in rng.integers(0, 2000, 400)]
+    frame = pl.DataFrame({"x": x, "t": t}).with_columns(
+        pl.when(pl.int_range(pl.len()) % 50 == 7).then(None).otherwise(pl.col("x")).alias("x"))
+    xs = [None if v is None or np.isnan(v) else v for v in frame["x"].to_list()]
+    us = [int((v - datetime(1970, 1, 1)).total_seconds()) * 1_000_000 for v in t]
+    bounds = [-1.0, -0.5, 0.0, 0.0, 0.3, 0.5, 1.0, 2.5]
+    conds = ([Between(Num("x"), hi=b) for b in bounds]
+             + [Between(Num("x"), lo=-0.5, hi=0.5), Between(Num("x"), lo=0.3),
+                Between(Num("x"), lo=0.5, hi=0.5), Exceeds(Num("x"), Num("x", 1))])
+    t_bounds = [us[0], us[1] + 0.5, min(us), max(us)] + sorted(us[10:16])
+    t_conds = [Between(Num("t"), hi=b) for b in t_bounds] + [Between(Num("t"), lo=us[3])]
+    groups, rest = bucketed(conds)
+    assert [len(g.at) for g in groups] == [len(conds) - 1] and rest == [len(conds) - 1]
+    assert len(t_conds) >= BUCKETED
+    expected = [_brute_tally(xs, c.lo, c.hi) for c in conds[:-1]]
+    expected.append((0, sum(v is not None for v in xs), None, None))
+    expected_t = [_brute_tally(us, c.lo, c.hi) for c in t_conds]
+    spark_engine = SparkEngine({"a": spark.createDataFrame(frame.to_arrow())})
+    for engine in (PolarsEngine({"a": frame}), spark_engine):
+        got = engine.tallies({"a": conds})["a"]
+        assert [(g.hits, g.compared, g.largest, g.smallest) for g in got] == expected, engine
+        got = engine.tallies({"a": t_conds})["a"]
+        assert [(g.hits, g.compared, g.largest, g.smallest) for g in got] == expected_t, engine
