@@ -131,6 +131,9 @@ def test_demo_exits_1_and_prints_report_path(tmp_path, cli):
     dup = next(c for c in doc["checks"] if c["id"] == "leakage.duplicates")
     train_test = next(f for f in dup["findings"] if f["splits"] == ["train", "test"])
     assert train_test["count"] == 30 and train_test["severity"] == "fail"
+    # sized for nightly retention: charts and their plotly.js (compressed) under 1 MB a report
+    for page in (out / "report.html", out / "tokens" / "report.html"):
+        assert 'class="chart"' in page.read_text() and page.stat().st_size < 1_000_000
 
 
 def test_unwritable_output_dir_exit_2(tmp_path, clean_splits, write_splits, cli):

@@ -2,8 +2,9 @@
 
 Jinja2 with autoescape on: every data-derived string is escaped. Charts are plotly.js figures
 (:mod:`auditor.report.charts`) stored as escaped JSON in a ``data-fig`` attribute and drawn by the
-inline report script when they scroll into view; plotly.js itself is inlined once, only when the
-report has a chart. CSS and scripts are inline: the page loads nothing from anywhere.
+inline report script (those in view first, then the rest of the page a chart at a time, so that
+a screenshot or a print shows every one); plotly.js itself is inlined once, compressed, only
+when the report has a chart. CSS and scripts are inline: the page loads nothing from anywhere.
 """
 from __future__ import annotations
 
@@ -71,12 +72,11 @@ def render_html(report: dict[str, Any]) -> str:
         """plotly.js, when the page drew a chart (call after the body is rendered)."""
         if not budget["drawn"]:
             return Markup("")
-        from auditor.report.charts import plotly_js
+        from auditor.report.charts import plotly_inline
         try:
-            bundle = plotly_js()
-        except (OSError, RuntimeError):  # report.js then says so in place of each chart
+            return Markup(plotly_inline())
+        except OSError:  # report.js then says so in place of each chart
             return Markup("")
-        return Markup("<script>{}</script>").format(Markup(bundle))
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
                       autoescape=select_autoescape(default=True, default_for_string=True),

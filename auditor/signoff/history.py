@@ -3,7 +3,8 @@
 Trends per check and metric (one line per subject and splits, over the runs' start times):
 PSI per feature, duplicate shares, the AUC of the strongest single feature, ...; a grid of
 every check's status per run; and a table of runs (time, status, config hash, input hashes,
-report). Same offline style as report.html: inline CSS and script, plotly.js inlined once.
+report). Same offline style as report.html: inline CSS and script, plotly.js inlined once
+(compressed).
 """
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def render_history(ledger: Ledger, out: Path | None = None) -> str:
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from markupsafe import Markup
 
-    from auditor.report.charts import plotly_js
+    from auditor.report.charts import plotly_inline
     from auditor.report.render import TEMPLATES, fmt_number
 
     runs = ledger.runs()
@@ -101,8 +102,8 @@ def render_history(ledger: Ledger, out: Path | None = None) -> str:
     bundle = Markup("")
     if trends:
         try:
-            bundle = Markup("<script>{}</script>").format(Markup(plotly_js()))
-        except (OSError, RuntimeError):
+            bundle = Markup(plotly_inline())
+        except OSError:
             pass
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
                       autoescape=select_autoescape(default=True, default_for_string=True),

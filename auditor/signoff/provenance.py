@@ -177,7 +177,7 @@ def describe_inputs(data: Any, mode: str = "full", hashes: BackgroundHashes | No
     return out
 
 
-KEY_PACKAGES = ("polars", "numpy", "scipy", "pyarrow", "pydantic", "jinja2", "plotly")
+KEY_PACKAGES = ("polars", "numpy", "scipy", "pyarrow", "pydantic", "jinja2")
 IF_IMPORTED = ("sklearn", "torch", "tokenizers", "sentencepiece", "tiktoken", "datasets",
                "great_expectations", "sqlalchemy", "pandas")
 

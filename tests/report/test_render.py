@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import auditor
-from auditor.report.charts import figure, plotly_js, script_safe
+from auditor.report.charts import BUNDLE, LOADER, figure, plotly_inline, plotly_js, script_safe
 from auditor.report.render import TEMPLATES, render_html
 from tests.browser import chromium, dump_dom
 
@@ -29,7 +29,7 @@ def _hostile_report():
 
 def _without_plotly(page: str) -> str:
     """The page minus the inlined plotly.js bundle (third-party code, checked separately)."""
-    bundle = f"<script>{plotly_js()}</script>"
+    bundle = plotly_inline()
     assert page.count(bundle) == 1
     return page.replace(bundle, "")
 
@@ -41,8 +41,10 @@ def test_html_escapes_data_strings_and_keeps_only_its_own_scripts():
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     own = (TEMPLATES / "report.js").read_text()
     scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
-    assert scripts == [plotly_js(), own]  # plotly.js once (the page has charts), then ours
-    assert len(re.findall(r"<script", page, flags=re.I)) == 2
+    assert scripts == [LOADER, own]  # plotly.js's loader once (the page has charts), then ours
+    # and the compressed plotly.js itself, a data block the browser never runs
+    assert re.findall(r"<script([^>]*)>", page, flags=re.I) == [
+        ' type="application/gzip;base64" id="auditor-plotly"', "", ""]
     assert report.check("leakage.duplicates").findings[0].count == 20
 
 
@@ -53,15 +55,26 @@ def test_html_has_no_external_reference():
     assert not re.search(r"<(link|img|iframe|object)\b|@import|url\(", page, flags=re.I)
 
 
-def test_plotly_bundle_is_the_packaged_one_and_cannot_close_its_script_element():
+def test_plotly_bundle_is_the_basic_build_of_the_wheels_version_and_cannot_close_its_element():
+    import base64
+    import gzip
+
     import plotly
 
     shipped = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()
-    assert len(shipped) > 1_000_000 and plotly_js() == script_safe(shipped)
+    version = re.search(r"plotly\.js v(\S+)", shipped[:300]).group(1)
+    assert plotly_js().startswith(f"/**\n* plotly.js (basic - minified) v{version}\n")
+    assert 1_000_000 < len(plotly_js()) < len(shipped) / 3  # a partial bundle, not the 4.8 MB
+    assert len(BUNDLE.read_bytes()) < 420_000  # stored gzip-compressed
     assert not re.search(r"</script|<script|<!--", plotly_js(), flags=re.I)  # nothing
     # that could end or confuse the inline <script> element (checked again on any upgrade)
     closing = 's = "</script>"; t = "</SCRIPT >"'
     assert script_safe(closing) == 's = "<\\/script>"; t = "<\\/SCRIPT >"'
+    # the page carries the same bytes, base64 in a data block (nothing in it can close it)
+    (data,) = re.findall(r'<script type="application/gzip;base64" id="auditor-plotly">'
+                         r"([^<]*)</script>", plotly_inline())
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", data)
+    assert script_safe(gzip.decompress(base64.b64decode(data)).decode()) == plotly_js()
 
 
 def test_html_shows_verdict_summary_and_evidence():
@@ -98,6 +111,8 @@ def test_chart_specs_become_valid_plotly_figures(spec):
 
     fig = figure(spec)
     go.Figure(fig)  # plotly's own schema validation: raises on any unknown property or value
+    # every trace is one the report's plotly.js build holds (the basic bundle)
+    assert {t.get("type", "scatter") for t in fig["data"]} <= {"bar", "scatter", "pie"}
     json.dumps(fig, allow_nan=False)  # NaN/inf never reach the page
     assert fig["data"] and fig["layout"]["height"] == 300
 
@@ -166,9 +181,9 @@ def test_a_missing_plotly_bundle_still_renders_the_report(monkeypatch):
     import auditor.report.charts as charts
 
     def missing():
-        raise RuntimeError("the 'plotly' package is not installed")
+        raise FileNotFoundError(charts.BUNDLE)
 
-    monkeypatch.setattr(charts, "plotly_js", missing)
+    monkeypatch.setattr(charts, "plotly_inline", missing)
     page = _hostile_report().to_html()
     assert 'class="chart"' in page and "Dataset audit" in page
     assert len(page) < 1_000_000  # no bundle: report.js shows "chart unavailable" instead
@@ -186,10 +201,10 @@ def test_chart_embedded_in_evidence_is_rendered():
     (attr,) = re.findall(r'<div class="chart"[^>]*data-fig="([^"]*)"', page)
     fig = json.loads(html.unescape(attr))
     assert fig["data"][0]["x"] == ["p"] and fig["data"][0]["y"] == [1]
-    assert page.count(plotly_js()) == 1
+    assert page.count(plotly_inline()) == 1
     doc["checks"][0]["findings"][0]["evidence"] = {"rows": 3}
     plain = render_html(doc)
-    assert plotly_js()[:200] not in plain and len(plain) < 100_000  # no chart, no bundle
+    assert "auditor-plotly" not in plain and len(plain) < 100_000  # no chart, no bundle
 
 
 @pytest.mark.skipif(chromium() is None, reason="needs a headless Chromium (apt-get install "

@@ -34,8 +34,10 @@
   });
 })();
 
-// Charts: plotly.js figures stored as JSON in data-fig, drawn once each when first visible
-// (a closed <details> or a filtered-out check is drawn when it is opened), all before printing.
+// Charts: plotly.js figures stored as JSON in data-fig. plotly.js arrives compressed
+// (window.auditorPlotly, a promise); then the charts in view are drawn first, every other
+// chart on the page after them one at a time (so that a screenshot or a print shows them all),
+// and a chart in a closed <details> or a filtered-out check when it is shown.
 (function () {
   var charts = Array.prototype.slice.call(document.querySelectorAll("div.chart[data-fig]"));
   if (!charts.length) { return; }
@@ -52,18 +54,27 @@
       el.textContent = "chart unavailable: " + err;
     }
   }
-  if (typeof window.Plotly === "undefined") {
+  function unavailable(why) {
     charts.forEach(function (el) {
-      el.className += " unavailable"; el.textContent = "chart unavailable: plotly.js did not load";
+      el.className += " unavailable"; el.textContent = "chart unavailable: " + why;
     });
-    return;
   }
-  window.addEventListener("beforeprint", function () { charts.forEach(draw); });
-  if (!("IntersectionObserver" in window)) { charts.forEach(draw); return; }
-  var seen = new IntersectionObserver(function (entries) {
-    entries.forEach(function (e) {
-      if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target); }
-    });
-  }, {rootMargin: "300px"});
-  charts.forEach(function (el) { seen.observe(el); });
+  function start() {
+    window.addEventListener("beforeprint", function () { charts.forEach(draw); });
+    if (!("IntersectionObserver" in window)) { charts.forEach(draw); return; }
+    var seen = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target); }
+      });
+    }, {rootMargin: "300px"});
+    charts.forEach(function (el) { seen.observe(el); });
+    var shown = charts.filter(function (el) { return el.getClientRects().length > 0; });
+    (function next(i) {
+      if (i >= shown.length) { return; }
+      setTimeout(function () { draw(shown[i]); next(i + 1); }, 0);
+    })(0);
+  }
+  if (typeof window.Plotly !== "undefined") { start(); return; }
+  if (!window.auditorPlotly) { unavailable("plotly.js did not load"); return; }
+  window.auditorPlotly.then(start, function (err) { unavailable(err.message || err); });
 })();
