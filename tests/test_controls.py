@@ -117,7 +117,7 @@ def test_the_report_serialises_like_an_audit(tmp_path: Path):
                          "report.schema.json").read_text())
     jsonschema.validate(doc, schema)
     assert doc["datasets"] == {"data": {"path": None, "rows": 20, "columns": 3}}
-    html = report.to_html(tmp_path / "report.html")
+    html = report.to_html(tmp_path / "report.html").read_text()
     assert "my pipeline: scores on permuted labels" in html and '<div class="chart"' in html
 
 

@@ -12,7 +12,10 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import date, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    import polars as pl
 
 SCHEMA_VERSION = 1
 
@@ -198,16 +201,50 @@ class Report:
                               allow_nan=False)
         return report_json(self.to_dict())
 
-    def to_html(self, path: str | Path | None = None) -> str:
-        """Render the HTML report; write it atomically to ``path`` when given."""
+    @overload
+    def to_html(self, path: None = None) -> str: ...
+
+    @overload
+    def to_html(self, path: str | Path) -> Path: ...
+
+    def to_html(self, path: str | Path | None = None) -> str | Path:
+        """The HTML report: written atomically to ``path`` when given, returning the path
+        (resolved; a notebook cell then echoes a path, not megabytes of HTML); else the
+        HTML text."""
         from auditor.report.render import render_html
         from auditor.report.output import write_atomic
 
         html = render_html(self.to_dict())
-        if path is not None:
-            write_atomic(Path(path), html)
-            self._written = Path(path).resolve()  # linked from the notebook summary
-        return html
+        if path is None:
+            return html
+        write_atomic(Path(path), html)
+        self._written = Path(path).resolve()  # linked from the notebook summary
+        return self._written
+
+    def findings(self, *, include_waived: bool = True) -> "pl.DataFrame":
+        """Every finding of every check as one polars DataFrame (``.to_pandas()`` for pandas),
+        in report order: ``check``, ``check_status``, ``severity``, ``subject`` (a list subject
+        joined by ", "), ``splits`` (joined by " -> "), ``metric``, ``value``, ``threshold``,
+        ``count``, ``message``, ``waived`` (the waiver's reason, or null) and ``change``
+        (against a baseline: new, persisting or resolved; else null). ``include_waived=False``
+        leaves out the findings a waiver accepted."""
+        import polars as pl
+
+        rows = [{"check": c.id, "check_status": str(c.status), "severity": str(f.severity),
+                 "subject": f.subject if isinstance(f.subject, str) else ", ".join(f.subject),
+                 "splits": " -> ".join(f.splits), "metric": f.metric,
+                 "value": None if f.value is None else float(f.value),
+                 "threshold": None if f.threshold is None else float(f.threshold),
+                 "count": f.count, "message": f.message,
+                 "waived": (f.waived or {}).get("reason") if f.waived is not None else None,
+                 "change": f.change}
+                for c in self.checks for f in c.findings
+                if include_waived or f.waived is None]
+        return pl.DataFrame(rows, schema={
+            "check": pl.String, "check_status": pl.String, "severity": pl.String,
+            "subject": pl.String, "splits": pl.String, "metric": pl.String,
+            "value": pl.Float64, "threshold": pl.Float64, "count": pl.Int64,
+            "message": pl.String, "waived": pl.String, "change": pl.String})
 
     def check(self, check_id: str) -> CheckResult:
         for c in self.checks:

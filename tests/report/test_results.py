@@ -87,9 +87,61 @@ def test_write_atomic_leaves_no_partial_file_on_failure(tmp_path, monkeypatch):
 
 def test_report_to_html_writes_file(tmp_path, clean_splits):
     report = auditor.audit(train=clean_splits["train"], test=clean_splits["test"], label="y")
-    html = report.to_html(tmp_path / "r.html")
-    assert (tmp_path / "r.html").read_text() == html
+    written = report.to_html(tmp_path / "r.html")
+    # the path comes back (a notebook cell echoes it, not the page); the page is to_html()'s
+    assert written == (tmp_path / "r.html").resolve()
+    assert written.read_text() == report.to_html()
     assert math.isfinite(report.duration_s)
+
+
+def test_the_package_exports_report_and_only_its_public_names(tmp_path, clean_splits):
+    import subprocess
+    import sys
+
+    assert dir(auditor) == ["Report", "__version__", "audit"]
+    report = auditor.audit(train=clean_splits["train"], test=clean_splits["test"], label="y")
+    (tmp_path / "report.json").write_text(report.to_json())
+    again = auditor.Report.from_json(tmp_path / "report.json")
+    assert again.to_dict() == report.to_dict()
+    with pytest.raises(AttributeError, match="no attribute 'Reprot'"):
+        auditor.Reprot  # noqa: B018
+    # importing the package stays light: Report (and polars) load on first use only
+    code = ("import sys, auditor; assert 'polars' not in sys.modules; auditor.Report; "
+            "assert 'auditor.report.results' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_findings_as_a_dataframe_one_row_per_finding_in_report_order(clean_splits):
+    train = clean_splits["train"]
+    test = pl.concat([clean_splits["test"], train.head(12)])  # 12 test rows copied from train
+    report = auditor.audit(train=train, test=test, label="y")
+    table = report.findings()
+    assert table.columns == ["check", "check_status", "severity", "subject", "splits", "metric",
+                             "value", "threshold", "count", "message", "waived", "change"]
+    every = [(c.id, f.metric, f.message) for c in report.checks for f in c.findings]
+    assert list(zip(table["check"], table["metric"], table["message"])) == every
+    dup = table.filter((pl.col("check") == "leakage.duplicates")
+                       & (pl.col("metric") == "duplicate_rows"))
+    assert dup.select("splits", "count", "severity").rows() == [("train -> test", 12, "fail")]
+    assert report.findings().to_pandas().shape == table.shape
+
+
+def test_findings_leave_out_waived_ones_when_asked(clean_splits):
+    train = clean_splits["train"]
+    test = pl.concat([clean_splits["test"], train.head(12)])
+    first = auditor.audit(train=train, test=test, label="y")
+    subject = next(f.subject for f in first.check("leakage.duplicates").findings
+                   if f.metric == "duplicate_rows")
+    report = auditor.audit(train=train, test=test, label="y", waivers=[{
+        "check": "leakage.duplicates", "subject": subject, "metric": "duplicate_rows",
+        "reason": "known re-export", "owner": "me", "expires": "2099-01-01"}])
+    table = report.findings()
+    waived = table.filter(pl.col("waived").is_not_null())
+    assert waived.select("check", "metric", "waived").unique().rows() == [
+        ("leakage.duplicates", "duplicate_rows", "known re-export")]
+    kept = report.findings(include_waived=False)
+    assert kept.height == table.height - waived.height
+    assert kept["waived"].null_count() == kept.height
 
 
 def test_pandas_frames_are_accepted(clean_splits):
