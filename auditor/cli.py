@@ -95,6 +95,8 @@ def _workflow_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ledger", metavar="PATH|URL", default=None,
                    help="append this run to a ledger: SQLite file or SQLAlchemy URL "
                         "(default: ledger: in audit.yaml, else none)")
+    p.add_argument("--no-ledger", action="store_true",
+                   help="do not append this run to the ledger of audit.yaml (an ad-hoc run)")
     p.add_argument("--baseline", metavar="PATH|last", default=None,
                    help="mark findings new/persisting/resolved against a previous report.json"
                         " ('last': the newest run in the ledger or next to --out)")
@@ -109,10 +111,14 @@ def _workflow_options(p: argparse.ArgumentParser) -> None:
 
 def _common(p: argparse.ArgumentParser, suite: bool = True) -> None:
     p.add_argument("--out", metavar="DIR", help="output directory (default reports/<UTC time>)")
-    if suite:
+    if suite:  # `run`: also the gate of a scheduled audit against its baseline
         p.add_argument("--suite", metavar="NAME|PATH", help="suite name in checks/ or a path")
-    p.add_argument("--fail-on", choices=["warn", "fail"], default="fail",
-                   help="lowest severity that makes the exit code 1 (default: fail)")
+        p.add_argument("--fail-on", choices=["warn", "fail", "new"], default="fail",
+                       help="lowest severity that makes the exit code 1 (default: fail); new: "
+                            "only a fail the --baseline did not hold")
+    else:
+        p.add_argument("--fail-on", choices=["warn", "fail"], default="fail",
+                       help="lowest severity that makes the exit code 1 (default: fail)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary output")
     p.add_argument("-v", "--verbose", action="store_true", help="log details (tracebacks of "
                    "crashed checks) to stderr")
@@ -338,7 +344,15 @@ def _run(args: argparse.Namespace) -> int:
     inputs = run_inputs(cfg, args.config)
     from auditor.report.output import refuse_overwriting_inputs
 
-    ledger = args.ledger or cfg.ledger
+    if args.no_ledger and args.ledger:
+        from auditor.errors import ConfigError
+        raise ConfigError("--ledger and --no-ledger contradict each other: give one")
+    if args.fail_on == "new" and not args.baseline:
+        from auditor.errors import ConfigError
+        raise ConfigError("--fail-on new gates on the failing findings a baseline did not "
+                          "hold: add --baseline last (the newest run in the ledger or next to "
+                          "--out) or --baseline PATH/report.json")
+    ledger = None if args.no_ledger else (args.ledger or cfg.ledger)
     named = {"--junit": getattr(args, "junit", None),
              "--summary-md": getattr(args, "summary_md", None),
              "--ledger": ledger if ledger and "://" not in ledger else None}
@@ -525,7 +539,7 @@ def publish(report: Any, out: Path, *, fail_on: str, quiet: bool) -> int:
     if sampled and quiet:
         print(f"auditor: warning: {terminal_safe(sampled)}", file=sys.stderr)
     if not quiet:
-        print_summary(report, out, code)
+        print_summary(report, out, code, fail_on)
     print(terminal_safe(out / "report.html"))
     return code
 
@@ -538,7 +552,7 @@ def sampled_note(report: Any) -> str | None:
                  if n.startswith(SAMPLED_NOTE_START)), None)
 
 
-def print_summary(report: Any, out: Path, code: int) -> None:
+def print_summary(report: Any, out: Path, code: int, fail_on: str = "fail") -> None:
     """A rich table of checks and a plain-words verdict, on stderr. Every data-derived text
     (check summaries hold column names) is escaped for the terminal: control characters shown
     as escapes, rich markup brackets escaped."""
@@ -565,6 +579,10 @@ def print_summary(report: Any, out: Path, code: int) -> None:
     words = {0: "PASS: nothing at or above the --fail-on level.",
              1: "FAIL: the audit found problems at or above the --fail-on level "
                 "(exit code 1). Read the failed checks in the report.",
+             **({0: "PASS: no failing finding is new since the baseline.",
+                 1: "FAIL: the audit found failing findings that are new since the baseline "
+                    "(exit code 1). Read them in the report ([new])."} if fail_on == "new"
+                else {}),
              3: "ERROR: the data passed, but a check crashed (exit code 3); the report marks "
                 "it as error."}
     if report.split_design:

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from auditor.report.grouping import counted, group_findings
+from auditor.report.results import gates
 from auditor.report.split_design import design_sentence
 
 _RANK = {"info": 0, "warn": 1, "fail": 2}
@@ -25,7 +26,8 @@ MAX_MD_GROUPS = 30
 
 
 def _fails(c: dict[str, Any], fail_on: str) -> list[dict[str, Any]]:
-    return [f for f in counted(c.get("findings", [])) if _RANK[f["severity"]] >= _RANK[fail_on]]
+    return [f for f in counted(c.get("findings", []))
+            if gates(f["severity"], f.get("waived"), f.get("change"), fail_on)]
 
 
 def _group_lines(findings: list[dict[str, Any]]) -> list[str]:
@@ -116,6 +118,10 @@ def summary_markdown(doc: dict[str, Any], fail_on: str = "fail", exit_code: int 
     words = {"PASS": f"Nothing at or above `{fail_on}`.",
              "FAIL": f"{n_bad:,} of {len(checks):,} checks have findings at or above "
                      f"`{fail_on}`: do not trust a metric computed on these splits yet.",
+             **({"PASS": "No failing finding is new since the baseline (`--fail-on new`).",
+                 "FAIL": f"{n_bad:,} of {len(checks):,} checks have failing findings that are "
+                         "new since the baseline (`--fail-on new`)."}
+                if fail_on == "new" else {}),
              "ERROR": "The data passed, but a check crashed: the tool needs attention."}
     lines.append(f"{words.get(verdict, '')} Report status `{md_escape(status)}`, "
                  f"{doc.get('duration_s', 0):.1f} s, auditor {md_escape(doc.get('tool_version'))}"

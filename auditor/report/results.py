@@ -253,8 +253,9 @@ class Report:
         raise KeyError(check_id)
 
     def exit_code(self, fail_on: Severity | str = Severity.FAIL) -> int:
-        """0 nothing at or above ``fail_on``; 1 a finding at or above it; 3 a check crashed."""
-        return exit_code(self.checks, Severity(fail_on))
+        """0 nothing at or above ``fail_on``; 1 a finding at or above it; 3 a check crashed.
+        ``fail_on="new"``: 1 only for a fail the baseline did not hold (:func:`gates`)."""
+        return exit_code(self.checks, str(fail_on))
 
 
 def worst_severity(findings: list[Finding]) -> Severity:
@@ -275,11 +276,28 @@ def overall_status(checks: list[CheckResult]) -> Status:
     return max((c.status for c in checks), key=_STATUS_RANK.__getitem__)
 
 
-def exit_code(checks: list[CheckResult], fail_on: Severity) -> int:
-    threshold = _SEVERITY_RANK[fail_on]
+NEW = "new"
+"""``--fail-on new``: the gate of a scheduled audit compared with a baseline."""
+FAIL_ON = ("warn", "fail", NEW)
+
+
+def gates(severity: str, waived: Any, change: str | None, fail_on: str) -> bool:
+    """Whether a finding makes the exit code 1 under ``fail_on``: not waived, and at or above
+    ``fail_on`` (``warn`` or ``fail``); under ``new``, a ``fail`` that the baseline did not
+    already hold (``change`` is not ``persisting``: a known, persisting problem does not keep
+    the pipeline red; without a baseline every fail is new)."""
+    if waived is not None:
+        return False
+    if fail_on == NEW:
+        return severity == Severity.FAIL and change != "persisting"
+    return _SEVERITY_RANK[Severity(severity)] >= _SEVERITY_RANK[Severity(fail_on)]
+
+
+def exit_code(checks: list[CheckResult], fail_on: str) -> int:
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     for c in checks:
-        if any(_SEVERITY_RANK[f.severity] >= threshold and f.waived is None
-               for f in c.findings):
+        if any(gates(f.severity, f.waived, f.change, fail_on) for f in c.findings):
             return 1
     if any(c.status == Status.ERROR for c in checks):
         return 3

@@ -1,0 +1,66 @@
+"""The gate of a scheduled audit: ``--fail-on new`` against ``--baseline last`` (a known,
+persisting failure does not keep the pipeline red; a new one does), and ``--no-ledger`` for an
+ad-hoc run of a config that names a ledger."""
+from __future__ import annotations
+
+import json
+
+import junitparser
+
+from auditor.cli import main
+from auditor.signoff.ledger import Ledger
+from tests.signoff.test_ledger import _config
+from tests.workflow_fixtures import planted
+
+
+def _night(tmp_path, name, frames, *extra):
+    cfg = _config(tmp_path, frames, ledger="reports/ledger.sqlite")
+    out = tmp_path / "reports" / name
+    code = main(["run", str(cfg), "--out", str(out), "--quiet", "--baseline", "last",
+                 "--junit", str(tmp_path / f"{name}.xml"),
+                 "--summary-md", str(tmp_path / f"{name}.md"), *extra])
+    doc = json.loads((out / "report.json").read_text())
+    new = sorted((c["id"], str(f["subject"])) for c in doc["checks"] for f in c["findings"]
+                 if f["severity"] == "fail" and f.get("change") == "new")
+    failures = sum(case.result != [] for suite in junitparser.JUnitXml.fromfile(
+        str(tmp_path / f"{name}.xml")) for case in suite if not case.is_skipped)
+    return code, doc, new, failures, (tmp_path / f"{name}.md").read_text()
+
+
+def test_fail_on_new_is_red_only_for_failures_the_baseline_did_not_hold(tmp_path, capsys):
+    # night 1: copies and a leaky feature; nothing earlier, so every failure is new
+    code, doc, new, failures, md = _night(tmp_path, "n1", planted(shift=0.0, seed=1),
+                                          "--fail-on", "new")
+    assert code == 1 and "baseline" not in doc and failures == 2
+    assert "2 of 3 checks have failing findings that are new since the baseline" in md
+    # night 2: the same problems again -> persisting: green under --fail-on new ...
+    code, doc, new, failures, md = _night(tmp_path, "n2", planted(shift=0.0, seed=1),
+                                          "--fail-on", "new")
+    assert (code, new, failures) == (0, [], 0)
+    assert doc["baseline"]["new"] == 0 and doc["baseline"]["persisting"] >= 2
+    assert "No failing finding is new since the baseline" in md
+    # ... and still red under the default gate, on the same data (an ad-hoc run: no ledger)
+    code, *_ = _night(tmp_path, "adhoc", planted(shift=0.0, seed=1), "--no-ledger")
+    assert code == 1
+    # night 3: five features shift in test -> new drift failures turn the gate red again
+    code, doc, new, failures, md = _night(tmp_path, "n3", planted(shift=1.5, seed=1),
+                                          "--fail-on", "new")
+    assert code == 1 and failures == 1
+    assert {c for c, _ in new} == {"drift.features"}
+    assert doc["baseline"]["path"].endswith("n2/report.json")  # the ledger's last run
+    runs = Ledger(str(tmp_path / "reports" / "ledger.sqlite")).runs()
+    assert [r["report_path"].split("/")[-2] for r in runs] == ["n1", "n2", "n3"]  # no adhoc
+
+
+def test_fail_on_new_without_a_baseline_and_contradicting_ledger_flags_are_refused(tmp_path,
+                                                                                    capsys):
+    cfg = _config(tmp_path, planted(), ledger="reports/ledger.sqlite")
+    out = tmp_path / "reports" / "x"
+    assert main(["run", str(cfg), "--out", str(out), "--fail-on", "new"]) == 2
+    err = capsys.readouterr().err
+    assert "--fail-on new gates on the failing findings a baseline did not hold: add " \
+           "--baseline last" in err and len(err.strip().splitlines()) == 1
+    assert main(["run", str(cfg), "--out", str(out), "--ledger", "l.sqlite",
+                 "--no-ledger"]) == 2
+    assert "--ledger and --no-ledger contradict each other" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "reports" / "ledger.sqlite").exists()
