@@ -184,10 +184,12 @@ class Roles:
 
     def duplicate_columns(self) -> list[str]:
         """Columns that define a row for duplicate detection: everything but ids, excluded,
-        token and nested columns."""
+        token and nested columns; a ``tokens:`` section's text column is the document, so it
+        is compared (without it the rows of a token dataset were compared on what the
+        tokenizer left over, a language tag: every row a "copy")."""
         skip = set(self.columns.ids) | set(self.columns.exclude)
         if self.tokens:
-            skip |= set(self.tokens.columns())
+            skip |= set(self.tokens.columns()) - {self.tokens.text}
         return [c for c in self.common_columns() if c not in skip
                 and self.kinds.get(c) != Kind.NESTED]
 

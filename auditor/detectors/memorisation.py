@@ -192,6 +192,12 @@ class Memorisation:
         dist = np.sqrt(((Q.astype(np.float64) - R_near) ** 2).sum(1))
         baseline = dist[:len(base_pos)]
         threshold = float(np.quantile(baseline, self.baseline_quantile))
+        if not threshold > 0:  # no row can lie closer than 0: say why instead of "distance < 0"
+            raise NotApplicable(
+                f"{fmt_share(self.baseline_quantile)} of the {first} rows without an exact copy "
+                f"lie at distance 0 from another {first} row (features that do not tell rows "
+                "apart: discrete or few-valued?): distances say nothing beyond "
+                "leakage.duplicates")
         findings = []
         offset = len(base_pos)
         for name, total, pick, n_exact, keep, i in plans:
@@ -237,6 +243,16 @@ class Memorisation:
         from scipy.stats import binom
 
         n = len(keep)
+        if n == 0:  # every evaluated row is an exact copy: no distance left to measure
+            return Finding(
+                severity=Severity.INFO, metric="near_copy_excess_share", value=0.0,
+                threshold=self.fail_above, count=0, splits=[first, name],
+                message=f"every {'' if sampled == total else 'sampled '}{name} row "
+                        f"({fmt_count(sampled)}) is an exact copy of a {first} row "
+                        "(leakage.duplicates counts them): no row is left to measure "
+                        "near-copies on",
+                evidence={"sampling": {f"{name}_rows_sampled": sampled, f"{name}_rows": total,
+                                       "exact_copies_excluded": n_exact}})
         near = d < threshold
         count = int(near.sum())
         share = count / n if n else 0.0

@@ -275,13 +275,6 @@ class SparkAuditData:
         first = next(iter(self.splits.values()))
         return [c for c in first.columns if c in self.kinds]
 
-    def duplicate_columns(self) -> list[str]:
-        skip = set(self.columns.ids) | set(self.columns.exclude)
-        if self.tokens:
-            skip |= set(self.tokens.columns())
-        return [c for c in self.common_columns()
-                if c not in skip and self.kinds.get(c) != Kind.NESTED]
-
     @property
     def roles(self) -> Roles:
         """The engine-free view of the splits that checks measure and judge with."""

@@ -420,15 +420,6 @@ class AuditData:
     def features_of(self, *kinds: Kind) -> list[str]:
         return [c for c in self.features if self.kinds.get(c) in kinds]
 
-    def duplicate_columns(self) -> list[str]:
-        """Columns that define a row for duplicate detection: everything but ids, excluded,
-        token and nested columns."""
-        skip = set(self.columns.ids) | set(self.columns.exclude)
-        if self.tokens:
-            skip |= set(self.tokens.columns())
-        common = self.common_columns()
-        return [c for c in common if c not in skip and self.kinds.get(c) != Kind.NESTED]
-
     def common_columns(self) -> list[str]:
         """Columns present in every split with a harmonised dtype, in train's column order."""
         first = next(iter(self.splits.values()))

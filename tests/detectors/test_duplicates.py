@@ -13,6 +13,7 @@ from auditor.loading.data import AuditData, build_audit_data
 from auditor.engines import polars_near as nd
 from auditor.detectors.duplicates import Duplicates
 from auditor.stats.minhash import jaccard
+from tests.tokenizer_fixtures import gpt2_json, lee_train  # noqa: F401 (fixtures)
 from auditor.report.results import Severity
 from tests.conftest import clean_frame
 
@@ -823,3 +824,22 @@ def test_a_few_copies_into_discrete_rows_that_never_repeat_are_weighed_exactly(c
     assert chance["p_value"] == pytest.approx(exact, rel=0.1, abs=2e-5)
     if severity == Severity.WARN:
         assert "unlikely by chance (p < 0.01) but not beyond doubt" in f.message
+
+
+def test_token_rows_are_compared_on_their_document_not_on_what_the_tokenizer_left(gpt2_json,
+                                                                                   lee_train):
+    """A tokens: dataset with a language tag beside the documents: rows are compared on the
+    text (the document) and the tag, not on the tag alone (which made every val row a "copy"
+    of a train row, "99.99% expected by chance"); a document copied into val is one copy."""
+    from auditor.loading.tokenizers import load_tokenizer
+    from tests.tokenizer_fixtures import token_data, tokenized_frame
+
+    tok = load_tokenizer(str(gpt2_json))
+    docs = lee_train[:200]
+    train = tokenized_frame(tok, docs[:150]).with_columns(lang=pl.lit("en"))
+    val = tokenized_frame(tok, docs[150:] + [docs[3]]).with_columns(lang=pl.lit("en"))
+    data = token_data({"train": train, "val": val}, gpt2_json)
+    (cross,) = [f for f in Duplicates().run(data) if f.metric == "duplicate_rows"
+                and f.splits == ["train", "val"]]
+    assert cross.count == 1 and cross.message.startswith("1 of 51 val rows (2.0%) are exact "
+                                                         "copies of train rows")

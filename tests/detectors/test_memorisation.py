@@ -94,6 +94,33 @@ def test_exact_copies_are_left_to_leakage_duplicates():
     assert f.count == base.count and "leakage.duplicates" in f.evidence["sampling"]["note"]
 
 
+def test_an_evaluation_split_made_only_of_exact_copies_says_so_not_0_of_0():
+    train = _frame(800, 1)
+    copies = train[100:160].with_columns(pl.col("row_id") + 90_000)
+    f, = Memorisation().run(_data({"train": train, "test": copies}))
+    assert (f.severity, f.count) == (Severity.INFO, 0)
+    assert f.message == ("every test row (60) is an exact copy of a train row "
+                         "(leakage.duplicates counts them): no row is left to measure "
+                         "near-copies on")
+    assert "distance <" not in f.message and "0 of 0" not in f.message
+
+
+def test_features_that_leave_most_rows_at_distance_0_are_not_applicable():
+    """Rows unique only through a rare level of a column the encoder folds away: the nearest
+    other train row lies at distance 0 for most rows, so no near copy can be told from chance
+    (the finding used to read "distance < 0")."""
+    rng = np.random.default_rng(8)
+
+    def frame(n, offset):
+        return pl.DataFrame({"row_id": np.arange(offset, offset + n),
+                             "grade": rng.choice(["a", "b"], n),
+                             "code": [f"c{i}" for i in range(offset, offset + n)],
+                             "y": rng.integers(0, 2, n)})
+    with pytest.raises(NotApplicable, match="lie at distance 0 from another train row"):
+        Memorisation(max_levels=2).run(_data({"train": frame(600, 0),
+                                              "test": frame(200, 10_000)}))
+
+
 def test_nearest_rows_matches_brute_force_and_excludes_self():
     rng = np.random.default_rng(0)
     R = rng.normal(size=(40_000, 5)).astype(np.float32)  # more than one block
