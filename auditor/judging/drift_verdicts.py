@@ -351,7 +351,8 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
         text += (f"; {col} is the same on every row of a `{cd.entity}` and the splits hold "
                  f"different `{cd.entity}` entities (a group split): compared at one row per "
                  f"entity, {cd.ref_rows:,} in {ref} and {cd.cur_rows:,} in {cur}")
-    if cd.all_unique:
+    if cd.all_unique and (cd.kind in CATEGORICAL_KINDS or cd.whole):  # a measurement with a
+        # fraction is unique on every row by nature: declaring it an id would hide its drift
         text += (f"; every {col} value is unique in both splits, as in an id: declare it under "
                  "columns.ids if it is not a feature")
     if v.trend is not None:

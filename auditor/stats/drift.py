@@ -80,6 +80,8 @@ class ColumnDrift:
     n_new: int = 0
     n_vanished: int = 0
     all_unique: bool = False  # every non-missing value occurs once per split, as in an id
+    whole: bool = False  # a numeric column whose values are all whole numbers (an id may be;
+    # a measurement with a fraction, unique on every row, is not)
     test: str = "chi-square"  # how chi2_p was computed (see contingency_test)
     psi_chance: float | None = None  # high-cardinality: PSI expected from sampling alone
     rare_levels: int = 0      # levels pooled into the RARE_LEVELS bin
@@ -273,6 +275,8 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
             out.new_categories, out.n_new = unseen_values(a, b, ref.kind)
     out.all_unique = len(a) > 1 and len(b) > 1 and bool(
         (a[1:] != a[:-1]).all() and (b[1:] != b[:-1]).all())
+    out.whole = ref.kind == Kind.NUMERIC and bool(np.all(a == np.round(a))
+                                                  and np.all(b == np.round(b)))
     if len(a) and len(b):
         gap = ecdf_gap(a, b)
         out.gap = gap

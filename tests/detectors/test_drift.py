@@ -1167,3 +1167,20 @@ def test_a_nan_label_is_missing_not_a_class():
     assert [f.metric for f in findings if f.metric == "unseen_share"] == []
     (f,) = findings
     assert "'NaN'" not in f.message and "nan" not in str(f.evidence.get("bins", "")).lower()
+
+
+def test_a_shifted_measurement_unique_on_every_row_is_not_called_an_id():
+    """A float measurement with a fraction is unique on every row by nature: its drift finding
+    must not advise declaring it under columns.ids (that would hide the drift); whole numbers
+    unique on every row, as in an id, keep the advice."""
+    rng = np.random.default_rng(12)
+    train = pl.DataFrame({"weight": rng.normal(70, 10, 600),
+                          "account": rng.permutation(600) * 7 + 1_000_000})
+    test = pl.DataFrame({"weight": rng.normal(80, 10, 200),
+                         "account": rng.permutation(200) * 7 + 2_000_000})
+    found = {f.subject: f for f in FeatureDrift().run(_data({"train": train, "test": test}))
+             if f.subject}
+    assert found["weight"].severity == Severity.FAIL
+    assert "as in an id" not in found["weight"].message
+    assert "every account value is unique in both splits, as in an id: declare it under " \
+           "columns.ids if it is not a feature" in found["account"].message
