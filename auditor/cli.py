@@ -564,18 +564,30 @@ def print_summary(report: Any, out: Path, code: int, fail_on: str = "fail") -> N
     colors = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta",
               "skipped": "dim"}
     console = Console(file=sys.stderr, highlight=False)
-    table = Table(show_header=True, header_style="bold", expand=False)
-    table.add_column("status")
-    table.add_column("check")
-    table.add_column("summary", overflow="fold")
-    table.add_column("time", justify="right")
-    for c in report.checks:
-        table.add_row(f"[{colors[c.status]}]{c.status}[/]", terminal_safe(c.id, markup=True),
-                      terminal_safe(c.summary, markup=True), f"{c.duration_s:.2f}s", )
-    console.print(table, markup=True)
-    from auditor.report.grouping import finding_lines
-    for line in finding_lines(report.to_dict()):  # grouped, waived and resolved findings
-        console.print(line, markup=False, highlight=False)
+    ran = [c for c in report.checks if c.status != "skipped"]  # skipped: one line below
+    if sys.stderr.isatty():
+        table = Table(show_header=True, header_style="bold", expand=False)
+        table.add_column("status")
+        table.add_column("check")
+        table.add_column("summary", overflow="fold")
+        table.add_column("time", justify="right")
+        for c in ran:
+            table.add_row(f"[{colors[c.status]}]{c.status}[/]", terminal_safe(c.id, markup=True),
+                          terminal_safe(c.summary, markup=True), f"{c.duration_s:.2f}s")
+        console.print(table, markup=True)
+    else:  # a log (CI, cron): a line per check, never wrapped (rich wraps at 80 columns there)
+        width = max((len(c.id) for c in ran), default=0)
+        for c in ran:
+            console.print(f"{c.status:>8}  {terminal_safe(c.id):<{width}}  "
+                          f"{c.duration_s:7.2f}s  {terminal_safe(c.summary)}", markup=False,
+                          highlight=False, soft_wrap=True)
+    from auditor.report.grouping import finding_lines, skipped_line
+    doc = report.to_dict()
+    skipped = skipped_line(doc)
+    if skipped:
+        console.print(terminal_safe(skipped), markup=False, highlight=False, soft_wrap=True)
+    for line in finding_lines(doc):  # grouped and resolved findings, then the waived ones
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     words = {0: "PASS: nothing at or above the --fail-on level.",
              1: "FAIL: the audit found problems at or above the --fail-on level "
                 "(exit code 1). Read the failed checks in the report.",

@@ -36,7 +36,9 @@ def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         first = members[0]
         values = [f["value"] for f in members if isinstance(f.get("value"), (int, float))]
         counts = [f["count"] for f in members if isinstance(f.get("count"), int)]
-        subjects = [subject_text(f.get("subject")) for f in members]
+        # by name, not by the members' order (which follows the statistic and so changes
+        # from run to run): a nightly log lists a group's subjects the same way every night
+        subjects = sorted(subject_text(f.get("subject")) for f in members)
         out.append({
             "severity": first.get("severity"), "metric": first.get("metric"),
             "splits": list(first.get("splits") or []), "subjects": subjects,
@@ -78,21 +80,40 @@ def printable(text: Any) -> str:
 
 
 def finding_lines(doc: dict[str, Any], *, limit: int = 20) -> list[str]:
-    """Plain-text lines for the terminal: grouped warn/fail findings, waived and resolved."""
+    """Plain-text lines for the terminal: grouped warn/fail findings and resolved ones, then
+    the waived findings in one line (accepted problems do not flood a nightly log; the report
+    lists each with its waiver)."""
     lines: list[str] = []
+    waived: list[str] = []
     for c in doc.get("checks", []):
         for g in group_findings([f for f in c.get("findings", [])
                                  if f.get("severity") in ("warn", "fail")
                                  or f.get("change") == "resolved"]):
-            tag = ("waived" if g["waived"] else "resolved" if g["change"] == "resolved"
-                   else g["severity"])
-            change = f" [{g['change']}]" if g["change"] in ("new", "persisting") else ""
-            line = f"{tag:>8}  {c['id']}{change}: {g['message']}"
             if g["waived"]:
                 w = g["waived"]
-                line += f" (waived by {w.get('owner')} until {w.get('expires')}: " \
-                        f"{w.get('reason')})"
-            lines.append(printable(line))
+                waived.append(f"{c['id']} {g['metric']} {', '.join(g['subjects'])} "
+                              f"({w.get('owner')}, until {w.get('expires')}: "
+                              f"{_clip(w.get('reason'), 80)})")
+                continue
+            tag = "resolved" if g["change"] == "resolved" else g["severity"]
+            change = f" [{g['change']}]" if g["change"] in ("new", "persisting") else ""
+            lines.append(printable(f"{tag:>8}  {c['id']}{change}: {g['message']}"))
     if len(lines) > limit:
         lines = lines[:limit] + [f"... and {len(lines) - limit:,} more (see the report)"]
+    if waived:
+        lines.append(printable(f"  waived  {len(waived):,} accepted by waivers: "
+                               f"{'; '.join(waived)}"))
     return lines
+
+
+def _clip(text: Any, n: int) -> str:
+    s = str(text)
+    return s if len(s) <= n else s[:n - 1] + "…"
+
+
+def skipped_line(doc: dict[str, Any]) -> str | None:
+    """The skipped checks in one line (their reasons are in the report), or None."""
+    skipped = [c["id"] for c in doc.get("checks", []) if c.get("status") == "skipped"]
+    if not skipped:
+        return None
+    return f"skipped {len(skipped):,} checks (reasons in the report): {', '.join(skipped)}"

@@ -67,7 +67,7 @@ def test_summary_markdown_verdict_table_groups_and_escaping(tmp_path, run_dir):
     assert "3 of 3 checks have findings at or above `fail`" in text
     assert "| ❌ fail | `drift.features` |" in text
     (drift,) = [line for line in text.splitlines() if line.startswith("- **fail** `drift.f")]
-    assert "f0, f1, f4, f3, f2" in drift and "5 subjects flagged fail on psi" in drift
+    assert "f0, f1, f2, f3, f4" in drift and "5 subjects flagged fail on psi" in drift
     assert md_escape("a|b <script> `x` [l](u)\nz") == \
         "a\\|b &lt;script&gt; \\`x\\` \\[l\\](u) z"
     assert len(text) < 5_000
@@ -143,6 +143,41 @@ def test_terminal_shows_grouped_findings_escaped(tmp_path, run_dir, capsys):
          "message": "col \x1b[31mred[/bold]"}]}]}
     (line,) = finding_lines(doc)
     assert "\x1b" not in line and "\\x1b[31mred[/bold]" in line
+
+
+def test_a_log_gets_one_line_per_check_and_one_for_the_skipped_and_the_waived(tmp_path, capsys):
+    """stderr that is not a terminal (a CI or cron log): table rows are not wrapped at 80
+    columns, the skipped checks are one line, the waived findings another."""
+    from tests.workflow_fixtures import planted
+
+    frames = planted()
+    data = tmp_path / "data"
+    data.mkdir()
+    for k, v in frames.items():
+        v.write_parquet(data / f"{k}.parquet")
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(json.dumps({
+        "datasets": {k: str(data / f"{k}.parquet") for k in frames}, "columns": {"label": "y"},
+        "waivers": [{"check": "leakage.single_feature_auc", "subject": "balance",
+                     "reason": "a known proxy", "owner": "ds-team", "expires": "2099-01-01"}]}))
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    skipped = [c["id"] for c in doc["checks"] if c["status"] == "skipped"]
+    ran = [c for c in doc["checks"] if c["status"] != "skipped"]
+    assert skipped and len(ran) >= 5
+    (line,) = [x for x in err if x.startswith("skipped ")]
+    assert line == (f"skipped {len(skipped)} checks (reasons in the report): "
+                    + ", ".join(skipped))
+    width = max(len(c["id"]) for c in ran)
+    for c in ran:  # a line each, the whole summary on it
+        assert f"{c['status']:>8}  {c['id']:<{width}}  {c['duration_s']:7.2f}s  " \
+               f"{c['summary']}" in err
+    assert not any(x.split()[:2] == ["skipped", s] for s in skipped for x in err)
+    (waived,) = [x for x in err if x.lstrip().startswith("waived")]
+    assert waived.strip() == ("waived  1 accepted by waivers: leakage.single_feature_auc "
+                              "single_feature_auc balance (ds-team, until 2099-01-01: a known "
+                              "proxy)")
 
 
 def test_junit_carries_control_characters_of_the_data_as_escapes():
