@@ -499,6 +499,8 @@ class FeatureDrift(DriftThresholds):
 
     def judge(self, m: FeatureMeasures) -> list[Finding]:
         findings: list[Finding] = []
+        # (compared split, column) -> the unseen-values finding already written for it
+        unseen: dict[tuple[str, str], Finding] = {}
         for i, (ref, cur) in enumerate(m.pairs):
             trend = m.trend.get((ref, cur))
             graded = grade_all(self, [m.drifts[ref, cur][c] for c in m.kinds], trend,
@@ -530,11 +532,38 @@ class FeatureDrift(DriftThresholds):
             for f in new:
                 if f.subject in bounds and f.metric != "unseen_share":
                     sketch_statement(f, bounds[f.subject], m, ref, cur)
-            findings += new
+            findings += self._unseen_once(new, m, ref, cur, unseen)
         return findings + [Finding(severity=Severity.INFO, metric="not_compared", subject=c,
                                    count=n, message=f"{c} was not compared: "
                                    f"{over_budget_reason(n, budget)}")
                            for c, (n, budget) in m.over.items()]
+
+    @staticmethod
+    def _unseen_once(new: list[Finding], m: FeatureMeasures, ref: str, cur: str,
+                     unseen: dict[tuple[str, str], Finding]) -> list[Finding]:
+        """``new`` without an unseen-values finding that an earlier pair already wrote for the
+        same compared split and column with every one of these values (train -> test said
+        them; val -> test would say them again): the earlier finding says they are unseen in
+        ``ref`` too. Only when every unseen value is listed (at most 100) can that be told."""
+        out = []
+        for f in new:
+            if f.metric != "unseen_share":
+                out.append(f)
+                continue
+            cd = m.drifts[ref, cur][str(f.subject)]
+            earlier = unseen.get((cur, str(f.subject)))
+            listed = {v for v, _ in cd.new_categories}
+            if earlier is not None and len(listed) == cd.n_new:
+                first = earlier.splits[0]
+                before = m.drifts[first, cur][str(f.subject)]
+                if len(before.new_categories) == before.n_new and listed <= {
+                        v for v, _ in before.new_categories}:
+                    earlier.message += (f"; {'it is' if cd.n_new == 1 else 'they are'} "
+                                        f"unseen in {ref} too")
+                    continue
+            unseen.setdefault((cur, str(f.subject)), f)
+            out.append(f)
+        return out
 
     def _comparison_findings(self, graded: list[tuple[ColumnDrift, Verdict]], ref: str,
                              cur: str, kinds: dict[str, Kind],
@@ -546,19 +575,23 @@ class FeatureDrift(DriftThresholds):
         for cd, v in order:
             quiet = (v.severity == Severity.INFO and v.metric.startswith("level_fold")
                      and not v.reason and v.trend is None)
-            if v.raw != Severity.INFO and not quiet:
-                message, count = describe_drift(cd, v, ref, cur, self.alpha)
-                column_findings.append(Finding(
-                    severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
-                    threshold=v.threshold, count=count, subject=cd.column, splits=[ref, cur],
-                    evidence=evidence(self, cd, v, ref, cur)))
+            unseen = None
             if cd.n_new and cd.unseen_rows:
                 # categories: always (a fact); values of a per-value binned numeric (a count
                 # meeting 11 once) only when graded or explained
                 f = unseen_finding(self, cd, ref, cur, reason=v.reason, tests=len(graded))
                 if cd.kind in CATEGORICAL_KINDS or f.severity != Severity.INFO or v.reason:
-                    column_findings.append(f)
-                    reported.add(cd.column)
+                    unseen = f
+            if v.raw != Severity.INFO and not quiet:
+                message, count = describe_drift(cd, v, ref, cur, self.alpha,
+                                                unseen_apart=unseen is not None)
+                column_findings.append(Finding(
+                    severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
+                    threshold=v.threshold, count=count, subject=cd.column, splits=[ref, cur],
+                    evidence=evidence(self, cd, v, ref, cur)))
+            if unseen is not None:
+                column_findings.append(unseen)
+                reported.add(cd.column)
         flagged = [g for g in order if g[1].severity != Severity.INFO]
         n_fail = sum(g[1].severity == Severity.FAIL for g in flagged)
         worst = max(graded, key=lambda g: (np.nan_to_num(g[0].psi, nan=-1.0)))
@@ -754,14 +787,16 @@ class LabelDrift(DriftThresholds):
             cd.all_unique = False  # a continuous label is unique per row; it is not an id
             if trend is not None and v.trend is not None and trend.design == "time":
                 unstable(self, v, trend.nulls[y], ref, "the label")
-            message, count = describe_drift(cd, v, ref, cur, self.alpha)
+            classes_apart = bool(cd.n_new and cd.unseen_rows and not m.numeric)
+            message, count = describe_drift(cd, v, ref, cur, self.alpha,
+                                            unseen_apart=classes_apart)
             findings.append(Finding(
                 severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
                 threshold=v.threshold, count=count, subject=y, splits=[ref, cur],
                 evidence=evidence(self, cd, v, ref, cur, m.samples[ref], m.samples[cur])))
             if trend is not None:
                 backtests(findings[-1], trend)
-            if cd.n_new and cd.unseen_rows and not m.numeric:
+            if classes_apart:  # the classes unseen in ref: their own finding, said once
                 findings.append(unseen_finding(self, cd, ref, cur, label=True))
         for split in m.unlabelled:  # said, never compared: a missing label is not a drift
             findings.append(Finding(

@@ -278,10 +278,12 @@ def _bin_phrase(cd: ColumnDrift, i: int, ref: str) -> str:
     return f"{col} = {clip_text(b, 40)!r}"
 
 
-def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
-                   ) -> tuple[str, int]:
+def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float,
+                   unseen_apart: bool = False) -> tuple[str, int]:
     """The finding's sentence (count, denominator and share first) and its count. The count
-    is never 0: a value that vanished is counted on the reference side."""
+    is never 0: a value that vanished is counted on the reference side. ``unseen_apart``: the
+    unseen values are a finding of their own (:func:`unseen_finding`), so the sentence does
+    not state them again."""
     col = cd.column
     unit = "rows" if cd.entity is None else f"`{cd.entity}` entities"
     ea = cd.ref_counts / max(cd.ref_counts.sum(), 1)
@@ -339,7 +341,7 @@ def describe_drift(cd: ColumnDrift, v: Verdict, ref: str, cur: str, alpha: float
                   f"{'common' if more else 'rare'} ({fmt_share(lv.ref_share)} -> "
                   f"{fmt_share(lv.cur_share)}, p_adj {_p(lv.p_adj)})")
     text = f"{col}: {lead} ({stats})"
-    if cd.n_new and cd.unseen_rows:
+    if cd.n_new and cd.unseen_rows and not unseen_apart:
         k, rows = cd.n_new, cd.unseen_rows
         text += (f"; {k:,} value{'' if k == 1 else 's'} unseen in {ref} "
                  f"hold{'s' if k == 1 else ''} "

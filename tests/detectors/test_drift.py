@@ -251,8 +251,11 @@ def test_planted_mean_shift_variance_change_and_new_category_flag_exactly_those_
     purple = int((test["colour"] == "purple").sum())
     assert colour.evidence["new categories"] == [{"value": "purple", "test rows": purple}]
     assert colour.evidence["statistics"]["unseen_rate"] == pytest.approx(purple / 5000, rel=1e-5)
-    assert f"1 value unseen in train holds {purple:,} test rows" in colour.message
+    # said once: in the unseen-values finding, not again in the drift finding's sentence
+    assert "unseen in train" not in colour.message
     unseen = _unseen(findings)["colour"]
+    assert unseen.message.startswith(f"colour: {purple:,} of 5,000 test rows")
+    assert "value unseen in train: 'purple'" in unseen.message
     assert unseen.severity == Severity.FAIL and unseen.count == purple  # 14.6% > 10%
     assert unseen.evidence["values unseen in train"] == [{"value": "purple", "test rows": purple}]
     summary = _summary(findings, ["train", "test"])
@@ -368,6 +371,27 @@ def test_reference_mode_compares_every_split_with_the_reference_only():
     assert [f.splits for f in label] == [["reference", "train"], ["reference", "test"]]
 
 
+def test_a_category_new_in_test_is_said_once_not_once_per_pair_and_statement():
+    """train / val / test, test holding a plan neither earlier split has: the unseen values are
+    one finding (train -> test) saying they are unseen in val too, not an unseen finding per
+    pair plus the same clause in each pair's drift sentence (the drift of each pair stays its
+    own finding: a distribution moved)."""
+    rng = np.random.default_rng(21)
+
+    def frame(n, new=0):
+        plans = rng.choice(["basic", "plus", "pro"], n - new).tolist() + ["ultra"] * new
+        return pl.DataFrame({"plan": plans, "x": rng.normal(size=n)})
+    findings = FeatureDrift().run(_data({"train": frame(900), "val": frame(300),
+                                         "test": frame(300, new=60)}))
+    said = [f for f in findings if f.metric == "unseen_share"]
+    assert [(f.subject, f.splits) for f in said] == [("plan", ["train", "test"])]
+    assert said[0].message.endswith("; it is unseen in val too")
+    assert said[0].count == 60 and said[0].severity == Severity.FAIL
+    drift = [f for f in findings if f.subject == "plan" and f.metric != "unseen_share"]
+    assert {tuple(f.splits) for f in drift} == {("train", "test"), ("val", "test")}
+    assert not any("unseen" in f.message for f in drift)
+
+
 def test_new_and_vanished_categories_are_counted_and_listed():
     train = pl.DataFrame({"c": ["a"] * 400 + ["b"] * 300 + ["c"] * 200 + ["gone"] * 100})
     test = pl.DataFrame({"c": ["a"] * 150 + ["b"] * 100 + ["c"] * 80 + ["new1"] * 50
@@ -377,7 +401,10 @@ def test_new_and_vanished_categories_are_counted_and_listed():
     assert f.evidence["new categories"] == [{"value": "new1", "test rows": 50},
                                             {"value": "new2", "test rows": 20}]
     assert f.evidence["vanished categories"] == [{"value": "gone", "train rows": 100}]
-    assert "2 values unseen in train hold 70 test rows (17.5%)" in f.message
+    assert "unseen in train" not in f.message  # the unseen-values finding says it
+    assert _unseen(FeatureDrift().run(_data({"train": train, "test": test})))["c"].message \
+        .startswith("c: 70 of 400 test rows (17.5%) hold 2 c values unseen in train: 'new1' "
+                    "(50), 'new2' (20)")
     assert "1 train value is absent from test" in f.message
     assert f.evidence["statistics"]["unseen_rate"] == pytest.approx(70 / 400)
 
