@@ -542,9 +542,10 @@ class FeatureDrift(DriftThresholds):
     def _unseen_once(new: list[Finding], m: FeatureMeasures, ref: str, cur: str,
                      unseen: dict[tuple[str, str], Finding]) -> list[Finding]:
         """``new`` without an unseen-values finding that an earlier pair already wrote for the
-        same compared split and column with every one of these values (train -> test said
-        them; val -> test would say them again): the earlier finding says they are unseen in
-        ``ref`` too. Only when every unseen value is listed (at most 100) can that be told."""
+        same compared split and column with the same values, graded no higher (train -> test
+        said them; val -> test would say them again): the earlier finding says they are unseen
+        in ``ref`` too. Only when every unseen value is listed (at most 100) can that be
+        told."""
         out = []
         for f in new:
             if f.metric != "unseen_share":
@@ -553,10 +554,11 @@ class FeatureDrift(DriftThresholds):
             cd = m.drifts[ref, cur][str(f.subject)]
             earlier = unseen.get((cur, str(f.subject)))
             listed = {v for v, _ in cd.new_categories}
-            if earlier is not None and len(listed) == cd.n_new:
+            if earlier is not None and len(listed) == cd.n_new \
+                    and RANK[f.severity] <= RANK[earlier.severity]:
                 first = earlier.splits[0]
                 before = m.drifts[first, cur][str(f.subject)]
-                if len(before.new_categories) == before.n_new and listed <= {
+                if len(before.new_categories) == before.n_new and listed == {
                         v for v, _ in before.new_categories}:
                     earlier.message += (f"; {'it is' if cd.n_new == 1 else 'they are'} "
                                         f"unseen in {ref} too")

@@ -243,7 +243,7 @@ class Memorisation:
         from scipy.stats import binom
 
         n = len(keep)
-        if n == 0:  # every evaluated row is an exact copy: no distance left to measure
+        if n == 0 and sampled:  # every evaluated row is an exact copy: nothing to measure
             return Finding(
                 severity=Severity.INFO, metric="near_copy_excess_share", value=0.0,
                 threshold=self.fail_above, count=0, splits=[first, name],

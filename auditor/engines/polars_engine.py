@@ -67,8 +67,12 @@ def condition(cond: Condition, schema: Mapping[str, pl.DataType]) -> tuple[pl.Ex
 def _buckets(df: pl.DataFrame, g: Buckets) -> tuple[np.ndarray, list[Any], list[Any]]:
     """Rows, smallest and largest value per bucket of ``g`` (see :class:`Buckets`)."""
     x = df.select(number(g.value, df.schema).alias("v")).to_series().drop_nulls()
-    at = np.searchsorted(np.asarray(g.bounds, dtype=np.float64),
-                         x.cast(pl.Float64).to_numpy(), side="right")
+    # integers (epoch microseconds) against integer bounds compare exactly; float64 would
+    # merge values beyond 2^53 (a 9999-12-31 sentinel) as the per-condition path does not
+    exact = x.dtype.is_integer() and all(isinstance(b, int) for b in g.bounds)
+    kind = np.int64 if exact else np.float64
+    at = np.searchsorted(np.asarray(g.bounds, dtype=kind), x.cast(
+        pl.Int64 if exact else pl.Float64).to_numpy(), side="right")
     per = (pl.DataFrame({"b": at, "v": x}).group_by("b")
            .agg(pl.len().alias("n"), pl.col("v").min().alias("lo"), pl.col("v").max().alias("hi")))
     k = len(g.bounds) + 1

@@ -63,8 +63,8 @@ def _plain(df: Any, name: str) -> Any:
 def sql_literal(value: Any) -> str:
     """A number as a Spark SQL literal of its own type: ``12L`` (bigint), ``1.5D`` (double:
     a plain ``1.5`` would be a decimal), infinities and NaN by cast."""
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
+    if isinstance(value, (bool, np.bool_)):  # compared as a number, as polars does
+        return f"({int(value)}L)"
     if isinstance(value, (int, np.integer)):
         return f"({int(value)}L)"
     x = float(value)

@@ -36,9 +36,7 @@ def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         first = members[0]
         values = [f["value"] for f in members if isinstance(f.get("value"), (int, float))]
         counts = [f["count"] for f in members if isinstance(f.get("count"), int)]
-        # by name, not by the members' order (which follows the statistic and so changes
-        # from run to run): a nightly log lists a group's subjects the same way every night
-        subjects = sorted(subject_text(f.get("subject")) for f in members)
+        subjects = [subject_text(f.get("subject")) for f in members]
         out.append({
             "severity": first.get("severity"), "metric": first.get("metric"),
             "splits": list(first.get("splits") or []), "subjects": subjects,

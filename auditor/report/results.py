@@ -278,7 +278,7 @@ def overall_status(checks: list[CheckResult]) -> Status:
 
 NEW = "new"
 """``--fail-on new``: the gate of a scheduled audit compared with a baseline."""
-FAIL_ON = ("warn", "fail", NEW)
+FAIL_ON = ("info", "warn", "fail", NEW)
 
 
 def gates(severity: str, waived: Any, change: str | None, fail_on: str) -> bool:

@@ -1,5 +1,7 @@
 """Compare a run with a previous report: each warn/fail finding is ``new`` or ``persisting``,
-and each warn/fail finding of the baseline that is gone is listed as ``resolved``.
+and each warn/fail finding of the baseline that is gone is listed as ``resolved``. A fail is
+``persisting`` only when the baseline held it as an unwaived fail (a warn that became a fail,
+or a fail whose waiver has gone, is ``new``).
 
 Two findings are the same when they have the same check id, metric (``psi`` and
 ``psi_beyond_trend`` are one: see ``base_metric``), subject (a list compared as a set) and
@@ -58,7 +60,12 @@ def mark_changes(report: Report, baseline: dict[str, Any], source: str) -> None:
             if f.severity == Severity.INFO:
                 continue
             key = finding_key(c.id, f)
-            f.change = "persisting" if key in before else "new"
+            old = before.get(key)
+            # a fail the baseline held only as a warn, or as an accepted (waived) finding, has
+            # just become a failure: new (so that --fail-on new gates on it)
+            held = old is not None and (f.severity != Severity.FAIL or (
+                old.get("severity") == "fail" and old.get("waived") is None))
+            f.change = "persisting" if held else "new"
             seen.add(key)
     resolved = 0
     for key, old in before.items():

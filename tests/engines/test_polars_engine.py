@@ -163,3 +163,22 @@ def test_sorted_values_drop_nan_and_reference_is_asked_for():
     assert np.array_equal(got["a"].values, xs) and got["a"].missing == 5
     assert set(e.sorted_values(["x"], with_reference=True)["x"]) == {"reference", "a", "b"}
     assert e.split_rows(with_reference=True) == {"reference": 10, "a": 60, "b": 30}
+
+
+def test_bucketed_tallies_compare_integer_times_exactly_beyond_2_53():
+    """Epoch microseconds of a 9999-12-31 sentinel exceed 2^53: the bucketed count compares
+    them as integers, as each condition on its own does (float64 would merge neighbours)."""
+    from datetime import datetime
+
+    from auditor.engines.operations import Between, Num
+
+    sentinel = datetime(9999, 12, 31)
+    frame = pl.DataFrame({"t": [datetime(2024, 1, d) for d in range(1, 21)] + [sentinel] * 3})
+    us = int((sentinel - datetime(1970, 1, 1)).total_seconds()) * 1_000_000
+    assert us > 2 ** 53
+    conds = [Between(Num("t"), hi=int((datetime(2024, 1, d) - datetime(1970, 1, 1))
+                                      .total_seconds()) * 1_000_000) for d in range(2, 10)]
+    conds += [Between(Num("t"), lo=us, hi=us + 1), Between(Num("t"), lo=us - 1, hi=us)]
+    got = PolarsEngine({"a": frame}).tallies({"a": conds})["a"]
+    assert [t.hits for t in got] == list(range(1, 9)) + [3, 0]
+    assert got[-2].largest == got[-2].smallest == us

@@ -67,7 +67,7 @@ def test_summary_markdown_verdict_table_groups_and_escaping(tmp_path, run_dir):
     assert "3 of 3 checks have findings at or above `fail`" in text
     assert "| ❌ fail | `drift.features` |" in text
     (drift,) = [line for line in text.splitlines() if line.startswith("- **fail** `drift.f")]
-    assert "f0, f1, f2, f3, f4" in drift and "5 subjects flagged fail on psi" in drift
+    assert "f0, f1, f4, f3, f2" in drift and "5 subjects flagged fail on psi" in drift
     assert md_escape("a|b <script> `x` [l](u)\nz") == \
         "a\\|b &lt;script&gt; \\`x\\` \\[l\\](u) z"
     assert len(text) < 5_000

@@ -64,3 +64,35 @@ def test_fail_on_new_without_a_baseline_and_contradicting_ledger_flags_are_refus
                  "--no-ledger"]) == 2
     assert "--ledger and --no-ledger contradict each other" in capsys.readouterr().err
     assert not out.exists() and not (tmp_path / "reports" / "ledger.sqlite").exists()
+
+
+def test_a_fail_that_was_a_warn_or_waived_in_the_baseline_is_new():
+    """--fail-on new must turn red when a known warn becomes a fail, or when the waiver of a
+    known fail is gone; a fail the baseline held as an unwaived fail, and a warn that stays a
+    warn, persist."""
+    from auditor.report.results import CheckResult, Finding, Report, Severity, Status
+    from auditor.signoff.baseline import mark_changes
+
+    def finding(subject, severity):
+        return Finding(severity=Severity(severity), message=subject, metric="psi",
+                       subject=subject, splits=["train", "test"])
+
+    now = Report(status=Status.FAIL, started_at="t", duration_s=1.0, seed=0, datasets={},
+                 checks=[CheckResult(id="drift.features", title="T", status=Status.FAIL,
+                                     duration_s=0.1, summary="S", findings=[
+                                         finding("escalated", "fail"), finding("kept", "fail"),
+                                         finding("unwaived", "fail"), finding("warned", "warn")])])
+    before = {"checks": [{"id": "drift.features", "findings": [
+        {"severity": "warn", "metric": "psi", "subject": "escalated", "splits": ["train", "test"]},
+        {"severity": "fail", "metric": "psi", "subject": "kept", "splits": ["train", "test"]},
+        {"severity": "fail", "metric": "psi", "subject": "unwaived", "splits": ["train", "test"],
+         "waived": {"reason": "r", "owner": "o", "expires": "2020-01-01"}},
+        {"severity": "warn", "metric": "psi", "subject": "warned", "splits": ["train", "test"]}]}]}
+    mark_changes(now, before, "<dict>")
+    assert {f.subject: f.change for f in now.checks[0].findings} == {
+        "escalated": "new", "kept": "persisting", "unwaived": "new", "warned": "persisting"}
+    assert now.exit_code("new") == 1
+    for f in now.checks[0].findings:
+        if f.subject in ("escalated", "unwaived"):
+            f.change = "persisting"
+    assert now.exit_code("new") == 0 and now.exit_code("fail") == 1
