@@ -117,7 +117,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
           progress: bool = False, waivers: list[dict[str, Any]] | None = None,
           hash: str = "full", baseline: str | Path | dict[str, Any] | None = None,
           ledger: str | Path | None = None, expectations: str | Path | None = None,
-          engine: str | None = None, spark: Any = None, split: str | None = None) -> Report:
+          engine: str | None = None, spark: Any = None, split: str | None = None,
+          csv: dict[str, Any] | None = None) -> Report:
     """Audit splits given as polars/pandas DataFrames or file paths.
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
@@ -132,6 +133,7 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     measures on Apache Spark (splits may then be Spark DataFrames, paths Spark reads or
     ``table:NAME``); ``spark`` is the SparkSession to use (default: the active one). Without
     ``engine``, Spark DataFrames among the splits select the spark engine, else polars.
+    ``csv`` (``{"delimiter": ";", "decimal": ","}``) says how CSV split files are written.
     ``split`` declares how the splits were made (``random``, ``stratified``, ``group``,
     ``time``, ``published``, ``unknown``; as ``split:`` in audit.yaml): inferred when None.
     """
@@ -155,6 +157,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     }
     if tokens is not None:
         raw["tokens"] = Tokens.model_validate(tokens).model_dump()
+    if csv is not None:  # {delimiter, decimal} of split files given as CSV paths
+        raw["csv"] = dict(csv)
     if expectations is not None:
         raw["expectations"] = str(expectations)
     if reference is not None:

@@ -49,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "checks that depend on it (default: config, else inferred from the "
                           "data)")
     run.add_argument("--seed", type=int, default=None, help="random seed (default: config or 0)")
+    run.add_argument("--csv-delimiter", metavar="CHAR", default=None,
+                     help="delimiter of CSV split files (default ',', a tab for .tsv; "
+                          "audit.yaml csv: delimiter)")
+    run.add_argument("--csv-decimal", choices=[".", ","], default=None,
+                     help="decimal mark of CSV split files (',' with --csv-delimiter ';')")
     run.add_argument("--no-sample", action="store_true",
                      help="data beyond the memory budget are an error (exit 2) instead of "
                           "being audited on a seeded sample")
@@ -329,6 +334,22 @@ def _run(args: argparse.Namespace) -> int:
         over["tokens.contamination"] = {**over.get("tokens.contamination", {}),
                                         "clean_dir": str(Path(args.write_clean).resolve())}
         cfg = cfg.model_copy(update={"thresholds": over})
+    if args.csv_delimiter is not None or args.csv_decimal is not None:
+        from pydantic import ValidationError
+
+        from auditor.core.config import CsvFormat
+        from auditor.errors import ConfigError
+        try:
+            csv = CsvFormat(**{**cfg.csv.model_dump(),
+                               **({"delimiter": args.csv_delimiter}
+                                  if args.csv_delimiter is not None else {}),
+                               **({"decimal": args.csv_decimal}
+                                  if args.csv_decimal is not None else {})})
+        except ValidationError as err:
+            raise ConfigError(f"--csv-delimiter/--csv-decimal: "
+                              f"{err.errors()[0]['msg'].removeprefix('Value error, ')}") \
+                from None
+        cfg = cfg.model_copy(update={"csv": csv})
     if args.no_sample:
         cfg = cfg.model_copy(update={"sample": False})
     if args.split:
@@ -646,6 +667,7 @@ def _export_command(args: Any) -> int:
             raise ConfigError(f"--from {split!r}: not a split of {args.config} (splits: "
                               f"{', '.join(cfg.datasets)})")
         path = Path(cfg.datasets[split])
+        csv = cfg.csv
         cols = cfg.columns
         ids += list(cols.ids)
         fixed += list(cols.groups) + list(cols.text) + ([cols.time] if cols.time else [])
@@ -653,11 +675,11 @@ def _export_command(args: Any) -> int:
         if cfg.tokens is not None:
             fixed += cfg.tokens.columns()
     elif args.train:
-        split, path = args.from_split or "train", Path(args.train)
+        split, path, csv = args.from_split or "train", Path(args.train), None
     else:
         raise ConfigError("give an audit.yaml (export-expectations audit.yaml --from train) "
                           "or --train PATH")
-    df = read_table(path)
+    df = read_table(path, csv)
     try:
         doc = infer_suite(df, name=args.name or f"auditor-{split}", ids=ids, fixed=fixed,
                           exclude=exclude, null_slack=args.null_slack,

@@ -12,7 +12,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
 
 from auditor.errors import ConfigError
 
@@ -196,6 +197,38 @@ class Tokens(_Strict):
         return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels) if c]
 
 
+class CsvFormat(_Strict):
+    """How CSV/TSV split files are written: ``delimiter`` (one character; default ``,``, a
+    tab for ``.tsv``) and ``decimal`` (``.`` or ``,``: ``3,5`` read as 3.5, as European
+    spreadsheets export with a ``;`` delimiter)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    delimiter: str | None = None
+    decimal: Literal[".", ","] = "."
+
+    @field_validator("delimiter")
+    @classmethod
+    def _one_character(cls, v: str | None) -> str | None:
+        if v is not None and (len(v) != 1 or v in "\r\n\""):
+            raise ValueError(f"delimiter must be one character (not a quote or line end); "
+                             f"got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _decimal_not_delimiter(self) -> "CsvFormat":
+        if self.decimal == "," and (self.delimiter or ",") == ",":
+            raise ValueError("decimal ',' needs another delimiter (usually ';'): "
+                             "csv: {delimiter: ';', decimal: ','}")
+        return self
+
+    def separator(self, path: Any) -> str:
+        """The delimiter of ``path``: the declared one, else a tab for .tsv, else a comma."""
+        if self.delimiter:
+            return self.delimiter
+        return "\t" if ".tsv" in [x.lower() for x in Path(str(path)).suffixes] else ","
+
+
 # numpy, scikit-learn (random_state), torch and polars' hashes all take a seed in [0, 2**32)
 MAX_SEED = 2**32 - 1
 
@@ -222,6 +255,7 @@ class AuditConfig(_Strict):
     thresholds: dict[str, dict[str, Any]] = Field(default_factory=dict)
     pipeline: list[Path] = Field(default_factory=list)
     memory_budget_gb: float | None = Field(default=None, gt=0)
+    csv: CsvFormat = Field(default_factory=CsvFormat)  # delimiter and decimal of CSV splits
     sample: bool = True   # False (--no-sample): data beyond the memory budget are an error
     expectations: Path | None = None  # a Great Expectations suite JSON (schema.expectations)
     # accepted findings (auditor.signoff.waivers)

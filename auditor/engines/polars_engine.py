@@ -184,7 +184,8 @@ class PolarsOperations(RunMemo):
         from auditor.report.output import write_parquet_atomic
 
         source = self.data.paths.get(split) if self.data is not None else None
-        df = read_table(Path(source)) if source else self.frames[split]
+        df = read_table(Path(source), self.data.csv) if source and self.data is not None \
+            else self.frames[split]
         drop = pl.Series(np.unique(rows), dtype=pl.Int64)
         clean = df.filter(~pl.int_range(pl.len()).is_in(drop.implode()))
         write_parquet_atomic(clean, target, within=within)

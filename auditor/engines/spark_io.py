@@ -105,9 +105,10 @@ def parse_conf(items: list[str] | None) -> dict[str, str]:
     return out
 
 
-def read_split(spark: Any, spec: str | Path, name: str) -> Any:
+def read_split(spark: Any, spec: str | Path, name: str, csv: Any = None) -> Any:
     """A split as a Spark DataFrame: ``table:NAME`` from the catalog, a folder of Parquet
-    files, or a Parquet / CSV (header row, types inferred) / JSON Lines file."""
+    files, or a Parquet / CSV (header row, types inferred, ``csv``'s delimiter; Spark's
+    reader has no decimal comma, so ``decimal: ','`` is refused) / JSON Lines file."""
     text = str(spec)
     if text.startswith(TABLE_PREFIX):
         table = text[len(TABLE_PREFIX):]
@@ -120,12 +121,19 @@ def read_split(spark: Any, spec: str | Path, name: str) -> Any:
     if not path.exists():
         raise InputError(f"{path}: no such file or folder (split {name})")
     lower = path.name.lower()
+    from auditor.core.config import CsvFormat
+
+    csv = csv or CsvFormat()
+    if lower.endswith(CSV) and csv.decimal == ",":
+        raise InputError(f"{path}: the spark engine's CSV reader has no decimal comma "
+                         "(csv: decimal ','): convert the file to Parquet, or audit it with "
+                         "engine: polars")
     try:
         if path.is_dir() or lower.endswith(PARQUET):
             return spark.read.parquet(str(path))
         if lower.endswith(CSV):
-            sep = "\t" if lower.endswith(".tsv") else ","
-            return spark.read.csv(str(path), header=True, inferSchema=True, sep=sep)
+            return spark.read.csv(str(path), header=True, inferSchema=True,
+                                  sep=csv.separator(path))
         if lower.endswith(JSONL):
             return spark.read.json(str(path))
     except Exception as err:
@@ -476,7 +484,7 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
             splits[name] = _as_spark(spark, frames[name], name)
             paths[name] = None
         else:
-            splits[name] = read_split(spark, spec, name)
+            splits[name] = read_split(spark, spec, name, cfg.csv)
             paths[name] = str(spec)
     persisted = persist_splits(spark, splits, paths)
     data = SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,

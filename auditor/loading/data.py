@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from auditor.core.config import AuditConfig, Columns, Tokens
+from auditor.core.config import AuditConfig, Columns, CsvFormat, Tokens
 from auditor.core.roles import (REFERENCE, ColumnType, Kind, LabelKind, Roles, SchemaIssue,
                                 cast_issue, common_type, incompatible_types_issue,
                                 missing_column_issue)
@@ -66,10 +66,11 @@ def _first_line(err: BaseException) -> str:
 CSV_NULL_VALUES = ["", "NA", "N/A", "n/a", "NaN", "nan", "null", "NULL", "None", "-"]
 
 
-def scan_table(path: Path) -> pl.LazyFrame:
+def scan_table(path: Path, csv: CsvFormat | None = None) -> pl.LazyFrame:
     """A lazy scan of one split file or a directory of Parquet files (skipping what Spark,
-    Hive and pyarrow skip: path parts starting with ``.`` or ``_``). Anything that is not a
-    regular file or directory (a FIFO would block forever) is refused."""
+    Hive and pyarrow skip: path parts starting with ``.`` or ``_``); a CSV/TSV file with the
+    delimiter and decimal mark of ``csv``. Anything that is not a regular file or directory
+    (a FIFO would block forever) is refused."""
     from auditor.core.inputs import check_input_path, data_files
 
     check_input_path(path)
@@ -92,20 +93,21 @@ def scan_table(path: Path) -> pl.LazyFrame:
             else pl.scan_ipc(path)
     if fmt == "jsonl":
         return pl.scan_ndjson(path, infer_schema_length=10_000)
-    sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
+    csv = csv or CsvFormat()
+    options = dict(separator=csv.separator(path), infer_schema_length=10_000,
+                   try_parse_dates=True, null_values=CSV_NULL_VALUES,
+                   decimal_comma=csv.decimal == ",")
     if path.suffix.lower() in _CSV and _cr_only_line_ends(path):
         import io  # classic-Mac line ends: polars would read one long header line
 
         text = path.read_bytes().replace(b"\r", b"\n")
         try:
-            df = pl.read_csv(io.BytesIO(text), separator=sep, infer_schema_length=10_000,
-                             try_parse_dates=True, null_values=CSV_NULL_VALUES)
+            df = pl.read_csv(io.BytesIO(text), **options)  # type: ignore[arg-type]
         except Exception as err:
             raise InputError(f"{path}: cannot read as CSV (CR line ends): "
                              f"{_first_line(err)}") from None
         return df.lazy()
-    return pl.scan_csv(path, separator=sep, infer_schema_length=10_000, try_parse_dates=True,
-                       null_values=CSV_NULL_VALUES)
+    return pl.scan_csv(path, **options)  # type: ignore[arg-type]
 
 
 def _cr_only_line_ends(path: Path) -> bool:
@@ -118,9 +120,9 @@ def _cr_only_line_ends(path: Path) -> bool:
 _FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON Lines", "ipc": "Arrow IPC"}
 
 
-def read_table(path: Path) -> pl.DataFrame:
+def read_table(path: Path, csv: CsvFormat | None = None) -> pl.DataFrame:
     """Read one split into memory (collect once); any reader error becomes one InputError."""
-    lf = scan_table(path)
+    lf = scan_table(path, csv)
     fmt = "parquet" if path.is_dir() else _format_of(path)
     try:
         df = _collect_columns(lf) if fmt == "parquet" else lf.collect()
@@ -130,9 +132,11 @@ def read_table(path: Path) -> pl.DataFrame:
         reason = _first_line(err)
         if "utf-8" in reason.lower() or "utf8" in reason.lower():
             reason += " (expected UTF-8 text; re-encode the file, e.g. with iconv)"
+        if fmt == "csv":
+            reason += _delimiter_hint(path, (csv or CsvFormat()).separator(path))
         raise InputError(f"{path}: cannot read as {_FORMAT_NAMES[fmt]}: {reason}") from None
     if fmt == "csv":
-        _check_csv_shape(path, df)
+        _check_csv_shape(path, df, (csv or CsvFormat()).separator(path))
     # one chunk per column: a directory of files loads as many chunks, and every later
     # quantile, sort or gather would otherwise rechunk (copy) the columns it touches
     return df.rechunk() if df.n_chunks() > 1 else df
@@ -203,15 +207,36 @@ def _collect_columns(lf: pl.LazyFrame) -> pl.DataFrame:
     return parts[0] if len(parts) == 1 else pl.concat(parts, how="horizontal")
 
 
-def _check_csv_shape(path: Path, df: pl.DataFrame) -> None:
+def _delimiter_hint(path: Path, delimiter: str) -> str:
+    """`` (the header ... set csv: ...)`` when the file's first line holds another usual
+    delimiter and not the expected one (a ';' file with decimal commas fails in the reader
+    itself: "found more fields than defined in 'Schema'"), else ``""``."""
+    if path.suffix.lower() not in _CSV:
+        return ""
+    try:
+        with path.open("rb") as fh:
+            header = fh.readline(65536).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    for sep in (";", "\t", "|", ","):
+        if sep != delimiter and sep in header and delimiter not in header:
+            return (f" (the header is split by {sep!r}, not {delimiter!r}: set csv: "
+                    f"{{delimiter: {sep!r}}} in audit.yaml, or --csv-delimiter {sep!r}; "
+                    "add decimal: ',' for decimal commas)")
+    return ""
+
+
+def _check_csv_shape(path: Path, df: pl.DataFrame, delimiter: str = ",") -> None:
     """Catch what polars reads silently: a wrong delimiter, duplicate header names (renamed
     ``x_duplicated_0``), and a truncated last line (fewer fields than the header)."""
     if df.width == 1:
         name = df.columns[0]
-        for sep in (";", "\t", "|"):
-            if sep in name:
+        for sep in (";", "\t", "|", ","):
+            if sep in name and sep != delimiter:
                 raise InputError(f"{path}: read one column named {name[:60]!r}: the file seems "
-                                 f"to use {sep!r} as delimiter, expected ','")
+                                 f"to use {sep!r} as delimiter, expected {delimiter!r} (set "
+                                 f"csv: {{delimiter: {sep!r}}} in audit.yaml, or "
+                                 f"--csv-delimiter {sep!r})")
     for col in df.columns:
         base, dup, _ = col.rpartition("_duplicated_")
         if dup and base in df.columns:
@@ -224,7 +249,7 @@ def _check_csv_shape(path: Path, df: pl.DataFrame) -> None:
         tail = fh.read().replace(b"\r", b"\n")  # CR-only line ends count as line ends
     if tail and not tail.endswith(b"\n"):
         last = tail.rsplit(b"\n", 1)[-1]
-        sep = b"\t" if path.suffix.lower() == ".tsv" else b","
+        sep = delimiter.encode()
         if b'"' not in last and last.count(sep) + 1 < df.width:
             raise InputError(f"{path}: the file looks truncated: its last line has "
                              f"{last.count(sep) + 1} of {df.width} fields and no line end")
@@ -383,6 +408,7 @@ class AuditData:
         self.schema_issues = schema_issues or []
         self.pipeline: list[Path] = []
         self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
+        self.csv = CsvFormat()  # how its CSV split files are written (audit.yaml csv:)
         self.notes: list[str] = []
         self.sampled = False  # True when the loader read samples to fit the memory budget
         # ids of the checks this run will run (set by the runner), so a check may measure once
@@ -905,12 +931,13 @@ def memory_budget_bytes(budget_gb: float | None) -> int:
     return int(0.6 * available_memory_bytes())
 
 
-def read_sample(path: Path, fraction: float, seed: int) -> pl.DataFrame:
+def read_sample(path: Path, fraction: float, seed: int, csv: CsvFormat | None = None
+                ) -> pl.DataFrame:
     """A seeded uniform sample of about ``fraction`` of the rows, read with streaming so the
     whole file never sits in memory."""
     from auditor.core.colnames import helper_name
 
-    lf = scan_table(path)
+    lf = scan_table(path, csv)
     try:
         row = helper_name("row", lf.collect_schema().names())
     except Exception:
@@ -932,13 +959,13 @@ MIN_SAMPLE_ROWS = 100
 
 
 def _enough_sampled(path: Path, df: pl.DataFrame, fraction: float, budget_gb: float,
-                    need: float) -> pl.DataFrame:
+                    need: float, csv: CsvFormat | None = None) -> pl.DataFrame:
     """A sample with fewer than MIN_SAMPLE_ROWS rows (or than the file, if smaller) says more
     about the budget than about the data: an input error naming the budget, not the split."""
     if df.height >= MIN_SAMPLE_ROWS:
         return df
     try:
-        total = int(scan_table(path).select(pl.len()).collect(engine="streaming").item())
+        total = int(scan_table(path, csv).select(pl.len()).collect(engine="streaming").item())
     except Exception:  # unreadable: read_sample has already read it, so this is rare
         total = df.height
     if df.height >= min(total, MIN_SAMPLE_ROWS):
@@ -1019,9 +1046,9 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
 
     def load(path: Path) -> pl.DataFrame:
         if fraction >= 1.0:
-            return read_table(path)
-        return _enough_sampled(path, read_sample(path, fraction, cfg.seed), fraction,
-                               cfg.memory_budget_gb or budget / 1024**3, need)
+            return read_table(path, cfg.csv)
+        return _enough_sampled(path, read_sample(path, fraction, cfg.seed, cfg.csv), fraction,
+                               cfg.memory_budget_gb or budget / 1024**3, need, cfg.csv)
 
     loaded: dict[str, pl.DataFrame] = {}
     paths: dict[str, str | None] = {}
@@ -1048,6 +1075,7 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
                                             else str(cfg.reference) if cfg.reference else None),
                             seed=cfg.seed)
     data.pipeline = list(cfg.pipeline)
+    data.csv = cfg.csv  # a split file read again (tokens.contamination's clean splits)
     if cfg.expectations is not None:  # a malformed suite is an input error (exit 2)
         from auditor.integrations.gx import read_suite
         data.expectations = read_suite(cfg.expectations)

@@ -134,8 +134,67 @@ def test_unreadable_inputs_raise_one_line(tmp_path, setup, expected):
 def test_wrong_delimiter_is_named(tmp_path):
     path = tmp_path / "semi.csv"
     path.write_text("a;b;c\n1;2;3\n4;5;6\n")
-    with pytest.raises(InputError, match="';' as delimiter"):
+    with pytest.raises(InputError, match="';' as delimiter, expected ','.*set csv: "
+                                         "{delimiter: ';'} in audit.yaml, or --csv-delimiter"):
         read_table(path)
+
+
+SEMICOLONS = "city;price;y\nLyon;3,5;1\nNantes;1 200,25;0\nLille;-0,75;1\n"
+
+
+def test_a_semicolon_file_with_decimal_commas_reads_as_numbers_when_declared(tmp_path):
+    from auditor.core.config import CsvFormat
+
+    path = tmp_path / "eu.csv"
+    path.write_text(SEMICOLONS.replace("1 200,25", "1200,25"))
+    with pytest.raises(InputError, match="the header is split by ';', not ',': set csv: "
+                                         "{delimiter: ';'} in audit.yaml, or --csv-delimiter "
+                                         "';'; add decimal: ',' for decimal commas"):
+        read_table(path)  # the default (',' and '.') names the delimiter it saw
+    df = read_table(path, CsvFormat(delimiter=";", decimal=","))
+    assert df.schema["price"] == pl.Float64
+    assert df["price"].to_list() == [3.5, 1200.25, -0.75]
+    assert df["city"].to_list() == ["Lyon", "Nantes", "Lille"]
+    # a truncated last line is counted with the declared delimiter
+    path.write_text("city;price;y\nLyon;3,5;1\nNantes;1")
+    with pytest.raises(InputError, match="last line has 2 of 3 fields"):
+        read_table(path, CsvFormat(delimiter=";", decimal=","))
+
+
+def test_csv_options_in_audit_yaml_and_flags_and_their_refusals(tmp_path, capsys):
+    import json
+
+    from auditor.cli import main
+    from auditor.engines.spark_io import read_split
+    from auditor.core.config import CsvFormat
+
+    rows = "".join(f"{c};{p},{i % 10};{i % 2}\n" for i, (c, p) in
+                   enumerate((["Lyon", "Nantes", "Lille"][i % 3], 10 + i % 7)
+                             for i in range(120)))
+    for name in ("train", "test"):
+        (tmp_path / f"{name}.csv").write_text("city;price;y\n" + rows)
+    cfg = tmp_path / "audit.yaml"
+    doc = {"datasets": {"train": "train.csv", "test": "test.csv"}, "columns": {"label": "y"},
+           "suite": "fast", "csv": {"delimiter": ";", "decimal": ","}}
+    cfg.write_text(json.dumps(doc))
+    assert main(["run", str(cfg), "--out", str(tmp_path / "a"), "-q"]) in (0, 1)
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert report["datasets"]["train"]["columns"] == 3
+    assert report["inputs"]["train"]["schema"]["price"] == "Float64"
+    # the same through flags, on a config without csv:
+    cfg.write_text(json.dumps({k: v for k, v in doc.items() if k != "csv"}))
+    assert main(["run", str(cfg), "--out", str(tmp_path / "b"), "-q", "--csv-delimiter", ";",
+                 "--csv-decimal", ","]) in (0, 1)
+    assert json.loads((tmp_path / "b" / "report.json").read_text()) \
+        ["inputs"]["test"]["schema"]["price"] == "Float64"
+    capsys.readouterr()
+    assert main(["run", str(cfg), "--out", str(tmp_path / "c"), "--csv-decimal", ","]) == 2
+    assert "decimal ',' needs another delimiter (usually ';')" in capsys.readouterr().err
+    assert main(["run", str(cfg), "--out", str(tmp_path / "c"), "--csv-delimiter", ";;"]) == 2
+    assert "delimiter must be one character" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
+    with pytest.raises(InputError, match="no decimal comma"):  # refused before Spark reads
+        read_split(None, tmp_path / "train.csv", "train", CsvFormat(delimiter=";", decimal=","))
 
 
 def test_unsupported_extension(tmp_path):
