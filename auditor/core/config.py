@@ -86,16 +86,33 @@ class Waiver(BaseModel):
         return f"{self.check} / {subject or '(dataset)'}{metric}{where}"
 
     def matches(self, check_id: str, finding: Finding) -> bool:
-        """Same check, same subject (a list compared as a set), and when given the same
+        """Same check, a subject the waiver covers (:meth:`covers`), and when given the same
         splits (as a set) and metric (:func:`base_metric`: ``psi`` waives
         ``psi_beyond_trend``); only warn/fail findings are waived."""
         if check_id != self.check or finding.severity == "info":  # Severity.INFO
             return False
-        if _subject_key(finding.subject) != _subject_key(self.subject):
+        if not self.covers(finding.subject):
             return False
         if self.splits is not None and set(self.splits) != set(finding.splits):
             return False
         return self.metric is None or base_metric(self.metric) == base_metric(finding.metric)
+
+    def covers(self, subject: str | list[str]) -> bool:
+        """Whether the waiver's subject covers a finding's: the same subject (a list compared
+        as a set); a list waiver covers each of its names (``[carat, x, y, z]`` waives the
+        four columns' findings, one per column, and a finding on any of them together); a
+        name with ``*`` or ``?`` is a glob (``amount_*``)."""
+        from fnmatch import fnmatchcase
+
+        key = _subject_key(subject)
+        if key == _subject_key(self.subject):
+            return True
+        names = [self.subject] if isinstance(self.subject, str) else list(self.subject)
+        theirs = [subject] if isinstance(subject, str) else list(subject)
+        if not theirs or theirs == [""] or not any(names):  # the dataset: only "" covers it
+            return False
+        return all(any(n == t or (any(ch in n for ch in "*?") and fnmatchcase(t, n))
+                       for n in names) for t in theirs)
 
     def mark(self) -> dict[str, Any]:
         return {"reason": self.reason, "owner": self.owner, "expires": self.expires.isoformat()}

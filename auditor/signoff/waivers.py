@@ -42,6 +42,27 @@ def parse_waivers(raw: Any) -> list[Waiver]:
         raise ConfigError(f"waivers{key}: {msg}") from None
 
 
+def _closest(w: Waiver, check: CheckResult) -> str:
+    """`` (the closest finding: ...)``: a warn/fail finding of the waiver's check on a subject
+    it covers, whose splits or metric differ from the waiver's (a waiver pinned to train ->
+    test when the finding is now on train -> val), else ``""``."""
+    from auditor.core.config import base_metric
+
+    near = [f for f in check.findings if f.severity != Severity.INFO and w.covers(f.subject)]
+    if not near:
+        return ""
+    f = near[0]
+    differ = [what for what, off in (
+        (f"splits {' → '.join(f.splits)}", w.splits is not None
+         and set(w.splits) != set(f.splits)),
+        (f"metric {f.metric}", w.metric is not None
+         and base_metric(w.metric) != base_metric(f.metric))) if off]
+    return (f" (the closest finding: {f.severity} on {w.check} / "
+            f"{', '.join(f.subject) if isinstance(f.subject, list) else f.subject or '(dataset)'}"
+            f" with {' and '.join(differ)}: the waiver's "
+            f"{' and '.join(d.split()[0] for d in differ)} differ)") if differ else ""
+
+
 def _days(delta: Any) -> str:
     return f"{delta.days:,} day{'s' * (delta.days != 1)}"
 
@@ -83,7 +104,7 @@ def apply_waivers(results: list[CheckResult], waivers: list[Waiver], *,
                    "in this run, so the waiver could not be checked; it applies again when "
                    "the check runs" if ran.status in (Status.ERROR, Status.SKIPPED) else
                    "the problem is gone or the waiver names the wrong check, subject or "
-                   "splits; delete or fix it")
+                   "splits; delete or fix it" + _closest(w, ran))
             findings.append(Finding(
                 severity=Severity.WARN, metric="waiver_unmatched", subject=subject,
                 splits=list(w.splits or []), count=0, value=0.0,

@@ -201,3 +201,37 @@ def test_numeric_column_names_from_yaml_are_names_and_bad_subjects_say_what_is_e
         parse_waivers([_w(subject={"a": 1})])
     with pytest.raises(ConfigError, match=r"^waivers: "):
         parse_waivers({"check": "drift.features"})
+
+
+def test_a_list_or_glob_subject_waives_each_columns_finding(tmp_path):
+    """The five shifted features fail one finding each: a list waiver names them once, a glob
+    ``f*`` too; a list missing one of them leaves that one counting."""
+    plain = _audit(tmp_path, None)
+    failing = sorted(f.subject for f in plain.check("drift.features").findings
+                     if f.severity == Severity.FAIL)
+    assert failing == ["f0", "f1", "f2", "f3", "f4"]
+    for subject in (failing, "f*", "f?"):
+        report = _audit(tmp_path, [_w(subject=subject)])
+        waived = sorted(f.subject for f in report.check("drift.features").findings
+                        if f.waived is not None)
+        assert waived == failing, subject
+        assert report.check("drift.features").status != Status.FAIL
+    partial = _audit(tmp_path, [_w(subject=["f0", "f1", "f2", "f3"])])
+    left = [f.subject for f in partial.check("drift.features").findings
+            if f.severity == Severity.FAIL and f.waived is None]
+    assert left == ["f4"]
+    # a dataset-level finding is covered by "" only, never by a glob
+    from auditor.core.config import Waiver
+    w = Waiver(**_w(subject="*"))
+    assert not w.covers("") and w.covers("f0") and w.covers(["f0", "x"])
+
+
+def test_an_unmatched_waiver_pinned_to_other_splits_names_the_closest_finding(tmp_path):
+    report = _audit(tmp_path, [_w(check="leakage.single_feature_auc", subject="balance",
+                                  splits=["train", "val"])])
+    (unmatched,) = [f for f in report.check(CHECK_ID).findings
+                    if f.metric == "waiver_unmatched"]
+    assert unmatched.message.endswith(
+        "the problem is gone or the waiver names the wrong check, subject or splits; delete "
+        "or fix it (the closest finding: fail on leakage.single_feature_auc / balance with "
+        "splits train → test: the waiver's splits differ).")
