@@ -1,10 +1,11 @@
 """Waivers: accepted findings, each with a reason, an owner and an expiry date.
 
-A waiver names a check id, a subject (a column name, a list of names, or ``""`` for the dataset
-as a whole) and optionally the splits and the metric. Every warn/fail finding it matches keeps
-its numbers and is marked ``waived: {reason, owner, expires}``; a waived finding does not count
-for the exit code nor for the check's and the report's status. So that waivers cannot rot
-silently, the run reports them in a check of their own, ``audit.waivers``:
+A waiver names a check id, a subject (a column name, a list of names, a glob, or ``""`` for the
+dataset as a whole) and optionally the splits and the metric; it also covers the findings on
+the columns that a matched finding names as copies of its subject. Every warn/fail finding it
+matches keeps its numbers and is marked ``waived: {reason, owner, expires}``; a waived finding
+does not count for the exit code nor for the check's and the report's status. So that waivers
+cannot rot silently, the run reports them in a check of their own, ``audit.waivers``:
 
 - ``warn`` for a waiver past its expiry date (its findings count again from that day on; a
   waiver holds through its ``expires`` date, compared with today's date in UTC);
@@ -40,6 +41,22 @@ def parse_waivers(raw: Any) -> list[Waiver]:
         if e["loc"][-1:] in (("str",), ("list[str]",)):
             msg = "must be a column name, a list of column names, or \"\" for the dataset"
         raise ConfigError(f"waivers{key}: {msg}") from None
+
+
+def _with_copies(w: Waiver, results: list[CheckResult],
+                 hits: list[tuple[CheckResult, Finding]]) -> list[tuple[CheckResult, Finding]]:
+    """``hits`` and the findings of the same check on the columns a hit names as copies of
+    its subject (``evidence.grading.copies_not_counted``: the same field written twice, such
+    as ``balance`` and ``2 * balance + 1``), matched as the waiver matches otherwise (splits,
+    metric): accepting a column accepts what its own finding calls its copies."""
+    copies = {c for _, f in hits
+              for c in ((f.evidence.get("grading") or {}).get("copies_not_counted") or {})}
+    if not copies:
+        return hits
+    taken = {id(f) for _, f in hits}
+    return hits + [(c, f) for c in results if c.id == w.check for f in c.findings
+                   if id(f) not in taken and isinstance(f.subject, str) and f.subject in copies
+                   and w.model_copy(update={"subject": f.subject}).matches(c.id, f)]
 
 
 def _closest(w: Waiver, check: CheckResult) -> str:
@@ -81,7 +98,8 @@ def apply_waivers(results: list[CheckResult], waivers: list[Waiver], *,
     today = today or today_utc()
     findings: list[Finding] = []
     for w in waivers:
-        hits = [(c, f) for c in results for f in c.findings if w.matches(c.id, f)]
+        hits = _with_copies(w, results, [(c, f) for c in results for f in c.findings
+                                         if w.matches(c.id, f)])
         subject = w.subject
         if w.expires < today:
             findings.append(Finding(

@@ -235,3 +235,21 @@ def test_an_unmatched_waiver_pinned_to_other_splits_names_the_closest_finding(tm
         "the problem is gone or the waiver names the wrong check, subject or splits; delete "
         "or fix it (the closest finding: fail on leakage.single_feature_auc / balance with "
         "splits train → test: the waiver's splits differ).")
+
+
+def test_a_waiver_on_a_column_covers_the_copies_its_finding_names(tmp_path):
+    """``balance_x2 = 2 * balance + 1`` is the same field written twice: the single-feature
+    finding on balance names it as a copy, so waiving balance accepts both findings."""
+    import polars as pl
+
+    frames = {k: v.with_columns((pl.col("balance") * 2 + 1).alias("balance_x2"))
+              for k, v in planted().items()}
+    report = auditor.audit(**frames, label="y", suite=str(suite_file(tmp_path)), waivers=[
+        _w(check="leakage.single_feature_auc", subject="balance")])
+    auc = report.check("leakage.single_feature_auc")
+    found = {f.subject: f for f in auc.findings if f.severity == Severity.FAIL}
+    assert set(found) == {"balance", "balance_x2"}
+    assert found["balance"].evidence["grading"]["copies_not_counted"] == {"balance_x2": 1.0}
+    assert all(f.waived is not None for f in found.values()) and auc.status == Status.PASS
+    (applied,) = report.check(CHECK_ID).findings
+    assert applied.metric == "waiver_applied" and applied.count == 2
