@@ -83,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="exit 0 when the inputs recorded in a report.json "
                             "are unchanged, 1 naming the changed file")
     verify.add_argument("report", metavar="REPORT_JSON", help="a report.json of auditor run")
+    verify.add_argument("--config", metavar="AUDIT_YAML", default=None,
+                        help="also compare the audit.yaml now with the config the report "
+                             "recorded (roles, suite, thresholds, waivers; not data paths)")
+    verify.add_argument("--root", metavar="DIR", default=None,
+                        help="the inputs moved: look each recorded file up under DIR, at its "
+                             "place relative to the folder that held them all")
     verify.add_argument("-q", "--quiet", action="store_true", help="no output, exit code only")
 
     history = sub.add_parser("history", help="an HTML page of trends over the runs kept in "
@@ -506,19 +512,24 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from auditor.signoff.verify import verify_inputs
+    from auditor.signoff.verify import config_changes, verify_inputs
 
-    ok, changed, unverifiable = verify_inputs(args.report)
+    ok, changed, unverifiable = verify_inputs(args.report, args.root)
+    config = config_changes(args.report, args.config) if args.config else []
     if not args.quiet:
         from auditor.report.grouping import printable
         for line in ok + unverifiable:
             print(f"  {printable(line)}", file=sys.stderr)
         for line in changed:
             print(f"auditor: CHANGED {printable(line)}", file=sys.stderr)
+        for line in config:
+            print(f"auditor: CHANGED config: {printable(line)}", file=sys.stderr)
         print("verify: " + (f"{len(changed):,} of {len(ok) + len(changed):,} inputs changed"
-                            if changed else f"all {len(ok):,} recorded inputs unchanged"),
-              file=sys.stderr)
-    return EXIT_FINDINGS if changed else EXIT_OK
+                            if changed else f"all {len(ok):,} recorded inputs unchanged")
+              + ("" if not args.config else
+                 f"; the config changed ({len(config):,} keys)" if config else
+                 "; the config is the one signed off"), file=sys.stderr)
+    return EXIT_FINDINGS if changed or config else EXIT_OK
 
 
 def _history(args: argparse.Namespace) -> int:

@@ -8,14 +8,20 @@ a report whose inputs were all in memory verifies nothing and is exit 2, never a
 """
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 from auditor.errors import InputError
 
 
-def verify_inputs(report_path: str | Path) -> tuple[list[str], list[str], list[str]]:
-    """(unchanged, changed, not verifiable) descriptions; raises InputError for exit 2."""
+def verify_inputs(report_path: str | Path, root: str | Path | None = None
+                  ) -> tuple[list[str], list[str], list[str]]:
+    """(unchanged, changed, not verifiable) descriptions; raises InputError for exit 2.
+    ``root``: the inputs were moved (another machine, a restored archive): each recorded
+    path is looked up under ``root`` at its place relative to the folder that held every
+    recorded input (``/data/2026-11/train.parquet`` -> ``root/train.parquet``)."""
     from auditor.report.results import read_report
     from auditor.signoff.provenance import content_hash
 
@@ -28,6 +34,8 @@ def verify_inputs(report_path: str | Path) -> tuple[list[str], list[str], list[s
         raise InputError(f"{report_path}: the report records no inputs (written by an older "
                          "auditor?); nothing to verify")
     ok, changed, unverifiable = [], [], []
+    recorded = [d["path"] for d in inputs.values() if isinstance(d.get("path"), str)]
+    base = os.path.commonpath([str(Path(p).parent) for p in recorded]) if recorded else ""
     for name, d in inputs.items():
         path, mode = d.get("path"), d.get("hash_mode") or "full"
         if mode not in ("full", "fast"):
@@ -42,8 +50,12 @@ def verify_inputs(report_path: str | Path) -> tuple[list[str], list[str], list[s
                              "(an integer) and a hash (text); not a report.json written by "
                              "auditor run")
         p = Path(path)
+        if root is not None:
+            p = Path(root) / os.path.relpath(path, base)
         if not p.exists():
-            raise InputError(f"{p}: recorded input {name!r} is missing")
+            raise InputError(f"{p}: recorded input {name!r} is missing"
+                             + ("" if root is not None else
+                                " (moved? --root DIR looks the inputs up under DIR)"))
         digest, size = content_hash(p, mode)
         if digest == d["hash"] and size == d.get("bytes"):
             ok.append(f"{name}: {p} unchanged ({size:,} bytes, {mode} hash)")
@@ -55,3 +67,53 @@ def verify_inputs(report_path: str | Path) -> tuple[list[str], list[str], list[s
         raise InputError(f"{report_path}: every recorded input was in memory when audited "
                          "(Python API with DataFrames): no file to verify")
     return ok, changed, unverifiable
+
+
+# keys of a recorded config that are not the audit's rules: where the data and the ledger are
+NOT_RULES = ("datasets", "reference", "ledger")
+
+
+def config_changes(report_path: str | Path, config_path: str | Path) -> list[str]:
+    """What differs between the config a report recorded and ``config_path`` now (roles,
+    suite, thresholds and every check parameter, waivers...; not the data paths): one line
+    per changed key, waivers added and removed named. A key the report did not record (an
+    older auditor) is not compared."""
+    from auditor.core.config import load_config
+    from auditor.core.suites import load_checks
+    from auditor.report.results import read_report
+    from auditor.signoff.provenance import resolved_config
+
+    doc = read_report(report_path)
+    before = doc.get("config")
+    if not isinstance(before, dict):
+        raise InputError(f"{report_path}: the report records no config (written by the Python "
+                         "API with frames, or an older auditor): nothing to compare")
+    cfg = load_config(config_path)
+    now = resolved_config(cfg, load_checks(str(before.get("suite") or cfg.suite),
+                                           cfg.thresholds, notes=[]))
+    if before.get("suite") and before["suite"] != cfg.suite:
+        now["suite"] = cfg.suite  # a --suite of the run is the run's, compared as recorded
+    out = []
+    for key in sorted(set(before) - set(NOT_RULES)):
+        old, new = before.get(key), now.get(key)
+        if old == new:
+            continue
+        if key == "waivers":
+            added = [_waiver(w) for w in new or [] if w not in (old or [])]
+            removed = [_waiver(w) for w in old or [] if w not in (new or [])]
+            out.append(f"waivers: {len(old or []):,} -> {len(new or []):,}"
+                       + (f"; added: {'; '.join(added)}" if added else "")
+                       + (f"; removed: {'; '.join(removed)}" if removed else ""))
+        elif key == "check_params":
+            moved = sorted(c for c in set(old or {}) | set(new or {})
+                           if (old or {}).get(c) != (new or {}).get(c))
+            out.append(f"check parameters changed: {', '.join(moved)}")
+        else:
+            out.append(f"{key}: {json.dumps(old, default=str)[:120]} -> "
+                       f"{json.dumps(new, default=str)[:120]}")
+    return out
+
+
+def _waiver(w: dict[str, Any]) -> str:
+    return (f"{w.get('check')} / {w.get('subject')!s} (owner {w.get('owner')}, until "
+            f"{w.get('expires')})")

@@ -266,3 +266,41 @@ def test_a_refused_input_cancels_the_background_hash(tmp_path, write_splits, mon
         api.run_audit(cfg)
     assert len(started) == 1
     assert started[0]._stop.is_set() and not started[0]._thread.is_alive()
+
+
+def test_verify_reports_a_changed_config_or_waiver_list_and_finds_moved_inputs(tmp_path,
+                                                                                capsys):
+    import shutil
+
+    data = tmp_path / "data"
+    data.mkdir()
+    paths = {}
+    for name, df in planted().items():
+        paths[name] = data / f"{name}.parquet"
+        df.write_parquet(paths[name])
+    _, report = _run(tmp_path, paths)
+    cfg = tmp_path / "audit.yaml"
+    capsys.readouterr()
+    assert main(["verify", str(report), "--config", str(cfg)]) == 0
+    assert "; the config is the one signed off" in capsys.readouterr().err
+    doc = json.loads(cfg.read_text())
+    doc["thresholds"] = {"drift.features": {"psi_fail_above": 0.5}}
+    doc["waivers"] = [{"check": "drift.features", "subject": "f0", "reason": "seasonal",
+                       "owner": "ds", "expires": "2099-01-01"}]
+    doc["datasets"] = {k: f"elsewhere/{k}.parquet" for k in doc["datasets"]}  # not a rule
+    cfg.write_text(json.dumps(doc))
+    assert main(["verify", str(report), "--config", str(cfg)]) == 1
+    err = capsys.readouterr().err
+    assert ("CHANGED config: waivers: 0 -> 1; added: drift.features / f0 (owner ds, until "
+            "2099-01-01)") in err
+    assert "CHANGED config: check parameters changed: drift.features" in err
+    assert "CHANGED config: thresholds: " in err and "datasets" not in err
+    assert "; the config changed (3 keys)" in err
+    # the data moved to another folder: found with --root, refused without it
+    moved = tmp_path / "archive" / "2026-11"
+    shutil.copytree(data, moved)
+    shutil.rmtree(data)
+    assert main(["verify", str(report)]) == 2
+    assert "(moved? --root DIR looks the inputs up under DIR)" in capsys.readouterr().err
+    assert main(["verify", str(report), "--root", str(moved)]) == 0
+    assert f"train: {moved / paths['train'].name} unchanged" in capsys.readouterr().err
