@@ -80,11 +80,17 @@ def row_copies(data: AuditData, spec: CopySpec) -> RowCopies:
             within_ex = within_examples(data, conf, split, features, label, limit)
         head = copies[split].head(limit)
         values = cells(data.splits[split].select(shown)[head["row"]], shown)
+        ids, first_ids = (declared_ids(data, split, head["row"]),
+                          declared_ids(data, split, head["first_row"]))
         splits[split] = SplitCopies(
             repeated=copies[split].height, conflicts=count, groups=groups,
             continuous=continuous[split],
-            examples=[{"row": r, "copy_of_row": f, "values": v}
-                      for r, f, v in zip(head["row"], head["first_row"], values)],
+            examples=[{"row": r, "copy_of_row": f,
+                       **{(f"id {k}" if k in ("row", "copy_of_row", "values") else k): v[i]
+                          for k, v in ids.items()},
+                       **{f"copy_of {k}": v[i] for k, v in first_ids.items()}, "values": vals}
+                      for i, (r, f, vals) in enumerate(zip(head["row"], head["first_row"],
+                                                           values))],
             conflict_examples=within_ex)
     return RowCopies(splits=splits, pairs=pairs)
 
@@ -136,8 +142,24 @@ def examples(data: AuditData, pairs: pl.DataFrame, earlier: str, later: str, col
     if head.height == 0:
         return []
     values = cells(data.splits[later].select(cols)[head["row_b"]], cols)
-    return [{f"{earlier}_row": ra, f"{later}_row": rb, "values": v}
-            for (ra, rb), v in zip(head.select("row_a", "row_b").iter_rows(), values)]
+    ids_a = declared_ids(data, earlier, head["row_a"])
+    ids_b = declared_ids(data, later, head["row_b"])
+    return [{f"{earlier}_row": ra, f"{later}_row": rb,
+             **{f"{earlier} {k}": v[i] for k, v in ids_a.items()},
+             **{f"{later} {k}": v[i] for k, v in ids_b.items()}, "values": vals}
+            for i, ((ra, rb), vals) in enumerate(zip(head.select("row_a", "row_b").iter_rows(),
+                                                     values))]
+
+
+def declared_ids(data: AuditData, split: str, rows: pl.Series) -> dict[str, list[Any]]:
+    """The declared id columns' values (``columns.ids``) of ``rows`` of ``split``: example
+    rows named as the user names them, beside their positions."""
+    frame = data.splits[split]
+    ids = [c for c in data.columns.ids if c in frame.columns]
+    if not ids:
+        return {}
+    got = frame.select(ids)[rows]
+    return {c: got[c].to_list() for c in ids}
 
 
 def near_examples(data: AuditData, pairs: pl.DataFrame, earlier: str, later: str,

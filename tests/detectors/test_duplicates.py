@@ -338,7 +338,8 @@ def test_within_split_copies_warn_above_the_rate_threshold():
              if x.metric == "within_split_duplicates"]
         assert [(x.splits, x.count, x.severity) for x in f] == [(["train"], count, severity)]
         assert f[0].evidence["examples"][0] == {
-            "row": 1000, "copy_of_row": 0, "values": f[0].evidence["examples"][0]["values"]}
+            "row": 1000, "copy_of_row": 0, "row_id": 50_000, "copy_of row_id": 0,
+            "values": f[0].evidence["examples"][0]["values"]}
 
 
 def test_invalid_near_duplicate_parameters_are_rejected():
@@ -843,3 +844,20 @@ def test_token_rows_are_compared_on_their_document_not_on_what_the_tokenizer_lef
                 and f.splits == ["train", "val"]]
     assert cross.count == 1 and cross.message.startswith("1 of 51 val rows (2.0%) are exact "
                                                          "copies of train rows")
+
+
+def test_example_rows_carry_the_declared_ids_beside_their_positions():
+    train, test = clean_frame(1000, 1), clean_frame(400, 3, 9000)
+    test = pl.concat([test, train[100:103].with_columns(pl.col("row_id") + 70_000)])
+    train = pl.concat([train, train[7:8].with_columns(pl.col("row_id") + 50_000)])
+    data = _data({"train": train, "test": test}, label="y", ids=["row_id"])
+    found = Duplicates().run(data)
+    (cross,) = [f for f in found if f.metric == "duplicate_rows" and f.splits == ["train", "test"]]
+    rows = cross.evidence["examples"]
+    assert [(r["train_row"], r["test_row"]) for r in rows] == [(100, 400), (101, 401), (102, 402)]
+    assert [(r["train row_id"], r["test row_id"]) for r in rows] == [
+        (train["row_id"][i], test["row_id"][j]) for i, j in ((100, 400), (101, 401), (102, 402))]
+    (within,) = [f for f in found if f.splits == ["train"] and f.evidence.get("examples")]
+    (ex,) = within.evidence["examples"]
+    assert (ex["row"], ex["copy_of_row"], ex["row_id"], ex["copy_of row_id"]) == (
+        1000, 7, train["row_id"][1000], train["row_id"][7])
