@@ -101,7 +101,8 @@ class Waiver(BaseModel):
         """Whether the waiver's subject covers a finding's: the same subject (a list compared
         as a set); a list waiver covers each of its names (``[carat, x, y, z]`` waives the
         four columns' findings, one per column, and a finding on any of them together); a
-        name with ``*`` or ``?`` is a glob (``amount_*``)."""
+        name with ``*`` is a glob (``amount_*``; ``?`` and ``[`` stay literal, as column names
+        hold them)."""
         from fnmatch import fnmatchcase
 
         key = _subject_key(subject)
@@ -111,8 +112,8 @@ class Waiver(BaseModel):
         theirs = [subject] if isinstance(subject, str) else list(subject)
         if not theirs or theirs == [""] or not any(names):  # the dataset: only "" covers it
             return False
-        return all(any(n == t or (any(ch in n for ch in "*?") and fnmatchcase(t, n))
-                       for n in names) for t in theirs)
+        return all(any(n == t or ("*" in n and fnmatchcase(t, n)) for n in names)
+                   for t in theirs)
 
     def mark(self) -> dict[str, Any]:
         return {"reason": self.reason, "owner": self.owner, "expires": self.expires.isoformat()}
@@ -224,12 +225,15 @@ class CsvFormat(_Strict):
     delimiter: str | None = None
     decimal: Literal[".", ","] = "."
 
-    @field_validator("delimiter")
+    @field_validator("delimiter", mode="before")
     @classmethod
-    def _one_character(cls, v: str | None) -> str | None:
-        if v is not None and (len(v) != 1 or v in "\r\n\""):
-            raise ValueError(f"delimiter must be one character (not a quote or line end); "
-                             f"got {v!r}")
+    def _one_character(cls, v: Any) -> Any:
+        if v in ("\\t", "tab"):  # a shell gives --csv-delimiter '\t' as two characters
+            return "\t"
+        if v is not None and (not isinstance(v, str) or len(v.encode()) != 1
+                              or v in "\r\n\""):
+            raise ValueError(f"delimiter must be one ASCII character (not a quote or line "
+                             f"end; '\\t' or tab for a tab); got {v!r}")
         return v
 
     @model_validator(mode="after")

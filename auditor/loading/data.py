@@ -137,6 +137,8 @@ def read_table(path: Path, csv: CsvFormat | None = None) -> pl.DataFrame:
         raise InputError(f"{path}: cannot read as {_FORMAT_NAMES[fmt]}: {reason}") from None
     if fmt == "csv":
         _check_csv_shape(path, df, (csv or CsvFormat()).separator(path))
+        if csv is not None and csv.decimal == ",":
+            df = thousands_to_numbers(df)
     # one chunk per column: a directory of files loads as many chunks, and every later
     # quantile, sort or gather would otherwise rechunk (copy) the columns it touches
     return df.rechunk() if df.n_chunks() > 1 else df
@@ -205,6 +207,27 @@ def _collect_columns(lf: pl.LazyFrame) -> pl.DataFrame:
         start = stop
     # horizontal concat keeps every name as read (a dict or list would rename "" columns)
     return parts[0] if len(parts) == 1 else pl.concat(parts, how="horizontal")
+
+
+_GROUPED = r"^-?\d{1,3}(\.\d{3})+(,\d+)?$"  # 1.234,5: a '.' between groups of thousands
+_PLAIN = r"^-?\d+(,\d+)?$"
+
+
+def thousands_to_numbers(df: pl.DataFrame) -> pl.DataFrame:
+    """Text columns of a decimal-comma file whose every value is a number, some written with
+    '.' between groups of thousands (``1.234,5``: polars' decimal comma reads those as text),
+    as Float64."""
+    todo = []
+    for c, dtype in df.schema.items():
+        if dtype != pl.String:
+            continue
+        v = df[c].drop_nulls()
+        if v.len() and bool(v.str.contains(_GROUPED).any()) and bool(
+                (v.str.contains(_GROUPED) | v.str.contains(_PLAIN)).all()):
+            todo.append(c)
+    return df.with_columns(pl.col(c).str.replace_all(".", "", literal=True)
+                           .str.replace(",", ".", literal=True).cast(pl.Float64)
+                           for c in todo) if todo else df
 
 
 def _delimiter_hint(path: Path, delimiter: str) -> str:
@@ -944,7 +967,8 @@ def read_sample(path: Path, fraction: float, seed: int, csv: CsvFormat | None = 
         row = helper_name("row", [])  # the collect below reports the reader's error
     keep = (pl.col(row).hash(seed) % 1_000_000) < int(fraction * 1_000_000)
     try:
-        return lf.with_row_index(row).filter(keep).drop(row).collect(engine="streaming")
+        got = lf.with_row_index(row).filter(keep).drop(row).collect(engine="streaming")
+        return thousands_to_numbers(got) if csv is not None and csv.decimal == "," else got
     except Exception as err:
         fmt = "parquet" if path.is_dir() else _format_of(path)
         raise InputError(f"{path}: cannot read as {_FORMAT_NAMES[fmt]}: "

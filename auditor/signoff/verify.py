@@ -34,8 +34,13 @@ def verify_inputs(report_path: str | Path, root: str | Path | None = None
         raise InputError(f"{report_path}: the report records no inputs (written by an older "
                          "auditor?); nothing to verify")
     ok, changed, unverifiable = [], [], []
-    recorded = [d["path"] for d in inputs.values() if isinstance(d.get("path"), str)]
-    base = os.path.commonpath([str(Path(p).parent) for p in recorded]) if recorded else ""
+    base = ""
+    if root is not None:  # the folder that held every recorded file (absolute paths)
+        recorded = [d["path"] for d in inputs.values() if isinstance(d.get("path"), str)
+                    and d.get("hash") and Path(d["path"]).is_absolute()]
+        if not recorded:
+            raise InputError(f"{report_path}: --root: the report records no input file path")
+        base = os.path.commonpath([str(Path(p).parent) for p in recorded])
     for name, d in inputs.items():
         path, mode = d.get("path"), d.get("hash_mode") or "full"
         if mode not in ("full", "fast"):
@@ -69,8 +74,27 @@ def verify_inputs(report_path: str | Path, root: str | Path | None = None
     return ok, changed, unverifiable
 
 
-# keys of a recorded config that are not the audit's rules: where the data and the ledger are
-NOT_RULES = ("datasets", "reference", "ledger")
+# keys of a recorded config that are not the audit's rules: where the data, the ledger and
+# other files are (a moved folder is not a changed rule), the engine that measured
+NOT_RULES = ("datasets", "reference", "ledger", "pipeline", "expectations", "engine",
+             "spark_master", "spark_conf", "spark_sample_rows")
+
+
+def _rules(config: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config without :data:`NOT_RULES`, the tokenizer's path, the output folder
+    of ``--write-clean`` (``clean_dir``), and with the waivers in a fixed order."""
+    out = {k: v for k, v in config.items() if k not in NOT_RULES}
+    if isinstance(out.get("tokens"), dict):
+        out["tokens"] = {k: v for k, v in out["tokens"].items() if k != "tokenizer"}
+    for key in ("thresholds", "check_params"):
+        if isinstance(out.get(key), dict):
+            out[key] = {c: {p: v for p, v in (ps or {}).items() if p != "clean_dir"}
+                        for c, ps in out[key].items()}
+            out[key] = {c: ps for c, ps in out[key].items() if ps or key == "check_params"}
+    if isinstance(out.get("waivers"), list):
+        out["waivers"] = sorted(out["waivers"], key=lambda w: json.dumps(w, sort_keys=True,
+                                                                         default=str))
+    return out
 
 
 def config_changes(report_path: str | Path, config_path: str | Path) -> list[str]:
@@ -89,12 +113,16 @@ def config_changes(report_path: str | Path, config_path: str | Path) -> list[str
         raise InputError(f"{report_path}: the report records no config (written by the Python "
                          "API with frames, or an older auditor): nothing to compare")
     cfg = load_config(config_path)
-    now = resolved_config(cfg, load_checks(str(before.get("suite") or cfg.suite),
-                                           cfg.thresholds, notes=[]))
-    if before.get("suite") and before["suite"] != cfg.suite:
-        now["suite"] = cfg.suite  # a --suite of the run is the run's, compared as recorded
+    try:
+        checks = load_checks(str(before.get("suite") or cfg.suite), cfg.thresholds, notes=[])
+    except Exception:  # a suite path typed relative to where the run was: the YAML's own
+        checks = load_checks(cfg.suite, cfg.thresholds, notes=[])
+    now = json.loads(json.dumps(resolved_config(cfg, checks), default=str))  # as recorded
+    now["suite"] = before.get("suite")  # the suite's content is compared as check_params
+    before = _rules(before)
+    now = _rules(now)
     out = []
-    for key in sorted(set(before) - set(NOT_RULES)):
+    for key in sorted(set(before)):
         old, new = before.get(key), now.get(key)
         if old == new:
             continue

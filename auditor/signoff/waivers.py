@@ -49,13 +49,17 @@ def _with_copies(w: Waiver, results: list[CheckResult],
     its subject (``evidence.grading.copies_not_counted``: the same field written twice, such
     as ``balance`` and ``2 * balance + 1``), matched as the waiver matches otherwise (splits,
     metric): accepting a column accepts what its own finding calls its copies."""
-    copies = {c for _, f in hits
+    from auditor.core.config import base_metric
+
+    # (copy, splits, metric) of each hit that names copies: a copy is one on those splits only
+    copies = {(c, tuple(sorted(f.splits)), base_metric(f.metric)) for _, f in hits
               for c in ((f.evidence.get("grading") or {}).get("copies_not_counted") or {})}
     if not copies:
         return hits
     taken = {id(f) for _, f in hits}
     return hits + [(c, f) for c in results if c.id == w.check for f in c.findings
-                   if id(f) not in taken and isinstance(f.subject, str) and f.subject in copies
+                   if id(f) not in taken and isinstance(f.subject, str)
+                   and (f.subject, tuple(sorted(f.splits)), base_metric(f.metric)) in copies
                    and w.model_copy(update={"subject": f.subject}).matches(c.id, f)]
 
 

@@ -146,7 +146,7 @@ def test_a_semicolon_file_with_decimal_commas_reads_as_numbers_when_declared(tmp
     from auditor.core.config import CsvFormat
 
     path = tmp_path / "eu.csv"
-    path.write_text(SEMICOLONS.replace("1 200,25", "1200,25"))
+    path.write_text(SEMICOLONS.replace("1 200,25", "1.200,25"))  # '.' between thousands
     with pytest.raises(InputError, match="the header is split by ';', not ',': set csv: "
                                          "{delimiter: ';'} in audit.yaml, or --csv-delimiter "
                                          "';'; add decimal: ',' for decimal commas"):
@@ -191,7 +191,9 @@ def test_csv_options_in_audit_yaml_and_flags_and_their_refusals(tmp_path, capsys
     assert main(["run", str(cfg), "--out", str(tmp_path / "c"), "--csv-decimal", ","]) == 2
     assert "decimal ',' needs another delimiter (usually ';')" in capsys.readouterr().err
     assert main(["run", str(cfg), "--out", str(tmp_path / "c"), "--csv-delimiter", ";;"]) == 2
-    assert "delimiter must be one character" in capsys.readouterr().err
+    assert "delimiter must be one ASCII character" in capsys.readouterr().err
+    assert main(["run", str(cfg), "--out", str(tmp_path / "c"), "--csv-delimiter", "§"]) == 2
+    assert CsvFormat(delimiter="\\t").delimiter == CsvFormat(delimiter="tab").delimiter == "\t"
     assert not (tmp_path / "c").exists()
     with pytest.raises(InputError, match="no decimal comma"):  # refused before Spark reads
         read_split(None, tmp_path / "train.csv", "train", CsvFormat(delimiter=";", decimal=","))

@@ -304,3 +304,21 @@ def test_verify_reports_a_changed_config_or_waiver_list_and_finds_moved_inputs(t
     assert "(moved? --root DIR looks the inputs up under DIR)" in capsys.readouterr().err
     assert main(["verify", str(report), "--root", str(moved)]) == 0
     assert f"train: {moved / paths['train'].name} unchanged" in capsys.readouterr().err
+
+
+def test_verify_compares_the_rules_not_a_run_s_suite_flag_and_skips_table_inputs(tmp_path,
+                                                                                  write_splits,
+                                                                                  capsys):
+    paths = write_splits(planted())
+    _, report = _run(tmp_path, paths, "--suite", "fast")
+    capsys.readouterr()
+    assert main(["verify", str(report), "--config", str(tmp_path / "audit.yaml")]) == 0
+    assert "the config is the one signed off" in capsys.readouterr().err
+    # a Spark report with a catalog table beside a file: the table is listed, not a crash
+    doc = json.loads(report.read_text())
+    doc["inputs"]["train"] = {"path": "table:db.train", "bytes": None, "hash": None,
+                              "hash_mode": None, "rows": 10}
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps(doc))
+    assert main(["verify", str(mixed)]) == 0
+    assert "train: in memory when audited" in capsys.readouterr().err
