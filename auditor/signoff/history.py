@@ -19,10 +19,24 @@ MAX_TREND_CHARTS = 40
 MAX_LINES_PER_CHART = 10
 
 
+def rows_series(runs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, float]]]:
+    """The rows of each split per run (from the runs' recorded inputs), as a trend series:
+    a split that shrinks or grows is the first thing to see beside any statistic."""
+    lines: dict[str, dict[str, float]] = {}
+    for r in runs:
+        for split, d in (r.get("inputs") or {}).items():
+            if isinstance(d, dict) and isinstance(d.get("rows"), int):
+                lines.setdefault(split, {})[r["run_id"]] = float(d["rows"])
+    return {("inputs", "rows"): lines} if lines else {}
+
+
 def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                   ) -> list[dict[str, Any]]:
-    """``[{check, metric, figure}]``: one plotly figure per (check, metric), one line per
-    (subject, splits), the lines with the largest last value first (at most 10 per chart)."""
+    """``[{check, metric, figure}]``: the rows per split first, then one plotly figure per
+    (check, metric), one line per (subject, splits), the lines with the largest last value
+    first (at most 10 per chart). A (check, metric) whose every line holds one value over
+    the runs (an internal count, a statistic that never moved) is not drawn: it is listed
+    under the charts (``{check, metric, flat: True}``)."""
     from auditor.report.charts import PALETTE
 
     when = {r["run_id"]: r["recorded_at"] for r in runs}  # microseconds: distinct points
@@ -36,8 +50,14 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
             name += f" · {m['splits']}"
         series.setdefault((m["check_id"], m["metric"]), {}).setdefault(name, {})[
             m["run_id"]] = float(m["value"])
-    out = []
-    for (check, metric), lines in sorted(series.items()):
+    out: list[dict[str, Any]] = []
+    flat = []
+    for (check, metric), lines in [*rows_series(runs).items(), *sorted(series.items())]:
+        if len(runs) > 1 and all(len(set(p.values())) <= 1 for p in lines.values()) \
+                and check != "inputs":
+            flat.append({"check": check, "metric": metric, "flat": True,
+                         "value": next(iter(next(iter(lines.values())).values()), None)})
+            continue
         ranked = sorted(lines.items(), key=lambda kv: (
             -kv[1][max(kv[1], key=order.__getitem__)], kv[0]))[:MAX_LINES_PER_CHART]
         data = []
@@ -64,7 +84,7 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                     "figure": {"data": data, "layout": layout}})
         if len(out) >= MAX_TREND_CHARTS:
             break
-    return out
+    return out + flat
 
 
 def report_links(runs: list[dict[str, Any]], out: Path) -> None:
@@ -96,7 +116,9 @@ def render_history(ledger: Ledger, out: Path | None = None) -> str:
     status: dict[str, dict[str, str]] = {}
     for c in checks:
         status.setdefault(c["check_id"], {})[c["run_id"]] = c["status"]
-    trends = trend_figures(runs, metrics)
+    drawn = trend_figures(runs, metrics)
+    trends = [t for t in drawn if not t.get("flat")]
+    flat = [t for t in drawn if t.get("flat")]
     for t in trends:
         t["payload"] = json.dumps(t["figure"], separators=(",", ":"), allow_nan=False)
     bundle = Markup("")
@@ -112,8 +134,8 @@ def render_history(ledger: Ledger, out: Path | None = None) -> str:
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     return env.get_template("history.html.j2").render(
-        runs=runs, status=status, trends=trends, ledger=shown(ledger.target), css=Markup(css),
-        js=Markup(js), plotly=bundle)
+        runs=runs, status=status, trends=trends, flat=flat, ledger=shown(ledger.target),
+        css=Markup(css), js=Markup(js), plotly=bundle)
 
 
 def write_history(target: str, out: Path) -> Path:

@@ -79,6 +79,8 @@ def test_history_page_draws_every_trend_without_script_errors(tmp_path, capsys):
     html = page.read_text()
     charts = html.count('<div class="chart"')
     assert charts >= 4 and "drift.features · psi" in html
+    assert "inputs · rows" in html  # the rows per split, first
+    assert html.index("inputs · rows") < html.index("drift.features · psi")
     assert "leakage.duplicates · duplicate_rows" in html
     assert "leakage.single_feature_auc · max_single_feature_auc" in html
     assert html.count("<tr><td class=\"num\">") == 3  # the runs table
@@ -192,10 +194,9 @@ def test_api_ledger_and_history_escape_data_strings(tmp_path):
     from auditor.signoff.history import render_history
 
     hostile = "<script>alert(1)</script>"
-    frames = planted()
-    frames = {k: v.rename({"f0": hostile}) for k, v in frames.items()}
     ledger = tmp_path / "api.sqlite"
-    for _ in range(2):
+    for seed in (1, 2):  # two nights of other rows: the trends move, so they are drawn
+        frames = {k: v.rename({"f0": hostile}) for k, v in planted(seed=seed).items()}
         auditor.audit(**frames, label="y", suite=str(suite_file(tmp_path)), ledger=ledger)
     store = Ledger(str(ledger))
     assert [r["report_path"] for r in store.runs()] == [None, None]
@@ -325,3 +326,24 @@ def test_history_links_each_kept_report_relative_to_the_page(tmp_path, capsys):
     hrefs = re.findall(r'<a href="([^"]*)">report.html</a>', html)
     assert sorted(hrefs) == ["../javascript%3Aalert%281%29/report.html",
                              "../night-1/report.html", "../night-3/report.html"]
+
+
+def test_history_leaves_series_that_never_moved_out_of_the_charts(tmp_path, capsys):
+    """Two runs on the same data: every statistic holds one value, so no trend is drawn but
+    the rows per split; the unchanged series are named in one line instead."""
+    from auditor.signoff.history import trend_figures
+
+    cfg = _config(tmp_path, planted(), ledger="reports/ledger.sqlite")
+    for night in (1, 2):
+        main(["run", str(cfg), "--out", str(tmp_path / "reports" / f"n{night}"), "--quiet"])
+    store = Ledger(str(tmp_path / "reports" / "ledger.sqlite"))
+    figures = trend_figures(store.runs(), store.metrics())
+    drawn = [(t["check"], t["metric"]) for t in figures if not t.get("flat")]
+    flat = [(t["check"], t["metric"]) for t in figures if t.get("flat")]
+    assert drawn == [("inputs", "rows")]
+    assert ("drift.features", "psi") in flat and len(flat) >= 3
+    assert main(["history", "--ledger", str(tmp_path / "reports" / "ledger.sqlite"), "--out",
+                 str(tmp_path / "h")]) == 0
+    page = (tmp_path / "h" / "history.html").read_text()
+    assert page.count('<div class="chart"') == 1
+    assert "Unchanged in every run, not drawn:" in page and "drift.features · psi" in page
