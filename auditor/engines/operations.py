@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Protocol,
+from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, Mapping,
+                    Protocol,
                     Sequence, Union, runtime_checkable)
 
 import numpy as np
@@ -116,11 +117,17 @@ class Buckets:
     at: tuple[int, ...]
     bounds: tuple[int | float, ...]
 
-    def tallies(self, conds: Sequence[Condition], rows: np.ndarray, lows: list[Any],
-                highs: list[Any]) -> list[Tally]:
-        """The :class:`Tally` of each condition from the buckets' ``rows`` (rows with a
-        value), ``lows`` and ``highs`` (smallest and largest value; None when empty): the
-        same figures as counting each condition on its own."""
+    def tallies(self, conds: Sequence[Condition],
+                per_bucket: Iterable[tuple[int, int, Any, Any]]) -> list[Tally]:
+        """The :class:`Tally` of each condition from ``per_bucket`` (bucket, rows with a
+        value, smallest and largest value) of the buckets holding rows: the same figures as
+        counting each condition on its own."""
+        k = len(self.bounds) + 1
+        rows = np.zeros(k, dtype=np.int64)
+        lows: list[Any] = [None] * k
+        highs: list[Any] = [None] * k
+        for b, n, lo, hi in per_bucket:
+            rows[b], lows[b], highs[b] = n, lo, hi
         compared = int(rows.sum())
         out = []
         for i in self.at:

@@ -64,8 +64,9 @@ def condition(cond: Condition, schema: Mapping[str, pl.DataType]) -> tuple[pl.Ex
     return hit.fill_null(False), v.is_not_null(), v
 
 
-def _buckets(df: pl.DataFrame, g: Buckets) -> tuple[np.ndarray, list[Any], list[Any]]:
-    """Rows, smallest and largest value per bucket of ``g`` (see :class:`Buckets`)."""
+def _buckets(df: pl.DataFrame, g: Buckets) -> list[tuple[int, int, Any, Any]]:
+    """(bucket, rows, smallest, largest value) of each bucket of ``g`` holding rows (see
+    :class:`Buckets`)."""
     x = df.select(number(g.value, df.schema).alias("v")).to_series().drop_nulls()
     # integers (epoch microseconds) against integer bounds compare exactly; float64 would
     # merge values beyond 2^53 (a 9999-12-31 sentinel) as the per-condition path does not
@@ -73,15 +74,9 @@ def _buckets(df: pl.DataFrame, g: Buckets) -> tuple[np.ndarray, list[Any], list[
     kind = np.int64 if exact else np.float64
     at = np.searchsorted(np.asarray(g.bounds, dtype=kind), x.cast(
         pl.Int64 if exact else pl.Float64).to_numpy(), side="right")
-    per = (pl.DataFrame({"b": at, "v": x}).group_by("b")
-           .agg(pl.len().alias("n"), pl.col("v").min().alias("lo"), pl.col("v").max().alias("hi")))
-    k = len(g.bounds) + 1
-    rows = np.zeros(k, dtype=np.int64)
-    lows: list[Any] = [None] * k
-    highs: list[Any] = [None] * k
-    for b, n, lo, hi in per.iter_rows():
-        rows[b], lows[b], highs[b] = n, lo, hi
-    return rows, lows, highs
+    return list(pl.DataFrame({"b": at, "v": x}).group_by("b")
+                .agg(pl.len(), pl.col("v").min().alias("lo"), pl.col("v").max().alias("hi"))
+                .iter_rows())
 
 
 if TYPE_CHECKING:
@@ -248,7 +243,7 @@ class PolarsOperations(RunMemo):
             groups, rest = bucketed(conds)
             got: list[Tally | None] = [None] * len(conds)
             for g in groups:
-                for i, t in zip(g.at, g.tallies(conds, *_buckets(df, g))):
+                for i, t in zip(g.at, g.tallies(conds, _buckets(df, g))):
                     got[i] = t
             exprs = []
             for i in rest:

@@ -122,23 +122,17 @@ def _bucket_sql(v: str, bounds: Sequence[int | float], lo: int, hi: int) -> str:
             f" ELSE {_bucket_sql(v, bounds, mid + 1, hi)} END")
 
 
-def _buckets(df: Any, g: Buckets) -> tuple[np.ndarray, list[Any], list[Any]]:
-    """Rows, smallest and largest value per bucket of ``g`` (see :class:`Buckets`): one
+def _buckets(df: Any, g: Buckets) -> list[tuple[int, int, Any, Any]]:
+    """(bucket, rows, smallest, largest value) of each bucket of ``g`` holding rows: one
     group-by of the rows holding a value by their bucket."""
     from pyspark.sql import functions as F
 
-    k = len(g.bounds) + 1
-    rows = np.zeros(k, dtype=np.int64)
-    lows: list[Any] = [None] * k
-    highs: list[Any] = [None] * k
     per = (df.selectExpr(f"{number(df, g.value)} AS _v").where("_v IS NOT NULL")
            .selectExpr(f"{_bucket_sql('_v', g.bounds, 0, len(g.bounds))} AS _b", "_v")
            .groupBy("_b").agg(F.count(F.lit(1)).alias("n"), F.min("_v").alias("lo"),
                               F.max("_v").alias("hi")).collect())
-    for r in per:
-        b = int(r["_b"])
-        rows[b], lows[b], highs[b] = int(r["n"]), _plain_number(r["lo"]), _plain_number(r["hi"])
-    return rows, lows, highs
+    return [(int(r["_b"]), int(r["n"]), _plain_number(r["lo"]), _plain_number(r["hi"]))
+            for r in per]
 
 
 def aggregate_row(df: Any, exprs: Mapping[str, str]) -> Any:
@@ -468,7 +462,7 @@ class SparkOperations(RunMemo):
             groups, rest = bucketed(conds)
             got: list[Tally | None] = [None] * len(conds)
             for g in groups:
-                for i, t in zip(g.at, g.tallies(conds, *_buckets(df, g))):
+                for i, t in zip(g.at, g.tallies(conds, _buckets(df, g))):
                     got[i] = t
             exprs = {}
             for i in rest:

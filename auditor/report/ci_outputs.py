@@ -18,10 +18,9 @@ import re
 from typing import Any
 
 from auditor.report.grouping import counted, group_findings
-from auditor.report.results import gates
+from auditor.report.results import SEVERITY_RANK, gates
 from auditor.report.split_design import design_sentence
 
-_RANK = {"info": 0, "warn": 1, "fail": 2}
 MAX_MD_GROUPS = 30
 
 
@@ -70,8 +69,8 @@ def junit_xml(doc: dict[str, Any], fail_on: str = "fail") -> str:
         elif c["status"] == "skipped":
             ET.SubElement(case, "skipped", message=c.get("summary", ""))
         elif bad:
-            el = ET.SubElement(case, "failure", message=c.get("summary", ""),
-                               type=max((f["severity"] for f in bad), key=_RANK.__getitem__))
+            worst = max((f["severity"] for f in bad), key=SEVERITY_RANK.__getitem__)
+            el = ET.SubElement(case, "failure", message=c.get("summary", ""), type=worst)
             el.text = "\n".join(_group_lines(bad))
         rest = [f for f in c.get("findings", []) if f not in bad and (
             f.get("severity") != "info" or f.get("change") == "resolved")]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from auditor.report.charts import clip_text
+
 MAX_SUBJECTS_SHOWN = 8
 
 
@@ -91,7 +93,7 @@ def finding_lines(doc: dict[str, Any], *, limit: int = 20) -> list[str]:
                 w = g["waived"]
                 waived.append(f"{c['id']} {g['metric']} {', '.join(g['subjects'])} "
                               f"({w.get('owner')}, until {w.get('expires')}: "
-                              f"{_clip(w.get('reason'), 80)})")
+                              f"{clip_text(w.get('reason'), 80)})")
                 continue
             tag = "resolved" if g["change"] == "resolved" else g["severity"]
             change = f" [{g['change']}]" if g["change"] in ("new", "persisting") else ""
@@ -102,11 +104,6 @@ def finding_lines(doc: dict[str, Any], *, limit: int = 20) -> list[str]:
         lines.append(printable(f"  waived  {len(waived):,} accepted by waivers: "
                                f"{'; '.join(waived)}"))
     return lines
-
-
-def _clip(text: Any, n: int) -> str:
-    s = str(text)
-    return s if len(s) <= n else s[:n - 1] + "…"
 
 
 def skipped_line(doc: dict[str, Any]) -> str | None:

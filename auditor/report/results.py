@@ -37,7 +37,7 @@ class Status(StrEnum):
 # How bad a status is when several are combined. A crash ranks below a data failure: exit code 1
 # (the data failed) takes precedence over exit code 3 (the tool needs attention).
 _STATUS_RANK = {Status.SKIPPED: 0, Status.PASS: 1, Status.WARN: 2, Status.ERROR: 3, Status.FAIL: 4}
-_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
+SEVERITY_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 
 
@@ -261,7 +261,7 @@ class Report:
 def worst_severity(findings: list[Finding]) -> Severity:
     """The worst severity among the findings that count (waived findings do not)."""
     return max((f.severity for f in findings if f.waived is None),
-               key=_SEVERITY_RANK.__getitem__, default=Severity.INFO)
+               key=SEVERITY_RANK.__getitem__, default=Severity.INFO)
 
 
 def status_from_findings(findings: list[Finding]) -> Status:
@@ -290,7 +290,7 @@ def gates(severity: str, waived: Any, change: str | None, fail_on: str) -> bool:
         return False
     if fail_on == NEW:
         return severity == Severity.FAIL and change != "persisting"
-    return _SEVERITY_RANK[Severity(severity)] >= _SEVERITY_RANK[Severity(fail_on)]
+    return SEVERITY_RANK[Severity(severity)] >= SEVERITY_RANK[Severity(fail_on)]
 
 
 def exit_code(checks: list[CheckResult], fail_on: str) -> int:

@@ -55,8 +55,7 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
     for (check, metric), lines in [*rows_series(runs).items(), *sorted(series.items())]:
         if len(runs) > 1 and all(len(set(p.values())) <= 1 for p in lines.values()) \
                 and check != "inputs":
-            flat.append({"check": check, "metric": metric, "flat": True,
-                         "value": next(iter(next(iter(lines.values())).values()), None)})
+            flat.append({"check": check, "metric": metric, "flat": True})
             continue
         ranked = sorted(lines.items(), key=lambda kv: (
             -kv[1][max(kv[1], key=order.__getitem__)], kv[0]))[:MAX_LINES_PER_CHART]
