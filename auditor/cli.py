@@ -620,6 +620,13 @@ def print_summary(report: Any, out: Path, code: int, fail_on: str = "fail") -> N
         console.print(terminal_safe(skipped), markup=False, highlight=False, soft_wrap=True)
     for line in finding_lines(doc):  # grouped and resolved findings, then the waived ones
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    from auditor.report.diagnosis import diagnosis_lines
+
+    problems = diagnosis_lines(doc)
+    if problems:  # last, next to the verdict: what a person reads first in a log's tail
+        console.print("[bold]Diagnosis[/] (most harmful first):", markup=True)
+        for line in problems:
+            console.print(terminal_safe(line), markup=False, highlight=False, soft_wrap=True)
     words = {0: "PASS: nothing at or above the --fail-on level.",
              1: "FAIL: the audit found problems at or above the --fail-on level "
                 "(exit code 1). Read the failed checks in the report.",

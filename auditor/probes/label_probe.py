@@ -51,6 +51,7 @@ class Prepared:
     X: np.ndarray
     y: np.ndarray
     evals: dict[str, tuple[np.ndarray, np.ndarray, int]]   # split -> (X, y, usable rows)
+    leak_rows: dict[str, dict[str, np.ndarray]]   # split -> what the rows share -> mask
 
 
 def label_task(data: AuditData) -> str:
@@ -115,15 +116,52 @@ def prepare(check: "LabelProbe", data: AuditData, task: str) -> Prepared:
     sample = usable[idx]
     ytr = ytr[idx]
     enc = Encoder.fit(sample, numeric, categorical, max_levels=check.max_levels)
-    evals = {}
+    evals, leaks = {}, {}
+    keys = list(dict.fromkeys([*data.columns.groups, *([data.columns.time]
+                                                       if data.columns.time else [])]))
     for i, name in enumerate(later):
-        frame, ye = _label_values(data.splits[name].select(numeric + categorical + [y]), y,
-                                  task, classes, center, scale)
+        frame, ye = _label_values(
+            data.splits[name].select(list(dict.fromkeys(numeric + categorical + [y] + keys))),
+            y, task, classes, center, scale)
         pick = sample_rows(frame.height, check.eval_rows, data.seed + 1000 + i)
         evals[name] = (enc.dense(frame[pick]), ye[pick], frame.height)
+        leaks[name] = leak_rows(train, frame[pick], first, numeric + categorical + [y],
+                                list(data.columns.groups), data.columns.time)
     n_out = len(classes) if task == MULTICLASS else 1  # type: ignore[arg-type]
     return Prepared(task, n_out, first, usable.height, sample, enc, enc.dense(sample), ytr,
-                    evals)
+                    evals, leaks)
+
+
+def leak_rows(train: pl.DataFrame, rows: pl.DataFrame, first: str, copy_columns: list[str],
+              groups: list[str], time: str | None) -> dict[str, np.ndarray]:
+    """Masks over ``rows`` (evaluation rows) of the rows that share something with the
+    rows of ``train`` (all of them, not only its sample): the same features and label as a
+    train row (nulls equal); a declared group's value that occurs in train; a time
+    strictly before train's latest. Each key reads after "without the N": ``rows that copy a
+    <first> row``, ``rows whose <group> occurs in <first>``, ``rows dated before the end of
+    <first>``. The leakage checks count these rows; the probe scores the evaluation rows
+    without them, which measures what they add to its score."""
+    out: dict[str, np.ndarray] = {}
+    index = pl.int_range(pl.len()).alias("__auditor_row")
+
+    def rows_in(cols: list[str], reference: pl.DataFrame) -> np.ndarray:
+        found = rows.select(*cols, index).join(reference.select(cols).unique(), on=cols,
+                                               how="semi", nulls_equal=True)
+        mask = np.zeros(rows.height, dtype=bool)
+        mask[found["__auditor_row"].to_numpy()] = True
+        return mask
+
+    out[f"rows that copy a {first} row"] = rows_in(copy_columns, train)
+    for g in groups:
+        out[f"rows whose {g} occurs in {first}"] = rows_in(
+            [g], train.filter(pl.col(g).is_not_null()))
+    if time:
+        end = train.select(numeric_expr(train, time)).to_series().max()
+        t = rows.select(numeric_expr(rows, time)).to_series().to_numpy()
+        if end is not None:
+            with np.errstate(invalid="ignore"):
+                out[f"rows dated before the end of {first}"] = t < float(end)  # type: ignore[arg-type]
+    return out
 
 
 def run_label_probe(check: "LabelProbe", data: AuditData) -> list[Finding]:
@@ -165,7 +203,8 @@ def run_label_probe(check: "LabelProbe", data: AuditData) -> list[Finding]:
     else:
         probe, curves = fit_probe(p.X, p.y, task, p.n_out, settings, seed + 1, curve_sets)
         null_probes = fit_probes(p.X, null_ys, task, p.n_out, settings, null_seeds)
-    scores = {s: score(task, probe.predict(X), y) for s, (X, y, _) in p.evals.items()}
+    outs = {s: probe.predict(X) for s, (X, _, _) in p.evals.items()}
+    scores = {s: score(task, outs[s], y) for s, (_, y, _) in p.evals.items()}
     null_outs = {s: null_probes.predict(X) for s, (X, _, _) in p.evals.items()}
     nulls: dict[str, list[float]] = {s: [] for s in p.evals}
     for k in range(check.permutations):
@@ -182,6 +221,9 @@ def run_label_probe(check: "LabelProbe", data: AuditData) -> list[Finding]:
         f = _split_finding(check, p, s, scores[s], nulls[s], info, fits_batch)
         if i == 0:
             f.evidence["chart"] = _curve_chart(curves, task, p.first)
+        without = scores_without(task, outs[s], p.evals[s][1], p.leak_rows[s], scores[s])
+        if without:
+            f.evidence["without_leaking_rows"] = without
         findings.append(f)
         if f.evidence["result"]["verdict"] == "suspiciously good":
             suspicious.append(s)
@@ -399,6 +441,28 @@ def _split_finding(check: "LabelProbe", p: Prepared, s: str, value: float, null:
     return Finding(severity=sev, metric=f"probe_{METRIC[p.task]}", value=round(value, 6),
                    threshold=round(threshold, 6), count=len(y), splits=[p.first, s],
                    message=base + tail, evidence=evidence)
+
+
+def scores_without(task: str, out: np.ndarray, y: np.ndarray, masks: dict[str, np.ndarray],
+                   score_all: float) -> list[dict[str, Any]]:
+    """The probe's score on the evaluation rows without each kind of leaking row (the masks
+    of :func:`leak_rows`), and without all of them at once when there are several: ``change``
+    = score on every row - score without them, an estimate of how much those rows inflate
+    the score (the model is not refitted: what the rows add at evaluation). A kind no row
+    has is left out; a subset left with one class (or a constant label) scores None."""
+    kinds = {k: m for k, m in masks.items() if m.any()}
+    if len(kinds) > 1:
+        kinds["rows of any of these kinds"] = np.logical_or.reduce(list(kinds.values()))
+    rows = []
+    for what, m in kinds.items():
+        keep = ~m
+        s = score(task, out[keep], y[keep]) if keep.sum() >= 2 else float("nan")
+        ok = not math.isnan(s) and not math.isnan(score_all)
+        rows.append({"rows_left_out": what, "rows": int(m.sum()), "of": len(m),
+                     "score_all_rows": round(score_all, 4) if not math.isnan(score_all)
+                     else None, "score_without": round(s, 4) if ok else None,
+                     "change": round(score_all - s, 4) if ok else None})
+    return rows
 
 
 def _curve_chart(curves: Curves, task: str, first: str) -> dict[str, Any]:

@@ -8,7 +8,8 @@ passes (warnings below ``--fail-on``, waived findings and resolved findings go t
 ``<system-out>``). Written with the standard library; CI servers (GitLab, Jenkins, GitHub
 test reporters) read it.
 
-Markdown (``--summary-md PATH``): the verdict, a table of checks and the grouped findings, small
+Markdown (``--summary-md PATH``): the verdict, the diagnosis (ranked problems, see
+:mod:`auditor.report.diagnosis`), a table of checks failing first and the grouped findings, small
 enough for ``$GITHUB_STEP_SUMMARY`` or a merge-request comment. Data-derived text is escaped
 (HTML special characters, table pipes, backticks, newlines).
 """
@@ -17,7 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from auditor.report.grouping import counted, group_findings
+from auditor.report.grouping import counted, group_findings, worst_first
+from auditor.report.diagnosis import diagnose, inflation_text
 from auditor.report.results import SEVERITY_RANK, gates
 from auditor.report.split_design import design_sentence
 
@@ -132,7 +134,20 @@ def summary_markdown(doc: dict[str, Any], fail_on: str = "fail", exit_code: int 
         lines += ["", f"Against the baseline of {md_escape(base.get('started_at'))}: "
                       f"{base.get('new', 0):,} new, {base.get('persisting', 0):,} persisting, "
                       f"{base.get('resolved', 0):,} resolved findings."]
+    problems = doc.get("diagnosis")
+    if problems is None:
+        problems = [p.to_dict() for p in diagnose(doc)]
+    if problems:
+        lines += ["", "### Diagnosis", ""]
+        for p in problems[:MAX_MD_GROUPS]:
+            text = (f"{p['rank']}. **{p['severity']}** {md_escape(p['headline'])}: "
+                    f"{md_escape(p['sentence'])}")
+            if p.get("inflation"):
+                text += (" Inflation: "
+                         f"{md_escape(inflation_text(p['inflation'], p['inflation']['metric']))}.")
+            lines.append(text + f" _Fix: {md_escape(p['action'])}_")
     lines += ["", "| status | check | summary |", "|---|---|---|"]
+    checks = worst_first(checks)
     for c in checks:
         lines.append(f"| {ICONS.get(c['status'], '')} {c['status']} | `{c['id']}` | "
                      f"{md_escape(c.get('summary', ''))} |")

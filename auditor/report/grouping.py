@@ -12,6 +12,13 @@ from typing import Any
 from auditor.report.charts import clip_text
 
 MAX_SUBJECTS_SHOWN = 8
+# a check's status, worst last (the report's status is the worst of its checks')
+STATUS_RANK = {"skipped": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
+
+
+def worst_first(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Check dicts failing first, then crashed, warning, passing and skipped (stable)."""
+    return sorted(checks, key=lambda c: -STATUS_RANK.get(str(c.get("status")), 0))
 
 
 def subject_text(subject: Any) -> str:

@@ -47,7 +47,8 @@ def render_html(report: dict[str, Any]) -> str:
     from markupsafe import Markup
 
     from auditor.report.charts import figure, max_width_px
-    from auditor.report.grouping import group_findings
+    from auditor.report.diagnosis import diagnose
+    from auditor.report.grouping import group_findings, worst_first
     from auditor.report.split_design import design_sentence
 
     budget = {"left": MAX_CHARTS, "drawn": 0}
@@ -83,8 +84,19 @@ def render_html(report: dict[str, Any]) -> str:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = fmt_number
     env.filters["design"] = design_sentence
+    numbered = list(enumerate(report.get("checks", []), 1))  # anchors keep the run order
+    anchors = {c["id"]: i for i, c in numbered}
+    rank = {id(c): k for k, c in enumerate(worst_first([c for _, c in numbered]))}
+    problems = report.get("diagnosis")
+    if problems is None:  # a report.json written before the diagnosis existed
+        problems = [p.to_dict() for p in diagnose(report)]
+    env.globals.update(checks=sorted(numbered, key=lambda ic: rank[id(ic[1])]),
+                       anchors=anchors, problems=problems,
+                       inflation_chart=inflation_chart)
     env.globals.update(chart=chart, plotly=plotly, max_rows=MAX_TABLE_ROWS,
                        table_columns=table_columns, is_table=is_table, subject_text=subject_text,
+                       rule_sentence=rule_sentence, grading_figures=grading_figures,
+                       decided_by=decided_by,
                        group_findings=group_findings, evidence_shown=evidence_shown)
     counts: dict[str, int] = {}
     waived = 0  # findings accepted by waivers: said in the verdict, never silently
@@ -95,6 +107,56 @@ def render_html(report: dict[str, Any]) -> str:
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     return env.get_template("report.html.j2").render(
         r=report, counts=counts, waived=waived, css=Markup(css), js=Markup(js))
+
+
+def inflation_chart(problems: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Grouped bars of the label probe's score with and without each problem whose inflation
+    the run measured (None when none was)."""
+    measured = [p for p in problems if p.get("inflation")]
+    if not measured:
+        return None
+    metric = measured[0]["inflation"]["metric"]
+    short = {"shared_rows": "shared rows", "shared_entities": "shared entities",
+             "time_overlap": "time overlap"}
+    return {"type": "grouped_bar",
+            "categories": [f"{p['rank']}. " + (", ".join(p["subjects"][:2])
+                                               if p["kind"] == "label_leak" else
+                                               short.get(p["kind"], p["kind"]))
+                           for p in measured],
+            "series": {"with the problem": [p["inflation"]["score"] for p in measured],
+                       "without it": [p["inflation"]["without"] for p in measured]},
+            "title": f"The label probe's {metric} with and without each problem",
+            "ylabel": metric}
+
+
+def _rule_name(rule: Any) -> str:
+    return str(rule).replace("_", " ")
+
+
+def decided_by(finding: dict[str, Any]) -> str | None:
+    """The grading rule that set a finding's severity when it is not the plain comparison of
+    its value with its threshold (a post-outcome missingness FAIL below ``fail_above``, a
+    strong-but-not-singular WARN above it): the findings table names it beside the
+    threshold, so that value, threshold and severity never read as a contradiction."""
+    grading = (finding.get("evidence") or {}).get("grading")
+    if not isinstance(grading, dict) or grading.get("rule") in (None, "threshold"):
+        return None
+    return _rule_name(grading["rule"])
+
+
+def rule_sentence(grading: dict[str, Any]) -> str:
+    """The grading evidence as one sentence: 'Rule "strong not singular": <reason>.', or the
+    reason alone when it opens with the rule's name ('post-outcome missingness: ...')."""
+    reason = str(grading.get("reason", "")).rstrip(".")
+    name = _rule_name(grading.get("rule"))
+    if reason.replace("-", " ").lower().startswith(name):
+        return f"{reason[:1].upper()}{reason[1:]}."
+    return f"Rule \u201c{name}\u201d: {reason}."
+
+
+def grading_figures(grading: dict[str, Any]) -> dict[str, Any]:
+    """The grading evidence without the rule and reason the sentence already says."""
+    return {k: v for k, v in grading.items() if k not in ("rule", "reason")}
 
 
 def evidence_shown(findings: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -137,12 +199,12 @@ def render_summary_html(report: dict[str, Any], links: dict[str, str] | None = N
     under the table (e.g. the written report.html)."""
     from markupsafe import Markup, escape
 
-    from auditor.report.grouping import counted, group_findings
+    from auditor.report.grouping import counted, group_findings, worst_first
 
     color = SUMMARY_STYLE
     status = report.get("status", "skipped")
     rows = []
-    for c in report.get("checks", []):
+    for c in worst_first(report.get("checks", [])):
         rows.append(Markup('<tr><td><b style="color:{}">{}</b></td><td><code>{}</code></td>'
                            '<td>{}</td></tr>').format(color.get(c["status"], "#333"),
                                                        c["status"], c["id"], c["summary"]))

@@ -14,6 +14,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
+from auditor.report.grouping import STATUS_RANK
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -36,7 +38,6 @@ class Status(StrEnum):
 
 # How bad a status is when several are combined. A crash ranks below a data failure: exit code 1
 # (the data failed) takes precedence over exit code 3 (the tool needs attention).
-_STATUS_RANK = {Status.SKIPPED: 0, Status.PASS: 1, Status.WARN: 2, Status.ERROR: 3, Status.FAIL: 4}
 SEVERITY_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 
@@ -136,7 +137,14 @@ class Report:
         for key in ("inputs", "config", "versions", "baseline", "split_design"):
             if d[key]:
                 ordered[key] = d[key]
-        return ordered
+        from auditor.report.diagnosis import diagnose
+
+        diagnosis = [p.to_dict() for p in diagnose(ordered)]  # derived: never read back
+        # after the checks: the documented keys keep their order (a compatible addition)
+        return {**{k: ordered.pop(k) for k in ("schema_version", "tool_version", "status",
+                                                "started_at", "duration_s", "seed",
+                                                "datasets", "checks")},
+                "diagnosis": diagnosis, **ordered}
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> "Report":
@@ -273,7 +281,7 @@ def overall_status(checks: list[CheckResult]) -> Status:
     """The worst check status; ``skipped`` only when every check was skipped."""
     if not checks:
         return Status.SKIPPED
-    return max((c.status for c in checks), key=_STATUS_RANK.__getitem__)
+    return max((c.status for c in checks), key=STATUS_RANK.__getitem__)
 
 
 NEW = "new"
@@ -327,6 +335,9 @@ def report_json(doc: dict[str, Any]) -> str:
     for key, value in doc.items():
         if key == "checks" and isinstance(value, list) and value:
             parts.append(' "checks": [\n' + ",\n".join(map(check_line, value)) + "\n ]")
+        elif key == "diagnosis" and isinstance(value, list) and value:
+            parts.append(' "diagnosis": [\n' + ",\n".join(f"  {dump(p)}" for p in value)
+                         + "\n ]")
         else:
             parts.append(f" {dump(key)}: {dump(value)}")
     return "{\n" + ",\n".join(parts) + "\n}\n"

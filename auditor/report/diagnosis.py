@@ -1,0 +1,298 @@
+"""The diagnosis at the top of a report: the problems that make a metric computed on these
+splits untrustworthy, ranked by their effect, each in one sentence with its evidence, the
+estimated inflation of the metric where the run measured it, and one suggested fix.
+
+Built from the report dict alone, after waivers and the baseline are applied, so report.json,
+the HTML page, the Markdown summary and the terminal say the same thing. Each counted warn or
+fail finding (not waived, not resolved) belongs to one problem:
+
+- a feature that leaks the label, keyed by its column: ``leakage.single_feature_auc``,
+  ``leakage.feature_label_correlation`` and the label probe's ``ablation_drop`` on that column
+  are one problem (a probe score above ``suspicious_above`` joins the strongest such problem);
+- rows, entities or dates shared between splits (``leakage.duplicates``,
+  ``leakage.group_overlap``, ``leakage.temporal`` with the probe's ``time_holdout_gap``), keyed
+  by the pair of splits;
+- documents shared between splits (``tokens.contamination``) as shared rows;
+- preprocessing fitted beyond train, memorised near-copies, distribution shift (``drift.*``,
+  ``separability.adversarial``), schema; each token check, and any other check, one problem.
+
+Inflation, the probe's score (AUC, or R² for a numeric label) with and without the problem:
+for a leaking column, the label probe retrained without it (``ablation``); for shared rows,
+entities and dates, the probe scored on the evaluation rows that share nothing of that kind
+(``without_leaking_rows``: the model is not refitted); for a time overlap inside train, the gap
+between a random and a latest-period holdout. ``change`` = score with - score without.
+
+Ranking: failures before warnings; then the larger measured inflation; then the kind's order
+below (leaks that inflate a metric first, distribution shift and schema last).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from auditor.report.grouping import counted, subject_text
+
+# kind -> (headline, suggested fix), in rank order; ``{subject}``, ``{pair}`` and ``{check}``
+# are filled in
+KINDS: dict[str, tuple[str, str]] = {
+    "label_leak": ("{subject} leaks the label",
+                   "Drop {subject}, or rebuild it from what is known at prediction time; "
+                   "then audit again."),
+    "shared_rows": ("Rows shared between {pair}",
+                    "Remove the copies from the later split (deduplicate before splitting) "
+                    "and score again."),
+    "shared_entities": ("Entities shared between {pair}",
+                        "Split by the entity ({subject}): every entity's rows in one split "
+                        "(e.g. scikit-learn's GroupShuffleSplit)."),
+    "time_overlap": ("Time overlap between {pair}",
+                     "Split by time: every evaluation row dated after the end of train."),
+    "suspicious_label": ("The label is suspiciously easy to predict",
+                         "Look for a feature computed after the label: the probe's ablation "
+                         "and the single-feature checks name the candidates."),
+    "preprocessing": ("Preprocessing fitted beyond train",
+                      "Fit scalers, imputers and encoders on train only (inside a "
+                      "scikit-learn Pipeline), then transform the other splits."),
+    "memorisation": ("Evaluation rows that are near-copies of train rows",
+                     "Remove the near-copies from the evaluation split, or split by the "
+                     "entity the near-copies share."),
+    "tokens": ("{token_problem}",
+               "Fix the tokenization before training: the check's evidence shows the rows."),
+    "label_quality": ("Labels that a model cannot learn as stored",
+                      "Check the label's alignment with the features (a shifted join or "
+                      "sort) and rows with the same inputs and different labels."),
+    "shift": ("Distribution shift between splits",
+              "Check that the evaluation split stands for the data the model will serve; a "
+              "metric on a shifted split measures the shift too."),
+    "schema": ("Schema differences between splits",
+               "Align the splits' columns and types before training."),
+    "other": ("{check}", "See the check's evidence below."),
+}
+ORDER = list(KINDS)
+TOKEN_PROBLEMS = {
+    "tokens.special_tokens": "Special tokens, attention masks or labels are misplaced",
+    "tokens.roundtrip": "Stored token ids do not match the tokenizer",
+    "tokens.lengths": "Sequences are truncated or of unexpected length",
+}
+METRIC_NAMES = {"probe_auc": "AUC", "probe_r2": "R²"}
+
+
+@dataclass
+class Problem:
+    """One ranked problem: ``sentence`` is the deciding finding's message; ``evidence`` the
+    other findings behind it (one line each); ``inflation`` the measured effect, or None."""
+
+    rank: int
+    kind: str
+    severity: str
+    headline: str
+    sentence: str
+    action: str
+    checks: list[str]
+    subjects: list[str]
+    splits: list[str]
+    findings: int
+    evidence: list[str] = field(default_factory=list)
+    inflation: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _kind(check: str, f: dict[str, Any]) -> str:
+    metric = f.get("metric") or ""
+    if check in ("leakage.single_feature_auc", "leakage.feature_label_correlation") or \
+            metric == "ablation_drop":
+        return "label_leak"
+    if check in ("leakage.duplicates", "tokens.contamination"):
+        return "label_quality" if metric == "conflicting_labels" else "shared_rows"
+    if check == "leakage.group_overlap":
+        return "shared_entities"
+    if check == "leakage.temporal" or metric == "time_holdout_gap":
+        return "time_overlap"
+    if check == "separability.label_probe":
+        verdict = ((f.get("evidence") or {}).get("result") or {}).get("verdict")
+        return "suspicious_label" if verdict == "suspiciously good" else "label_quality"
+    if check == "leakage.preprocessing":
+        return "preprocessing"
+    if check == "separability.memorisation":
+        return "memorisation"
+    if check.startswith("tokens."):
+        return "tokens"
+    if check.startswith("drift.") or check == "separability.adversarial":
+        return "shift"
+    if check.startswith("schema."):
+        return "schema"
+    return "other"
+
+
+def _key(kind: str, check: str, f: dict[str, Any]) -> tuple[Any, ...]:
+    pair = tuple(f.get("splits") or ())
+    if kind == "label_leak":
+        return kind, subject_text(f.get("subject"))
+    if kind in ("shared_rows", "shared_entities"):
+        return kind, pair
+    if kind == "time_overlap":  # a time split's later splits: one overlap, whichever pair
+        return (kind,)
+    if kind in ("other", "tokens"):
+        return kind, check
+    return (kind,)
+
+
+def _severity_rank(s: str) -> int:
+    return {"fail": 0, "warn": 1}.get(s, 2)
+
+
+def _probe(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    for c in doc.get("checks", []):
+        if c.get("id") == "separability.label_probe":
+            return list(c.get("findings", []))
+    return []
+
+
+def _probe_metric(probe: list[dict[str, Any]]) -> str:
+    for f in probe:
+        if f.get("metric") in METRIC_NAMES:
+            return METRIC_NAMES[f["metric"]]
+    return "score"
+
+
+def _ablation(probe: list[dict[str, Any]], column: str) -> dict[str, Any] | None:
+    """The probe's largest drop without ``column`` (retrained without it)."""
+    best = None
+    for f in probe:
+        if f.get("metric") != "ablation_drop" or subject_text(f.get("subject")) != column:
+            continue
+        for row in (f.get("evidence") or {}).get("ablation") or []:
+            if not isinstance(row, dict) or row.get("drop") is None:
+                continue
+            if best is None or row["drop"] > best["change"]:
+                best = {"split": row.get("split"), "score": row.get("score"),
+                        "without": row.get("without_feature"), "change": row["drop"],
+                        "how": f"the label probe retrained without {column}"}
+    return best
+
+
+def _without_rows(probe: list[dict[str, Any]], later: str | None, starts: str
+                  ) -> dict[str, Any] | None:
+    """The probe's score on ``later``'s rows without the leaking rows whose description
+    contains ``starts`` (see :func:`auditor.probes.label_probe.leak_rows`)."""
+    for f in probe:
+        splits = f.get("splits") or []
+        if f.get("metric") not in METRIC_NAMES or (later and splits[-1:] != [later]):
+            continue
+        for row in (f.get("evidence") or {}).get("without_leaking_rows") or []:
+            if starts in str(row.get("rows_left_out")) and row.get("change") is not None:
+                return {"split": splits[-1], "score": row["score_all_rows"],
+                        "without": row["score_without"], "change": row["change"],
+                        "how": f"the label probe scored on {splits[-1]} without the "
+                               f"{row['rows']:,} {row['rows_left_out']}"}
+    return None
+
+
+def _time_gap(probe: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for f in probe:
+        hold = (f.get("evidence") or {}).get("holdouts")
+        if f.get("metric") == "time_holdout_gap" and hold and f.get("value") is not None:
+            return {"split": (f.get("splits") or [None])[0],
+                    "score": hold["random_holdout_score"],
+                    "without": hold["latest_holdout_score"], "change": f["value"],
+                    "how": "the label probe on a random holdout of train against its latest "
+                           "period (same size)"}
+    return None
+
+
+def _inflation(kind: str, subjects: list[str], splits: list[str],
+               probe: list[dict[str, Any]]) -> dict[str, Any] | None:
+    later = splits[-1] if splits else None
+    if kind == "label_leak" and subjects:
+        found = [a for a in (_ablation(probe, s) for s in subjects) if a]
+        return max(found, key=lambda a: a["change"]) if found else None
+    if kind == "shared_rows":
+        return _without_rows(probe, later, "that copy a")
+    if kind == "shared_entities":
+        return _without_rows(probe, later, "occurs in")
+    if kind == "time_overlap":
+        return _without_rows(probe, later, "dated before") or _time_gap(probe)
+    return None
+
+
+def inflation_text(inf: dict[str, Any], metric: str) -> str:
+    """'AUC on test: 1.000 with, 0.693 without (+0.307; the label probe retrained ...)'."""
+    return (f"{metric} on {inf['split']}: {inf['score']:.3f} with, {inf['without']:.3f} "
+            f"without ({inf['change']:+.3f}; {inf['how']})")
+
+
+def diagnose(doc: dict[str, Any]) -> list[Problem]:
+    """The ranked problems of a report dict (see the module docstring)."""
+    groups: dict[tuple[Any, ...], list[tuple[str, dict[str, Any]]]] = {}
+    for c in doc.get("checks", []):
+        for f in counted(c.get("findings", [])):
+            kind = _kind(c["id"], f)
+            groups.setdefault(_key(kind, c["id"], f), []).append((c["id"], f))
+    leaks = [k for k in groups if k[0] == "label_leak"]
+    easy = groups.get(("suspicious_label",))
+    if easy and leaks:  # the probe's too-good score is evidence of the strongest leak
+        groups[min(leaks, key=lambda k: min(_severity_rank(f["severity"])
+                                            for _, f in groups[k]))] += groups.pop(
+            ("suspicious_label",))
+    probe = _probe(doc)
+    metric = _probe_metric(probe)
+    problems = []
+    for key, members in groups.items():
+        kind = key[0]
+        members.sort(key=lambda cf: (_severity_rank(cf[1]["severity"]),
+                                     -(cf[1].get("value") or 0)
+                                     if isinstance(cf[1].get("value"), (int, float)) else 0))
+        check, top = members[0]
+        subjects = list(dict.fromkeys(subject_text(f.get("subject")) for _, f in members
+                                      if f.get("subject")))
+        splits = list(top.get("splits") or [])
+        names = {"subject": ", ".join(subjects[:3]) or "(dataset)",
+                 "pair": " and ".join(splits) or "splits", "check": check,
+                 "token_problem": TOKEN_PROBLEMS.get(check, check)}
+        headline, action = (t.format(**names) for t in KINDS[kind])
+        evidence = []
+        for c_id, f in members[1:]:
+            line = f"{c_id}: {f.get('message', '')}"
+            if line not in evidence:
+                evidence.append(line)
+        inf = _inflation(kind, subjects, splits, probe)
+        if inf and (inf.get("score") is None or inf.get("without") is None):
+            inf = None
+        sentence = top.get("message", "")
+        cut = next((f["evidence"]["decisive_cut"] for _, f in members
+                    if isinstance((f.get("evidence") or {}).get("decisive_cut"), dict)), None)
+        if kind == "label_leak" and cut:  # the cut first: what a person checks in the data
+            sentence = f"{cut['statement']} (the decisive cut). {sentence}"
+        problems.append(Problem(
+            rank=0, kind=kind, severity=top["severity"], headline=headline,
+            sentence=sentence, action=action,
+            checks=list(dict.fromkeys(c for c, _ in members)), subjects=subjects,
+            splits=splits, findings=len(members), evidence=evidence[:6],
+            inflation=dict(inf, metric=metric) if inf else None))
+    problems.sort(key=lambda p: (_severity_rank(p.severity),
+                                 -(p.inflation or {}).get("change", 0.0),
+                                 ORDER.index(p.kind)))
+    for i, p in enumerate(problems, 1):
+        p.rank = i
+    return problems
+
+
+def diagnosis_lines(doc: dict[str, Any], *, limit: int = 8, width: int = 200) -> list[str]:
+    """Plain text for a terminal or a log: one numbered line per problem (its headline, the
+    deciding sentence clipped to ``width``, the inflation), at most ``limit``."""
+    from auditor.report.charts import clip_text
+
+    problems = doc.get("diagnosis")
+    if problems is None:
+        problems = [p.to_dict() for p in diagnose(doc)]
+    lines = []
+    for p in problems[:limit]:
+        line = f"{p['rank']}. [{p['severity']}] {p['headline']}: {clip_text(p['sentence'], width)}"
+        if p.get("inflation"):
+            line = (f"{line.rstrip('.')}{'' if line.endswith('…') else '.'} Inflation: "
+                    f"{inflation_text(p['inflation'], p['inflation']['metric'])}.")
+        lines.append(line)
+    if len(problems) > limit:
+        lines.append(f"... and {len(problems) - limit:,} more problems (see the report)")
+    return lines
