@@ -20,6 +20,7 @@ from auditor.detectors.measured import judged, stated
 from auditor.engines.operations import DriverData, Operations
 from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
+from auditor.stats.class_view import class_evidence
 from auditor.stats.label import (RANKED, YCOL, LabelView, float_values, label_view,
                                  level_codes, missing_count, ranked_columns,
                                  shared_spearman_aggs, target_encode)
@@ -351,6 +352,10 @@ class FeatureLabelAssociation:
         if "levels" in m:
             evidence["levels"] = level_table(view, view.frames[view.train][c],
                                              view.frames[view.train][YCOL])
+        if view.kind != LabelKind.NUMERIC:
+            frame = view.frames[split]
+            evidence.update(class_evidence(frame[c], frame[YCOL].to_numpy(), view.classes,
+                                           binary=view.kind == LabelKind.BINARY, split=split))
         return Finding(
             severity=sev, metric="association", value=r4(a), threshold=threshold,
             count=count, subject=c, splits=[split],

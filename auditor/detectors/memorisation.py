@@ -13,7 +13,7 @@ from auditor.core.roles import Roles
 from auditor.detectors.measured import judged, stated
 from auditor.engines.operations import DriverData, Operations
 from auditor.loading.data import AuditData
-from auditor.engines.polars_rows import rows_equal
+from auditor.engines.polars_rows import declared_ids, rows_equal
 from auditor.errors import NotApplicable
 from auditor.probes.features import Encoder, model_features, sample_rows
 from auditor.report.results import Finding, Severity
@@ -421,15 +421,21 @@ def _histogram(baseline: np.ndarray, d: np.ndarray, first: str, name: str) -> di
 
 def _examples(data: AuditData, first: str, name: str, cols: list[str], rows_b: np.ndarray,
               rows_a: np.ndarray, d: np.ndarray) -> list[dict[str, Any]]:
-    """Example pairs: row numbers, distance and the values that differ (first few columns)."""
+    """Example pairs: row numbers (and the declared ids of both rows), distance and the
+    values that differ (first few columns)."""
     a = data.splits[first].select(cols)[rows_a]
     b = data.splits[name].select(cols)[rows_b]
+    ids_a = declared_ids(data, first, pl.Series(rows_a, dtype=pl.Int64))
+    ids_b = declared_ids(data, name, pl.Series(rows_b, dtype=pl.Int64))
     out = []
-    for ra, rb, dist, row_a, row_b in zip(rows_a, rows_b, d, a.iter_rows(), b.iter_rows()):
+    for i, (ra, rb, dist, row_a, row_b) in enumerate(zip(rows_a, rows_b, d, a.iter_rows(),
+                                                         b.iter_rows())):
         diffs = [f"{c}: {_cell(x)} → {_cell(y)}" for c, x, y in zip(cols, row_a, row_b)
                  if x != y]
         text = "; ".join(diffs[:4]) + (f"; … (+{len(diffs) - 4})" if len(diffs) > 4 else "")
         out.append({f"{first}_row": int(ra), f"{name}_row": int(rb),
+                    **{f"{first} {k}": v[i] for k, v in ids_a.items()},
+                    **{f"{name} {k}": v[i] for k, v in ids_b.items()},
                     "distance": round(float(dist), 5), "differences": text or "(none)"})
     return out
 

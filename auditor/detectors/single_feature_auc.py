@@ -27,7 +27,7 @@ from auditor.loading.data import AuditData
 from auditor.errors import NotApplicable
 from auditor.judging.leak_rules import (Rules, Verdict, judge, missing_purity, peer_context,
                                         pure_region)
-from auditor.stats.class_view import class_chart, decisive_cut
+from auditor.stats.class_view import class_evidence
 from auditor.stats.label import (BINS, RANKED, YCOL, Encoded, LabelView, RankFit,
                                  class_rank_stats, encoded_figures, eval_counted, eval_ranked,
                                  eval_spearman, fit_ranked, fit_spearman, float_values,
@@ -443,7 +443,10 @@ class SingleFeatureAUC:
                                    "and fail_above alone")})
         if view.kind != LabelKind.NUMERIC:
             evidence["chart"] = self._roc_chart(view, frames, scores, sc, split)
-            evidence.update(self._class_view(view, frame, sc, split))
+            evidence.update(class_evidence(
+                frame[sc.column], frame[YCOL].to_numpy(), view.classes,
+                binary=view.kind == LabelKind.BINARY, split=split,
+                cls=view.targets[self._best_class(view, sc, split)]))
         evidence["orientation"] = describe_orientation(view, sc)
         return Finding(severity=sev, metric=metric, value=r4(value), threshold=threshold,
                        count=n, subject=sc.column,
@@ -528,24 +531,6 @@ class SingleFeatureAUC:
             return 0
         pc = sc.per_class[graded]
         return int(np.argmax(np.where(np.isfinite(pc), pc, -np.inf)))
-
-    def _class_view(self, view: LabelView, frame: pl.DataFrame, sc: Scored, graded: str
-                    ) -> dict[str, Any]:
-        """``decisive_cut`` and a class-conditional chart of the column on the graded split
-        (:mod:`auditor.stats.class_view`): the class it separates best against the rest."""
-        cls = view.targets[self._best_class(view, sc, graded)]
-        names = (f"class {view.classes[cls]!r}",
-                 f"class {view.classes[1 - cls]!r}" if view.kind == LabelKind.BINARY
-                 else "other classes")
-        positive = frame[YCOL].to_numpy() == cls
-        out: dict[str, Any] = {}
-        cut = decisive_cut(frame[sc.column], positive, names)
-        if cut is not None:
-            out["decisive_cut"] = cut
-        chart = class_chart(frame[sc.column], positive, names, sc.column, graded)
-        if chart is not None:
-            out["charts"] = [chart]
-        return out
 
     def _roc_chart(self, view: LabelView, frames: dict[str, pl.DataFrame],
                    scores: dict[str, np.ndarray], sc: Scored, graded: str) -> dict[str, Any]:

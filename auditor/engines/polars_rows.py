@@ -172,9 +172,13 @@ def near_examples(data: AuditData, pairs: pl.DataFrame, earlier: str, later: str
     head = pairs.head(limit)
     a = data.splits[earlier].select(cols)[head["row_a"]]
     b = data.splits[later].select(cols)[head["row_b"]]
+    ids_a = declared_ids(data, earlier, head["row_a"])
+    ids_b = declared_ids(data, later, head["row_b"])
     rows = []
     for i, (ra, rb) in enumerate(zip(head["row_a"], head["row_b"])):
-        row: dict[str, Any] = {f"{earlier}_row": ra, f"{later}_row": rb}
+        row: dict[str, Any] = {f"{earlier}_row": ra, f"{later}_row": rb,
+                               **{f"{earlier} {k}": v[i] for k, v in ids_a.items()},
+                               **{f"{later} {k}": v[i] for k, v in ids_b.items()}}
         for c in text_cols:
             row[f"{c} Jaccard"] = round(float(head[f"jaccard_{c}"][i]), 4)
         row["differences"] = differences(a.row(i), b.row(i), cols)

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from auditor.report.grouping import counted, group_findings, worst_first
-from auditor.report.diagnosis import diagnose, inflation_text
+from auditor.report.diagnosis import diagnose, inflation_text, with_stop
 from auditor.report.results import SEVERITY_RANK, gates
 from auditor.report.split_design import design_sentence
 
@@ -140,8 +140,9 @@ def summary_markdown(doc: dict[str, Any], fail_on: str = "fail", exit_code: int 
     if problems:
         lines += ["", "### Diagnosis", ""]
         for p in problems[:MAX_MD_GROUPS]:
-            text = (f"{p['rank']}. **{p['severity']}** {md_escape(p['headline'])}: "
-                    f"{md_escape(p['sentence'])}")
+            change = f" ({p['change']})" if p.get("change") else ""
+            text = with_stop(f"{p['rank']}. **{p['severity']}**{change} "
+                             f"{md_escape(p['headline'])}: {md_escape(p['sentence'])}")
             if p.get("inflation"):
                 text += (" Inflation: "
                          f"{md_escape(inflation_text(p['inflation'], p['inflation']['metric']))}.")

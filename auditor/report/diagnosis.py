@@ -79,7 +79,9 @@ METRIC_NAMES = {"probe_auc": "AUC", "probe_r2": "R²"}
 @dataclass
 class Problem:
     """One ranked problem: ``sentence`` is the deciding finding's message; ``evidence`` the
-    other findings behind it (one line each); ``inflation`` the measured effect, or None."""
+    other findings behind it (one line each); ``inflation`` the measured effect, or None;
+    ``change`` (a run with a baseline) "new" when any of its findings is new, "persisting"
+    when all persist."""
 
     rank: int
     kind: str
@@ -93,6 +95,8 @@ class Problem:
     findings: int
     evidence: list[str] = field(default_factory=list)
     inflation: dict[str, Any] | None = None
+    change: str | None = None  # against a baseline: "new" when any of its findings is new
+
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -216,6 +220,18 @@ def _inflation(kind: str, subjects: list[str], splits: list[str],
     return None
 
 
+def _change(changes: list[Any]) -> str | None:
+    if "new" in changes:
+        return "new"
+    return "persisting" if changes and all(c == "persisting" for c in changes) else None
+
+
+def with_stop(text: str) -> str:
+    """``text`` ending with a full stop (or the ellipsis of a clipped text)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "…", "!", "?")) else text + "."
+
+
 def inflation_text(inf: dict[str, Any], metric: str) -> str:
     """'AUC on test: 1.000 with, 0.693 without (+0.307; the label probe retrained ...)'."""
     return (f"{metric} on {inf['split']}: {inf['score']:.3f} with, {inf['without']:.3f} "
@@ -269,7 +285,8 @@ def diagnose(doc: dict[str, Any]) -> list[Problem]:
             sentence=sentence, action=action,
             checks=list(dict.fromkeys(c for c, _ in members)), subjects=subjects,
             splits=splits, findings=len(members), evidence=evidence[:6],
-            inflation=dict(inf, metric=metric) if inf else None))
+            inflation=dict(inf, metric=metric) if inf else None,
+            change=_change([f.get("change") for _, f in members])))
     problems.sort(key=lambda p: (_severity_rank(p.severity),
                                  -(p.inflation or {}).get("change", 0.0),
                                  ORDER.index(p.kind)))
@@ -288,10 +305,12 @@ def diagnosis_lines(doc: dict[str, Any], *, limit: int = 8, width: int = 200) ->
         problems = [p.to_dict() for p in diagnose(doc)]
     lines = []
     for p in problems[:limit]:
-        line = f"{p['rank']}. [{p['severity']}] {p['headline']}: {clip_text(p['sentence'], width)}"
+        change = f" [{p['change']}]" if p.get("change") else ""
+        line = with_stop(f"{p['rank']}. [{p['severity']}]{change} {p['headline']}: "
+                         f"{clip_text(p['sentence'], width)}")
         if p.get("inflation"):
-            line = (f"{line.rstrip('.')}{'' if line.endswith('…') else '.'} Inflation: "
-                    f"{inflation_text(p['inflation'], p['inflation']['metric'])}.")
+            line += (f" Inflation: "
+                     f"{inflation_text(p['inflation'], p['inflation']['metric'])}.")
         lines.append(line)
     if len(problems) > limit:
         lines.append(f"... and {len(problems) - limit:,} more problems (see the report)")

@@ -12,6 +12,7 @@ from typing import Any
 from auditor.report.charts import clip_text
 
 MAX_SUBJECTS_SHOWN = 8
+_SEVERITY = {"info": 0, "warn": 1, "fail": 2}
 # a check's status, worst last (the report's status is the worst of its checks')
 STATUS_RANK = {"skipped": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
 
@@ -27,21 +28,30 @@ def subject_text(subject: Any) -> str:
     return str(subject) if subject else "(dataset)"
 
 
-def _key(f: dict[str, Any]) -> tuple[Any, ...]:
+def _key(f: dict[str, Any], by_severity: bool = True) -> tuple[Any, ...]:
     waived = f.get("waived")  # the waiver itself: a group shows one reason, owner and date
-    return (f.get("severity"), f.get("metric"), tuple(f.get("splits") or ()),
+    return (f.get("severity") if by_severity else None, f.get("metric"),
+            tuple(f.get("splits") or ()),
             tuple(sorted((str(k), str(v)) for k, v in waived.items()))
             if isinstance(waived, dict) else waived is not None, f.get("change"))
 
 
-def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def group_findings(findings: list[dict[str, Any]], *, by_severity: bool = True
+                   ) -> list[dict[str, Any]]:
     """Groups in order of first appearance: ``{severity, metric, splits, subjects, findings,
-    count, count_min, count_max, value_min, value_max, waived, change, message}``."""
+    count, count_min, count_max, value_min, value_max, waived, change, message}``.
+
+    ``by_severity=False`` (a log's lines): severity does not split a group, so one (metric,
+    splits) is one line however its subjects are graded from night to night; the group's
+    severity is its worst, its subjects sorted within each severity, worst first."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for f in findings:
-        groups.setdefault(_key(f), []).append(f)
+        groups.setdefault(_key(f, by_severity), []).append(f)
     out = []
     for members in groups.values():
+        if not by_severity:
+            members = sorted(members, key=lambda f: (-_SEVERITY.get(f.get("severity"), 0),
+                                                     subject_text(f.get("subject"))))
         first = members[0]
         values = [f["value"] for f in members if isinstance(f.get("value"), (int, float))]
         counts = [f["count"] for f in members if isinstance(f.get("count"), int)]
@@ -63,13 +73,22 @@ def group_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def group_message(members: list[dict[str, Any]], subjects: list[str]) -> str:
+    """'3 subjects flagged fail on psi (train → test): a, b, c. First: ...'; subjects of
+    several severities (a log's group) are listed by severity: 'fail a; warn b, c'."""
     first = members[0]
-    shown = ", ".join(subjects[:MAX_SUBJECTS_SHOWN])
-    more = len(subjects) - MAX_SUBJECTS_SHOWN
+    severities = list(dict.fromkeys(str(f.get("severity")) for f in members))
     splits = " → ".join(first.get("splits") or [])
-    return (f"{len(members):,} subjects flagged {first.get('severity')} on "
-            f"{first.get('metric')}{f' ({splits})' if splits else ''}: {shown}"
-            f"{f' and {more:,} more' if more > 0 else ''}. First: {first.get('message', '')}")
+    parts, left = [], MAX_SUBJECTS_SHOWN
+    for sev in severities:
+        names = [s for f, s in zip(members, subjects) if f.get("severity") == sev]
+        more = len(names) - left
+        text = ", ".join(names[:max(left, 0)]) + (f" and {more:,} more" if more > 0 else "")
+        parts.append(text if len(severities) == 1 else f"{sev} {text}")
+        left -= len(names)
+    flagged = f"flagged {severities[0]}" if len(severities) == 1 else "flagged"
+    return (f"{len(members):,} subjects {flagged} on {first.get('metric')}"
+            f"{f' ({splits})' if splits else ''}: {'; '.join(parts)}. "
+            f"First: {first.get('message', '')}")
 
 
 def counted(findings: list[dict[str, Any]], *, flagged: bool = True) -> list[dict[str, Any]]:
@@ -87,15 +106,16 @@ def printable(text: Any) -> str:
 
 
 def finding_lines(doc: dict[str, Any], *, limit: int = 20) -> list[str]:
-    """Plain-text lines for the terminal: grouped warn/fail findings and resolved ones, then
-    the waived findings in one line (accepted problems do not flood a nightly log; the report
-    lists each with its waiver)."""
+    """Plain-text lines for the terminal: grouped warn/fail findings and resolved ones (one
+    line per check, metric and splits whatever their severities, so a nightly log's lines
+    stay the same from run to run), then the waived findings in one line (accepted problems
+    do not flood a nightly log; the report lists each with its waiver)."""
     lines: list[str] = []
     waived: list[str] = []
     for c in doc.get("checks", []):
         for g in group_findings([f for f in c.get("findings", [])
                                  if f.get("severity") in ("warn", "fail")
-                                 or f.get("change") == "resolved"]):
+                                 or f.get("change") == "resolved"], by_severity=False):
             if g["waived"]:
                 w = g["waived"]
                 waived.append(f"{c['id']} {g['metric']} {', '.join(g['subjects'])} "

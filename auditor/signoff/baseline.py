@@ -62,9 +62,11 @@ def mark_changes(report: Report, baseline: dict[str, Any], source: str) -> None:
             key = finding_key(c.id, f)
             old = before.get(key)
             # a fail the baseline held only as a warn, or as an accepted (waived) finding, has
-            # just become a failure: new (so that --fail-on new gates on it)
+            # just become a failure: new (so that --fail-on new gates on it); one waived on
+            # both nights persists (waived, it gates on nothing either way)
             held = old is not None and (f.severity != Severity.FAIL or (
-                old.get("severity") == "fail" and old.get("waived") is None))
+                old.get("severity") == "fail" and (old.get("waived") is None
+                                                   or f.waived is not None)))
             f.change = "persisting" if held else "new"
             seen.add(key)
     resolved = 0

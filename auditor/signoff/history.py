@@ -34,17 +34,22 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                   ) -> list[dict[str, Any]]:
     """``[{check, metric, figure}]``: the rows per split first, then one plotly figure per
     (check, metric), one line per (subject, splits), the lines with the largest last value
-    first (at most 10 per chart). A (check, metric) whose every line holds one value over
+    first (at most 10 per chart), and the threshold the findings stated as a dashed step line
+    (:func:`threshold_line`). A (check, metric) whose every line holds one value over
     the runs (an internal count, a statistic that never moved) is not drawn: it is listed
     under the charts (``{check, metric, flat: True}``)."""
-    from auditor.report.charts import PALETTE
+    from auditor.report.charts import PALETTE, REFERENCE
 
     when = {r["run_id"]: r["recorded_at"] for r in runs}  # microseconds: distinct points
     order = {r["run_id"]: i for i, r in enumerate(runs)}
     series: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    thresholds: dict[tuple[str, str], dict[str, set[float]]] = {}
     for m in metrics:
         if m["run_id"] not in when or m["value"] is None:
             continue
+        if m.get("threshold") is not None:
+            thresholds.setdefault((m["check_id"], m["metric"]), {}).setdefault(
+                m["run_id"], set()).add(float(m["threshold"]))
         name = m["subject"] or "(dataset)"
         if m["splits"]:
             name += f" · {m['splits']}"
@@ -67,6 +72,12 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                          "x": [when[r] for r in ids], "y": [points[r] for r in ids],
                          "line": {"color": PALETTE[i % len(PALETTE)], "width": 1.5},
                          "marker": {"size": 6}})
+        limit = threshold_line(thresholds.get((check, metric), {}), order)
+        if limit:
+            data.append({"type": "scatter", "mode": "lines", "name": "threshold",
+                         "x": [when[r] for r in limit], "y": list(limit.values()),
+                         "line": {"color": REFERENCE, "width": 1.5, "dash": "dash",
+                                  "shape": "hv"}})
         layout = {"height": 300, "autosize": True,
                   "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
                   "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
@@ -84,6 +95,15 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
         if len(out) >= MAX_TREND_CHARTS:
             break
     return out + flat
+
+
+def threshold_line(per_run: dict[str, set[float]], order: dict[str, int]) -> dict[str, float]:
+    """``run_id -> threshold`` in run order, for the runs whose findings of one (check,
+    metric) all stated one threshold (a config change shows as a step); empty when a run's
+    findings stated several (thresholds per subject: no single line to draw)."""
+    if any(len(v) > 1 for v in per_run.values()):
+        return {}
+    return {r: next(iter(per_run[r])) for r in sorted(per_run, key=order.__getitem__)}
 
 
 def report_links(runs: list[dict[str, Any]], out: Path) -> None:

@@ -8,10 +8,11 @@ SQLAlchemy is imported only then. The same portable SQL runs on both. Tables:
   second), status, duration, config hash, the inputs (path, bytes, hash, rows per split, as
   JSON), the tool version and where report.json was written;
 - ``check_results``: per run and check, its status and summary;
-- ``metrics``: per run, check, subject, metric and splits, the headline value and severity of
-  every finding with a value (waived or not), and the PSI of every compared feature and of
-  the label from the drift checks' evidence (so a trend shows features that have not drifted
-  yet, and :mod:`auditor.signoff.own_history` grades a night against the earlier ones).
+- ``metrics``: per run, check, subject, metric and splits, the headline value, severity and
+  threshold of every finding with a value (waived or not), and the PSI of every compared
+  feature and of the label from the drift checks' evidence (so a trend shows features that
+  have not drifted yet, and :mod:`auditor.signoff.own_history` grades a night against the
+  earlier ones).
 """
 from __future__ import annotations
 
@@ -38,8 +39,10 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS metrics (
         run_id VARCHAR(64) NOT NULL, check_id VARCHAR(128) NOT NULL, subject TEXT NOT NULL,
         metric VARCHAR(128) NOT NULL, splits TEXT NOT NULL, value FLOAT,
-        severity VARCHAR(8), waived INTEGER)""",
+        severity VARCHAR(8), waived INTEGER, threshold FLOAT)""",
 )
+# columns added since a ledger's tables were first created: added in place when missing
+ADDED_COLUMNS = (("metrics", "threshold", "FLOAT"),)
 # per-feature headline columns read from evidence tables (rows naming a "column")
 TABLE_METRICS = {"drift.features": ("psi",), "drift.label": ("psi",)}
 
@@ -69,7 +72,8 @@ def headline_metrics(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 for column, (v, verdict) in values.items():
                     per_feature[(column, field, splits)] = {
                         "check_id": c["id"], "subject": column, "metric": field,
-                        "splits": splits, "value": v, "severity": verdict, "waived": 0}
+                        "splits": splits, "value": v, "severity": verdict, "waived": 0,
+                        "threshold": None}
         for f in c.get("findings", []):
             if f.get("change") == "resolved":
                 continue
@@ -79,7 +83,7 @@ def headline_metrics(doc: dict[str, Any]) -> list[dict[str, Any]]:
             row = {"check_id": c["id"], "subject": subject_text(f.get("subject")),
                    "metric": f.get("metric", ""), "splits": "→".join(f.get("splits") or []),
                    "value": float(value), "severity": f.get("severity"),
-                   "waived": int("waived" in f)}
+                   "waived": int("waived" in f), "threshold": _number(f.get("threshold"))}
             key = (row["subject"], base_metric(row["metric"]) or "", row["splits"])
             if key in per_feature:
                 per_feature[key].update(severity=row["severity"], waived=row["waived"])
@@ -87,6 +91,10 @@ def headline_metrics(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 rows.append(row)
         rows += per_feature.values()
     return rows
+
+
+def _number(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _feature_values(evidence: dict[str, Any], field: str
@@ -126,6 +134,7 @@ class Ledger:
                 Path(self.target).parent.mkdir(parents=True, exist_ok=True)
             for statement in SCHEMA:
                 self._execute([(statement, {})])
+            self._add_missing_columns()
         except InputError:
             raise
         except Exception as err:
@@ -133,6 +142,15 @@ class Ledger:
             raise InputError(f"{shown(self.target)}: cannot open the ledger ("
                              f"{type(err).__name__}: "
                              f"{first.replace(self.target, shown(self.target))})") from None
+
+    def _add_missing_columns(self) -> None:
+        """``ALTER TABLE ... ADD COLUMN`` for each column of :data:`ADDED_COLUMNS` that a ledger
+        written by an earlier version lacks (its rows read NULL there)."""
+        for table, column, kind in ADDED_COLUMNS:
+            try:
+                self._query(f"SELECT {column} FROM {table} WHERE 1 = 0")
+            except Exception:
+                self._execute([(f"ALTER TABLE {table} ADD COLUMN {column} {kind}", {})])
 
     # -- the two drivers behind one interface ---------------------------------------------------
     def _execute(self, statements: list[tuple[str, Any]]) -> None:
@@ -205,8 +223,8 @@ class Ledger:
                 ("INSERT INTO check_results (run_id, check_id, status, summary) VALUES "
                  "(:run_id, :check_id, :status, :summary)", checks),
                 ("INSERT INTO metrics (run_id, check_id, subject, metric, splits, value, "
-                 "severity, waived) VALUES (:run_id, :check_id, :subject, :metric, :splits, "
-                 ":value, :severity, :waived)", metrics)])
+                 "severity, waived, threshold) VALUES (:run_id, :check_id, :subject, :metric, "
+                 ":splits, :value, :severity, :waived, :threshold)", metrics)])
         except Exception as err:
             raise InputError(f"{shown(self.target)}: cannot append to the ledger "
                              f"({type(err).__name__}: "
@@ -238,7 +256,7 @@ class Ledger:
             where.append(f"{column} IN ({', '.join(':' + n for n in names)})")
             params.update(zip(names, values))
         return self._query("SELECT run_id, check_id, subject, metric, splits, value, severity,"
-                           " waived FROM metrics" + (" WHERE " + " AND ".join(where)
+                           " waived, threshold FROM metrics" + (" WHERE " + " AND ".join(where)
                                                      if where else ""), params)
 
 

@@ -200,6 +200,9 @@ def test_near_copies_are_reported_separately_from_exact_copies():
     assert near_f.message.startswith("9 of 313 test rows (2.9%) are near copies of train rows")
     ex = near_f.evidence["examples"][0]
     assert ex["train_row"] == 10 and ex["test_row"] == 300
+    # the rows as the user names them: the declared ids beside the positions
+    assert (ex["train row_id"], ex["test row_id"]) == (train["row_id"][10],
+                                                       train["row_id"][10] + 50_000)
     assert "name: 'Name" in ex["differences"] and "x: " in ex["differences"]
 
 

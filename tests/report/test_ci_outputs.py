@@ -234,3 +234,22 @@ def test_findings_waived_by_different_waivers_never_share_a_group():
                              waived=b), dict(base, subject="f2", waived=dict(a))])
     assert [(g["subjects"], g["waived"]["owner"]) for g in groups] == [
         (["f0", "f2"], "team-a"), (["f1"], "team-b")]
+
+
+def test_a_logs_lines_keep_one_line_per_metric_and_splits_from_night_to_night():
+    """Severity no longer splits a log's group: subjects that cross a threshold one night do
+    not move to a line of their own; subjects are sorted within each severity."""
+    def finding(sev, subject):
+        return {"severity": sev, "metric": "psi", "splits": ["train", "test"],
+                "subject": subject, "value": 0.3, "count": 1, "message": f"{subject} drifted"}
+
+    nights = [[finding("warn", "z"), finding("fail", "x"), finding("warn", "carat"),
+               finding("warn", "y")],
+              [finding("warn", s) for s in ("y", "x", "z", "carat")]]
+    lines = [finding_lines({"checks": [{"id": "drift.features", "findings": n}]})
+             for n in nights]
+    assert lines == [
+        ["    fail  drift.features: 4 subjects flagged on psi (train → test): fail x; warn "
+         "carat, y, z. First: x drifted"],
+        ["    warn  drift.features: 4 subjects flagged warn on psi (train → test): carat, x, y, "
+         "z. First: carat drifted"]]

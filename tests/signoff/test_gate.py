@@ -13,8 +13,10 @@ from tests.signoff.test_ledger import _config
 from tests.workflow_fixtures import planted
 
 
-def _night(tmp_path, name, frames, *extra):
+def _night(tmp_path, name, frames, *extra, waivers=None):
     cfg = _config(tmp_path, frames, ledger="reports/ledger.sqlite")
+    if waivers:
+        cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "waivers": waivers}))
     out = tmp_path / "reports" / name
     code = main(["run", str(cfg), "--out", str(out), "--quiet", "--baseline", "last",
                  "--junit", str(tmp_path / f"{name}.xml"),
@@ -68,8 +70,8 @@ def test_fail_on_new_without_a_baseline_and_contradicting_ledger_flags_are_refus
 
 def test_a_fail_that_was_a_warn_or_waived_in_the_baseline_is_new():
     """--fail-on new must turn red when a known warn becomes a fail, or when the waiver of a
-    known fail is gone; a fail the baseline held as an unwaived fail, and a warn that stays a
-    warn, persist."""
+    known fail is gone; a fail the baseline held as an unwaived fail, a warn that stays a
+    warn, and a fail waived on both nights persist."""
     from auditor.report.results import CheckResult, Finding, Report, Severity, Status
     from auditor.signoff.baseline import mark_changes
 
@@ -81,18 +83,73 @@ def test_a_fail_that_was_a_warn_or_waived_in_the_baseline_is_new():
                  checks=[CheckResult(id="drift.features", title="T", status=Status.FAIL,
                                      duration_s=0.1, summary="S", findings=[
                                          finding("escalated", "fail"), finding("kept", "fail"),
-                                         finding("unwaived", "fail"), finding("warned", "warn")])])
+                                         finding("unwaived", "fail"), finding("warned", "warn"),
+                                         finding("still waived", "fail")])])
+    now.checks[0].findings[-1].waived = {"reason": "r", "owner": "o", "expires": "2099-01-01"}
     before = {"checks": [{"id": "drift.features", "findings": [
         {"severity": "warn", "metric": "psi", "subject": "escalated", "splits": ["train", "test"]},
         {"severity": "fail", "metric": "psi", "subject": "kept", "splits": ["train", "test"]},
         {"severity": "fail", "metric": "psi", "subject": "unwaived", "splits": ["train", "test"],
          "waived": {"reason": "r", "owner": "o", "expires": "2020-01-01"}},
-        {"severity": "warn", "metric": "psi", "subject": "warned", "splits": ["train", "test"]}]}]}
+        {"severity": "warn", "metric": "psi", "subject": "warned", "splits": ["train", "test"]},
+        {"severity": "fail", "metric": "psi", "subject": "still waived",
+         "splits": ["train", "test"],
+         "waived": {"reason": "r", "owner": "o", "expires": "2099-01-01"}}]}]}
     mark_changes(now, before, "<dict>")
     assert {f.subject: f.change for f in now.checks[0].findings} == {
-        "escalated": "new", "kept": "persisting", "unwaived": "new", "warned": "persisting"}
+        "escalated": "new", "kept": "persisting", "unwaived": "new", "warned": "persisting",
+        "still waived": "persisting"}  # waived on both nights: not news
     assert now.exit_code("new") == 1
     for f in now.checks[0].findings:
         if f.subject in ("escalated", "unwaived"):
             f.change = "persisting"
     assert now.exit_code("new") == 0 and now.exit_code("fail") == 1
+
+
+def test_six_nights_of_a_scheduled_audit(tmp_path, capsys):
+    """Six nightly runs gated with --fail-on new against --baseline last: known problems
+    persist without turning the gate red, a drifting group of columns is new once and then
+    waived as a group (one waiver with a glob subject), a fixed problem is resolved, and its
+    return is new again. Exit codes, the Markdown verdict, the diagnosis and the history."""
+    waiver = [{"check": "drift.features", "subject": "f*", "owner": "data-team",
+               "reason": "the new market's population", "expires": "2099-12-31"}]
+
+    def night(name, frames, waive=False):
+        return _night(tmp_path, name, frames, "--fail-on", "new",
+                      waivers=waiver if waive else None)
+
+    runs = [night("n1", planted(shift=0.0, seed=1)),                 # copies + a leak: new
+            night("n2", planted(shift=0.0, seed=1)),                 # the same: persisting
+            night("n3", planted(shift=1.5, seed=1)),                 # five columns drift
+            night("n4", planted(shift=1.5, seed=1), waive=True),     # the drift accepted
+            night("n5", planted(shift=1.5, seed=1, copies=0), waive=True),  # copies removed
+            night("n6", planted(shift=1.5, seed=1), waive=True)]     # the copies are back
+    assert [r[0] for r in runs] == [1, 0, 1, 0, 0, 1]
+    assert [sorted({c for c, _ in r[2]}) for r in runs] == [
+        [], [], ["drift.features"], [], [],  # night 1: no baseline, every fail gates
+        ["leakage.duplicates"]]
+    # night 3: the drifting columns are one grouped line of the log and of the Markdown
+    doc3, md3 = runs[2][1], runs[2][4]
+    assert sum("5 subjects flagged fail on psi" in line for line in md3.splitlines()) == 1
+    assert [p["kind"] for p in doc3["diagnosis"]] == ["label_leak", "shared_rows", "shift"]
+    # night 4: one waiver covers the five findings; the diagnosis leaves them out
+    doc4 = runs[3][1]
+    drift = next(c for c in doc4["checks"] if c["id"] == "drift.features")
+    waived = [f for f in drift["findings"] if f.get("waived")]
+    assert sorted(f["subject"] for f in waived) == [f"f{i}" for i in range(5)]
+    assert "shift" not in [p["kind"] for p in doc4["diagnosis"]]
+    assert ("| ✅ pass | `drift.features` | No finding that counts is above the thresholds. "
+            "(5 waived findings) |") in runs[3][4]
+    assert "2. **fail** (persisting) Rows shared between train and test: 12 of 212" in runs[3][4]
+    # night 5: the copies are gone -> resolved, and no longer a problem
+    doc5, md5 = runs[4][1], runs[4][4]
+    assert doc5["baseline"]["resolved"] >= 1 and "- **resolved** `leakage.duplicates`" in md5
+    assert [p["kind"] for p in doc5["diagnosis"]] == ["label_leak"]
+    # night 6: the copies return: new against night 5, the gate is red again
+    md6 = runs[5][4]
+    assert "1 of 4 checks have failing findings that are new since the baseline" in md6
+    assert "2. **fail** (new) Rows shared between train and test: 12 of 212" in md6
+    assert main(["history", "--ledger", str(tmp_path / "reports" / "ledger.sqlite"), "--out",
+                 str(tmp_path / "history")]) == 0
+    page = (tmp_path / "history" / "history.html").read_text()
+    assert page.count("&#34;name&#34;:&#34;threshold&#34;") >= 1  # a dashed threshold line

@@ -347,3 +347,44 @@ def test_history_leaves_series_that_never_moved_out_of_the_charts(tmp_path, caps
     page = (tmp_path / "h" / "history.html").read_text()
     assert page.count('<div class="chart"') == 1
     assert "Unchanged in every run, not drawn:" in page and "drift.features · psi" in page
+
+
+def _doc(started, value, threshold, *, extra_threshold=None):
+    findings = [{"severity": "warn", "metric": "duplicate_rows", "subject": None,
+                 "splits": ["train", "test"], "value": value, "threshold": threshold,
+                 "count": 1, "message": "m", "evidence": {}}]
+    if extra_threshold is not None:  # a second subject with a threshold of its own
+        findings.append(dict(findings[0], subject="x", threshold=extra_threshold))
+    return {"started_at": started, "status": "warn", "duration_s": 1.0,
+            "checks": [{"id": "leakage.duplicates", "status": "warn", "summary": "s",
+                        "findings": findings}]}
+
+
+def test_thresholds_are_kept_and_drawn_as_a_step_line_even_in_an_older_ledger(tmp_path):
+    import sqlite3
+
+    from auditor.signoff.history import trend_figures
+
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)  # a ledger written before thresholds were recorded
+    con.execute("CREATE TABLE metrics (run_id VARCHAR(64) NOT NULL, check_id VARCHAR(128) "
+                "NOT NULL, subject TEXT NOT NULL, metric VARCHAR(128) NOT NULL, splits TEXT "
+                "NOT NULL, value FLOAT, severity VARCHAR(8), waived INTEGER)")
+    con.execute("INSERT INTO metrics VALUES ('old', 'leakage.duplicates', '', 'duplicate_rows',"
+                " 'train→test', 0.5, 'fail', 0)")
+    con.commit()
+    con.close()
+    store = Ledger(str(path))
+    for i, (value, threshold) in enumerate([(0.01, 0.02), (0.03, 0.02), (0.04, 0.05)]):
+        store.append(_doc(f"2026-01-0{i + 1}T00:00:00Z", value, threshold), None)
+    rows = store.metrics()
+    assert [m["threshold"] for m in rows] == [None, 0.02, 0.02, 0.05]  # the old row: NULL
+    figure = next(t for t in trend_figures(store.runs(), rows)
+                  if t["metric"] == "duplicate_rows")["figure"]
+    line = next(d for d in figure["data"] if d["name"] == "threshold")
+    assert line["y"] == [0.02, 0.02, 0.05] and line["line"]["shape"] == "hv"
+    # findings of one metric stating different thresholds: no single line to draw
+    store.append(_doc("2026-01-04T00:00:00Z", 0.02, 0.02, extra_threshold=0.3), None)
+    figure = next(t for t in trend_figures(store.runs(), store.metrics())
+                  if t["metric"] == "duplicate_rows")["figure"]
+    assert "threshold" not in [d["name"] for d in figure["data"]]

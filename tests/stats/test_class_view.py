@@ -108,3 +108,25 @@ def test_a_flagged_feature_shows_its_cut_and_class_chart():
     assert cut["j"] == pytest.approx((tpr - fpr).max(), abs=1e-4)
     assert cut["statement"].startswith("leak > ")
     assert f.evidence["charts"][0]["title"] == "leak in test: class 1 rows against class 0 rows"
+
+
+def test_a_multiclass_column_is_shown_for_the_class_it_separates_best(monkeypatch):
+    from auditor.stats import class_view
+
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 3, 3_000)
+    x = rng.normal(size=3_000) + 4.0 * (codes == 2)
+    ev = class_view.class_evidence(pl.Series("x", x), codes, ["a", "b", "c"], binary=False,
+                                   split="test")
+    cut = ev["decisive_cut"]
+    fpr, tpr, _ = roc_curve(codes == 2, x)
+    assert cut["j"] == pytest.approx((tpr - fpr).max(), abs=1e-4)
+    assert " of class 'c' rows and " in cut["statement"]
+    assert cut["statement"].endswith(" of other classes rows")
+    assert (cut["rows"], cut["sampled"]) == (3_000, False)
+    assert ev["charts"][0]["title"] == "x in test: class 'c' rows against other classes rows"
+    monkeypatch.setattr(class_view, "MAX_ROWS", 1_000)  # a larger split: a seeded sample
+    ev = class_view.class_evidence(pl.Series("x", x), codes, ["a", "b", "c"], binary=False,
+                                   split="test")
+    assert (ev["decisive_cut"]["rows"], ev["decisive_cut"]["sampled"]) == (1_000, True)
+    assert ev["decisive_cut"]["j"] == pytest.approx(cut["j"], abs=0.05)
