@@ -49,11 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "checks that depend on it (default: config, else inferred from the "
                           "data)")
     run.add_argument("--seed", type=int, default=None, help="random seed (default: config or 0)")
-    run.add_argument("--csv-delimiter", metavar="CHAR", default=None,
-                     help="delimiter of CSV split files (default ',', a tab for .tsv; "
-                          "audit.yaml csv: delimiter)")
-    run.add_argument("--csv-decimal", choices=[".", ","], default=None,
-                     help="decimal mark of CSV split files (',' with --csv-delimiter ';')")
+    _csv_arguments(run)
     run.add_argument("--no-sample", action="store_true",
                      help="data beyond the memory budget are an error (exit 2) instead of "
                           "being audited on a seeded sample")
@@ -135,6 +131,33 @@ def _common(p: argparse.ArgumentParser, suite: bool = True) -> None:
                    "crashed checks) to stderr")
 
 
+def _csv_arguments(parser: Any) -> None:
+    parser.add_argument("--csv-delimiter", metavar="CHAR", default=None,
+                        help="delimiter of CSV split files (default ',', a tab for .tsv; "
+                             "audit.yaml csv: delimiter)")
+    parser.add_argument("--csv-decimal", choices=[".", ","], default=None,
+                        help="decimal mark of CSV split files (',' with --csv-delimiter ';')")
+
+
+def _csv_format(base: Any, args: Any) -> Any:
+    """``base`` (an audit.yaml's ``csv:``, or the defaults) with the CSV flags given applied;
+    a bad delimiter is one ConfigError line."""
+    from pydantic import ValidationError
+
+    from auditor.core.config import CsvFormat
+    from auditor.errors import ConfigError
+
+    given = {k: v for k, v in (("delimiter", args.csv_delimiter), ("decimal", args.csv_decimal))
+             if v is not None}
+    if not given:
+        return base
+    try:
+        return CsvFormat(**{**(base.model_dump() if base is not None else {}), **given})
+    except ValidationError as err:
+        raise ConfigError(f"--csv-delimiter/--csv-decimal: "
+                          f"{err.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+
+
 def _export_expectations(sub: Any) -> None:
     exp = sub.add_parser("export-expectations", help="write a Great Expectations suite inferred "
                          "from one split (types, null-rate bounds, category sets, quantile "
@@ -160,6 +183,7 @@ def _export_expectations(sub: Any) -> None:
     exp.add_argument("--min-eval-rows", type=int, default=1000, metavar="N",
                      help="bands allow the sampling noise of evaluation splits of N rows "
                           "(default 1000)")
+    _csv_arguments(exp)
 
 
 def default_out_dir(base: Path | None = None) -> Path:
@@ -341,21 +365,7 @@ def _run(args: argparse.Namespace) -> int:
                                         "clean_dir": str(Path(args.write_clean).resolve())}
         cfg = cfg.model_copy(update={"thresholds": over})
     if args.csv_delimiter is not None or args.csv_decimal is not None:
-        from pydantic import ValidationError
-
-        from auditor.core.config import CsvFormat
-        from auditor.errors import ConfigError
-        try:
-            csv = CsvFormat(**{**cfg.csv.model_dump(),
-                               **({"delimiter": args.csv_delimiter}
-                                  if args.csv_delimiter is not None else {}),
-                               **({"decimal": args.csv_decimal}
-                                  if args.csv_decimal is not None else {})})
-        except ValidationError as err:
-            raise ConfigError(f"--csv-delimiter/--csv-decimal: "
-                              f"{err.errors()[0]['msg'].removeprefix('Value error, ')}") \
-                from None
-        cfg = cfg.model_copy(update={"csv": csv})
+        cfg = cfg.model_copy(update={"csv": _csv_format(cfg.csv, args)})
     if args.no_sample:
         cfg = cfg.model_copy(update={"sample": False})
     if args.split:
@@ -697,7 +707,7 @@ def _export_command(args: Any) -> int:
     else:
         raise ConfigError("give an audit.yaml (export-expectations audit.yaml --from train) "
                           "or --train PATH")
-    df = read_table(path, csv)
+    df = read_table(path, _csv_format(csv, args))
     try:
         doc = infer_suite(df, name=args.name or f"auditor-{split}", ids=ids, fixed=fixed,
                           exclude=exclude, null_slack=args.null_slack,

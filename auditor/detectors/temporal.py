@@ -128,6 +128,7 @@ class TemporalHoldout:
 
         pairs: dict[tuple[str, str], PairTimes] = {}
         examples: dict[tuple[str, str, str], Examples] = {}
+        ids = [c for c in dict.fromkeys(roles.columns.ids) if c in roles.kinds]
         for earlier, later in roles.pairs():
             before = tally("before", earlier, later)
             if before is None:
@@ -138,17 +139,19 @@ class TemporalHoldout:
             hi_a = ranges[earlier][1]
             if before.hits and ranges[later][1] >= ranges[earlier][0]:
                 examples[("before", earlier, later)] = engine.examples(
-                    later, Between(t, hi=hi_a), [t], self.max_examples)
+                    later, Between(t, hi=hi_a), [t], self.max_examples, ids=ids)
             if gap is not None and gap.hits:
                 examples[("gap", earlier, later)] = engine.examples(
-                    later, Between(t, lo=hi_a, hi=hi_a + gap_us), [t], self.max_examples)
+                    later, Between(t, lo=hi_a, hi=hi_a + gap_us), [t], self.max_examples,
+                    ids=ids)
         future: dict[str, list[tuple[str, Tally]]] = {}
         for f in features:
             future[f] = [(s, tally("future", f, s)) for s in roles.splits]  # type: ignore[misc]
             left = self.max_examples
             for s, tl in future[f]:
                 if tl.hits and left > 0:
-                    ex = engine.examples(s, Exceeds(Num(f), own_end), [t, Num(f)], left)
+                    ex = engine.examples(s, Exceeds(Num(f), own_end), [t, Num(f)], left,
+                                         ids=ids)
                     examples[("future", f, s)] = ex
                     left -= len(ex.values)
         return TemporalMeasures(
@@ -297,12 +300,14 @@ class TemporalMeasures:
 
 
 def _rows(examples: Examples, clocks: list[Clock]) -> list[dict[str, Any]]:
-    """Example rows for the evidence: the row number where the engine keeps row order, then
-    each clock's value as text (rendered from epoch numbers: no Python datetime can
-    overflow)."""
+    """Example rows for the evidence: the row number where the engine keeps row order, the
+    declared ids (every engine), then each clock's value as text (rendered from epoch
+    numbers: no Python datetime can overflow)."""
+    taken = {"row", *(k.col for k in clocks)}
     out = []
     for i, values in enumerate(examples.values):
         row: dict[str, Any] = {"row": examples.positions[i]} if examples.positions else {}
+        row |= {(f"id {c}" if c in taken else c): v[i] for c, v in examples.ids.items()}
         out.append(row | {k.col: k.cell(v) for k, v in zip(clocks, values)})
     return out
 

@@ -168,10 +168,12 @@ class Examples:
     """Up to ``limit`` rows meeting a condition, as lists of the asked values. An engine that
     keeps row order (polars) gives the first rows by position and their ``positions`` (row
     numbers from 0); one that does not (Spark) gives the rows with the smallest values and no
-    positions."""
+    positions. ``ids``: the raw values of the asked id columns of the same rows (the rows as
+    the user names them, on every engine)."""
 
     values: list[tuple[Any, ...]]
     positions: list[int] | None = None
+    ids: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -570,8 +572,9 @@ class Operations(Protocol):
         ...
 
     def examples(self, split: str, condition: Condition, values: Sequence[Num],
-                 limit: int) -> Examples:
-        """Rows of ``split`` meeting ``condition`` (see :class:`Examples`)."""
+                 limit: int, *, ids: Sequence[str] = ()) -> Examples:
+        """Rows of ``split`` meeting ``condition``, with the raw values of the columns
+        ``ids`` (see :class:`Examples`)."""
         ...
 
     def key_summaries(self, columns: Sequence[str]) -> dict[str, dict[str, KeySummary]]:

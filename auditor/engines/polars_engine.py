@@ -272,15 +272,17 @@ class PolarsOperations(RunMemo):
         return PolarsEngine(frames, seed=seed)
 
     def examples(self, split: str, condition_: Condition, values: Sequence[Num],
-                 limit: int) -> Examples:
+                 limit: int, *, ids: Sequence[str] = ()) -> Examples:
         df = self.frames[split]
         schema = df.schema
         hit, _, _ = condition(condition_, schema)
         rows = df.select(hit.arg_true().head(limit).alias("r")).to_series()  # no helper column
         got = df.select(*(number(v, schema).alias(f"v{i}") for i, v in enumerate(values))) \
             .gather(rows) if len(values) else pl.DataFrame()
+        named = df.select(list(ids)).gather(rows) if ids else pl.DataFrame()
         return Examples([tuple(r) for r in got.iter_rows()] if len(values)
-                        else [() for _ in rows], [int(r) for r in rows.to_list()])
+                        else [() for _ in rows], [int(r) for r in rows.to_list()],
+                        {c: named[c].to_list() for c in ids})
 
     def _entity_counts(self, split: str, col: str) -> pl.DataFrame:
         """Rows per key of ``col`` in ``split``: columns ``_k`` (the key; -0.0 is 0.0, NaN and

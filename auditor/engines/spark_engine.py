@@ -479,14 +479,16 @@ class SparkOperations(RunMemo):
         return out
 
     def examples(self, split: str, condition_: Condition, values: Sequence[Num],
-                 limit: int) -> Examples:
+                 limit: int, *, ids: Sequence[str] = ()) -> Examples:
         df = self.frames[split]
         hit, _, _ = condition(df, condition_)
         cols = [f"{number(df, v)} AS v{i}" for i, v in enumerate(values)]
+        cols += [f"{quoted(c)} AS i{j}" for j, c in enumerate(ids)]
         got = (df.where(hit).selectExpr(*cols).orderBy(*[f"v{i}" for i in range(len(values))])
                .limit(limit).collect())
         return Examples([tuple(_plain_number(r[f"v{i}"]) for i in range(len(values)))
-                         for r in got], None)
+                         for r in got], None,
+                        {c: [r[f"i{j}"] for r in got] for j, c in enumerate(ids)})
 
     def key_summaries(self, columns: Sequence[str]) -> dict[str, dict[str, KeySummary]]:
         return {s: {c: self.key_summary(s, [c]) for c in columns}  # type: ignore[attr-defined]

@@ -82,6 +82,13 @@ def test_later_rows_dated_inside_the_earlier_range_are_counted():
     assert f.evidence["offending"]["rows"] == 60
     assert [e["row"] for e in f.evidence["examples"]] == sorted(inside)[:20]
     assert f.evidence["chart"]["type"] == "ranges"
+    # with a declared id the examples name the rows as the user does
+    test = test.with_columns(pl.format("t-{}", pl.int_range(pl.len())).alias("rid"))
+    train = train.with_columns(pl.format("r-{}", pl.int_range(pl.len())).alias("rid"))
+    f = _by(TemporalHoldout().run(_data({"train": train, "test": test}, time="ts",
+                                        ids=["rid"])), "rows_before_previous_end")[
+        ("train", "test")]
+    assert [e["rid"] for e in f.evidence["examples"]] == [f"t-{i}" for i in sorted(inside)[:20]]
 
 
 def test_a_few_late_rows_warn_below_the_fail_share():

@@ -45,6 +45,18 @@ def test_engine_operations_agree_exactly_on_planted_splits(engines):
                                                             b.rows_later)
         assert a.top.select("rows_earlier", "rows_later").equals(
             b.top.select("rows_earlier", "rows_later"))
+    # example rows carry the asked id columns on both engines: the same rows (Spark orders
+    # them by value, polars by position: compared as sets of (value, ids))
+    from auditor.engines.operations import Between, Num
+
+    got = [e.examples("test", Between(Num("x2"), hi=0.5), [Num("x2")], 500,
+                      ids=["row_id", "user"]) for e in (pe, se)]
+    for ex in got:
+        assert set(ex.ids) == {"row_id", "user"} and len(ex.ids["user"]) == len(ex.values)
+    assert sorted(zip([v for (v,) in got[0].values], got[0].ids["row_id"], got[0].ids["user"])) \
+        == sorted(zip([v for (v,) in got[1].values], got[1].ids["row_id"], got[1].ids["user"]))
+    test = planted()["test"].filter(pl.col("x2") < 0.5)
+    assert sorted(got[0].ids["row_id"]) == sorted(test["row_id"].to_list())
     # the planted numbers themselves (not just agreement)
     exact = pe.key_overlap("train", "test", whole, nulls_are_keys=True)
     assert exact.rows_later == 12

@@ -195,6 +195,19 @@ def test_csv_options_in_audit_yaml_and_flags_and_their_refusals(tmp_path, capsys
     assert main(["run", str(cfg), "--out", str(tmp_path / "c"), "--csv-delimiter", "§"]) == 2
     assert CsvFormat(delimiter="\\t").delimiter == CsvFormat(delimiter="tab").delimiter == "\t"
     assert not (tmp_path / "c").exists()
+    # export-expectations reads a CSV split with the same options (flags, or the yaml's csv:)
+    suite = tmp_path / "suite.json"
+    assert main(["export-expectations", "--train", str(tmp_path / "train.csv"), "--out",
+                 str(suite), "--csv-delimiter", ";", "--csv-decimal", ","]) == 0
+    kinds = {e["kwargs"]["column"]: e["kwargs"]["type_list"] for e in
+             json.loads(suite.read_text())["expectations"]
+             if e["type"] == "expect_column_values_to_be_in_type_list"}
+    assert "float64" in kinds["price"] and kinds["city"] == ["str"]  # '10,5' read as a number
+    cfg.write_text(json.dumps(doc))
+    assert main(["export-expectations", str(cfg), "--out", str(suite)]) == 0
+    assert main(["export-expectations", "--train", str(tmp_path / "train.csv"),
+                 "--csv-delimiter", ";;"]) == 2
+    assert "delimiter must be one ASCII character" in capsys.readouterr().err
     with pytest.raises(InputError, match="no decimal comma"):  # refused before Spark reads
         read_split(None, tmp_path / "train.csv", "train", CsvFormat(delimiter=";", decimal=","))
 
