@@ -51,7 +51,7 @@ class Prepared:
     X: np.ndarray
     y: np.ndarray
     evals: dict[str, tuple[np.ndarray, np.ndarray, int]]   # split -> (X, y, usable rows)
-    leak_rows: dict[str, dict[str, np.ndarray]]   # split -> what the rows share -> mask
+    leak_rows: dict[str, list["LeakRows"]]   # split -> rows sharing something with train
 
 
 def label_task(data: AuditData) -> str:
@@ -132,35 +132,48 @@ def prepare(check: "LabelProbe", data: AuditData, task: str) -> Prepared:
                     evals, leaks)
 
 
+@dataclass(frozen=True)
+class LeakRows:
+    """Evaluation rows that share something with train: ``kind`` is ``copies`` (the same
+    features and label as a train row), ``group`` (``column``'s value occurs in train) or
+    ``time`` (dated before train's latest); ``label`` reads after "without the N"."""
+
+    kind: str
+    column: str | None
+    label: str
+    mask: np.ndarray
+
+
 def leak_rows(train: pl.DataFrame, rows: pl.DataFrame, first: str, copy_columns: list[str],
-              groups: list[str], time: str | None) -> dict[str, np.ndarray]:
-    """Masks over ``rows`` (evaluation rows) of the rows that share something with the
-    rows of ``train`` (all of them, not only its sample): the same features and label as a
-    train row (nulls equal); a declared group's value that occurs in train; a time
-    strictly before train's latest. Each key reads after "without the N": ``rows that copy a
-    <first> row``, ``rows whose <group> occurs in <first>``, ``rows dated before the end of
-    <first>``. The leakage checks count these rows; the probe scores the evaluation rows
-    without them, which measures what they add to its score."""
-    out: dict[str, np.ndarray] = {}
+              groups: list[str], time: str | None) -> list[LeakRows]:
+    """The evaluation ``rows`` that share something with the rows of ``train`` (all of
+    them, not only its sample): the same features and label as a train row (nulls equal);
+    a declared group's value that occurs in train; a time strictly before train's latest.
+    The leakage checks count these rows; the probe scores the evaluation rows without them,
+    which measures what they add to its score."""
     index = pl.int_range(pl.len()).alias("__auditor_row")
 
     def rows_in(cols: list[str], reference: pl.DataFrame) -> np.ndarray:
-        found = rows.select(*cols, index).join(reference.select(cols).unique(), on=cols,
-                                               how="semi", nulls_equal=True)
+        # a semi join keeps each left row once, however often its key repeats on the right
+        found = rows.select(*cols, index).join(reference.select(cols), on=cols, how="semi",
+                                               nulls_equal=True)
         mask = np.zeros(rows.height, dtype=bool)
         mask[found["__auditor_row"].to_numpy()] = True
         return mask
 
-    out[f"rows that copy a {first} row"] = rows_in(copy_columns, train)
+    out = [LeakRows("copies", None, f"rows that copy a {first} row",
+                    rows_in(copy_columns, train))]
     for g in groups:
-        out[f"rows whose {g} occurs in {first}"] = rows_in(
-            [g], train.filter(pl.col(g).is_not_null()))
+        out.append(LeakRows("group", g, f"rows whose {g} occurs in {first}",
+                            rows_in([g], train.filter(pl.col(g).is_not_null()))))
     if time:
         end = train.select(numeric_expr(train, time)).to_series().max()
         t = rows.select(numeric_expr(rows, time)).to_series().to_numpy()
         if end is not None:
             with np.errstate(invalid="ignore"):
-                out[f"rows dated before the end of {first}"] = t < float(end)  # type: ignore[arg-type]
+                before = t < float(end)  # type: ignore[arg-type]
+            out.append(LeakRows("time", time, f"rows dated before the end of {first}",
+                                before))
     return out
 
 
@@ -443,22 +456,35 @@ def _split_finding(check: "LabelProbe", p: Prepared, s: str, value: float, null:
                    message=base + tail, evidence=evidence)
 
 
-def scores_without(task: str, out: np.ndarray, y: np.ndarray, masks: dict[str, np.ndarray],
+MIN_SCORED_ROWS = 50   # evaluation rows left to score without the leaking ones, at least ...
+MIN_CLASS_ROWS = 10    # ... and of each class (a binary or multiclass label): fewer say nothing
+
+
+def scores_without(task: str, out: np.ndarray, y: np.ndarray, leaks: list[LeakRows],
                    score_all: float) -> list[dict[str, Any]]:
-    """The probe's score on the evaluation rows without each kind of leaking row (the masks
-    of :func:`leak_rows`), and without all of them at once when there are several: ``change``
+    """The probe's score on the evaluation rows without each kind of leaking row
+    (:func:`leak_rows`), and without all of them at once when there are several: ``change``
     = score on every row - score without them, an estimate of how much those rows inflate
     the score (the model is not refitted: what the rows add at evaluation). A kind no row
-    has is left out; a subset left with one class (or a constant label) scores None."""
-    kinds = {k: m for k, m in masks.items() if m.any()}
-    if len(kinds) > 1:
-        kinds["rows of any of these kinds"] = np.logical_or.reduce(list(kinds.values()))
+    has is left out; the score is None (no estimate) when fewer than ``MIN_SCORED_ROWS``
+    rows are left, or fewer than ``MIN_CLASS_ROWS`` of a class (a random split's "rows
+    dated before the end of train" are nearly all of them: the few left score anything)."""
+    found = [lk for lk in leaks if lk.mask.any()]
+    if len(found) > 1:
+        found.append(LeakRows("any", None, "rows of any of these kinds",
+                              np.logical_or.reduce([lk.mask for lk in found])))
     rows = []
-    for what, m in kinds.items():
-        keep = ~m
-        s = score(task, out[keep], y[keep]) if keep.sum() >= 2 else float("nan")
+    full = None if task == NUMERIC else np.bincount(y.astype(np.int64))
+    for lk in found:
+        keep = ~lk.mask
+        enough = keep.sum() >= MIN_SCORED_ROWS
+        if enough and full is not None:  # each class as many rows as it has, up to the floor
+            kept = np.bincount(y[keep].astype(np.int64), minlength=len(full))
+            enough = bool((kept >= np.minimum(full, MIN_CLASS_ROWS)).all())
+        s = score(task, out[keep], y[keep]) if enough else float("nan")
         ok = not math.isnan(s) and not math.isnan(score_all)
-        rows.append({"rows_left_out": what, "rows": int(m.sum()), "of": len(m),
+        rows.append({"rows_left_out": lk.label, "kind": lk.kind, "column": lk.column,
+                     "rows": int(lk.mask.sum()), "of": len(lk.mask),
                      "score_all_rows": round(score_all, 4) if not math.isnan(score_all)
                      else None, "score_without": round(s, 4) if ok else None,
                      "change": round(score_all - s, 4) if ok else None})

@@ -20,7 +20,8 @@ from typing import Any
 
 from auditor.report.grouping import counted, group_findings, worst_first
 from auditor.report.diagnosis import diagnose, inflation_text, with_stop
-from auditor.report.results import SEVERITY_RANK, gates
+from auditor.report.ranks import SEVERITY_RANK
+from auditor.report.results import gates
 from auditor.report.split_design import design_sentence
 
 MAX_MD_GROUPS = 30
@@ -134,9 +135,7 @@ def summary_markdown(doc: dict[str, Any], fail_on: str = "fail", exit_code: int 
         lines += ["", f"Against the baseline of {md_escape(base.get('started_at'))}: "
                       f"{base.get('new', 0):,} new, {base.get('persisting', 0):,} persisting, "
                       f"{base.get('resolved', 0):,} resolved findings."]
-    problems = doc.get("diagnosis")
-    if problems is None:
-        problems = [p.to_dict() for p in diagnose(doc)]
+    problems = [p.to_dict() for p in diagnose(doc)]  # from the findings: never a stale copy
     if problems:
         lines += ["", "### Diagnosis", ""]
         for p in problems[:MAX_MD_GROUPS]:
@@ -147,6 +146,8 @@ def summary_markdown(doc: dict[str, Any], fail_on: str = "fail", exit_code: int 
                 text += (" Inflation: "
                          f"{md_escape(inflation_text(p['inflation'], p['inflation']['metric']))}.")
             lines.append(text + f" _Fix: {md_escape(p['action'])}_")
+        if len(problems) > MAX_MD_GROUPS:
+            lines.append(f"{len(problems) - MAX_MD_GROUPS:,} more problems in the report.")
     lines += ["", "| status | check | summary |", "|---|---|---|"]
     checks = worst_first(checks)
     for c in checks:

@@ -8,10 +8,12 @@ fail finding (not waived, not resolved) belongs to one problem:
 
 - a feature that leaks the label, keyed by its column: ``leakage.single_feature_auc``,
   ``leakage.feature_label_correlation`` and the label probe's ``ablation_drop`` on that column
-  are one problem (a probe score above ``suspicious_above`` joins the strongest such problem);
+  are one problem (a probe score above ``suspicious_above`` joins the most severe such
+  problem);
 - rows, entities or dates shared between splits (``leakage.duplicates``,
-  ``leakage.group_overlap``, ``leakage.temporal`` with the probe's ``time_holdout_gap``), keyed
-  by the pair of splits;
+  ``leakage.group_overlap``, ``leakage.temporal``), keyed by the pair of splits; rows repeated
+  within a split, a feature dated after its row (``future_values``), and a random holdout
+  that beats a latest-period one (the probe's ``time_holdout_gap``) are problems of their own;
 - documents shared between splits (``tokens.contamination``) as shared rows;
 - preprocessing fitted beyond train, memorised near-copies, distribution shift (``drift.*``,
   ``separability.adversarial``), schema; each token check, and any other check, one problem.
@@ -31,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from auditor.report.grouping import counted, subject_text
+from auditor.report.ranks import SEVERITY_RANK
 
 # kind -> (headline, suggested fix), in rank order; ``{subject}``, ``{pair}`` and ``{check}``
 # are filled in
@@ -38,14 +41,20 @@ KINDS: dict[str, tuple[str, str]] = {
     "label_leak": ("{subject} leaks the label",
                    "Drop {subject}, or rebuild it from what is known at prediction time; "
                    "then audit again."),
-    "shared_rows": ("Rows shared between {pair}",
+    "future_feature": ("{subject} holds values from after the row's own time",
+                       "Rebuild {subject} from what was known at each row's time (an "
+                       "as-of join), or drop it."),
+    "shared_rows": ("Rows shared {pair}",
                     "Remove the copies from the later split (deduplicate before splitting) "
                     "and score again."),
-    "shared_entities": ("Entities shared between {pair}",
+    "shared_entities": ("Entities shared {pair}",
                         "Split by the entity ({subject}): every entity's rows in one split "
                         "(e.g. scikit-learn's GroupShuffleSplit)."),
-    "time_overlap": ("Time overlap between {pair}",
+    "time_overlap": ("Time overlap {pair}",
                      "Split by time: every evaluation row dated after the end of train."),
+    "time_signal": ("A random holdout overstates the score {pair}",
+                    "Evaluate on a later period (a split by time): rows close in time share "
+                    "information a random split lets through."),
     "suspicious_label": ("The label is suspiciously easy to predict",
                          "Look for a feature computed after the label: the probe's ablation "
                          "and the single-feature checks name the candidates."),
@@ -60,12 +69,15 @@ KINDS: dict[str, tuple[str, str]] = {
     "label_quality": ("Labels that a model cannot learn as stored",
                       "Check the label's alignment with the features (a shifted join or "
                       "sort) and rows with the same inputs and different labels."),
+    "repeated_rows": ("Rows repeated {pair}",
+                      "Deduplicate the split: a repeated row weighs twice in training and in "
+                      "evaluation."),
     "shift": ("Distribution shift between splits",
               "Check that the evaluation split stands for the data the model will serve; a "
               "metric on a shifted split measures the shift too."),
     "schema": ("Schema differences between splits",
                "Align the splits' columns and types before training."),
-    "other": ("{check}", "See the check's evidence below."),
+    "other": ("{check}", "See the check's evidence in the report."),
 }
 ORDER = list(KINDS)
 TOKEN_PROBLEMS = {
@@ -74,6 +86,7 @@ TOKEN_PROBLEMS = {
     "tokens.lengths": "Sequences are truncated or of unexpected length",
 }
 METRIC_NAMES = {"probe_auc": "AUC", "probe_r2": "R²"}
+DECISIVE = 0.5  # a cut leads a leak's sentence when it tells the class apart this well (J)
 
 
 @dataclass
@@ -103,15 +116,22 @@ class Problem:
 
 
 def _kind(check: str, f: dict[str, Any]) -> str:
+    """The problem a finding is evidence of: by its metric first (one check finds several
+    kinds of problem), then by its check."""
     metric = f.get("metric") or ""
-    if check in ("leakage.single_feature_auc", "leakage.feature_label_correlation") or \
-            metric == "ablation_drop":
+    by_metric = {"future_values": "future_feature", "ablation_drop": "label_leak",
+                 "within_split_duplicates": "repeated_rows", "conflicting_labels":
+                 "label_quality", "id_overlap_rows": "shared_rows",
+                 "time_holdout_gap": "time_signal"}
+    if metric in by_metric:
+        return by_metric[metric]
+    if check in ("leakage.single_feature_auc", "leakage.feature_label_correlation"):
         return "label_leak"
     if check in ("leakage.duplicates", "tokens.contamination"):
-        return "label_quality" if metric == "conflicting_labels" else "shared_rows"
+        return "shared_rows"
     if check == "leakage.group_overlap":
         return "shared_entities"
-    if check == "leakage.temporal" or metric == "time_holdout_gap":
+    if check == "leakage.temporal":
         return "time_overlap"
     if check == "separability.label_probe":
         verdict = ((f.get("evidence") or {}).get("result") or {}).get("verdict")
@@ -124,16 +144,16 @@ def _kind(check: str, f: dict[str, Any]) -> str:
         return "tokens"
     if check.startswith("drift.") or check == "separability.adversarial":
         return "shift"
-    if check.startswith("schema."):
+    if check == "schema.consistency":
         return "schema"
     return "other"
 
 
 def _key(kind: str, check: str, f: dict[str, Any]) -> tuple[Any, ...]:
     pair = tuple(f.get("splits") or ())
-    if kind == "label_leak":
+    if kind in ("label_leak", "future_feature"):
         return kind, subject_text(f.get("subject"))
-    if kind in ("shared_rows", "shared_entities"):
+    if kind in ("shared_rows", "shared_entities", "repeated_rows"):
         return kind, pair
     if kind == "time_overlap":  # a time split's later splits: one overlap, whichever pair
         return (kind,)
@@ -143,7 +163,15 @@ def _key(kind: str, check: str, f: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _severity_rank(s: str) -> int:
-    return {"fail": 0, "warn": 1}.get(s, 2)
+    """0 for a fail, 1 for a warning: worst first."""
+    return -SEVERITY_RANK.get(s, 0)
+
+
+def pair_text(splits: list[str]) -> str:
+    """'between train and test' for a pair of splits, 'in train' for one."""
+    if len(splits) == 2:
+        return f"between {splits[0]} and {splits[1]}"
+    return f"in {', '.join(splits)}" if splits else "between splits"
 
 
 def _probe(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -176,16 +204,19 @@ def _ablation(probe: list[dict[str, Any]], column: str) -> dict[str, Any] | None
     return best
 
 
-def _without_rows(probe: list[dict[str, Any]], later: str | None, starts: str
-                  ) -> dict[str, Any] | None:
-    """The probe's score on ``later``'s rows without the leaking rows whose description
-    contains ``starts`` (see :func:`auditor.probes.label_probe.leak_rows`)."""
+def _without_rows(probe: list[dict[str, Any]], splits: list[str], kind: str,
+                  columns: list[str] | None = None) -> dict[str, Any] | None:
+    """The probe's score on the later split's rows without the leaking rows of ``kind``
+    (``copies``, ``group`` of one of ``columns``, ``time``; see
+    :func:`auditor.probes.label_probe.leak_rows`): only for a problem between the split the
+    probe trains on and that later split (the rows it leaves out share something with its
+    training split, not with another one)."""
     for f in probe:
-        splits = f.get("splits") or []
-        if f.get("metric") not in METRIC_NAMES or (later and splits[-1:] != [later]):
+        if f.get("metric") not in METRIC_NAMES or list(f.get("splits") or []) != splits:
             continue
         for row in (f.get("evidence") or {}).get("without_leaking_rows") or []:
-            if starts in str(row.get("rows_left_out")) and row.get("change") is not None:
+            if row.get("kind") == kind and row.get("change") is not None and (
+                    columns is None or row.get("column") in columns):
                 return {"split": splits[-1], "score": row["score_all_rows"],
                         "without": row["score_without"], "change": row["change"],
                         "how": f"the label probe scored on {splits[-1]} without the "
@@ -207,16 +238,17 @@ def _time_gap(probe: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def _inflation(kind: str, subjects: list[str], splits: list[str],
                probe: list[dict[str, Any]]) -> dict[str, Any] | None:
-    later = splits[-1] if splits else None
     if kind == "label_leak" and subjects:
         found = [a for a in (_ablation(probe, s) for s in subjects) if a]
         return max(found, key=lambda a: a["change"]) if found else None
     if kind == "shared_rows":
-        return _without_rows(probe, later, "that copy a")
+        return _without_rows(probe, splits, "copies")
     if kind == "shared_entities":
-        return _without_rows(probe, later, "occurs in")
+        return _without_rows(probe, splits, "group", subjects)
     if kind == "time_overlap":
-        return _without_rows(probe, later, "dated before") or _time_gap(probe)
+        return _without_rows(probe, splits, "time")
+    if kind == "time_signal":
+        return _time_gap(probe)
     return None
 
 
@@ -264,7 +296,7 @@ def diagnose(doc: dict[str, Any]) -> list[Problem]:
                                       if f.get("subject")))
         splits = list(top.get("splits") or [])
         names = {"subject": ", ".join(subjects[:3]) or "(dataset)",
-                 "pair": " and ".join(splits) or "splits", "check": check,
+                 "pair": pair_text(splits), "check": check,
                  "token_problem": TOKEN_PROBLEMS.get(check, check)}
         headline, action = (t.format(**names) for t in KINDS[kind])
         evidence = []
@@ -278,7 +310,7 @@ def diagnose(doc: dict[str, Any]) -> list[Problem]:
         sentence = top.get("message", "")
         cut = next((f["evidence"]["decisive_cut"] for _, f in members
                     if isinstance((f.get("evidence") or {}).get("decisive_cut"), dict)), None)
-        if kind == "label_leak" and cut:  # the cut first: what a person checks in the data
+        if kind == "label_leak" and cut and cut["j"] >= DECISIVE:  # what a person checks first
             sentence = f"{cut['statement']} (the decisive cut). {sentence}"
         problems.append(Problem(
             rank=0, kind=kind, severity=top["severity"], headline=headline,
@@ -300,9 +332,7 @@ def diagnosis_lines(doc: dict[str, Any], *, limit: int = 8, width: int = 200) ->
     deciding sentence clipped to ``width``, the inflation), at most ``limit``."""
     from auditor.report.charts import clip_text
 
-    problems = doc.get("diagnosis")
-    if problems is None:
-        problems = [p.to_dict() for p in diagnose(doc)]
+    problems = [p.to_dict() for p in diagnose(doc)]  # from the findings: never a stale copy
     lines = []
     for p in problems[:limit]:
         change = f" [{p['change']}]" if p.get("change") else ""

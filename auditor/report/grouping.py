@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from auditor.report.charts import clip_text
+from auditor.report.ranks import SEVERITY_RANK, STATUS_RANK
 
 MAX_SUBJECTS_SHOWN = 8
-_SEVERITY = {"info": 0, "warn": 1, "fail": 2}
-# a check's status, worst last (the report's status is the worst of its checks')
-STATUS_RANK = {"skipped": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
 
 
 def worst_first(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -50,7 +48,7 @@ def group_findings(findings: list[dict[str, Any]], *, by_severity: bool = True
     out = []
     for members in groups.values():
         if not by_severity:
-            members = sorted(members, key=lambda f: (-_SEVERITY.get(f.get("severity"), 0),
+            members = sorted(members, key=lambda f: (-SEVERITY_RANK.get(f.get("severity"), 0),
                                                      subject_text(f.get("subject"))))
         first = members[0]
         values = [f["value"] for f in members if isinstance(f.get("value"), (int, float))]
@@ -81,10 +79,12 @@ def group_message(members: list[dict[str, Any]], subjects: list[str]) -> str:
     parts, left = [], MAX_SUBJECTS_SHOWN
     for sev in severities:
         names = [s for f, s in zip(members, subjects) if f.get("severity") == sev]
-        more = len(names) - left
-        text = ", ".join(names[:max(left, 0)]) + (f" and {more:,} more" if more > 0 else "")
+        shown = names[:max(left, 0)]
+        more = len(names) - len(shown)
+        text = ", ".join(shown) + (f" and {more:,} more" if more and shown else
+                                   f"{more:,} more" if more else "")
         parts.append(text if len(severities) == 1 else f"{sev} {text}")
-        left -= len(names)
+        left -= len(shown)
     flagged = f"flagged {severities[0]}" if len(severities) == 1 else "flagged"
     return (f"{len(members):,} subjects {flagged} on {first.get('metric')}"
             f"{f' ({splits})' if splits else ''}: {'; '.join(parts)}. "
@@ -107,9 +107,10 @@ def printable(text: Any) -> str:
 
 def finding_lines(doc: dict[str, Any], *, limit: int = 20) -> list[str]:
     """Plain-text lines for the terminal: grouped warn/fail findings and resolved ones (one
-    line per check, metric and splits whatever their severities, so a nightly log's lines
-    stay the same from run to run), then the waived findings in one line (accepted problems
-    do not flood a nightly log; the report lists each with its waiver)."""
+    line per check, metric and splits whatever their severities, so that a subject crossing
+    a threshold does not move to a line of its own; new, persisting and waived findings stay
+    on lines of their own), then the waived findings in one line (accepted problems do not
+    flood a nightly log; the report lists each with its waiver)."""
     lines: list[str] = []
     waived: list[str] = []
     for c in doc.get("checks", []):

@@ -13,11 +13,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+from auditor.report.ranks import SEVERITY_RANK
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MAX_TABLE_ROWS = 50
 MAX_CHARTS = 60
 MAX_EVIDENCE = 100  # evidence blocks per check; the rest are in report.json
-SEVERITY_ORDER = {"fail": 0, "warn": 1, "info": 2}
 
 
 def fmt_number(v: Any) -> str:
@@ -87,9 +88,9 @@ def render_html(report: dict[str, Any]) -> str:
     numbered = list(enumerate(report.get("checks", []), 1))  # anchors keep the run order
     anchors = {c["id"]: i for i, c in numbered}
     rank = {id(c): k for k, c in enumerate(worst_first([c for _, c in numbered]))}
-    problems = report.get("diagnosis")
-    if problems is None:  # a report.json written before the diagnosis existed
-        problems = [p.to_dict() for p in diagnose(report)]
+    # from the findings (as report.json's copy was made): never stale, and a report.json
+    # written before the diagnosis existed gets one
+    problems = [p.to_dict() for p in diagnose(report)]
     env.globals.update(checks=sorted(numbered, key=lambda ic: rank[id(ic[1])]),
                        anchors=anchors, problems=problems,
                        inflation_chart=inflation_chart)
@@ -167,7 +168,7 @@ def evidence_shown(findings: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
     report.json, and the page stays readable and quick to write."""
     with_evidence = [f for f in findings if f.get("evidence")]
     ranked = sorted(with_evidence, key=lambda f: (f.get("waived") is not None,
-                                                  SEVERITY_ORDER.get(f.get("severity"), 3)))
+                                                  -SEVERITY_RANK.get(f.get("severity"), -1)))
     return ranked[:MAX_EVIDENCE], max(len(ranked) - MAX_EVIDENCE, 0)
 
 

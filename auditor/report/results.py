@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from auditor.report.grouping import STATUS_RANK
+from auditor.report.ranks import SEVERITY_RANK, STATUS_RANK
 
 if TYPE_CHECKING:
     import polars as pl
@@ -38,7 +38,6 @@ class Status(StrEnum):
 
 # How bad a status is when several are combined. A crash ranks below a data failure: exit code 1
 # (the data failed) takes precedence over exit code 3 (the tool needs attention).
-SEVERITY_RANK = {Severity.INFO: 0, Severity.WARN: 1, Severity.FAIL: 2}
 
 
 
@@ -139,7 +138,8 @@ class Report:
                 ordered[key] = d[key]
         from auditor.report.diagnosis import diagnose
 
-        diagnosis = [p.to_dict() for p in diagnose(ordered)]  # derived: never read back
+        # derived from the findings; every renderer derives it again (never a stale copy)
+        diagnosis = [p.to_dict() for p in diagnose(ordered)]
         # after the checks: the documented keys keep their order (a compatible addition)
         return {**{k: ordered.pop(k) for k in ("schema_version", "tool_version", "status",
                                                 "started_at", "duration_s", "seed",

@@ -34,8 +34,8 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                   ) -> list[dict[str, Any]]:
     """``[{check, metric, figure}]``: the rows per split first, then one plotly figure per
     (check, metric), one line per (subject, splits), the lines with the largest last value
-    first (at most 10 per chart), and the threshold the findings stated as a dashed step line
-    (:func:`threshold_line`). A (check, metric) whose every line holds one value over
+    first (at most 10 per chart), and the thresholds the findings stated as dashed lines
+    (:func:`threshold_lines`). A (check, metric) whose every line holds one value over
     the runs (an internal count, a statistic that never moved) is not drawn: it is listed
     under the charts (``{check, metric, flat: True}``)."""
     from auditor.report.charts import PALETTE, REFERENCE
@@ -72,12 +72,10 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                          "x": [when[r] for r in ids], "y": [points[r] for r in ids],
                          "line": {"color": PALETTE[i % len(PALETTE)], "width": 1.5},
                          "marker": {"size": 6}})
-        limit = threshold_line(thresholds.get((check, metric), {}), order)
-        if limit:
-            data.append({"type": "scatter", "mode": "lines", "name": "threshold",
-                         "x": [when[r] for r in limit], "y": list(limit.values()),
-                         "line": {"color": REFERENCE, "width": 1.5, "dash": "dash",
-                                  "shape": "hv"}})
+        for value, at in threshold_lines(thresholds.get((check, metric), {}), order).items():
+            data.append({"type": "scatter", "mode": "lines", "name": f"threshold {value:g}",
+                         "x": [when[r] for r in at], "y": [value] * len(at),
+                         "line": {"color": REFERENCE, "width": 1.5, "dash": "dash"}})
         layout = {"height": 300, "autosize": True,
                   "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
                   "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
@@ -97,13 +95,20 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
     return out + flat
 
 
-def threshold_line(per_run: dict[str, set[float]], order: dict[str, int]) -> dict[str, float]:
-    """``run_id -> threshold`` in run order, for the runs whose findings of one (check,
-    metric) all stated one threshold (a config change shows as a step); empty when a run's
-    findings stated several (thresholds per subject: no single line to draw)."""
-    if any(len(v) > 1 for v in per_run.values()):
+MAX_THRESHOLD_LINES = 4  # distinct thresholds drawn per chart (more: per-subject thresholds)
+
+
+def threshold_lines(per_run: dict[str, set[float]], order: dict[str, int]
+                    ) -> dict[float, list[str]]:
+    """``threshold -> the runs (in order) whose findings stated it``, for one (check,
+    metric): a check's warn and fail thresholds are two lines, a changed config a line that
+    ends and another that starts; empty when the findings stated more than
+    ``MAX_THRESHOLD_LINES`` distinct thresholds (thresholds per subject: nothing to draw)."""
+    values = sorted({v for vs in per_run.values() for v in vs})
+    if len(values) > MAX_THRESHOLD_LINES:
         return {}
-    return {r: next(iter(per_run[r])) for r in sorted(per_run, key=order.__getitem__)}
+    return {v: sorted((r for r, vs in per_run.items() if v in vs), key=order.__getitem__)
+            for v in values}
 
 
 def report_links(runs: list[dict[str, Any]], out: Path) -> None:

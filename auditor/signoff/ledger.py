@@ -145,12 +145,26 @@ class Ledger:
 
     def _add_missing_columns(self) -> None:
         """``ALTER TABLE ... ADD COLUMN`` for each column of :data:`ADDED_COLUMNS` that a ledger
-        written by an earlier version lacks (its rows read NULL there)."""
+        written by an earlier version lacks (its older rows read NULL there). A column another
+        process added meanwhile is fine; one that cannot be added (a read-only role on a shared
+        database) is read as NULL and not written (``self.absent``)."""
+        self.absent: set[str] = set()
         for table, column, kind in ADDED_COLUMNS:
+            if column in self._columns(table):
+                continue
             try:
-                self._query(f"SELECT {column} FROM {table} WHERE 1 = 0")
-            except Exception:
                 self._execute([(f"ALTER TABLE {table} ADD COLUMN {column} {kind}", {})])
+            except Exception:
+                if column not in self._columns(table):
+                    self.absent.add(column)
+
+    def _columns(self, table: str) -> set[str]:
+        """The column names of ``table`` (SQLAlchemy's inspector, or SQLite's table_info)."""
+        if self._engine is not None:
+            from sqlalchemy import inspect
+
+            return {c["name"] for c in inspect(self._engine).get_columns(table)}
+        return {r["name"] for r in self._query(f"PRAGMA table_info({table})")}
 
     # -- the two drivers behind one interface ---------------------------------------------------
     def _execute(self, statements: list[tuple[str, Any]]) -> None:
@@ -214,6 +228,7 @@ class Ledger:
         checks = [{"run_id": run_id, "check_id": c["id"], "status": c["status"],
                    "summary": c.get("summary", "")} for c in doc.get("checks", [])]
         metrics = [{"run_id": run_id, **m} for m in headline_metrics(doc)]
+        threshold = "" if "threshold" in self.absent else ", threshold"
         try:
             self._execute([
                 ("INSERT INTO runs (run_id, started_at, status, duration_s, config_hash, "
@@ -223,8 +238,9 @@ class Ledger:
                 ("INSERT INTO check_results (run_id, check_id, status, summary) VALUES "
                  "(:run_id, :check_id, :status, :summary)", checks),
                 ("INSERT INTO metrics (run_id, check_id, subject, metric, splits, value, "
-                 "severity, waived, threshold) VALUES (:run_id, :check_id, :subject, :metric, "
-                 ":splits, :value, :severity, :waived, :threshold)", metrics)])
+                 f"severity, waived{threshold}) VALUES (:run_id, :check_id, :subject, :metric, "
+                 f":splits, :value, :severity, :waived{threshold and ', :threshold'})",
+                 metrics)])
         except Exception as err:
             raise InputError(f"{shown(self.target)}: cannot append to the ledger "
                              f"({type(err).__name__}: "
@@ -255,8 +271,9 @@ class Ledger:
             names = [f"{column}{i}" for i in range(len(values))]
             where.append(f"{column} IN ({', '.join(':' + n for n in names)})")
             params.update(zip(names, values))
+        threshold = "NULL AS threshold" if "threshold" in self.absent else "threshold"
         return self._query("SELECT run_id, check_id, subject, metric, splits, value, severity,"
-                           " waived, threshold FROM metrics" + (" WHERE " + " AND ".join(where)
+                           f" waived, {threshold} FROM metrics" + (" WHERE " + " AND ".join(where)
                                                      if where else ""), params)
 
 

@@ -14,9 +14,11 @@ region):
   maximising |P(x > c | class) - P(x > c | rest)| over every row (missing rows on neither
   side), against missingness alone, |P(missing | class) - P(missing | rest)|; the larger is
   the decisive statement, the table shows both sides of the cut and the missing rows;
-- a categorical column: the levels where the class's share exceeds the rest's, J = the sum of
-  those differences (the best split of the levels into two sets); the table lists the levels
-  with the largest differences.
+- a categorical column: the levels where the class's share exceeds the rest's (the best split
+  of the levels into two sets), chosen on a seeded half of the rows; J and the shares are
+  measured on the other half (on the rows they were chosen on, the levels of an id column
+  would separate any label perfectly); the table lists the levels with the largest
+  differences, on every row.
 
 J = 1: the region holds every row of one group and none of the other; J = 0: no region tells
 them apart. J equals max(TPR - FPR) of the column's ROC curve (with missing rows placed
@@ -52,10 +54,24 @@ def _floats(values: pl.Series) -> np.ndarray:
     return s.fill_nan(None).fill_null(float("nan")).to_numpy()
 
 
-def _text(values: pl.Series, mask: np.ndarray) -> str:
-    """The first value of ``values`` where ``mask`` holds, as a person reads it."""
-    v = values.filter(pl.Series(mask))[0]
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
+def _cut_text(values: pl.Series, x: np.ndarray, lo: float, hi: float) -> tuple[str, str]:
+    """The two sides of a cut between adjacent distinct values ``lo`` < ``hi`` as a person
+    reads them: ``("<= t", "> t")`` with t the value ``lo`` itself (a date, an integer) or,
+    for floats, the shortest text t with lo <= t < hi (so that the text puts every row on
+    the side it was counted on); a boolean's sides are ``= False`` and ``= True``."""
+    if values.dtype == pl.Boolean:
+        return "= False", "= True"
+    if values.dtype.is_float():
+        if lo.is_integer() and abs(lo) < 1e15:
+            t = f"{lo:.0f}"
+        else:
+            for digits in range(6, 18):
+                t = f"{lo:.{digits}g}"
+                if lo <= float(t) < hi:
+                    break
+    else:
+        t = str(values.filter(pl.Series(x == lo))[0])
+    return f"<= {t}", f"> {t}"
 
 
 def decisive_cut(values: pl.Series, positive: np.ndarray, names: tuple[str, str]
@@ -88,9 +104,9 @@ def decisive_cut(values: pl.Series, positive: np.ndarray, names: tuple[str, str]
             i = int(np.argmax(np.abs(diff)))
             best_j, above = float(abs(diff[i])), bool(diff[i] > 0)
             cut = i
-            text = _text(values, known & (x == v[i]))
-            table = [{"rows": f"<= {text}", c1: float(below1[i]), c0: float(below0[i])},
-                     {"rows": f"> {text}", c1: float(known1 - below1[i]),
+            low, high = _cut_text(values, x, float(v[i]), float(v[i + 1]))
+            table = [{"rows": low, c1: float(below1[i]), c0: float(below0[i])},
+                     {"rows": high, c1: float(known1 - below1[i]),
                       c0: float(known0 - below0[i])}]
     if miss.any():
         table.append({"rows": "missing", c1: float(m1), c0: float(m0)})
@@ -111,28 +127,79 @@ def decisive_cut(values: pl.Series, positive: np.ndarray, names: tuple[str, str]
     return {"statement": statement, "j": round(best_j, 4), "table": table}
 
 
+def _level_codes(values: pl.Series) -> tuple[list[str], np.ndarray]:
+    """The distinct levels (missing as "(missing)") and each row's index into them."""
+    frame = pl.DataFrame({"level": values.cast(pl.String).fill_null("(missing)")})
+    levels = frame.get_column("level").unique(maintain_order=True)
+    codes = frame.select(pl.col("level").replace_strict(
+        levels, pl.int_range(levels.len(), eager=True), return_dtype=pl.Int64)).to_series()
+    return levels.to_list(), codes.to_numpy()
+
+
 def _levels(values: pl.Series, pos: np.ndarray, n1: int, n0: int, names: tuple[str, str]
             ) -> dict[str, Any]:
+    """The levels that favour the class, chosen on a seeded half of the rows and measured on
+    the other half (the set's J and shares: chosen and measured on the same rows, the levels
+    of an id column would hold 100% of one class and 0% of the other whatever the label);
+    the table's per-level shares are of every row."""
     c1, c0 = names
-    counts = (pl.DataFrame({"level": values.cast(pl.String).fill_null("(missing)"), "p": pos})
-              .group_by("level").agg(pl.col("p").sum().alias("k1"),
-                                     (~pl.col("p")).sum().alias("k0")))
-    s1 = counts["k1"].to_numpy() / n1
-    s0 = counts["k0"].to_numpy() / n0
+    levels, codes = _level_codes(values)
+    k = len(levels)
+
+    def shares(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p, q = rows & pos, rows & ~pos
+        return (np.bincount(codes[p], minlength=k) / max(int(p.sum()), 1),
+                np.bincount(codes[q], minlength=k) / max(int(q.sum()), 1))
+
+    s1, s0 = shares(np.ones(len(codes), dtype=bool))
     diff = s1 - s0
-    levels = counts["level"].to_list()
-    favoured = diff > 0
-    j = float(diff[favoured].sum())
     order = np.argsort(-np.abs(diff), kind="stable")[:MAX_LEVELS]
     table = [{"rows": f"= {levels[i]}", c1: round(float(s1[i]), 4), c0: round(float(s0[i]), 4)}
              for i in order]
-    shown = [levels[i] for i in np.argsort(-diff, kind="stable") if favoured[i]][:5]
+    half = np.random.default_rng(0).random(len(codes)) < 0.5
+    a1, a0 = shares(half)
+    b1, b0 = shares(~half)
+    favoured = (a1 - a0) > 0
+    share1, share0 = float(b1[favoured].sum()), float(b0[favoured].sum())
+    shown = [levels[i] for i in np.argsort(-(a1 - a0), kind="stable") if favoured[i]][:5]
     more = int(favoured.sum()) - len(shown)
     listed = ", ".join(shown) + (f" and {more:,} more" if more > 0 else "")
-    share1, share0 = float(s1[favoured].sum()), float(s0[favoured].sum())
     statement = (f"{values.name} in {{{listed}}} holds {fmt_share(share1)} of {c1} rows and "
-                 f"{fmt_share(share0)} of {c0} rows")
-    return {"statement": statement, "j": round(j, 4), "table": table}
+                 f"{fmt_share(share0)} of {c0} rows (levels chosen on half of the rows, "
+                 "shares of the other half)")
+    return {"statement": statement, "j": round(max(share1 - share0, 0.0), 4), "table": table}
+
+
+def class_separation(values: pl.Series, codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """Each class's in-sample J against the rest (the largest |P(region | class) -
+    P(region | rest)| of a cut, or of the missing rows; the favoured levels of a categorical
+    column): the distinct values or levels are found once, each class costs one bincount.
+    Used to choose the class to show, not to grade."""
+    out = np.zeros(n_classes)
+    if _orderable(values.dtype):
+        x = _floats(values)
+        known = ~np.isnan(x)
+        inv = np.unique(x[known], return_inverse=True)[1] if known.any() else np.zeros(0, int)
+        total = np.bincount(inv)
+        for k in range(n_classes):
+            pos = codes == k
+            n1, n0 = int(pos.sum()), int((~pos).sum())
+            if not n1 or not n0:
+                continue
+            h1 = np.bincount(inv, weights=pos[known].astype(float), minlength=len(total))
+            c1, c0 = np.cumsum(h1) / n1, np.cumsum(total - h1) / n0
+            miss = abs((~known & pos).sum() / n1 - (~known & ~pos).sum() / n0)
+            out[k] = max(float(np.abs(c1 - c0).max()) if len(c1) else 0.0, miss)
+        return out
+    _, lv = _level_codes(values)
+    for k in range(n_classes):
+        pos = codes == k
+        n1, n0 = int(pos.sum()), int((~pos).sum())
+        if n1 and n0:
+            d = np.bincount(lv[pos], minlength=lv.max() + 1) / n1 - \
+                np.bincount(lv[~pos], minlength=lv.max() + 1) / n0
+            out[k] = float(d[d > 0].sum())
+    return out
 
 
 def class_chart(values: pl.Series, positive: np.ndarray, names: tuple[str, str], column: str,
@@ -194,7 +261,7 @@ def class_evidence(values: pl.Series, codes: np.ndarray, classes: list[Any], *, 
     flagged columns of a wide table cost a fixed amount each."""
     def names(k: int) -> tuple[str, str]:
         return (f"class {classes[k]!r}",
-                f"class {classes[1 - k]!r}" if binary else "other classes")
+                f"class {classes[1 - k]!r}" if binary else "other-class")
 
     if binary:
         cls = 1
@@ -202,16 +269,10 @@ def class_evidence(values: pl.Series, codes: np.ndarray, classes: list[Any], *, 
     if sampled:  # shares to about +-0.3 points: a chart and a cut, not a count
         keep = np.sort(np.random.default_rng(0).choice(len(values), MAX_ROWS, replace=False))
         values, codes = values.gather(keep), np.asarray(codes)[keep]
-    if cls is None:
-        cuts = {k: decisive_cut(values, codes == k, names(k))
-                for k in range(min(len(classes), MAX_CLASSES))}
-        found = {k: c for k, c in cuts.items() if c is not None}
-        if not found:
-            return {}
-        cls = max(found, key=lambda k: found[k]["j"])
-        cut: dict[str, Any] | None = found[cls]
-    else:
-        cut = decisive_cut(values, codes == cls, names(cls))
+    if cls is None:  # the class the column separates best, of the first MAX_CLASSES
+        cls = int(np.argmax(class_separation(values, np.asarray(codes),
+                                             min(len(classes), MAX_CLASSES))))
+    cut = decisive_cut(values, codes == cls, names(cls))
     out: dict[str, Any] = {}
     if cut is not None:
         out["decisive_cut"] = dict(cut, rows=len(values), sampled=sampled)

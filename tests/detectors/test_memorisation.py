@@ -69,6 +69,10 @@ def test_jittered_copies_of_train_rows_are_counted_against_the_chance_baseline()
     assert all(e["train_row"] == e["test_row"] - 100 for e in ex)
     assert "f0: " in ex[0]["differences"] and ex[0]["distance"] < 0.02
     assert f.message.startswith(f"{f.count} of 340 test rows (")
+    assert "1.1% expected by chance" in f.message and "near-copies that exact hashing" in f.message
+    chart = f.evidence["chart"]
+    assert chart["type"] == "hist" and len(chart["edges"]) == len(
+        next(iter(chart["series"].values()))) + 1
 
 
 def test_closest_pairs_carry_the_declared_ids_of_both_rows():

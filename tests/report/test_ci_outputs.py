@@ -253,3 +253,14 @@ def test_a_logs_lines_keep_one_line_per_metric_and_splits_from_night_to_night():
          "carat, y, z. First: x drifted"],
         ["    warn  drift.features: 4 subjects flagged warn on psi (train → test): carat, x, y, "
          "z. First: carat drifted"]]
+
+
+def test_a_long_mixed_group_counts_the_subjects_it_does_not_name():
+    from auditor.report.grouping import group_message
+
+    members = [{"severity": "fail", "metric": "psi", "splits": ["a", "b"], "message": "m"}] * 10 \
+        + [{"severity": "warn", "metric": "psi", "splits": ["a", "b"], "message": "m"}] * 3
+    names = [f"f{i:02d}" for i in range(10)] + ["w0", "w1", "w2"]
+    assert group_message(members, names) == (
+        "13 subjects flagged on psi (a → b): fail f00, f01, f02, f03, f04, f05, f06, f07 and "
+        "2 more; warn 3 more. First: m")

@@ -13,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 
 import auditor
 from auditor.loading.demo import make_demo
-from auditor.probes.label_probe import leak_rows, scores_without
+from auditor.probes.label_probe import LeakRows, leak_rows, scores_without
 from auditor.probes.probe_model import BINARY
 from auditor.report.ci_outputs import summary_markdown
 from auditor.report.diagnosis import diagnose, diagnosis_lines
@@ -149,7 +149,8 @@ def test_findings_group_into_problems_and_only_counted_ones_are_diagnosed():
 
 def test_measured_inflation_ranks_problems_of_one_severity():
     def probe(drop_a, drop_b, copies_change):
-        rows = [{"rows_left_out": "rows that copy a train row", "rows": 5, "of": 100,
+        rows = [{"rows_left_out": "rows that copy a train row", "kind": "copies",
+                 "column": None, "rows": 5, "of": 100,
                  "score_all_rows": 0.9, "score_without": 0.9 - copies_change,
                  "change": copies_change}]
         return [_finding("info", "probe_auc", evidence={"result": {"verdict": "learnable"},
@@ -173,14 +174,15 @@ def test_leak_rows_mark_copies_shared_groups_and_earlier_dates():
                          "y": [0, 0, 0, 1, 0], "g": [99, 11, None, 12, 13],
                          "t": [datetime(2023, 12, 1), datetime(2024, 1, 4),
                                datetime(2024, 1, 3, 23), None, datetime(2025, 1, 1)]})
-    masks = leak_rows(train, rows, "train", ["x", "c", "y"], ["g"], "t")
-    assert {k: m.tolist() for k, m in masks.items()} == {
-        # row 0 copies train row 0; row 1's label differs; row 2 copies row 2 (nulls equal)
-        "rows that copy a train row": [True, False, True, False, True],
+    leaks = leak_rows(train, rows, "train", ["x", "c", "y"], ["g"], "t")
+    assert [(lk.kind, lk.column, lk.label, lk.mask.tolist()) for lk in leaks] == [
+        # row 0 copies train row 0; row 1's label differs; rows 2 and 4 copy row 2 (nulls
+        # equal)
+        ("copies", None, "rows that copy a train row", [True, False, True, False, True]),
         # a missing group is no entity; 13 occurs in train
-        "rows whose g occurs in train": [False, True, False, False, True],
+        ("group", "g", "rows whose g occurs in train", [False, True, False, False, True]),
         # strictly before train's latest time (a missing time is not)
-        "rows dated before the end of train": [True, False, True, False, False]}
+        ("time", "t", "rows dated before the end of train", [True, False, True, False, False])]
 
 
 def test_scores_without_leaking_rows_equal_sklearn_on_the_kept_rows():
@@ -189,16 +191,27 @@ def test_scores_without_leaking_rows_equal_sklearn_on_the_kept_rows():
     out = (y + rng.normal(0, 1.2, 400))[:, None]
     a = rng.random(400) < 0.1
     b = rng.random(400) < 0.2
-    rows = scores_without(BINARY, out, y, {"copies": a, "groups": b, "none": np.zeros(400, bool)},
-                          roc_auc_score(y, out[:, 0]))
-    assert [r["rows_left_out"] for r in rows] == ["copies", "groups",
-                                                  "rows of any of these kinds"]
+    leaks = [LeakRows("copies", None, "copies", a), LeakRows("group", "g", "groups", b),
+             LeakRows("time", "t", "none", np.zeros(400, bool))]
+    rows = scores_without(BINARY, out, y, leaks, roc_auc_score(y, out[:, 0]))
+    assert [(r["rows_left_out"], r["kind"], r["column"]) for r in rows] == [
+        ("copies", "copies", None), ("groups", "group", "g"),
+        ("rows of any of these kinds", "any", None)]
     for r, mask in zip(rows, (a, b, a | b)):
         keep = ~mask
         assert r["rows"] == int(mask.sum()) and r["of"] == 400
         assert r["score_without"] == pytest.approx(roc_auc_score(y[keep], out[keep, 0]),
                                                    abs=1e-4)
         assert r["change"] == pytest.approx(r["score_all_rows"] - r["score_without"], abs=2e-4)
+    # too few rows left (a random split's "dated before the end of train" is nearly every
+    # row), or too few of a class: no estimate rather than the score of a handful of rows
+    most = np.arange(400) >= 30
+    one_class = y == 1
+    rows = scores_without(BINARY, out, y, [LeakRows("time", "t", "most", most),
+                                           LeakRows("copies", None, "ones", one_class)],
+                          0.8)
+    assert [r["score_without"] for r in rows[:2]] == [None, None]
+    assert all(r["change"] is None for r in rows)
 
 
 def test_data_strings_in_the_diagnosis_are_escaped():
@@ -210,3 +223,47 @@ def test_data_strings_in_the_diagnosis_are_escaped():
     assert hostile not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; leaks the label" in page
     assert diagnose(doc)[0].action.startswith(f"Drop {hostile}")
+
+
+def test_each_kind_of_finding_names_its_own_problem_and_fix():
+    doc = _doc(
+        ("leakage.temporal", [_finding("fail", "future_values", "paid_at",
+                                       splits=("train", "val", "test"))]),
+        ("leakage.duplicates", [_finding("warn", "within_split_duplicates", splits=("train",))]),
+        ("leakage.group_overlap", [_finding("fail", "id_overlap_rows", "row_id")]),
+        ("schema.expectations", [_finding("fail", "expectation_failed", "age")]),
+        ("separability.label_probe", [_finding("warn", "time_holdout_gap",
+                                               splits=("train",))]))
+    got = {p.kind: (p.headline, p.action.split(":")[0].split(" (")[0]) for p in diagnose(doc)}
+    assert got == {
+        "future_feature": ("paid_at holds values from after the row's own time",
+                           "Rebuild paid_at from what was known at each row's time"),
+        "shared_rows": ("Rows shared between train and test",
+                        "Remove the copies from the later split"),
+        "repeated_rows": ("Rows repeated in train", "Deduplicate the split"),
+        "time_signal": ("A random holdout overstates the score in train",
+                        "Evaluate on a later period"),
+        "other": ("schema.expectations", "See the check's evidence in the report.")}
+
+
+def test_inflation_is_only_read_for_the_pair_the_probe_was_scored_on():
+    def without(kind, column, label):
+        return {"rows_left_out": label, "kind": kind, "column": column, "rows": 5, "of": 100,
+                "score_all_rows": 0.9, "score_without": 0.8, "change": 0.1}
+
+    probe = [_finding("info", "probe_auc", evidence={"result": {"verdict": "learnable"},
+                                                     "without_leaking_rows": [
+        without("copies", None, "rows that copy a train row"),
+        without("group", "shop", "rows whose shop occurs in train"),
+        without("group", "user", "rows whose user occurs in train")]})]
+    doc = _doc(("leakage.duplicates", [_finding("fail", "duplicate_rows", splits=("val", "test")),
+                                       _finding("fail", "duplicate_rows")]),
+               ("leakage.group_overlap", [_finding("fail", "group_overlap_rows", "user")]),
+               ("separability.label_probe", probe))
+    got = {(p.kind, tuple(p.splits)): p.inflation and p.inflation["how"] for p in diagnose(doc)}
+    assert got == {
+        ("shared_rows", ("train", "test")):
+            "the label probe scored on test without the 5 rows that copy a train row",
+        ("shared_rows", ("val", "test")): None,  # the probe's copies are copies of train rows
+        ("shared_entities", ("train", "test")):  # the flagged group's rows, not another's
+            "the label probe scored on test without the 5 rows whose user occurs in train"}

@@ -360,7 +360,7 @@ def _doc(started, value, threshold, *, extra_threshold=None):
                         "findings": findings}]}
 
 
-def test_thresholds_are_kept_and_drawn_as_a_step_line_even_in_an_older_ledger(tmp_path):
+def test_thresholds_are_kept_and_drawn_as_lines_even_in_an_older_ledger(tmp_path):
     import sqlite3
 
     from auditor.signoff.history import trend_figures
@@ -381,10 +381,43 @@ def test_thresholds_are_kept_and_drawn_as_a_step_line_even_in_an_older_ledger(tm
     assert [m["threshold"] for m in rows] == [None, 0.02, 0.02, 0.05]  # the old row: NULL
     figure = next(t for t in trend_figures(store.runs(), rows)
                   if t["metric"] == "duplicate_rows")["figure"]
-    line = next(d for d in figure["data"] if d["name"] == "threshold")
-    assert line["y"] == [0.02, 0.02, 0.05] and line["line"]["shape"] == "hv"
-    # findings of one metric stating different thresholds: no single line to draw
-    store.append(_doc("2026-01-04T00:00:00Z", 0.02, 0.02, extra_threshold=0.3), None)
+    when = [r["recorded_at"] for r in store.runs()]
+    lines = {d["name"]: (d["x"], d["y"]) for d in figure["data"] if d["name"].startswith("thr")}
+    assert lines == {"threshold 0.02": (when[:2], [0.02, 0.02]),  # a config change: one
+                     "threshold 0.05": (when[2:], [0.05])}        # line ends, another starts
+    # a night stating a warn and a fail threshold of one metric: a line for each
+    store.append(_doc("2026-01-04T00:00:00Z", 0.02, 0.05, extra_threshold=0.3), None)
     figure = next(t for t in trend_figures(store.runs(), store.metrics())
                   if t["metric"] == "duplicate_rows")["figure"]
-    assert "threshold" not in [d["name"] for d in figure["data"]]
+    names = [d["name"] for d in figure["data"] if d["name"].startswith("thr")]
+    assert names == ["threshold 0.02", "threshold 0.05", "threshold 0.3"]
+
+
+def test_an_older_ledger_that_cannot_gain_the_column_is_still_read_and_written(tmp_path,
+                                                                               monkeypatch):
+    """A read-only role on a shared database cannot ALTER: the threshold reads NULL and a run
+    is appended without it, instead of the ledger becoming unusable."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE metrics (run_id VARCHAR(64) NOT NULL, check_id VARCHAR(128) "
+                "NOT NULL, subject TEXT NOT NULL, metric VARCHAR(128) NOT NULL, splits TEXT "
+                "NOT NULL, value FLOAT, severity VARCHAR(8), waived INTEGER)")
+    con.commit()
+    con.close()
+    execute = Ledger._execute
+
+    def refuse_alter(self, statements):
+        if any(sql.startswith("ALTER") for sql, _ in statements):
+            raise sqlite3.OperationalError("permission denied")
+        return execute(self, statements)
+
+    monkeypatch.setattr(Ledger, "_execute", refuse_alter)
+    store = Ledger(str(path))
+    assert store.absent == {"threshold"}
+    store.append(_doc("2026-01-01T00:00:00Z", 0.01, 0.02), None)
+    assert [(m["value"], m["threshold"]) for m in store.metrics()] == [(0.01, None)]
+    monkeypatch.setattr(Ledger, "_execute", execute)  # a later run with the rights: migrated
+    assert Ledger(str(path)).absent == set()
+    assert [m["threshold"] for m in Ledger(str(path)).metrics()] == [None]
