@@ -33,7 +33,7 @@ one ``judge``:
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from auditor.core.roles import Kind
 from auditor.engines.spark_columns import col as _c, quoted
@@ -188,11 +188,13 @@ def null_masks(names: list[str]) -> list[str]:
         for start in range(0, len(names), 62)]
 
 
-def _union(data: Any, cols: list[str]) -> Any:
+def _union(data: Any, cols: list[str], ids: Sequence[str] = ()) -> Any:
     """Every split's ``cols`` as ``c0..`` under a split index ``_s`` (one frame, so that every
     aggregate is one job over all splits, and a column typed int in one split and long in
-    another is widened alike before it is hashed)."""
-    parts = [df.selectExpr(f"{i} AS _s", *[f"{quoted(c)} AS c{j}" for j, c in enumerate(cols)])
+    another is widened alike before it is hashed), and the id columns ``ids`` as ``i0..``
+    (carried to the example rows, never hashed)."""
+    parts = [df.selectExpr(f"{i} AS _s", *[f"{quoted(c)} AS c{j}" for j, c in enumerate(cols)],
+                           *[f"{quoted(c)} AS i{k}" for k, c in enumerate(ids)])
              for i, df in enumerate(data.splits.values())]
     out = parts[0]
     for p in parts[1:]:
@@ -288,25 +290,27 @@ class RowTable:
 
     def __init__(self, data: Any, cols: list[str], features: list[str], label: str | None,
                  digits: int | None, never_chance: tuple[str, ...] = (),
-                 natural_below: float = 0.0) -> None:
+                 natural_below: float = 0.0, ids: Sequence[str] = ()
+                 ) -> None:
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         self.data, self.cols, self.features, self.label = data, cols, features, label
+        self.ids = list(ids)  # declared id columns: carried to the example rows
         self.never_chance = set(never_chance)  # columns the chance baseline's continuity skips
         self.natural_below = natural_below  # CopySpec.natural_repeats
         self.names = data.split_names
         self._continuous: dict[str, list[str]] | None = None
         non_ascii = non_ascii_columns(data, cols)
-        u = _union(data, cols)
+        u = _union(data, cols, self.ids)
         schema = u.schema
         raw = [f"c{j}" for j in range(len(cols))]
         strings = [j for j in range(len(cols))
                    if _is_string(data, schema[raw[j]].dataType, cols[j])]
         # SQL text (one driver round trip per column, not one per operator); the string
         # columns normalised as expressions (their UDF cannot be named in SQL text)
-        step = u.selectExpr("_s", *raw, *[f"{raw[j]} AS f{j}" for j in range(len(cols))
-                                          if j not in strings])
+        step = u.selectExpr("_s", *raw, *[f"i{k}" for k in range(len(self.ids))],
+                            *[f"{raw[j]} AS f{j}" for j in range(len(cols)) if j not in strings])
         if strings:
             step = step.withColumns({f"f{j}": normalise_string(F.col(raw[j]), cols[j] in non_ascii)
                                      for j in strings})
@@ -508,9 +512,11 @@ class RowTable:
         return chance_from_counts(count, certain, n_a, n_b, b, repeating, sizes,
                                   n_patterns) | natural
 
-    def copy_examples(self, earlier: str, later: str, limit: int) -> list[tuple[Any, int, int]]:
-        """At most ``limit`` shared rows (values, rows in earlier, rows in later), most copied
-        first (ties by key): the top keys, then their values from the later split."""
+    def copy_examples(self, earlier: str, later: str, limit: int
+                      ) -> list[tuple[Any, int, int, tuple[Any, ...]]]:
+        """At most ``limit`` shared rows (values, rows in earlier, rows in later, the declared
+        ids of one of its rows in the later split), most copied first (ties by key): the top
+        keys, then their values from the later split."""
         from pyspark.sql import functions as F
 
         e, l = self._i(earlier), self._i(later)
@@ -520,8 +526,15 @@ class RowTable:
                .orderBy(F.col(f"_n{l}").desc(), F.col(f"_n{e}").desc(), "_h1", "_h2")
                .select("_h1", "_h2", f"_n{e}", f"_n{l}").limit(limit).collect())
         values = self._values(l, "_h1", "_h2", [r[0] for r in top],
-                              [f"c{j}" for j in range(len(self.cols))])
-        return [(values.get((r[0], r[1])), int(r[2]), int(r[3])) for r in top]
+                              [f"c{j}" for j in range(len(self.cols))]
+                              + [f"i{k}" for k in range(len(self.ids))])
+        n = len(self.cols)
+        out = []
+        for r in top:
+            got = values.get((r[0], r[1]))
+            out.append((got[:n] if got else None, int(r[2]), int(r[3]),
+                        tuple(got[n:]) if got else ()))
+        return out
 
     def _values(self, split: int, k1: str, k2: str, firsts: list[int], columns: list[str],
                 where: Any = None) -> dict[tuple[int, int], tuple[Any, ...]]:
@@ -703,9 +716,10 @@ def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
         return RowCopies(splits={s: empty for s in roles.splits},
                          pairs={p: PairCopies(copies=0, chance=no_chance(0), near=None,
                                               conflicts=0) for p in roles.pairs()})
+    ids = [c for c in dict.fromkeys(roles.columns.ids) if c in roles.kinds and c not in cols]
     table = RowTable(data, cols, features, label,
                      spec.digits if spec.near and not text else None,
-                     never_chance=spec.as_text, natural_below=spec.natural_repeats)
+                     never_chance=spec.as_text, natural_below=spec.natural_repeats, ids=ids)
     try:
         counts = table.conflict_counts() if label else {}
         splits = {}
@@ -737,8 +751,9 @@ def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
                 copies=copies, chance=table.chance(earlier, later), near=near,
                 conflicts=across,
                 examples=[{"values": row_text(v or (), cols), f"rows in {earlier}": a,
-                           f"rows in {later}": b}
-                          for v, a, b in table.copy_examples(earlier, later, limit)],
+                           f"rows in {later}": b,
+                           **{f"{later} {c}": x for c, x in zip(ids, named)}}
+                          for v, a, b, named in table.copy_examples(earlier, later, limit)],
                 near_examples=near_ex,
                 conflict_examples=[
                     {f"{label} in {earlier}": json_value(ya), f"{label} in {later}": json_value(yb),

@@ -34,7 +34,9 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
                   ) -> list[dict[str, Any]]:
     """``[{check, metric, figure}]``: the rows per split first, then one plotly figure per
     (check, metric), one line per (subject, splits), the lines with the largest last value
-    first (at most 10 per chart), and the thresholds the findings stated as dashed lines
+    first (at most 10 per chart; a run that recorded the metric for other subjects but not
+    for this one, after its first, is a gap in its line), and the thresholds the findings
+    stated as dashed lines
     (:func:`threshold_lines`). A (check, metric) whose every line holds one value over
     the runs (an internal count, a statistic that never moved) is not drawn: it is listed
     under the charts (``{check, metric, flat: True}``)."""
@@ -64,12 +66,16 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
             continue
         ranked = sorted(lines.items(), key=lambda kv: (
             -kv[1][max(kv[1], key=order.__getitem__)], kv[0]))[:MAX_LINES_PER_CHART]
+        # every run that recorded this chart's metric: a subject without a value in one of
+        # them (no finding that night) is a gap in its line, not a line drawn across it
+        recorded = sorted({r for points in lines.values() for r in points},
+                          key=order.__getitem__)
         data = []
         for i, (name, points) in enumerate(ranked):
-            ids = sorted(points, key=order.__getitem__)
+            ids = recorded[recorded.index(min(points, key=order.__getitem__)):]
             data.append({"type": "scatter", "mode": "lines+markers",
-                         "name": html.escape(name[:60]),
-                         "x": [when[r] for r in ids], "y": [points[r] for r in ids],
+                         "name": html.escape(name[:60]), "connectgaps": False,
+                         "x": [when[r] for r in ids], "y": [points.get(r) for r in ids],
                          "line": {"color": PALETTE[i % len(PALETTE)], "width": 1.5},
                          "marker": {"size": 6}})
         for value, at in threshold_lines(thresholds.get((check, metric), {}), order).items():

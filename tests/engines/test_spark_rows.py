@@ -219,3 +219,20 @@ def test_duplicates_sketch_continuity_only_when_rows_repeat(spark):
     assert [k for k in planted.engine.__dict__.get("_memo", {}) if k[0] == "spark.column_stats"]
     assert got[("duplicate_rows", ("train", "test"))] == 8
     assert got[("conflicting_labels", ("train", "test"))] == 5
+
+
+def test_copy_examples_name_a_copied_row_by_its_declared_id(spark, tmp_path):
+    """Spark shows a shared row as its values and counts, and, like polars, the declared id
+    of a row that carries it in the later split."""
+    from tests.engines.fixtures import planted
+
+    frames = planted()
+    suite = "checks:\n  leakage.duplicates: {}\n"
+    found = {}
+    for engine in ("polars", "spark"):
+        report = _audit(frames, engine, spark, tmp_path, suite, label="y", ids=["row_id"])
+        f = next(f for f in report.checks[0].findings if f.metric == "duplicate_rows"
+                 and f.splits == ["train", "test"])
+        found[engine] = [e["test row_id"] for e in f.evidence["examples"]]
+    assert len(found["polars"]) == 12 and len(found["spark"]) == 12
+    assert set(found["spark"]) == set(found["polars"])  # the 12 copies, each by its own id

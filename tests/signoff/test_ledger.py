@@ -421,3 +421,29 @@ def test_an_older_ledger_that_cannot_gain_the_column_is_still_read_and_written(t
     monkeypatch.setattr(Ledger, "_execute", execute)  # a later run with the rights: migrated
     assert Ledger(str(path)).absent == set()
     assert [m["threshold"] for m in Ledger(str(path)).metrics()] == [None]
+
+
+def test_a_subject_missing_from_a_night_is_a_gap_in_its_line(tmp_path):
+    from auditor.signoff.history import trend_figures
+
+    def doc(day, subjects):
+        return {"started_at": f"2026-01-0{day}T00:00:00Z", "status": "warn", "duration_s": 1.0,
+                "checks": [{"id": "leakage.single_feature_auc", "status": "warn",
+                            "summary": "s", "findings": [
+                                {"severity": "warn", "metric": "single_feature_auc",
+                                 "subject": s, "splits": ["train", "test"], "value": v,
+                                 "threshold": 0.9, "count": 1, "message": "m", "evidence": {}}
+                                for s, v in subjects]}]}
+
+    store = Ledger(str(tmp_path / "l.sqlite"))
+    for day, subjects in enumerate([[("a", 0.91), ("b", 0.93)], [("a", 0.92)],
+                                    [("a", 0.95), ("b", 0.94)], [("c", 0.96)]], start=1):
+        store.append(doc(day, subjects), None)
+    figure = next(t for t in trend_figures(store.runs(), store.metrics())
+                  if t["metric"] == "single_feature_auc")["figure"]
+    lines = {d["name"].split(" ·")[0]: d["y"] for d in figure["data"]
+             if not d["name"].startswith("threshold")}
+    # b had no finding on night 2 and 4, a none on night 4; c starts on night 4
+    assert lines == {"a": [0.91, 0.92, 0.95, None], "b": [0.93, None, 0.94, None], "c": [0.96]}
+    drawn = [d for d in figure["data"] if not d["name"].startswith("threshold")]
+    assert len(drawn) == 3 and all(d["connectgaps"] is False for d in drawn)
