@@ -606,7 +606,10 @@ def print_summary(report: Any, out: Path, code: int, fail_on: str = "fail") -> N
     colors = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta",
               "skipped": "dim"}
     console = Console(file=sys.stderr, highlight=False)
-    ran = [c for c in report.checks if c.status != "skipped"]  # skipped: one line below
+    from auditor.report.ranks import STATUS_RANK
+
+    ran = sorted((c for c in report.checks if c.status != "skipped"),  # skipped: one line
+                 key=lambda c: -STATUS_RANK[c.status])                 # below; failing first
     if sys.stderr.isatty():
         table = Table(show_header=True, header_style="bold", expand=False)
         table.add_column("status")

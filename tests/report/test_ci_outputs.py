@@ -173,6 +173,11 @@ def test_a_log_gets_one_line_per_check_and_one_for_the_skipped_and_the_waived(tm
     for c in ran:  # a line each, the whole summary on it
         assert f"{c['status']:>8}  {c['id']:<{width}}  {c['duration_s']:7.2f}s  " \
                f"{c['summary']}" in err
+    # failing checks first, then warnings and passes (run order within a status)
+    order = ["fail", "error", "warn", "pass"]
+    lines = [x for x in err if x[:8].strip() in order and x[10:].split(" ")[0] in
+             {c["id"] for c in ran}]
+    assert [x[:8].strip() for x in lines] == sorted((c["status"] for c in ran), key=order.index)
     assert not any(x.split()[:2] == ["skipped", s] for s in skipped for x in err)
     (waived,) = [x for x in err if x.lstrip().startswith("waived")]
     assert waived.strip() == ("waived  1 accepted by waivers: leakage.single_feature_auc "
