@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from auditor.report.charts import clip_text
 from auditor.report.ranks import SEVERITY_RANK
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -137,12 +138,26 @@ def _rule_name(rule: Any) -> str:
 def decided_by(finding: dict[str, Any]) -> str | None:
     """The grading rule that set a finding's severity when it is not the plain comparison of
     its value with its threshold (a post-outcome missingness FAIL below ``fail_above``, a
-    strong-but-not-singular WARN above it): the findings table names it beside the
+    near-deterministic FAIL on the train figure, a strong-but-not-singular WARN above it),
+    with the figure and threshold that rule compared: the findings table shows it beside the
     threshold, so that value, threshold and severity never read as a contradiction."""
     grading = (finding.get("evidence") or {}).get("grading")
     if not isinstance(grading, dict) or grading.get("rule") in (None, "threshold"):
         return None
-    return _rule_name(grading["rule"])
+    # the reason's first clause states the rule's own figure and threshold ("near-
+    # deterministic: AUC 1.000 in train (>= 0.995)"); its explanation stays in the evidence
+    reason = str(grading.get("reason") or _rule_name(grading["rule"]))
+    return clip_text(_first_clause(reason), 160)
+
+
+def _first_clause(text: str) -> str:
+    """``text`` up to its first '; ' or ': a ' outside parentheses."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and (text.startswith("; ", i) or text.startswith(": a ", i)):
+            return text[:i]
+    return text
 
 
 def rule_sentence(grading: dict[str, Any]) -> str:

@@ -88,7 +88,8 @@ def test_demo_diagnosis_is_at_the_top_of_every_output(demo_doc):
     assert statuses == sorted(statuses, key=["fail", "error", "warn", "pass",
                                              "skipped"].index)
     # the rule that graded the leak, beside the threshold it overrode and as a sentence
-    assert '0.95<div class="waiver">decided by: post outcome missingness</div>' in page
+    assert ('0.95<div class="waiver">decided by: post-outcome missingness: days_since_cancel '
+            "is missing in 100.0% of class 0 rows and in 0% of the others</div>") in page
     assert ('<p class="rule">Post-outcome missingness: days_since_cancel is missing in 100.0% '
             "of class 0 rows") in page
     md = summary_markdown(demo_doc)
@@ -267,3 +268,21 @@ def test_inflation_is_only_read_for_the_pair_the_probe_was_scored_on():
         ("shared_rows", ("val", "test")): None,  # the probe's copies are copies of train rows
         ("shared_entities", ("train", "test")):  # the flagged group's rows, not another's
             "the label probe scored on test without the 5 rows whose user occurs in train"}
+
+
+def test_the_rule_that_decided_states_its_own_figure_and_threshold():
+    from auditor.report.render import decided_by, rule_sentence
+
+    grading = {"rule": "near_deterministic", "train_value": 1.0, "deterministic_above": 0.995,
+               "reason": "near-deterministic: AUC 1.000 in train (>= 0.995)"}
+    f = {"severity": "fail", "value": 0.9905, "threshold": 0.995,
+         "evidence": {"grading": grading}}
+    assert decided_by(f) == "near-deterministic: AUC 1.000 in train (>= 0.995)"
+    assert rule_sentence(grading) == "Near-deterministic: AUC 1.000 in train (>= 0.995)."
+    strong = {"rule": "strong_not_singular", "reason": "strong but not singular: 3 other "
+              "features reach AUC >= 0.850 (within 0.15; strongest b 0.91); copies ..."}
+    assert decided_by({"evidence": {"grading": strong}}) == (
+        "strong but not singular: 3 other features reach AUC >= 0.850 (within 0.15; "
+        "strongest b 0.91)")
+    assert decided_by({"evidence": {"grading": {"rule": "threshold", "reason": "x"}}}) is None
+    assert decided_by({"evidence": {}}) is None
