@@ -17,14 +17,13 @@ driver-side sample (inverted CDF; no pass over the data), bin b holding the valu
 (e_{b-1}, e_b]. The edges only decide the bins' widths: the error is measured from the counts
 of every row.
 
-From the counts H[b, k] (rows of class k in bin b; missing values a block of their own):
-average rank of bin b = rows in lower bins + (rows in b + 1) / 2; rank sum of class k =
-sum_b H[b, k] rank_b, so the Mann-Whitney AUC = (R1 - n1 (n1 + 1) / 2) / (n1 n0) counts the
-pairs inside one bin as ties (half); the error is at most sum_b H[b, 1] H[b, 0] / (2 n1 n0)
-(the pairs sharing a bin). Candidate cuts of the missing block are bin edges, so the rows at
-or below a cut are exact cumulative counts. Class means and variances come from the sums
-(values shifted by a central train quantile; Spark's units: dates in days, timestamps in
-microseconds, booleans 0/1 -- the cuts are returned in the driver data's physical units).
+The rank statistics are read off the counts by :mod:`auditor.stats.binned_ranks` (engine-free,
+tested against the row-level statistics): ties inside a bin count half, the AUC's error is
+at most sum_b H[b, 1] H[b, 0] / (2 n1 n0). Candidate cuts of the missing block are bin edges,
+so the rows at or below a cut are exact cumulative counts. Class means and variances come
+from the sums (values shifted by a central train quantile; Spark's units: dates in days,
+timestamps in microseconds, booleans 0/1 -- the cuts are returned in the driver data's
+physical units).
 
 Level tables (``class_levels``, ``target_rate_aucs``): the (level, class) counts of the
 columns come from one ``groupBy`` over the stacked columns (classes counted in columns of their
@@ -34,16 +33,15 @@ column however many levels a column has (an id-like string's levels grow with th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from auditor.engines.operations import ClassLevels, ClassRanks, LevelStats
 from auditor.engines.spark_columns import col as _c, map_in_arrow, quoted, to_polars
+from auditor.stats.binned_ranks import ClassBins, below_at, bin_error, rank_stats
 from auditor.errors import NotApplicable
-from auditor.stats.label import N_CUTS
-from auditor.stats.numerics import cramers_v_from_chi2, inverted_cdf
+from auditor.stats.numerics import cramers_v_from_chi2
 
 MAX_EXACT = 2000  # distinct values (all splits) up to which the bins are the values
 MAX_BINS = 2000   # quantile bins otherwise
@@ -75,7 +73,7 @@ def class_ranks(ops: Any, label: str, classes: Sequence[Any], columns: Sequence[
         edges.append(cut_edges * scale[j])
         for s in names:
             h = b.hist[s][j]
-            below[s].append(_below_at(h[:-1], idx) if h[-1].sum() > 0 else None)
+            below[s].append(below_at(h[:-1], idx) if h[-1].sum() > 0 else None)
     for s in names:  # cuts as class_rank_stats gives them: (edges, below), physical units
         stats[s]["cuts"] = [None if c is None else (c[1] * scale[j], c[2])
                             for j, c in enumerate(stats[s]["cuts"])]
@@ -116,36 +114,9 @@ def _same_classes(found: Sequence[Any], asked: Sequence[Any]) -> None:
                             f"the driver sample {list(asked)!r}: a class too rare to sample")
 
 
-def _below_at(vals: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Per candidate cut (bins ``idx``, then +inf) the non-missing rows of each class at or
-    below it."""
-    return np.vstack([np.cumsum(vals, axis=0)[idx], vals.sum(0)[None, :]])
-
-
 # ---------------------------------------------------------------------------------------------
 # ranked columns: one binned pass
 # ---------------------------------------------------------------------------------------------
-
-@dataclass
-class ClassBins:
-    """Per column j: ``edges[j]`` the bins' upper edges (ascending), ``exact[j]`` whether they
-    are every distinct value; ``hist[split][j]`` (B_j + 2, K) counts: bins 0..B_j - 1, bin
-    B_j above the last edge, the last row missing values; ``sums[split]`` (p, K) and
-    ``squares[split]`` (p, K): sums of (value - ``center[j]``) and of its square per class;
-    ``n[split]`` (K,) labelled rows per class; ``approx_distinct[j]`` MAX_EXACT + 1 (more
-    than MAX_EXACT values, not counted) for a quantile-binned column."""
-
-    columns: list[str]
-    classes: list[Any]
-    edges: list[np.ndarray]
-    exact: list[bool]
-    center: np.ndarray
-    hist: dict[str, list[np.ndarray]]
-    sums: dict[str, np.ndarray]
-    squares: dict[str, np.ndarray]
-    n: dict[str, np.ndarray]
-    approx_distinct: list[int]
-
 
 def _value_expr(df: Any, col: str) -> Any:
     """The column as a double, NaN as null; booleans 0/1, dates in days, timestamps in
@@ -413,67 +384,6 @@ class _PartitionCounts:
         if out["kind"]:
             yield pa.RecordBatch.from_arrays(
                 [pa.array(np.concatenate(out[c])) for c in out], names=list(out))
-
-
-def rank_stats(b: ClassBins, split: str) -> dict[str, Any]:
-    """:func:`auditor.stats.label.class_rank_stats` (with moments) of the binned columns in one
-    split, from the counts (exact when a column's bins are its values); ``cuts[j]`` here is
-    (bins of the candidate cuts, their edges in Spark's units, below) -- see :func:`_cuts`."""
-    k = len(b.classes)
-    p = len(b.columns)
-    out: dict[str, Any] = {"n": b.n[split].astype(float)}
-    count, rsum, rvar = np.zeros((k, p)), np.zeros((k, p)), np.zeros((k, p))
-    mean, var = np.zeros((k, p)), np.zeros((k, p))
-    distinct = np.zeros(p, dtype=np.int64)
-    cuts: list[Any] = []
-    for j in range(p):
-        h = b.hist[split][j]
-        vals = h[:-1]
-        cnt = vals.sum(0)
-        tot = vals.sum(1)
-        rank = np.cumsum(tot) - tot + (tot + 1) / 2
-        count[:, j] = cnt
-        safe = np.maximum(cnt, 1)
-        rsum[:, j] = vals.T @ rank
-        dev = (rank[:, None] - (rsum[:, j] / safe)[None, :]) ** 2
-        within = 0.0 if b.exact[j] else ((tot ** 2 - 1) / 12)[:, None] * (tot > 0)[:, None]
-        rvar[:, j] = ((vals * (dev + within)).sum(0)) / safe
-        m = b.sums[split][j] / safe
-        mean[:, j] = m
-        var[:, j] = np.maximum(b.squares[split][j] / safe - m * m, 0.0)
-        distinct[j] = int((tot > 0).sum()) if b.exact[j] else b.approx_distinct[j]
-        cuts.append(_cuts(b, j, vals, tot) if h[-1].sum() > 0 else None)
-    out.update(count=count, rank_sum=rsum, rank_var=rvar, mean=mean, var=var,
-               distinct=distinct, cuts=cuts)
-    return out
-
-
-def _cuts(b: ClassBins, j: int, vals: np.ndarray, tot: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(idx, edges, below): the bins of the candidate cuts, and (edges, below) as
-    :func:`auditor.stats.label.class_rank_stats` gives them: candidate cuts (values present:
-    all when at most N_CUTS, else the inverted-CDF quantiles; +inf) and per class the
-    non-missing rows at or below each."""
-    present = np.flatnonzero(tot > 0)
-    if present.size and present[-1] >= b.edges[j].size:  # values above the last edge
-        present = present[:-1]
-    idx = present
-    if b.exact[j] and present.size > N_CUTS:
-        cum = np.cumsum(tot)
-        pos = inverted_cdf(np.arange(int(cum[-1])), N_CUTS)
-        idx = np.unique(np.searchsorted(cum, pos, side="right"))
-        idx = idx[idx < b.edges[j].size]  # a quantile among values above the last edge
-    return idx, np.r_[b.edges[j][idx], np.inf], _below_at(vals, idx)
-
-
-def bin_error(b: ClassBins, split: str, j: int) -> float:
-    """Bound on the AUC error from ties inside bins: sum_b H[b,1] H[b,0] / (2 n1 n0), 0 for
-    exact bins (binary label)."""
-    if b.exact[j]:
-        return 0.0
-    h = b.hist[split][j][:-1]
-    n1, n0 = h[:, 1].sum(), h[:, 0].sum()
-    return float((h[:, 1] * h[:, 0]).sum() / (2 * n1 * n0)) if n1 * n0 > 0 else 0.0
 
 
 def _physical_scales(ops: Any, cols: list[str]) -> np.ndarray:
