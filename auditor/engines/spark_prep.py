@@ -44,6 +44,8 @@ from typing import Any
 import numpy as np
 
 from auditor.core.roles import LabelKind, Roles
+from auditor.stats.preprocessing import (combine_summaries, interpolate_quantile,
+                                         linear_quantile, robust_possible)
 from auditor.engines.spark_columns import col as _c  # user column names, literally
 
 TAG = "__auditor_split"
@@ -180,19 +182,6 @@ def order_stats(frame: Any, requests: list[tuple[Any, int, int, int]],
     return out  # type: ignore[return-value]
 
 
-def linear_quantile(n: int, q: float) -> tuple[int, int, float]:
-    """Ranks ``(k0, k1)`` and weight of numpy's / polars' linear quantile ``q`` of ``n``."""
-    h = (n - 1) * q
-    k0 = int(math.floor(h))
-    return k0, min(k0 + 1, n - 1), h - k0
-
-
-def _interpolate(a: float, b: float, w: float, median: bool) -> float:
-    if median:
-        return (a + b) / 2 if w else a
-    return a + w * (b - a)
-
-
 # ---------------------------------------------------------------------------------------------
 # the context: summaries and the judge's measuring operations
 # ---------------------------------------------------------------------------------------------
@@ -256,7 +245,8 @@ class SparkContext:
                 d["negative"] = int(r[f"{i}|negative"] or 0) if cnt else 0
                 raw[n][c] = d
         targets = [(n,) for n in names] + [tuple(s) for s in self.fit_sets]
-        combined = {t: {c: _combine([raw[n][c] for n in t]) for c in cols} for t in targets}
+        combined = {t: {c: combine_summaries([raw[n][c] for n in t]) for c in cols}
+                    for t in targets}
         # rows at each split's extremes; quartile brackets of every float column and target
         exprs, spec = [], []
         for i, c in enumerate(cols):
@@ -317,7 +307,7 @@ class SparkContext:
         # (only the unions are sketched: a split's quartiles are read by the verdict only
         # after a union of that column matched robust scaling, so they are measured exactly
         # for the robust columns alone, without a bracket)
-        robust = {c for c, tgt, _, _ in spec if _robust_possible(brackets[(c, tgt)])
+        robust = {c for c, tgt, _, _ in spec if robust_possible(brackets[(c, tgt)])
                   and not combined[tgt][c]["integral"]}
         for c, tgt, _, expr in spec:
             b = brackets[(c, tgt)]
@@ -377,7 +367,7 @@ class SparkContext:
             for i, v in zip(part, got):
                 stats[i] = v
         for (c, tgt, key, w), (a, b) in zip(where, stats):
-            combined[tgt][c][key] = _interpolate(a, b, w, key == "median")
+            combined[tgt][c][key] = interpolate_quantile(a, b, w, key == "median")
             self.exact_quantiles.add((c, tgt, key))
 
     # -- the judge's measuring operations (see auditor.stats.preprocessing.Context) ------------
@@ -422,8 +412,8 @@ class SparkContext:
             others = F.when(~near, x)
             (a25, b25), (a75, b75) = order_stats(self.tagged, [(others, n_others, *k25[:2]),
                                                                (others, n_others, *k75[:2])])
-            window = 0.25 * (_interpolate(a75, b75, k75[2], False)
-                             - _interpolate(a25, b25, k25[2], False))
+            window = 0.25 * (interpolate_quantile(a75, b75, k75[2], False)
+                             - interpolate_quantile(a25, b25, k25[2], False))
         neighbour = 1
         if n_others:
             g = (self.tagged.select(x.alias("v")).where(F.abs(F.col("v") - v) > tol)
@@ -461,8 +451,9 @@ class SparkContext:
             return v if r == b else at[r - (r > b)]
 
         return n, {"mean": float(row["mean"]),
-                   "median": _interpolate(at[k0], at[k1], w, True),
-                   "median_with_one_copy": _interpolate(with_copy(j0), with_copy(j1), wj, True)}
+                   "median": interpolate_quantile(at[k0], at[k1], w, True),
+                   "median_with_one_copy": interpolate_quantile(with_copy(j0), with_copy(j1),
+                                                                wj, True)}
 
     def rows_near(self, c: str, v: float, tol: float) -> dict[str, int]:
         F = _F()
@@ -691,42 +682,6 @@ def _level_fit(j: Any, p: float, rows: int) -> dict[str, Any]:
     return {"rmse": best[0], "m": best[1], "levels": int(r["levels"]), "rows": rows,
             "examples": [{"level": short(e["k"]), "value": float(e["v"]),
                           "label_mean": float(e["ybar"]), "rows": int(e["n"])} for e in top]}
-
-
-def _combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """A union's summary from its splits' (count, mean, M2 = n var0, extremes, counts)."""
-    live = [p for p in parts if p["n"]]
-    n = sum(p["n"] for p in live)
-    s: dict[str, Any] = {"n": n}
-    if not n:
-        return s | {k: math.nan for k in ("mean", "std0", "std1", "min", "max", "maxabs")} | {
-            "integral": False, "nonzero": 0, "negative": 0}
-    if len(live) == 1:
-        mean = live[0]["mean"]
-        m2 = live[0]["var0"] * n
-    else:
-        mean = sum(p["n"] * p["mean"] for p in live) / n
-        m2 = sum(p["var0"] * p["n"] + p["n"] * (p["mean"] - mean) ** 2 for p in live)
-    s["mean"] = mean
-    s["std0"] = math.sqrt(m2 / n) if math.isfinite(m2) and m2 >= 0 else math.nan
-    s["std1"] = math.sqrt(m2 / (n - 1)) if n > 1 and math.isfinite(m2) and m2 >= 0 \
-        else math.nan
-    s["min"] = min(p["min"] for p in live)
-    s["max"] = max(p["max"] for p in live)
-    s["maxabs"] = max(p["maxabs"] for p in live)
-    s["integral"] = all(p["integral"] for p in live)
-    s["nonzero"] = sum(p["nonzero"] for p in live)
-    s["negative"] = sum(p["negative"] for p in live)
-    return s
-
-
-def _robust_possible(b: list[float]) -> bool:
-    """Whether quartile brackets ``[q25 lo, q25, q25 hi, median lo, median, median hi, q75 lo,
-    q75, q75 hi]`` admit an exact median 0 and IQR 1 (with room for float tolerances)."""
-    slack = 1e-6
-    if not b[3] - slack <= 0.0 <= b[5] + slack:
-        return False
-    return b[6] - b[2] - slack <= 1.0 <= b[8] - b[0] + slack
 
 
 # ---------------------------------------------------------------------------------------------

@@ -470,3 +470,60 @@ def best_smoothing(n: np.ndarray, ybar: np.ndarray, v: np.ndarray, w: np.ndarray
 def short(v: Any, n: int = 40) -> Any:
     return clip_text(v, n) if isinstance(v, str) else v
 
+
+# summaries combined, quantiles by rank (an engine that summarises each split once)
+
+def linear_quantile(n: int, q: float) -> tuple[int, int, float]:
+    """Ranks ``(k0, k1)`` and weight of numpy's / polars' linear quantile ``q`` of ``n``."""
+    h = (n - 1) * q
+    k0 = int(math.floor(h))
+    return k0, min(k0 + 1, n - 1), h - k0
+
+
+def interpolate_quantile(a: float, b: float, w: float, median: bool) -> float:
+    """The quantile between order statistics ``a`` <= ``b`` at weight ``w``: linear, or for a
+    median polars' midpoint of the two middle values."""
+    if median:
+        return (a + b) / 2 if w else a
+    return a + w * (b - a)
+
+
+def combine_summaries(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A union's :func:`summarise` keys (n, mean, std0, std1, min, max, maxabs, integral,
+    nonzero, negative) from its splits' summaries (n, mean, var0 the population variance,
+    min, max, maxabs, integral, nonzero, negative), not from the rows: counts, extremes and
+    flags combine directly; the mean is the count-weighted mean; M2 = sum over parts of
+    n_i var0_i + n_i (mean_i - mean)^2 (Chan's parallel formula), std0 = sqrt(M2 / n),
+    std1 = sqrt(M2 / (n - 1)). Quantiles do not combine (the engine measures them)."""
+    live = [p for p in parts if p["n"]]
+    n = sum(p["n"] for p in live)
+    s: dict[str, Any] = {"n": n}
+    if not n:
+        return s | {k: math.nan for k in ("mean", "std0", "std1", "min", "max", "maxabs")} | {
+            "integral": False, "nonzero": 0, "negative": 0}
+    if len(live) == 1:
+        mean = live[0]["mean"]
+        m2 = live[0]["var0"] * n
+    else:
+        mean = sum(p["n"] * p["mean"] for p in live) / n
+        m2 = sum(p["var0"] * p["n"] + p["n"] * (p["mean"] - mean) ** 2 for p in live)
+    s["mean"] = mean
+    s["std0"] = math.sqrt(m2 / n) if math.isfinite(m2) and m2 >= 0 else math.nan
+    s["std1"] = math.sqrt(m2 / (n - 1)) if n > 1 and math.isfinite(m2) and m2 >= 0 \
+        else math.nan
+    s["min"] = min(p["min"] for p in live)
+    s["max"] = max(p["max"] for p in live)
+    s["maxabs"] = max(p["maxabs"] for p in live)
+    s["integral"] = all(p["integral"] for p in live)
+    s["nonzero"] = sum(p["nonzero"] for p in live)
+    s["negative"] = sum(p["negative"] for p in live)
+    return s
+
+
+def robust_possible(b: list[float]) -> bool:
+    """Whether quartile brackets ``[q25 lo, q25, q25 hi, median lo, median, median hi, q75 lo,
+    q75, q75 hi]`` admit an exact median 0 and IQR 1 (with room for float tolerances)."""
+    slack = 1e-6
+    if not b[3] - slack <= 0.0 <= b[5] + slack:
+        return False
+    return b[6] - b[2] - slack <= 1.0 <= b[8] - b[0] + slack
