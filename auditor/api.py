@@ -81,6 +81,14 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
     config = resolved_config(cfg, checks)
     if suite:
         config["suite"] = suite
+    tokenizer = None
+    if cfg.tokens is not None:  # the tokenizer as audited: golden ids for auditor verify
+        from auditor.loading.tokenizers import load_tokenizer
+        from auditor.signoff.tokenizer_record import tokenizer_record
+
+        spec = cfg.tokens.tokenizer
+        tokenizer = tokenizer_record(spec, data.cached(("tokens.tokenizer", spec),
+                                                       lambda: load_tokenizer(spec)))
     report = Report(status=overall_status(results),
                     started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     duration_s=0.0, seed=cfg.seed,
@@ -88,7 +96,7 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     notes=[*data.notes, *unused, *([history_note] if history_note else [])],
                     inputs=inputs,
                     config=config, versions=versions(),
-                    split_design=design.to_dict())
+                    split_design=design.to_dict(), tokenizer=tokenizer)
     if base_doc is not None:
         from auditor.signoff.baseline import mark_changes
 

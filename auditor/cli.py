@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--root", metavar="DIR", default=None,
                         help="the inputs moved: look each recorded file up under DIR, at its "
                              "place relative to the folder that held them all")
+    verify.add_argument("--tokenizer", metavar="SPEC", default=None,
+                        help="the tokenizer moved: load it from SPEC instead of the recorded "
+                             "one (its probes are still compared with the recorded ids)")
     verify.add_argument("-q", "--quiet", action="store_true", help="no output, exit code only")
 
     history = sub.add_parser("history", help="an HTML page of trends over the runs kept in "
@@ -526,6 +529,14 @@ def _verify(args: argparse.Namespace) -> int:
 
     ok, changed, unverifiable = verify_inputs(args.report, args.root)
     config = config_changes(args.report, args.config) if args.config else []
+    from auditor.report.results import read_report
+
+    recorded = read_report(args.report).get("tokenizer")
+    if recorded is not None:  # a tokens: section: the tokenizer must still encode as audited
+        from auditor.signoff.tokenizer_record import verify_tokenizer
+
+        same, other = verify_tokenizer(recorded, args.tokenizer)
+        ok, changed = ok + same, changed + other
     if not args.quiet:
         from auditor.report.grouping import printable
         for line in ok + unverifiable:

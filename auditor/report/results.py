@@ -123,6 +123,8 @@ class Report:
     baseline: dict[str, Any] | None = None
     # how the splits were made, declared or inferred (auditor.judging.design.SplitDesign)
     split_design: dict[str, Any] | None = None
+    # the tokenizer of a tokens: section, with golden ids (auditor.signoff.tokenizer_record)
+    tokenizer: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = json_safe(self)  # one pass (dataclasses.asdict deep-copies, then a second pass)
@@ -133,7 +135,7 @@ class Report:
                 for key in ("waived", "change"):
                     if f[key] is None:
                         del f[key]
-        for key in ("inputs", "config", "versions", "baseline", "split_design"):
+        for key in ("inputs", "config", "versions", "baseline", "split_design", "tokenizer"):
             if d[key]:
                 ordered[key] = d[key]
         from auditor.report.diagnosis import diagnose
@@ -160,7 +162,7 @@ class Report:
                                          "status": Status(c["status"]), "findings": findings}))
         known = {"status", "started_at", "duration_s", "seed", "datasets", "tool_version",
                  "schema_version", "notes", "inputs", "config", "versions", "baseline",
-                 "split_design"}
+                 "split_design", "tokenizer"}
         given = {k: v for k, v in doc.items() if k in known}
         given["status"] = Status(given["status"])
         return cls(checks=checks, **given)
