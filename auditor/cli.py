@@ -527,11 +527,16 @@ def execute(cfg: Any, out: Path, *, suite: str | None, fail_on: str, quiet: bool
 def _verify(args: argparse.Namespace) -> int:
     from auditor.signoff.verify import config_changes, verify_inputs
 
-    ok, changed, unverifiable = verify_inputs(args.report, args.root)
-    config = config_changes(args.report, args.config) if args.config else []
+    from auditor.errors import InputError
     from auditor.report.results import read_report
 
     recorded = read_report(args.report).get("tokenizer")
+    if args.tokenizer and recorded is None:
+        raise InputError(f"{args.report}: --tokenizer: the report records no tokenizer (its "
+                         "audit had no tokens: section)")
+    ok, changed, unverifiable = verify_inputs(args.report, args.root,
+                                              more=recorded is not None)
+    config = config_changes(args.report, args.config) if args.config else []
     if recorded is not None:  # a tokens: section: the tokenizer must still encode as audited
         from auditor.signoff.tokenizer_record import verify_tokenizer
 
@@ -547,6 +552,7 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"auditor: CHANGED config: {printable(line)}", file=sys.stderr)
         print("verify: " + (f"{len(changed):,} of {len(ok) + len(changed):,} inputs changed"
                             if changed else f"all {len(ok):,} recorded inputs unchanged")
+              + (" (the tokenizer counted as one)" if recorded is not None else "")
               + ("" if not args.config else
                  f"; the config changed ({len(config):,} keys)" if config else
                  "; the config is the one signed off"), file=sys.stderr)

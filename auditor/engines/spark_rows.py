@@ -526,8 +526,8 @@ class RowTable:
                .orderBy(F.col(f"_n{l}").desc(), F.col(f"_n{e}").desc(), "_h1", "_h2")
                .select("_h1", "_h2", f"_n{e}", f"_n{l}").limit(limit).collect())
         values = self._values(l, "_h1", "_h2", [r[0] for r in top],
-                              [f"c{j}" for j in range(len(self.cols))]
-                              + [f"i{k}" for k in range(len(self.ids))])
+                              [f"c{j}" for j in range(len(self.cols))],
+                              smallest=[f"i{k}" for k in range(len(self.ids))])
         n = len(self.cols)
         out = []
         for r in top:
@@ -537,9 +537,12 @@ class RowTable:
         return out
 
     def _values(self, split: int, k1: str, k2: str, firsts: list[int], columns: list[str],
-                where: Any = None) -> dict[tuple[int, int], tuple[Any, ...]]:
+                where: Any = None, smallest: Sequence[str] = ()
+                ) -> dict[tuple[int, int], tuple[Any, ...]]:
         """``columns`` of one row per key (``k1``, ``k2``) of ``split`` whose first hash is in
-        ``firsts``: one scan of that split, at most a few rows per key to the driver."""
+        ``firsts``, then ``smallest``'s values of the row with the smallest of them (the same
+        row from run to run: the declared ids of a repeated value): one scan of that split,
+        one row per key to the driver."""
         from pyspark.sql import functions as F
 
         if not firsts:
@@ -547,9 +550,13 @@ class RowTable:
         cond = (F.col("_s") == split) & F.col(k1).isin(firsts)
         if where is not None:
             cond = cond & where
-        got = (self.rows.where(cond).dropDuplicates([k1, k2])
-               .select(k1, k2, *columns).collect())
-        return {(r[0], r[1]): tuple(r[2:]) for r in got}
+        rows = self.rows.where(cond)
+        if not smallest:
+            got = rows.dropDuplicates([k1, k2]).select(k1, k2, *columns).collect()
+            return {(r[0], r[1]): tuple(r[2:]) for r in got}
+        got = rows.groupBy(k1, k2).agg(*[F.first(c).alias(c) for c in columns],
+                                       F.min(F.struct(*smallest)).alias("_least")).collect()
+        return {(r[0], r[1]): (*[r[c] for c in columns], *r["_least"]) for r in got}
 
     # -- near copies ---------------------------------------------------------------------------
     def near_copies(self, earlier: str, later: str, limit: int) -> tuple[int, list[Any]]:
@@ -694,6 +701,20 @@ class _Splits:
         return self.engine.cached(key, compute)
 
 
+def carried_ids(engine: Any, roles: Any, cols: list[str]) -> list[str]:
+    """The declared id columns an example row can carry: present in every split with one
+    Spark type that is not nested (a union of the splits needs one type per column)."""
+    out = []
+    for c in dict.fromkeys(roles.columns.ids):
+        if c in cols or roles.kinds.get(c) in (None, Kind.NESTED):
+            continue
+        types = {df.schema[c].dataType.simpleString() if c in df.columns else None
+                 for df in engine.frames.values()}
+        if len(types) == 1 and None not in types:
+            out.append(c)
+    return out
+
+
 def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
     """:class:`~auditor.engines.operations.RowCopies` from one :class:`RowTable` (every row;
     columns compared as text are cast to strings and then compared as strings are: near
@@ -716,7 +737,7 @@ def row_copies(engine: Any, roles: Any, spec: Any) -> Any:
         return RowCopies(splits={s: empty for s in roles.splits},
                          pairs={p: PairCopies(copies=0, chance=no_chance(0), near=None,
                                               conflicts=0) for p in roles.pairs()})
-    ids = [c for c in dict.fromkeys(roles.columns.ids) if c in roles.kinds and c not in cols]
+    ids = carried_ids(engine, roles, cols)
     table = RowTable(data, cols, features, label,
                      spec.digits if spec.near and not text else None,
                      never_chance=spec.as_text, natural_below=spec.natural_repeats, ids=ids)

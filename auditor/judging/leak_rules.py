@@ -312,16 +312,23 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         details["missing"] = {"class": cls_name(cls), "share_of_class": round(coverage, 4),
                               "share_of_other_class": round(other, 4)}
         if other <= tol and coverage >= rules.pure_share:
+            details["decision"] = (f"missing in {fmt_share(coverage)} of class {cls_name(cls)} "
+                                   f"rows (>= {fmt_share(rules.pure_share)}) and "
+                                   f"{fmt_share(other)} of the others (<= {fmt_share(tol)})")
             return Verdict(Severity.FAIL, "post_outcome_missingness",
                            f"post-outcome missingness: {name} is missing in "
                            f"{fmt_share(coverage)} of class {cls_name(cls)} rows and in "
                            f"{fmt_share(other)} of the others: a field filled in only for one "
                            "outcome is written after it", details)
     if train_value >= rules.deterministic_above:
+        details["decision"] = (f"{what} {train_value:.3f} in train >= "
+                               f"{rules.deterministic_above}")
         return Verdict(Severity.FAIL, "near_deterministic",
                        f"near-deterministic: {what} {train_value:.3f} in train (>= "
                        f"{rules.deterministic_above})", details)
     if purity is not None and purity.share >= rules.pure_share and not few:
+        details["decision"] = (f"one cut isolates {fmt_share(purity.share)} of class "
+                               f"{cls_name(purity.cls)} rows (>= {fmt_share(rules.pure_share)})")
         return Verdict(Severity.FAIL, "near_deterministic",
                        f"near-deterministic: one cut isolates {fmt_share(purity.share)} of "
                        f"class {cls_name(purity.cls)} rows with at most {fmt_share(tol)} of the "
@@ -338,6 +345,8 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
                   "for a clean cut to be evidence of a recoding")
     if runner is None:
         sev = grade(value, warn=rules.warn_above, fail=rules.fail_above)
+        details["decision"] = (f"{what} {value:.3f} against warn {rules.warn_above} / fail "
+                               f"{rules.fail_above}")
         return Verdict(sev, "threshold", f"no other feature to compare with; {what} "
                        f"{value:.3f} against warn {rules.warn_above} / fail "
                        f"{rules.fail_above}{no_cut}", details)
@@ -365,6 +374,8 @@ def judge(rules: Rules, *, value: float, train_value: float, others: list[tuple[
         return _standout(rules, "singular", head, value, ci_low, copied + no_cut,
                          ": a single dominant honest predictor looks like this too", details,
                          joins=(" and", ", but"))
+    details["decision"] = (f"{len(close)} other feature{'s' if len(close) != 1 else ''} "
+                           f"within {rules.singular_gap} of {what} {value:.3f} (warns at most)")
     family = ("" if related is close else
               f", {len(related)} of them related to it beyond the label (|partial rho| >= "
               f"{rules.family_above})")
@@ -383,6 +394,9 @@ def _standout(rules: Any, rule: str, head: str, value: float, ci_low: float | No
     WARN. The reason reads ``head`` + the comparison with fail_above + ``tail``."""
     details["ci_low"] = None if ci_low is None else round(ci_low, 4)
     sure = value > rules.fail_above and (ci_low is None or ci_low > rules.fail_above)
+    details["decision"] = (f"{value:.3f} {'>' if value > rules.fail_above else '<='} fail_above "
+                           f"{rules.fail_above}" + (f", CI low {ci_low:.3f}" if ci_low is not None
+                                                    else ""))
     if sure:
         return Verdict(Severity.FAIL, rule,
                        head + f"{joins[0]} above fail_above {rules.fail_above}"

@@ -98,7 +98,7 @@ def render_html(report: dict[str, Any]) -> str:
     env.globals.update(chart=chart, plotly=plotly, max_rows=MAX_TABLE_ROWS,
                        table_columns=table_columns, is_table=is_table, subject_text=subject_text,
                        rule_sentence=rule_sentence, grading_figures=grading_figures,
-                       decided_by=decided_by,
+                       decided_by=group_decided_by,
                        group_findings=group_findings, evidence_shown=evidence_shown)
     counts: dict[str, int] = {}
     waived = 0  # findings accepted by waivers: said in the verdict, never silently
@@ -144,20 +144,24 @@ def decided_by(finding: dict[str, Any]) -> str | None:
     grading = (finding.get("evidence") or {}).get("grading")
     if not isinstance(grading, dict) or grading.get("rule") in (None, "threshold"):
         return None
-    # the reason's first clause states the rule's own figure and threshold ("near-
-    # deterministic: AUC 1.000 in train (>= 0.995)"); its explanation stays in the evidence
-    reason = str(grading.get("reason") or _rule_name(grading["rule"]))
-    return clip_text(_first_clause(reason), 160)
+    # the rule's own figure and threshold ("AUC 1.000 in train >= 0.995"), as the rule
+    # states it in its evidence; the explanation stays in the evidence's sentence
+    decision = grading.get("decision")
+    name = _rule_name(grading["rule"])
+    return clip_text(f"{name}: {decision}" if decision else name, 160)
 
 
-def _first_clause(text: str) -> str:
-    """``text`` up to its first '; ' or ': a ' outside parentheses."""
-    depth = 0
-    for i, ch in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth == 0 and (text.startswith("; ", i) or text.startswith(": a ", i)):
-            return text[:i]
-    return text
+def group_decided_by(findings: list[dict[str, Any]]) -> str | None:
+    """:func:`decided_by` for a findings-table row: a row of one finding states its rule's
+    figure; a row grouping several names their rule when they share it (each subject's own
+    figure is in its evidence), else nothing."""
+    if len(findings) == 1:
+        return decided_by(findings[0])
+    rules = {str(((f.get("evidence") or {}).get("grading") or {}).get("rule"))
+             for f in findings}
+    if len(rules) != 1 or decided_by(findings[0]) is None:
+        return None
+    return _rule_name(rules.pop())
 
 
 def rule_sentence(grading: dict[str, Any]) -> str:

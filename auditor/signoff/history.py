@@ -30,13 +30,14 @@ def rows_series(runs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, d
     return {("inputs", "rows"): lines} if lines else {}
 
 
-def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
-                  ) -> list[dict[str, Any]]:
+def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]],
+                  ran: dict[str, set[str]] | None = None) -> list[dict[str, Any]]:
     """``[{check, metric, figure}]``: the rows per split first, then one plotly figure per
     (check, metric), one line per (subject, splits), the lines with the largest last value
-    first (at most 10 per chart; a run that recorded the metric for other subjects but not
-    for this one, after its first, is a gap in its line), and the thresholds the findings
-    stated as dashed lines
+    first (at most 10 per chart; after a subject's first value, a run in which its check ran
+    -- ``ran``: check id -> run ids -- or that recorded the metric for another subject, and
+    that has no value for it, is a gap in its line), and the thresholds the findings stated
+    as dashed lines
     (:func:`threshold_lines`). A (check, metric) whose every line holds one value over
     the runs (an internal count, a statistic that never moved) is not drawn: it is listed
     under the charts (``{check, metric, flat: True}``)."""
@@ -66,9 +67,11 @@ def trend_figures(runs: list[dict[str, Any]], metrics: list[dict[str, Any]]
             continue
         ranked = sorted(lines.items(), key=lambda kv: (
             -kv[1][max(kv[1], key=order.__getitem__)], kv[0]))[:MAX_LINES_PER_CHART]
-        # every run that recorded this chart's metric: a subject without a value in one of
-        # them (no finding that night) is a gap in its line, not a line drawn across it
-        recorded = sorted({r for points in lines.values() for r in points},
+        # every run in which the check ran (``ran``: its status was pass, warn or fail), or
+        # else that recorded this metric: a subject without a value in one of them (no
+        # finding that night) is a gap in its line, not a line drawn across it
+        recorded = sorted({r for points in lines.values() for r in points}
+                          | {r for r in (ran or {}).get(check, set()) if r in order},
                           key=order.__getitem__)
         data = []
         for i, (name, points) in enumerate(ranked):
@@ -146,7 +149,11 @@ def render_history(ledger: Ledger, out: Path | None = None) -> str:
     status: dict[str, dict[str, str]] = {}
     for c in checks:
         status.setdefault(c["check_id"], {})[c["run_id"]] = c["status"]
-    drawn = trend_figures(runs, metrics)
+    ran = {}
+    for c in checks:
+        if c["status"] in ("pass", "warn", "fail"):
+            ran.setdefault(c["check_id"], set()).add(c["run_id"])
+    drawn = trend_figures(runs, metrics, ran)
     trends = [t for t in drawn if not t.get("flat")]
     flat = [t for t in drawn if t.get("flat")]
     for t in trends:

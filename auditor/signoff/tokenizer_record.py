@@ -8,17 +8,20 @@ changing. report.json therefore records, beside the inputs, ``tokenizer``:
   model, or the tokenizer files of a folder or of a cached Hub snapshot: name and bytes of
   each, in name order); None for a tiktoken encoding (no file of its own);
 - ``pipeline_hash``: SHA-256 of an HF tokenizer.json's normaliser, pre-tokeniser, model type,
-  post-processor, decoder and added tokens (what decides the ids, not the file's formatting);
+  post-processor, decoder and added tokens (the steps around the vocabulary, not the file's
+  formatting; recorded for a reader, not compared: the probes are);
 - ``probes``: :data:`PROBES` with the ids each encodes to (golden ids), and their hash.
 
 ``auditor verify`` loads the tokenizer again, re-encodes the recorded probe texts and fails
-(exit 1) when an id differs, naming the first probe and position that changed; files that
-changed but encode every probe as before are said, not failed.
+(exit 1) when an id differs, naming the first probe and position that changed, or when the
+vocabulary size or a special id differs; files that changed but encode every probe as before
+are said, not failed.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,9 @@ PROBES = (
     "don't won't it's y'all'd've",
     "",
 )
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json",
-                   "special_tokens_map.json", "vocab.json", "merges.txt", "vocab.txt")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                   "added_tokens.json", "vocab.json", "merges.txt", "vocab.txt")
+_SP_MODEL = re.compile(r"\.model(\.[\w.]+)?$")  # tokenizer.model, spiece.model, *.model.v3
 PIPELINE_KEYS = ("normalizer", "pre_tokenizer", "post_processor", "decoder", "added_tokens")
 
 
@@ -50,7 +54,9 @@ def _sha(data: bytes) -> str:
 
 
 def local_files(spec: str) -> list[Path]:
-    """The tokenizer's local files, in name order ([] for tiktoken or an unknown spec)."""
+    """The tokenizer's local files, in name order: the file itself, or a folder's (or a
+    cached Hub snapshot's) tokenizer files and SentencePiece models (``*.model``,
+    ``*.model.v3``); [] for tiktoken or what cannot be found."""
     kind, sep, rest = spec.partition(":")
     if sep and kind == "tiktoken":
         return []
@@ -65,13 +71,18 @@ def local_files(spec: str) -> list[Path]:
             return []
     if path.is_file():
         return [path]
-    return sorted((p for p in path.iterdir() if p.name in TOKENIZER_FILES), key=lambda p: p.name)
+    return sorted((p for p in path.iterdir() if p.is_file() and (
+        p.name in TOKENIZER_FILES or _SP_MODEL.search(p.name))), key=lambda p: p.name)
 
 
 def files_hash(files: list[Path]) -> str | None:
-    """SHA-256 over the name and bytes of each file, in order; None without a file."""
+    """SHA-256 over the bytes of each file (a folder's: with each name, in name order); None
+    without a file. A single file is its bytes alone: the same tokenizer copied elsewhere
+    under another name hashes the same."""
     if not files:
         return None
+    if len(files) == 1:
+        return _sha(files[0].read_bytes())
     digest = hashlib.sha256()
     for p in files:
         digest.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
@@ -79,32 +90,39 @@ def files_hash(files: list[Path]) -> str | None:
 
 
 def _pipeline_hash(files: list[Path]) -> str | None:
-    found = [p for p in files if p.name.endswith(".json") and p.name != "tokenizer_config.json"
-             and p.name != "special_tokens_map.json"]
-    for p in found:
+    """The hash of an HF tokenizer.json's pipeline (the first file that is one)."""
+    for p in files:
+        if not p.name.endswith(".json"):
+            continue
         try:
             doc = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(doc, dict) and "model" in doc:
+        if isinstance(doc, dict) and isinstance(doc.get("model"), dict):
             part = {k: doc.get(k) for k in PIPELINE_KEYS}
-            part["model_type"] = (doc.get("model") or {}).get("type")
+            part["model_type"] = doc["model"].get("type")
             return _sha(json.dumps(part, sort_keys=True).encode())
     return None
 
 
 def tokenizer_record(spec: str, tok: Any) -> dict[str, Any]:
-    """The ``tokenizer`` entry of report.json for the adapter ``tok`` loaded from ``spec``."""
-    files = local_files(spec)
+    """The ``tokenizer`` entry of report.json for the adapter ``tok`` loaded from ``spec``
+    (files that cannot be read are recorded as no hash, never an error)."""
+    try:
+        files = local_files(spec)
+        f_hash, p_hash = files_hash(files), _pipeline_hash(files)
+    except OSError:
+        f_hash = p_hash = None
     ids = tok.encode_batch(list(PROBES))
     probes = [{"text": t, "ids": [int(i) for i in row]} for t, row in zip(PROBES, ids)]
     return {"spec": spec, "kind": tok.kind, "name": tok.name, "vocab_size": tok.vocab_size,
-            "special": {"bos": tok.bos_id, "eos": tok.eos_id, "pad": tok.pad_id,
-                        "unk": tok.unk_id},
-            "files_hash": files_hash(files),
-            "pipeline_hash": _pipeline_hash(files),
+            "special": _special(tok), "files_hash": f_hash, "pipeline_hash": p_hash,
             "probes": probes,
             "probes_hash": _sha(json.dumps([p["ids"] for p in probes]).encode())}
+
+
+def _special(tok: Any) -> dict[str, int | None]:
+    return {"bos": tok.bos_id, "eos": tok.eos_id, "pad": tok.pad_id, "unk": tok.unk_id}
 
 
 def first_difference(was: list[int], now: list[int]) -> str:
@@ -117,34 +135,50 @@ def first_difference(was: list[int], now: list[int]) -> str:
 
 def verify_tokenizer(recorded: Any, spec: str | None = None) -> tuple[list[str], list[str]]:
     """(unchanged, changed) lines for the recorded tokenizer, loaded again from ``spec``
-    (default: the recorded one). Raises InputError (exit 2) when it cannot be loaded."""
+    (default: the recorded one): changed when a probe encodes to other ids, or the vocabulary
+    size or a special id (bos, eos, pad, unk) differs -- the stored ids hold them. Raises
+    InputError (exit 2) for a malformed record or a tokenizer that cannot be loaded."""
     from auditor.errors import InputError
     from auditor.loading.tokenizers import load_tokenizer
 
+    bad = InputError("the report's tokenizer record must hold a spec (text) and probes "
+                     "[{text, ids (integers)}]; not a report.json written by auditor run")
     if not isinstance(recorded, dict):
-        raise InputError("the report's tokenizer record is not a mapping; not a report.json "
-                         "written by auditor run")
+        raise bad
     spec = spec or recorded.get("spec")
     probes = recorded.get("probes")
-    if not isinstance(spec, str) or not isinstance(probes, list) or not all(
+    if not isinstance(spec, str) or not isinstance(probes, list) or not probes or not all(
             isinstance(p, dict) and isinstance(p.get("text"), str)
-            and isinstance(p.get("ids"), list) for p in probes):
-        raise InputError("the report's tokenizer record must hold a spec (text) and probes "
-                         "[{text, ids}]; not a report.json written by auditor run")
-    tok = load_tokenizer(spec)
-    now = tok.encode_batch([p["text"] for p in probes])
+            and isinstance(p.get("ids"), list)
+            and all(type(i) is int for i in p["ids"]) for p in probes):
+        raise bad
+    try:
+        tok = load_tokenizer(spec)
+    except InputError as err:
+        raise InputError(f"the recorded tokenizer cannot be loaded ({err}); --tokenizer SPEC "
+                         "names where it is now") from None
     changed = []
-    for i, (p, ids) in enumerate(zip(probes, now)):
+    for name, was, now in (("vocabulary size", recorded.get("vocab_size"), tok.vocab_size),
+                           *((f"{role} id", (recorded.get("special") or {}).get(role), v)
+                             for role, v in _special(tok).items())):
+        if was != now:
+            changed.append(f"tokenizer: {spec}: {name} {was} when audited, {now} now")
+    for i, (p, ids) in enumerate(zip(probes, tok.encode_batch([p["text"] for p in probes]))):
         ids = [int(x) for x in ids]
         if ids != p["ids"]:
             changed.append(f"tokenizer: {spec} encodes probe {i} {p['text'][:40]!r} to other "
                            f"ids than when audited ({first_difference(p['ids'], ids)}): the "
                            "stored ids would now be different")
             break  # the first difference names the change; the rest follow from it
-    same_files = files_hash(local_files(spec)) == recorded.get("files_hash")
     if changed:
         return [], changed
-    note = ("files unchanged" if same_files else
+    recorded_hash = recorded.get("files_hash")
+    try:
+        now_hash = files_hash(local_files(spec))
+    except OSError:
+        now_hash = None
+    note = ("no tokenizer files were recorded" if recorded_hash is None else
+            "files unchanged" if now_hash == recorded_hash else
             "its files changed, but every probe encodes to the recorded ids")
     return [f"tokenizer: {spec} encodes the {len(probes)} recorded probes to the same ids "
             f"({note})"], []

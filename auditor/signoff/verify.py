@@ -16,9 +16,11 @@ from typing import Any
 from auditor.errors import InputError
 
 
-def verify_inputs(report_path: str | Path, root: str | Path | None = None
-                  ) -> tuple[list[str], list[str], list[str]]:
-    """(unchanged, changed, not verifiable) descriptions; raises InputError for exit 2.
+def verify_inputs(report_path: str | Path, root: str | Path | None = None, *,
+                  more: bool = False) -> tuple[list[str], list[str], list[str]]:
+    """(unchanged, changed, not verifiable) descriptions; raises InputError for exit 2 --
+    also when no recorded input is a file, unless ``more`` (something else is verified: the
+    tokenizer).
     ``root``: the inputs were moved (another machine, a restored archive): each recorded
     path is looked up under ``root`` at its place relative to the folder that held every
     recorded input (``/data/2026-11/train.parquet`` -> ``root/train.parquet``)."""
@@ -30,7 +32,7 @@ def verify_inputs(report_path: str | Path, root: str | Path | None = None
     if not isinstance(inputs, dict) or not all(isinstance(d, dict) for d in inputs.values()):
         raise InputError(f"{report_path}: 'inputs' is not a mapping of split -> "
                          "{path, bytes, hash, ...}; not a report.json written by auditor run")
-    if not inputs:
+    if not inputs and not more:
         raise InputError(f"{report_path}: the report records no inputs (written by an older "
                          "auditor?); nothing to verify")
     ok, changed, unverifiable = [], [], []
@@ -68,7 +70,7 @@ def verify_inputs(report_path: str | Path, root: str | Path | None = None
             what = (f"size {d.get('bytes'):,} -> {size:,} bytes" if size != d.get("bytes")
                     else f"same size, {mode} hash differs")
             changed.append(f"{name}: {p} changed since the audit ({what})")
-    if not ok and not changed:
+    if not ok and not changed and not more:
         raise InputError(f"{report_path}: every recorded input was in memory when audited "
                          "(Python API with DataFrames): no file to verify")
     return ok, changed, unverifiable

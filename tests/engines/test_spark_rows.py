@@ -236,3 +236,11 @@ def test_copy_examples_name_a_copied_row_by_its_declared_id(spark, tmp_path):
         found[engine] = [e["test row_id"] for e in f.evidence["examples"]]
     assert len(found["polars"]) == 12 and len(found["spark"]) == 12
     assert set(found["spark"]) == set(found["polars"])  # the 12 copies, each by its own id
+    # an id typed differently in one split cannot be carried through the union: left out,
+    # the check still runs
+    frames["test"] = frames["test"].with_columns(pl.col("row_id").cast(pl.String))
+    report = _audit(frames, "spark", spark, tmp_path, suite, label="y", ids=["row_id"])
+    assert report.checks[0].status != "error"
+    f = next(f for f in report.checks[0].findings if f.metric == "duplicate_rows"
+             and f.splits == ["train", "test"])
+    assert f.count == 12 and all("test row_id" not in e for e in f.evidence["examples"])

@@ -88,8 +88,8 @@ def test_demo_diagnosis_is_at_the_top_of_every_output(demo_doc):
     assert statuses == sorted(statuses, key=["fail", "error", "warn", "pass",
                                              "skipped"].index)
     # the rule that graded the leak, beside the threshold it overrode and as a sentence
-    assert ('0.95<div class="waiver">decided by: post-outcome missingness: days_since_cancel '
-            "is missing in 100.0% of class 0 rows and in 0% of the others</div>") in page
+    assert ('0.95<div class="waiver">decided by: post outcome missingness: missing in 100.0% '
+            "of class 0 rows (&gt;= 90.0%) and 0% of the others (&lt;= 1.0%)</div>") in page
     assert ('<p class="rule">Post-outcome missingness: days_since_cancel is missing in 100.0% '
             "of class 0 rows") in page
     md = summary_markdown(demo_doc)
@@ -271,18 +271,27 @@ def test_inflation_is_only_read_for_the_pair_the_probe_was_scored_on():
 
 
 def test_the_rule_that_decided_states_its_own_figure_and_threshold():
-    from auditor.report.render import decided_by, rule_sentence
+    from auditor.judging.leak_rules import Purity, Rules, judge
+    from auditor.report.render import group_decided_by, rule_sentence
 
-    grading = {"rule": "near_deterministic", "train_value": 1.0, "deterministic_above": 0.995,
-               "reason": "near-deterministic: AUC 1.000 in train (>= 0.995)"}
-    f = {"severity": "fail", "value": 0.9905, "threshold": 0.995,
-         "evidence": {"grading": grading}}
-    assert decided_by(f) == "near-deterministic: AUC 1.000 in train (>= 0.995)"
-    assert rule_sentence(grading) == "Near-deterministic: AUC 1.000 in train (>= 0.995)."
-    strong = {"rule": "strong_not_singular", "reason": "strong but not singular: 3 other "
-              "features reach AUC >= 0.850 (within 0.15; strongest b 0.91); copies ..."}
-    assert decided_by({"evidence": {"grading": strong}}) == (
-        "strong but not singular: 3 other features reach AUC >= 0.850 (within 0.15; "
-        "strongest b 0.91)")
-    assert decided_by({"evidence": {"grading": {"rule": "threshold", "reason": "x"}}}) is None
-    assert decided_by({"evidence": {}}) is None
+    rules = Rules(0.85, 0.95, 0.995, 0.15, 0.9, 0.01, 0.995, 0.1, 30)
+    det = judge(rules, value=0.9905, train_value=1.0, others=[("b", 0.6)], name="a",
+                what="AUC").evidence()
+    f = {"severity": "fail", "value": 0.9905, "threshold": 0.995, "evidence": {"grading": det}}
+    # a column named "a" and the rule's figure, not the test value against the threshold
+    assert group_decided_by([f]) == "near deterministic: AUC 1.000 in train >= 0.995"
+    assert rule_sentence(det) == "Near-deterministic: AUC 1.000 in train (>= 0.995)."
+    strong = judge(rules, value=0.9, train_value=0.9, others=[("b", 0.88), ("c", 0.86)],
+                   name="x", what="AUC").evidence()
+    g = {"evidence": {"grading": strong}}
+    assert group_decided_by([g]) == ("strong not singular: 2 other features within 0.15 of AUC "
+                                     "0.900 (warns at most)")
+    lone = judge(rules, value=0.97, train_value=0.97, others=[("b", 0.6)], name="x",
+                 what="AUC", ci_low=0.93, purity=Purity(0.5, 1, "high", 400)).evidence()
+    assert group_decided_by([{"evidence": {"grading": lone}}]) == (
+        "singular: 0.970 > fail_above 0.95, CI low 0.930")
+    # a row grouping subjects: their shared rule, not the first subject's figure
+    assert group_decided_by([g, g]) == "strong not singular"
+    assert group_decided_by([g, f]) is None
+    assert group_decided_by([{"evidence": {"grading": {"rule": "threshold"}}}]) is None
+    assert group_decided_by([{"evidence": {}}]) is None

@@ -447,3 +447,16 @@ def test_a_subject_missing_from_a_night_is_a_gap_in_its_line(tmp_path):
     assert lines == {"a": [0.91, 0.92, 0.95, None], "b": [0.93, None, 0.94, None], "c": [0.96]}
     drawn = [d for d in figure["data"] if not d["name"].startswith("threshold")]
     assert len(drawn) == 3 and all(d["connectgaps"] is False for d in drawn)
+    # a night on which the check ran and flagged nothing: a gap in every line
+    store.append({**doc(5, []), "checks": [{"id": "leakage.single_feature_auc",
+                                            "status": "pass", "summary": "s",
+                                            "findings": []}]}, None)
+    ran = {}
+    for c in store.check_results():
+        ran.setdefault(c["check_id"], set()).add(c["run_id"])
+    figure = next(t for t in trend_figures(store.runs(), store.metrics(), ran)
+                  if t["metric"] == "single_feature_auc")["figure"]
+    lines = {d["name"].split(" ·")[0]: d["y"] for d in figure["data"]
+             if not d["name"].startswith("threshold")}
+    assert lines == {"a": [0.91, 0.92, 0.95, None, None], "b": [0.93, None, 0.94, None, None],
+                     "c": [0.96, None]}

@@ -75,6 +75,52 @@ def test_verify_fails_when_the_tokenizer_encodes_a_probe_differently(tmp_path, g
     moved = tmp_path / "elsewhere.json"
     shutil.copy(gpt2_json, moved)
     assert main(["verify", str(report), "--tokenizer", str(moved)]) == 0
+    assert "(files unchanged)" in capsys.readouterr().err
+    # the end-of-text special token renamed: a new id, and the old spelling is plain text
+    doc = json.loads(moved.read_text())
+    eos = next(t for t in doc["added_tokens"] if t["content"] == "<|endoftext|>")
+    eos["content"] = "<|end|>"
+    moved.write_text(json.dumps(doc))
+    assert main(["verify", str(report), "--tokenizer", str(moved)]) == 1
+    changed = [x for x in capsys.readouterr().err.splitlines() if "CHANGED" in x]
+    assert changed == [
+        f"auditor: CHANGED tokenizer: {moved}: vocabulary size 50257 when audited, 50258 now",
+        f"auditor: CHANGED tokenizer: {moved} encodes probe 10 '<|endoftext|> <s> </s> [CLS] "
+        "[SEP] <pad>' to other ids than when audited (at token 0: 50256 -> 27): the stored ids "
+        "would now be different"]
+
+
+def test_verify_refuses_a_malformed_record_and_a_flag_without_a_record(tmp_path, gpt2_json,
+                                                                      capsys):
+    report, _ = _audited(tmp_path, gpt2_json)
+    doc = json.loads(report.read_text())
+    for bad in ({"spec": "x", "probes": []}, {"spec": "x", "probes": [{"text": "a",
+                                                                       "ids": ["464"]}]}, 7):
+        report.write_text(json.dumps({**doc, "tokenizer": bad}))
+        assert main(["verify", str(report)]) == 2
+        assert "tokenizer record must hold a spec (text) and probes" in capsys.readouterr().err
+    report.write_text(json.dumps({k: v for k, v in doc.items() if k != "tokenizer"}))
+    assert main(["verify", str(report), "--tokenizer", "t.json"]) == 2
+    assert "--tokenizer: the report records no tokenizer" in capsys.readouterr().err
+    # inputs all in memory (the Python API): the tokenizer alone is still verified
+    report.write_text(json.dumps({**doc, "inputs": {"train": {"path": None, "hash": None}}}))
+    assert main(["verify", str(report)]) == 0
+    assert "encodes the 14 recorded probes to the same ids" in capsys.readouterr().err
+
+
+def test_a_folder_without_tokenizer_json_records_no_pipeline_and_never_crashes(tmp_path):
+    from auditor.signoff.tokenizer_record import _pipeline_hash, files_hash, local_files
+
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    (folder / "vocab.json").write_text(json.dumps({"model": 19849, "the": 1}))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    (folder / "spiece.model").write_bytes(b"\x00model")
+    (folder / "notes.md").write_text("not a tokenizer file")
+    files = local_files(str(folder))
+    assert [f.name for f in files] == ["merges.txt", "spiece.model", "vocab.json"]
+    assert _pipeline_hash(files) is None and files_hash(files).startswith("sha256:")
+    assert local_files("tiktoken:cl100k_base") == [] and files_hash([]) is None
 
 
 def test_first_difference_names_the_position_or_the_length():

@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from auditor.stats.binned_ranks import ClassBins, bin_error, rank_stats
-from auditor.stats.label import YCOL, class_rank_stats
+from auditor.stats.label import N_CUTS, YCOL, class_rank_stats
 
 
 def _bins(x: np.ndarray, y: np.ndarray, edges: np.ndarray, exact: bool, k: int,
@@ -29,11 +29,12 @@ def _bins(x: np.ndarray, y: np.ndarray, edges: np.ndarray, exact: bool, k: int,
                      {"s": np.bincount(y, minlength=k).astype(float)}, [len(edges)])
 
 
-def test_one_bin_per_value_gives_the_row_level_statistics():
+@pytest.mark.parametrize("decimals", [1, 3])  # 63 distinct values; 1,500 (> N_CUTS: quantiles)
+def test_one_bin_per_value_gives_the_row_level_statistics(decimals):
     rng = np.random.default_rng(0)
-    y = rng.integers(0, 3, 600)
-    x = np.round(rng.normal(size=600) + y, 1)  # ties
-    x[rng.random(600) < 0.1] = np.nan
+    y = rng.integers(0, 3, 2_000)
+    x = np.round(rng.normal(size=2_000) + y, decimals)  # ties
+    x[rng.random(2_000) < 0.1] = np.nan
     ref = class_rank_stats(pl.DataFrame({"x": x, YCOL: y}).with_columns(
         pl.col("x").fill_nan(None)), [pl.col("x")], 3, moments=True)
     got = rank_stats(_bins(x, y, np.unique(x[~np.isnan(x)]), True, 3, np.nanmin(x)), "s")
@@ -42,6 +43,8 @@ def test_one_bin_per_value_gives_the_row_level_statistics():
     assert got["distinct"].tolist() == ref["distinct"].tolist()
     (_, edges, below), (ref_edges, ref_below) = got["cuts"][0], ref["cuts"][0]
     assert edges == pytest.approx(ref_edges) and below.tolist() == ref_below.tolist()
+    if decimals == 3:  # more distinct values than candidate cuts: the quantile branch
+        assert ref["distinct"][0] > N_CUTS and len(edges) <= N_CUTS + 1
 
 
 def test_coarse_bins_keep_the_auc_within_the_stated_error():
