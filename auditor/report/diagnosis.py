@@ -14,6 +14,8 @@ fail finding (not waived, not resolved) belongs to one problem:
   ``leakage.group_overlap``, ``leakage.temporal``), keyed by the pair of splits; rows repeated
   within a split, a feature dated after its row (``future_values``), and a random holdout
   that beats a latest-period one (the probe's ``time_holdout_gap``) are problems of their own;
+  declared ids shared between splits (``id_overlap_rows``) are shared rows, labels that differ
+  on identical inputs (``conflicting_labels``) a label-quality problem;
 - documents shared between splits (``tokens.contamination``) as shared rows;
 - preprocessing fitted beyond train, memorised near-copies, distribution shift (``drift.*``,
   ``separability.adversarial``), schema; each token check, and any other check, one problem.
@@ -21,8 +23,9 @@ fail finding (not waived, not resolved) belongs to one problem:
 Inflation, the probe's score (AUC, or R² for a numeric label) with and without the problem:
 for a leaking column, the label probe retrained without it (``ablation``); for shared rows,
 entities and dates, the probe scored on the evaluation rows that share nothing of that kind
-(``without_leaking_rows``: the model is not refitted); for a time overlap inside train, the gap
-between a random and a latest-period holdout. ``change`` = score with - score without.
+(``without_leaking_rows``: the model is not refitted; only for the pair the probe trained and
+scored on); for a random holdout that beats a latest-period one, the gap between the two.
+``change`` = score with - score without.
 
 Ranking: failures before warnings; then the larger measured inflation; then the kind's order
 below (leaks that inflate a metric first, distribution shift and schema last).
@@ -228,11 +231,11 @@ def _time_gap(probe: list[dict[str, Any]]) -> dict[str, Any] | None:
     for f in probe:
         hold = (f.get("evidence") or {}).get("holdouts")
         if f.get("metric") == "time_holdout_gap" and hold and f.get("value") is not None:
-            return {"split": (f.get("splits") or [None])[0],
-                    "score": hold["random_holdout_score"],
+            split = (f.get("splits") or [None])[0]
+            return {"split": split, "score": hold["random_holdout_score"],
                     "without": hold["latest_holdout_score"], "change": f["value"],
-                    "how": "the label probe on a random holdout of train against its latest "
-                           "period (same size)"}
+                    "how": f"the label probe on a random holdout of {split} against its "
+                           "latest period (same size)"}
     return None
 
 
