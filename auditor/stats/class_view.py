@@ -214,7 +214,7 @@ def class_chart(values: pl.Series, positive: np.ndarray, names: tuple[str, str],
     if not n1 or not n0:
         return None
     c1, c0 = names
-    title = f"{column} in {split}: {c1} rows against {c0} rows"
+    title = f"{column} in {split} by class"
     if not _orderable(values.dtype):
         cut = _levels(values, pos, n1, n0, names)
         rows = cut["table"]
@@ -235,12 +235,13 @@ def class_chart(values: pl.Series, positive: np.ndarray, names: tuple[str, str],
     h0, _ = np.histogram(x[known & ~pos], bins=edges)
     missing = np.isnan(x)
     miss1, miss0 = (missing & pos).sum() / n1, (missing & ~pos).sum() / n0
-    if miss1 or miss0:
-        title += f" (missing: {fmt_share(miss1)} of {c1}, {fmt_share(miss0)} of {c0})"
+    xlabel = column
+    if miss1 or miss0:  # beside the axis: a long title runs under the chart's toolbar
+        xlabel += f" (missing: {fmt_share(miss1)} of {c1}, {fmt_share(miss0)} of {c0})"
     spec: dict[str, Any] = {"type": "hist", "edges": [float(e) for e in edges],
                             "series": {c1: [round(float(v), 5) for v in h1 / n1],
                                        c0: [round(float(v), 5) for v in h0 / n0]},
-                            "title": title, "xlabel": column,
+                            "title": title, "xlabel": xlabel,
                             "ylabel": "share of the group's rows"}
     if isinstance(values.dtype, (pl.Datetime, pl.Date)):
         spec["x_unit"] = "epoch_seconds"

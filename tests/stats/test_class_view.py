@@ -48,6 +48,8 @@ def test_a_column_missing_for_one_class_is_cut_by_its_missingness():
                                "'yes' rows"
     assert cut["j"] == 1.0
     assert cut["table"][-1] == {"rows": "missing", "class 'yes'": 0.0, "class 'no'": 1.0}
+    chart = class_chart(values, y, NAMES, "days", "test")
+    assert chart["xlabel"] == "days (missing: 0% of class 'yes', 100.0% of class 'no')"
 
 
 def test_the_cut_of_a_categorical_column_is_the_set_of_levels_that_favour_the_class():
@@ -111,7 +113,8 @@ def test_a_flagged_feature_shows_its_cut_and_class_chart():
     fpr, tpr, _ = roc_curve(test["y"], test["leak"])
     assert cut["j"] == pytest.approx((tpr - fpr).max(), abs=1e-4)
     assert cut["statement"].startswith("leak > ")
-    assert f.evidence["charts"][0]["title"] == "leak in test: class 1 rows against class 0 rows"
+    assert f.evidence["charts"][0]["title"] == "leak in test by class"
+    assert list(f.evidence["charts"][0]["series"]) == ["class 1", "class 0"]
 
 
 def test_a_multiclass_column_is_shown_for_the_class_it_separates_best(monkeypatch):
@@ -128,7 +131,8 @@ def test_a_multiclass_column_is_shown_for_the_class_it_separates_best(monkeypatc
     assert " of class 'c' rows and " in cut["statement"]
     assert cut["statement"].endswith(" of other-class rows")
     assert (cut["rows"], cut["sampled"]) == (3_000, False)
-    assert ev["charts"][0]["title"] == "x in test: class 'c' rows against other-class rows"
+    assert ev["charts"][0]["title"] == "x in test by class"
+    assert list(ev["charts"][0]["series"]) == ["class 'c'", "other-class"]
     monkeypatch.setattr(class_view, "MAX_ROWS", 1_000)  # a larger split: a seeded sample
     ev = class_view.class_evidence(pl.Series("x", x), codes, ["a", "b", "c"], binary=False,
                                    split="test")
