@@ -199,7 +199,9 @@ class Tokens(_Strict):
 
     tokenizer: str
     text: str | None = None
-    input_ids: str = "input_ids"
+    # null: a corpus stored as text only (signed off before tokenization): the checks that
+    # need only text and the tokenizer run, those reading stored ids skip with the reason
+    input_ids: str | None = "input_ids"
     attention_mask: str | None = None
     labels: str | None = None
     objective: Literal["causal_lm", "masked_lm", "none"] = "causal_lm"

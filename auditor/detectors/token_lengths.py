@@ -11,7 +11,7 @@ from auditor.core.roles import Roles as RunRoles
 from auditor.detectors.measured import judged
 from auditor.detectors.token_findings import (RowProblem, check_non_negative, check_shares,
                                               row_finding, short)
-from auditor.detectors.token_measures import TokenLayout, token_layout, tokenizer_for
+from auditor.detectors.token_measures import TokenLayout, ids_of, token_layout, tokenizer_for
 from auditor.engines.operations import Operations
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import chi2_test, fmt_count, grade, js_distance, psi, share
@@ -67,7 +67,7 @@ class SequenceLengths:
         content-length tables, token counts and the truncated rows."""
         assert roles.tokens is not None  # needs: tokens
         return measure_lengths(token_layout(engine, roles), tokenizer_for(engine, roles.tokens),
-                               roles.tokens.input_ids)
+                               ids_of(roles.tokens))
 
     def judge(self, m: "LengthMeasures") -> list[Finding]:
         """The findings from the aggregates of :class:`LengthMeasures` (both engines)."""

@@ -92,7 +92,7 @@ def run_stats(batch: pl.DataFrame, first_row: int, *, t: Tokens, pad: int | None
     leading (BOS) pad runs, the rows padded on either side under both kept settings, and the
     longest row; the two smallest-run statistics as keys (merged by min)."""
     chunk = token_chunk(batch, token_columns(t))
-    lens, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, pad)
+    lens, lead, trail, zl, zt = chunk_runs(chunk, ids_of(t), t.attention_mask, pad)
     full = lead >= lens
     sums: dict[str, int] = {"right0": int(((trail > 0) & ~full).sum()),
                             "right1": int(((trail - 1 > 0) & ~full).sum()),
@@ -135,8 +135,8 @@ def settings_of(engine: Operations, t: Tokens, roles: Roles) -> Settings:
     """Passes 0 and 1 (see the module docstring)."""
     inferred = ""
     if roles.pad is None and t.attention_mask:
-        parts = engine.map_batches([t.input_ids, t.attention_mask],
-                                   partial(pad_votes, ids=t.input_ids, mask=t.attention_mask),
+        parts = engine.map_batches([ids_of(t), t.attention_mask],
+                                   partial(pad_votes, ids=ids_of(t), mask=t.attention_mask),
                                    PARTS, sum_by=SUM_BY)
         zeros = int(_total(parts, "zeros")["n"].sum())
         under = _total(parts, "under").sort("n", "key", descending=[True, False])
@@ -238,7 +238,7 @@ def layout_parts(batch: pl.DataFrame, first_row: int, *, spec: LayoutSpec) -> pl
     cols = token_columns(t)
     chunk = token_chunk(batch, cols)
     n = chunk.height
-    lens, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, r.pad)
+    lens, lead, trail, zl, zt = chunk_runs(chunk, ids_of(t), t.attention_mask, r.pad)
     part, counts = chunk_layout(chunk, t, r, (lead, trail, zl, zt), st.eos_kept, st.bos_kept,
                                 st.side)
     inside = part.pop("specials_inside")
@@ -459,6 +459,15 @@ def tokenizer_for(engine: Operations, t: Tokens) -> Any:
                          lambda: shared_tokenizer(t.tokenizer))
 
 
+def ids_of(t: Tokens) -> str:
+    """The stored token ids' column; a text-only tokens: section (``input_ids: null``) has
+    none, and a check reading stored ids is not applicable."""
+    if not t.input_ids:
+        raise NotApplicable("a text-only tokens: section (input_ids: null): there are no stored "
+                            "token ids to check")
+    return t.input_ids
+
+
 def layout_settings(engine: Operations, t: Tokens, vocab_size: int | None = None
                     ) -> tuple[Any, Settings]:
     """The run's tokenizer and the layout settings it and the data give (passes 0 and 1),
@@ -480,7 +489,7 @@ def token_layout(engine: Operations, roles: RunRoles, *, vocab_size: int | None 
     t = roles.tokens
     if t is None:
         raise NotApplicable("no tokens: section in the config")
-    kind = roles.types.get(t.input_ids)
+    kind = roles.types.get(ids_of(t))
     if kind is not None and kind != ColumnType.NESTED:
         raise NotApplicable(f"{t.input_ids!r} is {kind}, not a list of token ids")
 

@@ -98,7 +98,12 @@ class RoundTrip:
             raise NotApplicable("no tokens: section in the config")
         if not t.text:
             raise NotApplicable("no raw text column declared (tokens.text)")
-        tok, settings = layout_settings(engine, t)
+        if t.input_ids:
+            tok, settings = layout_settings(engine, t)
+        else:  # text only: the round trip of the text; no stored ids to compare
+            from auditor.detectors.token_measures import tokenizer_for
+
+            tok, settings = tokenizer_for(engine, t), None
         counts = engine.split_rows()
         results: dict[str, dict[str, Any]] = {}
         chars: dict[str, int] = {}
@@ -142,15 +147,15 @@ class RoundTrip:
         return [self._roundtrip_finding(m, tok, results),
                 *self._whitespace_finding(m, tok, results),
                 *self._normaliser_finding(m, tok, results, m.chars),
-                self._stale_finding(m, tok, results)]
+                *([self._stale_finding(m, tok, results)] if m.tokens.input_ids else [])]
 
-    def chunk(self, tok: Any, specials: np.ndarray, max_length: int, rc: np.ndarray,
-              text: pl.Series, ids: pl.Series, pad_l: np.ndarray, content: np.ndarray,
-              room: int) -> tuple[np.ndarray, np.ndarray, list[Any], pl.DataFrame]:
-        """One chunk of rows ``rc`` (their text, stored ids, padding and content length): one
-        native encode_batch/decode_batch, the category of every row, the stale flags, the first
-        ``room`` stale examples and the rows kept as evidence (:meth:`_keep`). Also run per
-        Arrow batch on Spark executors."""
+    def chunk(self, tok: Any, rc: np.ndarray, text: pl.Series, stored: Any, room: int
+              ) -> tuple[np.ndarray, np.ndarray, list[Any], pl.DataFrame]:
+        """One chunk of rows ``rc`` (their text; ``stored``: the control ids, max_length and
+        the rows' stored ids, padding and content length, or None for a text-only corpus):
+        one native encode_batch/decode_batch, the category of every row, the stale flags, the
+        first ``room`` stale examples and the rows kept as evidence (:meth:`_keep`). Also run
+        per Arrow batch on Spark executors."""
         enc_lists = tok.encode_batch(text.to_list())
         dec = pl.Series("dec", tok.decode_batch(enc_lists), dtype=pl.String)
         e_lens = np.fromiter(map(len, enc_lists), dtype=np.int64, count=len(enc_lists))
@@ -161,6 +166,9 @@ class RoundTrip:
                else np.zeros(len(rc), dtype=bool))
         frame = pl.DataFrame({"row": rc, "text": text.rename("text"), "dec": dec})
         cat = self._categories(frame, unk, tok)
+        if stored is None:
+            return cat, np.zeros(len(rc), dtype=bool), [], self._keep(frame, cat)
+        specials, max_length, ids, pad_l, content = stored
         bad, s_keep, e_keep = stale_rows(specials, max_length, pad_l, content, Flat.of(ids), enc)
         examples = [(int(rc[j]), s_keep(int(j)), e_keep(int(j)))
                     for j in np.flatnonzero(bad)[:max(0, room)]]
@@ -513,17 +521,18 @@ def roundtrip_batch(batch: pl.DataFrame, first_row: int, *, check: RoundTrip, t:
     from auditor.loading.tokenizers import shared_tokenizer
 
     tok = shared_tokenizer(t.tokenizer)
-    r = settings.roles
     n = batch.height
-    chunk = token_chunk(batch, token_columns(t))
     assert t.text is not None  # measure: NotApplicable without a text column
     texts = batch.get_column(t.text).cast(pl.String)
     rows = np.arange(first_row, first_row + n, dtype=np.int64)
     drawn = np.ones(n, dtype=bool) if sample is None else np.isin(rows, sample)
-    _, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, r.pad)
-    part, _ = chunk_layout(chunk, t, r, (lead, trail, zl, zt), settings.eos_kept,
-                           settings.bos_kept, settings.side)
-    content = part["length"] - part["pad_left"] - part["pad_right"]
+    if t.input_ids:
+        r = settings.roles
+        chunk = token_chunk(batch, token_columns(t))
+        _, lead, trail, zl, zt = chunk_runs(chunk, t.input_ids, t.attention_mask, r.pad)
+        part, _ = chunk_layout(chunk, t, r, (lead, trail, zl, zt), settings.eos_kept,
+                               settings.bos_kept, settings.side)
+        content = part["length"] - part["pad_left"] - part["pad_right"]
     idx = np.flatnonzero(drawn & texts.is_not_null().to_numpy())
     counts = dict.fromkeys(CATEGORIES, 0)
     stale = rewritten = 0
@@ -531,10 +540,11 @@ def roundtrip_batch(batch: pl.DataFrame, first_row: int, *, check: RoundTrip, t:
     examples: list[tuple[int, list[int], list[int]]] = []
     for lo in range(0, len(idx), BATCH):
         at = idx[lo:lo + BATCH]
-        cat, bad, ex, keep = check.chunk(
-            tok, r.specials, settings.max_length, rows[at], texts.gather(at),
-            chunk[t.input_ids].gather(at), part["pad_left"][at], content[at],
-            check.max_examples - len(examples))
+        stored = (None if not t.input_ids else
+                  (r.specials, settings.max_length, chunk[t.input_ids].gather(at),
+                   part["pad_left"][at], content[at]))
+        cat, bad, ex, keep = check.chunk(tok, rows[at], texts.gather(at), stored,
+                                         check.max_examples - len(examples))
         for c in CATEGORIES:
             counts[c] += int((cat == c).sum())
         stale += int(bad.sum())

@@ -16,8 +16,8 @@ from auditor.detectors.measured import judged
 from auditor.detectors.token_findings import (RowProblem, by_split_text, check_non_negative,
                                               check_shares, row_finding)
 from auditor.detectors.token_layout import AMBIGUOUS, MISALIGNED
-from auditor.detectors.token_measures import (SHIFT_KEYS, VIEW_IDS, TokenLayout, token_layout,
-                                              tokenizer_for)
+from auditor.detectors.token_measures import (SHIFT_KEYS, VIEW_IDS, TokenLayout, ids_of,
+                                              token_layout, tokenizer_for)
 from auditor.engines.operations import Operations
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_share, grade, share
@@ -88,7 +88,7 @@ class SpecialTokens:
     def judge(self, m: "SpecialMeasures") -> list[Finding]:
         """The findings from :class:`SpecialMeasures`, measured by either engine."""
         t, tok = m.tokens, m.tokenizer
-        findings = [Finding(severity=Severity.INFO, metric="token_layout", subject=t.input_ids,
+        findings = [Finding(severity=Severity.INFO, metric="token_layout", subject=ids_of(t),
                             splits=m.splits, message=m.summary + f"tokenizer {tok.describe()}.",
                             count=m.rows, evidence={"how padding was found": m.how,
                                                     "by_split": m.by_split})]

@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict
 
 import numpy as np
+import polars as pl
 import pytest
 
 from auditor.core.config import AuditConfig, Columns, Tokens
@@ -203,3 +204,25 @@ def test_honest_special_tokens_have_no_fail_on_either_engine(spark, gpt2, gpt2_j
     b = _plain(SpecialTokens().run(sdata))
     assert a == b and "special_token_injection" not in b
     assert all(f["severity"] != Severity.FAIL for f in b.values())
+
+
+def test_a_text_only_corpus_gets_the_same_round_trip_on_both_engines(spark, bert_json,
+                                                                    lee_train):
+    """``input_ids: null``: BERT's lossy round trip of the text alone, no stored ids to
+    compare, the same findings on both engines; the layout checks skip with the reason."""
+    from auditor.detectors.token_roundtrip import RoundTrip
+    from auditor.detectors.tokens import SpecialTokens
+    from auditor.errors import NotApplicable
+
+    texts = list(lee_train[:30])
+    texts[1] = "Café in Zürich 😀"
+    frames = {"train": pl.DataFrame({"text": texts[:20]}),
+              "test": pl.DataFrame({"text": texts[20:]})}
+    pdata, sdata = _both(spark, frames, bert_json, input_ids=None, attention_mask=None,
+                         labels=None)
+    a = _plain(RoundTrip().run(pdata))
+    b = _plain(RoundTrip().run(sdata))
+    assert a == b and "stale_tokenization" not in b
+    assert b["roundtrip_loss"]["severity"] == Severity.FAIL and b["roundtrip_loss"]["count"] == 1
+    with pytest.raises(NotApplicable, match="a text-only tokens: section"):
+        SpecialTokens().run(sdata)

@@ -1,0 +1,50 @@
+"""A corpus stored as text only (signed off before tokenization): ``tokens: {input_ids:
+null}`` runs the checks that need only the text and the tokenizer (round trip,
+contamination) and skips the ones that read stored ids, saying why; on GPT-2's real BPE and
+the Lee corpus."""
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+import auditor
+from auditor.cli import main
+from tests.tokenizer_fixtures import gpt2_json, lee_texts  # noqa: F401
+
+
+def test_a_text_only_corpus_runs_round_trip_and_contamination(tmp_path, gpt2_json):
+    texts = lee_texts()
+    train = pl.DataFrame({"text": texts[:60]})
+    test = pl.DataFrame({"text": texts[60:80] + texts[:3]})  # 3 documents copied from train
+    report = auditor.audit(train=train, test=test,
+                           tokens={"tokenizer": str(gpt2_json), "text": "text",
+                                   "input_ids": None})
+    status = {c.id: c.status for c in report.checks}
+    skipped = {c.id: c.summary for c in report.checks if c.status == "skipped"}
+    for check in ("tokens.special_tokens", "tokens.lengths"):
+        assert "a text-only tokens: section (input_ids: null)" in skipped[check]
+    assert status["tokens.roundtrip"] != "skipped" and status["tokens.roundtrip"] != "error"
+    rt = report.check("tokens.roundtrip")
+    assert not [f for f in rt.findings if f.metric == "stale_tokenization"]
+    (loss,) = [f for f in rt.findings if f.metric == "roundtrip_loss"]
+    assert loss.count == 0 and loss.severity == "info"  # byte-level BPE gives every text back
+    assert rt.summary.startswith("All 83 checked rows survive decode(encode(text))")
+    (f,) = [f for f in report.check("tokens.contamination").findings
+            if f.metric == "contaminated_documents"]
+    # the 3 planted copies, and one Lee document that shares its 13-grams with train
+    assert f.severity == "fail" and f.count == 4 and f.splits == ["train", "test"]
+    assert "3 exact copies (normalised text), 0 near-duplicates (Jaccard >= 0.8), 1 with >= " \
+           "50% of their 13-grams in train" in f.message
+    assert report.tokenizer is not None and report.tokenizer["vocab_size"] == 50257
+
+
+def test_a_missing_input_ids_column_suggests_the_text_only_form(tmp_path, gpt2_json, capsys):
+    pl.DataFrame({"text": lee_texts()[:20]}).write_parquet(tmp_path / "a.parquet")
+    pl.DataFrame({"text": lee_texts()[20:30]}).write_parquet(tmp_path / "b.parquet")
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(json.dumps({"datasets": {"train": "a.parquet", "test": "b.parquet"},
+                               "tokens": {"tokenizer": str(gpt2_json), "text": "text"}}))
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o")]) == 2
+    assert "(a corpus stored as text only: tokens: {input_ids: null})" in \
+        capsys.readouterr().err
