@@ -100,17 +100,27 @@ class Hashing:
     shingle: int
     num_perm: int
     bands: int
+    skip: tuple[int, ...] = ()  # ids left out of a token-id column (padding, control tokens)
 
 
-def _texts(batch: pl.DataFrame, column: str) -> pl.Series:
-    return batch.get_column(column).cast(pl.String)
+def _texts(batch: pl.DataFrame, column: str, skip: tuple[int, ...] = ()) -> pl.Series:
+    """The documents of ``column`` as text: the text itself, or for a column of token ids
+    (no text column declared) its ids without ``skip`` written as words ("464 2068 7586"),
+    so that exact copies, n-grams and shingles are of token ids."""
+    col = batch.get_column(column)
+    if isinstance(col.dtype, (pl.List, pl.Array)):
+        ids = col.cast(pl.List(pl.Int64)) if isinstance(col.dtype, pl.Array) else col
+        return ids.to_frame("i").select(pl.col("i").list.eval(
+            pl.element().filter(~pl.element().is_in(list(skip))).cast(pl.String))
+            .list.join(" ")).to_series()
+    return col.cast(pl.String)
 
 
 def eval_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFrame:
     """The evaluation side of the first pass for one batch: (kind, h, row, pos, words),
     ``words`` the document's word count."""
     rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
-    folded = fold(_texts(batch, hs.column))
+    folded = fold(_texts(batch, hs.column, hs.skip))
     parts = []
     lens = np.zeros(batch.height, dtype=np.int64)
     if hs.ngram:
@@ -140,7 +150,7 @@ def train_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFr
     n-gram hashes alike (the evaluation side's kind tells them apart; 64-bit hashes of the two
     never meet but by a 2^-64 chance, and an exact hit is verified on the text); a document's
     repeated n-gram repeats (the engine keeps distinct rows of what matches)."""
-    folded = fold(_texts(batch, hs.column))
+    folded = fold(_texts(batch, hs.column, hs.skip))
     parts = []
     if hs.ngram:
         grams, lens = ngram_hashes_and_lengths(folded, hs.ngram, hs.seed, folded=True,
@@ -176,7 +186,7 @@ def band_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np.ndar
     pick = np.arange(batch.height) if rows is None else _picked(batch, first_row, rows)
     if not len(pick):
         return pl.DataFrame()
-    sig = signatures(_texts(batch, hs.column).gather(pick), num_perm=hs.num_perm,
+    sig = signatures(_texts(batch, hs.column, hs.skip).gather(pick), num_perm=hs.num_perm,
                      k=hs.shingle, seed=hs.seed)
     keys = band_keys(sig, hs.bands, hs.seed)
     return pl.DataFrame({"kind": (keys["band"] + BAND).cast(pl.Int32),
@@ -185,10 +195,10 @@ def band_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np.ndar
 
 
 def text_rows(batch: pl.DataFrame, first_row: int, *, column: str, rows: np.ndarray,
-              what: str) -> pl.DataFrame:
+              what: str, skip: tuple[int, ...] = ()) -> pl.DataFrame:
     """(row, value) of the stored ``rows`` in the batch: the text, or its normalised form."""
     pick = _picked(batch, first_row, rows)
-    texts = _texts(batch, column).gather(pick)
+    texts = _texts(batch, column, skip).gather(pick)
     return pl.DataFrame({"row": pick + first_row,
                          "value": normalised_text(texts) if what == NORMALISED else texts})
 
@@ -200,20 +210,20 @@ def signature_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np
     from auditor.stats.minhash import signatures
 
     pick = _picked(batch, first_row, rows)
-    sig = signatures(_texts(batch, hs.column).gather(pick), num_perm=hs.num_perm,
+    sig = signatures(_texts(batch, hs.column, hs.skip).gather(pick), num_perm=hs.num_perm,
                      k=hs.shingle, seed=hs.seed)
     return pl.DataFrame({"row": pick + first_row,
                          "sig": pl.Series(sig.values.view(np.int64).tolist(),
                                           dtype=pl.List(pl.Int64))})
 
 
-def read_rows(engine: Operations, split: str, column: str, rows: pl.Series, what: str
-              ) -> pl.DataFrame:
+def read_rows(engine: Operations, split: str, column: str, rows: pl.Series, what: str,
+              skip: tuple[int, ...] = ()) -> pl.DataFrame:
     """(row, value) of a few stored rows of ``split`` (:func:`text_rows`)."""
     want = np.unique(rows.to_numpy()).astype(np.int64)
     if not len(want):
         return pl.DataFrame(schema={"row": pl.Int64, "value": pl.String})
-    fn = partial(text_rows, column=column, rows=want, what=what)
+    fn = partial(text_rows, column=column, rows=want, what=what, skip=skip)
     return engine.map_batches([column], fn, {"row": pl.Int64, "value": pl.String},
                               splits=[split])[split]
 
@@ -288,6 +298,7 @@ class ContaminationMeasures:
     column: str
     train: str
     splits: list[SplitContamination]
+    ids: bool = False  # compared on token ids (no text column declared)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -363,19 +374,29 @@ class Contamination:
         of both sides' candidates. The rest reads a few rows by number: normalised texts of
         exact hits (a hash collision cannot report a copy), signatures of candidate pairs,
         texts of the examples."""
-        assert roles.tokens is not None  # needs: tokens
-        col = roles.tokens.text
+        t = roles.tokens
+        assert t is not None  # needs: tokens
+        col, skip = t.text, ()
+        if not col and t.input_ids:  # no text: the documents as their token ids
+            from auditor.detectors.token_measures import tokenizer_for
+
+            tok = tokenizer_for(engine, t)
+            col = t.input_ids
+            skip = tuple(sorted({*tok.special_ids, *(i for i in (t.pad_id, t.bos_id, t.eos_id)
+                                                     if i is not None)}))
         if not col:
-            raise NotApplicable("no raw text column declared (tokens.text)")
+            raise NotApplicable("no raw text column declared (tokens.text), nor token ids "
+                                "(tokens.input_ids) to compare")
         names = list(roles.splits)
         if len(names) < 2:
             raise NotApplicable("only one split: nothing to compare with the training split")
         train = names[0]
         hs = Hashing(col, self.ngram, roles.seed % (2**32), self.exact, self.near_duplicates,
-                     self.shingle, self.num_perm, self.bands)
+                     self.shingle, self.num_perm, self.bands, skip)
         rows = engine.split_rows()
         return ContaminationMeasures(col, train, [
-            self._measure_split(engine, hs, train, later, rows[later]) for later in names[1:]])
+            self._measure_split(engine, hs, train, later, rows[later]) for later in names[1:]],
+            ids=col != t.text)
 
     def _measure_split(self, engine: Operations, hs: Hashing, train: str, later: str,
                        n_docs: int) -> SplitContamination:
@@ -402,7 +423,7 @@ class Contamination:
             frames.append(self._near(engine, hs, train, later, grams,
                                      found.left["train_row"], found.right["row"]))
         m = first_detector(frames, dirty)
-        texts_a, texts_b = self._example_texts(engine, hs.column, train, later, m)
+        texts_a, texts_b = self._example_texts(engine, hs, train, later, m)
         examples = self._examples(train, later, texts_a, texts_b, m) if m.height else []
         return SplitContamination(
             later=later, n_docs=n_docs,
@@ -418,8 +439,8 @@ class Contamination:
         """Equal normalised text: per evaluation row the first training row with its hash,
         kept when the two normalised strings are equal."""
         pairs = hits.group_by("row").agg(pl.col("train_row").min()).rename({"row": "test_row"})
-        norm_a = read_rows(engine, train, hs.column, pairs["train_row"], NORMALISED)
-        norm_b = read_rows(engine, later, hs.column, pairs["test_row"], NORMALISED)
+        norm_a = read_rows(engine, train, hs.column, pairs["train_row"], NORMALISED, hs.skip)
+        norm_b = read_rows(engine, later, hs.column, pairs["test_row"], NORMALISED, hs.skip)
         same = (pairs.join(norm_b.rename({"row": "test_row", "value": "b"}), on="test_row")
                 .join(norm_a.rename({"row": "train_row", "value": "a"}), on="train_row")
                 .filter(pl.col("a") == pl.col("b")))
@@ -463,7 +484,7 @@ class Contamination:
                 .select("test_row", "train_row", kind=pl.lit("near-duplicate"),
                         jaccard="jaccard", overlap=pl.lit(None, pl.Float64)))
 
-    def _example_texts(self, engine: Operations, col: str, train: str, later: str,
+    def _example_texts(self, engine: Operations, hs: Hashing, train: str, later: str,
                        m: pl.DataFrame) -> tuple[dict[int, Any], dict[int, Any]]:
         """The texts of the rows :meth:`_examples` shows (each detector's first
         ``max_examples``)."""
@@ -471,30 +492,33 @@ class Contamination:
             return {}, {}
         shown = pl.concat([m.filter(pl.col("kind") == k).head(self.max_examples)
                            for k in KIND_ORDER])
-        a = read_rows(engine, train, col, shown["train_row"], TEXT)
-        b = read_rows(engine, later, col, shown["test_row"], TEXT)
+        a = read_rows(engine, train, hs.column, shown["train_row"], TEXT, hs.skip)
+        b = read_rows(engine, later, hs.column, shown["test_row"], TEXT, hs.skip)
         return dict(a.iter_rows()), dict(b.iter_rows())
 
     # -- the finding ---------------------------------------------------------------------------
     def judge(self, m: ContaminationMeasures) -> list[Finding]:
         return [self.with_clean_subset(
             self.split_finding(m.column, m.train, s.later, s.n_docs, s.by_kind, s.n_dirty,
-                               s.overlap_hist, s.rows, s.count, s.examples), s.later, s.drop)
-                for s in m.splits]
+                               s.overlap_hist, s.rows, s.count, s.examples, ids=m.ids),
+            s.later, s.drop) for s in m.splits]
 
     def split_finding(self, subject: str, train_name: str, later: str, n_docs: int,
               by_kind: dict[str, int], n_dirty: int, overlap_hist: list[int] | None,
-              rows: list[int], count: int, examples: list[dict[str, Any]]) -> Finding:
+              rows: list[int], count: int, examples: list[dict[str, Any]], *,
+              ids: bool = False) -> Finding:
         """The finding of one evaluation split from aggregates (both engines): contaminated
         documents per detector (``by_kind``, ``count`` in all), documents sharing any n-gram
         (``n_dirty``) and their overlap ratios counted in :data:`OVERLAP_EDGES` bins, the first
         ``max_listed_rows`` contaminated rows in order and the evidence examples."""
         value = share(count, n_docs)
         sev = grade(value, warn=self.warn_above, fail=self.fail_above)
-        labels = {"exact": "exact copies (normalised text)",
+        labels = {"exact": "exact copies (the same token ids)" if ids else
+                           "exact copies (normalised text)",
                   "near-duplicate": f"near-duplicates (Jaccard >= {self.jaccard_at:g})",
                   "n-gram overlap": f"with >= {self.ngram_ratio_at:.0%} of their "
-                                    f"{self.ngram}-grams in {train_name}"}
+                                    f"{self.ngram}-grams{' of token ids' if ids else ''} in "
+                                    f"{train_name}"}
         enabled = {"exact": self.exact, "near-duplicate": self.near_duplicates,
                    "n-gram overlap": bool(self.ngram)}
         parts = ", ".join(f"{fmt_count(by_kind[k])} {labels[k]}" for k in KIND_ORDER

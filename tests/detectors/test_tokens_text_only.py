@@ -48,3 +48,34 @@ def test_a_missing_input_ids_column_suggests_the_text_only_form(tmp_path, gpt2_j
     assert main(["run", str(cfg), "--out", str(tmp_path / "o")]) == 2
     assert "(a corpus stored as text only: tokens: {input_ids: null})" in \
         capsys.readouterr().err
+
+
+def test_a_corpus_stored_as_token_ids_only_is_checked_for_contamination_on_its_ids(gpt2_json):
+    """No text column: documents compared as their token ids (padding and control tokens left
+    out), exact copies and 13-token n-grams; the same documents as on the text."""
+    from auditor.loading.tokenizers import load_tokenizer
+    from tests.tokenizer_fixtures import tokenized_frame
+
+    tok = load_tokenizer(str(gpt2_json))
+    texts = lee_texts()
+    train = tokenized_frame(tok, texts[:60], eos=50256, pad=50256)
+    test = tokenized_frame(tok, texts[60:80] + texts[:3], eos=50256, pad=50256, pad_to=900)
+    on_text = auditor.audit(train=train, test=test, tokens={
+        "tokenizer": str(gpt2_json), "text": "text", "attention_mask": "attention_mask",
+        "labels": "labels", "pad_id": 50256})
+    on_ids = auditor.audit(train=train.drop("text"), test=test.drop("text"), tokens={
+        "tokenizer": str(gpt2_json), "attention_mask": "attention_mask", "labels": "labels",
+        "pad_id": 50256})
+
+    def finding(report):
+        (f,) = [f for f in report.check("tokens.contamination").findings
+                if f.metric == "contaminated_documents"]
+        return f
+
+    text, ids = finding(on_text), finding(on_ids)
+    assert ids.subject == "input_ids" and ids.count == text.count == 4
+    assert ids.evidence["rows_to_drop"]["rows"] == text.evidence["rows_to_drop"]["rows"]
+    # the 3 copies are equal id for id once the padding (different widths) is left out
+    assert ids.message.startswith("4 of 23 test documents (17.4%) also occur in train: 3 exact "
+                                  "copies (the same token ids)")
+    assert "1 with >= 50% of their 13-grams of token ids in train" in ids.message

@@ -226,3 +226,21 @@ def test_a_text_only_corpus_gets_the_same_round_trip_on_both_engines(spark, bert
     assert b["roundtrip_loss"]["severity"] == Severity.FAIL and b["roundtrip_loss"]["count"] == 1
     with pytest.raises(NotApplicable, match="a text-only tokens: section"):
         SpecialTokens().run(sdata)
+
+
+def test_contamination_on_token_ids_agrees_on_both_engines(spark, gpt2, gpt2_json, lee_train):
+    """No text column: documents compared as token ids (padding left out) on both engines."""
+    from auditor.detectors.token_contamination import Contamination
+
+    train = tokenized_frame(gpt2, lee_train[:40], eos=EOT, pad=EOT).drop("text")
+    test = tokenized_frame(gpt2, lee_train[40:55] + lee_train[:2], eos=EOT, pad=EOT,
+                           pad_to=900).drop("text")
+    pdata, sdata = _both(spark, {"train": train, "test": test}, gpt2_json, text=None,
+                         pad_id=EOT)
+    a = _plain(Contamination().run(pdata))
+    b = _plain(Contamination().run(sdata))
+    assert a == b
+    f = b["contaminated_documents"]
+    assert f["subject"] == "input_ids" and f["count"] == 2
+    assert f["evidence"]["by_detector"][0] == {"detector": "exact copies (the same token ids)",
+                                              "documents": 2}
