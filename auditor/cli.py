@@ -356,10 +356,10 @@ def _run(args: argparse.Namespace) -> int:
         from auditor.core.suites import read_suite
 
         suite_name = args.suite or cfg.suite
-        if cfg.tokens is None or not cfg.tokens.text:
-            raise ConfigError("--write-clean needs a tokens: section with a text column: it "
-                              "writes the evaluation splits without the documents that "
-                              "tokens.contamination finds in train")
+        if cfg.tokens is None or not (cfg.tokens.text or cfg.tokens.input_ids):
+            raise ConfigError("--write-clean needs a tokens: section with a text or token ids "
+                              "column: it writes the evaluation splits without the documents "
+                              "that tokens.contamination finds in train")
         if "tokens.contamination" not in read_suite(suite_name):
             raise ConfigError(f"--write-clean: suite {suite_name!r} does not run "
                               "tokens.contamination")

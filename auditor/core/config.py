@@ -213,6 +213,17 @@ class Tokens(_Strict):
     bos_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
     eos_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
 
+    @model_validator(mode="after")
+    def _something_to_audit(self) -> "Tokens":
+        if not self.input_ids and (self.attention_mask or self.labels):
+            raise ValueError("attention_mask and labels describe stored token ids: declare "
+                             "input_ids with them (input_ids: null is a corpus stored as text "
+                             "only)")
+        if not self.input_ids and not self.text:
+            raise ValueError("declare text, input_ids or both (input_ids: null needs a text "
+                             "column)")
+        return self
+
     def columns(self) -> list[str]:
         return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels) if c]
 

@@ -107,13 +107,14 @@ def _texts(batch: pl.DataFrame, column: str, skip: tuple[int, ...] = ()) -> pl.S
     """The documents of ``column`` as text: the text itself, or for a column of token ids
     (no text column declared) its ids without ``skip`` written as words ("464 2068 7586"),
     so that exact copies, n-grams and shingles are of token ids."""
-    col = batch.get_column(column)
-    if isinstance(col.dtype, (pl.List, pl.Array)):
-        ids = col.cast(pl.List(pl.Int64)) if isinstance(col.dtype, pl.Array) else col
-        return ids.to_frame("i").select(pl.col("i").list.eval(
-            pl.element().filter(~pl.element().is_in(list(skip))).cast(pl.String))
-            .list.join(" ")).to_series()
-    return col.cast(pl.String)
+    if isinstance(batch.schema[column], (pl.List, pl.Array)):  # as the other checks read ids
+        from auditor.detectors.token_measures import token_chunk
+
+        drop = pl.lit(pl.Series(list(skip), dtype=pl.Int64)).implode()
+        return token_chunk(batch, [column]).select(pl.col(column).list.eval(
+            pl.element().filter(pl.element().is_not_null() & ~pl.element().is_in(drop))
+            .cast(pl.String)).list.join(" ")).to_series()
+    return batch.get_column(column).cast(pl.String)
 
 
 def eval_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFrame:
@@ -237,6 +238,19 @@ def signature_table(engine: Operations, hs: Hashing, split: str, rows: pl.Series
                              splits=[split])[split].sort("row")
     values = np.array(got["sig"].to_list(), dtype=np.int64).reshape(got.height, hs.num_perm)
     return got["row"].to_numpy(), values
+
+
+def _layout_pad(engine: Operations, t: Any) -> int | None:
+    """The pad id the token layout found (declared, the tokenizer's, or read off the
+    attention mask: padding with an ordinary id such as 0 is still padding), or None."""
+    from auditor.detectors.token_measures import layout_settings
+
+    try:
+        _, settings = layout_settings(engine, t)
+    except NotApplicable:
+        return None
+    pad = settings.roles.pad
+    return int(pad) if pad is not None else None
 
 
 def ngram_overlap(grams: pl.DataFrame, n: int) -> pl.DataFrame:
@@ -382,11 +396,10 @@ class Contamination:
 
             tok = tokenizer_for(engine, t)
             col = t.input_ids
-            skip = tuple(sorted({*tok.special_ids, *(i for i in (t.pad_id, t.bos_id, t.eos_id)
-                                                     if i is not None)}))
-        if not col:
-            raise NotApplicable("no raw text column declared (tokens.text), nor token ids "
-                                "(tokens.input_ids) to compare")
+            pad = _layout_pad(engine, t)  # padding the layout found (a mask, an ordinary id)
+            skip = tuple(sorted({*tok.special_ids, *(i for i in (t.pad_id, t.bos_id, t.eos_id,
+                                                                 pad) if i is not None)}))
+        assert col  # a tokens: section declares text, input_ids or both (its validator)
         names = list(roles.splits)
         if len(names) < 2:
             raise NotApplicable("only one split: nothing to compare with the training split")
@@ -513,12 +526,12 @@ class Contamination:
         ``max_listed_rows`` contaminated rows in order and the evidence examples."""
         value = share(count, n_docs)
         sev = grade(value, warn=self.warn_above, fail=self.fail_above)
+        of_ids = " of token ids" if ids else ""
         labels = {"exact": "exact copies (the same token ids)" if ids else
                            "exact copies (normalised text)",
                   "near-duplicate": f"near-duplicates (Jaccard >= {self.jaccard_at:g})",
                   "n-gram overlap": f"with >= {self.ngram_ratio_at:.0%} of their "
-                                    f"{self.ngram}-grams{' of token ids' if ids else ''} in "
-                                    f"{train_name}"}
+                                    f"{self.ngram}-grams{of_ids} in {train_name}"}
         enabled = {"exact": self.exact, "near-duplicate": self.near_duplicates,
                    "n-gram overlap": bool(self.ngram)}
         parts = ", ".join(f"{fmt_count(by_kind[k])} {labels[k]}" for k in KIND_ORDER
@@ -528,14 +541,14 @@ class Contamination:
         table = [{"detector": labels[k], "documents": by_kind[k]} for k in KIND_ORDER
                  if enabled[k]]
         if self.ngram:
-            table.append({"detector": f"any {self.ngram}-gram shared (GPT-3 'dirty')",
+            table.append({"detector": f"any {self.ngram}-gram{of_ids} shared (GPT-3 'dirty')",
                           "documents": n_dirty})
         evidence: dict[str, Any] = {"by_detector": table}
         if overlap_hist is not None:
             evidence["chart"] = {"type": "hist", "edges": OVERLAP_EDGES.round(2).tolist(),
                                  "series": {later: list(overlap_hist)},
-                                 "xlabel": f"share of the document's {self.ngram}-grams found in "
-                                           f"{train_name}",
+                                 "xlabel": f"share of the document's {self.ngram}-grams"
+                                           f"{of_ids} found in {train_name}",
                                  "ylabel": "documents",
                                  "title": f"{self.ngram}-gram overlap of {later} documents "
                                           "that share any"}

@@ -555,7 +555,10 @@ def check_token_columns(splits: dict[str, Any], tokens: Any, paths: dict[str, An
         for role in ("text", "input_ids", "attention_mask", "labels"):
             col = getattr(tokens, role)
             if col and col not in fields:
-                raise InputError(f"{where}: tokens.{role} column {col!r} not found; columns are "
+                hint = (" (a corpus stored as text only: set input_ids: null under tokens:)"
+                         if role == "input_ids" and tokens.text in fields else "")
+                raise InputError(f"{where}: tokens.{role} column {col!r} not found{hint}; "
+                                 "columns are "
                                  f"{', '.join(map(repr, list(fields)[:12]))}")
         for role, what in lists:
             col = getattr(tokens, role)

@@ -640,8 +640,10 @@ def _check_roles(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Toke
                 close = difflib.get_close_matches(col, df.columns, n=1, cutoff=0.6)
                 if close:
                     hint = f" (did you mean {close[0]!r}?)"
-                elif tokens is not None and role == "tokens" and col == tokens.input_ids:
-                    hint = " (a corpus stored as text only: tokens: {input_ids: null})"
+                elif tokens is not None and role == "tokens" and col == tokens.input_ids \
+                        and tokens.text in df.columns:
+                    hint = (" (a corpus stored as text only: set input_ids: null under "
+                            "tokens:)")
                 raise InputError(f"{where}: {role} column {col!r} not found{hint}; columns are "
                                  f"{', '.join(map(repr, df.columns[:12]))}"
                                  f"{' ...' if df.width > 12 else ''}")

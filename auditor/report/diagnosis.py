@@ -85,7 +85,7 @@ KINDS: dict[str, tuple[str, str]] = {
 ORDER = list(KINDS)
 TOKEN_PROBLEMS = {
     "tokens.special_tokens": "Special tokens, attention masks or labels are misplaced",
-    "tokens.roundtrip": "Stored token ids do not match the tokenizer",
+    "tokens.roundtrip": "Text does not survive the tokenizer, or stored ids are stale",
     "tokens.lengths": "Sequences are truncated or of unexpected length",
 }
 METRIC_NAMES = {"probe_auc": "AUC", "probe_r2": "R²"}

@@ -206,7 +206,7 @@ def class_chart(values: pl.Series, positive: np.ndarray, names: tuple[str, str],
                 split: str) -> dict[str, Any] | None:
     """A chart spec of the column's distribution in the class and in the rest (shares of each
     group's rows): a histogram of ``HIST_BINS`` equal bins between the smallest and largest
-    finite value (datetimes on a date axis; the missing shares in the title), or bars of the
+    finite value (datetimes on a date axis; the missing shares in the x label), or bars of the
     ``MAX_LEVELS`` levels with the largest difference. None when the column has fewer than
     two distinct values."""
     pos = np.asarray(positive, dtype=bool)

@@ -46,8 +46,20 @@ def test_a_missing_input_ids_column_suggests_the_text_only_form(tmp_path, gpt2_j
     cfg.write_text(json.dumps({"datasets": {"train": "a.parquet", "test": "b.parquet"},
                                "tokens": {"tokenizer": str(gpt2_json), "text": "text"}}))
     assert main(["run", str(cfg), "--out", str(tmp_path / "o")]) == 2
-    assert "(a corpus stored as text only: tokens: {input_ids: null})" in \
+    assert "(a corpus stored as text only: set input_ids: null under tokens:)" in \
         capsys.readouterr().err
+
+
+def test_a_tokens_section_without_ids_needs_text_and_no_mask_or_labels():
+    import pytest
+
+    from auditor.core.config import Tokens
+
+    with pytest.raises(ValueError, match="declare input_ids with them"):
+        Tokens(tokenizer="t.json", text="text", input_ids=None, labels="labels")
+    with pytest.raises(ValueError, match="declare text, input_ids or both"):
+        Tokens(tokenizer="t.json", input_ids=None)
+    assert Tokens(tokenizer="t.json", text="text", input_ids=None).columns() == ["text"]
 
 
 def test_a_corpus_stored_as_token_ids_only_is_checked_for_contamination_on_its_ids(gpt2_json):
@@ -79,3 +91,27 @@ def test_a_corpus_stored_as_token_ids_only_is_checked_for_contamination_on_its_i
     assert ids.message.startswith("4 of 23 test documents (17.4%) also occur in train: 3 exact "
                                   "copies (the same token ids)")
     assert "1 with >= 50% of their 13-grams of token ids in train" in ids.message
+
+
+def test_padding_with_an_ordinary_id_is_not_compared_as_content(gpt2_json):
+    """Ids padded with 0 (an ordinary GPT-2 token, "!") and no pad_id declared: the layout
+    reads the padding off the attention mask, and contamination leaves it out, so disjoint
+    documents share nothing; float-typed ids are read as the other token checks read them."""
+    from auditor.loading.tokenizers import load_tokenizer
+    from tests.tokenizer_fixtures import tokenized_frame
+
+    tok = load_tokenizer(str(gpt2_json))
+    texts = lee_texts()
+    train = tokenized_frame(tok, texts[:40], pad=0, pad_to=1200).drop("text", "labels")
+    test = tokenized_frame(tok, texts[40:60], pad=0, pad_to=1200).drop("text", "labels")
+    spec = {"tokenizer": str(gpt2_json), "attention_mask": "attention_mask"}
+    report = auditor.audit(train=train, test=test, tokens=spec)
+    (f,) = [f for f in report.check("tokens.contamination").findings
+            if f.metric == "contaminated_documents"]
+    assert f.count == 0 and f.severity == "info"
+    as_float = {k: v.with_columns(pl.col("input_ids").cast(pl.List(pl.Float64)))
+                for k, v in {"train": train, "test": test[:10].vstack(train[:2])}.items()}
+    report = auditor.audit(**as_float, tokens=spec)
+    (f,) = [f for f in report.check("tokens.contamination").findings
+            if f.metric == "contaminated_documents"]
+    assert report.check("tokens.contamination").status != "error" and f.count == 2
