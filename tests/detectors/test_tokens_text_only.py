@@ -115,3 +115,24 @@ def test_padding_with_an_ordinary_id_is_not_compared_as_content(gpt2_json):
     (f,) = [f for f in report.check("tokens.contamination").findings
             if f.metric == "contaminated_documents"]
     assert report.check("tokens.contamination").status != "error" and f.count == 2
+
+
+def test_write_clean_drops_the_documents_found_on_their_ids(tmp_path, gpt2_json, capsys):
+    from auditor.loading.tokenizers import load_tokenizer
+    from tests.tokenizer_fixtures import tokenized_frame
+
+    tok = load_tokenizer(str(gpt2_json))
+    texts = lee_texts()
+    tokenized_frame(tok, texts[:40], eos=50256).drop("text").write_parquet(
+        tmp_path / "train.parquet")
+    tokenized_frame(tok, texts[40:55] + texts[:2], eos=50256).drop("text").write_parquet(
+        tmp_path / "test.parquet")
+    cfg = tmp_path / "audit.yaml"
+    cfg.write_text(json.dumps({"datasets": {"train": "train.parquet", "test": "test.parquet"},
+                               "tokens": {"tokenizer": str(gpt2_json),
+                                          "attention_mask": "attention_mask",
+                                          "labels": "labels"}}))
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--suite", "fast",
+                 "--write-clean", str(tmp_path / "clean"), "-q"]) == 1
+    clean = pl.read_parquet(tmp_path / "clean" / "test.parquet")
+    assert clean.height == 17 - 2  # the two copied documents, found on their ids
