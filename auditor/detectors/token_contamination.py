@@ -390,7 +390,7 @@ class Contamination:
         texts of the examples."""
         t = roles.tokens
         assert t is not None  # needs: tokens
-        col, skip = t.text, ()
+        col, skip, decode = t.text, (), None
         if not col and t.input_ids:  # no text: the documents as their token ids
             from auditor.detectors.token_measures import tokenizer_for
 
@@ -399,6 +399,7 @@ class Contamination:
             pad = _layout_pad(engine, t)  # padding the layout found (a mask, an ordinary id)
             skip = tuple(sorted({*tok.special_ids, *(i for i in (t.pad_id, t.bos_id, t.eos_id,
                                                                  pad) if i is not None)}))
+            decode = tok.decode_batch  # examples show the shared ids as text
         assert col  # a tokens: section declares text, input_ids or both (its validator)
         names = list(roles.splits)
         if len(names) < 2:
@@ -408,11 +409,12 @@ class Contamination:
                      self.shingle, self.num_perm, self.bands, skip)
         rows = engine.split_rows()
         return ContaminationMeasures(col, train, [
-            self._measure_split(engine, hs, train, later, rows[later]) for later in names[1:]],
+            self._measure_split(engine, hs, train, later, rows[later], decode)
+            for later in names[1:]],
             ids=col != t.text)
 
     def _measure_split(self, engine: Operations, hs: Hashing, train: str, later: str,
-                       n_docs: int) -> SplitContamination:
+                       n_docs: int, decode: Any = None) -> SplitContamination:
         right = Expansion(later, (hs.column,), partial(eval_rows, hs=hs), EVAL_SCHEMA,
                           key=("tokens.contamination", later, hs))
         left = Expansion(train, (hs.column,), partial(train_rows, hs=hs), TRAIN_SCHEMA,
@@ -437,7 +439,7 @@ class Contamination:
                                      found.left["train_row"], found.right["row"]))
         m = first_detector(frames, dirty)
         texts_a, texts_b = self._example_texts(engine, hs, train, later, m)
-        examples = self._examples(train, later, texts_a, texts_b, m) if m.height else []
+        examples = self._examples(train, later, texts_a, texts_b, m, decode) if m.height else []
         return SplitContamination(
             later=later, n_docs=n_docs,
             by_kind={k: int((m["kind"] == k).sum()) for k in KIND_ORDER},
@@ -578,10 +580,12 @@ class Contamination:
         return finding
 
     def _examples(self, train_name: str, later: str, train: Any, test: Any,
-                  m: pl.DataFrame) -> list[dict[str, Any]]:
+                  m: pl.DataFrame, decode: Any = None) -> list[dict[str, Any]]:
         """Up to max_examples pairs, taking the detectors in turn, with the longest shared span.
         ``train``/``test``: the texts by row number (a Series, or a dict of the rows of ``m``
-        holding each detector's first ``max_examples`` rows, on Spark)."""
+        holding each detector's first ``max_examples`` rows, on Spark). ``decode``: documents
+        compared as token ids ("464 2068 ..."): the tokenizer's ``decode_batch``, which shows
+        the shared ids as text."""
         by_kind = {k: m.filter(pl.col("kind") == k).head(self.max_examples) for k in KIND_ORDER}
         picked: list[tuple[Any, ...]] = []
         i = 0
@@ -598,12 +602,16 @@ class Contamination:
             r = dict(zip(cols, row))
             a, b = train[r["train_row"]] or "", test[r["test_row"]] or ""
             span, n_words = longest_shared_span(b, a)
+            unit = "words"
+            if decode is not None:  # the shared ids as the text they encode
+                span = decode([[int(i) for i in span.split()]])[0]
+                unit = "tokens"
             out.append({f"{later}_row": r["test_row"], f"{train_name}_row": r["train_row"],
                         "detector": r["kind"],
-                        f"jaccard ({self.shingle}-word shingles)": round(
+                        f"jaccard ({self.shingle}-{unit[:-1]} shingles)": round(
                             jaccard(a, b, k=self.shingle), 3),
                         f"{self.ngram}-gram overlap": round(r["overlap"] or 0.0, 3),
-                        "shared span": f"({n_words} words) {short(span, 160)}"})
+                        "shared span": f"({n_words} {unit}) {short(span, 160)}"})
         return out
 
 

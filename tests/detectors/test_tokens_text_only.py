@@ -91,6 +91,11 @@ def test_a_corpus_stored_as_token_ids_only_is_checked_for_contamination_on_its_i
     assert ids.message.startswith("4 of 23 test documents (17.4%) also occur in train: 3 exact "
                                   "copies (the same token ids)")
     assert "1 with >= 50% of their 13-grams of token ids in train" in ids.message
+    # the shared ids shown as the text they encode
+    first = next(e for e in ids.evidence["examples"] if e["detector"] == "exact")
+    assert first["shared span"].startswith("(") and " tokens) " in first["shared span"]
+    assert texts[first["train_row"]][:40] in first["shared span"]
+    assert "jaccard (3-token shingles)" in first
 
 
 def test_padding_with_an_ordinary_id_is_not_compared_as_content(gpt2_json):
