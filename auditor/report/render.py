@@ -214,9 +214,10 @@ MAX_SUMMARY_GROUPS = 12
 
 
 def render_summary_html(report: dict[str, Any], links: dict[str, str] | None = None) -> str:
-    """A compact HTML summary (Jupyter's ``_repr_html_``): the verdict, one row per check and
-    the counted warn/fail findings grouped per check; ``links`` (label -> href) are listed
-    under the table (e.g. the written report.html)."""
+    """A compact HTML summary (Jupyter's ``_repr_html_``): the verdict, the diagnosis (ranked
+    problems, :mod:`auditor.report.diagnosis`), one row per check (failing first) and the
+    counted warn/fail findings grouped per check; ``links`` (label -> href) are listed under
+    the table (e.g. the written report.html)."""
     from markupsafe import Markup, escape
 
     from auditor.report.grouping import counted, group_findings, worst_first
@@ -243,8 +244,21 @@ def render_summary_html(report: dict[str, Any], links: dict[str, str] | None = N
                     ' s</span>').format(color.get(status, "#333"), str(status).upper(),
                                         datasets, report.get("tool_version", ""),
                                         report.get("duration_s", 0)),
-             Markup('<table><thead><tr><th>status</th><th>check</th><th>summary</th></tr>'
-                    '</thead><tbody>{}</tbody></table>').format(Markup("").join(rows))]
+             ]
+    from auditor.report.diagnosis import diagnose, inflation_text
+
+    problems = diagnose(report)
+    if problems:  # what a notebook user investigating a score reads first
+        items = []
+        for p in problems[:MAX_SUMMARY_GROUPS]:
+            inf = (Markup(" <i>Inflation: {}.</i>").format(
+                inflation_text(p.inflation, p.inflation["metric"])) if p.inflation else "")
+            items.append(Markup('<li><b style="color:{}">{}</b> <b>{}</b>: {}{}</li>').format(
+                color.get(p.severity, "#333"), p.severity, p.headline, p.sentence[:300], inf))
+        parts.append(Markup("<p><b>Diagnosis</b> (most harmful first)</p><ol>{}</ol>").format(
+            Markup("").join(items)))
+    parts.append(Markup('<table><thead><tr><th>status</th><th>check</th><th>summary</th></tr>'
+                        '</thead><tbody>{}</tbody></table>').format(Markup("").join(rows)))
     if groups:
         parts.append(Markup("<details><summary>{} finding group(s) that count</summary><ul>{}"
                             "</ul>{}</details>").format(

@@ -207,6 +207,9 @@ def test_notebook_views_are_compact_and_escaped(tmp_path):
     assert hostile not in html_view and "&lt;img src=x onerror=alert(1)&gt;" in html_view
     assert html_view.count("<tr>") == len(report.checks) + 1
     assert "report.html" not in html_view
+    # the diagnosis first: the 50 test rows are copies of train rows
+    assert html_view.index("<b>Diagnosis</b>") < html_view.index("<table>")
+    assert "<b>Rows shared between train and test</b>: 50 of 50 test rows" in html_view
     report.to_html(tmp_path / "r.html")
     assert (tmp_path / "r.html").resolve().as_uri() in report._repr_html_()
 
