@@ -203,12 +203,13 @@ def class_separation(values: pl.Series, codes: np.ndarray, n_classes: int) -> np
 
 
 def class_chart(values: pl.Series, positive: np.ndarray, names: tuple[str, str], column: str,
-                split: str) -> dict[str, Any] | None:
+                split: str, cut: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """A chart spec of the column's distribution in the class and in the rest (shares of each
     group's rows): a histogram of ``HIST_BINS`` equal bins between the smallest and largest
     finite value (datetimes on a date axis; the missing shares in the x label), or bars of the
     ``MAX_LEVELS`` levels with the largest difference. None when the column has fewer than
-    two distinct values."""
+    two distinct values. ``cut``: the column's :func:`decisive_cut` for the same class, when
+    already computed (a categorical column's bars are its level table)."""
     pos = np.asarray(positive, dtype=bool)
     n1, n0 = int(pos.sum()), int((~pos).sum())
     if not n1 or not n0:
@@ -216,8 +217,7 @@ def class_chart(values: pl.Series, positive: np.ndarray, names: tuple[str, str],
     c1, c0 = names
     title = f"{column} in {split} by class"
     if not _orderable(values.dtype):
-        cut = _levels(values, pos, n1, n0, names)
-        rows = cut["table"]
+        rows = (cut or _levels(values, pos, n1, n0, names))["table"]
         if len(rows) < 2:
             return None
         return {"type": "grouped_bar", "categories": [r["rows"][2:] for r in rows],
@@ -277,7 +277,7 @@ def class_evidence(values: pl.Series, codes: np.ndarray, classes: list[Any], *, 
     out: dict[str, Any] = {}
     if cut is not None:
         out["decisive_cut"] = dict(cut, rows=len(values), sampled=sampled)
-    chart = class_chart(values, codes == cls, names(cls), str(values.name), split)
+    chart = class_chart(values, codes == cls, names(cls), str(values.name), split, cut)
     if chart is not None:
         out["charts"] = [chart]
     return out
