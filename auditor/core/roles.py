@@ -128,6 +128,20 @@ def cast_issue(col: str, dtypes: dict[str, str], target: str) -> SchemaIssue:
 
 
 @dataclass(frozen=True)
+class BenchmarkSet:
+    """One public evaluation set of ``benchmarks:``
+    (:func:`auditor.loading.benchmarks.read_benchmark`): its ``name``, ``path``, the text
+    ``fields`` of a problem, and per problem its id and the text of each field (``ids`` and
+    ``texts`` in file order, ``texts[i][j]`` field j of problem i, None when missing)."""
+
+    name: str
+    path: str
+    fields: tuple[str, ...]
+    ids: tuple[str, ...]
+    texts: tuple[tuple[str | None, ...], ...]
+
+
+@dataclass(frozen=True)
 class Roles:
     """The splits (in their declared order, which is their time order of use), rows per split,
     and per column its role (``columns``), kind and type. ``kinds`` and ``types`` hold the
@@ -160,6 +174,8 @@ class Roles:
     # the split design declared in audit.yaml (``split:``); None: inferred from the data
     # (auditor.judging.design.split_design)
     split: str | None = None
+    # the public evaluation sets of ``benchmarks:`` (looked for by tokens.benchmarks)
+    benchmarks: tuple[BenchmarkSet, ...] = ()
 
     @property
     def label(self) -> str | None:

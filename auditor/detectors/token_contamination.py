@@ -17,7 +17,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -253,6 +253,32 @@ def _layout_pad(engine: Operations, t: Any) -> int | None:
     return int(pad) if pad is not None else None
 
 
+class Documents(NamedTuple):
+    """The column a text check reads documents from: the text, or with no text column the
+    token ids written as words (``skip``: the ids left out; ``decode``: the tokenizer's
+    ``decode_batch``, which shows shared ids as text)."""
+
+    column: str
+    skip: tuple[int, ...] = ()
+    decode: Any = None
+
+
+def documents_of(engine: Operations, t: Any) -> Documents:
+    """The documents of a ``tokens:`` section: its text column, else its token ids without
+    the special ids, the declared pad/BOS/EOS and the padding the layout found (a mask, an
+    ordinary id)."""
+    if t.text:
+        return Documents(t.text)
+    from auditor.detectors.token_measures import tokenizer_for
+
+    assert t.input_ids  # a tokens: section declares text, input_ids or both (its validator)
+    tok = tokenizer_for(engine, t)
+    pad = _layout_pad(engine, t)
+    skip = tuple(sorted({*tok.special_ids, *(i for i in (t.pad_id, t.bos_id, t.eos_id, pad)
+                                             if i is not None)}))
+    return Documents(t.input_ids, skip, tok.decode_batch)
+
+
 def ngram_overlap(grams: pl.DataFrame, n: int) -> pl.DataFrame:
     """Per evaluation document sharing an n-gram: the share of its n-grams (words - n + 1)
     found in training, and the training row sharing most of them (ties: the first)."""
@@ -390,17 +416,7 @@ class Contamination:
         texts of the examples."""
         t = roles.tokens
         assert t is not None  # needs: tokens
-        col, skip, decode = t.text, (), None
-        if not col and t.input_ids:  # no text: the documents as their token ids
-            from auditor.detectors.token_measures import tokenizer_for
-
-            tok = tokenizer_for(engine, t)
-            col = t.input_ids
-            pad = _layout_pad(engine, t)  # padding the layout found (a mask, an ordinary id)
-            skip = tuple(sorted({*tok.special_ids, *(i for i in (t.pad_id, t.bos_id, t.eos_id,
-                                                                 pad) if i is not None)}))
-            decode = tok.decode_batch  # examples show the shared ids as text
-        assert col  # a tokens: section declares text, input_ids or both (its validator)
+        col, skip, decode = documents_of(engine, t)
         names = list(roles.splits)
         if len(names) < 2:
             raise NotApplicable("only one split: nothing to compare with the training split")

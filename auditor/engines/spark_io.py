@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.core.roles import (ColumnType, Kind, LabelKind, Roles, cast_issue, common_type,
-                                incompatible_types_issue, missing_column_issue)
+from auditor.core.roles import (BenchmarkSet, ColumnType, Kind, LabelKind, Roles, cast_issue,
+                                common_type, incompatible_types_issue, missing_column_issue)
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import ConfigError, InputError
 
@@ -225,6 +225,7 @@ class SparkAuditData:
         self.schema_issues: list[Any] = []
         self.pipeline: list[Any] = []  # pipeline code for leakage.preprocessing's scan
         self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
+        self.benchmarks: tuple[BenchmarkSet, ...] = ()  # benchmarks: (tokens.benchmarks)
         self.engine = SparkEngine(splits, seed=seed)
         self.engine.driver = self.driver_sample
         self._cache: dict[Any, Any] = {}
@@ -295,7 +296,7 @@ class SparkAuditData:
                      tokens=self.tokens, seed=self.seed, order=tuple(common),
                      schema_issues=tuple(self.schema_issues),
                      schema=tuple((c, t.simpleString()) for c, t in schema.items()),
-                     expectations=self.expectations,
+                     expectations=self.expectations, benchmarks=self.benchmarks,
                      pipeline=tuple(str(p) for p in self.pipeline),
                      unlabelled=self.unlabelled, split=self.declared_split)
 
@@ -490,6 +491,9 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
     data = SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                           seed=cfg.seed, sample_rows=cfg.spark_sample_rows)
     data.pipeline = list(cfg.pipeline)  # leakage.preprocessing's code scan (spark_prep)
+    if cfg.benchmarks:  # tokens.benchmarks; a file that cannot be read: exit 2
+        from auditor.loading.benchmarks import read_benchmarks
+        data.benchmarks = read_benchmarks(cfg.benchmarks)
     if cfg.expectations is not None:  # schema.expectations (spark_prep); malformed: exit 2
         from auditor.integrations.gx import read_suite
         data.expectations = read_suite(cfg.expectations)

@@ -16,8 +16,8 @@ from typing import Any, Callable
 import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, CsvFormat, Tokens
-from auditor.core.roles import (REFERENCE, ColumnType, Kind, LabelKind, Roles, SchemaIssue,
-                                cast_issue, common_type, incompatible_types_issue,
+from auditor.core.roles import (REFERENCE, BenchmarkSet, ColumnType, Kind, LabelKind, Roles,
+                                SchemaIssue, cast_issue, common_type, incompatible_types_issue,
                                 missing_column_issue)
 from auditor.errors import InputError
 
@@ -431,6 +431,7 @@ class AuditData:
         self.schema_issues = schema_issues or []
         self.pipeline: list[Path] = []
         self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
+        self.benchmarks: tuple[BenchmarkSet, ...] = ()  # benchmarks: (tokens.benchmarks)
         self.csv = CsvFormat()  # how its CSV split files are written (audit.yaml csv:)
         self.notes: list[str] = []
         self.sampled = False  # True when the loader read samples to fit the memory budget
@@ -517,7 +518,7 @@ class AuditData:
                      order=tuple(common), schema_issues=tuple(self.schema_issues),
                      schema=tuple((c, str(t)) for c, t in schema.items()),
                      reference=self.reference is not None,
-                     expectations=self.expectations,
+                     expectations=self.expectations, benchmarks=self.benchmarks,
                      pipeline=tuple(str(p) for p in self.pipeline),
                      unlabelled=self.unlabelled, split=self.declared_split)
 
@@ -1103,6 +1104,9 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
                                             else str(cfg.reference) if cfg.reference else None),
                             seed=cfg.seed)
     data.pipeline = list(cfg.pipeline)
+    if cfg.benchmarks:  # a benchmark that cannot be read is an input error (exit 2)
+        from auditor.loading.benchmarks import read_benchmarks
+        data.benchmarks = read_benchmarks(cfg.benchmarks)
     data.csv = cfg.csv  # a split file read again (tokens.contamination's clean splits)
     if cfg.expectations is not None:  # a malformed suite is an input error (exit 2)
         from auditor.integrations.gx import read_suite

@@ -16,7 +16,8 @@ fail finding (not waived, not resolved) belongs to one problem:
   that beats a latest-period one (the probe's ``time_holdout_gap``) are problems of their own;
   declared ids shared between splits (``id_overlap_rows``) are shared rows, labels that differ
   on identical inputs (``conflicting_labels``) a label-quality problem;
-- documents shared between splits (``tokens.contamination``) as shared rows;
+- documents shared between splits (``tokens.contamination``) as shared rows; a public
+  benchmark found in the corpus (``tokens.benchmarks``), keyed by the benchmark;
 - preprocessing fitted beyond train, memorised near-copies, distribution shift (``drift.*``,
   ``separability.adversarial``), schema; each token check, and any other check, one problem.
 
@@ -50,6 +51,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "shared_rows": ("Rows shared {pair}",
                     "Remove the copies from the later split (deduplicate before splitting) "
                     "and score again."),
+    "benchmark": ("{subject} problems are in the training corpus",
+                  "Drop the listed training documents (--write-clean DIR writes the training "
+                  "split without them), or score {subject} on its clean problems only."),
     "shared_entities": ("Entities shared {pair}",
                         "Split by the entity ({subject}): every entity's rows in one split "
                         "(e.g. scikit-learn's GroupShuffleSplit)."),
@@ -132,6 +136,8 @@ def _kind(check: str, f: dict[str, Any]) -> str:
         return "label_leak"
     if check in ("leakage.duplicates", "tokens.contamination"):
         return "shared_rows"
+    if check == "tokens.benchmarks":
+        return "benchmark"
     if check == "leakage.group_overlap":
         return "shared_entities"
     if check == "leakage.temporal":
@@ -154,7 +160,7 @@ def _kind(check: str, f: dict[str, Any]) -> str:
 
 def _key(kind: str, check: str, f: dict[str, Any]) -> tuple[Any, ...]:
     pair = tuple(f.get("splits") or ())
-    if kind in ("label_leak", "future_feature"):
+    if kind in ("label_leak", "future_feature", "benchmark"):
         return kind, subject_text(f.get("subject"))
     if kind in ("shared_rows", "shared_entities", "repeated_rows"):
         return kind, pair

@@ -47,7 +47,7 @@ def test_default_suite_lists_every_registered_check():
 
 
 TOKEN_CHECKS = {"tokens.roundtrip", "tokens.special_tokens", "tokens.contamination",
-                "tokens.lengths"}
+                "tokens.lengths", "tokens.benchmarks"}
 
 
 def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
@@ -64,7 +64,15 @@ def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
         texts = lee_texts("lee_background.cor")
         frames = {"train": tokenized_frame(tok, texts[:60]),
                   "test": tokenized_frame(tok, texts[60:80] + texts[:2])}
-        return token_data(frames, path)
+        data = token_data(frames, path)
+        if check_id == "tokens.benchmarks":  # HumanEval looked for in the Lee corpus
+            from tests.tokenizer_fixtures import humaneval_path
+
+            from auditor.core.config import Benchmark
+            from auditor.loading.benchmarks import read_benchmark
+
+            data.benchmarks = (read_benchmark("humaneval", Benchmark(path=humaneval_path())),)
+        return data
     start = datetime(2024, 1, 1)
     train = clean_splits["train"].with_columns(
         pl.Series("ts", [start + timedelta(hours=i) for i in range(clean_splits["train"].height)]))

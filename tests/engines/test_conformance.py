@@ -362,6 +362,31 @@ def _near_and_conflicting() -> dict[str, pl.DataFrame]:
     return {"train": train, "test": pl.concat([test, near, flipped])}
 
 
+def _code_corpus(plant: bool) -> dict[str, pl.DataFrame]:
+    """Standard-library functions as a code corpus (train 200, test 60); ``plant``: train
+    row 4 the prompt of HumanEval/20, row 8 a module holding HumanEval/0's prompt and
+    solution, row 12 HumanEval/33's prompt with one word changed."""
+    from tests.tokenizer_fixtures import humaneval_rows, stdlib_functions
+
+    code = stdlib_functions()
+    train = list(code[:200])
+    if plant:
+        rows = humaneval_rows()
+        words = rows[33]["prompt"].split(" ")
+        words[len(words) // 2] = "zebra"
+        train[4] = rows[20]["prompt"]
+        train[8] = "import math\n\n" + rows[0]["prompt"] + rows[0]["canonical_solution"]
+        train[12] = " ".join(words)
+    return {"train": pl.DataFrame({"text": train}),
+            "test": pl.DataFrame({"text": code[200:260]})}
+
+
+def _humaneval() -> dict[str, Any]:
+    from tests.tokenizer_fixtures import humaneval_path
+
+    return {"text": ["text"], "benchmarks": {"humaneval": {"path": humaneval_path()}}}
+
+
 def _unlabelled_live(make: Any) -> Any:
     """``make()``'s splits and a later ``live`` split: test's rows with every label missing
     (an unlabelled evaluation split, left out of the label operations on both engines)."""
@@ -579,6 +604,12 @@ CASES = [
          expect=("contaminated_documents", "text", Severity.FAIL, 6)),
     Case("contamination of an honest split", "tokens.contamination", _sp_frames, {},
          tokens=_sp_tokens, clean=True),
+    # the benchmark's hashes travel with one map_batches function over every split
+    Case("3 HumanEval problems in a code corpus", "tokens.benchmarks",
+         lambda: _code_corpus(True), _humaneval(),
+         expect=("benchmark_problems", "humaneval", Severity.FAIL, 3)),
+    Case("HumanEval and a clean code corpus", "tokens.benchmarks", lambda: _code_corpus(False),
+         _humaneval(), clean=True),
 ]
 
 
@@ -590,7 +621,8 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
                         "separability.memorisation", "tokens.lengths",
                         "leakage.single_feature_auc", "leakage.feature_label_correlation",
                         "leakage.preprocessing", "leakage.duplicates",
-                        "tokens.special_tokens", "tokens.roundtrip", "tokens.contamination"}
+                        "tokens.special_tokens", "tokens.roundtrip", "tokens.contamination",
+                        "tokens.benchmarks"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
 
@@ -660,20 +692,23 @@ def assert_same(a: Any, b: Any, path: str = "measures") -> None:
 def _config(frames: dict[str, pl.DataFrame], roles: dict[str, Any], folder: Path,
             engine: str, tokens: dict[str, Any] | None = None) -> AuditConfig:
     """The frames as Parquet files in ``folder``, audited as a run audits them (a role
-    ``expectations``: a GX suite, written as JSON next to them)."""
+    ``expectations``: a GX suite, written as JSON next to them; ``benchmarks``: the
+    ``benchmarks:`` section)."""
     import json
 
     for k, v in frames.items():
         if not (folder / f"{k}.parquet").exists():
             v.write_parquet(folder / f"{k}.parquet")
     roles = dict(roles)
+    benchmarks = roles.pop("benchmarks", {})
     suite = roles.pop("expectations", None)
     if suite is not None:
         (folder / "suite.json").write_text(json.dumps(suite))
     return AuditConfig(datasets={k: str(folder / f"{k}.parquet") for k in frames},
                        columns=Columns(**roles), engine=engine,
                        tokens=Tokens(**tokens) if tokens is not None else None,
-                       expectations=folder / "suite.json" if suite is not None else None)
+                       expectations=folder / "suite.json" if suite is not None else None,
+                       benchmarks=benchmarks)
 
 
 def _polars_data(frames: dict[str, pl.DataFrame], roles: dict[str, Any], folder: Path,

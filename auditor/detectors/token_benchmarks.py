@@ -1,0 +1,449 @@
+"""tokens.benchmarks: public evaluation sets (``benchmarks:``) found in the corpus.
+
+The benchmark is small and read on the driver; its hashes travel with one batch function
+that the engine maps over every split (``map_batches``: polars batches, Spark executors), so
+the corpus is read once, whatever the number of benchmarks. Per corpus document of a batch:
+
+- exact: a 64-bit hash of the normalised text (NFKC, lowercased, whitespace collapsed),
+  joined with the problems' and verified on the strings;
+- n-gram (GPT-3 and lm-evaluation-harness convention, n = 13 words by default): the
+  document's word n-grams joined with the problems'; a problem is matched by a document
+  holding at least ``ngram_ratio_at`` of its n-grams (its n-gram positions found in that one
+  document / its n-gram positions), and is "dirty" (GPT-3's looser set) when any document
+  shares any n-gram with it;
+- near-duplicate: MinHash signatures of word shingles with LSH banding
+  (:func:`auditor.stats.minhash.near_duplicate_pairs`), Jaccard >= ``jaccard_at``, on the
+  documents that share an n-gram with a problem (and the short ones, when a problem is short:
+  two texts of 3n words or more that are near-duplicates share an n-gram, see
+  ``tokens.contamination``).
+
+Without a text column (a corpus stored as token ids) the problems are encoded with the
+tokenizer and both sides compared as token ids, the special ids left out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from auditor.core.checks import Cost, Needs
+from auditor.core.roles import BenchmarkSet, Roles
+from auditor.detectors.measured import judged
+from auditor.detectors.token_contamination import (TEXT, Documents, _texts, documents_of,
+                                                   longest_shared_span, ngram_hashes_and_lengths,
+                                                   normalised_text, read_rows)
+from auditor.detectors.token_findings import short
+from auditor.engines.operations import Operations
+from auditor.errors import NotApplicable
+from auditor.report.results import CleanSubset, Finding
+from auditor.stats.numerics import fmt_count, fmt_share, grade, share
+from auditor.stats.textnorm import fold
+
+EXACT, NEAR, NGRAM, DIRTY, SHARING = 0, 1, 2, 3, 4  # kinds of a batch's rows
+KINDS = {EXACT: "exact", NEAR: "near-duplicate", NGRAM: "n-gram overlap"}  # detector order
+HITS = {"kind": pl.Int32, "row": pl.Int64, "bdoc": pl.Int64, "value": pl.Float64}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the batch function hashes and keeps (the check's parameters it needs)."""
+
+    column: str
+    skip: tuple[int, ...]
+    seed: int
+    exact: bool
+    near: bool
+    ngram: int
+    ratio_at: float
+    shingle: int
+    num_perm: int
+    bands: int
+    jaccard_at: float
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The problems of every benchmark, numbered 0.. in declared order (``bdoc``): their
+    n-grams (``grams``: distinct (h, bdoc, pos)), n-gram positions per problem (``totals``),
+    normalised-text hashes (``exact``: h, bdoc, norm), MinHash signatures (``sig``) and
+    whether a problem has fewer than 3n words (``short``)."""
+
+    grams: pl.DataFrame
+    totals: pl.DataFrame
+    exact: pl.DataFrame
+    sig: Any
+    short: bool
+
+
+def reference(texts: pl.Series, st: Settings) -> Reference:
+    """The hashes of the problems ``texts`` (already as the corpus is read: text, or token
+    ids written as words)."""
+    from auditor.stats.minhash import signatures
+
+    folded = fold(texts)
+    grams, lens = ngram_hashes_and_lengths(folded, st.ngram or 1, st.seed, folded=True)
+    grams = grams.select(h=pl.col("h").reinterpret(signed=True), bdoc="doc", pos="pos").unique()
+    totals = pl.DataFrame({"bdoc": np.arange(len(lens), dtype=np.int64),
+                           "total": np.maximum(lens - (st.ngram - 1), 0).astype(np.int64)})
+    norm = normalised_text(folded, folded=True)
+    exact = (pl.DataFrame({"norm": norm}).with_row_index("bdoc")
+             .filter(pl.col("norm").str.len_bytes() > 0)
+             .select(h=pl.col("norm").hash(st.seed).reinterpret(signed=True),
+                     bdoc=pl.col("bdoc").cast(pl.Int64), norm="norm"))
+    sig = (signatures(texts, num_perm=st.num_perm, k=st.shingle, seed=st.seed)
+           if st.near else None)
+    return Reference(grams if st.ngram else grams.clear(), totals, exact, sig,
+                     bool((lens < 3 * st.ngram).any()) if st.ngram else True)
+
+
+def corpus_hits(batch: pl.DataFrame, first_row: int, *, ref: Reference, st: Settings
+                ) -> pl.DataFrame:
+    """One batch of corpus documents against every problem: rows (kind, row, bdoc, value) --
+    EXACT (value 1), NGRAM (value: the share of the problem's n-grams in the document, kept
+    at >= ``ratio_at``), NEAR (value: the Jaccard estimate, the best problem of a document),
+    DIRTY (row -1, value: the batch's documents sharing an n-gram with the problem) and
+    SHARING (row and bdoc -1, value: the batch's documents sharing an n-gram with any)."""
+    texts = _texts(batch, st.column, st.skip)
+    folded = fold(texts)
+    rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
+    parts: list[pl.DataFrame] = []
+    candidates = np.arange(batch.height)
+    if st.ngram:
+        grams, lens = ngram_hashes_and_lengths(folded, st.ngram, st.seed, folded=True,
+                                               with_pos=False)
+        per = (grams.select("doc", h=pl.col("h").reinterpret(signed=True))
+               .join(ref.grams, on="h").select("doc", "bdoc", "pos").unique()
+               .group_by("doc", "bdoc").agg(k=pl.len())
+               .join(ref.totals, on="bdoc")
+               .select("doc", "bdoc", value=pl.col("k") / pl.col("total")))
+        parts.append(per.filter(pl.col("value") >= st.ratio_at).select(
+            kind=pl.lit(NGRAM, pl.Int32), row=pl.col("doc") + first_row, bdoc="bdoc",
+            value="value"))
+        parts.append(per.group_by("bdoc").agg(value=pl.len().cast(pl.Float64)).select(
+            kind=pl.lit(DIRTY, pl.Int32), row=pl.lit(-1, pl.Int64), bdoc="bdoc",
+            value="value"))
+        sharing = per["doc"].unique().to_numpy()
+        parts.append(pl.DataFrame({"kind": [SHARING], "row": [-1], "bdoc": [-1],
+                                   "value": [float(len(sharing))]}))
+        candidates = np.union1d(sharing, np.flatnonzero(lens < 3 * st.ngram) if ref.short
+                                else np.empty(0, dtype=np.int64))
+    if st.exact and ref.exact.height:
+        norm = normalised_text(folded, folded=True)
+        parts.append(pl.DataFrame({"norm": norm, "row": rows})
+                     .filter(pl.col("norm").str.len_bytes() > 0)
+                     .with_columns(h=pl.col("norm").hash(st.seed).reinterpret(signed=True))
+                     .join(ref.exact, on="h", suffix="_b")
+                     .filter(pl.col("norm") == pl.col("norm_b"))
+                     .select(kind=pl.lit(EXACT, pl.Int32), row="row", bdoc="bdoc",
+                             value=pl.lit(1.0)))
+    if st.near and ref.sig is not None and len(candidates):
+        from auditor.stats.minhash import near_duplicate_pairs, signatures
+
+        pick = candidates.astype(np.int64)
+        sig = signatures(texts.gather(pick), num_perm=st.num_perm, k=st.shingle, seed=st.seed)
+        pairs = near_duplicate_pairs(ref.sig, sig, threshold=st.jaccard_at, bands=st.bands,
+                                     seed=st.seed)
+        parts.append(pl.DataFrame({
+            "kind": np.full(pairs.height, NEAR, dtype=np.int32),
+            "row": rows[pick[pairs["doc_b"].to_numpy()]],
+            "bdoc": pairs["doc_a"].to_numpy(), "value": pairs["jaccard"].to_numpy()}))
+    parts = [p.cast(HITS) for p in parts if p.height]  # type: ignore[arg-type]
+    return pl.concat(parts) if parts else pl.DataFrame(schema=HITS)
+
+
+@dataclass(frozen=True)
+class Passages:
+    """The texts looked for: one per (problem, text field) of every benchmark, numbered 0..
+    (``bdoc``) in declared order, with at least ``min_words`` words. ``problem`` is a
+    problem's number over all benchmarks (the benchmarks' problems in order), ``field`` the
+    field's position in its benchmark's ``fields``."""
+
+    texts: list[str]
+    problem: np.ndarray
+    field: np.ndarray
+
+
+def passages(benchmarks: tuple[BenchmarkSet, ...]) -> Passages:
+    """Every non-empty field of every problem of ``benchmarks``."""
+    texts, problem, field = [], [], []
+    first = 0
+    for b in benchmarks:  # the benchmarks' problems, a few thousand: read on the driver
+        for i, row in enumerate(b.texts):
+            for j, t in enumerate(row):
+                if t:
+                    texts.append(t)
+                    problem.append(first + i)
+                    field.append(j)
+        first += len(b.ids)
+    return Passages(texts, np.asarray(problem, dtype=np.int64),
+                    np.asarray(field, dtype=np.int64))
+
+
+def at_least(ps: Passages, min_words: int, seed: int) -> Passages:
+    """``ps`` without the texts of fewer than ``min_words`` words."""
+    from auditor.stats.textnorm import word_hashes
+
+    _, lens = word_hashes(pl.Series(ps.texts, dtype=pl.String), seed)
+    keep = np.flatnonzero(lens >= min_words)
+    return Passages([ps.texts[k] for k in keep], ps.problem[keep], ps.field[keep])
+
+
+@dataclass(frozen=True)
+class BenchmarkMeasures:
+    """Every split against every benchmark on the document ``column``: the matches (split,
+    row, problem, field, kind, value; per (document, problem field) the first detector of
+    :data:`KINDS` that matched it), the dirty problems (split, problem: documents sharing an
+    n-gram with one of its fields), the documents sharing an n-gram with any problem per
+    split, and example pairs. Problems are numbered over ``benchmarks`` in order."""
+
+    column: str
+    splits: tuple[str, ...]
+    benchmarks: tuple[BenchmarkSet, ...]
+    matches: pl.DataFrame
+    dirty: pl.DataFrame
+    sharing: dict[str, int]
+    examples: list[dict[str, Any]]
+    ids: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchmarkContamination:
+    """Problems of public evaluation sets (``benchmarks:``) present in the corpus.
+
+    A fail means a benchmark score of a model trained on this corpus partly measures
+    memorisation: those problems (exactly, nearly, or most of a field's text) are in the
+    training split. Fix: drop the matching training documents (listed in the evidence;
+    ``--write-clean DIR`` writes the training split without them), or report the benchmark on
+    its clean problems only.
+
+    Each text field of a problem (a prompt, a solution, a test) is looked for on its own, so
+    that a long field the corpus lacks does not hide one it holds; fields of fewer than
+    ``min_words`` words (an entry-point name, a one-letter answer) are not. A problem counts
+    once per split, by the first detector that matches one of its fields: exact (a document's
+    normalised text equal to the field's), near-duplicate (Jaccard similarity of word
+    ``shingle``-grams >= ``jaccard_at``, from MinHash signatures of ``num_perm`` hashes in
+    ``bands`` LSH bands), n-gram (one document holds at least ``ngram_ratio_at`` of the
+    field's word ``ngram``-grams; 13 as GPT-3 and the lm-evaluation-harness; problems sharing
+    any n-gram, GPT-3's looser 'dirty' set, are reported too). Value = problems found in the
+    training split (the first split) / problems of the benchmark, graded against
+    ``warn_above``/``fail_above`` (default: any problem fails). Later splits are reported (a
+    split x benchmark table), not graded: an evaluation split may hold a benchmark on purpose.
+    """
+
+    id: ClassVar[str] = "tokens.benchmarks"
+    title: ClassVar[str] = "Public benchmarks present in the corpus"
+    cost: ClassVar[Cost] = Cost.STATS
+    needs: ClassVar[Needs] = Needs(roles=("benchmarks", "tokens|text"))
+    warn_above: float = 0.0
+    fail_above: float = 0.0
+    exact: bool = True
+    near_duplicates: bool = True
+    jaccard_at: float = 0.8
+    shingle: int = 3
+    num_perm: int = 128
+    bands: int = 16
+    ngram: int = 13                    # 0 turns the n-gram detector off
+    ngram_ratio_at: float = 0.5
+    min_words: int = 8                 # shorter fields are not looked for
+    max_examples: int = 20
+    max_listed: int = 1_000            # problem ids and document rows listed per split
+    clean_dir: str | None = None       # write the training split without the matching rows
+
+    def __post_init__(self) -> None:
+        for name in ("warn_above", "fail_above", "jaccard_at", "ngram_ratio_at"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1]; got {v}")
+        if self.ngram < 0 or min(self.shingle, self.num_perm, self.bands, self.min_words) < 1:
+            raise ValueError("ngram must be >= 0; shingle, num_perm, bands and min_words >= 1")
+        if self.num_perm % self.bands:
+            raise ValueError(f"num_perm ({self.num_perm}) must be a multiple of bands "
+                             f"({self.bands})")
+        if not (self.exact or self.near_duplicates or self.ngram):
+            raise ValueError("every detector is off: set exact, near_duplicates or ngram")
+
+    def run(self, data: Any) -> list[Finding]:
+        return judged(self, data)
+
+    # -- measure -------------------------------------------------------------------------------
+    def measure(self, engine: Operations, roles: Roles) -> BenchmarkMeasures:
+        """One ``map_batches`` pass over every split (:func:`corpus_hits`), then the texts
+        of the examples read by row number."""
+        docs = self._documents(engine, roles)
+        st = Settings(docs.column, docs.skip, roles.seed % (2**32), self.exact,
+                      self.near_duplicates, self.ngram, self.ngram_ratio_at, self.shingle,
+                      self.num_perm, self.bands, self.jaccard_at)
+        ps = passages(roles.benchmarks)
+        if docs.decode is not None:  # compared as token ids: the problems encoded
+            ids = _texts(pl.DataFrame({"ids": self._encode(engine, roles, ps.texts)},
+                                      schema={"ids": pl.List(pl.Int64)}), "ids", docs.skip)
+            ps = Passages(ids.to_list(), ps.problem, ps.field)
+        ps = at_least(ps, self.min_words, st.seed)
+        if not ps.texts:
+            raise NotApplicable(f"no benchmark field has {self.min_words} words or more "
+                                "(min_words)")
+        ref = reference(pl.Series(ps.texts, dtype=pl.String), st)
+        got = engine.map_batches([docs.column], partial(corpus_hits, ref=ref, st=st), HITS)
+        names = tuple(roles.splits)
+        hits = pl.concat([got[s].with_columns(split=pl.lit(s)) for s in names])
+        owner = pl.DataFrame({"bdoc": np.arange(len(ps.texts), dtype=np.int64),
+                              "problem": ps.problem, "field": ps.field})
+        matches = (hits.filter(pl.col("kind").is_in(list(KINDS))).join(owner, on="bdoc")
+                   .sort(["split", "problem", "row", "kind", "field"])
+                   .unique(["split", "problem", "row"], keep="first", maintain_order=True)
+                   .select("split", "row", "problem", "field", "bdoc", "kind", "value"))
+        dirty = (hits.filter(pl.col("kind") == DIRTY).join(owner, on="bdoc")
+                 .group_by("split", "problem").agg(documents=pl.col("value").sum())
+                 .sort("split", "problem"))
+        sharing = {s: int(hits.filter((pl.col("kind") == SHARING) & (pl.col("split") == s))
+                          ["value"].sum()) for s in names}
+        examples = self._examples(engine, docs, roles.benchmarks, ps.texts, matches, names)
+        return BenchmarkMeasures(docs.column, names, roles.benchmarks, matches, dirty, sharing,
+                                 examples, ids=docs.decode is not None)
+
+    @staticmethod
+    def _documents(engine: Operations, roles: Roles) -> Documents:
+        """The tokens: section's documents, else the first declared text column."""
+        if roles.tokens is not None:
+            return documents_of(engine, roles.tokens)
+        text = [c for c in roles.columns.text if c in roles.kinds]
+        if not text:
+            raise NotApplicable("no text column present in every split")
+        return Documents(text[0])
+
+    @staticmethod
+    def _encode(engine: Operations, roles: Roles, texts: list[str]) -> list[list[int]]:
+        from auditor.detectors.token_measures import tokenizer_for
+
+        assert roles.tokens is not None
+        ids: list[list[int]] = tokenizer_for(engine, roles.tokens).encode_batch(texts)
+        return ids
+
+    def _examples(self, engine: Operations, docs: Documents,
+                  benchmarks: tuple[BenchmarkSet, ...], texts: list[str],
+                  matches: pl.DataFrame, names: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The first ``max_examples`` matched problems per split and benchmark (one document
+        each, the first detector's), with the longest span the document and the problem's
+        field (``texts`` by ``bdoc``: as the documents are read, text or ids as words) share."""
+        if not matches.height:
+            return []
+        owner = [(b, i) for b in benchmarks for i in b.ids]
+        bench = np.repeat(np.arange(len(benchmarks)), [len(b.ids) for b in benchmarks])
+        shown = (matches.sort(["split", "problem", "kind", "row"])
+                 .unique(["split", "problem"], keep="first", maintain_order=True)
+                 .with_columns(b=pl.lit(pl.Series(bench)).gather(pl.col("problem")))
+                 .group_by("split", "b", maintain_order=True).head(self.max_examples))
+        out = []
+        unit = "tokens" if docs.decode is not None else "words"
+        for s in names:
+            part = shown.filter(pl.col("split") == s)
+            if not part.height:
+                continue
+            read = dict(read_rows(engine, s, docs.column, part["row"], TEXT,
+                                  docs.skip).iter_rows())
+            for r in part.iter_rows(named=True):
+                span, n = longest_shared_span(read.get(r["row"]) or "", texts[r["bdoc"]])
+                if docs.decode is not None and span:
+                    span = docs.decode([[int(i) for i in span.split()]])[0]
+                b, pid = owner[r["problem"]]
+                out.append({"benchmark": b.name, "problem": pid, "field": b.fields[r["field"]],
+                            "split": s, "row": r["row"], "detector": KINDS[r["kind"]],
+                            "score": round(float(r["value"]), 3),
+                            "shared span": f"({n} {unit}) {short(span, 160)}"})
+        return out
+
+    # -- judge ---------------------------------------------------------------------------------
+    def judge(self, m: BenchmarkMeasures) -> list[Finding]:
+        """One finding per benchmark, graded on the training split (the first); the split x
+        benchmark table and chart on the first finding; the training documents matching any
+        problem of any benchmark dropped from one clean subset (with ``clean_dir``)."""
+        train = m.splits[0]
+        first = (m.matches.sort(["split", "problem", "kind", "row"])
+                 .unique(["split", "problem"], keep="first", maintain_order=True))
+        out, matrix, lo = [], [], 0
+        for b in m.benchmarks:
+            hi = lo + len(b.ids)
+            inside = (pl.col("problem") >= lo) & (pl.col("problem") < hi)
+            f = self._finding(m, b, lo, first.filter(inside), m.matches.filter(inside),
+                              m.dirty.filter(inside))
+            matrix.append({"benchmark": b.name, "problems": len(b.ids),
+                           **{r["split"]: r["problems found"] for r in f.evidence["by_split"]}})
+            out.append(f)
+            lo = hi
+        out[0].evidence["split_x_benchmark"] = matrix
+        out[0].evidence["chart"] = {
+            "type": "grouped_bar", "categories": [b.name for b in m.benchmarks],
+            "series": {s: [round(share(r[s], r["problems"]), 4) for r in matrix]
+                       for s in m.splits},
+            "ylabel": "share of the benchmark's problems",
+            "title": "Benchmark problems found in each split"}
+        drop = np.unique(m.matches.filter(pl.col("split") == train)["row"].to_numpy())
+        if self.clean_dir is not None and len(drop):
+            holder = next(f for f in out if f.count)
+            holder.clean = CleanSubset(train, drop.astype(np.int64), self.clean_dir)
+        return out
+
+    def _finding(self, m: BenchmarkMeasures, b: BenchmarkSet, lo: int, first: pl.DataFrame,
+                 matches: pl.DataFrame, dirty: pl.DataFrame) -> Finding:
+        train, n = m.splits[0], len(b.ids)
+        of_ids = " of token ids" if m.ids else ""
+        labels = {"exact": "exact copies" + (" (the same token ids)" if m.ids else ""),
+                  "near-duplicate": f"near-duplicates (Jaccard >= {self.jaccard_at:g})",
+                  "n-gram overlap": f"with >= {self.ngram_ratio_at:.0%} of a field's "
+                                    f"{self.ngram}-grams{of_ids} in one document"}
+        enabled = {"exact": self.exact, "near-duplicate": self.near_duplicates,
+                   "n-gram overlap": bool(self.ngram)}
+        table, found = [], {}
+        for s in m.splits:
+            mine = first.filter(pl.col("split") == s)
+            found[s] = mine
+            row: dict[str, Any] = {"split": s, "problems found": mine.height,
+                                   "share": round(share(mine.height, n), 4)}
+            for code, k in KINDS.items():
+                if enabled[k]:
+                    row[labels[k]] = int((mine["kind"] == code).sum())
+            if self.ngram:
+                row[f"sharing any {self.ngram}-gram ('dirty')"] = int(
+                    (dirty["split"] == s).sum())
+            row["documents matching"] = int(
+                matches.filter(pl.col("split") == s)["row"].n_unique())
+            table.append(row)
+        count = found[train].height
+        value = share(count, n)
+        sev = grade(value, warn=self.warn_above, fail=self.fail_above)
+        message = (f"{fmt_count(count)} of {fmt_count(n)} {b.name} problems "
+                   f"({fmt_share(value)}) occur in {train}")
+        if count:
+            parts = ", ".join(f"{fmt_count(table[0][labels[k]])} {labels[k]}"
+                              for k in KINDS.values() if enabled[k])
+            docs = table[0]["documents matching"]
+            message += (f", in {fmt_count(docs)} document{'s' * (docs != 1)}: {parts}")
+        later = [f"{fmt_count(r['problems found'])} in {r['split']}" for r in table[1:]
+                 if r["problems found"]]
+        if later:
+            message += f" (also {', '.join(later)}: reported, not graded)"
+        evidence: dict[str, Any] = {"benchmark": {"name": b.name, "path": b.path,
+                                                  "problems": n, "fields": list(b.fields)},
+                                    "by_split": table}
+        if matches.height:
+            evidence["problems_found"] = {
+                s: [b.ids[i - lo] for i in found[s]["problem"].head(self.max_listed).to_list()]
+                for s in m.splits if found[s].height}
+            evidence["examples"] = [e for e in m.examples if e["benchmark"] == b.name]
+        rows = np.unique(matches.filter(pl.col("split") == train)["row"].to_numpy())
+        if len(rows):
+            more = f" (the first {self.max_listed:,})" if len(rows) > self.max_listed else ""
+            evidence["rows_to_drop"] = {
+                "split": train, "rows": rows[:self.max_listed].tolist(), "total": int(len(rows)),
+                "how": (f"0-based row indices of {train} in stored order{more} of the documents "
+                        f"holding a {b.name} problem; "
+                        + ("the clean training split is written after the run."
+                           if self.clean_dir is not None else
+                           "--write-clean DIR writes the training split without them."))}
+        return Finding(severity=sev, metric="benchmark_problems", subject=b.name, value=value,
+                       threshold=self.fail_above, count=count, splits=list(m.splits),
+                       message=message, evidence=evidence)
+
