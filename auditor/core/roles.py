@@ -131,14 +131,16 @@ def cast_issue(col: str, dtypes: dict[str, str], target: str) -> SchemaIssue:
 class BenchmarkSet:
     """One public evaluation set of ``benchmarks:``
     (:func:`auditor.loading.benchmarks.read_benchmark`): its ``name``, ``path``, the text
-    ``fields`` of a problem, and per problem its id and the text of each field (``ids`` and
-    ``texts`` in file order, ``texts[i][j]`` field j of problem i, None when missing)."""
+    ``fields`` of a problem, per problem its id and the text of each field (``ids`` and
+    ``texts`` in file order, ``texts[i][j]`` field j of problem i, None when missing), and the
+    SHA-256 of the file (of its files in name order, for a folder): which version was read."""
 
     name: str
     path: str
     fields: tuple[str, ...]
     ids: tuple[str, ...]
     texts: tuple[tuple[str | None, ...], ...]
+    sha256: str = ""
 
 
 @dataclass(frozen=True)

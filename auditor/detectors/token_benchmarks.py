@@ -211,7 +211,7 @@ class BenchmarkMeasures:
 
 @dataclass(frozen=True, kw_only=True)
 class BenchmarkContamination:
-    """Problems of public evaluation sets (``benchmarks:``) present in the corpus.
+    """Problems of public evaluation sets (the benchmarks: section) present in the corpus.
 
     A fail means a benchmark score of a model trained on this corpus partly measures
     memorisation: those problems (exactly, nearly, or most of a field's text) are in the
@@ -417,16 +417,21 @@ class BenchmarkContamination:
         message = (f"{fmt_count(count)} of {fmt_count(n)} {b.name} problems "
                    f"({fmt_share(value)}) occur in {train}")
         if count:
-            parts = ", ".join(f"{fmt_count(table[0][labels[k]])} {labels[k]}"
+            short_labels = {"exact": "exact", "near-duplicate": f"near-duplicate (Jaccard >= "
+                                                               f"{self.jaccard_at:g})",
+                            "n-gram overlap": f">= {self.ngram_ratio_at:.0%} of a field's "
+                                              f"{self.ngram}-grams{of_ids} in one document"}
+            parts = "; ".join(f"{short_labels[k]}: {fmt_count(table[0][labels[k]])}"
                               for k in KINDS.values() if enabled[k])
             docs = table[0]["documents matching"]
-            message += (f", in {fmt_count(docs)} document{'s' * (docs != 1)}: {parts}")
+            message += f", in {fmt_count(docs)} document{'s' * (docs != 1)} ({parts})"
         later = [f"{fmt_count(r['problems found'])} in {r['split']}" for r in table[1:]
                  if r["problems found"]]
         if later:
             message += f" (also {', '.join(later)}: reported, not graded)"
         evidence: dict[str, Any] = {"benchmark": {"name": b.name, "path": b.path,
-                                                  "problems": n, "fields": list(b.fields)},
+                                                  "sha256": b.sha256, "problems": n,
+                                                  "fields": list(b.fields)},
                                     "by_split": table}
         if matches.height:
             evidence["problems_found"] = {

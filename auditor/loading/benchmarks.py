@@ -55,4 +55,15 @@ def read_benchmark(name: str, spec: Benchmark) -> BenchmarkSet:
     texts = df.select(fields).rows()
     ids = (df[id_field].cast(pl.String).fill_null("") if id_field
            else pl.Series([str(i) for i in range(df.height)]))
-    return BenchmarkSet(name, str(path), tuple(fields), tuple(ids.to_list()), tuple(texts))
+    return BenchmarkSet(name, str(path), tuple(fields), tuple(ids.to_list()), tuple(texts),
+                        _sha256(path))
+
+
+def _sha256(path: Path) -> str:
+    """SHA-256 of the file, or of a folder's files in name order (a benchmark is small)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
+        digest.update(f.read_bytes())
+    return digest.hexdigest()
