@@ -86,4 +86,4 @@ def renamed_roles(model: Any, mapping: dict[str, str], fields: tuple[str, ...]) 
 
 
 COLUMN_ROLES = ("label", "time", "groups", "ids", "text", "exclude")
-TOKEN_ROLES = ("text", "input_ids", "attention_mask", "labels")
+TOKEN_ROLES = ("text", "input_ids", "attention_mask", "labels", "position_ids")

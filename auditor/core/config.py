@@ -194,6 +194,26 @@ class Columns(_Strict):
         return out
 
 
+class Packing(_Strict):
+    """``tokens.packing``: how documents are packed into rows (checked by ``tokens.packing``).
+    ``separator``: the id between documents (an integer, or ``eos``/``bos``: the tokenizer's,
+    overridden by ``eos_id``/``bos_id``); ``separator_at``: ``end`` (a document ends with it,
+    the default for ``eos`` and integers) or ``start`` (a document starts with it, the default
+    for ``bos``); ``document_attention``: the model attends within each document only
+    (per-document masks or position-restarting flash attention), so no label may ask a
+    document to predict the next one's first token; ``split_documents``: a document may run on
+    into the next row (concatenate-and-chunk packing)."""
+
+    separator: int | Literal["eos", "bos"] = "eos"
+    separator_at: Literal["end", "start"] | None = None
+    document_attention: bool = False
+    split_documents: bool = False
+
+    def at(self) -> str:
+        """Where the separator stands: ``end`` or ``start``."""
+        return self.separator_at or ("start" if self.separator == "bos" else "end")
+
+
 class Tokens(_Strict):
     """The ``tokens:`` section for tokenized-text datasets (see DESIGN.md)."""
 
@@ -212,20 +232,26 @@ class Tokens(_Strict):
     pad_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
     bos_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
     eos_id: int | None = Field(default=None, ge=-2**63, lt=2**63)
+    # packed rows: the column of position ids (restarting at 0 where a document starts) and
+    # the packing's declaration (tokens.packing)
+    position_ids: str | None = None
+    packing: Packing | None = None
 
     @model_validator(mode="after")
     def _something_to_audit(self) -> "Tokens":
-        if not self.input_ids and (self.attention_mask or self.labels):
-            raise ValueError("attention_mask and labels describe stored token ids: declare "
-                             "input_ids with them (input_ids: null is a corpus stored as text "
-                             "only)")
+        if not self.input_ids and (self.attention_mask or self.labels or self.position_ids
+                                   or self.packing):
+            raise ValueError("attention_mask, labels, position_ids and packing describe stored "
+                             "token ids: declare input_ids with them (input_ids: null is a "
+                             "corpus stored as text only)")
         if not self.input_ids and not self.text:
             raise ValueError("declare text, input_ids or both (input_ids: null needs a text "
                              "column)")
         return self
 
     def columns(self) -> list[str]:
-        return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels) if c]
+        return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels,
+                            self.position_ids) if c]
 
 
 class Benchmark(_Strict):

@@ -552,11 +552,11 @@ def check_token_columns(splits: dict[str, Any], tokens: Any, paths: dict[str, An
     from pyspark.sql import types as T
 
     lists = (("input_ids", "token ids"), ("attention_mask", "0/1 (or booleans)"),
-             ("labels", "label token ids"))
+             ("labels", "label token ids"), ("position_ids", "positions"))
     for name, df in splits.items():
         where = paths.get(name) or name
         fields = {f.name: f.dataType for f in df.schema.fields}
-        for role in ("text", "input_ids", "attention_mask", "labels"):
+        for role in ("text", "input_ids", "attention_mask", "labels", "position_ids"):
             col = getattr(tokens, role)
             if col and col not in fields:
                 hint = (" (a corpus stored as text only: set input_ids: null under tokens:)"

@@ -784,7 +784,7 @@ def _empty_label(frames: dict[str, pl.DataFrame], label: str | None,
 
 
 _TOKEN_LISTS = (("input_ids", "token ids"), ("attention_mask", "0/1 mask values"),
-                ("labels", "label token ids"))
+                ("labels", "label token ids"), ("position_ids", "positions"))
 
 
 def _check_token_types(frames: dict[str, pl.DataFrame], tokens: Tokens | None,

@@ -47,7 +47,7 @@ def test_default_suite_lists_every_registered_check():
 
 
 TOKEN_CHECKS = {"tokens.roundtrip", "tokens.special_tokens", "tokens.contamination",
-                "tokens.lengths", "tokens.benchmarks"}
+                "tokens.lengths", "tokens.benchmarks", "tokens.packing"}
 
 
 def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
@@ -64,7 +64,8 @@ def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
         texts = lee_texts("lee_background.cor")
         frames = {"train": tokenized_frame(tok, texts[:60]),
                   "test": tokenized_frame(tok, texts[60:80] + texts[:2])}
-        data = token_data(frames, path)
+        packing = {"packing": {}} if check_id == "tokens.packing" else {}
+        data = token_data(frames, path, **packing)
         if check_id == "tokens.benchmarks":  # HumanEval looked for in the Lee corpus
             from tests.tokenizer_fixtures import humaneval_path
 

@@ -309,6 +309,48 @@ def _sp_tokens(**extra: Any) -> dict[str, Any]:
                 attention_mask="attention_mask", labels="labels", **extra)
 
 
+def _packed(missing: int = 0) -> dict[str, pl.DataFrame]:
+    """Lee documents (at most 59 SentencePiece ids + EOS 2 each) packed whole into rows of
+    128 ids (padded with 0 under a zero mask), position ids restarting per document, the first
+    label of each document -100; ``missing``: train rows 0, 2, 4... whose first document lost
+    its EOS."""
+    from auditor.loading.tokenizers import load_tokenizer
+    from tests.tokenizer_fixtures import lee_texts, sentencepiece_model
+
+    sp = load_tokenizer(str(sentencepiece_model()))
+    docs = [ids[:59] + [2] for ids in sp.encode_batch(lee_texts())]
+    rows: list[list[list[int]]] = [[]]
+    for d in docs:
+        if sum(map(len, rows[-1])) + len(d) > 128:
+            rows.append([])
+        rows[-1].append(d)
+    for i in range(0, 2 * missing, 2):
+        rows[i][0] = rows[i][0][:-1]
+
+    def lay(part: list[list[list[int]]]) -> pl.DataFrame:
+        out: dict[str, list[Any]] = {"input_ids": [], "attention_mask": [], "position_ids": [],
+                                     "labels": []}
+        for r in part:
+            ids = [t for d in r for t in d]
+            pad = 128 - len(ids)
+            out["input_ids"].append(ids + [0] * pad)
+            out["attention_mask"].append([1] * len(ids) + [0] * pad)
+            out["position_ids"].append([i for d in r for i in range(len(d))] + [0] * pad)
+            out["labels"].append([-100 if i == 0 else t for d in r for i, t in enumerate(d)]
+                                 + [-100] * pad)
+        return pl.DataFrame(out, schema={k: pl.List(pl.Int64) for k in out})
+
+    return {"train": lay(rows[:100]), "test": lay(rows[100:])}
+
+
+def _packed_tokens() -> dict[str, Any]:
+    from tests.tokenizer_fixtures import sentencepiece_model
+
+    return dict(tokenizer=str(sentencepiece_model()), text=None, attention_mask="attention_mask",
+                labels="labels", position_ids="position_ids",
+                packing={"document_attention": True})
+
+
 def _cut_rows(frames: dict[str, pl.DataFrame]) -> int:
     """Rows whose content reaches max_length 120 (the mask counts the content)."""
     return sum(int((df["attention_mask"].list.sum() >= 120).sum()) for df in frames.values())
@@ -604,6 +646,11 @@ CASES = [
          expect=("contaminated_documents", "text", Severity.FAIL, 6)),
     Case("contamination of an honest split", "tokens.contamination", _sp_frames, {},
          tokens=_sp_tokens, clean=True),
+    # packed rows: one map_batches pass, flagged rows merged by sums and row numbers
+    Case("3 packed rows missing a separator", "tokens.packing", lambda: _packed(3), {},
+         tokens=_packed_tokens,
+         expect=("packing_missing_separator", "input_ids", Severity.FAIL, 3)),
+    Case("honest packing", "tokens.packing", _packed, {}, tokens=_packed_tokens, clean=True),
     # the benchmark's hashes travel with one map_batches function over every split
     Case("3 HumanEval problems in a code corpus", "tokens.benchmarks",
          lambda: _code_corpus(True), _humaneval(),
@@ -622,7 +669,7 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
                         "leakage.single_feature_auc", "leakage.feature_label_correlation",
                         "leakage.preprocessing", "leakage.duplicates",
                         "tokens.special_tokens", "tokens.roundtrip", "tokens.contamination",
-                        "tokens.benchmarks"}
+                        "tokens.benchmarks", "tokens.packing"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
 
