@@ -95,6 +95,72 @@ def stdlib_functions() -> list[str]:
     return docs
 
 
+# ChatML (the turn markers of Qwen-style tokenizers), the template as such tokenizers ship it
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+          "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt "
+          "%}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+CHAT_SPECIALS = {"bos_token": "", "eos_token": "<|im_end|>"}
+
+
+def build_chatml(folder: Path) -> Path:
+    """A tokenizer folder: GPT-2 + <|im_start|>/<|im_end|> as special tokens (ids 50257,
+    50258), EOS <|im_end|>, pad <|endoftext|>, the ChatML chat_template in its
+    tokenizer_config.json."""
+    import json
+
+    from tokenizers import AddedToken, Tokenizer
+
+    build_gpt2(folder / "tokenizer.json")
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tok.add_special_tokens([AddedToken("<|im_start|>", special=True),
+                            AddedToken("<|im_end|>", special=True)])
+    tok.save(str(folder / "tokenizer.json"))
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "bos_token": None, "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>",
+        "chat_template": CHATML}))
+    return folder
+
+
+def chat_conversations(n: int, start: int = 0) -> list[list[dict[str, str]]]:
+    """System, user (sentences 2-4 of a Lee document) and assistant (its first sentence)."""
+    texts = lee_texts()
+    out = []
+    for i in range(start, start + n):
+        sent = texts[i].split(". ")
+        out.append([{"role": "system", "content": "You summarise news."},
+                    {"role": "user", "content": "Summarise: " + ". ".join(sent[1:4])},
+                    {"role": "assistant", "content": sent[0] + "."}])
+    return out
+
+
+def chat_rows(tok: Any, convs: list[list[dict[str, str]]], width: int = 160) -> pl.DataFrame:
+    """Rows as an SFT pipeline builds them: ids = the ChatML-rendered conversation, labels =
+    ids on each assistant turn from its first token to its <|im_end|> (-100 elsewhere), right
+    padding with <|endoftext|> (50256) under a zero mask, cut at ``width``; and the messages."""
+    from auditor.loading.chat_templates import render
+
+    def n_ids(msgs: list[dict[str, str]], prompt: bool = False) -> int:
+        return len(tok.encode_batch([render(CHATML, msgs, CHAT_SPECIALS,
+                                            generation_prompt=prompt)])[0])
+
+    out: dict[str, list[Any]] = {"input_ids": [], "labels": [], "attention_mask": []}
+    for msgs in convs:
+        ids = tok.encode_batch([render(CHATML, msgs, CHAT_SPECIALS)])[0]
+        lab = [-100] * len(ids)
+        for k, m in enumerate(msgs):
+            if m["role"] == "assistant":
+                a, b = n_ids(msgs[:k], True), n_ids(msgs[:k + 1])
+                lab[a:b - 1] = ids[a:b - 1]  # up to <|im_end|>, not the newline after it
+        ids, lab = ids[:width], lab[:width]
+        pad = width - len(ids)
+        out["input_ids"].append(ids + [50256] * pad)
+        out["labels"].append(lab + [-100] * pad)
+        out["attention_mask"].append([1] * len(ids) + [0] * pad)
+    frame = pl.DataFrame(out, schema={k: pl.List(pl.Int64) for k in out})
+    msgs_type = pl.List(pl.Struct({"role": pl.String, "content": pl.String}))
+    return frame.with_columns(pl.Series("messages", convs, dtype=msgs_type))
+
+
 def lee_texts(name: str = "lee_background.cor") -> list[str]:
     d = _need(package_dir("gensim"), "gensim") / "test" / "test_data"
     text = _need(d / name, f"gensim {name}").read_text(encoding="utf-8", errors="replace")

@@ -214,6 +214,19 @@ class Packing(_Strict):
         return self.separator_at or ("start" if self.separator == "bos" else "end")
 
 
+class Chat(_Strict):
+    """``tokens.chat``: chat / instruction rows (checked by ``tokens.chat``). ``messages``: a
+    column of lists of {role, content}; ``template``: a Jinja chat-template file (default: the
+    tokenizer's own ``chat_template``, from the ``tokenizer_config.json`` beside or inside the
+    tokenizer); ``train_on``: the roles whose tokens are supervised (in the labels)."""
+
+    messages: str = "messages"
+    template: Path | None = None
+    train_on: list[str] = Field(default_factory=lambda: ["assistant"], min_length=1)
+
+    _train_on = field_validator("train_on", mode="before")(_as_list)
+
+
 class Tokens(_Strict):
     """The ``tokens:`` section for tokenized-text datasets (see DESIGN.md)."""
 
@@ -236,14 +249,15 @@ class Tokens(_Strict):
     # the packing's declaration (tokens.packing)
     position_ids: str | None = None
     packing: Packing | None = None
+    chat: Chat | None = None  # chat rows: their messages column and template (tokens.chat)
 
     @model_validator(mode="after")
     def _something_to_audit(self) -> "Tokens":
         if not self.input_ids and (self.attention_mask or self.labels or self.position_ids
-                                   or self.packing):
-            raise ValueError("attention_mask, labels, position_ids and packing describe stored "
-                             "token ids: declare input_ids with them (input_ids: null is a "
-                             "corpus stored as text only)")
+                                   or self.packing or self.chat):
+            raise ValueError("attention_mask, labels, position_ids, packing and chat describe "
+                             "stored token ids: declare input_ids with them (input_ids: null "
+                             "is a corpus stored as text only)")
         if not self.input_ids and not self.text:
             raise ValueError("declare text, input_ids or both (input_ids: null needs a text "
                              "column)")
@@ -251,7 +265,7 @@ class Tokens(_Strict):
 
     def columns(self) -> list[str]:
         return [c for c in (self.text, self.input_ids, self.attention_mask, self.labels,
-                            self.position_ids) if c]
+                            self.position_ids, self.chat.messages if self.chat else None) if c]
 
 
 class Benchmark(_Strict):
@@ -482,6 +496,9 @@ def parse_config(raw: Any, *, base_dir: Path, source: str) -> AuditConfig:
         updates["expectations"] = resolve(cfg.expectations)
     if cfg.ledger and "://" not in cfg.ledger:  # a file path, not a SQLAlchemy URL
         updates["ledger"] = str(resolve(Path(cfg.ledger)))
+    if cfg.tokens is not None and cfg.tokens.chat is not None and cfg.tokens.chat.template:
+        chat = cfg.tokens.chat.model_copy(update={"template": resolve(cfg.tokens.chat.template)})
+        cfg = cfg.model_copy(update={"tokens": cfg.tokens.model_copy(update={"chat": chat})})
     if cfg.tokens is not None:
         kind, sep, rest = cfg.tokens.tokenizer.partition(":")
         prefixed = sep and kind in ("sentencepiece", "hf", "tokenizers", "transformers")

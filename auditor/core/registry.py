@@ -30,6 +30,7 @@ CHECKS: dict[str, str] = {
     "tokens.special_tokens": "auditor.detectors.tokens:SpecialTokens",
     "tokens.contamination": "auditor.detectors.token_contamination:Contamination",
     "tokens.lengths": "auditor.detectors.token_lengths:SequenceLengths",
+    "tokens.chat": "auditor.detectors.token_chat:ChatCheck",
     "tokens.packing": "auditor.detectors.token_packing:PackingCheck",
     "tokens.benchmarks": "auditor.detectors.token_benchmarks:BenchmarkContamination",
 }

@@ -499,7 +499,10 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
         data.expectations = read_suite(cfg.expectations)
     data.engine.persisted = persisted  # unpersisted by engine.close() at the end of the run
     if cfg.tokens is not None:  # token columns and the tokenizer: input errors (exit 2)
+        from auditor.loading.data import check_chat_template
+
         load_tokens(data)
+        check_chat_template(cfg.tokens)
     return data
 
 
@@ -575,6 +578,16 @@ def check_token_columns(splits: dict[str, Any], tokens: Any, paths: dict[str, An
                 continue
             raise InputError(f"{where}: tokens.{role} column {col!r} has type "
                              f"{dtype.simpleString()}; expected a list of {what} (array<int>)")
+        chat = tokens.chat.messages if tokens.chat else None
+        if chat:
+            dtype = fields.get(chat)
+            inner = dtype.elementType if isinstance(dtype, T.ArrayType) else None
+            if dtype is None or not (isinstance(inner, T.StructType) and {"role", "content"}
+                                     <= set(inner.fieldNames())):
+                raise InputError(f"{where}: tokens.chat.messages column {chat!r} "
+                                 + ("not found" if dtype is None else
+                                    f"has type {dtype.simpleString()}") + "; expected a list "
+                                 "of {role, content} messages")
 
 
 def load_tokens(data: Any) -> None:

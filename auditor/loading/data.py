@@ -807,6 +807,15 @@ def _check_token_types(frames: dict[str, pl.DataFrame], tokens: Tokens | None,
                 if dtype == pl.String else ""
             raise InputError(f"{paths.get(name) or name}: tokens.{role} column {col!r} has type "
                              f"{dtype}; expected a list of {what} (list<int>){hint}")
+        chat = tokens.chat.messages if tokens.chat else None
+        if chat and chat in df.columns:
+            dtype = df.schema[chat]
+            inner = dtype.inner if isinstance(dtype, pl.List) else None
+            if dtype != pl.Null and not (isinstance(inner, pl.Struct) and {"role", "content"}
+                                         <= {f.name for f in inner.fields}):
+                raise InputError(f"{paths.get(name) or name}: tokens.chat.messages column "
+                                 f"{chat!r} has type {dtype}; expected a list of "
+                                 "{role, content} messages")
 
 
 def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | None,
@@ -1118,4 +1127,13 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
 
         spec = cfg.tokens.tokenizer
         data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))
+        check_chat_template(cfg.tokens)
     return data
+
+
+def check_chat_template(tokens: Tokens) -> None:
+    """A ``tokens.chat`` section's template must be found and compile (InputError, exit 2)."""
+    if tokens.chat is not None:
+        from auditor.loading.chat_templates import compiled, template_text
+
+        compiled(*template_text(tokens.chat.template, tokens.tokenizer))

@@ -47,7 +47,7 @@ def test_default_suite_lists_every_registered_check():
 
 
 TOKEN_CHECKS = {"tokens.roundtrip", "tokens.special_tokens", "tokens.contamination",
-                "tokens.lengths", "tokens.benchmarks", "tokens.packing"}
+                "tokens.lengths", "tokens.benchmarks", "tokens.packing", "tokens.chat"}
 
 
 def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
@@ -64,8 +64,17 @@ def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
         texts = lee_texts("lee_background.cor")
         frames = {"train": tokenized_frame(tok, texts[:60]),
                   "test": tokenized_frame(tok, texts[60:80] + texts[:2])}
-        packing = {"packing": {}} if check_id == "tokens.packing" else {}
-        data = token_data(frames, path, **packing)
+        extra: dict[str, Any] = {"packing": {}} if check_id == "tokens.packing" else {}
+        if check_id == "tokens.chat":  # the Lee texts as one-message chats, ChatML template
+            from tests.tokenizer_fixtures import CHATML
+
+            (tmp_path / "chatml.jinja").write_text(CHATML)
+            extra = {"chat": {"template": tmp_path / "chatml.jinja"}}
+            frames = {k: v.with_columns(pl.col("text").map_elements(
+                lambda x: [{"role": "user", "content": x}],
+                return_dtype=pl.List(pl.Struct({"role": pl.String, "content": pl.String})))
+                .alias("messages")) for k, v in frames.items()}
+        data = token_data(frames, path, **extra)
         if check_id == "tokens.benchmarks":  # HumanEval looked for in the Lee corpus
             from tests.tokenizer_fixtures import humaneval_path
 

@@ -10,6 +10,7 @@ or a skip on either engine fails it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -351,6 +352,39 @@ def _packed_tokens() -> dict[str, Any]:
                 packing={"document_attention": True})
 
 
+def _chat(prompt_in_loss: int = 0) -> dict[str, pl.DataFrame]:
+    """Lee conversations rendered by ChatML for GPT-2 + turn markers (train 40, test 15);
+    ``prompt_in_loss``: train rows 0.. whose every label is a target."""
+    from auditor.loading.tokenizers import load_tokenizer
+    from tests.tokenizer_fixtures import chat_conversations, chat_rows
+
+    tok = load_tokenizer(str(_chat_folder()))
+    train = chat_rows(tok, chat_conversations(40))
+    test = chat_rows(tok, chat_conversations(15, 40))
+    if prompt_in_loss:
+        lab = train["labels"].to_list()
+        for i in range(prompt_in_loss):
+            lab[i] = [t if m else -100 for t, m in zip(train["input_ids"][i],
+                                                       train["attention_mask"][i])]
+        train = train.with_columns(pl.Series("labels", lab))
+    return {"train": train, "test": test}
+
+
+@functools.lru_cache(maxsize=1)
+def _chat_folder() -> Path:
+    """The ChatML tokenizer folder, built once per test process."""
+    import tempfile
+
+    from tests.tokenizer_fixtures import build_chatml
+
+    return build_chatml(Path(tempfile.mkdtemp(prefix="chatml_")))
+
+
+def _chat_tokens() -> dict[str, Any]:
+    return dict(tokenizer=str(_chat_folder()), text=None, attention_mask="attention_mask",
+                labels="labels", chat={"messages": "messages"})
+
+
 def _cut_rows(frames: dict[str, pl.DataFrame]) -> int:
     """Rows whose content reaches max_length 120 (the mask counts the content)."""
     return sum(int((df["attention_mask"].list.sum() >= 120).sum()) for df in frames.values())
@@ -651,6 +685,11 @@ CASES = [
          tokens=_packed_tokens,
          expect=("packing_missing_separator", "input_ids", Severity.FAIL, 3)),
     Case("honest packing", "tokens.packing", _packed, {}, tokens=_packed_tokens, clean=True),
+    # chat rows: a seeded sample rendered per batch (Spark: on the executors)
+    Case("4 chat rows training on the prompt", "tokens.chat", lambda: _chat(4), {},
+         tokens=_chat_tokens, params={"sample_rows": 30},
+         expect=("chat_prompt_in_loss", "labels", Severity.FAIL, None)),
+    Case("honest chat rows", "tokens.chat", _chat, {}, tokens=_chat_tokens, clean=True),
     # the benchmark's hashes travel with one map_batches function over every split
     Case("3 HumanEval problems in a code corpus", "tokens.benchmarks",
          lambda: _code_corpus(True), _humaneval(),
@@ -669,7 +708,7 @@ def test_every_measured_check_has_a_planted_and_a_clean_case():
                         "leakage.single_feature_auc", "leakage.feature_label_correlation",
                         "leakage.preprocessing", "leakage.duplicates",
                         "tokens.special_tokens", "tokens.roundtrip", "tokens.contamination",
-                        "tokens.benchmarks", "tokens.packing"}
+                        "tokens.benchmarks", "tokens.packing", "tokens.chat"}
     assert {c.check for c in CASES if c.expect} == measured
     assert {c.check for c in CASES if c.clean} == measured
 
