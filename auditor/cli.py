@@ -358,18 +358,18 @@ def _run(args: argparse.Namespace) -> int:
 
         suite_name = args.suite or cfg.suite
         suite = read_suite(suite_name)
-        writers = [c for c, able in (("tokens.contamination", cfg.tokens is not None),
-                                     ("tokens.benchmarks", bool(cfg.benchmarks) and bool(
-                                         cfg.tokens or cfg.columns.text)))
-                   if able and c in suite]
+        able = [c for c, ok in (("tokens.contamination", cfg.tokens is not None),
+                                ("tokens.benchmarks", bool(cfg.benchmarks) and bool(
+                                    cfg.tokens or cfg.columns.text))) if ok]
+        writers = [c for c in able if c in suite]
+        if not able:
+            raise ConfigError("--write-clean needs a tokens: section (tokens.contamination "
+                              "writes the evaluation splits without the documents found in "
+                              "train) or a benchmarks: section with a text column "
+                              "(tokens.benchmarks writes train without benchmark problems)")
         if not writers:
-            if cfg.tokens is None and not (cfg.benchmarks and cfg.columns.text):
-                raise ConfigError("--write-clean needs a tokens: section (tokens.contamination "
-                                  "writes the evaluation splits without the documents found "
-                                  "in train) or a benchmarks: section with a text column "
-                                  "(tokens.benchmarks writes train without benchmark problems)")
             raise ConfigError(f"--write-clean: suite {suite_name!r} does not run "
-                              "tokens.contamination or tokens.benchmarks")
+                              f"{' or '.join(able)}")
         over = dict(cfg.thresholds)
         for c in writers:
             over[c] = {**over.get(c, {}), "clean_dir": str(Path(args.write_clean).resolve())}

@@ -12,7 +12,7 @@ the corpus is read once, whatever the number of benchmarks. Per corpus document 
   document / its n-gram positions), and is "dirty" (GPT-3's looser set) when any document
   shares any n-gram with it;
 - near-duplicate: MinHash signatures of word shingles with LSH banding
-  (:func:`auditor.stats.minhash.near_duplicate_pairs`), Jaccard >= ``jaccard_at``, on the
+  (:func:`near_pairs`), Jaccard >= ``jaccard_at``, on the
   documents that share an n-gram with a problem (and the short ones, when a problem is short:
   two texts of 3n words or more that are near-duplicates share an n-gram, see
   ``tokens.contamination``).
@@ -32,17 +32,17 @@ import polars as pl
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import BenchmarkSet, Roles
 from auditor.detectors.measured import judged
-from auditor.detectors.token_contamination import (TEXT, Documents, _texts, documents_of,
+from auditor.detectors.token_contamination import (TEXT, Documents, document_texts, documents_of,
                                                    longest_shared_span, ngram_hashes_and_lengths,
                                                    normalised_text, read_rows)
-from auditor.detectors.token_findings import short
+from auditor.detectors.token_findings import check_non_negative, check_shares, short
 from auditor.engines.operations import Operations
 from auditor.errors import NotApplicable
-from auditor.report.results import CleanSubset, Finding
+from auditor.report.results import CleanSubset, Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_share, grade, share
 from auditor.stats.textnorm import fold
 
-EXACT, NEAR, NGRAM, DIRTY, SHARING = 0, 1, 2, 3, 4  # kinds of a batch's rows
+EXACT, NEAR, NGRAM, DIRTY = 0, 1, 2, 3  # kinds of a batch's rows
 KINDS = {EXACT: "exact", NEAR: "near-duplicate", NGRAM: "n-gram overlap"}  # detector order
 HITS = {"kind": pl.Int32, "row": pl.Int64, "bdoc": pl.Int64, "value": pl.Float64}
 
@@ -103,10 +103,9 @@ def corpus_hits(batch: pl.DataFrame, first_row: int, *, ref: Reference, st: Sett
                 ) -> pl.DataFrame:
     """One batch of corpus documents against every problem: rows (kind, row, bdoc, value) --
     EXACT (value 1), NGRAM (value: the share of the problem's n-grams in the document, kept
-    at >= ``ratio_at``), NEAR (value: the Jaccard estimate, the best problem of a document),
-    DIRTY (row -1, value: the batch's documents sharing an n-gram with the problem) and
-    SHARING (row and bdoc -1, value: the batch's documents sharing an n-gram with any)."""
-    texts = _texts(batch, st.column, st.skip)
+    at >= ``ratio_at``), NEAR (value: the Jaccard estimate, every field at >= ``jaccard_at``),
+    and DIRTY (row -1: the field shares an n-gram with a document of the batch)."""
+    texts = document_texts(batch, st.column, st.skip)
     folded = fold(texts)
     rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
     parts: list[pl.DataFrame] = []
@@ -122,13 +121,11 @@ def corpus_hits(batch: pl.DataFrame, first_row: int, *, ref: Reference, st: Sett
         parts.append(per.filter(pl.col("value") >= st.ratio_at).select(
             kind=pl.lit(NGRAM, pl.Int32), row=pl.col("doc") + first_row, bdoc="bdoc",
             value="value"))
-        parts.append(per.group_by("bdoc").agg(value=pl.len().cast(pl.Float64)).select(
+        parts.append(per.select("bdoc").unique().select(
             kind=pl.lit(DIRTY, pl.Int32), row=pl.lit(-1, pl.Int64), bdoc="bdoc",
-            value="value"))
-        sharing = per["doc"].unique().to_numpy()
-        parts.append(pl.DataFrame({"kind": [SHARING], "row": [-1], "bdoc": [-1],
-                                   "value": [float(len(sharing))]}))
-        candidates = np.union1d(sharing, np.flatnonzero(lens < 3 * st.ngram) if ref.short
+            value=pl.lit(1.0)))
+        candidates = np.union1d(per["doc"].unique().to_numpy(),
+                                np.flatnonzero(lens < 3 * st.ngram) if ref.short
                                 else np.empty(0, dtype=np.int64))
     if st.exact and ref.exact.height:
         norm = normalised_text(folded, folded=True)
@@ -140,18 +137,35 @@ def corpus_hits(batch: pl.DataFrame, first_row: int, *, ref: Reference, st: Sett
                      .select(kind=pl.lit(EXACT, pl.Int32), row="row", bdoc="bdoc",
                              value=pl.lit(1.0)))
     if st.near and ref.sig is not None and len(candidates):
-        from auditor.stats.minhash import near_duplicate_pairs, signatures
+        from auditor.stats.minhash import signatures
 
         pick = candidates.astype(np.int64)
         sig = signatures(texts.gather(pick), num_perm=st.num_perm, k=st.shingle, seed=st.seed)
-        pairs = near_duplicate_pairs(ref.sig, sig, threshold=st.jaccard_at, bands=st.bands,
-                                     seed=st.seed)
+        pairs = near_pairs(ref, sig, st)
         parts.append(pl.DataFrame({
             "kind": np.full(pairs.height, NEAR, dtype=np.int32),
             "row": rows[pick[pairs["doc_b"].to_numpy()]],
             "bdoc": pairs["doc_a"].to_numpy(), "value": pairs["jaccard"].to_numpy()}))
     parts = [p.cast(HITS) for p in parts if p.height]  # type: ignore[arg-type]
     return pl.concat(parts) if parts else pl.DataFrame(schema=HITS)
+
+
+def near_pairs(ref: Reference, sig: Any, st: Settings) -> pl.DataFrame:
+    """Every (field ``doc_a``, document ``doc_b``) pair sharing an LSH band key whose
+    signature estimate of Jaccard similarity is >= ``jaccard_at``, with it (``jaccard``). Every
+    field of a band key is kept (the fields are few): two benchmarks holding the same problem,
+    or a problem repeated, are each matched (the train-vs-evaluation search keeps one
+    representative per key, :func:`auditor.stats.minhash.near_duplicate_pairs`)."""
+    from auditor.stats.minhash import band_keys
+
+    keys = band_keys(ref.sig, st.bands, st.seed).rename({"doc": "doc_a"})
+    cand = (band_keys(sig, st.bands, st.seed).rename({"doc": "doc_b"})
+            .join(keys, on=["band", "key"]).select("doc_a", "doc_b").unique())
+    ia, ib = cand["doc_a"].to_numpy(), cand["doc_b"].to_numpy()
+    jac = (ref.sig.values[ia] == sig.values[ib]).mean(1) if len(ia) else np.empty(0)
+    return (pl.DataFrame({"doc_a": ia, "doc_b": ib, "jaccard": jac},
+                         schema={"doc_a": pl.Int64, "doc_b": pl.Int64, "jaccard": pl.Float64})
+            .filter(pl.col("jaccard") >= st.jaccard_at))
 
 
 @dataclass(frozen=True)
@@ -194,17 +208,18 @@ def at_least(ps: Passages, min_words: int, seed: int) -> Passages:
 @dataclass(frozen=True)
 class BenchmarkMeasures:
     """Every split against every benchmark on the document ``column``: the matches (split,
-    row, problem, field, kind, value; per (document, problem field) the first detector of
-    :data:`KINDS` that matched it), the dirty problems (split, problem: documents sharing an
-    n-gram with one of its fields), the documents sharing an n-gram with any problem per
-    split, and example pairs. Problems are numbered over ``benchmarks`` in order."""
+    row, problem, field, kind, value; per (document, problem) the first detector of
+    :data:`KINDS` that matched one of its fields), the dirty problems (split, problem: one of
+    its fields shares an n-gram with a document), the problems searched (a field of
+    ``min_words`` words or more), and example pairs. Problems are numbered over
+    ``benchmarks`` in order."""
 
     column: str
     splits: tuple[str, ...]
     benchmarks: tuple[BenchmarkSet, ...]
     matches: pl.DataFrame
     dirty: pl.DataFrame
-    sharing: dict[str, int]
+    searched: np.ndarray
     examples: list[dict[str, Any]]
     ids: bool = False
 
@@ -253,12 +268,11 @@ class BenchmarkContamination:
     clean_dir: str | None = None       # write the training split without the matching rows
 
     def __post_init__(self) -> None:
-        for name in ("warn_above", "fail_above", "jaccard_at", "ngram_ratio_at"):
-            v = getattr(self, name)
-            if not 0.0 <= v <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1]; got {v}")
-        if self.ngram < 0 or min(self.shingle, self.num_perm, self.bands, self.min_words) < 1:
-            raise ValueError("ngram must be >= 0; shingle, num_perm, bands and min_words >= 1")
+        check_shares(self, "warn_above", "fail_above", "jaccard_at", "ngram_ratio_at")
+        check_non_negative(self, "ngram", "max_examples", "max_listed")
+        for name in ("shingle", "num_perm", "bands", "min_words"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)!r}")
         if self.num_perm % self.bands:
             raise ValueError(f"num_perm ({self.num_perm}) must be a multiple of bands "
                              f"({self.bands})")
@@ -278,7 +292,7 @@ class BenchmarkContamination:
                       self.num_perm, self.bands, self.jaccard_at)
         ps = passages(roles.benchmarks)
         if docs.decode is not None:  # compared as token ids: the problems encoded
-            ids = _texts(pl.DataFrame({"ids": self._encode(engine, roles, ps.texts)},
+            ids = document_texts(pl.DataFrame({"ids": self._encode(engine, roles, ps.texts)},
                                       schema={"ids": pl.List(pl.Int64)}), "ids", docs.skip)
             ps = Passages(ids.to_list(), ps.problem, ps.field)
         ps = at_least(ps, self.min_words, st.seed)
@@ -296,13 +310,11 @@ class BenchmarkContamination:
                    .unique(["split", "problem", "row"], keep="first", maintain_order=True)
                    .select("split", "row", "problem", "field", "bdoc", "kind", "value"))
         dirty = (hits.filter(pl.col("kind") == DIRTY).join(owner, on="bdoc")
-                 .group_by("split", "problem").agg(documents=pl.col("value").sum())
-                 .sort("split", "problem"))
-        sharing = {s: int(hits.filter((pl.col("kind") == SHARING) & (pl.col("split") == s))
-                          ["value"].sum()) for s in names}
+                 .select("split", "problem").unique().sort("split", "problem"))
+        searched = np.unique(ps.problem)
         examples = self._examples(engine, docs, roles.benchmarks, ps.texts, matches, names)
-        return BenchmarkMeasures(docs.column, names, roles.benchmarks, matches, dirty, sharing,
-                                 examples, ids=docs.decode is not None)
+        return BenchmarkMeasures(docs.column, names, roles.benchmarks, matches, dirty,
+                                 searched, examples, ids=docs.decode is not None)
 
     @staticmethod
     def _documents(engine: Operations, roles: Roles) -> Documents:
@@ -369,26 +381,36 @@ class BenchmarkContamination:
             inside = (pl.col("problem") >= lo) & (pl.col("problem") < hi)
             f = self._finding(m, b, lo, first.filter(inside), m.matches.filter(inside),
                               m.dirty.filter(inside))
-            matrix.append({"benchmark": b.name, "problems": len(b.ids),
-                           **{r["split"]: r["problems found"] for r in f.evidence["by_split"]}})
+            searched = int(((m.searched >= lo) & (m.searched < hi)).sum())
+            matrix.append({"benchmark": b.name, "problems searched": searched,
+                           **{f"found in {r['split']}": r["problems found"]
+                              for r in f.evidence.get("by_split", [])}})
             out.append(f)
             lo = hi
         out[0].evidence["split_x_benchmark"] = matrix
         out[0].evidence["chart"] = {
             "type": "grouped_bar", "categories": [b.name for b in m.benchmarks],
-            "series": {s: [round(share(r[s], r["problems"]), 4) for r in matrix]
-                       for s in m.splits},
-            "ylabel": "share of the benchmark's problems",
+            "series": {s: [round(share(r.get(f"found in {s}", 0), r["problems searched"]), 4)
+                           for r in matrix] for s in m.splits},
+            "ylabel": "share of the problems searched",
             "title": "Benchmark problems found in each split"}
-        drop = np.unique(m.matches.filter(pl.col("split") == train)["row"].to_numpy())
-        if self.clean_dir is not None and len(drop):
-            holder = next(f for f in out if f.count)
-            holder.clean = CleanSubset(train, drop.astype(np.int64), self.clean_dir)
+        if self.clean_dir is not None:  # written even when nothing matched: a pipeline reads it
+            drop = np.unique(m.matches.filter(pl.col("split") == train)["row"].to_numpy())
+            out[0].clean = CleanSubset(train, drop.astype(np.int64), self.clean_dir)
         return out
 
     def _finding(self, m: BenchmarkMeasures, b: BenchmarkSet, lo: int, first: pl.DataFrame,
                  matches: pl.DataFrame, dirty: pl.DataFrame) -> Finding:
-        train, n = m.splits[0], len(b.ids)
+        train, total = m.splits[0], len(b.ids)
+        n = int(((m.searched >= lo) & (m.searched < lo + total)).sum())
+        where = {"benchmark": {"name": b.name, "path": b.path, "sha256": b.sha256,
+                               "problems": total, "searched": n, "fields": list(b.fields)}}
+        if not n:
+            return Finding(severity=Severity.INFO, metric="benchmark_problems", subject=b.name,
+                           value=None, threshold=None, count=0, splits=list(m.splits),
+                           message=(f"{b.name} was not searched: none of its {fmt_count(total)} "
+                                    f"problems has a field of {self.min_words} words or more "
+                                    "(min_words)"), evidence=where)
         of_ids = " of token ids" if m.ids else ""
         labels = {"exact": "exact copies" + (" (the same token ids)" if m.ids else ""),
                   "near-duplicate": f"near-duplicates (Jaccard >= {self.jaccard_at:g})",
@@ -429,10 +451,10 @@ class BenchmarkContamination:
                  if r["problems found"]]
         if later:
             message += f" (also {', '.join(later)}: reported, not graded)"
-        evidence: dict[str, Any] = {"benchmark": {"name": b.name, "path": b.path,
-                                                  "sha256": b.sha256, "problems": n,
-                                                  "fields": list(b.fields)},
-                                    "by_split": table}
+        if n < total:
+            message += (f"; {fmt_count(total - n)} of its {fmt_count(total)} problems have no "
+                        f"field of {self.min_words} words or more and were not searched")
+        evidence: dict[str, Any] = {**where, "by_split": table}
         if matches.height:
             evidence["problems_found"] = {
                 s: [b.ids[i - lo] for i in found[s]["problem"].head(self.max_listed).to_list()]

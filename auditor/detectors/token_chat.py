@@ -36,7 +36,7 @@ from auditor.core.checks import Cost, Needs
 from auditor.core.roles import Roles
 from auditor.detectors.measured import judged
 from auditor.detectors.token_findings import RowProblem, check_shares, ids_text, row_finding
-from auditor.detectors.token_layout import Flat, _aligned
+from auditor.detectors.token_layout import Flat, aligned_values
 from auditor.detectors.token_measures import ids_of, layout_settings, token_chunk
 from auditor.engines.operations import Operations
 from auditor.errors import NotApplicable
@@ -92,26 +92,30 @@ def _messages(value: Any) -> list[dict[str, Any]]:
 
 def _stored(chunk: pl.DataFrame, spec: ChatSpec, at: np.ndarray
             ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
-    """The content ids of rows ``at`` (under the mask when aligned, else without the leading
-    and trailing runs of the pad id, unless it is BOS, or EOS, there) and their labels
-    (aligned with the ids), or None."""
+    """The content ids of rows ``at`` (under the mask in rows whose mask is aligned with the
+    ids, else without the leading and trailing runs of the pad id, unless it is BOS, or EOS,
+    there) and their labels (None in a row whose labels are not aligned with its ids)."""
     f = Flat.of(chunk[spec.ids])
+    row_of = np.repeat(np.arange(len(f.lens)), f.lens)
+    masked = np.zeros(len(f.lens), dtype=bool)
+    m = np.ones(len(f.values), dtype=np.int64)
+    if spec.mask:
+        m, masked = aligned_values(chunk, spec.ids, spec.mask)
     keep = np.ones(len(f.values), dtype=bool)
-    if spec.mask and _aligned(chunk, spec.ids, spec.mask).all():
-        keep = Flat.of(chunk[spec.mask]).values.astype(bool)
-    elif spec.pad is not None:  # a pad id that is also BOS (EOS) stays at the start (end)
+    if spec.pad is not None:  # a pad id that is also BOS (EOS) stays at the start (end)
         lead, trail = f.runs(f.values == spec.pad)
         lead = lead * (spec.pad != spec.bos)
         trail = trail * (spec.pad != spec.eos)
         keep = f.span(lead, f.lens - trail)
-    lab = (Flat.of(chunk[spec.labels]).values if spec.labels
-           and _aligned(chunk, spec.ids, spec.labels).all() else None)
+    keep = np.where(masked[row_of], m > 0, keep)  # the mask decides where it can be read
+    lab, read = (aligned_values(chunk, spec.ids, spec.labels) if spec.labels
+                 else (None, np.zeros(len(f.lens), dtype=bool)))
     ids, labels = [], []
     for i in at.tolist():
         lo, hi = int(f.offsets[i]), int(f.offsets[i] + f.lens[i])
         k = keep[lo:hi]
         ids.append(f.values[lo:hi][k])
-        labels.append(lab[lo:hi][k] if lab is not None else None)
+        labels.append(lab[lo:hi][k] if lab is not None and read[i] else None)
     return ids, labels
 
 
@@ -295,13 +299,11 @@ class ChatCheck:
             g = got[s]
             return int(g.filter((pl.col("part") == part) & (pl.col("test") == test))["n"].sum())
 
-        examples = {}
-        for test in TESTS:
-            rows = pl.concat([got[s].filter((pl.col("part") == "row") & (pl.col("test") == test))
-                              .with_columns(split=pl.lit(s)) for s in names])
-            examples[test] = [(x["split"], x["row"], x["offset"], x["view"]) for x in
-                              rows.sort("row").group_by("split", maintain_order=True)
-                              .head(self.max_examples).iter_rows(named=True)]
+        examples = {test: [(s, x["row"], x["offset"], x["view"]) for s in names
+                           for x in got[s].filter((pl.col("part") == "row")
+                                                  & (pl.col("test") == test))
+                           .sort("row").head(self.max_examples).iter_rows(named=True)]
+                    for test in TESTS}
         return ChatMeasures(ids, t.chat.messages, t.labels, source, tuple(t.chat.train_on),
                             dict(counts), {s: total(s, "checked") for s in names},
                             {test: {s: total(s, "total", test) for s in names} for test in TESTS},
@@ -312,8 +314,7 @@ class ChatCheck:
         """One finding per test that flagged a row, and a summary of what was checked."""
         out = []
         for test, (metric, what, warn_only) in TESTS.items():
-            problem = RowProblem(counts=m.flagged[test], totals=m.checked,
-                                 rows={s: np.array([]) for s in m.checked})
+            problem = RowProblem(counts=m.flagged[test], totals=m.checked, rows={})
             if not problem.count:
                 continue
             value = share(problem.count, problem.total)

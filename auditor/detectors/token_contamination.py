@@ -103,7 +103,7 @@ class Hashing:
     skip: tuple[int, ...] = ()  # ids left out of a token-id column (padding, control tokens)
 
 
-def _texts(batch: pl.DataFrame, column: str, skip: tuple[int, ...] = ()) -> pl.Series:
+def document_texts(batch: pl.DataFrame, column: str, skip: tuple[int, ...] = ()) -> pl.Series:
     """The documents of ``column`` as text: the text itself, or for a column of token ids
     (no text column declared) its ids without ``skip`` written as words ("464 2068 7586"),
     so that exact copies, n-grams and shingles are of token ids."""
@@ -121,7 +121,7 @@ def eval_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFra
     """The evaluation side of the first pass for one batch: (kind, h, row, pos, words),
     ``words`` the document's word count."""
     rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
-    folded = fold(_texts(batch, hs.column, hs.skip))
+    folded = fold(document_texts(batch, hs.column, hs.skip))
     parts = []
     lens = np.zeros(batch.height, dtype=np.int64)
     if hs.ngram:
@@ -151,7 +151,7 @@ def train_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing) -> pl.DataFr
     n-gram hashes alike (the evaluation side's kind tells them apart; 64-bit hashes of the two
     never meet but by a 2^-64 chance, and an exact hit is verified on the text); a document's
     repeated n-gram repeats (the engine keeps distinct rows of what matches)."""
-    folded = fold(_texts(batch, hs.column, hs.skip))
+    folded = fold(document_texts(batch, hs.column, hs.skip))
     parts = []
     if hs.ngram:
         grams, lens = ngram_hashes_and_lengths(folded, hs.ngram, hs.seed, folded=True,
@@ -187,7 +187,7 @@ def band_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np.ndar
     pick = np.arange(batch.height) if rows is None else _picked(batch, first_row, rows)
     if not len(pick):
         return pl.DataFrame()
-    sig = signatures(_texts(batch, hs.column, hs.skip).gather(pick), num_perm=hs.num_perm,
+    sig = signatures(document_texts(batch, hs.column, hs.skip).gather(pick), num_perm=hs.num_perm,
                      k=hs.shingle, seed=hs.seed)
     keys = band_keys(sig, hs.bands, hs.seed)
     return pl.DataFrame({"kind": (keys["band"] + BAND).cast(pl.Int32),
@@ -199,7 +199,7 @@ def text_rows(batch: pl.DataFrame, first_row: int, *, column: str, rows: np.ndar
               what: str, skip: tuple[int, ...] = ()) -> pl.DataFrame:
     """(row, value) of the stored ``rows`` in the batch: the text, or its normalised form."""
     pick = _picked(batch, first_row, rows)
-    texts = _texts(batch, column, skip).gather(pick)
+    texts = document_texts(batch, column, skip).gather(pick)
     return pl.DataFrame({"row": pick + first_row,
                          "value": normalised_text(texts) if what == NORMALISED else texts})
 
@@ -211,7 +211,7 @@ def signature_rows(batch: pl.DataFrame, first_row: int, *, hs: Hashing, rows: np
     from auditor.stats.minhash import signatures
 
     pick = _picked(batch, first_row, rows)
-    sig = signatures(_texts(batch, hs.column, hs.skip).gather(pick), num_perm=hs.num_perm,
+    sig = signatures(document_texts(batch, hs.column, hs.skip).gather(pick), num_perm=hs.num_perm,
                      k=hs.shingle, seed=hs.seed)
     return pl.DataFrame({"row": pick + first_row,
                          "sig": pl.Series(sig.values.view(np.int64).tolist(),

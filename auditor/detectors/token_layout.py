@@ -141,10 +141,19 @@ class Flat:
         return lead, trail
 
 
-def _aligned(df: pl.DataFrame, ids: str, other: str) -> np.ndarray:
+def aligned(df: pl.DataFrame, ids: str, other: str) -> np.ndarray:
     """Rows whose ``other`` list has the same length as the ids list (and is not null)."""
     return df.select((pl.col(other).list.len() == pl.col(ids).list.len()).fill_null(False)
                      )[:, 0].to_numpy()
+
+
+def aligned_values(chunk: pl.DataFrame, ids: str, col: str) -> tuple[np.ndarray, np.ndarray]:
+    """The flat values of ``col`` aligned with the flat ids (-1 in the rows whose ``col`` list
+    is null or of another length than the ids) and, per row, whether it was aligned."""
+    ok = aligned(chunk, ids, col)
+    fixed = chunk.select(pl.when(pl.Series(ok)).then(pl.col(col).cast(pl.List(pl.Int64)))
+                         .otherwise(pl.col(ids).list.eval(pl.lit(-1, pl.Int64))))
+    return Flat.of(fixed.to_series()).values, ok
 
 
 def _as_list(dtype: pl.DataType, col: str) -> pl.Expr:
@@ -170,7 +179,7 @@ def chunk_runs(chunk: pl.DataFrame, ids_col: str, mask_col: str | None, pad: int
     zl = np.full(len(f.lens), -1, np.int64)
     zt = np.full(len(f.lens), -1, np.int64)
     if mask_col:
-        ok = _aligned(chunk, ids_col, mask_col)
+        ok = aligned(chunk, ids_col, mask_col)
         if ok.any():
             m = Flat.of(chunk.filter(pl.Series(ok))[mask_col])
             zl[ok], zt[ok] = m.runs(m.values == 0)
@@ -273,7 +282,7 @@ def _subset(chunk: pl.DataFrame, ok: np.ndarray, ids_col: str, f: Flat,
 def _mask_stats(chunk: pl.DataFrame, ids_col: str, mask_col: str, f: Flat,
                 content: np.ndarray) -> dict[str, np.ndarray]:
     n = chunk.height
-    ok = _aligned(chunk, ids_col, mask_col)
+    ok = aligned(chunk, ids_col, mask_col)
     out = {k: np.zeros(n, np.int64) for k in ("mask_bad", "mask_on_pad", "mask_off_content")}
     out["mask_aligned"] = ok
     if ok.any():
@@ -288,7 +297,7 @@ def _mask_stats(chunk: pl.DataFrame, ids_col: str, mask_col: str, f: Flat,
 def _label_stats(chunk: pl.DataFrame, t: Any, f: Flat, content: np.ndarray,
                  roles: Roles) -> dict[str, np.ndarray]:
     n = chunk.height
-    ok = _aligned(chunk, t.input_ids, t.labels)
+    ok = aligned(chunk, t.input_ids, t.labels)
     zeros = {k: np.zeros(n, np.int64) for k in ("labels_on_pad", "labels_active", "labels_oov")}
     out: dict[str, np.ndarray] = dict(labels_aligned=ok, shift=np.full(n, NO_LABELS, np.int64),
                                       **zeros)

@@ -33,7 +33,7 @@ from auditor.core.config import Tokens
 from auditor.core.roles import ColumnType, Roles as RunRoles
 from auditor.detectors.token_findings import RowProblem, ids_text, short
 from auditor.detectors.token_layout import (AMBIGUOUS, MISALIGNED, NO_LABELS, Flat, Roles,
-                                            _aligned, _as_list, chunk_layout, chunk_runs,
+                                            aligned, _as_list, chunk_layout, chunk_runs,
                                             kept_stats, learn_kept)
 from auditor.engines.operations import Operations
 from auditor.errors import NotApplicable
@@ -76,7 +76,7 @@ def pad_votes(batch: pl.DataFrame, first_row: int, *, ids: str, mask: str) -> pl
     """Pass 0: how many attention-mask zeros lie under each id (rows whose mask has the ids'
     length), and the zeros in all."""
     chunk = token_chunk(batch, [ids, mask])
-    ok = _aligned(chunk, ids, mask)
+    ok = aligned(chunk, ids, mask)
     if not ok.any():
         return _parts("zeros", n=0)
     sub = chunk.filter(pl.Series(ok))

@@ -36,7 +36,7 @@ from auditor.core.config import Packing
 from auditor.core.roles import Roles
 from auditor.detectors.measured import judged
 from auditor.detectors.token_findings import RowProblem, check_shares, row_finding
-from auditor.detectors.token_layout import Flat, _aligned
+from auditor.detectors.token_layout import Flat, aligned_values
 from auditor.detectors.token_measures import ids_of, layout_settings, token_chunk
 from auditor.engines.operations import Operations
 from auditor.errors import NotApplicable
@@ -75,20 +75,46 @@ def _view(values: np.ndarray, lo: int, offset: int, hi: int) -> str:
     return ("… " if a > lo else "") + " ".join(cells) + (" …" if b < hi else "")
 
 
+def _content(f: Flat, chunk: pl.DataFrame, spec: PackSpec, row_of: np.ndarray
+             ) -> tuple[np.ndarray, int]:
+    """Content tokens: under the mask in rows whose mask is aligned; elsewhere every token
+    but the padding: the pad id's tokens, or, when the pad id is the separator or unknown, the
+    separator's runs at the row's ends (empty documents) but the one separator a document
+    needs there (the last of the leading run for a separator at the start, the first of the
+    trailing run for one at the end). Also the rows whose mask could not be read."""
+    ids, n_rows = f.values, len(f.lens)
+    masked = np.zeros(n_rows, dtype=bool)
+    content = np.ones(len(ids), dtype=bool)
+    if spec.mask:
+        m, masked = aligned_values(chunk, spec.ids, spec.mask)
+        content = np.where(masked[row_of], m > 0, True)
+    bare = ~masked[row_of]
+    if spec.pad is not None and spec.pad != spec.separator:
+        content &= ~(bare & (ids == spec.pad))
+    else:  # padding with the separator (declared, or found as a run of empty documents)
+        lead, trail = f.runs(ids == spec.separator)
+        if spec.at == "end":
+            trail = np.maximum(trail - 1, 0)
+        else:
+            lead = np.maximum(lead - 1, 0)
+        content &= ~bare | f.span(lead, f.lens - trail)
+    unread = int((~masked & (f.lens > 0)).sum()) if spec.mask else 0
+    return content, unread
+
+
 def packing_parts(batch: pl.DataFrame, first_row: int, *, spec: PackSpec) -> pl.DataFrame:
     """One batch: per test ("total": rows flagged, "events": tokens flagged, "row": the first
     ``spec.limit`` flagged rows with the offset of their first event, their event count and a
-    view), and the denominators ("rows": rows with content, "starts": document starts)."""
+    view), the denominators ("rows": rows with content, "starts": document starts), and per
+    column the rows whose list could not be read against the ids ("unaligned": null, or
+    another length; those rows are not judged on that column)."""
     cols = [c for c in (spec.ids, spec.positions, spec.labels, spec.mask) if c]
     chunk = token_chunk(batch, cols)
     f = Flat.of(chunk[spec.ids])
     ids, p, n_rows = f.values, f.pos(), len(f.lens)
     row_of = np.repeat(np.arange(n_rows), f.lens)
-    content = np.ones(len(ids), dtype=bool)
-    if spec.mask and _aligned(chunk, spec.ids, spec.mask).all():
-        content = Flat.of(chunk[spec.mask]).values.astype(bool)
-    if spec.pad is not None and spec.pad != spec.separator:
-        content &= ids != spec.pad
+    content, unread = _content(f, chunk, spec, row_of)
+    unaligned = {"attention_mask": unread}
     lead, trail = f.runs(~content)
     filled = f.lens - lead - trail > 0  # rows with a content token
     inner = content & (p > lead[row_of])  # content after the row's first content token
@@ -98,23 +124,26 @@ def packing_parts(batch: pl.DataFrame, first_row: int, *, spec: PackSpec) -> pl.
     start = inner & (before if spec.at == "end" else sep)
     flags: dict[str, np.ndarray] = {}
     values = {t: ids for t in TESTS}
-    if spec.positions and _aligned(chunk, spec.ids, spec.positions).all():
-        pos = Flat.of(chunk[spec.positions]).values
-        reset = inner & (pos == 0)
+    if spec.positions:
+        pos, ok = aligned_values(chunk, spec.ids, spec.positions)
+        unaligned["position_ids"] = int((~ok & (f.lens > 0)).sum())
+        read = inner & ok[row_of]
+        reset = read & (pos == 0)
         step = np.ones(len(ids), dtype=bool)
         step[1:] = pos[1:] == pos[:-1] + 1
         flags["missing_separator"] = reset & ~start
-        flags["position_mismatch"] = (start & (pos != 0)) | (inner & ~reset & ~start & ~step)
+        flags["position_mismatch"] = read & ((start & (pos != 0)) | (~reset & ~start & ~step))
         values["position_mismatch"] = pos
         start = start | reset
-    if spec.document_attention and spec.labels and _aligned(chunk, spec.ids, spec.labels).all():
-        lab = Flat.of(chunk[spec.labels]).values
+    if spec.document_attention and spec.labels:
+        lab, ok = aligned_values(chunk, spec.ids, spec.labels)
+        unaligned["labels"] = int((~ok & (f.lens > 0)).sum())
         target = lab != spec.ignore_index
         if spec.label_shift == 1:  # pre-shifted: the label at s-1 is the target of s
             shifted = np.zeros(len(ids), dtype=bool)
             shifted[1:] = target[:-1]
             target = shifted
-        flags["cross_document_targets"] = start & target
+        flags["cross_document_targets"] = start & target & ok[row_of]
         values["cross_document_targets"] = lab
     edge = (f.offsets + f.lens - 1 - trail) if spec.at == "end" else (f.offsets + lead)
     cut = np.zeros(len(ids), dtype=bool)
@@ -125,6 +154,8 @@ def packing_parts(batch: pl.DataFrame, first_row: int, *, spec: PackSpec) -> pl.
               "view": ""},
              {"part": "starts", "test": "", "row": -1, "offset": -1, "n": int(start.sum()),
               "view": ""}]
+    parts += [{"part": "unaligned", "test": c, "row": -1, "offset": -1, "n": n, "view": ""}
+              for c, n in unaligned.items()]
     for test, flag in flags.items():
         hit = np.flatnonzero(flag)
         per_row = np.bincount(row_of[hit], minlength=n_rows)
@@ -146,7 +177,7 @@ def packing_parts(batch: pl.DataFrame, first_row: int, *, spec: PackSpec) -> pl.
 class PackingMeasures:
     """Per split: rows with content (``rows``), document starts found (``starts``); per test
     and split: rows flagged, tokens flagged (``events``) and the first flagged rows (row,
-    offset, events in the row, view). ``tests``: the tests that could run."""
+    offset, events in the row, view). ``tests``: the tests the declaration allows."""
 
     ids: str
     positions: str | None
@@ -159,6 +190,8 @@ class PackingMeasures:
     events: dict[str, dict[str, int]]
     examples: dict[str, list[tuple[str, int, int, int, str]]]
     tests: tuple[str, ...]
+    # per role column, the rows whose list is null or not as long as the ids (not judged on it)
+    unaligned: dict[str, dict[str, int]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,20 +263,21 @@ class PackingCheck:
             g = got[s]
             return int(g.filter((pl.col("part") == part) & (pl.col("test") == test))["n"].sum())
 
-        examples = {}
-        for test in tests:
-            rows = pl.concat([got[s].filter((pl.col("part") == "row") & (pl.col("test") == test))
-                              .with_columns(split=pl.lit(s)) for s in names])
-            examples[test] = [(r["split"], r["row"], r["offset"], r["n"], r["view"]) for r in
-                              rows.sort("row").group_by("split", maintain_order=True)
-                              .head(self.max_examples).iter_rows(named=True)]
+        examples = {test: [(s, r["row"], r["offset"], r["n"], r["view"]) for s in names
+                           for r in got[s].filter((pl.col("part") == "row")
+                                                  & (pl.col("test") == test))
+                           .sort("row").head(self.max_examples).iter_rows(named=True)]
+                    for test in tests}
+        read = {c: {s: total(s, "unaligned", c) for s in names}
+                for c in ("attention_mask", "position_ids", "labels")}
         return PackingMeasures(
             ids, t.position_ids, t.labels, pack, int(sep),
             rows={s: total(s, "rows") for s in names},
             starts={s: total(s, "starts") for s in names},
             flagged={test: {s: total(s, "total", test) for s in names} for test in tests},
             events={test: {s: total(s, "events", test) for s in names} for test in tests},
-            examples=examples, tests=tuple(tests))
+            examples=examples, tests=tuple(tests),
+            unaligned={c: v for c, v in read.items() if sum(v.values())})
 
     # -- judge ---------------------------------------------------------------------------------
     def judge(self, m: PackingMeasures) -> list[Finding]:
@@ -268,8 +302,7 @@ class PackingCheck:
         }
         out = []
         for test in m.tests:
-            problem = RowProblem(counts=m.flagged[test], totals=m.rows,
-                                 rows={s: np.array([]) for s in m.rows})
+            problem = RowProblem(counts=m.flagged[test], totals=m.rows, rows={})
             if not problem.count:
                 continue
             subject, metric, sentence = what[test]
@@ -298,11 +331,14 @@ class PackingCheck:
                 threshold=threshold, evidence=evidence))
         rows, starts = sum(m.rows.values()), sum(m.starts.values())
         checked = ", ".join(t.replace("_", " ") for t in m.tests)
+        unread = "".join(f"; {fmt_count(sum(v.values()))} rows' {c} not as long as their ids "
+                         "(not judged on it)" for c, v in m.unaligned.items())
         out.append(Finding(
             severity=Severity.INFO, metric="packed_documents", subject=m.ids, value=share(
                 starts, rows), threshold=None, count=starts, splits=list(m.rows),
             message=(f"{fmt_count(rows)} packed rows hold {fmt_count(starts)} document starts "
                      f"after their first token ({share(starts, rows):.2f} per row; {sep}); "
-                     f"checked: {checked}"),
-            evidence={"packing": m.packing.model_dump(), "separator_id": m.separator}))
+                     f"checked: {checked}{unread}"),
+            evidence={"packing": m.packing.model_dump(), "separator_id": m.separator,
+                      "unaligned_rows": m.unaligned}))
         return out

@@ -26,19 +26,30 @@ def read_benchmarks(specs: Mapping[str, Benchmark]) -> tuple[BenchmarkSet, ...]:
 
 def read_benchmark(name: str, spec: Benchmark) -> BenchmarkSet:
     """The problems of one benchmark file: the text of ``spec.text`` fields (default every
-    String field but the id), ids from ``spec.id`` (default the first of :data:`ID_FIELDS`
-    present, else the row number)."""
+    String field but the id), ids from ``spec.id`` (which must be scalar, present and unique;
+    default the first of :data:`ID_FIELDS` that is, else the row number)."""
     from auditor.loading.data import read_table
 
     path = Path(spec.path)
-    df = read_table(path)
     where = f"{path} (benchmark {name!r})"
+    try:
+        df = read_table(path)
+    except InputError as err:
+        raise InputError(f"benchmark {name!r}: {err}") from None
     if df.height == 0:
         raise InputError(f"{where}: no problems (the file has no rows)")
-    id_field = spec.id or next((f for f in ID_FIELDS if f in df.columns), None)
     if spec.id and spec.id not in df.columns:
         raise InputError(f"{where}: id field {spec.id!r} not found; fields: "
                          f"{', '.join(df.columns[:20])}")
+    id_field = spec.id or next((f for f in ID_FIELDS if f in df.columns
+                                and _usable_ids(df[f])), None)
+    if spec.id and not _usable_ids(df[spec.id]):
+        col = df[spec.id]
+        why = (f"holds {col.dtype}, expected text or integers" if col.dtype.is_nested()
+               else "has missing values" if col.null_count() else "repeats values, e.g. "
+               f"{col.filter(col.is_duplicated())[0]!r}")
+        raise InputError(f"{where}: id field {spec.id!r} {why}: every problem needs its own "
+                         "id (leave id: out to number the problems)")
     fields = list(spec.text) or [c for c, t in df.schema.items()
                                  if t == pl.String and c != id_field]
     missing = [f for f in fields if f not in df.columns]
@@ -53,17 +64,25 @@ def read_benchmark(name: str, spec: Benchmark) -> BenchmarkSet:
         raise InputError(f"{where}: text field {bad[0]!r} holds {df.schema[bad[0]]}, "
                          "expected text")
     texts = df.select(fields).rows()
-    ids = (df[id_field].cast(pl.String).fill_null("") if id_field
+    ids = (df[id_field].cast(pl.String) if id_field
            else pl.Series([str(i) for i in range(df.height)]))
     return BenchmarkSet(name, str(path), tuple(fields), tuple(ids.to_list()), tuple(texts),
                         _sha256(path))
 
 
+def _usable_ids(col: pl.Series) -> bool:
+    """A scalar column without missing or repeated values."""
+    return not col.dtype.is_nested() and not col.null_count() and col.n_unique() == col.len()
+
+
 def _sha256(path: Path) -> str:
-    """SHA-256 of the file, or of a folder's files in name order (a benchmark is small)."""
+    """SHA-256 of the file, or of a folder's files (each name and content) in name order (a
+    benchmark is small)."""
     import hashlib
 
     digest = hashlib.sha256()
-    for f in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
-        digest.update(f.read_bytes())
+    if not path.is_dir():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(str(f.relative_to(path)).encode() + b"\0" + f.read_bytes())
     return digest.hexdigest()

@@ -91,6 +91,8 @@ TOKEN_PROBLEMS = {
     "tokens.special_tokens": "Special tokens, attention masks or labels are misplaced",
     "tokens.roundtrip": "Text does not survive the tokenizer, or stored ids are stale",
     "tokens.lengths": "Sequences are truncated or of unexpected length",
+    "tokens.packing": "Packed rows break their packing (separators, positions, labels)",
+    "tokens.chat": "Chat rows disagree with their template or loss mask",
 }
 METRIC_NAMES = {"probe_auc": "AUC", "probe_r2": "R²"}
 DECISIVE = 0.5  # a cut leads a leak's sentence when it tells the class apart this well (J)

@@ -109,7 +109,8 @@ def test_planted_problems_are_found_with_their_ids_by_the_right_detector(humanev
                          "(exact: 1; near-duplicate (Jaccard >= 0.8): 1; >= 50% of a field's "
                          "13-grams in one document: 2) (also 1 in test: reported, not graded)")
     assert f.evidence["split_x_benchmark"] == [
-        {"benchmark": "humaneval", "problems": 164, "train": 4, "test": 1}]
+        {"benchmark": "humaneval", "problems searched": 164, "found in train": 4,
+         "found in test": 1}]
 
 
 def _words(s: str) -> list[str]:
@@ -162,12 +163,14 @@ def test_two_benchmarks_give_a_split_x_benchmark_table_and_one_clean_subset(
         _data([humaneval, other], train=train, test=test))
     assert [(f.subject, f.count) for f in found] == [("humaneval", 4), ("qa", 2)]
     assert found[0].evidence["split_x_benchmark"] == [
-        {"benchmark": "humaneval", "problems": 164, "train": 4, "test": 1},
-        {"benchmark": "qa", "problems": 2, "train": 2, "test": 0}]
+        {"benchmark": "humaneval", "problems searched": 164, "found in train": 4,
+         "found in test": 1},
+        {"benchmark": "qa", "problems searched": 2, "found in train": 2, "found in test": 0}]
     assert found[0].evidence["chart"]["series"] == {"train": [0.0244, 1.0],
                                                     "test": [0.0061, 0.0]}
     assert found[1].evidence["rows_to_drop"]["rows"] == [100, 101]
-    (clean,) = [f.clean for f in found if f.clean is not None]
+    assert found[0].clean is not None and found[1].clean is None  # one clean subset for all
+    clean = found[0].clean
     assert clean.split == "train" and clean.rows.tolist() == [5, 9, 14, 30, 100, 101]
     assert read_table(qa).height == 2  # the benchmark file is only read
 
@@ -211,10 +214,50 @@ def test_a_benchmark_file_without_the_named_field_is_an_input_error(tmp_path):
         read_benchmark("b", Benchmark(path=path, text=["n"]))
     with pytest.raises(InputError, match="id field 'task' not found"):
         read_benchmark("b", Benchmark(path=path, id="task"))
-    empty = tmp_path / "e.jsonl"
-    empty.write_text("")
-    with pytest.raises(InputError):
+    empty = tmp_path / "e.parquet"
+    pl.DataFrame(schema={"id": pl.String, "prompt": pl.String}).write_parquet(empty)
+    with pytest.raises(InputError, match=r"e.parquet \(benchmark 'e'\): no problems"):
         read_benchmark("e", Benchmark(path=empty))
+    broken = tmp_path / "x.jsonl"
+    broken.write_text("{not json\n")
+    with pytest.raises(InputError, match="^benchmark 'x': .*x.jsonl"):
+        read_benchmark("x", Benchmark(path=broken))
+
+
+def test_ids_must_be_scalar_present_and_unique(tmp_path):
+    path = tmp_path / "b.jsonl"
+    pl.DataFrame({"task_id": [["a"], ["b"]], "prompt": ["one two", "three four"],
+                  "key": ["k", "k"]}).write_ndjson(path)
+    b = read_benchmark("b", Benchmark(path=path))  # a list task_id: not an id, rows numbered
+    assert (b.ids, b.fields) == (("0", "1"), ("prompt", "key"))
+    with pytest.raises(InputError, match="id field 'task_id' holds List"):
+        read_benchmark("b", Benchmark(path=path, id="task_id"))
+    with pytest.raises(InputError, match="id field 'key' repeats values, e.g. 'k'"):
+        read_benchmark("b", Benchmark(path=path, id="key"))
+
+
+def test_the_same_problem_in_two_benchmarks_is_found_in_both(humaneval, code, rows):
+    """Near-duplicates are matched against every field sharing a band key, not one per key."""
+    from dataclasses import replace
+
+    train = list(code[:50]) + [_one_word_changed(rows[33]["prompt"])]
+    twin = replace(humaneval, name="humaneval_copy")
+    found = BenchmarkContamination(ngram=0).run(_data([humaneval, twin], train=train))
+    assert [(f.subject, f.count, f.evidence["by_split"][0]["near-duplicates (Jaccard >= 0.8)"])
+            for f in found] == [("humaneval", 1, 1), ("humaneval_copy", 1, 1)]
+
+
+def test_a_benchmark_of_short_fields_is_not_reported_as_clean(humaneval, code, tmp_path):
+    short = tmp_path / "short.jsonl"
+    pl.DataFrame({"id": ["a", "b"], "answer": ["A", "B"]}).write_ndjson(short)
+    found = BenchmarkContamination().run(_data(
+        [humaneval, read_benchmark("short", Benchmark(path=short))], train=code[:40]))
+    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
+    assert found[1].value is None and found[1].message == (
+        "short was not searched: none of its 2 problems has a field of 8 words or more "
+        "(min_words)")
+    assert found[0].evidence["split_x_benchmark"][1] == {
+        "benchmark": "short", "problems searched": 0}
 
 
 def _corpus_yaml(tmp_path, train, extra=""):

@@ -190,10 +190,62 @@ def test_a_bos_separator_stands_before_each_document(gpt2, docs):
     assert [g.metric for g in PackingCheck().run(data)] == ["packed_documents"]
     data = token_data({"train": frame(rows)}, gpt2[0], text=None, position_ids="position_ids",
                       bos_id=EOT, packing=Packing(separator="bos", separator_at="end"))
-    assert "packing_missing_separator" in [g.metric for g in PackingCheck().run(data)]
+    found = {g.metric: g for g in PackingCheck().run(data)}
+    # read as a separator at the end: every document start lacks one before it
+    assert found["packing_missing_separator"].count == sum(len(r) > 1 for r in rows)
 
 
 def test_without_a_packing_declaration_the_check_is_skipped(gpt2, whole):
     data = token_data({"train": frame(whole[0])}, gpt2[0], text=None)
     with pytest.raises(NotApplicable, match="no tokens.packing section"):
         PackingCheck().run(data)
+
+
+def test_batches_and_odd_rows_do_not_change_the_counts(gpt2, whole, monkeypatch):
+    """Rows 1 and 4 miss a separator; row 6's position ids are null and row 8's one short
+    (not judged on positions, and said so); row 9 is null. Batches of 3 rows give the same
+    findings as one batch."""
+    import dataclasses
+
+    import auditor.engines.polars_engine as polars_engine
+
+    rows = [list(map(list, r)) for r in whole[0][:20]]
+    for i in (1, 4):
+        rows[i][0] = rows[i][0][:-1]
+    f = frame(rows)
+    pos = f["position_ids"].to_list()
+    pos[6], pos[8] = None, pos[8][:-1]
+    ids = f["input_ids"].to_list()
+    ids[9] = None
+    f = f.with_columns(pl.Series("position_ids", pos, dtype=pl.List(pl.Int64)),
+                       pl.Series("input_ids", ids, dtype=pl.List(pl.Int64)))
+
+    def run():
+        return [dataclasses.asdict(g) for g in PackingCheck().run(
+            _data(gpt2, {"train": f}, document_attention=True))]
+
+    whole_batch = run()
+    monkeypatch.setattr(polars_engine, "BATCH_ROWS", 3)
+    assert run() == whole_batch
+    found = {g["metric"]: g for g in whole_batch}
+    miss = found["packing_missing_separator"]
+    assert (miss["count"], [e["row"] for e in miss["evidence"]["examples"]]) == (2, [1, 4])
+    assert "packing_position_ids" not in found
+    summary = found["packed_documents"]
+    assert "; 2 rows' position_ids not as long as their ids (not judged on it)" in \
+        summary["message"]
+
+
+def test_padding_with_the_separator_and_no_mask_is_not_read_as_documents(gpt2, whole):
+    """GPT-2 pads with its EOS; without a mask the trailing run of EOS ids is padding but
+    its first (the last document's end), and position ids that keep counting over the
+    padding (the Hugging Face default) are not judged there."""
+    rows = whole[0]
+    f = frame(rows).drop("attention_mask")
+    pos = [p[:sum(map(len, r))] + list(range(sum(map(len, r)), WIDTH))
+           for p, r in zip(f["position_ids"].to_list(), rows)]
+    f = f.with_columns(pl.Series("position_ids", pos, dtype=pl.List(pl.Int64)))
+    data = token_data({"train": f}, gpt2[0], text=None, attention_mask=None,
+                      position_ids="position_ids", packing=Packing(document_attention=True))
+    (g,) = PackingCheck().run(data)
+    assert (g.metric, g.count) == ("packed_documents", sum(len(r) - 1 for r in rows))
