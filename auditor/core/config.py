@@ -270,7 +270,7 @@ class Tokens(_Strict):
 
 class Benchmark(_Strict):
     """One public evaluation set of ``benchmarks:`` (checked by ``tokens.benchmarks``): a
-    file (JSON Lines, gzip or not, Parquet, CSV, Arrow IPC, a folder of Parquet files) of one
+    file (JSON Lines, gzip or not, Parquet, CSV, Arrow IPC), or a folder of such files, of one
     problem per row. ``text``: the fields whose text is looked for in the corpus, each on its
     own (default: every text field but ``id``); ``id``: the field naming a problem
     (default: ``task_id``, ``id``, ``question_id`` or ``idx`` when present, else the row

@@ -28,12 +28,10 @@ def read_benchmark(name: str, spec: Benchmark) -> BenchmarkSet:
     """The problems of one benchmark file: the text of ``spec.text`` fields (default every
     String field but the id), ids from ``spec.id`` (which must be scalar, present and unique;
     default the first of :data:`ID_FIELDS` that is, else the row number)."""
-    from auditor.loading.data import read_table
-
     path = Path(spec.path)
     where = f"{path} (benchmark {name!r})"
     try:
-        df = read_table(path)
+        df = _read(path)
     except InputError as err:
         raise InputError(f"benchmark {name!r}: {err}") from None
     if df.height == 0:
@@ -68,6 +66,23 @@ def read_benchmark(name: str, spec: Benchmark) -> BenchmarkSet:
            else pl.Series([str(i) for i in range(df.height)]))
     return BenchmarkSet(name, str(path), tuple(fields), tuple(ids.to_list()), tuple(texts),
                         _sha256(path))
+
+
+def _read(path: Path) -> pl.DataFrame:
+    """A benchmark file, or a folder of them (JSON Lines, CSV, Parquet, Arrow IPC; gzip or
+    zstd) read in name order and stacked, fields matched by name."""
+    from auditor.loading.data import read_table
+
+    if not path.is_dir():
+        return read_table(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", "."))
+                   and any(x in {".jsonl", ".json", ".ndjson", ".csv", ".tsv", ".parquet",
+                                 ".arrow", ".ipc", ".feather"} for x in map(str.lower,
+                                                                           p.suffixes)))
+    if not files:
+        raise InputError(f"{path}: no benchmark file in the folder (JSON Lines, CSV, Parquet "
+                         "or Arrow IPC)")
+    return pl.concat([read_table(f) for f in files], how="diagonal_relaxed")
 
 
 def _usable_ids(col: pl.Series) -> bool:

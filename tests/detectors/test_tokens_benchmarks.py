@@ -311,3 +311,22 @@ def test_audit_yaml_benchmark_fields_and_errors(tmp_path, cli, code):
     r = cli("run", cfg, "--out", tmp_path / "o3")
     assert r.returncode == 2 and "benchmarks.qa:" in r.stderr and "not found" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_folder_of_benchmark_files_is_read_as_one_benchmark(tmp_path, rows):
+    """HumanEval split into two JSON Lines files in a folder (one gzip-compressed)."""
+    import gzip
+    import json
+
+    folder = tmp_path / "he"
+    folder.mkdir()
+    (folder / "part-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:100]))
+    with gzip.open(folder / "part-1.jsonl.gz", "wt") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in rows[100:]))
+    (folder / "_SUCCESS").write_text("")
+    b = read_benchmark("he", Benchmark(path=folder))
+    assert len(b.ids) == 164 and b.ids[100] == "HumanEval/100"
+    empty = tmp_path / "none"
+    empty.mkdir()
+    with pytest.raises(InputError, match="no benchmark file in the folder"):
+        read_benchmark("none", Benchmark(path=empty))
