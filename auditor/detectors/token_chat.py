@@ -35,7 +35,8 @@ import polars as pl
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import Roles
 from auditor.detectors.measured import judged
-from auditor.detectors.token_findings import RowProblem, check_shares, ids_text, row_finding
+from auditor.detectors.token_findings import (RowProblem, check_shares, ids_text, row_finding,
+                                              short)
 from auditor.detectors.token_layout import Flat, aligned_values
 from auditor.detectors.token_measures import ids_of, layout_settings, token_chunk
 from auditor.engines.operations import Operations
@@ -156,19 +157,23 @@ def chat_parts(batch: pl.DataFrame, first_row: int, *, spec: ChatSpec,
         plan.append((j, base, [(base + 1 + q, base + 2 + q) for q in range(0, len(cuts), 2)]))
         texts += [full, *cuts]
     encoded = tok.encode_batch(texts) if texts else []
+
+    def text(ids: np.ndarray) -> str:  # a few ids as the text they decode to, quoted
+        return repr(short(tok.decode_batch([ids.tolist()])[0], 60))
+
     control = np.asarray(spec.control, dtype=np.int64)
     for j, first, turns in plan:
         row, s = int(rows[at[j]]), stored[j]
         e = np.asarray(encoded[first], dtype=np.int64)
         n = min(len(s), len(e))
         if len(s) >= 2 and spec.bos is not None and s[0] == s[1] == spec.bos:
-            flags["double_bos"].append((row, 1, ids_text(s.tolist(), 6)))
+            flags["double_bos"].append((row, 1, f"{ids_text(s.tolist(), 4)} {text(s[:4])}"))
         differ = np.flatnonzero(s[:n] != e[:n])
         if len(differ) or len(s) > len(e):
             d = int(differ[0]) if len(differ) else n
             flags["template_mismatch"].append(
-                (row, d, f"stored {ids_text(s[d:].tolist(), 6)} rendered "
-                         f"{ids_text(e[d:].tolist(), 6)}"))
+                (row, d, f"stored {ids_text(s[d:].tolist(), 6)} {text(s[d:d + 8])}; rendered "
+                         f"{ids_text(e[d:].tolist(), 6)} {text(e[d:d + 8])}"))
             continue
         lab = labels[j]
         if lab is None:
@@ -193,15 +198,16 @@ def chat_parts(batch: pl.DataFrame, first_row: int, *, spec: ChatSpec,
             continue
         extra = np.flatnonzero(target & ~want & ~free)
         if len(extra):
-            flags["prompt_in_loss"].append((row, int(extra[0]), ids_text(
-                s[extra[0]:].tolist(), 6)))
+            flags["prompt_in_loss"].append((row, int(extra[0]), "supervised from "
+                                            + text(s[extra[0]:extra[0] + 8])))
         masked = np.flatnonzero(~target & want & ~np.isin(np.arange(len(s)), ends))
         if len(masked):
-            flags["assistant_masked"].append((row, int(masked[0]), ids_text(
-                s[masked[0]:].tolist(), 6)))
+            flags["assistant_masked"].append((row, int(masked[0]), "ignored from "
+                                              + text(s[masked[0]:masked[0] + 8])))
         cut = [x for x in ends if x < len(s) and not target[x]]
         if cut:
             flags["end_not_in_labels"].append((row, cut[0], f"end token {int(s[cut[0]])} "
+                                                            f"{text(s[cut[0]:cut[0] + 1])} "
                                                             "ignored"))
     parts = [{"part": "checked", "test": "", "row": -1, "offset": -1, "n": len(at), "view": ""}]
     for test, hits in flags.items():

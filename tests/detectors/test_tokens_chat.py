@@ -90,6 +90,11 @@ def test_planted_chat_bugs_are_counted_with_their_rows(chatml):
     assert set(found) == set(expect) | {"chat_rows_checked"}
     mismatch = found["chat_template_mismatch"].evidence["examples"][0]
     assert mismatch["offset"] == 0 and mismatch["detail"].startswith("stored [12982")
+    assert "'User: " in mismatch["detail"] and "; rendered [50257, " in mismatch["detail"]
+    assert found["chat_prompt_in_loss"].evidence["examples"][0]["detail"] == (
+        "supervised from '<|im_start|>system↵You summarise news.'")
+    assert found["chat_end_not_in_labels"].evidence["examples"][0]["detail"] == (
+        "end token 50258 '<|im_end|>' ignored")
 
 
 def test_a_bos_adding_tokenizer_doubles_the_template_bos_and_system_is_dropped(chatml,
