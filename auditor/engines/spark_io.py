@@ -493,7 +493,8 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
     data.pipeline = list(cfg.pipeline)  # leakage.preprocessing's code scan (spark_prep)
     if cfg.benchmarks:  # tokens.benchmarks; a file that cannot be read: exit 2
         from auditor.loading.benchmarks import read_benchmarks
-        data.benchmarks = read_benchmarks(cfg.benchmarks)
+        from auditor.loading.data import read_table
+        data.benchmarks = read_benchmarks(cfg.benchmarks, read_table)
     if cfg.expectations is not None:  # schema.expectations (spark_prep); malformed: exit 2
         from auditor.integrations.gx import read_suite
         data.expectations = read_suite(cfg.expectations)

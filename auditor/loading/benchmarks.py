@@ -8,7 +8,7 @@ InputError naming the file and the field (exit 2)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import polars as pl
 
@@ -19,19 +19,22 @@ from auditor.errors import InputError
 ID_FIELDS = ("task_id", "id", "question_id", "idx")  # the default id field, first present
 
 
-def read_benchmarks(specs: Mapping[str, Benchmark]) -> tuple[BenchmarkSet, ...]:
+Reader = Callable[[Path], pl.DataFrame]
+
+
+def read_benchmarks(specs: Mapping[str, Benchmark], read: Reader) -> tuple[BenchmarkSet, ...]:
     """Every benchmark of ``specs`` read (:func:`read_benchmark`), in declared order."""
-    return tuple(read_benchmark(name, spec) for name, spec in specs.items())
+    return tuple(read_benchmark(name, spec, read) for name, spec in specs.items())
 
 
-def read_benchmark(name: str, spec: Benchmark) -> BenchmarkSet:
+def read_benchmark(name: str, spec: Benchmark, read: Reader) -> BenchmarkSet:
     """The problems of one benchmark file: the text of ``spec.text`` fields (default every
     String field but the id), ids from ``spec.id`` (which must be scalar, present and unique;
     default the first of :data:`ID_FIELDS` that is, else the row number)."""
     path = Path(spec.path)
     where = f"{path} (benchmark {name!r})"
     try:
-        df = _read(path)
+        df = _read(path, read)
     except InputError as err:
         raise InputError(f"benchmark {name!r}: {err}") from None
     if df.height == 0:
@@ -68,13 +71,11 @@ def read_benchmark(name: str, spec: Benchmark) -> BenchmarkSet:
                         _sha256(path))
 
 
-def _read(path: Path) -> pl.DataFrame:
+def _read(path: Path, read: Reader) -> pl.DataFrame:
     """A benchmark file, or a folder of them (JSON Lines, CSV, Parquet, Arrow IPC; gzip or
     zstd) read in name order and stacked, fields matched by name."""
-    from auditor.loading.data import read_table
-
     if not path.is_dir():
-        return read_table(path)
+        return read(path)
     files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(("_", "."))
                    and any(x in {".jsonl", ".json", ".ndjson", ".csv", ".tsv", ".parquet",
                                  ".arrow", ".ipc", ".feather"} for x in map(str.lower,
@@ -82,7 +83,7 @@ def _read(path: Path) -> pl.DataFrame:
     if not files:
         raise InputError(f"{path}: no benchmark file in the folder (JSON Lines, CSV, Parquet "
                          "or Arrow IPC)")
-    return pl.concat([read_table(f) for f in files], how="diagonal_relaxed")
+    return pl.concat([read(f) for f in files], how="diagonal_relaxed")
 
 
 def _usable_ids(col: pl.Series) -> bool:

@@ -1115,7 +1115,7 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
     data.pipeline = list(cfg.pipeline)
     if cfg.benchmarks:  # a benchmark that cannot be read is an input error (exit 2)
         from auditor.loading.benchmarks import read_benchmarks
-        data.benchmarks = read_benchmarks(cfg.benchmarks)
+        data.benchmarks = read_benchmarks(cfg.benchmarks, read_table)
     data.csv = cfg.csv  # a split file read again (tokens.contamination's clean splits)
     if cfg.expectations is not None:  # a malformed suite is an input error (exit 2)
         from auditor.integrations.gx import read_suite

@@ -80,8 +80,10 @@ def _contract_data(check_id: str, clean_splits, tmp_path: Path) -> Any:
 
             from auditor.core.config import Benchmark
             from auditor.loading.benchmarks import read_benchmark
+            from auditor.loading.data import read_table
 
-            data.benchmarks = (read_benchmark("humaneval", Benchmark(path=humaneval_path())),)
+            data.benchmarks = (read_benchmark("humaneval", Benchmark(path=humaneval_path()),
+                                              read_table),)
         return data
     start = datetime(2024, 1, 1)
     train = clean_splits["train"].with_columns(

@@ -13,7 +13,7 @@ from auditor.core.config import Benchmark, Columns
 from auditor.detectors.token_benchmarks import BenchmarkContamination
 from auditor.errors import InputError, NotApplicable
 from auditor.loading.benchmarks import read_benchmark
-from auditor.loading.data import build_audit_data
+from auditor.loading.data import build_audit_data, read_table
 from auditor.report.results import Severity
 from tests.tokenizer_fixtures import (build_gpt2, humaneval_path, humaneval_rows,
                                       stdlib_functions, token_data)
@@ -21,7 +21,7 @@ from tests.tokenizer_fixtures import (build_gpt2, humaneval_path, humaneval_rows
 
 @pytest.fixture(scope="module")
 def humaneval():
-    return read_benchmark("humaneval", Benchmark(path=humaneval_path()))
+    return read_benchmark("humaneval", Benchmark(path=humaneval_path()), read_table)
 
 
 @pytest.fixture(scope="module")
@@ -150,14 +150,12 @@ def test_fields_shorter_than_min_words_are_not_looked_for(humaneval, code, rows)
 
 def test_two_benchmarks_give_a_split_x_benchmark_table_and_one_clean_subset(
         humaneval, planted, tmp_path):
-    from auditor.loading.data import read_table
-
     train, test = planted
     qa = tmp_path / "qa.jsonl"
     pl.DataFrame({"question_id": ["q1", "q2"],
                   "question": [code_line for code_line in (train[100], train[101])]}
                  ).write_ndjson(qa)
-    other = read_benchmark("qa", Benchmark(path=qa))
+    other = read_benchmark("qa", Benchmark(path=qa), read_table)
     assert other.ids == ("q1", "q2") and other.fields == ("question",)
     found = BenchmarkContamination(clean_dir=str(tmp_path / "clean")).run(
         _data([humaneval, other], train=train, test=test))
@@ -209,31 +207,31 @@ def test_a_benchmark_file_without_the_named_field_is_an_input_error(tmp_path):
     pl.DataFrame({"id": ["a"], "prompt": ["some words here"], "n": [1]}).write_ndjson(path)
     with pytest.raises(InputError, match=r"b.jsonl \(benchmark 'b'\): text field 'question' "
                                          "not found"):
-        read_benchmark("b", Benchmark(path=path, text=["question"]))
+        read_benchmark("b", Benchmark(path=path, text=["question"]), read_table)
     with pytest.raises(InputError, match="text field 'n' holds Int64, expected text"):
-        read_benchmark("b", Benchmark(path=path, text=["n"]))
+        read_benchmark("b", Benchmark(path=path, text=["n"]), read_table)
     with pytest.raises(InputError, match="id field 'task' not found"):
-        read_benchmark("b", Benchmark(path=path, id="task"))
+        read_benchmark("b", Benchmark(path=path, id="task"), read_table)
     empty = tmp_path / "e.parquet"
     pl.DataFrame(schema={"id": pl.String, "prompt": pl.String}).write_parquet(empty)
     with pytest.raises(InputError, match=r"e.parquet \(benchmark 'e'\): no problems"):
-        read_benchmark("e", Benchmark(path=empty))
+        read_benchmark("e", Benchmark(path=empty), read_table)
     broken = tmp_path / "x.jsonl"
     broken.write_text("{not json\n")
     with pytest.raises(InputError, match="^benchmark 'x': .*x.jsonl"):
-        read_benchmark("x", Benchmark(path=broken))
+        read_benchmark("x", Benchmark(path=broken), read_table)
 
 
 def test_ids_must_be_scalar_present_and_unique(tmp_path):
     path = tmp_path / "b.jsonl"
     pl.DataFrame({"task_id": [["a"], ["b"]], "prompt": ["one two", "three four"],
                   "key": ["k", "k"]}).write_ndjson(path)
-    b = read_benchmark("b", Benchmark(path=path))  # a list task_id: not an id, rows numbered
+    b = read_benchmark("b", Benchmark(path=path), read_table)  # a list task_id: rows numbered
     assert (b.ids, b.fields) == (("0", "1"), ("prompt", "key"))
     with pytest.raises(InputError, match="id field 'task_id' holds List"):
-        read_benchmark("b", Benchmark(path=path, id="task_id"))
+        read_benchmark("b", Benchmark(path=path, id="task_id"), read_table)
     with pytest.raises(InputError, match="id field 'key' repeats values, e.g. 'k'"):
-        read_benchmark("b", Benchmark(path=path, id="key"))
+        read_benchmark("b", Benchmark(path=path, id="key"), read_table)
 
 
 def test_the_same_problem_in_two_benchmarks_is_found_in_both(humaneval, code, rows):
@@ -251,7 +249,8 @@ def test_a_benchmark_of_short_fields_is_not_reported_as_clean(humaneval, code, t
     short = tmp_path / "short.jsonl"
     pl.DataFrame({"id": ["a", "b"], "answer": ["A", "B"]}).write_ndjson(short)
     found = BenchmarkContamination().run(_data(
-        [humaneval, read_benchmark("short", Benchmark(path=short))], train=code[:40]))
+        [humaneval, read_benchmark("short", Benchmark(path=short), read_table)],
+        train=code[:40]))
     assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
     assert found[1].value is None and found[1].message == (
         "short was not searched: none of its 2 problems has a field of 8 words or more "
@@ -324,9 +323,9 @@ def test_a_folder_of_benchmark_files_is_read_as_one_benchmark(tmp_path, rows):
     with gzip.open(folder / "part-1.jsonl.gz", "wt") as fh:
         fh.write("".join(json.dumps(r) + "\n" for r in rows[100:]))
     (folder / "_SUCCESS").write_text("")
-    b = read_benchmark("he", Benchmark(path=folder))
+    b = read_benchmark("he", Benchmark(path=folder), read_table)
     assert len(b.ids) == 164 and b.ids[100] == "HumanEval/100"
     empty = tmp_path / "none"
     empty.mkdir()
     with pytest.raises(InputError, match="no benchmark file in the folder"):
-        read_benchmark("none", Benchmark(path=empty))
+        read_benchmark("none", Benchmark(path=empty), read_table)

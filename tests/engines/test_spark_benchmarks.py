@@ -14,7 +14,7 @@ from auditor.core.config import AuditConfig, Benchmark, Columns, Tokens
 from auditor.detectors.token_benchmarks import BenchmarkContamination
 from auditor.engines.spark_io import open_spark_splits
 from auditor.loading.benchmarks import read_benchmark
-from auditor.loading.data import build_audit_data
+from auditor.loading.data import build_audit_data, read_table
 from auditor.loading.tokenizers import load_tokenizer
 from auditor.report.results import Severity
 from tests.tokenizer_fixtures import (build_gpt2, humaneval_path, humaneval_rows,
@@ -41,7 +41,7 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def humaneval():
-    return (read_benchmark("humaneval", Benchmark(path=humaneval_path())),)
+    return (read_benchmark("humaneval", Benchmark(path=humaneval_path()), read_table),)
 
 
 def _spark(spark, frames, **cfg):
