@@ -133,24 +133,35 @@ def chat_conversations(n: int, start: int = 0) -> list[list[dict[str, str]]]:
     return out
 
 
-def chat_rows(tok: Any, convs: list[list[dict[str, str]]], width: int = 160) -> pl.DataFrame:
-    """Rows as an SFT pipeline builds them: ids = the ChatML-rendered conversation, labels =
-    ids on each assistant turn from its first token to its <|im_end|> (-100 elsewhere), right
+def chat_rows(folder: Path, convs: list[list[dict[str, str]]], width: int = 160, *,
+              template: str = CHATML, train_on: tuple[str, ...] = ("assistant",),
+              end: str = "<|im_end|>") -> pl.DataFrame:
+    """Rows as an SFT pipeline builds them: ids = the conversation rendered by ``template``
+    (ChatML), labels = ids on each ``train_on`` turn from its content's first token to the
+    ``end`` after it (-100 elsewhere: the newline after it, the prompt), found by character
+    offsets in the rendered
+    text (tokenizers' own offsets, from ``folder``'s tokenizer.json); right
     padding with <|endoftext|> (50256) under a zero mask, cut at ``width``; and the messages."""
+    from tokenizers import Tokenizer
+
     from auditor.loading.chat_templates import render
 
-    def n_ids(msgs: list[dict[str, str]], prompt: bool = False) -> int:
-        return len(tok.encode_batch([render(CHATML, msgs, CHAT_SPECIALS,
-                                            generation_prompt=prompt)])[0])
-
+    raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
     out: dict[str, list[Any]] = {"input_ids": [], "labels": [], "attention_mask": []}
     for msgs in convs:
-        ids = tok.encode_batch([render(CHATML, msgs, CHAT_SPECIALS)])[0]
+        text = render(template, msgs, CHAT_SPECIALS)
+        enc = raw.encode(text, add_special_tokens=False)
+        ids = list(enc.ids)
         lab = [-100] * len(ids)
-        for k, m in enumerate(msgs):
-            if m["role"] == "assistant":
-                a, b = n_ids(msgs[:k], True), n_ids(msgs[:k + 1])
-                lab[a:b - 1] = ids[a:b - 1]  # up to <|im_end|>, not the newline after it
+        cursor = 0
+        for m in msgs:
+            start = text.index(m["content"], cursor)
+            cursor = start + len(m["content"])
+            if m["role"] in train_on:
+                stop = text.index(end, cursor) + len(end)
+                for k, (a, b) in enumerate(enc.offsets):
+                    if a >= start and b <= stop:
+                        lab[k] = ids[k]
         ids, lab = ids[:width], lab[:width]
         pad = width - len(ids)
         out["input_ids"].append(ids + [50256] * pad)

@@ -79,36 +79,35 @@ class ChatSpec:
     pad: int | None
     eos: int | None
     control: tuple[int, ...]
+    ends: tuple[str, ...]  # the special tokens' strings, longest first (a turn's end)
     ignore_index: int
     label_shift: int
     train_on: tuple[str, ...]
     limit: int
 
 
-def _messages(value: Any) -> list[dict[str, Any]]:
-    """A row's messages as plain dicts of role and content (None content: empty)."""
-    return [{"role": str(m.get("role") or ""), "content": str(m.get("content") or "")}
-            for m in (value or []) if isinstance(m, dict)]
+def text_of(content: Any) -> str:
+    """A message's content as text: a string, or the text parts of a list of parts
+    (multimodal messages: ``[{"type": "text", "text": ...}, ...]``)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    return ""
 
 
 def _stored(chunk: pl.DataFrame, spec: ChatSpec, at: np.ndarray
-            ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
-    """The content ids of rows ``at`` (under the mask in rows whose mask is aligned with the
-    ids, else without the leading and trailing runs of the pad id, unless it is BOS, or EOS,
-    there) and their labels (None in a row whose labels are not aligned with its ids)."""
+            ) -> tuple[list[np.ndarray], list[np.ndarray | None], np.ndarray]:
+    """The ids of rows ``at`` (under the mask in rows whose mask is aligned with the ids,
+    else every id: padding is matched against the rendering), their labels (None in a row
+    whose labels are not aligned with its ids) and whether each row's mask was read."""
     f = Flat.of(chunk[spec.ids])
     row_of = np.repeat(np.arange(len(f.lens)), f.lens)
     masked = np.zeros(len(f.lens), dtype=bool)
-    m = np.ones(len(f.values), dtype=np.int64)
+    keep = np.ones(len(f.values), dtype=bool)
     if spec.mask:
         m, masked = aligned_values(chunk, spec.ids, spec.mask)
-    keep = np.ones(len(f.values), dtype=bool)
-    if spec.pad is not None:  # a pad id that is also BOS (EOS) stays at the start (end)
-        lead, trail = f.runs(f.values == spec.pad)
-        lead = lead * (spec.pad != spec.bos)
-        trail = trail * (spec.pad != spec.eos)
-        keep = f.span(lead, f.lens - trail)
-    keep = np.where(masked[row_of], m > 0, keep)  # the mask decides where it can be read
+        keep = np.where(masked[row_of], m > 0, True)
     lab, read = (aligned_values(chunk, spec.ids, spec.labels) if spec.labels
                  else (None, np.zeros(len(f.lens), dtype=bool)))
     ids, labels = [], []
@@ -117,13 +116,70 @@ def _stored(chunk: pl.DataFrame, spec: ChatSpec, at: np.ndarray
         k = keep[lo:hi]
         ids.append(f.values[lo:hi][k])
         labels.append(lab[lo:hi][k] if lab is not None and read[i] else None)
-    return ids, labels
+    return ids, labels, masked[at]
+
+
+def unpadded(s: np.ndarray, e: np.ndarray, pad: int | None) -> tuple[np.ndarray, int]:
+    """``s`` without the padding around the rendered ids ``e`` (runs of the pad id before or
+    after them, which a row without a mask keeps), and how many ids were cut at its start."""
+    if pad is None or len(s) <= len(e):
+        return s, 0
+    k = len(s) - len(e)
+    for lead in range(k + 1):  # the pad runs at the ends, whichever side
+        if (s[:lead] == pad).all() and (s[len(s) - (k - lead):] == pad).all() and \
+                np.array_equal(s[lead:len(s) - (k - lead)], e):
+            return s[lead:len(s) - (k - lead)], lead
+    trail = int(np.argmax(s[::-1] != pad)) if (s != pad).any() else len(s)
+    return s[:len(s) - trail] if trail else s, 0
+
+
+def turn_spans(full: str, msgs: list[dict[str, Any]], train_on: tuple[str, ...],
+               ends: tuple[str, ...]) -> tuple[list[tuple[int, int, int]], list[str]]:
+    """The trained turns in the rendered text ``full``: per message whose role is in
+    ``train_on``, (start, end, free): its content's characters, extended by the special token
+    (one of ``ends``, longest first) that follows it after optional whitespace (the turn's
+    end), and ``free`` the end of the whitespace after that (not judged). Contents are found
+    in message order (from the end of the previous one; anywhere, for a template that moves
+    a message); a message whose content is not in the text is returned by role (dropped)."""
+    spans, dropped, cursor = [], [], 0
+    for m in msgs:
+        role = str(m.get("role") or "")
+        view = text_of(m.get("content"))
+        if not view.strip():
+            continue
+        pos, n = -1, 0
+        for v in (view, view.strip()):
+            pos = full.find(v, cursor)
+            if pos < 0:
+                pos = full.find(v)
+            if pos >= 0:
+                n = len(v)
+                break
+        if pos < 0:
+            dropped.append(role)
+            continue
+        end = pos + n
+        cursor = max(cursor, end)
+        if role not in train_on:
+            continue
+        j = end
+        while j < len(full) and full[j].isspace():
+            j += 1
+        mark = next((t for t in ends if t and full.startswith(t, j)), None)
+        stop = j + len(mark) if mark else end
+        free = stop
+        while free < len(full) and full[free].isspace():
+            free += 1
+        spans.append((pos, stop, free))
+    return spans, dropped
 
 
 def chat_parts(batch: pl.DataFrame, first_row: int, *, spec: ChatSpec,
                sample: np.ndarray | None) -> pl.DataFrame:
-    """One batch: per test ("total": rows flagged; "row": the first ``spec.limit`` flagged rows
-    with an offset and a view) and "checked" (rows drawn and rendered)."""
+    """One batch: per test ("total": rows flagged; "row": the first ``spec.limit`` flagged
+    rows with an offset and a view), "checked" (rows drawn), "skipped" by reason (no
+    messages, no ids), "labels_unread" (rows whose labels are not aligned with their ids),
+    "trained" (rows holding a message of a trained role) and "role" (rows per role seen)."""
     from auditor.loading.chat_templates import TemplateError, render
     from auditor.loading.tokenizers import shared_tokenizer
 
@@ -133,38 +189,48 @@ def chat_parts(batch: pl.DataFrame, first_row: int, *, spec: ChatSpec,
     at = np.flatnonzero(np.ones(batch.height, dtype=bool) if sample is None
                         else np.isin(rows, sample))
     chunk = token_chunk(batch, [c for c in (spec.ids, spec.labels, spec.mask) if c])
-    stored, labels = _stored(chunk, spec, at)
+    stored, labels, masked = _stored(chunk, spec, at)
     conversations = batch.get_column(spec.messages).gather(at).to_list()
     flags: dict[str, list[tuple[int, int, str]]] = {t: [] for t in TESTS}
+    counts = {"no_messages": 0, "no_ids": 0, "labels_unread": 0, "trained": 0}
+    roles: dict[str, int] = {}
     texts: list[str] = []
-    plan: list[tuple[int, int, list[tuple[int, int]]]] = []  # (j, full text, turn texts)
+    plan: list[tuple[int, list[tuple[int, int, int]], bool]] = []
     for j, value in enumerate(conversations):  # one render per conversation (bounded sample)
-        msgs = _messages(value)
+        msgs = [m for m in (value or []) if isinstance(m, dict)]  # the row's dicts, unchanged
         row = int(rows[at[j]])
+        if not msgs:
+            counts["no_messages"] += 1
+            continue
+        if not len(stored[j]):
+            counts["no_ids"] += 1
+            continue
+        seen = {str(m.get("role") or "") for m in msgs}
+        for r in seen:
+            roles[r] = roles.get(r, 0) + 1
+        counts["trained"] += bool(seen & set(spec.train_on))
+        if spec.labels and labels[j] is None:
+            counts["labels_unread"] += 1
         try:
             full = render(spec.template, msgs, specials)
-            cuts = [t for k, m in enumerate(msgs) if m["role"] in spec.train_on
-                    for t in (render(spec.template, msgs[:k], specials, generation_prompt=True),
-                              render(spec.template, msgs[:k + 1], specials))]
         except TemplateError as err:
             flags["refused"].append((row, 0, str(err)[:160]))
             continue
-        dropped = [m["role"] for m in msgs if m["content"].strip()
-                   and m["content"].strip() not in full]
+        spans, dropped = turn_spans(full, msgs, spec.train_on, spec.ends)
         if dropped:
             flags["dropped_role"].append((row, 0, "dropped: " + ", ".join(dropped)))
-        base = len(texts)  # texts: the full render, then (before, up to) per trained turn
-        plan.append((j, base, [(base + 1 + q, base + 2 + q) for q in range(0, len(cuts), 2)]))
-        texts += [full, *cuts]
-    encoded = tok.encode_batch(texts) if texts else []
+        plan.append((j, spans, not (set(dropped) & set(spec.train_on))))
+        texts.append(full)
+    encoded = tok.encode_offsets(texts) if texts else []
+    assert encoded is not None  # measure: a backend without offsets is not applicable
 
     def text(ids: np.ndarray) -> str:  # a few ids as the text they decode to, quoted
         return repr(short(tok.decode_batch([ids.tolist()])[0], 60))
 
-    control = np.asarray(spec.control, dtype=np.int64)
-    for j, first, turns in plan:
-        row, s = int(rows[at[j]]), stored[j]
-        e = np.asarray(encoded[first], dtype=np.int64)
+    for (j, spans, located), (e_ids, offsets) in zip(plan, encoded):
+        row = int(rows[at[j]])
+        e = np.asarray(e_ids, dtype=np.int64)
+        s, cut = (stored[j], 0) if masked[j] else unpadded(stored[j], e, spec.pad)
         n = min(len(s), len(e))
         if len(s) >= 2 and spec.bos is not None and s[0] == s[1] == spec.bos:
             flags["double_bos"].append((row, 1, f"{ids_text(s.tolist(), 4)} {text(s[:4])}"))
@@ -176,23 +242,23 @@ def chat_parts(batch: pl.DataFrame, first_row: int, *, spec: ChatSpec,
                          f"{ids_text(e[d:].tolist(), 6)} {text(e[d:d + 8])}"))
             continue
         lab = labels[j]
-        if lab is None:
+        if lab is None or not located:
             continue
+        lab = lab[cut:cut + len(s)]
         target = lab != spec.ignore_index
         if spec.label_shift == 1:  # pre-shifted: the label at t - 1 is the target of t
             target = np.concatenate([[False], target[:-1]])
-        want = np.zeros(len(e), dtype=bool)
-        free = np.zeros(len(e), dtype=bool)  # after a turn's end token: not judged
+        off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)[:len(s)]
+        want = np.zeros(len(s), dtype=bool)
+        free = np.zeros(len(s), dtype=bool)  # straddling a turn's edge, or after its end
         ends: list[int] = []
-        for a_i, b_i in turns:
-            a, b = len(encoded[a_i]), len(encoded[b_i])
-            inside = np.flatnonzero(np.isin(e[a:b], control))
-            end = a + int(inside[-1]) if len(inside) else None
-            want[a:(end + 1 if end is not None else b)] = True
-            if end is not None:
-                free[end + 1:b] = True
-                ends.append(end)
-        want, free = want[:len(s)], free[:len(s)]
+        for a, b, c in spans:
+            inside = (off[:, 0] >= a) & (off[:, 1] <= b)
+            want |= inside
+            free |= ~inside & (off[:, 1] > a) & (off[:, 0] < c)
+            last = np.flatnonzero(inside)
+            if len(last) and int(e[last[-1]]) in spec.control:
+                ends.append(int(last[-1]))
         if not target.any():
             flags["no_supervised_token"].append((row, 0, f"{len(s)} tokens, none supervised"))
             continue
@@ -200,16 +266,20 @@ def chat_parts(batch: pl.DataFrame, first_row: int, *, spec: ChatSpec,
         if len(extra):
             flags["prompt_in_loss"].append((row, int(extra[0]), "supervised from "
                                             + text(s[extra[0]:extra[0] + 8])))
-        masked = np.flatnonzero(~target & want & ~np.isin(np.arange(len(s)), ends))
-        if len(masked):
-            flags["assistant_masked"].append((row, int(masked[0]), "ignored from "
-                                              + text(s[masked[0]:masked[0] + 8])))
-        cut = [x for x in ends if x < len(s) and not target[x]]
-        if cut:
-            flags["end_not_in_labels"].append((row, cut[0], f"end token {int(s[cut[0]])} "
-                                                            f"{text(s[cut[0]:cut[0] + 1])} "
-                                                            "ignored"))
+        masked_out = np.flatnonzero(~target & want & ~np.isin(np.arange(len(s)), ends))
+        if len(masked_out):
+            flags["assistant_masked"].append((row, int(masked_out[0]), "ignored from "
+                                              + text(s[masked_out[0]:masked_out[0] + 8])))
+        missed = [x for x in ends if not target[x]]
+        if missed:
+            flags["end_not_in_labels"].append((row, missed[0], f"end token {int(s[missed[0]])} "
+                                                               f"{text(s[missed[0]:missed[0] + 1])}"
+                                                               " ignored"))
     parts = [{"part": "checked", "test": "", "row": -1, "offset": -1, "n": len(at), "view": ""}]
+    parts += [{"part": k, "test": "", "row": -1, "offset": -1, "n": v, "view": ""}
+              for k, v in counts.items()]
+    parts += [{"part": "role", "test": r, "row": -1, "offset": -1, "n": v, "view": ""}
+              for r, v in roles.items()]
     for test, hits in flags.items():
         parts.append({"part": "total", "test": test, "row": -1, "offset": -1, "n": len(hits),
                       "view": ""})
@@ -220,8 +290,10 @@ def chat_parts(batch: pl.DataFrame, first_row: int, *, spec: ChatSpec,
 
 @dataclass(frozen=True)
 class ChatMeasures:
-    """Per split: rows, rows checked (the sample); per test and split: rows flagged and the
-    first flagged rows (split, row, offset, view). ``labelled``: the label tests ran."""
+    """Per split: rows, rows drawn (the sample); per test and split: rows flagged and the
+    first flagged rows (split, row, offset in the row's content, view); over every split: the
+    rows not judged by reason (no messages, no ids; labels not aligned with the ids), the
+    rows holding a trained role, and the rows per role seen."""
 
     ids: str
     messages: str
@@ -232,6 +304,8 @@ class ChatMeasures:
     checked: dict[str, int]
     flagged: dict[str, dict[str, int]]
     examples: dict[str, list[tuple[str, int, int, str]]]
+    skipped: dict[str, int]
+    roles: dict[str, int]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,7 +346,7 @@ class ChatCheck:
 
     # -- measure -------------------------------------------------------------------------------
     def measure(self, engine: Operations, roles: Roles) -> ChatMeasures:
-        from auditor.loading.chat_templates import template_text
+        from auditor.loading.chat_templates import special_strings, template_text
 
         t = roles.tokens
         assert t is not None  # needs: tokens
@@ -280,13 +354,20 @@ class ChatCheck:
             raise NotApplicable("no tokens.chat section declared")
         ids = ids_of(t)
         tok, settings = layout_settings(engine, t)
+        if tok.encode_offsets([""]) is None:
+            raise NotApplicable(f"the {tok.kind} tokenizer reads a template's special-token "
+                                "strings as plain text: tokens.chat needs a Hugging Face "
+                                "tokenizer (tokenizer.json, or a fast transformers one)")
         r = settings.roles
         text, source = template_text(t.chat.template, t.tokenizer)
         named = {"bos_token": r.bos, "eos_token": r.eos, "pad_token": r.pad, "unk_token": r.unk}
-        specials = tuple((k, tok.token_strings([v])[0] if v is not None else "")
-                         for k, v in named.items())
+        specials = special_strings(t.tokenizer, {
+            k: tok.token_strings([v])[0] if v is not None else "" for k, v in named.items()})
+        control = tuple(sorted(int(i) for i in tok.special_ids))
+        ends = tuple(sorted({x for x in tok.token_strings(list(control)) if x and x != "?"},
+                            key=len, reverse=True))
         spec = ChatSpec(ids, t.labels, t.attention_mask, t.chat.messages, t.tokenizer, text,
-                        specials, r.bos, r.pad, r.eos, tuple(int(i) for i in tok.special_ids),
+                        tuple(specials.items()), r.bos, r.pad, r.eos, control, ends,
                         t.ignore_index, t.label_shift, tuple(t.chat.train_on),
                         self.max_examples)
         counts = engine.split_rows()
@@ -310,10 +391,15 @@ class ChatCheck:
                                                   & (pl.col("test") == test))
                            .sort("row").head(self.max_examples).iter_rows(named=True)]
                     for test in TESTS}
+        seen = pl.concat([got[s].filter(pl.col("part") == "role") for s in names])
         return ChatMeasures(ids, t.chat.messages, t.labels, source, tuple(t.chat.train_on),
                             dict(counts), {s: total(s, "checked") for s in names},
                             {test: {s: total(s, "total", test) for s in names} for test in TESTS},
-                            examples)
+                            examples,
+                            {k: sum(total(s, k) for s in names) for k in (
+                                "no_messages", "no_ids", "labels_unread", "trained")},
+                            {r_: int(n) for r_, n in seen.group_by("test").agg(pl.col("n").sum())
+                             .sort("test").iter_rows()})
 
     # -- judge ---------------------------------------------------------------------------------
     def judge(self, m: ChatMeasures) -> list[Finding]:
@@ -337,13 +423,26 @@ class ChatCheck:
                     {"split": s, "row": r, "offset": o, "detail": v}
                     for s, r, o, v in m.examples[test]]}))
         checked, rows = sum(m.checked.values()), sum(m.rows.values())
+        sk = m.skipped
+        judged_rows = checked - sk["no_messages"] - sk["no_ids"]
+        if judged_rows and m.labels and not sk["trained"]:
+            out.append(Finding(
+                severity=Severity.WARN, metric="chat_train_on_unmatched", subject=m.labels,
+                value=None, threshold=None, count=judged_rows, splits=list(m.rows),
+                message=(f"no checked row holds a message of role {', '.join(m.train_on)} "
+                         f"(train_on); roles seen: {', '.join(m.roles) or 'none'}"),
+                evidence={"train_on": list(m.train_on), "roles": m.roles}))
         sampled = "" if checked == rows else f" (a seeded sample of {fmt_count(rows)} rows)"
         labels = (f"; labels checked against the {', '.join(m.train_on)} turns" if m.labels
                   else "; no labels declared")
+        notes = ", ".join(f"{fmt_count(sk[k])} {what}" for k, what in (
+            ("no_messages", "rows without messages"), ("no_ids", "rows without ids"),
+            ("labels_unread", "rows' labels (not as long as their ids)")) if sk[k])
         out.append(Finding(
             severity=Severity.INFO, metric="chat_rows_checked", subject=m.messages,
             value=share(checked, rows), threshold=None, count=checked, splits=list(m.rows),
             message=(f"{fmt_count(checked)} chat rows{sampled} rendered with the template of "
-                     f"{m.source}{labels}"),
-            evidence={"template": m.source, "train_on": list(m.train_on)}))
+                     f"{m.source}{labels}" + (f"; not judged: {notes}" if notes else "")),
+            evidence={"template": m.source, "train_on": list(m.train_on), "roles": m.roles,
+                      "not_judged": {k: v for k, v in sk.items() if k != "trained"}}))
         return out

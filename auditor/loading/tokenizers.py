@@ -75,6 +75,13 @@ class TokenizerAdapter:
     def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
         raise NotImplementedError
 
+    def encode_offsets(self, texts: Sequence[str]
+                       ) -> list[tuple[list[int], list[tuple[int, int]]]] | None:
+        """Per text its ids and each id's character span, reading special-token strings in
+        the text as their ids (as a chat template's output is encoded); None for a backend
+        that reads them as plain text (SentencePiece, tiktoken)."""
+        return None
+
     def normalise(self, text: str) -> str:
         """The tokenizer's own normalisation of ``text`` (identity when it has none)."""
         return text
@@ -121,6 +128,11 @@ class HFTokenizer(TokenizerAdapter):
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         enc = self._tok.encode_batch_fast(list(texts), add_special_tokens=False)
         return [e.ids for e in enc]
+
+    def encode_offsets(self, texts: Sequence[str]
+                       ) -> list[tuple[list[int], list[tuple[int, int]]]] | None:
+        enc = self._tok.encode_batch(list(texts), add_special_tokens=False)
+        return [(e.ids, e.offsets) for e in enc]
 
     def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
         # lists (what encode_batch returns) go to the native call as they are, without a copy
@@ -290,6 +302,14 @@ class TransformersTokenizer(TokenizerAdapter):
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         return self._tok(list(texts), add_special_tokens=False)["input_ids"]
+
+    def encode_offsets(self, texts: Sequence[str]
+                       ) -> list[tuple[list[int], list[tuple[int, int]]]] | None:
+        if not getattr(self._tok, "is_fast", False):
+            return None
+        out = self._tok(list(texts), add_special_tokens=False, return_offsets_mapping=True)
+        return [(ids, [tuple(o) for o in offs]) for ids, offs in
+                zip(out["input_ids"], out["offset_mapping"])]
 
     def decode_batch(self, ids: Sequence[Sequence[int]]) -> list[str]:
         return self._tok.batch_decode([list(x) for x in ids], skip_special_tokens=False,

@@ -355,12 +355,10 @@ def _packed_tokens() -> dict[str, Any]:
 def _chat(prompt_in_loss: int = 0) -> dict[str, pl.DataFrame]:
     """Lee conversations rendered by ChatML for GPT-2 + turn markers (train 40, test 15);
     ``prompt_in_loss``: train rows 0.. whose every label is a target."""
-    from auditor.loading.tokenizers import load_tokenizer
     from tests.tokenizer_fixtures import chat_conversations, chat_rows
 
-    tok = load_tokenizer(str(_chat_folder()))
-    train = chat_rows(tok, chat_conversations(40))
-    test = chat_rows(tok, chat_conversations(15, 40))
+    train = chat_rows(_chat_folder(), chat_conversations(40))
+    test = chat_rows(_chat_folder(), chat_conversations(15, 40))
     if prompt_in_loss:
         lab = train["labels"].to_list()
         for i in range(prompt_in_loss):
