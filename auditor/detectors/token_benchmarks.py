@@ -66,10 +66,10 @@ class Settings:
 
 @dataclass(frozen=True)
 class Reference:
-    """The problems of every benchmark, numbered 0.. in declared order (``bdoc``): their
-    n-grams (``grams``: distinct (h, bdoc, pos)), n-gram positions per problem (``totals``),
+    """The fields looked for (:class:`Passages`, numbered 0.. as ``bdoc``): their n-grams
+    (``grams``: distinct (h, bdoc, pos)), n-gram positions per field (``totals``),
     normalised-text hashes (``exact``: h, bdoc, norm), MinHash signatures (``sig``) and
-    whether a problem has fewer than 3n words (``short``)."""
+    whether a field has fewer than 3n words (``short``)."""
 
     grams: pl.DataFrame
     totals: pl.DataFrame
@@ -79,8 +79,8 @@ class Reference:
 
 
 def reference(texts: pl.Series, st: Settings) -> Reference:
-    """The hashes of the problems ``texts`` (already as the corpus is read: text, or token
-    ids written as words)."""
+    """The hashes of the fields ``texts`` (already as the corpus is read: text, or token ids
+    written as words)."""
     from auditor.stats.minhash import signatures
 
     folded = fold(texts)
@@ -101,8 +101,8 @@ def reference(texts: pl.Series, st: Settings) -> Reference:
 
 def corpus_hits(batch: pl.DataFrame, first_row: int, *, ref: Reference, st: Settings
                 ) -> pl.DataFrame:
-    """One batch of corpus documents against every problem: rows (kind, row, bdoc, value) --
-    EXACT (value 1), NGRAM (value: the share of the problem's n-grams in the document, kept
+    """One batch of corpus documents against every field: rows (kind, row, bdoc, value) --
+    EXACT (value 1), NGRAM (value: the share of the field's n-grams in the document, kept
     at >= ``ratio_at``), NEAR (value: the Jaccard estimate, every field at >= ``jaccard_at``),
     and DIRTY (row -1: the field shares an n-gram with a document of the batch)."""
     texts = document_texts(batch, st.column, st.skip)
