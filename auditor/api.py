@@ -93,6 +93,9 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
         except Exception as err:  # the audit stands; only verify's tokenizer check is lost
             data.notes.append(f"the tokenizer could not be recorded for auditor verify "
                               f"({type(err).__name__}: {str(err)[:200]})")
+    benchmarks = {b.name: {"path": b.path, "sha256": b.sha256, "problems": len(b.ids),
+                           "fields": list(b.fields)}
+                  for b in getattr(data, "benchmarks", ())} or None  # for auditor verify
     report = Report(status=overall_status(results),
                     started_at=started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     duration_s=0.0, seed=cfg.seed,
@@ -100,7 +103,8 @@ def run_audit(cfg: AuditConfig, *, frames: dict[str, Any] | None = None,
                     notes=[*data.notes, *unused, *([history_note] if history_note else [])],
                     inputs=inputs,
                     config=config, versions=versions(),
-                    split_design=design.to_dict(), tokenizer=tokenizer)
+                    split_design=design.to_dict(), tokenizer=tokenizer,
+                    benchmarks=benchmarks)
     if base_doc is not None:
         from auditor.signoff.baseline import mark_changes
 

@@ -537,12 +537,18 @@ def _verify(args: argparse.Namespace) -> int:
     from auditor.errors import InputError
     from auditor.report.results import read_report
 
-    recorded = read_report(args.report).get("tokenizer")
+    doc = read_report(args.report)
+    recorded, benchmarks = doc.get("tokenizer"), doc.get("benchmarks")
     if args.tokenizer and recorded is None:
         raise InputError(f"{args.report}: --tokenizer: the report records no tokenizer (its "
                          "audit had no tokens: section)")
     ok, changed, unverifiable = verify_inputs(args.report, args.root,
-                                              more=recorded is not None)
+                                              more=recorded is not None or bool(benchmarks))
+    if benchmarks:  # the public benchmarks the corpus was checked against
+        from auditor.signoff.verify import verify_benchmarks
+
+        same, other = verify_benchmarks(benchmarks)
+        ok, changed = ok + same, changed + other
     config = config_changes(args.report, args.config) if args.config else []
     if recorded is not None:  # a tokens: section: the tokenizer must still encode as audited
         from auditor.signoff.tokenizer_record import verify_tokenizer
@@ -560,6 +566,8 @@ def _verify(args: argparse.Namespace) -> int:
         print("verify: " + (f"{len(changed):,} of {len(ok) + len(changed):,} inputs changed"
                             if changed else f"all {len(ok):,} recorded inputs unchanged")
               + (" (the tokenizer counted as one)" if recorded is not None else "")
+              + (f" (with {len(benchmarks):,} benchmark{'s' * (len(benchmarks) != 1)})"
+                 if benchmarks else "")
               + ("" if not args.config else
                  f"; the config changed ({len(config):,} keys)" if config else
                  "; the config is the one signed off"), file=sys.stderr)

@@ -68,7 +68,7 @@ def read_benchmark(name: str, spec: Benchmark, read: Reader) -> BenchmarkSet:
     ids = (df[id_field].cast(pl.String) if id_field
            else pl.Series([str(i) for i in range(df.height)]))
     return BenchmarkSet(name, str(path), tuple(fields), tuple(ids.to_list()), tuple(texts),
-                        _sha256(path))
+                        benchmark_sha256(path))
 
 
 def _read(path: Path, read: Reader) -> pl.DataFrame:
@@ -91,7 +91,7 @@ def _usable_ids(col: pl.Series) -> bool:
     return not col.dtype.is_nested() and not col.null_count() and col.n_unique() == col.len()
 
 
-def _sha256(path: Path) -> str:
+def benchmark_sha256(path: Path) -> str:
     """SHA-256 of the file, or of a folder's files (each name and content) in name order (a
     benchmark is small)."""
     import hashlib

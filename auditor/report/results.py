@@ -125,6 +125,8 @@ class Report:
     split_design: dict[str, Any] | None = None
     # the tokenizer of a tokens: section, with golden ids (auditor.signoff.tokenizer_record)
     tokenizer: dict[str, Any] | None = None
+    # the benchmarks: read by tokens.benchmarks, by name: path, SHA-256, problems, fields
+    benchmarks: dict[str, dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = json_safe(self)  # one pass (dataclasses.asdict deep-copies, then a second pass)
@@ -135,7 +137,8 @@ class Report:
                 for key in ("waived", "change"):
                     if f[key] is None:
                         del f[key]
-        for key in ("inputs", "config", "versions", "baseline", "split_design", "tokenizer"):
+        for key in ("inputs", "config", "versions", "baseline", "split_design", "tokenizer",
+                    "benchmarks"):
             if d[key]:
                 ordered[key] = d[key]
         from auditor.report.diagnosis import diagnose
@@ -162,7 +165,7 @@ class Report:
                                          "status": Status(c["status"]), "findings": findings}))
         known = {"status", "started_at", "duration_s", "seed", "datasets", "tool_version",
                  "schema_version", "notes", "inputs", "config", "versions", "baseline",
-                 "split_design", "tokenizer"}
+                 "split_design", "tokenizer", "benchmarks"}
         given = {k: v for k, v in doc.items() if k in known}
         given["status"] = Status(given["status"])
         return cls(checks=checks, **given)

@@ -147,3 +147,26 @@ def config_changes(report_path: str | Path, config_path: str | Path) -> list[str
 def _waiver(w: dict[str, Any]) -> str:
     return (f"{w.get('check')} / {w.get('subject')!s} (owner {w.get('owner')}, until "
             f"{w.get('expires')})")
+
+
+def verify_benchmarks(recorded: Any) -> tuple[list[str], list[str]]:
+    """(unchanged, changed) descriptions of the benchmarks a report recorded (``benchmarks``:
+    name -> {path, sha256, ...}), each file or folder hashed again; a missing one is
+    changed."""
+    from auditor.loading.benchmarks import benchmark_sha256
+
+    if not isinstance(recorded, dict) or not all(
+            isinstance(d, dict) and isinstance(d.get("path"), str)
+            and isinstance(d.get("sha256"), str) for d in recorded.values()):
+        raise InputError("report.json: 'benchmarks' is not a mapping of name -> {path, sha256, "
+                         "...}; not a report.json written by auditor run")
+    ok, changed = [], []
+    for name, d in recorded.items():
+        p = Path(d["path"])
+        if not p.exists():
+            changed.append(f"benchmark {name}: {p} is missing")
+        elif benchmark_sha256(p) == d["sha256"]:
+            ok.append(f"benchmark {name}: {p} unchanged (SHA-256)")
+        else:
+            changed.append(f"benchmark {name}: {p} changed since the audit (SHA-256 differs)")
+    return ok, changed

@@ -299,10 +299,26 @@ def test_audit_yaml_benchmark_fields_and_errors(tmp_path, cli, code):
                                             "text: question, id: qid}}\n")
     r = cli("run", cfg, "--out", tmp_path / "o")
     assert r.returncode == 1, r.stderr
-    import json
-    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    import json as js
+    from pathlib import Path
+    doc = js.loads((tmp_path / "o" / "report.json").read_text())
     (f,) = next(c for c in doc["checks"] if c["id"] == "tokens.benchmarks")["findings"]
     assert f["evidence"]["problems_found"] == {"train": ["a", "b"]}
+    import hashlib
+    assert doc["benchmarks"] == {"qa": {"path": str(bench), "problems": 2,
+                                        "sha256": hashlib.sha256(bench.read_bytes()).hexdigest(),
+                                        "fields": ["question"]}}
+    import jsonschema
+
+    import auditor
+    schema = Path(auditor.__file__).parent / "report" / "schema" / "report.schema.json"
+    jsonschema.validate(doc, js.loads(schema.read_text()))
+    r = cli("verify", tmp_path / "o" / "report.json")
+    assert r.returncode == 0 and f"benchmark qa: {bench} unchanged" in r.stderr
+    bench.write_text(bench.read_text() + "c,one more problem of enough words here ok,z\n")
+    r = cli("verify", tmp_path / "o" / "report.json")
+    assert r.returncode == 1
+    assert f"CHANGED benchmark qa: {bench} changed since the audit" in r.stderr
     cfg.write_text(cfg.read_text().replace("id: qid", "id: nope"))
     r = cli("run", cfg, "--out", tmp_path / "o2")
     assert r.returncode == 2 and "(benchmark 'qa'): id field 'nope' not found" in r.stderr

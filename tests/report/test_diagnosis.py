@@ -295,3 +295,12 @@ def test_the_rule_that_decided_states_its_own_figure_and_threshold():
     assert group_decided_by([g, f]) is None
     assert group_decided_by([{"evidence": {"grading": {"rule": "threshold"}}}]) is None
     assert group_decided_by([{"evidence": {}}]) is None
+
+
+def test_the_report_schema_lists_every_problem_kind():
+    """report.schema.json's diagnosis kinds are the kinds the diagnosis can give (a kind
+    added to one and not the other made a valid report fail its own schema)."""
+    from auditor.report.diagnosis import ORDER
+
+    kinds = SCHEMA["properties"]["diagnosis"]["items"]["properties"]["kind"]["enum"]
+    assert kinds == ORDER
