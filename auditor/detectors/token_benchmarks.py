@@ -32,9 +32,10 @@ import polars as pl
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import BenchmarkSet, Roles
 from auditor.detectors.measured import judged
-from auditor.detectors.token_contamination import (TEXT, Documents, document_texts, documents_of,
-                                                   longest_shared_span, ngram_hashes_and_lengths,
-                                                   normalised_text, read_rows)
+from auditor.detectors.token_contamination import (TEXT, Documents, Hashing, document_texts,
+                                                   documents_of, longest_shared_span,
+                                                   ngram_hashes_and_lengths, normalised_text,
+                                                   read_rows)
 from auditor.detectors.token_findings import check_non_negative, check_shares, short
 from auditor.engines.operations import Operations
 from auditor.errors import NotApplicable
@@ -49,18 +50,12 @@ HITS = {"kind": pl.Int32, "row": pl.Int64, "bdoc": pl.Int64, "value": pl.Float64
 
 @dataclass(frozen=True)
 class Settings:
-    """What the batch function hashes and keeps (the check's parameters it needs)."""
+    """What the batch function hashes (``hs``, as ``tokens.contamination`` hashes: the
+    document column, n-gram size, seed, detectors on, shingles and MinHash) and the shares it
+    keeps a match at."""
 
-    column: str
-    skip: tuple[int, ...]
-    seed: int
-    exact: bool
-    near: bool
-    ngram: int
+    hs: Hashing
     ratio_at: float
-    shingle: int
-    num_perm: int
-    bands: int
     jaccard_at: float
 
 
@@ -84,19 +79,19 @@ def reference(texts: pl.Series, st: Settings) -> Reference:
     from auditor.stats.minhash import signatures
 
     folded = fold(texts)
-    grams, lens = ngram_hashes_and_lengths(folded, st.ngram or 1, st.seed, folded=True)
+    grams, lens = ngram_hashes_and_lengths(folded, st.hs.ngram or 1, st.hs.seed, folded=True)
     grams = grams.select(h=pl.col("h").reinterpret(signed=True), bdoc="doc", pos="pos").unique()
     totals = pl.DataFrame({"bdoc": np.arange(len(lens), dtype=np.int64),
-                           "total": np.maximum(lens - (st.ngram - 1), 0).astype(np.int64)})
+                           "total": np.maximum(lens - (st.hs.ngram - 1), 0).astype(np.int64)})
     norm = normalised_text(folded, folded=True)
     exact = (pl.DataFrame({"norm": norm}).with_row_index("bdoc")
              .filter(pl.col("norm").str.len_bytes() > 0)
-             .select(h=pl.col("norm").hash(st.seed).reinterpret(signed=True),
+             .select(h=pl.col("norm").hash(st.hs.seed).reinterpret(signed=True),
                      bdoc=pl.col("bdoc").cast(pl.Int64), norm="norm"))
-    sig = (signatures(texts, num_perm=st.num_perm, k=st.shingle, seed=st.seed)
-           if st.near else None)
-    return Reference(grams if st.ngram else grams.clear(), totals, exact, sig,
-                     bool((lens < 3 * st.ngram).any()) if st.ngram else True)
+    sig = (signatures(texts, num_perm=st.hs.num_perm, k=st.hs.shingle, seed=st.hs.seed)
+           if st.hs.near else None)
+    return Reference(grams if st.hs.ngram else grams.clear(), totals, exact, sig,
+                     bool((lens < 3 * st.hs.ngram).any()) if st.hs.ngram else True)
 
 
 def corpus_hits(batch: pl.DataFrame, first_row: int, *, ref: Reference, st: Settings
@@ -105,13 +100,13 @@ def corpus_hits(batch: pl.DataFrame, first_row: int, *, ref: Reference, st: Sett
     EXACT (value 1), NGRAM (value: the share of the field's n-grams in the document, kept
     at >= ``ratio_at``), NEAR (value: the Jaccard estimate, every field at >= ``jaccard_at``),
     and DIRTY (row -1: the field shares an n-gram with a document of the batch)."""
-    texts = document_texts(batch, st.column, st.skip)
+    texts = document_texts(batch, st.hs.column, st.hs.skip)
     folded = fold(texts)
     rows = np.arange(first_row, first_row + batch.height, dtype=np.int64)
     parts: list[pl.DataFrame] = []
     candidates = np.arange(batch.height)
-    if st.ngram:
-        grams, lens = ngram_hashes_and_lengths(folded, st.ngram, st.seed, folded=True,
+    if st.hs.ngram:
+        grams, lens = ngram_hashes_and_lengths(folded, st.hs.ngram, st.hs.seed, folded=True,
                                                with_pos=False)
         per = (grams.select("doc", h=pl.col("h").reinterpret(signed=True))
                .join(ref.grams, on="h").select("doc", "bdoc", "pos").unique()
@@ -125,22 +120,23 @@ def corpus_hits(batch: pl.DataFrame, first_row: int, *, ref: Reference, st: Sett
             kind=pl.lit(DIRTY, pl.Int32), row=pl.lit(-1, pl.Int64), bdoc="bdoc",
             value=pl.lit(1.0)))
         candidates = np.union1d(per["doc"].unique().to_numpy(),
-                                np.flatnonzero(lens < 3 * st.ngram) if ref.short
+                                np.flatnonzero(lens < 3 * st.hs.ngram) if ref.short
                                 else np.empty(0, dtype=np.int64))
-    if st.exact and ref.exact.height:
+    if st.hs.exact and ref.exact.height:
         norm = normalised_text(folded, folded=True)
         parts.append(pl.DataFrame({"norm": norm, "row": rows})
                      .filter(pl.col("norm").str.len_bytes() > 0)
-                     .with_columns(h=pl.col("norm").hash(st.seed).reinterpret(signed=True))
+                     .with_columns(h=pl.col("norm").hash(st.hs.seed).reinterpret(signed=True))
                      .join(ref.exact, on="h", suffix="_b")
                      .filter(pl.col("norm") == pl.col("norm_b"))
                      .select(kind=pl.lit(EXACT, pl.Int32), row="row", bdoc="bdoc",
                              value=pl.lit(1.0)))
-    if st.near and ref.sig is not None and len(candidates):
+    if st.hs.near and ref.sig is not None and len(candidates):
         from auditor.stats.minhash import signatures
 
         pick = candidates.astype(np.int64)
-        sig = signatures(texts.gather(pick), num_perm=st.num_perm, k=st.shingle, seed=st.seed)
+        sig = signatures(texts.gather(pick), num_perm=st.hs.num_perm, k=st.hs.shingle,
+                         seed=st.hs.seed)
         pairs = near_pairs(ref, sig, st)
         parts.append(pl.DataFrame({
             "kind": np.full(pairs.height, NEAR, dtype=np.int32),
@@ -158,8 +154,8 @@ def near_pairs(ref: Reference, sig: Any, st: Settings) -> pl.DataFrame:
     representative per key, :func:`auditor.stats.minhash.near_duplicate_pairs`)."""
     from auditor.stats.minhash import band_keys
 
-    keys = band_keys(ref.sig, st.bands, st.seed).rename({"doc": "doc_a"})
-    cand = (band_keys(sig, st.bands, st.seed).rename({"doc": "doc_b"})
+    keys = band_keys(ref.sig, st.hs.bands, st.hs.seed).rename({"doc": "doc_a"})
+    cand = (band_keys(sig, st.hs.bands, st.hs.seed).rename({"doc": "doc_b"})
             .join(keys, on=["band", "key"]).select("doc_a", "doc_b").unique())
     ia, ib = cand["doc_a"].to_numpy(), cand["doc_b"].to_numpy()
     jac = (ref.sig.values[ia] == sig.values[ib]).mean(1) if len(ia) else np.empty(0)
@@ -287,15 +283,15 @@ class BenchmarkContamination:
         """One ``map_batches`` pass over every split (:func:`corpus_hits`), then the texts
         of the examples read by row number."""
         docs = self._documents(engine, roles)
-        st = Settings(docs.column, docs.skip, roles.seed % (2**32), self.exact,
-                      self.near_duplicates, self.ngram, self.ngram_ratio_at, self.shingle,
-                      self.num_perm, self.bands, self.jaccard_at)
+        st = Settings(Hashing(docs.column, self.ngram, roles.seed % (2**32), self.exact,
+                              self.near_duplicates, self.shingle, self.num_perm, self.bands,
+                              docs.skip), self.ngram_ratio_at, self.jaccard_at)
         ps = passages(roles.benchmarks)
         if docs.decode is not None:  # compared as token ids: the problems encoded
             ids = document_texts(pl.DataFrame({"ids": self._encode(engine, roles, ps.texts)},
                                       schema={"ids": pl.List(pl.Int64)}), "ids", docs.skip)
             ps = Passages(ids.to_list(), ps.problem, ps.field)
-        ps = at_least(ps, self.min_words, st.seed)
+        ps = at_least(ps, self.min_words, st.hs.seed)
         if not ps.texts:
             raise NotApplicable(f"no benchmark field has {self.min_words} words or more "
                                 "(min_words)")

@@ -35,8 +35,8 @@ import polars as pl
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import Roles
 from auditor.detectors.measured import judged
-from auditor.detectors.token_findings import (RowProblem, check_shares, ids_text, row_finding,
-                                              short)
+from auditor.detectors.token_findings import (ROW_PARTS, RowProblem, check_shares, ids_text,
+                                              part_rows, part_total, row_finding, short)
 from auditor.detectors.token_layout import Flat, aligned_values
 from auditor.detectors.token_measures import ids_of, layout_settings, token_chunk
 from auditor.engines.operations import Operations
@@ -44,8 +44,7 @@ from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, grade, share
 
-PARTS = {"part": pl.String, "test": pl.String, "row": pl.Int64, "offset": pl.Int64,
-         "n": pl.Int64, "view": pl.String}
+PARTS = ROW_PARTS
 TESTS = {  # test -> (metric, what the flagged rows do, graded as a warning only)
     "template_mismatch": ("chat_template_mismatch", "differ from their messages rendered by "
                                                     "the chat template", False),
@@ -121,16 +120,23 @@ def _stored(chunk: pl.DataFrame, spec: ChatSpec, at: np.ndarray
 
 def unpadded(s: np.ndarray, e: np.ndarray, pad: int | None) -> tuple[np.ndarray, int]:
     """``s`` without the padding around the rendered ids ``e`` (runs of the pad id before or
-    after them, which a row without a mask keeps), and how many ids were cut at its start."""
+    after them, which a row without a mask keeps), and how many ids were cut at its start.
+    The runs are counted once on each side (the rendering's own pad ids at its ends, a BOS
+    that is the pad id, stay), so a row costs one comparison."""
     if pad is None or len(s) <= len(e):
         return s, 0
-    k = len(s) - len(e)
-    for lead in range(k + 1):  # the pad runs at the ends, whichever side
-        if (s[:lead] == pad).all() and (s[len(s) - (k - lead):] == pad).all() and \
-                np.array_equal(s[lead:len(s) - (k - lead)], e):
-            return s[lead:len(s) - (k - lead)], lead
-    trail = int(np.argmax(s[::-1] != pad)) if (s != pad).any() else len(s)
-    return s[:len(s) - trail] if trail else s, 0
+
+    def runs(x: np.ndarray) -> tuple[int, int]:
+        other = np.flatnonzero(x != pad)
+        return (int(other[0]), len(x) - 1 - int(other[-1])) if len(other) else (len(x), 0)
+
+    (lead_s, trail_s), (lead_e, _) = runs(s), runs(e)
+    cut = lead_s - lead_e  # the pad ids before the rendering
+    end = cut + len(e)
+    if 0 <= cut and end <= len(s) and (s[end:] == pad).all() \
+            and np.array_equal(s[cut:end], e):
+        return s[cut:end], cut
+    return (s[:len(s) - trail_s] if trail_s else s), 0
 
 
 def turn_spans(full: str, msgs: list[dict[str, Any]], train_on: tuple[str, ...],
@@ -383,14 +389,10 @@ class ChatCheck:
                                            PARTS, splits=[name])[name]
 
         def total(s: str, part: str, test: str = "") -> int:
-            g = got[s]
-            return int(g.filter((pl.col("part") == part) & (pl.col("test") == test))["n"].sum())
+            return part_total(got[s], part, test)
 
-        examples = {test: [(s, x["row"], x["offset"], x["view"]) for s in names
-                           for x in got[s].filter((pl.col("part") == "row")
-                                                  & (pl.col("test") == test))
-                           .sort("row").head(self.max_examples).iter_rows(named=True)]
-                    for test in TESTS}
+        examples = {test: [(x["split"], x["row"], x["offset"], x["view"])
+                           for x in part_rows(got, test, self.max_examples)] for test in TESTS}
         seen = pl.concat([got[s].filter(pl.col("part") == "role") for s in names])
         return ChatMeasures(ids, t.chat.messages, t.labels, source, tuple(t.chat.train_on),
                             dict(counts), {s: total(s, "checked") for s in names},

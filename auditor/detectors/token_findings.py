@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, fmt_share, share
@@ -83,3 +84,23 @@ def row_finding(problem: RowProblem, *, severity: Severity, metric: str, subject
                    value=share(problem.count, problem.total), threshold=threshold,
                    count=problem.count, splits=[k for k, v in problem.counts.items() if v],
                    message=message, evidence=evidence)
+
+
+# The long table a row-flagging batch function returns (tokens.packing, tokens.chat): counts
+# (``part`` a total's name, ``test`` the test or column, ``n``) and the first flagged rows
+# (``part`` "row": ``row``, ``offset`` in it, ``n`` events, ``view`` what is shown).
+ROW_PARTS = {"part": pl.String, "test": pl.String, "row": pl.Int64, "offset": pl.Int64,
+             "n": pl.Int64, "view": pl.String}
+
+
+def part_total(parts: pl.DataFrame, part: str, test: str = "") -> int:
+    """The sum of ``n`` over a split's :data:`ROW_PARTS` rows of ``part`` and ``test``."""
+    return int(parts.filter((pl.col("part") == part) & (pl.col("test") == test))["n"].sum())
+
+
+def part_rows(got: dict[str, pl.DataFrame], test: str, limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` flagged rows of ``test`` per split (splits in ``got``'s order, rows
+    by number), each a dict of :data:`ROW_PARTS` with its ``split``."""
+    return [{**r, "split": s} for s, g in got.items()
+            for r in g.filter((pl.col("part") == "row") & (pl.col("test") == test))
+            .sort("row").head(limit).iter_rows(named=True)]

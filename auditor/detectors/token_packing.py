@@ -35,7 +35,8 @@ from auditor.core.checks import Cost, Needs
 from auditor.core.config import Packing
 from auditor.core.roles import Roles
 from auditor.detectors.measured import judged
-from auditor.detectors.token_findings import RowProblem, check_shares, row_finding
+from auditor.detectors.token_findings import (ROW_PARTS, RowProblem, check_shares, part_rows,
+                                              part_total, row_finding)
 from auditor.detectors.token_layout import Flat, aligned_values
 from auditor.detectors.token_measures import ids_of, layout_settings, token_chunk
 from auditor.engines.operations import Operations
@@ -43,8 +44,7 @@ from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.stats.numerics import fmt_count, grade, share
 
-PARTS = {"part": pl.String, "test": pl.String, "row": pl.Int64, "offset": pl.Int64,
-         "n": pl.Int64, "view": pl.String}
+PARTS = ROW_PARTS
 TESTS = ("missing_separator", "position_mismatch", "cross_document_targets", "split_documents")
 WINDOW = 4  # ids shown on either side of a flagged offset
 
@@ -260,14 +260,11 @@ class PackingCheck:
                  and (t_ != "cross_document_targets" or (pack.document_attention and t.labels))]
 
         def total(s: str, part: str, test: str = "") -> int:
-            g = got[s]
-            return int(g.filter((pl.col("part") == part) & (pl.col("test") == test))["n"].sum())
+            return part_total(got[s], part, test)
 
-        examples = {test: [(s, r["row"], r["offset"], r["n"], r["view"]) for s in names
-                           for r in got[s].filter((pl.col("part") == "row")
-                                                  & (pl.col("test") == test))
-                           .sort("row").head(self.max_examples).iter_rows(named=True)]
-                    for test in tests}
+        examples = {test: [(r["split"], r["row"], r["offset"], r["n"], r["view"])
+                           for r in part_rows({s: got[s] for s in names}, test,
+                                              self.max_examples)] for test in tests}
         read = {c: {s: total(s, "unaligned", c) for s in names}
                 for c in ("attention_mask", "position_ids", "labels")}
         return PackingMeasures(
@@ -340,5 +337,5 @@ class PackingCheck:
                      f"after their first token ({share(starts, rows):.2f} per row; {sep}); "
                      f"checked: {checked}{unread}"),
             evidence={"packing": m.packing.model_dump(), "separator_id": m.separator,
-                      "unaligned_rows": m.unaligned}))
+                      **({"unaligned_rows": m.unaligned} if m.unaligned else {})}))
         return out
