@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 
 from auditor.core.checks import Cost, Needs
@@ -22,8 +22,8 @@ from auditor.engines.operations import Operations
 from auditor.errors import InputError, NotApplicable
 from auditor.report.results import Finding, Severity
 from auditor.judging.preprocessing_groups import group_categories, group_imputations, group_scalings
-from auditor.stats.preprocessing import (EPS64, Context, closest_to_one, finite, fmt_g,
-                                         on_grid, row_structure, sd_of)
+from auditor.detectors.preprocessing_context import Context, fit_context
+from auditor.stats.preprocessing import EPS64, closest_to_one, finite, fmt_g, on_grid, sd_of
 from auditor.stats.numerics import check_params, fmt_count, fmt_rows, fmt_share, is_share, share
 
 _SEPARATORS = "_=:.- "
@@ -175,8 +175,8 @@ class PreprocessingFit:
 
     def measure(self, engine: Operations, roles: Roles) -> PrepMeasures:
         """The pipeline code scanned (``roles.pipeline``), and with two splits or more the
-        engine's :meth:`~auditor.engines.operations.Operations.fit_context` of the numeric
-        and boolean features (its summaries made here, its other queries by the judge)."""
+        :func:`~auditor.detectors.preprocessing_context.fit_context` of the numeric and
+        boolean features (its summaries made here, its other queries by the judge)."""
         scan: list[Finding] = []
         pipeline = list(roles.pipeline)
         scanned = 0
@@ -200,7 +200,7 @@ class PreprocessingFit:
             if not pipeline:
                 raise NotApplicable("no feature columns: no fitted transform to fingerprint")
         elif cols:
-            context = engine.fit_context(roles, cols, min_ties=self.min_imputed)
+            context = fit_context(engine, roles, cols, min_ties=self.min_imputed)
         summaries = ({} if context is None else
                      {s: {c: {k: v for k, v in got.items() if k not in QUANTILES}
                           for c, got in per.items()} for s, per in context.per_split.items()})
@@ -223,10 +223,9 @@ class PreprocessingFit:
                         f"Scanned {m.pipeline} pipeline file(s); nothing found."))
         return findings
 
-    def judge_context(self, ctx: Any, eps: dict[str, float]) -> list[Finding]:
-        """The fingerprints' findings from ``ctx`` (its summaries and measuring operations:
-        :class:`~auditor.stats.preprocessing.Context` or the spark engine's) and the machine
-        epsilon ``eps`` of every float column, in column order."""
+    def judge_context(self, ctx: Context, eps: dict[str, float]) -> list[Finding]:
+        """The fingerprints' findings from ``ctx`` (its summaries and measuring queries) and
+        the machine epsilon ``eps`` of every float column, in column order."""
         names = ctx.names
         scaled: list[Finding] = []
         for c in ctx.cols:
@@ -263,7 +262,8 @@ class PreprocessingFit:
         dev_std = min(abs(s["std0"] - 1), abs(s["std1"] - 1))
         return abs(s["mean"]) <= tm and dev_std <= ts, abs(s["mean"]), tm
 
-    def _minmax(self, s: dict[str, Any], eps: float) -> tuple[bool, float, float, tuple]:
+    def _minmax(self, s: dict[str, Any], eps: float
+                ) -> tuple[bool, float, float, tuple[float, float]]:
         tol = self.tol_minmax(eps)
         best = (False, math.inf, tol, (0.0, 1.0))
         for lo, hi in ((0.0, 1.0), (-1.0, 1.0)):
@@ -312,6 +312,8 @@ class PreprocessingFit:
         later = fit_set[1:]
         n_later = int(s["n"] - t["n"])
         label = "+".join(fit_set)
+        dev_fn: Callable[[dict[str, Any]], float]
+        extra: dict[str, Any]
         if kind == "standard":
             what, metric = "standard scaler", "standard_scaling_fit"
             sd = sd_of(s)
@@ -366,7 +368,8 @@ class PreprocessingFit:
 
     # -- imputation ----------------------------------------------------------------------------
     def tol_fill(self, eps: float, s: dict[str, Any], v: float) -> float:
-        return self.ulp_slack * (eps * max(1.0, abs(v)) + EPS64 * s["maxabs"] * math.sqrt(s["n"]))
+        return float(self.ulp_slack * (eps * max(1.0, abs(v))
+                                       + EPS64 * s["maxabs"] * math.sqrt(s["n"])))
 
     def _imputations(self, ctx: Context, eps: dict[str, float]) -> list[Finding]:
         """Mean/median fill values of a fit beyond train.
@@ -616,3 +619,25 @@ class PreprocessingFit:
                       "smoothing_m": {label: f["m"], train_name: t["m"]},
                       "tolerance": tol, "examples": f["examples"][:self.max_examples]})
 
+
+def row_structure(ctx: Context, group: list[str], union: dict[str, dict[str, Any]]
+                  ) -> str | None:
+    """``one_hot`` when ``group``'s columns are 0/1 and sum to 1 in every row of every split,
+    ``l2`` when they are non-negative with squared row sums 0 or 1 (some 1) and not all 0/1,
+    else None (also with a negative value, an empty column or a null in a row)."""
+    if any(union[g]["negative"] > 0 or union[g]["n"] == 0 for g in group):
+        return None
+    binary = all(union[g]["integral"] and union[g]["max"] <= 1 for g in group)
+    ok_one_hot, ok_l2, any_one = binary, True, False
+    for sums in ctx.row_sums(group):
+        if sums["null"]:
+            return None
+        if ok_one_hot:
+            ok_one_hot = sums["one_hot"]
+        ok_l2 = ok_l2 and sums["l2"]
+        any_one = any_one or sums["unit"]
+    if ok_one_hot:
+        return "one_hot"
+    if ok_l2 and any_one and not binary:
+        return "l2"
+    return None

@@ -228,6 +228,50 @@ class SortedValues:
 
 
 @dataclass(frozen=True)
+class Values:
+    """The values of the numeric (or boolean) ``column`` over the rows of ``splits``, read as
+    float64 (null and NaN are no value), kept where every bound given holds: ``lo <= x <= hi``,
+    ``|x - at| <= near``, ``|x - at| > far``. What :meth:`Operations.quantiles`,
+    :meth:`Operations.order_statistics` and :meth:`Operations.most_repeated` read."""
+
+    column: str
+    splits: tuple[str, ...]
+    lo: float | None = None
+    hi: float | None = None
+    at: float = 0.0
+    near: float | None = None
+    far: float | None = None
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """A quantile (:meth:`Operations.quantiles`): ``value``, and ``[lo, hi]`` holding the
+    order statistics the exact linear quantile interpolates; ``lo == hi`` when the quantile
+    is exact (``value`` is then that value)."""
+
+    lo: float
+    value: float
+    hi: float
+
+    @property
+    def exact(self) -> bool:
+        return self.lo == self.hi
+
+
+@dataclass(frozen=True)
+class OrderStat:
+    """The order statistics ``x_(k0)`` and ``x_(k1)`` (0-based ranks, ``k0 <= k1`` close
+    together) of ``values``, which hold ``n`` values; ``bracket`` ``(lo, hi)``: an interval
+    known to hold both (a :class:`Bracket` of :meth:`Operations.quantiles`), or None."""
+
+    values: Values
+    n: int
+    k0: int
+    k1: int
+    bracket: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
 class DriverData:
     """The splits as polars frames in this process, for a check whose statistic needs rows
     (a model fitted, nearest rows searched): ``data`` holds them with the run's roles;
@@ -667,15 +711,38 @@ class Operations(Protocol):
         ``groupBy`` (a false match has probability ~n^2 / 2^129)."""
         ...
 
-    def fit_context(self, roles: "Roles", columns: Sequence[str], *, min_ties: int) -> Any:
-        """``leakage.preprocessing``'s measuring of numeric ``columns``: an object with the
-        attributes and measuring operations of :class:`auditor.stats.preprocessing.Context`
-        (``roles``, ``eps``, ``names``, ``cols``, ``fit_sets``, per-split and per-union
-        summaries made when it is built; ``count_near``, ``fill_profile``, ``rows_near``,
-        ``row_sums``, ``encoding_fits``... each a batched query the judge asks as it goes).
-        Polars: exact, on the loaded frames. Spark: aggregates over every row, exact order
-        statistics where a verdict reads them (a union's median refined when a value inside
-        its bracket repeats ``min_ties`` times); the frames it reads stay until the run ends."""
+    def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
+                  ) -> list[list[Bracket]]:
+        """Per request ``(values, n)`` (``n``: how many values it holds, > 0), the linear
+        quantile at each of ``qs`` as a :class:`Bracket`: exact on polars; on Spark a
+        ``percentile_approx`` sketch (rank error <= n / 10,000) with a bracket a few rank
+        errors wide around the two order statistics, refined by :meth:`order_statistics`
+        where a verdict reads it (one pass over the splits for every request)."""
+        ...
+
+    def order_statistics(self, requests: Sequence[OrderStat]) -> list[tuple[float, float]]:
+        """Per :class:`OrderStat`, its two order statistics, exact (Spark: the distinct values
+        inside a bracket with their counts and the exact count below it, the bracket widened
+        when it missed; the driver holds a few rank errors' worth of values per request)."""
+        ...
+
+    def most_repeated(self, values: Sequence[Values]) -> list[int]:
+        """Per request, the rows of the value held most often among ``values`` (0 when none);
+        the counts stay in the engine."""
+        ...
+
+    def distinct_counts(self, columns: Sequence[str], splits: Sequence[str], *,
+                        missing_level: bool = False) -> dict[str, int]:
+        """Per column, its distinct values over the rows of ``splits`` (null and NaN are
+        missing), plus one when ``missing_level`` and some row is missing (one pass)."""
+        ...
+
+    def level_spreads(self, key: str, columns: Sequence[str], splits: Sequence[str]
+                      ) -> dict[str, tuple[int, int]]:
+        """Per column, over the rows of ``splits`` grouped by ``key`` (null a level of its
+        own): the levels holding a value of the column (null and NaN are none) and the most
+        distinct values one level holds (1 everywhere: the column is a function of the key).
+        The groups stay in the engine."""
         ...
 
     def value_counts(self, columns: Sequence[str], *,

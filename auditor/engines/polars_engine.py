@@ -16,7 +16,8 @@ from auditor.engines.operations import (BATCH_ROWS, BatchFn, Buckets, ClassLevel
                                         conform, gx_results, summed_columns,
                                         REFERENCE, Num, Range, RecordMatch, SortedValues,
                                         Distribution, Expansion, Matches, Tally,
-                                        ValueCounts)
+                                        ValueCounts, Values, Bracket, OrderStat)
+from auditor.engines import polars_values
 from auditor.stats.drift import prepare
 
 
@@ -455,11 +456,25 @@ class PolarsOperations(RunMemo):
 
         return row_copies(self.driver_data().data, spec)
 
-    def fit_context(self, roles: Any, columns: Sequence[str], *, min_ties: int) -> Any:
-        """:func:`auditor.stats.preprocessing.fit_context` on the loaded data (exact)."""
-        from auditor.stats.preprocessing import fit_context
+    def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
+                  ) -> list[list[Bracket]]:
+        """Exact (:func:`auditor.engines.polars_values.quantiles`)."""
+        return polars_values.quantiles(self.frames, values, qs)
 
-        return fit_context(self.driver_data().data, roles, list(columns))
+    def order_statistics(self, requests: Sequence[OrderStat]) -> list[tuple[float, float]]:
+        return polars_values.order_statistics(self.frames, requests)
+
+    def most_repeated(self, values: Sequence[Values]) -> list[int]:
+        return polars_values.most_repeated(self.frames, values)
+
+    def distinct_counts(self, columns: Sequence[str], splits: Sequence[str], *,
+                        missing_level: bool = False) -> dict[str, int]:
+        return polars_values.distinct_counts(self.frames, columns, splits,
+                                             missing_level=missing_level)
+
+    def level_spreads(self, key: str, columns: Sequence[str], splits: Sequence[str]
+                      ) -> dict[str, tuple[int, int]]:
+        return polars_values.level_spreads(self.frames, key, columns, splits)
 
     def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                     ) -> ClassRanks:

@@ -31,7 +31,9 @@ from auditor.engines.operations import (BatchFn, Buckets, ClassLevels, ClassRank
                                         Examples, Exceeds, RunMemo, conform, summed_columns,
                                         Num, Range, RecordMatch, SortedValues,
                                         SuiteResults, Tally, ValueCounts, bucketed,
-                                        Distribution, Expansion, Matches, gx_results)
+                                        Distribution, Expansion, Matches, gx_results,
+                                        Bracket, OrderStat, Values)
+from auditor.engines import spark_values
 from auditor.stats.drift import Sample
 
 
@@ -676,20 +678,25 @@ class SparkOperations(RunMemo):
 
         return row_copies(self, roles, spec)
 
-    def fit_context(self, roles: Any, columns: Sequence[str], *, min_ties: int) -> Any:
-        """:class:`~auditor.engines.spark_prep.SparkContext`: its summaries in one pass over
-        the tagged union of the splits (kept for the run: both the measure and the judge
-        query it)."""
-        from pyspark.sql import types as T
+    def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
+                  ) -> list[list[Bracket]]:
+        """``percentile_approx`` brackets (:func:`auditor.engines.spark_values.quantiles`)."""
+        return spark_values.quantiles(self.frames, values, qs)
 
-        from auditor.engines.spark_prep import EPS32, EPS64, SparkContext
+    def order_statistics(self, requests: Sequence[OrderStat]) -> list[tuple[float, float]]:
+        return spark_values.order_statistics(self.frames, requests)
 
-        cols = list(columns)
-        fields = {f.name: f.dataType for f in next(iter(self.frames.values())).schema.fields}
-        eps = {c: EPS32 if isinstance(fields[c], T.FloatType) else EPS64 for c in cols
-               if isinstance(fields[c], (T.FloatType, T.DoubleType))}
-        return self.cached(("spark.fit_context", tuple(cols), min_ties),
-                           lambda: SparkContext(dict(self.frames), roles, cols, eps, min_ties))
+    def most_repeated(self, values: Sequence[Values]) -> list[int]:
+        return spark_values.most_repeated(self.frames, values)
+
+    def distinct_counts(self, columns: Sequence[str], splits: Sequence[str], *,
+                        missing_level: bool = False) -> dict[str, int]:
+        return spark_values.distinct_counts(self.frames, columns, splits,
+                                            missing_level=missing_level)
+
+    def level_spreads(self, key: str, columns: Sequence[str], splits: Sequence[str]
+                      ) -> dict[str, tuple[int, int]]:
+        return spark_values.level_spreads(self.frames, key, columns, splits)
 
     def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                     ) -> ClassRanks:

@@ -5,11 +5,19 @@ subject and per-column evidence capped at ``max_examples``."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from auditor.stats.preprocessing import Context, fmt_g
+from auditor.stats.preprocessing import fmt_g
 from auditor.report.results import Finding
 from auditor.stats.numerics import fmt_count, fmt_rows, fmt_share, share
+
+if TYPE_CHECKING:  # the measuring context (above the judges; annotations only)
+    from auditor.detectors.preprocessing_context import Context
+
+
+def _relative(f: Finding) -> float:
+    """A finding's deviation relative to its tolerance (infinite without one)."""
+    return float(f.value or 0.0) / f.threshold if f.threshold else math.inf
 
 _FITTED = {"standard_scaling_fit": ("standardised (mean 0, std 1)", "standard scaler"),
            "minmax_scaling_fit": ("scaled to [{lo}, {hi}]", "min-max scaler"),
@@ -30,7 +38,7 @@ def group_scalings(findings: list[Finding], train_name: str, max_examples: int
             out.append(group[0])
             continue
         label = "+".join(splits)
-        worst = max(group, key=lambda f: f.value / f.threshold if f.threshold else math.inf)
+        worst = max(group, key=_relative)
         names = [str(f.subject) for f in group]
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         state, what = _FITTED[metric]
@@ -73,11 +81,11 @@ def group_imputations(ctx: Context, findings: list[Finding], max_examples: int
             continue
         label = "+".join(fit_set)
         filled = ctx.rows_any_near(fit_set, [(str(f.subject), f.evidence["fill_value"],
-                                              f.threshold) for f in group])
+                                              float(f.threshold or 0.0)) for f in group])
         names = [str(f.subject) for f in group]
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more"
                                         if len(names) > 5 else "")
-        worst = max(group, key=lambda f: f.value / f.threshold if f.threshold else math.inf)
+        worst = max(group, key=_relative)
         rows = [{"column": f.subject, "fill_value": f.evidence["fill_value"],
                  "rows_with_value": f.count,
                  f"{label} {stat}": f.evidence[f"{label}_statistics"][stat],
@@ -126,7 +134,7 @@ def group_categories(ctx: Context, findings: list[Finding], max_examples: int
         n_train = int(ctx.per_split[train_name][names[0]]["n"])
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         structure = group[0].evidence.get("structure")
-        why = _WHY_MANY.get(structure, f"columns zero in every {train_name} row are what an "
+        why = _WHY_MANY.get(str(structure), f"columns zero in every {train_name} row are what an "
                                        "encoder or vocabulary fitted on later splits produces")
         rows = [{"column": f.subject, **{f"{n} rows non-zero": f.evidence["nonzero_rows"][n]
                                          for n in later}}

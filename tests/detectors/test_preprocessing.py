@@ -11,7 +11,10 @@ import pytest
 from auditor.core.config import Columns
 from auditor.loading.data import AuditData, build_audit_data
 from auditor.detectors.preprocessing import PreprocessingFit
-from auditor.stats.preprocessing import best_smoothing, fill_candidates, summarise
+from auditor.detectors import preprocessing_context as prep
+from auditor.detectors.preprocessing_context import Context, fit_context, frame_summary
+from auditor.engines.selection import engine_of
+from auditor.stats.preprocessing import best_smoothing
 from auditor.errors import NotApplicable
 from auditor.report.results import Severity
 
@@ -26,6 +29,12 @@ def _data(columns: dict[str, np.ndarray], sizes: tuple[int, ...] = (N_TRAIN, N_T
     bounds = np.cumsum((0,) + sizes)
     frames = {n: frame[int(a):int(b)] for n, a, b in zip(names, bounds[:-1], bounds[1:])}
     return build_audit_data(frames, columns=Columns(**roles))
+
+
+def _context(data: AuditData, cols: list[str] | None = None) -> Context:
+    """The check's measuring context of ``data`` on the polars engine."""
+    cols = cols or [c for c in data.roles.features]
+    return fit_context(engine_of(data), data.roles, cols, min_ties=5)
 
 
 def _flagged(findings, severity=Severity.FAIL):
@@ -47,31 +56,47 @@ def _with_extremes_late(x: np.ndarray, n_train: int = N_TRAIN) -> np.ndarray:
 
 # -- reference implementations ---------------------------------------------------------------
 
-def test_summary_statistics_match_numpy():
+def test_summary_statistics_match_numpy(monkeypatch):
+    """Per split and over the union, every statistic equals numpy's, whether a split is read
+    in one batch or merged from batches of 37 rows (Chan's formula for the variance)."""
+    import auditor.engines.polars_engine as pe
+
     rng = np.random.default_rng(3)
     x = rng.normal(2, 3, 501)
     x[:7] = np.nan
-    frame = pl.DataFrame({"x": x, "k": rng.integers(-3, 4, 501)}).with_columns(
+    x[10] = np.nan  # made null below (null and NaN alike are no value)
+    k = rng.integers(-3, 4, 501)
+    frame = pl.DataFrame({"x": x, "k": k}).with_columns(
         pl.when(pl.int_range(pl.len()) == 10).then(None).otherwise(pl.col("x")).alias("x"))
-    s = summarise(frame, ["x", "k"])
-    v = x[~np.isnan(x)]
-    v = np.delete(v, 10 - 7)
-    for name, ref in (("mean", v.mean()), ("std0", v.std()), ("std1", v.std(ddof=1)),
-                      ("min", v.min()), ("max", v.max()), ("median", np.median(v)),
-                      ("q25", np.percentile(v, 25)), ("q75", np.percentile(v, 75)),
-                      ("maxabs", np.abs(v).max())):
-        assert s["x"][name] == pytest.approx(ref, abs=1e-9, rel=1e-12), name
-    assert s["x"]["n"] == v.size
-    assert s["x"]["nonzero"] == np.count_nonzero(v) and s["x"]["negative"] == (v < 0).sum()
-    assert (s["x"]["n_at_min"], s["x"]["n_at_max"]) == (1, 1)
-    k = frame["k"].to_numpy()
-    assert s["k"]["integral"] and not s["x"]["integral"]
-    assert (s["k"]["n_at_min"], s["k"]["n_at_max"]) == ((k == -3).sum(), (k == 3).sum())
-    assert s["k"]["q75"] == np.percentile(k, 75) and s["k"]["std1"] == pytest.approx(
-        k.std(ddof=1), abs=1e-12)
+    sizes = (301, 200)
+    for batch in (pe.BATCH_ROWS, 37):
+        monkeypatch.setattr(pe, "BATCH_ROWS", batch)
+        ctx = _context(_data(frame.to_dict(), sizes=sizes), ["x", "k"])
+        for target, rows in (("train", slice(0, 301)), (("train", "test"), slice(0, 501))):
+            s = ctx.per_split[target] if isinstance(target, str) else ctx.per_set[target]
+            xs, ks = x[rows], k[rows]
+            v = xs[~np.isnan(xs)]
+            refs = [("mean", v.mean()), ("std0", v.std()), ("std1", v.std(ddof=1)),
+                    ("min", v.min()), ("max", v.max()), ("maxabs", np.abs(v).max())]
+            if target != "train":  # quartiles are measured over the unions
+                refs += [("median", np.median(v)), ("q25", np.percentile(v, 25)),
+                         ("q75", np.percentile(v, 75))]
+            for name, ref in refs:
+                assert s["x"][name] == pytest.approx(ref, abs=1e-9, rel=1e-12), (batch, name)
+            assert s["x"]["n"] == v.size
+            assert s["x"]["nonzero"] == np.count_nonzero(v)
+            assert s["x"]["negative"] == (v < 0).sum()
+            assert (s["x"]["n_at_min"], s["x"]["n_at_max"]) == (1, 1)
+            assert s["k"]["integral"] and not s["x"]["integral"]
+            assert (s["k"]["n_at_min"], s["k"]["n_at_max"]) == ((ks == ks.min()).sum(),
+                                                                (ks == ks.max()).sum())
+            assert s["k"]["std1"] == pytest.approx(ks.std(ddof=1), abs=1e-12)
+        assert ctx.eps == {"x": np.finfo(np.float64).eps}
 
 
 def test_fill_candidates_match_simple_imputer_statistics():
+    """The mean and median of the values other than the fill (exact order statistics) and
+    the median with one copy of the fill kept recover SimpleImputer's statistics."""
     from sklearn.impute import SimpleImputer
 
     rng = np.random.default_rng(1)
@@ -85,8 +110,12 @@ def test_fill_candidates_match_simple_imputer_statistics():
         # the identity the candidate search relies on: the fill value stays the statistic
         assert filled_mean.mean() == pytest.approx(mean, abs=1e-12)
         assert np.median(filled_median) == pytest.approx(median, abs=1e-12)
-        assert fill_candidates(filled_mean, mean)["mean"] == pytest.approx(mean, abs=1e-12)
-        got = fill_candidates(filled_median, median)
+        ctx = _context(_data({"a": np.append(filled_mean, 0.0),  # a one-row test split
+                              "b": np.append(filled_median, 0.0)}, sizes=(n_obs + 40, 1)))
+        n, got = ctx.fill_candidates_of(("train",), "a", mean, 0.0)
+        assert n == n_obs + 40 and got["mean"] == pytest.approx(mean, abs=1e-12)
+        assert got["median"] == pytest.approx(np.median(obs), abs=1e-12)
+        _, got = ctx.fill_candidates_of(("train",), "b", median, 0.0)
         assert min(abs(got["median"] - median),
                    abs(got["median_with_one_copy"] - median)) <= 1e-12
 
@@ -406,15 +435,12 @@ def test_default_suite_builds_the_check_with_a_list_of_fitters():
 
 
 def test_level_keys_pick_the_first_key_each_column_is_a_function_of():
-    from auditor.stats.preprocessing import encoded_level_keys
-
     rng = np.random.default_rng(12)
     a, b = rng.integers(0, 8, N), rng.integers(0, 30, N)
     cols = {"a": a, "b": b, "id": np.arange(N),
             "of_a": np.where(np.arange(N) % 9 == 0, np.nan, a / 10 + 0.05),  # NaN = missing
             "of_b": b / 100 + 0.001, "noise": rng.random(N).round(2)}
-    data = _data(cols)
-    found = encoded_level_keys(data, ["of_a", "of_b", "noise"], ["a", "b", "id"], ["train", "test"])
+    found = _context(_data(cols)).level_keys(["of_a", "of_b", "noise"], ["a", "b", "id"])
     assert found == {"of_a": "a", "of_b": "b", "noise": None}  # an id-like key is never used
 
 
@@ -674,7 +700,7 @@ def test_a_real_column_published_standardised_over_all_rows_fails():
 def test_decimal_grid_equals_the_decimals_of_the_shortest_repr():
     from decimal import Decimal
 
-    from auditor.stats.preprocessing import decimal_grid, on_grid
+    from auditor.stats.preprocessing import on_grid
 
     rng = np.random.default_rng(40)
     cases = [np.round(rng.normal(50, 10, 300), d) for d in range(7)]
@@ -683,19 +709,22 @@ def test_decimal_grid_equals_the_decimals_of_the_shortest_repr():
     for x in cases:
         decimals = max(max(0, -Decimal(repr(float(v))).normalize().as_tuple().exponent)
                        for v in x)
-        assert decimal_grid(x) == (decimals if decimals <= 6 else None), x[:3]
+        ctx = _context(_data({"x": np.append(x, x[0])}, sizes=(x.size, 1)))
+        grid = ctx.fill_profile(("train",), "x", 1e300, 0.0, False)["grid"]  # every value
+        assert grid == (decimals if decimals <= 6 else None), x[:3]
     assert not on_grid(794141628.5134449, 0) and on_grid(794141628.0, 0)
     assert on_grid(53.5, 1) and not on_grid(53.329110597, 3)
 
 
-def test_summarise_of_a_short_frame_in_long_form_equals_the_select_form():
-    """Up to LONG_ROWS rows, summarise stacks the columns into long form and computes the
-    statistics by one group-by (a select costs ~50 us per expression, 15 per column: 10,000
-    columns took seconds a call); every statistic equals the select form's (exactly, but for
-    the group-by's own summation in mean and std: within a few ulps of the largest |value|,
-    far inside the fingerprints' tolerances): floats with NaN and nulls, Float32, integers,
-    booleans, a constant column, an all-null column, and a frame of one row."""
-    from auditor.stats import preprocessing as prep
+def test_summary_of_a_short_frame_in_long_form_equals_the_select_form(monkeypatch):
+    """Up to LONG_ROWS rows, a batch's columns are stacked into long form and summarised by
+    one group-by (a select costs ~50 us per expression, 11 per column: 10,000 columns took
+    seconds a call); every statistic equals the select form's (exactly, but for the
+    group-by's own summation in mean and variance: within a few ulps of the largest |value|,
+    far inside the fingerprints' tolerances), and so do the quartiles of the polars engine:
+    floats with NaN and nulls, Float32, integers, booleans, a constant column, an all-null
+    column, and a frame of one row."""
+    from auditor.engines import polars_values
 
     rng = np.random.default_rng(7)
     for rows in (1, 2, 50, 400):
@@ -707,60 +736,64 @@ def test_summarise_of_a_short_frame_in_long_form_equals_the_select_form():
             (pl.col("x4") > 4).alias("x4"), pl.lit(2.5).alias("x5"),
             pl.lit(None, pl.Float64).alias("x6"),
             pl.when(pl.int_range(pl.len()) % 3 == 0).then(None).otherwise(pl.col("x7"))
-            .alias("x7")).rename({"x8": "c", "x9": "v"})  # names of a long form, once
+            .alias("x7")).rename({"x8": "column", "x9": "n"})  # names of the summary's own
         cols = frame.columns
         assert 0 < frame.height <= prep.LONG_ROWS
-        got = summarise(frame, cols)
-        want = prep._summarise(frame, cols)
-        assert list(got) == cols
-        for c in cols:
-            assert set(got[c]) == set(prep.AGGS)
-            for k in prep.AGGS:
-                a, b = got[c][k], want[c][k]
-                assert type(a) is type(b), (rows, c, k)
-                if k in ("mean", "std0", "std1") and a == a:
-                    tol = 16 * np.finfo(np.float64).eps * want[c]["maxabs"]
-                    assert abs(a - b) <= tol, (rows, c, k, a, b)
+        got = frame_summary(frame, cols)
+        qs = (0.25, 0.5, 0.75)
+        got_q = polars_values.column_quantiles(frame, cols, qs)
+        monkeypatch.setattr(prep, "LONG_ROWS", 0)
+        monkeypatch.setattr(polars_values, "LONG_ROWS", 0)
+        want = frame_summary(frame, cols)
+        want_q = polars_values.column_quantiles(frame, cols, qs)
+        monkeypatch.undo()
+        assert got["column"].to_list() == cols and got_q == want_q
+        for c, a, b in zip(cols, got.iter_rows(named=True), want.iter_rows(named=True)):
+            for k in prep.STATS:
+                x, y = a[k], b[k]
+                if k in ("mean", "var0") and x is not None:
+                    tol = 16 * np.finfo(np.float64).eps * b["maxabs"] * max(1.0, b["maxabs"])
+                    assert abs(x - y) <= tol, (rows, c, k, x, y)
                 else:
-                    assert a == b or (a != a and b != b), (rows, c, k, a, b)
+                    assert x == y or (x != x and y != y), (rows, c, k, x, y)
 
 
-def test_count_near_of_a_short_union_in_long_form_equals_the_select_form(monkeypatch):
-    """Up to LONG_ROWS rows the union's values near each (column, key, v, tol) are counted in
-    long form (one join and group-by), in batches of LONG_CELLS values: the counts equal the
+def test_count_near_of_a_short_batch_in_long_form_equals_the_select_form(monkeypatch):
+    """Up to LONG_ROWS rows a batch's values near each (column, v, tol) are counted in long
+    form (one join and group-by), in batches of LONG_CELLS values: the counts equal the
     one-select form's, NaN and nulls never counted, a spec matching nothing counted 0."""
-    from auditor.stats import preprocessing as prep
-
     rng = np.random.default_rng(8)
     x = rng.normal(0, 1, 300).round(1)
     x[:9] = np.nan
     frame = pl.DataFrame({"a": x, "b": rng.integers(0, 5, 300), "c": rng.random(300) < 0.3,
                           "d": pl.Series(x, dtype=pl.Float32)}).with_columns(
         pl.when(pl.int_range(pl.len()) % 4 == 0).then(None).otherwise(pl.col("b")).alias("b"))
-    specs = [("a", "mean", 0.0, 0.05), ("a", "median", 0.1, 1e-9), ("b", "mean", 2.0, 0.0),
-             ("b", "median", 2.5, 0.6), ("c", "mean", 1.0, 0.0), ("d", "mean", -0.3, 1e-6),
-             ("d", "median", 99.0, 1.0)]
-    ctx = prep.Context(None, [], [], {}, [], {("t",): frame}, {}, {}, None, {})
+    specs = (("a", 0.0, 0.05), ("a", 0.1, 1e-9), ("b", 2.0, 0.0), ("b", 2.5, 0.6),
+             ("c", 1.0, 0.0), ("d", -0.3, 1e-6), ("d", 99.0, 1.0))
+
+    def counts():
+        got = prep.near_batch(frame, 0, specs=specs).sort("i")
+        return dict(zip(got["i"].to_list(), got["n"].to_list()))
+
     for cells in (1, 300, 1 << 21):
         monkeypatch.setattr(prep, "LONG_CELLS", cells)
-        got = ctx.count_near(("t",), specs)
+        got = counts()
         monkeypatch.setattr(prep, "LONG_ROWS", 0)
-        want = ctx.count_near(("t",), specs)
+        want = counts()
         monkeypatch.setattr(prep, "LONG_ROWS", 5_000)
         assert got == want and len(got) == len(specs)
-    assert want["d\x00median"] == 0 and want["b\x00mean"] > 0
+    b = frame["b"].drop_nulls().to_numpy()
+    assert want[6] == 0 and want[2] == int((b == 2).sum()) > 0
 
 
-def test_summarise_in_column_batches_of_a_many_chunk_frame_matches_numpy(monkeypatch):
-    """summarise works SUMMARY_BATCH columns at a time on a many-chunk frame (the splits and
-    their unions are no longer copied into one chunk): every statistic equals numpy's on the
-    column, and the one-select form on the rechunked frame exactly."""
-    from auditor.stats import preprocessing as prep
+def test_quantiles_in_column_batches_of_a_many_chunk_frame_match_numpy(monkeypatch):
+    """The polars engine's quartiles of a union work QUANTILE_BATCH columns at a time on a
+    many-chunk frame (the splits are not copied into one chunk): each equals numpy's."""
+    from auditor.engines import polars_values
 
-    monkeypatch.setattr(prep, "LONG_ROWS", 0)  # the tall-frame path, on a small frame
-
+    monkeypatch.setattr(polars_values, "LONG_ROWS", 0)  # the tall-frame path, on a small frame
     rng = np.random.default_rng(5)
-    cols = [f"x{i}" for i in range(2 * prep.SUMMARY_BATCH + 1)]  # three batches
+    cols = [f"x{i}" for i in range(2 * polars_values.QUANTILE_BATCH + 1)]  # three batches
     parts = []
     for _ in range(3):
         d = {c: rng.normal(i, 1 + i, 1000) for i, c in enumerate(cols)}
@@ -769,18 +802,11 @@ def test_summarise_in_column_batches_of_a_many_chunk_frame_matches_numpy(monkeyp
                                                   pl.col("x2").round(0)))
     frame = pl.concat(parts, rechunk=False)
     assert frame.n_chunks() == 3
-    got = summarise(frame, cols)
+    got = polars_values.column_quantiles(frame, cols, (0.25, 0.5, 0.75))
     assert list(got) == cols
-    assert got == prep._summarise(frame.rechunk(), cols)
     for c in cols:
         x = frame[c].cast(pl.Float64).to_numpy()
         x = x[~np.isnan(x)]
-        s = got[c]
-        assert s["n"] == x.size
-        assert s["mean"] == pytest.approx(x.mean(), rel=1e-12)
-        assert s["std1"] == pytest.approx(x.std(ddof=1), rel=1e-12)
-        assert s["median"] == pytest.approx(np.median(x), rel=1e-12)
-        assert s["q25"] == pytest.approx(np.quantile(x, 0.25), rel=1e-12)
-        assert (s["min"], s["max"]) == (x.min(), x.max())
-        assert s["integral"] == (c == "x2")
-        assert s["negative"] == int((x < 0).sum())
+        assert got[c] == pytest.approx(list(np.quantile(x, [0.25, 0.5, 0.75])), rel=1e-12)
+
+

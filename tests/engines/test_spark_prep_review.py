@@ -104,7 +104,8 @@ def test_a_missed_bracket_is_widened_not_replaced_by_the_whole_column(spark, mon
 
     from pyspark.sql import functions as F
 
-    import auditor.engines.spark_prep as sp
+    import auditor.engines.spark_values as sp
+    from auditor.stats.preprocessing import linear_quantile
 
     rng = np.random.default_rng(8)
     x = rng.normal(size=5000)
@@ -117,7 +118,7 @@ def test_a_missed_bracket_is_widened_not_replaced_by_the_whole_column(spark, mon
         return real(frame, requests, lows, highs, margin)
 
     monkeypatch.setattr(sp, "order_stats", spy)
-    ranks = [sp.linear_quantile(len(x), q) for q in (0.25, 0.5, 0.9)]
+    ranks = [linear_quantile(len(x), q) for q in (0.25, 0.5, 0.9)]
     requests = [(F.col("x"), len(x), k0, k1) for k0, k1, _ in ranks]
     got = sp.order_stats(df, requests, [10.0] * 3, [11.0] * 3)  # brackets above every value
     s = np.sort(x)
@@ -126,12 +127,12 @@ def test_a_missed_bracket_is_widened_not_replaced_by_the_whole_column(spark, mon
     assert all(lo is None or math.isfinite(lo) for lo, _ in calls)
 
 
-def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors(
+def test_target_encoding_over_a_key_of_hundreds_of_levels_is_summed_by_level_on_the_executors(
         spark, monkeypatch):
     """A target encoding keyed by a 400-level user column (leaked: fitted on all rows):
-    the polars findings and fit evidence, while no collect of the fit returns more than the
-    20 example levels (the per-level table went to the driver before)."""
-    import auditor.engines.spark_prep as sp
+    the polars findings and fit evidence, while no collect of the fit returns more than a row
+    per level (the rows are summed per level on the executors, never brought one by one)."""
+    from auditor.detectors.preprocessing_context import Context
 
     rng = np.random.default_rng(17)
     user = rng.integers(0, 400, 6000)
@@ -147,7 +148,7 @@ def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors
                                  for k, v in frames.items()}, columns=columns)
     DataFrame = type(spark_data.splits["train"])  # pyspark's classic (or connect) frame
     largest, inside = [0], [False]
-    real_fits, real_collect, real_arrow = (sp.SparkContext.encoding_fits, DataFrame.collect,
+    real_fits, real_collect, real_arrow = (Context.encoding_fits, DataFrame.collect,
                                            DataFrame.toArrow)
 
     def fits(self, c, key):
@@ -169,7 +170,7 @@ def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors
             largest[0] = max(largest[0], out.num_rows)
         return out
 
-    monkeypatch.setattr(sp.SparkContext, "encoding_fits", fits)
+    monkeypatch.setattr(Context, "encoding_fits", fits)
     monkeypatch.setattr(DataFrame, "collect", collect)
     monkeypatch.setattr(DataFrame, "toArrow", to_arrow)
     check = PreprocessingFit()
@@ -182,4 +183,4 @@ def test_target_encoding_over_a_key_of_hundreds_of_levels_stays_on_the_executors
     assert got["levels"] == want["levels"] and got["level_key"] == want["level_key"] == "user"
     assert want["levels"] > 300
     assert got["smoothing_m"] == pytest.approx(want["smoothing_m"], rel=1e-9, abs=1e-12)
-    assert 0 < largest[0] <= 20
+    assert 0 < largest[0] <= 400  # levels, not the 4,500 train rows

@@ -1,0 +1,157 @@
+"""The polars engine's operations on numeric values (:class:`~auditor.engines.operations.Values`)
+and on levels, over the loaded frames: quantiles (exact), order statistics, the most repeated
+value, distinct counts and level spreads (:class:`~auditor.engines.operations.Operations`).
+
+Values are read as float64 with NaN as null, nulls dropped. Quantiles are linear (numpy's
+default; for the median the midpoint of the two middle values). Quantiles of many columns over
+the same splits are computed together: a tall frame :data:`QUANTILE_BATCH` columns per select,
+each batch made contiguous first (a select runs its expressions in parallel, each holding a
+sorted copy of its column); a short frame (at most :data:`LONG_ROWS` rows) in long form, the
+columns stacked into (column, value) and the quantiles computed per column by one group-by,
+:data:`LONG_CELLS` values at a time (a select costs ~50 us per expression whatever the rows:
+10,000 columns of 100 rows took 9 s in selects, 0.3 s in long form; the values are identical).
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import polars as pl
+
+from auditor.engines.operations import Bracket, OrderStat, Values
+
+QUANTILE_BATCH = 4  # columns per select on a tall frame
+LONG_ROWS = 5_000  # frames up to this many rows are read in long form (column, value)
+LONG_CELLS = 1 << 21  # values per long-form group-by
+# the long form's column and value names: never a user column (auditor.core.colnames)
+_COLUMN, _VALUE = "__auditor_column", "__auditor_value"
+
+Frames = Mapping[str, pl.DataFrame]
+
+
+def floats(x: pl.Expr) -> pl.Expr:
+    """A column read as :class:`~auditor.engines.operations.Values` read it: float64, NaN
+    as null."""
+    return x.cast(pl.Float64).fill_nan(None)
+
+
+def values_of(frames: Frames, v: Values) -> pl.Series:
+    """The values of ``v`` (nulls dropped, bounds applied), in stored order."""
+    x = pl.concat([frames[s].select(floats(pl.col(v.column))).to_series() for s in v.splits])
+    x = x.drop_nulls()
+    keep = pl.lit(True)
+    e = pl.col(v.column)
+    if v.lo is not None:
+        keep = keep & (e >= v.lo)
+    if v.hi is not None:
+        keep = keep & (e <= v.hi)
+    if v.near is not None:
+        keep = keep & ((e - v.at).abs() <= v.near)
+    if v.far is not None:
+        keep = keep & ((e - v.at).abs() > v.far)
+    return x.to_frame(v.column).filter(keep).to_series()
+
+
+def _bounded(v: Values) -> bool:
+    return any(b is not None for b in (v.lo, v.hi, v.near, v.far))
+
+
+def quantiles(frames: Frames, requests: Sequence[tuple[Values, int]], qs: Sequence[float]
+              ) -> list[list[Bracket]]:
+    """Exact linear quantiles: unbounded requests on the same splits computed together."""
+    out: list[list[Bracket] | None] = [None] * len(requests)
+    together: dict[tuple[str, ...], list[tuple[int, str]]] = {}
+    for i, (v, _) in enumerate(requests):
+        if _bounded(v):
+            x = values_of(frames, v)
+            out[i] = [_exact(x.quantile(q, "linear")) for q in qs]
+        else:
+            together.setdefault(v.splits, []).append((i, v.column))
+    for splits, items in together.items():
+        cols = list(dict.fromkeys(c for _, c in items))
+        frame = pl.concat([frames[s].select(cols) for s in splits], rechunk=False)
+        got = column_quantiles(frame, cols, qs)
+        for i, c in items:
+            out[i] = [_exact(q) for q in got[c]]
+    return out  # type: ignore[return-value]
+
+
+def _exact(q: float | None) -> Bracket:
+    v = math.nan if q is None else float(q)
+    return Bracket(v, v, v)
+
+
+def column_quantiles(frame: pl.DataFrame, cols: list[str], qs: Sequence[float]
+                     ) -> dict[str, list[float | None]]:
+    """Per column of ``frame``, its linear quantiles at ``qs`` (None without a value)."""
+    out: dict[str, list[float | None]] = {}
+    if 0 < frame.height <= LONG_ROWS:
+        step = max(1, LONG_CELLS // frame.height)
+        for b in range(0, len(cols), step):
+            part = cols[b:b + step]
+            long = (frame.select(floats(pl.col(c)) for c in part)
+                    .unpivot(variable_name=_COLUMN, value_name=_VALUE).drop_nulls(_VALUE))
+            got = long.group_by(_COLUMN, maintain_order=True).agg(
+                pl.col(_VALUE).quantile(q, "linear").alias(f"q{j}") for j, q in enumerate(qs))
+            out.update({row[0]: list(row[1:]) for row in got.iter_rows()})
+        return {c: out.get(c, [None] * len(qs)) for c in cols}
+    for b in range(0, len(cols), QUANTILE_BATCH):
+        part = cols[b:b + QUANTILE_BATCH]
+        sel = frame.select(part)
+        sel = sel.rechunk() if sel.n_chunks() > 1 else sel
+        row = sel.select(floats(pl.col(c)).drop_nulls().quantile(q, "linear").alias(f"{i}|{j}")
+                         for i, c in enumerate(part) for j, q in enumerate(qs)).row(0)
+        k = len(qs)
+        out.update({c: list(row[i * k:(i + 1) * k]) for i, c in enumerate(part)})
+    return out
+
+
+def order_statistics(frames: Frames, requests: Sequence[OrderStat]
+                     ) -> list[tuple[float, float]]:
+    out = []
+    for r in requests:
+        x = values_of(frames, r.values).sort()
+        out.append((float(x[r.k0]), float(x[r.k1])))
+    return out
+
+
+def most_repeated(frames: Frames, values: Sequence[Values]) -> list[int]:
+    out = []
+    for v in values:
+        x = values_of(frames, v)
+        most = x.value_counts(name="n")["n"].max() if x.len() else 0
+        out.append(int(most or 0))  # type: ignore[arg-type]
+    return out
+
+
+def _union(frames: Frames, cols: Sequence[str], splits: Sequence[str]) -> pl.DataFrame:
+    """``cols`` of ``splits`` stacked, float NaN as null."""
+    frame = pl.concat([frames[s].select(list(cols)) for s in splits], rechunk=False)
+    return frame.with_columns(pl.col(c).fill_nan(None) for c, t in frame.schema.items()
+                              if t.is_float())
+
+
+def distinct_counts(frames: Frames, columns: Sequence[str], splits: Sequence[str], *,
+                    missing_level: bool = False) -> dict[str, int]:
+    cols = list(dict.fromkeys(columns))
+    if not cols:
+        return {}
+    frame = _union(frames, cols, splits)
+    row = frame.select(*(pl.col(c).drop_nulls().n_unique().alias(f"d{i}")
+                         for i, c in enumerate(cols)),
+                       *(pl.col(c).null_count().alias(f"m{i}") for i, c in enumerate(cols))
+                       ).row(0)
+    k = len(cols)
+    return {c: int(row[i]) + int(missing_level and row[k + i] > 0) for i, c in enumerate(cols)}
+
+
+def level_spreads(frames: Frames, key: str, columns: Sequence[str], splits: Sequence[str]
+                  ) -> dict[str, tuple[int, int]]:
+    cols = [c for c in dict.fromkeys(columns) if c != key]
+    if not cols:
+        return {}
+    frame = _union(frames, [key, *cols], splits)
+    per = frame.group_by(key).agg(pl.col(c).drop_nulls().n_unique() for c in cols)
+    groups = per.select((pl.col(c) >= 1).sum() for c in cols).row(0)
+    most = per.select(pl.col(c).max() for c in cols).row(0)
+    return {c: (int(g or 0), int(m or 0)) for c, g, m in zip(cols, groups, most)}

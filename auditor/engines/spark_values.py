@@ -1,0 +1,255 @@
+"""The Spark engine's operations on numeric values (:class:`~auditor.engines.operations.Values`)
+and on levels: quantile sketches with brackets, exact order statistics, the most repeated value,
+distinct counts and level spreads (:class:`~auditor.engines.operations.Operations`), each one
+or two jobs over every request at once.
+
+Requests are columns of one frame: the union of the splits they read, every requested column as
+a double (NaN as null) under a split tag, a request's values a ``when`` over its splits and
+bounds (null elsewhere: aggregates skip it).
+
+- quantiles: one ``agg`` of ``percentile_approx`` (accuracy :data:`ACCURACY`: rank error <=
+  n / ACCURACY) at ``(k0 + 1) / n - margin``, ``q`` and ``(k1 + 1) / n + margin`` for the linear
+  quantile's ranks ``k0 <= k1`` (margin ``_MARGIN / ACCURACY``): the outer two bracket the two
+  order statistics the exact quantile interpolates; a collapsed bracket is exact.
+- order statistics (:func:`order_stats`): the distinct values (with their counts) inside the
+  brackets and the exact count below each, so the ranks are read off cumulative counts; a
+  bracket that missed is widened 16x, and only past ``ACCURACY / 16`` margins replaced by the
+  whole range: the driver holds about ``2 margin n / ACCURACY`` values per request (0.06% of
+  the rows), never the column.
+- the most repeated value: a ``groupBy`` (request, value) count, then the largest per request.
+- distinct counts: ``count_distinct`` per column in one ``agg``; level spreads: one ``groupBy``
+  of the key, then the levels holding a value and the largest distinct count, aggregated there.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from auditor.engines.operations import Bracket, OrderStat, Values
+from auditor.engines.spark_columns import col
+from auditor.stats.preprocessing import linear_quantile
+
+ACCURACY = 10_000          # percentile_approx accuracy: rank error <= n / ACCURACY
+_MARGIN = 3.0              # bracket half-width in units of 1 / ACCURACY
+TAG = "__auditor_split"
+
+
+def _F() -> Any:
+    from pyspark.sql import functions as F
+
+    return F
+
+
+def doubles(name: str) -> Any:
+    """The user column as double, NaN as null."""
+    F = _F()
+    x = col(name).cast("double")
+    return F.when(~F.isnan(x), x)
+
+
+def _any(conds: Sequence[Any]) -> Any:
+    out = conds[0]
+    for c in conds[1:]:
+        out = out | c
+    return out
+
+
+def requested(frames: Mapping[str, Any], values: Sequence[Values]) -> tuple[Any, list[Any]]:
+    """The union of the splits ``values`` read (their columns as ``v0..``, doubles with NaN as
+    null, under :data:`TAG`) and each request's values as a column expression."""
+    F = _F()
+    names = [s for s in frames if any(s in v.splits for v in values)]
+    cols = list(dict.fromkeys(v.column for v in values))
+    union = None
+    for t, s in enumerate(names):
+        part = frames[s].select(*[doubles(c).alias(f"v{j}") for j, c in enumerate(cols)],
+                                F.lit(t).alias(TAG))
+        union = part if union is None else union.unionByName(part)
+    exprs = []
+    for v in values:
+        x = F.col(f"v{cols.index(v.column)}")
+        cond = F.col(TAG).isin([names.index(s) for s in v.splits])
+        if v.lo is not None:
+            cond = cond & (x >= v.lo)
+        if v.hi is not None:
+            cond = cond & (x <= v.hi)
+        if v.near is not None:
+            cond = cond & (F.abs(x - v.at) <= v.near)
+        if v.far is not None:
+            cond = cond & (F.abs(x - v.at) > v.far)
+        exprs.append(F.when(cond, x))
+    return union, exprs
+
+
+def quantiles(frames: Mapping[str, Any], requests: Sequence[tuple[Values, int]],
+              qs: Sequence[float]) -> list[list[Bracket]]:
+    F = _F()
+    if not requests:
+        return []
+    frame, exprs = requested(frames, [v for v, _ in requests])
+    aggs = []
+    for i, ((_, n), e) in enumerate(zip(requests, exprs)):
+        ps = []
+        for q in qs:
+            k0, k1, _ = linear_quantile(n, q)
+            ps += [max(0.0, (k0 + 1) / n - _MARGIN / ACCURACY), q,
+                   min(1.0, (k1 + 1) / n + _MARGIN / ACCURACY)]
+        aggs.append(F.percentile_approx(e, ps, ACCURACY).alias(f"b{i}"))
+    row = frame.agg(*aggs).collect()[0]
+    out = []
+    for i in range(len(requests)):
+        got = row[f"b{i}"]
+        vals = [math.nan if x is None else float(x) for x in (got or [None] * 3 * len(qs))]
+        out.append([Bracket(*vals[3 * j:3 * j + 3]) for j in range(len(qs))])
+    return out
+
+
+def order_statistics(frames: Mapping[str, Any], requests: Sequence[OrderStat]
+                     ) -> list[tuple[float, float]]:
+    """Requests with a bracket read it (one pass fewer); the others are sketched first."""
+    if not requests:
+        return []
+    frame, exprs = requested(frames, [r.values for r in requests])
+    asked = [(e, r.n, r.k0, r.k1) for e, r in zip(exprs, requests)]
+    given = [i for i, r in enumerate(requests) if r.bracket is not None]
+    free = [i for i, r in enumerate(requests) if r.bracket is None]
+    out: list[Any] = [None] * len(requests)
+    if given:
+        got = order_stats(frame, [asked[i] for i in given],
+                          [requests[i].bracket[0] for i in given],  # type: ignore[index]
+                          [requests[i].bracket[1] for i in given])  # type: ignore[index]
+        for i, v in zip(given, got):
+            out[i] = v
+    if free:
+        for i, v in zip(free, order_stats(frame, [asked[i] for i in free])):
+            out[i] = v
+    return out
+
+
+def order_stats(frame: Any, requests: list[tuple[Any, int, int, int]],
+                lows: list[float] | None = None, highs: list[float] | None = None,
+                margin: float = _MARGIN) -> list[tuple[float, float]]:
+    """Exact order statistics ``(x_(k0), x_(k1))`` of each request ``(expr, n, k0, k1)``,
+    ``expr`` a double column of ``frame`` (null: not a value) with ``n`` non-null values:
+    ``percentile_approx`` brackets ``[lo, hi]`` around the two ranks (unless given), the count
+    below ``lo`` and the distinct values inside the bracket with their counts (see the module
+    docstring; a bracket that missed is re-measured wider)."""
+    F = _F()
+    if not requests:
+        return []
+    if lows is None or highs is None:
+        exprs = []
+        for i, (e, n, k0, k1) in enumerate(requests):
+            lo_p = max(0.0, (k0 + 1) / n - margin / ACCURACY)
+            hi_p = min(1.0, (k1 + 1) / n + margin / ACCURACY)
+            exprs.append(F.percentile_approx(e, [lo_p, hi_p], ACCURACY).alias(f"b{i}"))
+        row = frame.agg(*exprs).collect()[0]
+        lows = [float(row[f"b{i}"][0]) for i in range(len(requests))]
+        highs = [float(row[f"b{i}"][1]) for i in range(len(requests))]
+    below_exprs = [F.sum(F.when(e < lo, 1).otherwise(0)).alias(f"c{i}")
+                   for i, ((e, *_), lo) in enumerate(zip(requests, lows))]
+    row = frame.agg(*below_exprs).collect()[0]
+    below = [int(row[f"c{i}"] or 0) for i in range(len(requests))]
+    windows = _windows(frame, [(e, lo, hi) for (e, *_), lo, hi in zip(requests, lows, highs)])
+    out: list[tuple[float, float] | None] = []
+    retry = []
+    for i, (_, n, k0, k1) in enumerate(requests):
+        cum = below[i]
+        found: dict[int, float] = {}
+        for v, c in sorted(windows[i]):
+            for k in (k0, k1):
+                if k not in found and cum <= k < cum + c:
+                    found[k] = v
+            cum += c
+        if k0 in found and k1 in found:
+            out.append((found[k0], found[k1]))
+        else:
+            out.append(None)
+            retry.append(i)
+    if retry and not math.isfinite(margin):  # every value seen: n or the ranks were wrong
+        raise ValueError(f"order statistics {[requests[i][1:] for i in retry]} not found")
+    if retry:
+        again = [requests[i] for i in retry]
+        if margin * 16 <= ACCURACY / 16:
+            wide = order_stats(frame, again, margin=margin * 16)
+        else:  # the last resort: every distinct value
+            wide = order_stats(frame, again, [-math.inf] * len(retry), [math.inf] * len(retry),
+                               margin=math.inf)
+        for i, got in zip(retry, wide):
+            out[i] = got
+    return out  # type: ignore[return-value]
+
+
+def _windows(frame: Any, brackets: list[tuple[Any, float, float]]
+             ) -> dict[int, list[tuple[float, int]]]:
+    """Per request ``(expr, lo, hi)``, the distinct values of ``expr`` in ``[lo, hi]`` with
+    their counts: one ``groupBy`` (rows inside no bracket dropped before the explode)."""
+    F = _F()
+    hits = F.array(*[F.struct(F.lit(i).alias("r"), F.when((e >= lo) & (e <= hi), e).alias("v"))
+                     for i, (e, lo, hi) in enumerate(brackets)])
+    out: dict[int, list[tuple[float, int]]] = {i: [] for i in range(len(brackets))}
+    for r in (frame.where(_any([(e >= lo) & (e <= hi) for e, lo, hi in brackets]))
+              .select(F.explode(F.filter(hits, lambda s: s["v"].isNotNull())).alias("s"))
+              .select("s.r", "s.v").groupBy("r", "v").count().collect()):
+        out[int(r["r"])].append((float(r["v"]), int(r["count"])))
+    return out
+
+
+def most_repeated(frames: Mapping[str, Any], values: Sequence[Values]) -> list[int]:
+    F = _F()
+    if not values:
+        return []
+    frame, exprs = requested(frames, values)
+    hits = F.array(*[F.struct(F.lit(i).alias("r"), e.alias("v")) for i, e in enumerate(exprs)])
+    rows = (frame.where(_any([e.isNotNull() for e in exprs]))
+            .select(F.explode(F.filter(hits, lambda s: s["v"].isNotNull())).alias("s"))
+            .select("s.r", "s.v").groupBy("r", "v").count()
+            .groupBy("r").agg(F.max("count").alias("m")).collect())
+    most = {int(r["r"]): int(r["m"]) for r in rows}
+    return [most.get(i, 0) for i in range(len(values))]
+
+
+def _stacked(frames: Mapping[str, Any], cols: Sequence[str], splits: Sequence[str]) -> Any:
+    """``cols`` of ``splits`` stacked as ``c0..`` (float NaN as null)."""
+    from pyspark.sql.types import DoubleType, FloatType
+
+    F = _F()
+    union = None
+    for s in splits:
+        df = frames[s]
+        part = df.select(*[
+            (F.when(~F.isnan(col(c)), col(c))
+             if isinstance(df.schema[c].dataType, (DoubleType, FloatType)) else col(c))
+            .alias(f"c{j}") for j, c in enumerate(cols)])
+        union = part if union is None else union.unionByName(part)
+    return union
+
+
+def distinct_counts(frames: Mapping[str, Any], columns: Sequence[str], splits: Sequence[str],
+                    *, missing_level: bool = False) -> dict[str, int]:
+    F = _F()
+    cols = list(dict.fromkeys(columns))
+    if not cols:
+        return {}
+    row = _stacked(frames, cols, splits).agg(
+        *[F.count_distinct(f"c{j}").alias(f"d{j}") for j in range(len(cols))],
+        *[F.max(F.col(f"c{j}").isNull().cast("int")).alias(f"m{j}")
+          for j in range(len(cols))]).collect()[0]
+    return {c: int(row[f"d{j}"]) + int(missing_level and bool(row[f"m{j}"]))
+            for j, c in enumerate(cols)}
+
+
+def level_spreads(frames: Mapping[str, Any], key: str, columns: Sequence[str],
+                  splits: Sequence[str]) -> dict[str, tuple[int, int]]:
+    F = _F()
+    cols = [c for c in dict.fromkeys(columns) if c != key]
+    if not cols:
+        return {}
+    per = _stacked(frames, [key, *cols], splits).groupBy("c0").agg(
+        *[F.count_distinct(f"c{j}").alias(f"u{j}") for j in range(1, len(cols) + 1)])
+    row = per.agg(*[F.sum((F.col(f"u{j}") >= 1).cast("int")).alias(f"g{j}")
+                    for j in range(1, len(cols) + 1)],
+                  *[F.max(f"u{j}").alias(f"m{j}") for j in range(1, len(cols) + 1)]
+                  ).collect()[0]
+    return {c: (int(row[f"g{j}"] or 0), int(row[f"m{j}"] or 0))
+            for j, c in enumerate(cols, start=1)}
