@@ -200,7 +200,8 @@ class PreprocessingFit:
             if not pipeline:
                 raise NotApplicable("no feature columns: no fitted transform to fingerprint")
         elif cols:
-            context = fit_context(engine, roles, cols, min_ties=self.min_imputed)
+            context = fit_context(engine, roles, cols, min_ties=self.min_imputed,
+                                  robust_tolerance=self.tol_robust)
         summaries = ({} if context is None else
                      {s: {c: {k: v for k, v in got.items() if k not in QUANTILES}
                           for c, got in per.items()} for s, per in context.per_split.items()})

@@ -5,9 +5,9 @@ target-encoding fits).
 
 - Summaries: one :meth:`~auditor.engines.operations.Operations.map_batches` pass per split
   (:func:`summary_batch`: count, mean, population variance, extremes, max |x|, integral,
-  non-zero and negative counts, rows at the extremes), merged over batches by Chan's parallel
-  formula and over the unions a transform could have been fitted on (train+val,
-  train+val+test) by :func:`~auditor.stats.preprocessing.combine_summaries`, never re-read.
+  non-zero and negative counts, rows at the extremes), merged over a split's batches by
+  Chan's parallel formula (:func:`merge_parts`), and over the batches of the splits of each
+  union a transform could have been fitted on (train+val, train+val+test): never re-read.
 - Quartiles of every float column over every union (:meth:`~auditor.engines.operations.
   Operations.quantiles`: exact on polars, brackets on Spark), made exact where a verdict reads
   them (:meth:`~auditor.engines.operations.Operations.order_statistics`): every quartile of a
@@ -31,29 +31,21 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import polars as pl
 
 from auditor.core.roles import ColumnType, LabelKind, Roles
 from auditor.engines.operations import OrderStat, Operations, Values
-from auditor.stats.preprocessing import (EPS32, EPS64, combine_summaries, interpolate_quantile,
-                                         level_fit, linear_quantile, on_grid, robust_possible)
+from auditor.stats.long_form import COLUMN, LONG_ROWS, VALUE, floats, long_values
+from auditor.stats.preprocessing import (EPS32, EPS64, interpolate_quantile, level_fit,
+                                         linear_quantile, on_grid, robust_possible)
 
 QUARTILES = {"q25": 0.25, "median": 0.5, "q75": 0.75}
-LONG_ROWS = 5_000  # batches up to this many rows are summarised in long form (column, value)
-LONG_CELLS = 1 << 21  # values summarised per long-form group-by
 MAX_DECIMALS = 6  # the finest decimal grid of a fill's neighbourhood
 NEIGHBOURS = 6  # a fill's nearest distinct values compared with it
 MAX_LEVELS_HELD = 5_000_000  # a target encoding's levels the driver holds a row of, at most
-# the long form's column and value names: never a user column (auditor.core.colnames)
-_COLUMN, _VALUE = "__auditor_column", "__auditor_value"
-
-
-def floats(x: pl.Expr) -> pl.Expr:
-    """A column as the context reads it: float64, NaN as null."""
-    return x.cast(pl.Float64).fill_nan(None)
 
 
 # -- batch functions (picklable: run on Spark's executors as they are) --------------------------
@@ -75,20 +67,14 @@ def _statistics(x: pl.Expr) -> list[pl.Expr]:
 
 def frame_summary(frame: pl.DataFrame, cols: Sequence[str]) -> pl.DataFrame:
     """One row of :data:`STATS` per column of ``frame`` (nulls and NaN ignored). A tall frame in
-    one select; a short one (at most :data:`LONG_ROWS` rows) in long form, the columns stacked
-    into (column, value) and summarised by one group-by, :data:`LONG_CELLS` values at a time:
-    a select costs ~50 us per expression whatever the rows, 11 per column (10,000 columns of
-    100 rows: 9 s a call in selects, 0.3 s in long form; the values are identical)."""
+    one select; a short one (at most :data:`~auditor.stats.long_form.LONG_ROWS` rows) in long
+    form (:mod:`auditor.stats.long_form`), summarised by one group-by per long frame."""
     cols = list(cols)
     if frame.height <= LONG_ROWS:
-        step = max(1, LONG_CELLS // max(1, frame.height))
-        parts = []
-        for b in range(0, len(cols), step):
-            long = (frame.select(floats(pl.col(c)) for c in cols[b:b + step])
-                    .unpivot(variable_name=_COLUMN, value_name=_VALUE))
-            parts.append(long.group_by(_COLUMN, maintain_order=True).agg(
-                e.alias(k) for k, e in zip(STATS, _statistics(pl.col(_VALUE)))))
-        return pl.concat(parts).rename({_COLUMN: "column"})
+        parts = [long.group_by(COLUMN, maintain_order=True).agg(
+            e.alias(k) for k, e in zip(STATS, _statistics(pl.col(VALUE))))
+            for long in long_values(frame, cols)]
+        return pl.concat(parts).rename({COLUMN: "column"})
     row = frame.select(e.alias(f"{i}|{k}") for i, c in enumerate(cols)
                        for k, e in zip(STATS, _statistics(floats(pl.col(c))))).row(0)
     k = len(STATS)
@@ -106,7 +92,7 @@ def summary_batch(batch: pl.DataFrame, first_row: int, *, cols: tuple[str, ...]
             for c, t in batch.schema.items()}
     got = frame_summary(batch, cols)
     return got.with_columns(pl.col("column").replace_strict(bits, return_dtype=pl.Int64)
-                            .alias("bits"))
+                            .alias("bits")).select(pl.col(k).cast(t) for k, t in PARTS.items())
 
 
 NEAR = {"i": pl.Int64, "n": pl.Int64}
@@ -123,20 +109,14 @@ def near_batch(batch: pl.DataFrame, first_row: int, *,
                            for i, (c, v, tol) in enumerate(specs)).row(0)
         return pl.DataFrame({"i": range(len(specs)), "n": row}, schema=NEAR)
     cols = list(dict.fromkeys(c for c, _, _ in specs))
-    wanted = pl.DataFrame({_COLUMN: [c for c, _, _ in specs], "i": range(len(specs)),
+    wanted = pl.DataFrame({COLUMN: [c for c, _, _ in specs], "i": range(len(specs)),
                            "v": [float(v) for _, v, _ in specs],
                            "t": [float(t) for _, _, t in specs]},
-                          schema={_COLUMN: pl.String, "i": pl.Int64, "v": pl.Float64,
+                          schema={COLUMN: pl.String, "i": pl.Int64, "v": pl.Float64,
                                   "t": pl.Float64})
-    parts = []
-    step = max(1, LONG_CELLS // batch.height)
-    for b in range(0, len(cols), step):
-        long = (batch.select(floats(pl.col(c)) for c in cols[b:b + step])
-                .unpivot(variable_name=_COLUMN, value_name=_VALUE))
-        parts.append(long.join(wanted, on=_COLUMN).group_by("i").agg(
-            ((pl.col(_VALUE) - pl.col("v")).abs() <= pl.col("t")).sum().cast(pl.Int64)
-            .alias("n")))
-    return pl.concat(parts)
+    return pl.concat([long.join(wanted, on=COLUMN).group_by("i").agg(
+        ((pl.col(VALUE) - pl.col("v")).abs() <= pl.col("t")).sum().cast(pl.Int64).alias("n"))
+        for long in long_values(batch, cols)])
 
 
 def any_near_batch(batch: pl.DataFrame, first_row: int, *,
@@ -229,76 +209,94 @@ def label_batch(batch: pl.DataFrame, first_row: int, *, label: str) -> pl.DataFr
                          "smallest": [t.min()], "largest": [t.max()]}, schema=LABEL)
 
 
+def _levels(s: pl.Series, key_type: Any) -> pl.Series:
+    """A key's values as levels of ``key_type`` (integers beyond Int64 wrap: still distinct)."""
+    return s.cast(key_type, wrap_numerical=True)
+
+
 def mapping_batch(batch: pl.DataFrame, first_row: int, *, key: str, value: str,
                   key_type: Any) -> pl.DataFrame:
     """Rows per (level of ``key``, value of ``value``) where the value is present."""
-    return (pl.DataFrame({"k": batch[key].cast(key_type),
+    return (pl.DataFrame({"k": _levels(batch[key], key_type),
                           "v": batch.select(floats(pl.col(value))).to_series()})
             .drop_nulls("v").group_by("k", "v").agg(pl.len().cast(pl.Int64).alias("w")))
 
 
+LABEL_LEVELS = {"mapped": pl.Boolean, "n": pl.Int64, "sy": pl.Float64}
+
+
 def label_levels_batch(batch: pl.DataFrame, first_row: int, *, key: str, label: str,
-                       top: str | None, key_type: Any) -> pl.DataFrame:
-    """Per level of ``key``: the labelled rows and the sum of their labels (as floats)."""
-    return (pl.DataFrame({"k": batch[key].cast(key_type), "y": label_floats(batch[label], top)})
-            .drop_nulls("y").group_by("k").agg(pl.len().cast(pl.Int64).alias("n"),
-                                               pl.col("y").sum().alias("sy")))
+                       top: str | None, key_type: Any, levels: tuple[Any, ...],
+                       null_level: bool) -> pl.DataFrame:
+    """The labelled rows and the sum of their labels (as floats) per level of ``key`` among
+    ``levels`` (a null key one of them when ``null_level``), and of the other rows together
+    (``mapped`` false, ``k`` null)."""
+    k = _levels(batch[key], key_type)
+    mapped = k.is_in(pl.Series(levels, dtype=key_type).implode()).fill_null(False)
+    if null_level:
+        mapped = mapped | k.is_null()
+    return (pl.DataFrame({"k": k, "mapped": mapped, "y": label_floats(batch[label], top)})
+            .drop_nulls("y")
+            .with_columns(pl.when(pl.col("mapped")).then(pl.col("k")).alias("k"))
+            .group_by("k", "mapped").agg(pl.len().cast(pl.Int64).alias("n"),
+                                         pl.col("y").sum().alias("sy")))
 
 
 # -- merging on the driver ---------------------------------------------------------------------
 
-def merge_parts(parts: pl.DataFrame) -> dict[str, dict[str, Any]]:
-    """Per column, the :data:`STATS` of the rows behind ``parts`` (batch summaries): counts
-    summed, extremes of extremes, rows at an extreme summed over the batches holding it, the
-    mean weighted by counts and ``var0 = M2 / n``, ``M2 = sum n_i var0_i + n_i (mean_i -
-    mean)^2`` (Chan); a column of one batch keeps its batch's mean and variance."""
+def merge_parts(parts: pl.DataFrame, cols: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per column of ``cols``, the summary of the rows behind ``parts`` (batch summaries, of
+    one split or of several): counts summed, extremes of extremes, rows at an extreme summed
+    over the batches holding it, the mean weighted by counts, ``M2 = sum n_i var0_i + n_i
+    (mean_i - mean)^2`` (Chan's parallel formula), std0 = sqrt(M2 / n), std1 = sqrt(M2 /
+    (n - 1)); a column of one batch keeps its batch's mean and variance. The quartiles are
+    NaN (measured apart); a column without a value has n 0, NaN statistics, integral False."""
     live = parts.filter(pl.col("n") > 0)
-    if live.height == 0:
-        return {}
     n, mean = pl.col("n"), pl.col("mean")
-    total = n.sum().over("column")
     mu = pl.when(pl.len().over("column") == 1).then(mean) \
-        .otherwise((n * mean).sum().over("column") / total)
-    g = (live.with_columns(mu.alias("mu"))
-         .group_by("column", maintain_order=True).agg(
-             n.sum(), pl.col("mu").first().alias("mean"),
-             pl.when(pl.len() == 1).then(pl.col("var0").first())
-             .otherwise((n * pl.col("var0") + n * (mean - pl.col("mu")) ** 2).sum() / n.sum())
-             .alias("var0"),
-             pl.col("min").min(), pl.col("max").max(), pl.col("maxabs").max(),
-             pl.col("integral").min(), pl.col("nonzero").sum(), pl.col("negative").sum(),
-             pl.col("n_at_min").filter(pl.col("min") == pl.col("min").min()).sum(),
-             pl.col("n_at_max").filter(pl.col("max") == pl.col("max").max()).sum()))
-    out = {}
-    for row in g.iter_rows(named=True):
-        d = {k: row[k] for k in STATS}
-        d["integral"] = bool(d["integral"])
-        for k in ("mean", "var0", "min", "max", "maxabs"):
-            d[k] = math.nan if d[k] is None else float(d[k])
-        out[row["column"]] = d
-    return out
+        .otherwise((n * mean).sum().over("column") / n.sum().over("column"))
+    m2 = pl.when(pl.len() == 1).then(pl.col("var0").first() * n.first()) \
+        .otherwise((n * pl.col("var0") + n * (mean - pl.col("mu")) ** 2).sum())
+    g = (live.with_columns(mu.alias("mu")).group_by("column").agg(
+        n.sum(), pl.col("mu").first().alias("mean"), m2.alias("m2"),
+        pl.col("min").min(), pl.col("max").max(), pl.col("maxabs").max(),
+        (pl.col("integral").min() == 1).alias("integral"), pl.col("nonzero").sum(),
+        pl.col("negative").sum(),
+        pl.col("n_at_min").filter(pl.col("min") == pl.col("min").min()).sum(),
+        pl.col("n_at_max").filter(pl.col("max") == pl.col("max").max()).sum()))
+    ok = pl.col("m2").is_finite() & (pl.col("m2") >= 0)
+    g = g.with_columns(
+        pl.when(ok).then((pl.col("m2") / pl.col("n")).sqrt()).otherwise(math.nan).alias("std0"),
+        pl.when(ok & (pl.col("n") > 1)).then((pl.col("m2") / (pl.col("n") - 1)).sqrt())
+        .otherwise(math.nan).alias("std1"),
+        *(pl.lit(math.nan).alias(k) for k in QUARTILES)).drop("m2")
+    out = {row.pop("column"): row for row in g.to_dicts()}
+    return {c: out.get(c) or _empty() for c in cols}
 
 
 def _empty() -> dict[str, Any]:
-    return {"n": 0, "mean": math.nan, "var0": math.nan, "min": math.nan, "max": math.nan,
-            "maxabs": math.nan, "integral": False, "nonzero": 0, "negative": 0,
-            "n_at_min": 0, "n_at_max": 0}
+    return {"n": 0, **{k: math.nan for k in ("mean", "std0", "std1", "min", "max", "maxabs",
+                                               *QUARTILES)},
+            "integral": False, "nonzero": 0, "negative": 0, "n_at_min": 0, "n_at_max": 0}
 
 
 def _key_type(t: ColumnType | None) -> Any:
     """The polars type a level key's values travel in."""
     return {ColumnType.INTEGER: pl.Int64, ColumnType.BOOLEAN: pl.Boolean,
-            ColumnType.FLOAT: pl.Float64, ColumnType.DECIMAL: pl.Float64,
-            ColumnType.DATE: pl.Date}.get(t, pl.String)  # type: ignore[arg-type]
+            ColumnType.FLOAT: pl.Float64}.get(t, pl.String)  # type: ignore[arg-type]
 
 
 # -- the context -------------------------------------------------------------------------------
 
-def fit_context(ops: Operations, roles: Roles, cols: list[str], *, min_ties: int) -> "Context":
+def fit_context(ops: Operations, roles: Roles, cols: list[str], *, min_ties: int,
+                robust_tolerance: Callable[[float, float], float]) -> "Context":
     """The :class:`Context` of ``cols``, summarised once per run (the measure and the judge
-    read the same one)."""
-    return ops.cached(("leakage.preprocessing.context", tuple(cols), min_ties),  # type: ignore
-                      lambda: Context.build(ops, roles, cols, min_ties))
+    read the same one); ``robust_tolerance(eps, max |quartile|)``: the judge's tolerance on a
+    robust scaler's median and IQR (a column whose quartiles may match one within it has its
+    quartiles measured exactly)."""
+    return ops.cached(  # type: ignore[no-any-return]
+        ("leakage.preprocessing.context", tuple(cols), min_ties, robust_tolerance),
+        lambda: Context.build(ops, roles, cols, min_ties, robust_tolerance))
 
 
 @dataclass
@@ -320,36 +318,29 @@ class Context:
     eps: dict[str, float]
     exact_quantiles: set[tuple[str, tuple[str, ...], str]] = field(default_factory=set)
     label_info: dict[str, Any] | None = None
+    later_levels: dict[str, int] = field(default_factory=dict)  # a key's levels after train
 
     @classmethod
-    def build(cls, ops: Operations, roles: Roles, cols: list[str], min_ties: int) -> "Context":
+    def build(cls, ops: Operations, roles: Roles, cols: list[str], min_ties: int,
+              robust_tolerance: Callable[[float, float], float] = lambda eps, q: 1e-6
+              ) -> "Context":
         names = list(roles.splits)
         fit_sets = [names[:i] for i in range(len(names), 1, -1)]  # largest first
         got = ops.map_batches(cols, functools.partial(summary_batch, cols=tuple(cols)), PARTS)
-        raw = {n: merge_parts(got[n]) for n in names}
-        raw = {n: {c: raw[n].get(c) or _empty() for c in cols} for n in names}
         widths = pl.concat(list(got.values())).group_by("column").agg(pl.col("bits").max())
         bits = dict.fromkeys(cols, 0) | dict(widths.iter_rows())
         eps = {c: EPS32 if bits[c] == 32 else EPS64 for c in cols
                if bits[c] or roles.types.get(c) == ColumnType.FLOAT}
-        targets = [(n,) for n in names] + [tuple(s) for s in fit_sets]
-        combined: dict[tuple[str, ...], dict[str, dict[str, Any]]] = {}
-        for t in targets:
-            combined[t] = {}
-            for c in cols:
-                parts = [raw[n][c] for n in t]
-                s = combine_summaries(parts)
-                live = [p for p in parts if p["n"]]
-                s["n_at_min"] = sum(p["n_at_min"] for p in live if p["min"] == s["min"])
-                s["n_at_max"] = sum(p["n_at_max"] for p in live if p["max"] == s["max"])
-                combined[t][c] = s | {k: math.nan for k in QUARTILES}
+        # a union's summary is its splits' batches merged (never read again)
+        combined = {t: merge_parts(pl.concat([got[n] for n in t]), cols)
+                    for t in [(n,) for n in names] + [tuple(s) for s in fit_sets]}
         ctx = cls(ops, roles, names, cols, fit_sets, {n: combined[(n,)] for n in names},
                   {tuple(s): combined[tuple(s)] for s in fit_sets}, eps)
-        ctx._quartiles(combined, min_ties)
+        ctx._quartiles(combined, min_ties, robust_tolerance)
         return ctx
 
     def _quartiles(self, combined: dict[tuple[str, ...], dict[str, dict[str, Any]]],
-                   min_ties: int) -> None:
+                   min_ties: int, robust_tolerance: Callable[[float, float], float]) -> None:
         """Quartiles of every float column over every union, exact where a verdict reads them
         (see the module docstring)."""
         spec = [(c, tuple(t)) for c in self.cols if c in self.eps for t in self.fit_sets
@@ -363,7 +354,9 @@ class Context:
                 if b.exact:
                     self.exact_quantiles.add((c, t, k))
         robust = {c for (c, t), bs in brackets.items() if not combined[t][c]["integral"]
-                  and robust_possible([x for b in bs for x in (b.lo, b.value, b.hi)])}
+                  and robust_possible([x for b in bs for x in (b.lo, b.value, b.hi)],
+                                      max(1e-6, robust_tolerance(
+                                          self.eps[c], max(abs(bs[0].value), abs(bs[2].value)))))}
         todo: list[tuple[str, tuple[str, ...], str, tuple[float, float] | None]] = []
         maybe = []
         for (c, t), bs in brackets.items():
@@ -464,9 +457,6 @@ class Context:
                            None) if live.height else None
         return out
 
-    def _others(self, splits: Sequence[str], c: str, v: float, tol: float) -> Values:
-        return Values(c, tuple(splits), at=v, far=tol)
-
     def fill_profile(self, fit_set: Sequence[str], c: str, v: float, tol: float,
                      median: bool) -> dict[str, Any]:
         """What the imputation judge needs about ``v`` in column ``c`` over ``fit_set``: the
@@ -481,7 +471,7 @@ class Context:
         m = around["others"]
         neighbour = 1
         if m:
-            others = self._others(fit_set, c, v, tol)
+            others = Values(c, fit_set, at=v, far=tol)
             window = -1.0
             if median:
                 ranks = [linear_quantile(m, q) for q in (0.25, 0.75)]
@@ -503,10 +493,11 @@ class Context:
 
     def fill_candidates_of(self, splits: Sequence[str], c: str, v: float, tol: float
                            ) -> tuple[int, dict[str, float]]:
-        """(non-null values, :func:`~auditor.stats.preprocessing.fill_candidates`) of column
-        ``c`` over ``splits``: the mean and median of the values farther than ``tol`` from
-        ``v``, and their median with one copy of ``v`` (m + 1 values, ``v`` at rank b after
-        the b others below it)."""
+        """(non-null values, what a mean or median imputer fitted on column ``c`` over
+        ``splits`` would have filled): the mean and median of the values farther than ``tol``
+        from ``v``, and their median with one copy of ``v`` kept (an observed value that was
+        itself the median of an odd count: m + 1 values, ``v`` at rank b after the b others
+        below it)."""
         around = self._around(splits, c, v, tol)
         n, m, b = around["n"], around["others"], around["below"]
         if m == 0:
@@ -514,7 +505,7 @@ class Context:
         k0, k1, w = linear_quantile(m, 0.5)
         j0, j1, wj = linear_quantile(m + 1, 0.5)
         ranks = sorted({k0, k1} | {r - (r > b) for r in (j0, j1) if r != b})
-        others = self._others(splits, c, v, tol)
+        others = Values(c, tuple(splits), at=v, far=tol)
         got = self.ops.order_statistics([OrderStat(others, m, r, r) for r in ranks])
         at = {r: s[0] for r, s in zip(ranks, got)}
 
@@ -572,6 +563,7 @@ class Context:
         later = self.names[1:]
         height = self.set_rows(later)
         levels = self.ops.distinct_counts(keys, later, missing_level=True)
+        self.later_levels |= levels
         values = self.ops.distinct_counts(cols, later)
         for k in keys:
             if not 2 <= levels[k] <= height // 2:
@@ -591,7 +583,9 @@ class Context:
         per-level label means; None with fewer than two levels in both, or more levels than
         :data:`MAX_LEVELS_HELD`."""
         names, label = self.names, str(self.roles.label)
-        if self.ops.distinct_counts([key], names, missing_level=True)[key] > MAX_LEVELS_HELD:
+        if key not in self.later_levels:
+            self.later_levels |= self.ops.distinct_counts([key], names[1:], missing_level=True)
+        if self.later_levels[key] > MAX_LEVELS_HELD:
             return None
         key_type = _key_type(self.roles.types.get(key))
         got = self.ops.map_batches(
@@ -601,21 +595,24 @@ class Context:
             splits=names[1:])
         mapping = (pl.concat(list(got.values())).group_by("k")
                    .agg(pl.col("v").min(), pl.col("w").sum()))
+        levels = mapping["k"]
         per = self.ops.map_batches(
-            [key, label], functools.partial(label_levels_batch, key=key,
-                                            label=label, top=self._label()["top"],
-                                            key_type=key_type),
-            {"k": key_type, "n": pl.Int64, "sy": pl.Float64}, sum_by=["k"])
-        mapping = mapping.join(per[names[0]].filter(pl.col("n") > 0).select("k"), on="k",
-                               how="inner")
+            [key, label], functools.partial(
+                label_levels_batch, key=key, label=label, top=self._label()["top"],
+                key_type=key_type, levels=tuple(levels.drop_nulls().to_list()),
+                null_level=levels.null_count() > 0),
+            {"k": key_type, **LABEL_LEVELS}, sum_by=["k", "mapped"])
+        train_levels = per[names[0]].filter(pl.col("mapped") & (pl.col("n") > 0)).select("k")
+        mapping = mapping.join(train_levels, on="k", how="inner")
         if mapping.height < 2:
             return None
         out: dict[str, Any] = {}
         for fs in [[names[0]], *self.fit_sets]:
-            lv = (pl.concat([per[n] for n in fs]).group_by("k")
-                  .agg(pl.col("n").sum(), pl.col("sy").sum()).filter(pl.col("n") > 0))
-            rows = int(lv["n"].sum())
-            p = float(lv["sy"].sum()) / rows if rows else math.nan
-            lv = lv.select("k", "n", (pl.col("sy") / pl.col("n")).alias("ybar"))
+            rows_of = pl.concat([per[n] for n in fs])
+            rows = int(rows_of["n"].sum())  # every labelled row: the fit set's mean label
+            p = float(rows_of["sy"].sum()) / rows if rows else math.nan
+            lv = (rows_of.filter(pl.col("mapped")).group_by("k")
+                  .agg(pl.col("n").sum(), pl.col("sy").sum()).filter(pl.col("n") > 0)
+                  .select("k", "n", (pl.col("sy") / pl.col("n")).alias("ybar")))
             out["+".join(fs)] = level_fit(mapping, lv, p, rows)
         return out

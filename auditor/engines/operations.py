@@ -245,9 +245,10 @@ class Values:
 
 @dataclass(frozen=True)
 class Bracket:
-    """A quantile (:meth:`Operations.quantiles`): ``value``, and ``[lo, hi]`` holding the
-    order statistics the exact linear quantile interpolates; ``lo == hi`` when the quantile
-    is exact (``value`` is then that value)."""
+    """A quantile (:meth:`Operations.quantiles`): ``value``, and ``[lo, hi]`` holding the exact
+    linear quantile. ``lo == hi``: exact, ``value`` is the quantile; ``lo < hi`` (a sketch):
+    the bracket also holds the two order statistics the quantile interpolates, the bracket
+    :meth:`Operations.order_statistics` refines."""
 
     lo: float
     value: float

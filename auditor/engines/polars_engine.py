@@ -122,7 +122,7 @@ class PolarsOperations(RunMemo):
         for split, df in self.frames.items():
             if splits is not None and split not in splits:
                 continue
-            sel = df.select(list(columns))
+            sel = df.select(pl.col(list(columns)))  # one expression, not one per column
             parts = [conform(fn(sel.slice(start, BATCH_ROWS), start), schema)
                      for start in range(0, sel.height, BATCH_ROWS)]
             got = pl.concat(parts) if parts else conform(pl.DataFrame(), schema)

@@ -19,20 +19,11 @@ from typing import Mapping, Sequence
 import polars as pl
 
 from auditor.engines.operations import Bracket, OrderStat, Values
+from auditor.stats.long_form import COLUMN, LONG_ROWS, VALUE, floats, long_values
 
 QUANTILE_BATCH = 4  # columns per select on a tall frame
-LONG_ROWS = 5_000  # frames up to this many rows are read in long form (column, value)
-LONG_CELLS = 1 << 21  # values per long-form group-by
-# the long form's column and value names: never a user column (auditor.core.colnames)
-_COLUMN, _VALUE = "__auditor_column", "__auditor_value"
 
 Frames = Mapping[str, pl.DataFrame]
-
-
-def floats(x: pl.Expr) -> pl.Expr:
-    """A column read as :class:`~auditor.engines.operations.Values` read it: float64, NaN
-    as null."""
-    return x.cast(pl.Float64).fill_nan(None)
 
 
 def values_of(frames: Frames, v: Values) -> pl.Series:
@@ -69,7 +60,7 @@ def quantiles(frames: Frames, requests: Sequence[tuple[Values, int]], qs: Sequen
             together.setdefault(v.splits, []).append((i, v.column))
     for splits, items in together.items():
         cols = list(dict.fromkeys(c for _, c in items))
-        frame = pl.concat([frames[s].select(cols) for s in splits], rechunk=False)
+        frame = pl.concat([frames[s].select(pl.col(cols)) for s in splits], rechunk=False)
         got = column_quantiles(frame, cols, qs)
         for i, c in items:
             out[i] = [_exact(q) for q in got[c]]
@@ -86,13 +77,9 @@ def column_quantiles(frame: pl.DataFrame, cols: list[str], qs: Sequence[float]
     """Per column of ``frame``, its linear quantiles at ``qs`` (None without a value)."""
     out: dict[str, list[float | None]] = {}
     if 0 < frame.height <= LONG_ROWS:
-        step = max(1, LONG_CELLS // frame.height)
-        for b in range(0, len(cols), step):
-            part = cols[b:b + step]
-            long = (frame.select(floats(pl.col(c)) for c in part)
-                    .unpivot(variable_name=_COLUMN, value_name=_VALUE).drop_nulls(_VALUE))
-            got = long.group_by(_COLUMN, maintain_order=True).agg(
-                pl.col(_VALUE).quantile(q, "linear").alias(f"q{j}") for j, q in enumerate(qs))
+        for long in long_values(frame, cols):
+            got = long.drop_nulls(VALUE).group_by(COLUMN, maintain_order=True).agg(
+                pl.col(VALUE).quantile(q, "linear").alias(f"q{j}") for j, q in enumerate(qs))
             out.update({row[0]: list(row[1:]) for row in got.iter_rows()})
         return {c: out.get(c, [None] * len(qs)) for c in cols}
     for b in range(0, len(cols), QUANTILE_BATCH):
@@ -136,13 +123,17 @@ def distinct_counts(frames: Frames, columns: Sequence[str], splits: Sequence[str
     cols = list(dict.fromkeys(columns))
     if not cols:
         return {}
-    frame = _union(frames, cols, splits)
-    row = frame.select(*(pl.col(c).drop_nulls().n_unique().alias(f"d{i}")
-                         for i, c in enumerate(cols)),
-                       *(pl.col(c).null_count().alias(f"m{i}") for i, c in enumerate(cols))
-                       ).row(0)
+    raw = pl.concat([frames[s].select(pl.col(cols)) for s in splits], rechunk=False)
+    floats_ = {c for c, t in raw.schema.items() if t.is_float()}
+    row = raw.select(
+        *((pl.col(c).fill_nan(None) if c in floats_ else pl.col(c)).drop_nulls().n_unique()
+          .alias(f"d{i}") for i, c in enumerate(cols)),
+        *(pl.col(c).is_null().any().alias(f"m{i}") for i, c in enumerate(cols)),
+        *((pl.col(c).is_nan().any() if c in floats_ else pl.lit(False)).alias(f"a{i}")
+          for i, c in enumerate(cols))).row(0)
     k = len(cols)
-    return {c: int(row[i]) + int(missing_level and row[k + i] > 0) for i, c in enumerate(cols)}
+    return {c: int(row[i]) + (int(bool(row[k + i])) + int(bool(row[2 * k + i]))
+                              if missing_level else 0) for i, c in enumerate(cols)}
 
 
 def level_spreads(frames: Frames, key: str, columns: Sequence[str], splits: Sequence[str]

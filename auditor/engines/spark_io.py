@@ -490,12 +490,12 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
     persisted = persist_splits(spark, splits, paths)
     data = SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                           seed=cfg.seed, sample_rows=cfg.spark_sample_rows)
-    data.pipeline = list(cfg.pipeline)  # leakage.preprocessing's code scan (spark_prep)
+    data.pipeline = list(cfg.pipeline)  # leakage.preprocessing's code scan
     if cfg.benchmarks:  # tokens.benchmarks; a file that cannot be read: exit 2
         from auditor.loading.benchmarks import read_benchmarks
         from auditor.loading.data import read_table
         data.benchmarks = read_benchmarks(cfg.benchmarks, read_table)
-    if cfg.expectations is not None:  # schema.expectations (spark_prep); malformed: exit 2
+    if cfg.expectations is not None:  # schema.expectations; malformed: exit 2
         from auditor.integrations.gx import read_suite
         data.expectations = read_suite(cfg.expectations)
     data.engine.persisted = persisted  # unpersisted by engine.close() at the end of the run

@@ -227,16 +227,32 @@ def _stacked(frames: Mapping[str, Any], cols: Sequence[str], splits: Sequence[st
 
 def distinct_counts(frames: Mapping[str, Any], columns: Sequence[str], splits: Sequence[str],
                     *, missing_level: bool = False) -> dict[str, int]:
+    """One ``agg`` over the stacked splits: ``count_distinct`` of the values (NaN as null),
+    and whether a null or a NaN occurs (each a level of its own with ``missing_level``)."""
+    from pyspark.sql.types import DoubleType, FloatType
+
     F = _F()
     cols = list(dict.fromkeys(columns))
     if not cols:
         return {}
-    row = _stacked(frames, cols, splits).agg(
-        *[F.count_distinct(f"c{j}").alias(f"d{j}") for j in range(len(cols))],
-        *[F.max(F.col(f"c{j}").isNull().cast("int")).alias(f"m{j}")
-          for j in range(len(cols))]).collect()[0]
-    return {c: int(row[f"d{j}"]) + int(missing_level and bool(row[f"m{j}"]))
-            for j, c in enumerate(cols)}
+    union = None
+    for s in splits:
+        df = frames[s]
+        part = df.select(*[x for j, c in enumerate(cols) for x in (
+            col(c).alias(f"r{j}"),
+            (F.isnan(col(c)) if isinstance(df.schema[c].dataType, (DoubleType, FloatType))
+             else F.lit(False)).alias(f"a{j}"))])
+        union = part if union is None else union.unionByName(part)
+    aggs = []
+    for j in range(len(cols)):
+        r, nan = F.col(f"r{j}"), F.col(f"a{j}")
+        aggs += [F.count_distinct(F.when(~nan, r)).alias(f"d{j}"),
+                 F.max(r.isNull().cast("int")).alias(f"m{j}"),
+                 F.max(nan.cast("int")).alias(f"n{j}")]
+    assert union is not None, "distinct counts of no split"
+    row = union.agg(*aggs).collect()[0]
+    return {c: int(row[f"d{j}"]) + (int(bool(row[f"m{j}"])) + int(bool(row[f"n{j}"]))
+                                    if missing_level else 0) for j, c in enumerate(cols)}
 
 
 def level_spreads(frames: Mapping[str, Any], key: str, columns: Sequence[str],

@@ -142,3 +142,66 @@ def test_tallies_counted_by_bucket_equal_each_condition_counted_alone(spark):
         assert [(g.hits, g.compared, g.largest, g.smallest) for g in got] == expected, engine
         got = engine.tallies({"a": t_conds})["a"]
         assert [(g.hits, g.compared, g.largest, g.smallest) for g in got] == expected_t, engine
+
+
+def test_value_operations_agree_with_numpy_on_both_engines(spark):
+    """quantiles (polars exact; Spark's bracket holds the exact order statistics), exact
+    order statistics, the most repeated value, distinct counts (NaN and null each a level of
+    their own when asked) and level spreads, on values with NaN, nulls and ties, bounded by
+    every kind of bound, equal on both engines and to numpy."""
+    from auditor.engines.operations import OrderStat, Values
+    from auditor.stats.preprocessing import linear_quantile
+
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.normal(size=3000), np.full(300, 0.5), rng.integers(0, 4, 700)])
+    x[rng.random(x.size) < 0.02] = np.nan
+    key = rng.integers(0, 50, x.size)
+    f = (key % 7) / 7.0  # a function of the key
+    frames = {"a": pl.DataFrame({"x": x[:2500], "k": key[:2500], "f": f[:2500]}),
+              "b": pl.DataFrame({"x": x[2500:], "k": key[2500:], "f": f[2500:]})
+              .with_columns(pl.when(pl.int_range(pl.len()) % 10 == 0).then(None)
+                            .otherwise(pl.col("x")).alias("x"))}
+    pe, se = PolarsEngine(frames), SparkEngine(_spark_frames(spark, frames))
+    both = np.concatenate([frames["a"]["x"].to_numpy(),
+                           frames["b"]["x"].fill_null(np.nan).to_numpy()])
+    requests = [Values("x", ("a", "b")), Values("x", ("b",)), Values("x", ("a", "b"), lo=0.0),
+                Values("x", ("a", "b"), at=0.5, far=1e-9), Values("x", ("a",), at=0.5, near=0.6)]
+
+    def ref(v):
+        s = both if v.splits == ("a", "b") else (frames["a"]["x"].to_numpy() if v.splits ==
+                                                 ("a",) else both[2500:])
+        s = s[~np.isnan(s)]
+        keep = np.ones(s.size, bool)
+        if v.lo is not None:
+            keep &= s >= v.lo
+        if v.near is not None:
+            keep &= np.abs(s - v.at) <= v.near
+        if v.far is not None:
+            keep &= np.abs(s - v.at) > v.far
+        return np.sort(s[keep])
+
+    qs = (0.25, 0.5, 0.75)
+    sized = [(v, ref(v).size) for v in requests]
+    for engine in (pe, se):
+        for (v, n), got in zip(sized, engine.quantiles(sized, qs)):
+            s = ref(v)
+            for q, b in zip(qs, got):
+                k0, k1, _ = linear_quantile(n, q)
+                exact = float(np.quantile(s, q))
+                assert b.lo <= exact <= b.hi, (engine.name, v, q)
+                if engine is pe:
+                    assert b.exact and b.value == pytest.approx(exact, rel=1e-12)
+                elif not b.exact:  # Spark: a bracket around both order statistics
+                    assert b.lo <= s[k0] <= s[k1] <= b.hi, (v, q)
+        stats = [OrderStat(v, n, k, min(k + 1, n - 1)) for v, n in sized for k in (0, n // 3)]
+        assert engine.order_statistics(stats) == [
+            (ref(r.values)[r.k0], ref(r.values)[r.k1]) for r in stats]
+        assert engine.most_repeated(requests) == [
+            int(np.unique(ref(v), return_counts=True)[1].max()) for v in requests]
+        assert engine.distinct_counts(["x", "k", "f"], ["a", "b"]) == {
+            "x": np.unique(both[~np.isnan(both)]).size, "k": 50, "f": 7}
+        assert engine.distinct_counts(["x"], ["b"], missing_level=True) == {
+            "x": np.unique(ref(Values("x", ("b",)))).size + 2}  # a NaN and a null level
+        assert engine.level_spreads("k", ["f", "x"], ["a", "b"]) == {
+            "f": (50, 1), "x": (50, max(np.unique(both[(key == k) & ~np.isnan(both)]).size
+                                        for k in range(50)))}

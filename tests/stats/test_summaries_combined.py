@@ -1,6 +1,6 @@
-"""Summaries combined from the splits' summaries (the preprocessing context summarises each
-split once and combines them per union), against the statistics of the concatenated values;
-quantiles by rank against numpy's linear interpolation."""
+"""Summaries merged from batch summaries (the preprocessing context summarises each batch of
+each split once and merges them per split and per union), against the statistics of the
+concatenated values; quantiles by rank against numpy's linear interpolation."""
 from __future__ import annotations
 
 import math
@@ -9,24 +9,18 @@ import numpy as np
 import polars as pl
 import pytest
 
-from auditor.detectors.preprocessing_context import frame_summary
-from auditor.stats.preprocessing import (combine_summaries, interpolate_quantile,
-                                         linear_quantile, robust_possible)
+from auditor.detectors.preprocessing_context import merge_parts, summary_batch
+from auditor.stats.preprocessing import interpolate_quantile, linear_quantile, robust_possible
 
 
-def test_combined_summaries_equal_the_summary_of_the_union():
+def test_merged_batch_summaries_equal_the_summary_of_the_union():
+    """Batches of one split or of several (an empty one too) merged by Chan's formula give
+    the statistics of their concatenated values; a column of one batch keeps its own."""
     rng = np.random.default_rng(0)
     parts = [rng.normal(5.0, 2.0, 300), np.round(rng.normal(-1.0, 0.5, 120)), np.array([]),
              rng.exponential(3.0, 50)]
-    def part(x: np.ndarray) -> dict:  # what the engine measures per split
-        return {"n": x.size, "mean": x.mean() if x.size else math.nan,
-                "var0": x.var() if x.size else math.nan,
-                "min": x.min(initial=np.inf), "max": x.max(initial=-np.inf),
-                "maxabs": np.abs(x).max(initial=0.0), "integral": bool((x == np.round(x)).all()),
-                "nonzero": int((x != 0).sum()), "negative": int((x < 0).sum())}
-
-    each = [part(p) for p in parts]
-    got = combine_summaries(each)
+    frames = [pl.DataFrame({"x": p}, schema={"x": pl.Float64}) for p in parts]
+    got = merge_parts(pl.concat([summary_batch(f, 0, cols=("x",)) for f in frames]), ["x"])["x"]
     union = np.concatenate(parts)
     assert got["n"] == union.size
     assert got["mean"] == pytest.approx(union.mean(), rel=1e-12)
@@ -35,14 +29,11 @@ def test_combined_summaries_equal_the_summary_of_the_union():
     assert (got["min"], got["max"], got["maxabs"]) == (union.min(), union.max(),
                                                        np.abs(union).max())
     assert got["nonzero"] == int((union != 0).sum()) and got["negative"] == int((union < 0).sum())
-    assert got["integral"] is False
-    ref = frame_summary(pl.DataFrame({"x": union}), ["x"]).row(0, named=True)  # one batch
-    ref |= {"std0": math.sqrt(ref["var0"]), "std1": math.sqrt(ref["var0"] * ref["n"]
-                                                              / (ref["n"] - 1))}
-    for key in ("n", "mean", "std0", "std1", "min", "max", "maxabs", "nonzero", "negative"):
-        assert got[key] == pytest.approx(ref[key], rel=1e-12), key
-    assert combine_summaries([each[1]])["integral"] is True
-    empty = combine_summaries([each[2]])
+    assert got["integral"] is False and (got["n_at_min"], got["n_at_max"]) == (1, 1)
+    one = merge_parts(summary_batch(frames[1], 0, cols=("x",)), ["x"])["x"]
+    assert one["integral"] is True and one["mean"] == parts[1].mean()
+    assert one["std0"] == pytest.approx(parts[1].std(), rel=1e-12)
+    empty = merge_parts(summary_batch(frames[2], 0, cols=("x",)), ["x"])["x"]
     assert empty["n"] == 0 and math.isnan(empty["mean"]) and empty["nonzero"] == 0
 
 
