@@ -367,15 +367,21 @@ def measured_rows(data: AuditData, cols: list[str], as_text: list[str],
         pooled = pl.concat([data.splits[s].select(unique_cols).with_columns(
             compared_hashes(data, s, cols, as_text).alias("__auditor_h"))
             for s in names])
-        h = pl.col("__auditor_h")
-        repeated = pooled.filter(h.is_duplicated())
-        held = pl.lit(False)
+        hashes = pooled.get_column("__auditor_h")
+        repeated = pooled.filter(hashes.is_duplicated())
+        known = pl.Series("k", [False] * pooled.height)
+        # one column at a time, two columns of rows each (filtering the pooled frame per
+        # column copied every column: 10,000 columns of 100 rows ran for minutes)
         for c in unique_cols:
-            values = repeated[c].drop_nulls().unique()
-            shared = (pooled.filter(pl.col(c).is_in(values.implode()))
-                      .group_by(c).agg(h.n_unique().alias("k")).filter(pl.col("k") > 1)[c])
-            held = held | (pl.col(c).is_not_null() & ~pl.col(c).is_in(shared.implode()))
-        known = pooled.select(held.alias("k"))["k"]
+            column = pooled.get_column(c)
+            values = repeated.get_column(c).drop_nulls().unique()
+            held = column.is_not_null()
+            if values.len():
+                pair = pl.DataFrame({"v": column, "h": hashes})
+                shared = (pair.filter(pl.col("v").is_in(values.implode())).group_by("v")
+                          .agg(pl.col("h").n_unique().alias("k")).filter(pl.col("k") > 1)["v"])
+                held = held & ~column.is_in(shared.implode())
+            known = known | held
         out, start = {}, 0
         for s in names:
             out[s] = known.slice(start, data.rows(s))
