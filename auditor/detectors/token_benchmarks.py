@@ -32,8 +32,9 @@ import polars as pl
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import BenchmarkSet, Roles
 from auditor.detectors.measured import judged
-from auditor.detectors.token_contamination import (TEXT, Documents, Hashing, document_texts,
-                                                   documents_of, longest_shared_span,
+from auditor.detectors.token_contamination import (TEXT, Documents, Hashing, TextMatching,
+                                                   document_texts, documents_of,
+                                                   longest_shared_span,
                                                    ngram_hashes_and_lengths, normalised_text,
                                                    read_rows)
 from auditor.detectors.token_findings import check_non_negative, check_shares, short
@@ -221,7 +222,7 @@ class BenchmarkMeasures:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BenchmarkContamination:
+class BenchmarkContamination(TextMatching):
     """Problems of public evaluation sets (the benchmarks: section) present in the corpus.
 
     A fail means a benchmark score of a model trained on this corpus partly measures
@@ -250,28 +251,17 @@ class BenchmarkContamination:
     needs: ClassVar[Needs] = Needs(roles=("benchmarks", "tokens|text"))
     warn_above: float = 0.0
     fail_above: float = 0.0
-    exact: bool = True
-    near_duplicates: bool = True
-    jaccard_at: float = 0.8
-    shingle: int = 3
-    num_perm: int = 128
-    bands: int = 16
-    ngram: int = 13                    # 0 turns the n-gram detector off
-    ngram_ratio_at: float = 0.5
     min_words: int = 8                 # shorter fields are not looked for
     max_examples: int = 20
     max_listed: int = 1_000            # problem ids and document rows listed per split
     clean_dir: str | None = None       # write the training split without the matching rows
 
     def __post_init__(self) -> None:
-        check_shares(self, "warn_above", "fail_above", "jaccard_at", "ngram_ratio_at")
-        check_non_negative(self, "ngram", "max_examples", "max_listed")
-        for name in ("shingle", "num_perm", "bands", "min_words"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)!r}")
-        if self.num_perm % self.bands:
-            raise ValueError(f"num_perm ({self.num_perm}) must be a multiple of bands "
-                             f"({self.bands})")
+        check_shares(self, "warn_above", "fail_above")
+        self.check_matching()
+        check_non_negative(self, "max_examples", "max_listed")
+        if self.min_words < 1:
+            raise ValueError(f"min_words must be >= 1; got {self.min_words!r}")
         if not (self.exact or self.near_duplicates or self.ngram):
             raise ValueError("every detector is off: set exact, near_duplicates or ngram")
 
@@ -283,9 +273,8 @@ class BenchmarkContamination:
         """One ``map_batches`` pass over every split (:func:`corpus_hits`), then the texts
         of the examples read by row number."""
         docs = self._documents(engine, roles)
-        st = Settings(Hashing(docs.column, self.ngram, roles.seed % (2**32), self.exact,
-                              self.near_duplicates, self.shingle, self.num_perm, self.bands,
-                              docs.skip), self.ngram_ratio_at, self.jaccard_at)
+        st = Settings(self.hashing(docs.column, roles.seed, docs.skip), self.ngram_ratio_at,
+                      self.jaccard_at)
         ps = passages(roles.benchmarks)
         if docs.decode is not None:  # compared as token ids: the problems encoded
             ids = document_texts(pl.DataFrame({"ids": self._encode(engine, roles, ps.texts)},
@@ -412,8 +401,7 @@ class BenchmarkContamination:
                   "near-duplicate": f"near-duplicates (Jaccard >= {self.jaccard_at:g})",
                   "n-gram overlap": f"with >= {self.ngram_ratio_at:.0%} of a field's "
                                     f"{self.ngram}-grams{of_ids} in one document"}
-        enabled = {"exact": self.exact, "near-duplicate": self.near_duplicates,
-                   "n-gram overlap": bool(self.ngram)}
+        enabled = self.detectors_on()
         table, found = [], {}
         for s in m.splits:
             mine = first.filter(pl.col("split") == s)

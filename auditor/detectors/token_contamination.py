@@ -26,7 +26,7 @@ from auditor.core.checks import Cost, Needs
 from auditor.core.roles import Roles
 from auditor.detectors.measured import judged
 from auditor.engines.operations import Expansion, Operations
-from auditor.detectors.token_findings import short
+from auditor.detectors.token_findings import check_non_negative, check_shares, short
 from auditor.errors import NotApplicable
 from auditor.report.results import CleanSubset, Finding
 from auditor.stats.numerics import fmt_count, fmt_share, grade, share
@@ -342,7 +342,44 @@ class ContaminationMeasures:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Contamination:
+class TextMatching:
+    """The document-matching parameters ``tokens.contamination`` and ``tokens.benchmarks``
+    share (each check's docstring says what they mean there), validated once, and the
+    :class:`Hashing` they make."""
+
+    exact: bool = True
+    near_duplicates: bool = True
+    jaccard_at: float = 0.8
+    shingle: int = 3
+    num_perm: int = 128
+    bands: int = 16
+    ngram: int = 13                    # 0 turns the n-gram detector off
+    ngram_ratio_at: float = 0.5
+
+    def check_matching(self) -> None:
+        """ValueError naming the first parameter out of its range."""
+        check_shares(self, "jaccard_at", "ngram_ratio_at")
+        check_non_negative(self, "ngram")
+        for name in ("shingle", "num_perm", "bands"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)!r}")
+        if self.num_perm % self.bands:
+            raise ValueError(f"num_perm ({self.num_perm}) must be a multiple of bands "
+                             f"({self.bands})")
+
+    def hashing(self, column: str, seed: int, skip: tuple[int, ...]) -> Hashing:
+        """What the batch functions hash of ``column`` (``skip``: ids left out)."""
+        return Hashing(column, self.ngram, seed % (2**32), self.exact, self.near_duplicates,
+                       self.shingle, self.num_perm, self.bands, skip)
+
+    def detectors_on(self) -> dict[str, bool]:
+        """Whether each detector runs, by the name the evidence gives it."""
+        return {"exact": self.exact, "near-duplicate": self.near_duplicates,
+                "n-gram overlap": bool(self.ngram)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Contamination(TextMatching):
     """Evaluation documents (val, test) that also occur in the training split.
 
     A fail means the evaluation partly measures memorisation: those documents, exactly, nearly,
@@ -371,14 +408,6 @@ class Contamination:
     needs: ClassVar[Needs] = Needs(roles=("tokens",))
     warn_above: float = 0.0
     fail_above: float = 0.001
-    exact: bool = True
-    near_duplicates: bool = True
-    jaccard_at: float = 0.8
-    shingle: int = 3
-    num_perm: int = 128
-    bands: int = 16
-    ngram: int = 13                    # 0 turns the n-gram detector off
-    ngram_ratio_at: float = 0.5
     # training documents hashed at a time where the engine cuts the batches (polars; Spark
     # hashes its Arrow batches): each batch's n-grams are semi-joined with the evaluation
     # split's before the next, ~6 KB per 200-word document (bench/tokens_bench.py data:
@@ -389,19 +418,11 @@ class Contamination:
     clean_dir: str | None = None       # write each evaluation split minus its contaminated rows
 
     def __post_init__(self) -> None:
-        for name in ("warn_above", "fail_above", "jaccard_at", "ngram_ratio_at"):
-            v = getattr(self, name)
-            if not 0 <= v <= 1:
-                raise ValueError(f"{name} must be a share in [0, 1]; got {v!r}")
-        for name in ("shingle", "num_perm", "bands", "chunk_docs"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)!r}")
-        for name in ("ngram", "max_examples", "max_listed_rows"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0; got {getattr(self, name)!r}")
-        if self.num_perm % self.bands:
-            raise ValueError(f"num_perm must be a multiple of bands ({self.bands}); "
-                             f"got {self.num_perm!r}")
+        check_shares(self, "warn_above", "fail_above")
+        self.check_matching()
+        if self.chunk_docs < 1:
+            raise ValueError(f"chunk_docs must be >= 1; got {self.chunk_docs!r}")
+        check_non_negative(self, "max_examples", "max_listed_rows")
 
     def run(self, data: Any) -> list[Finding]:
         return judged(self, data)
@@ -421,8 +442,7 @@ class Contamination:
         if len(names) < 2:
             raise NotApplicable("only one split: nothing to compare with the training split")
         train = names[0]
-        hs = Hashing(col, self.ngram, roles.seed % (2**32), self.exact, self.near_duplicates,
-                     self.shingle, self.num_perm, self.bands, skip)
+        hs = self.hashing(col, roles.seed, skip)
         rows = engine.split_rows()
         return ContaminationMeasures(col, train, [
             self._measure_split(engine, hs, train, later, rows[later], decode)
@@ -550,8 +570,7 @@ class Contamination:
                   "near-duplicate": f"near-duplicates (Jaccard >= {self.jaccard_at:g})",
                   "n-gram overlap": f"with >= {self.ngram_ratio_at:.0%} of their "
                                     f"{self.ngram}-grams{of_ids} in {train_name}"}
-        enabled = {"exact": self.exact, "near-duplicate": self.near_duplicates,
-                   "n-gram overlap": bool(self.ngram)}
+        enabled = self.detectors_on()
         parts = ", ".join(f"{fmt_count(by_kind[k])} {labels[k]}" for k in KIND_ORDER
                           if enabled[k])
         message = (f"{fmt_count(count)} of {fmt_count(n_docs)} {later} documents "
