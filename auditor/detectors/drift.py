@@ -129,7 +129,8 @@ def grade_all(check: Any, drifts: list[ColumnDrift], trend: Trend | None = None,
         v = judge(check, d, float(adjusted[i]), ks_adj,
                   trend.column(d.column) if trend else None)
         if design in RANDOM_DESIGNS and trend is None and v.raw != Severity.INFO:
-            null = row_resplit_trend(d, seed, check.epsilon)
+            null = row_resplit_trend(d, seed, check.epsilon,
+                                     tail=v.severity != Severity.INFO)
             if null is not None:
                 v = judge(check, d, float(adjusted[i]), ks_adj, null)
         out.append((d, v))

@@ -52,8 +52,9 @@ class ColumnTrend:
     backtests: list[dict[str, float]]
     design: str = "time"
     # the null summarised per statistic, (median, 95% and 99.9% quantiles, comparisons), when
-    # it is not a list of comparisons (random re-splits: :mod:`auditor.judging.row_resplits`)
-    quantiles: dict[str, tuple[float, float, float, int]] = field(default_factory=dict)
+    # it is not a list of comparisons (random re-splits: :mod:`auditor.judging.row_resplits`;
+    # no 99.9% quantile from the few draws of a column far inside the null)
+    quantiles: dict[str, tuple[float, float, float | None, int]] = field(default_factory=dict)
 
     def null(self, metric: str) -> "TrendNull | None":
         """``metric``'s :class:`TrendNull` (PSI beyond chance falls back to PSI where a
@@ -446,8 +447,9 @@ def statistics(cd: ColumnDrift, v: Verdict, ref: str, cur: str) -> dict[str, Any
         elif t.design == "random":
             out.update({"graded on": f"{t.metric} beyond random re-splits of the pooled rows",
                         "random re-splits": t.n, "re-split median": rounded(t.median),
-                        "re-split 95% quantile": rounded(t.upper),
-                        "re-split 99.9% quantile": rounded(t.fail_gate)})
+                        "re-split 95% quantile": rounded(t.upper)})
+            if t.fail_gate is not None:
+                out["re-split 99.9% quantile"] = rounded(t.fail_gate)
         else:
             out.update({"graded on": f"{t.metric} beyond re-splits by `{t.against}`",
                         f"{t.metric} on the pooled rows": rounded(t.observed),

@@ -121,3 +121,51 @@ def test_a_discrete_columns_ks_null_is_drawn_from_its_values():
     assert med == pytest.approx(np.median(dealt), rel=0.1)
     assert upper == pytest.approx(np.quantile(dealt, UPPER), rel=0.1)
     assert upper < 1.36 * np.sqrt(1 / 800 + 1 / 200)  # below Kolmogorov's 95% quantile
+
+
+def _numeric_drift(shift: float, rows: int = 300, seed: int = 4):
+    rng = np.random.default_rng(seed)
+    train = pl.DataFrame({"y": rng.normal(0, 1, rows)})
+    test = pl.DataFrame({"y": rng.normal(shift, 1, rows)})
+    return _label_drift_of(train, test)
+
+
+def _label_drift_of(train, test):
+    data = build_audit_data({"train": train, "test": test}, columns=Columns(label="y"))
+    check = LabelDrift()
+    m = check.measure(engine_of(data), data.roles)
+    (cd,) = compare_columns(check, ["y"], {"y": m.samples["train"]}, {"y": m.samples["test"]})
+    return cd
+
+
+def test_a_column_far_inside_the_null_is_graded_on_its_first_draws():
+    # seed 4's honest PSI (0.051) lies below the null's median (0.057): 199 re-splits settle
+    # it (at least 30 reach it), with no 99.9% quantile claimed from so few; the full 9,999
+    # draws agree
+    from auditor.judging.row_resplits import STAGES
+
+    cd = _numeric_drift(0.0)
+    trend = row_resplit_trend(cd, seed=0)
+    med, upper, gate, n = trend.quantiles["psi"]
+    assert (n, gate) == (STAGES[0][0], None)
+    full = row_resplit_trend(cd, seed=0, tail=True)
+    assert full.quantiles["psi"] == (med, upper, None, n)  # settled: tail or not
+    a, b = np.asarray(cd.ref_counts), np.asarray(cd.cur_counts)
+    first = random_tables(np.vstack([a, b]), DRAWS, np.random.default_rng([0, 26]))
+    ea, eb = np.maximum(first / a.sum(), 1e-4), np.maximum((a + b - first) / b.sum(), 1e-4)
+    psis = ((eb - ea) * np.log(eb / ea)).sum(1)
+    assert np.mean(psis >= cd.psi) > 0.3
+    assert med == pytest.approx(np.median(psis), rel=0.15)
+
+
+def test_a_column_in_the_tail_is_drawn_in_full_only_where_a_grade_reads_it():
+    # a 0.5 sd shift on 300 rows: PSI 0.187, beyond the null's 95% quantile (0.116). Graded
+    # above info, it is drawn 9,999 times (the 99.9% quantile a fail needs); info without the
+    # null (``tail`` False: the null only lowers a grade), its draws stop at 999, with no
+    # 99.9% quantile
+    cd = _numeric_drift(0.5)
+    full = row_resplit_trend(cd, seed=0, tail=True).quantiles["psi"]
+    assert full[3] == DRAWS and full[2] is not None and cd.psi > full[1]
+    short = row_resplit_trend(cd, seed=0, tail=False).quantiles["psi"]
+    assert short[3] == 999 and short[2] is None
+    assert short[1] == pytest.approx(full[1], rel=0.15)
