@@ -352,6 +352,10 @@ def copy_chance(data: AuditData, earlier: str, later: str, count: int, cols: lis
                               n_patterns) | natural
 
 
+_HASH = "__auditor_h"
+_COLUMNS_PER_QUERY = 500  # columns whose windows one query evaluates
+
+
 def measured_rows(data: AuditData, cols: list[str], as_text: list[str],
                   unique_cols: list[str]) -> dict[str, pl.Series]:
     """Per split, whether each row holds a *measured* value: a value of a continuous column of
@@ -365,23 +369,19 @@ def measured_rows(data: AuditData, cols: list[str], as_text: list[str],
     def measure() -> dict[str, pl.Series]:
         names = data.split_names
         pooled = pl.concat([data.splits[s].select(unique_cols).with_columns(
-            compared_hashes(data, s, cols, as_text).alias("__auditor_h"))
+            compared_hashes(data, s, cols, as_text).alias(_HASH))
             for s in names])
-        hashes = pooled.get_column("__auditor_h")
-        repeated = pooled.filter(hashes.is_duplicated())
-        known = pl.Series("k", [False] * pooled.height)
-        # one column at a time, two columns of rows each (filtering the pooled frame per
-        # column copied every column: 10,000 columns of 100 rows ran for minutes)
-        for c in unique_cols:
-            column = pooled.get_column(c)
-            values = repeated.get_column(c).drop_nulls().unique()
-            held = column.is_not_null()
-            if values.len():
-                pair = pl.DataFrame({"v": column, "h": hashes})
-                shared = (pair.filter(pl.col("v").is_in(values.implode())).group_by("v")
-                          .agg(pl.col("h").n_unique().alias("k")).filter(pl.col("k") > 1)["v"])
-                held = held & ~column.is_in(shared.implode())
-            known = known | held
+        repeated = pl.col(_HASH).is_duplicated()
+        known = pl.repeat(False, pooled.height, eager=True)
+        # per column, in one query of many columns: a row's value is shared when a repeated
+        # row holds it too and rows of more than one compared row hold it (windows over the
+        # column's values; a filter or join per column made 10,000 columns take minutes)
+        for start in range(0, len(unique_cols), _COLUMNS_PER_QUERY):
+            chunk = unique_cols[start:start + _COLUMNS_PER_QUERY]
+            held = [pl.col(c).is_not_null() & ~(repeated.any().over(c)
+                                                & (pl.col(_HASH).n_unique().over(c) > 1))
+                    for c in chunk]
+            known = known | pooled.select(pl.any_horizontal(held)).to_series()
         out, start = {}, 0
         for s in names:
             out[s] = known.slice(start, data.rows(s))
