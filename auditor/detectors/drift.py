@@ -28,11 +28,12 @@ from auditor.judging.nulls import null_views
 from auditor.judging.design import split_design, time_splits
 from auditor.judging.row_resplits import DESIGNS as RANDOM_DESIGNS, row_resplit_trend
 from auditor.judging.drift_verdicts import (RANK, Trend, Verdict, describe_drift, evidence,
-                                            fmt_effect, judge, name_list, rounded, table_row,
-                                            unseen_finding)
+                                            fmt_effect, judge, name_list, rounded, statistics,
+                                            table_row, unseen_finding)
 from auditor.errors import NotApplicable
 from auditor.report.results import Finding, Severity
-from auditor.stats.numerics import bh_adjust, fmt_rows, fmt_share, map_columns
+from auditor.stats.numerics import (bh_adjust, check_params, fmt_rows, fmt_share,
+                                    map_columns)
 
 _COLORS = {Severity.FAIL: "#C44E52", Severity.WARN: "#DD8452", Severity.INFO: "#4C72B0"}
 DRIFT_KINDS = NUMERIC_KINDS + CATEGORICAL_KINDS
@@ -255,6 +256,9 @@ class FeatureDrift(DriftThresholds):
     - Messages name a value that moved beyond noise (largest standardised difference) with a
       non-zero count (a value that vanished is counted in the reference), never a pooled bin.
     - The summary lists every column that moved in its table and names the stable ones once.
+    - Per comparison, the first ``detailed_info`` info findings of columns (largest PSI first)
+      carry the chart and bin table; later ones carry the statistics only (a table of 10,000
+      short columns moves most of them within chance: 9,800 charts made report.json 30 MB).
     """
 
     id: ClassVar[str] = "drift.features"
@@ -262,12 +266,15 @@ class FeatureDrift(DriftThresholds):
     cost: ClassVar[Cost] = Cost.STATS
     needs: ClassVar[Needs] = Needs()  # two splits, or one and a reference (in measure)
     max_chart_features: int = 50
+    detailed_info: int = 50  # info findings per comparison with a chart and bin table
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not isinstance(self.max_chart_features, int) or self.max_chart_features < 1:
             raise ValueError("max_chart_features must be a positive integer; "
                              f"got {self.max_chart_features!r}")
+        check_params(self, ("detailed_info",), lambda v: isinstance(v, int) and v >= 0,
+                     "an integer >= 0")
 
     def run(self, data: Any) -> list[Finding]:
         return judged(self, data)
@@ -575,6 +582,7 @@ class FeatureDrift(DriftThresholds):
                                               -np.nan_to_num(g[0].psi, nan=-1.0), g[0].column))
         column_findings = []
         reported: set[str] = set()
+        infos = 0  # info findings of columns so far, in report order
         for cd, v in order:
             quiet = (v.severity == Severity.INFO and v.metric.startswith("level_fold")
                      and not v.reason and v.trend is None)
@@ -588,10 +596,13 @@ class FeatureDrift(DriftThresholds):
             if v.raw != Severity.INFO and not quiet:
                 message, count = describe_drift(cd, v, ref, cur, self.alpha,
                                                 unseen_apart=unseen is not None)
+                detailed = v.severity != Severity.INFO or infos < self.detailed_info
+                infos += v.severity == Severity.INFO
                 column_findings.append(Finding(
                     severity=v.severity, message=message, metric=v.metric, value=rounded(v.value),
                     threshold=v.threshold, count=count, subject=cd.column, splits=[ref, cur],
-                    evidence=evidence(self, cd, v, ref, cur)))
+                    evidence=evidence(self, cd, v, ref, cur) if detailed else
+                    {"statistics": statistics(cd, v, ref, cur)}))
             if unseen is not None:
                 column_findings.append(unseen)
                 reported.add(cd.column)

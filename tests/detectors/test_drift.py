@@ -1211,3 +1211,22 @@ def test_a_shifted_measurement_unique_on_every_row_is_not_called_an_id():
     assert "as in an id" not in found["weight"].message
     assert "every account value is unique in both splits, as in an id: declare it under " \
            "columns.ids if it is not a feature" in found["account"].message
+
+
+def test_info_findings_beyond_the_first_few_carry_the_statistics_only():
+    # 12 honest columns of 40 + 40 rows: their PSI passes the warn level by chance, the
+    # tests say so (info); with detailed_info=3 only the 3 largest PSI carry chart and bins
+    rng = np.random.default_rng(7)
+    frames = {s: pl.DataFrame({f"x{j}": rng.normal(0, 1, 40) for j in range(12)})
+              for s in ("train", "test")}
+    data = build_audit_data(frames, columns=Columns())
+    infos = [f for f in FeatureDrift(detailed_info=3).run(data)
+             if f.subject and f.metric != "unseen_share"]
+    assert len(infos) == 12 and all(f.severity == Severity.INFO for f in infos)
+    assert [("chart" in f.evidence, "bins" in f.evidence) for f in infos] == \
+        [(True, True)] * 3 + [(False, False)] * 9
+    assert all("psi" in f.evidence["statistics"] for f in infos)
+    full = [f for f in FeatureDrift().run(data) if f.subject and f.metric != "unseen_share"]
+    assert [f.message for f in full] == [f.message for f in infos]
+    with pytest.raises(ValueError, match="detailed_info must be an integer >= 0"):
+        FeatureDrift(detailed_info=-1)
