@@ -227,7 +227,10 @@ class FeatureDrift(DriftThresholds):
       value) the reference never had are their own finding (metric ``unseen_share``, count =
       those rows, the values as evidence), graded on the share in excess of the Good–Turing
       expectation (share of reference rows holding a value seen once): > ``unseen_warn_above``
-      (1%) warns, > ``unseen_fail_above`` (10%) fails.
+      (1%) warns, > ``unseen_fail_above`` (10%) fails. In a random split design a grade also
+      needs the unseen rows to be unlikely when the same rows are dealt again at random
+      (p below ``alpha`` over the columns compared): a small reference lacks common values
+      by chance.
     - Time splits: a feature that is a calendar part of the declared time column (month, day,
       weekday, hour ... up to relabelling and a whole-hour offset, verified on 99% of rows, see
       :mod:`auditor.stats.calendar`) moves by design when the splits are cut by time (at most
@@ -533,7 +536,8 @@ class FeatureDrift(DriftThresholds):
                     if v.trend is not None:
                         unstable(self, v, trend.nulls[cd.column], ref, cd.column)
             new = self._comparison_findings(graded, ref, cur, m.kinds,
-                                            m.not_compared if i == 0 else [])
+                                            m.not_compared if i == 0 else [],
+                                            random_design=m.design in RANDOM_DESIGNS)
             if trend is not None:
                 backtests(new[0], trend)
             bounds = m.bounds[ref, cur]
@@ -577,7 +581,8 @@ class FeatureDrift(DriftThresholds):
 
     def _comparison_findings(self, graded: list[tuple[ColumnDrift, Verdict]], ref: str,
                              cur: str, kinds: dict[str, Kind],
-                             skipped: list[dict[str, str]]) -> list[Finding]:
+                             skipped: list[dict[str, str]], *, random_design: bool = False
+                             ) -> list[Finding]:
         order = sorted(graded, key=lambda g: (-RANK[g[1].severity], -RANK[g[1].raw],
                                               -np.nan_to_num(g[0].psi, nan=-1.0), g[0].column))
         column_findings = []
@@ -590,7 +595,8 @@ class FeatureDrift(DriftThresholds):
             if cd.n_new and cd.unseen_rows:
                 # categories: always (a fact); values of a per-value binned numeric (a count
                 # meeting 11 once) only when graded or explained
-                f = unseen_finding(self, cd, ref, cur, reason=v.reason, tests=len(graded))
+                f = unseen_finding(self, cd, ref, cur, reason=v.reason, tests=len(graded),
+                                   resplit=random_design)
                 if cd.kind in CATEGORICAL_KINDS or f.severity != Severity.INFO or v.reason:
                     unseen = f
             if v.raw != Severity.INFO and not quiet:

@@ -509,7 +509,7 @@ def name_list(cols: list[str], limit: int = 10) -> str:
 
 
 def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bool = False,
-                   reason: str = "", tests: int = 1) -> Finding:
+                   reason: str = "", tests: int = 1, resplit: bool = False) -> Finding:
     """Rows of the compared split holding values (categories, classes, values of a per-value
     binned numeric) the reference never had: a fact, not a statistic. Graded on the excess
     share = unseen share - the share of reference rows holding a value seen once there
@@ -523,7 +523,14 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     normal quantile at ``alpha`` / ``tests`` (Bonferroni over the columns compared) is info:
     150 random 500-5,000-level columns of 10k vs 2.5k rows gave 4 warns by chance without it.
     (One new value repeated on many rows is not chance: the null variance is that of rows
-    drawing unseen values independently.)"""
+    drawing unseen values independently.)
+
+    In a random split design (``resplit``) the rows themselves give the null: an honest split
+    of the same rows leaves values unseen too (:attr:`ColumnDrift.unseen_p`, from the values'
+    pooled counts), so a grade also needs that p-value below ``alpha`` / ``tests``. From the
+    reference alone Good–Turing misses a common value absent from a small reference by chance
+    (Poisson counts, 50 + 50 rows: 6 test rows of a value train lacks, z 5.6 against
+    Good–Turing; dealt again at random, as many unseen rows or more in one split of 440)."""
     from scipy.stats import norm
 
     rows = cd.unseen_rows or 0
@@ -531,7 +538,7 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     expected = cd.good_turing or 0.0
     excess = max(0.0, share - expected)
     severity = grade(excess, warn=check.unseen_warn_above, fail=check.unseen_fail_above)
-    chance_note, stats_extra = "", {}
+    chance_note, resplit_note, stats_extra = "", "", {}
     if expected > 0 and not label:
         se = math.sqrt((cd.good_turing_sd or 0.0) ** 2
                        + expected * (1 - expected) / cd.cur_rows)
@@ -543,6 +550,14 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
             severity = Severity.INFO
             chance_note = (f"; within chance (z = {z:.2f} < {z_crit:.2f}, alpha "
                            f"{check.alpha:g} over {tests:,} columns)")
+    if resplit and cd.unseen_p is not None and not label:
+        gate = check.alpha / max(tests, 1)
+        stats_extra["p unseen by random re-split"] = float(f"{cd.unseen_p:.3g}")
+        if cd.unseen_p >= gate and severity != Severity.INFO:
+            severity = Severity.INFO
+            resplit_note = (f"; within chance: the same rows dealt again at random leave as many"
+                            f" unseen in one split of {1 / max(cd.unseen_p, 1e-300):,.0f} (p "
+                            f"{cd.unseen_p:.2g} >= alpha {check.alpha:g} over {tests:,} columns)")
     if label and severity == Severity.INFO:
         severity = Severity.WARN
     what = "class" if label else "value"
@@ -557,6 +572,7 @@ def unseen_finding(check: Any, cd: ColumnDrift, ref: str, cur: str, *, label: bo
     if expected > 0:
         message += (f"; {fmt_share(expected)} expected by chance ({ref} rows holding a value "
                     f"seen once there, Good–Turing), excess {fmt_share(excess)}{chance_note}")
+    message += resplit_note
     if cd.variants:
         n_var = len(cd.variants)
         new_v, ref_v = next(iter(cd.variants.items()))

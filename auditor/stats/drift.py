@@ -30,7 +30,7 @@ import polars as pl
 from auditor.loading.data import Kind
 from auditor.stats.levels import (MISSING, OTHER_VALUES, LevelShift,
                                  contingency_test, level_shifts, one_off_sd, one_off_share,
-                                 pool_rare_levels, psi_by_chance)
+                                 pool_rare_levels, psi_by_chance, unseen_by_chance_p)
 from auditor.stats.numerics import (EcdfGap, clip_text, cramers_v, ecdf_gap, inverted_cdf,
                                     js_distance, ks_pvalue, map_columns, psi, run_starts)
 
@@ -88,6 +88,8 @@ class ColumnDrift:
     levels: list[LevelShift] = field(default_factory=list)  # per-level shifts, tested ones
     good_turing: float | None = None  # share of reference rows holding a one-off value
     good_turing_sd: float | None = None  # its standard error (Esty)
+    unseen_p: float | None = None  # P(unseen rows >= observed) under random re-splits of the
+    # pooled rows (:func:`~auditor.stats.levels.unseen_by_chance_p`), when values are counted
     variants: dict[str, str] = field(default_factory=dict)  # new value -> reference value it
     # equals up to case, whitespace and punctuation (schema.consistency's normalisation)
     chart: dict[str, Any] | None = None  # a chart measured elsewhere (the spark engine's
@@ -272,7 +274,10 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     if per_value:
         out.levels = level_shifts(labels, ca, cb, min_rows=min_level_rows)
         if unseen:
-            out.new_categories, out.n_new = unseen_values(a, b, ref.kind)
+            out.new_categories, out.n_new, held = unseen_values(a, b, ref.kind)
+            seen = ca[:len(labels) - 1 - bool(ref.missing or cur.missing)]  # value bins
+            out.unseen_p = unseen_by_chance_p(np.concatenate([seen + cb[:len(seen)], held]),
+                                              ref.rows, cur.rows, unseen)
     out.all_unique = len(a) > 1 and len(b) > 1 and bool(
         (a[1:] != a[:-1]).all() and (b[1:] != b[:-1]).all())
     out.whole = ref.kind == Kind.NUMERIC and bool(np.all(a == np.round(a))
@@ -289,18 +294,21 @@ def compare_numeric(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon:
     return out
 
 
-def unseen_values(a: np.ndarray, b: np.ndarray, kind: Kind) -> tuple[list[tuple[str, int]], int]:
+def unseen_values(a: np.ndarray, b: np.ndarray, kind: Kind
+                  ) -> tuple[list[tuple[str, int]], int, np.ndarray]:
     """Values of sorted ``b`` that sorted ``a`` never has: (value shown, rows of b) for the
-    most frequent (at most LISTED_CATEGORIES), and how many distinct values there are."""
+    most frequent (at most LISTED_CATEGORIES), how many distinct values there are, and the
+    rows of b holding each."""
     distinct = distinct_sorted(a)
     pos = np.minimum(np.searchsorted(distinct, b), len(distinct) - 1)
     rest = b[distinct[pos] != b] if len(distinct) else b
     if not len(rest):
-        return [], 0
+        return [], 0, np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(run_starts(rest))
     counts = np.diff(np.append(starts, len(rest)))
     order = np.lexsort((starts, -counts))[:LISTED_CATEGORIES]
-    return [(fmt_value(float(rest[starts[i]]), kind), int(counts[i])) for i in order], len(starts)
+    return ([(fmt_value(float(rest[starts[i]]), kind), int(counts[i])) for i in order],
+            len(starts), counts)
 
 
 def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, seed: int = 0,
@@ -328,6 +336,8 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, s
     new_listed, vanished_listed = listed(new, cb), listed(vanished, ca)
     variants = new_value_variants(values, ca > 0, new) if new.any() and (ca > 0).any() else {}
     unseen_rows = int(cb[new].sum())
+    unseen_p = unseen_by_chance_p(ca + cb, ref.rows, cur.rows, unseen_rows) \
+        if unseen_rows else None
     labels = list(values)
     if ref.missing or cur.missing:
         labels.append(MISSING)
@@ -347,7 +357,8 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, s
                        n_new=int(new.sum()), n_vanished=int(vanished.sum()),
                        all_unique=unique, test=test, psi_chance=chance, rare_levels=pooled,
                        levels=level_shifts(labels, ca, cb, min_rows=min_level_rows),
-                       good_turing=one_off, good_turing_sd=one_off_sd_raw, variants=variants)
+                       good_turing=one_off, good_turing_sd=one_off_sd_raw, variants=variants,
+                       unseen_p=unseen_p)
 
 
 def new_value_variants(values: list[str], seen: np.ndarray, new: np.ndarray) -> dict[str, str]:

@@ -14,6 +14,7 @@ from scipy.spatial.distance import jensenshannon
 from auditor.core.config import Columns
 from auditor.loading.data import AuditData, Kind, build_audit_data
 from auditor.detectors.drift import FeatureDrift, LabelDrift, comparisons_of
+from auditor.engines.selection import engine_of
 from auditor.stats.drift import (MISSING, OTHER_VALUES, Sample, compare, fmt_value,
                                  numeric_bins, prepare, quantile_edges)
 from auditor.errors import NotApplicable
@@ -1230,3 +1231,62 @@ def test_info_findings_beyond_the_first_few_carry_the_statistics_only():
     assert [f.message for f in full] == [f.message for f in infos]
     with pytest.raises(ValueError, match="detailed_info must be an integer >= 0"):
         FeatureDrift(detailed_info=-1)
+
+
+def test_unseen_rows_by_chance_match_dealing_the_rows_again():
+    # P(U >= u) for the rows of the second split holding values the first lacks, against
+    # 40,000 random re-deals of the same 100 Poisson counts: equal in the body, conservative
+    # (never smaller by more than noise) in the tail the verdict reads
+    from auditor.stats.levels import unseen_by_chance_p
+
+    rng = np.random.default_rng(1)
+    vals = rng.poisson(12, 100)
+    pooled = np.unique(vals, return_counts=True)[1]
+    dealt = np.array([np.isin(o[50:], o[:50], invert=True).sum()
+                      for o in (rng.permutation(vals) for _ in range(40_000))])
+    for u in (2, 4, 6, 10):
+        p, mc = unseen_by_chance_p(pooled, 50, 50, u), float(np.mean(dealt >= u))
+        assert p == pytest.approx(mc, abs=0.015)
+    for u in (10, 13):
+        assert unseen_by_chance_p(pooled, 50, 50, u) >= float(np.mean(dealt >= u)) * 0.9
+    assert unseen_by_chance_p(pooled, 50, 50, 0) == 1.0
+    # one value of 6 rows, all in the compared split: (50 * 49 * ... * 45) / (100 * ... * 95)
+    assert unseen_by_chance_p(np.array([6, 94]), 50, 50, 6) == pytest.approx(
+        np.prod(np.arange(45, 51) / np.arange(95, 101)), rel=1e-9)
+    # beyond the exact range: the normal tail of the same mean and variance
+    from scipy.stats import norm
+
+    ones = np.ones(50_000, dtype=np.int64)  # 50,000 one-row values among 100,000 rows:
+    # mean 25,000, variance 12,500
+    assert unseen_by_chance_p(ones, 50_000, 50_000, 25_100) == pytest.approx(
+        norm.sf((25_100 - 0.5 - 25_000) / np.sqrt(12_500)), rel=1e-6)
+
+
+def test_a_random_split_of_counts_does_not_warn_on_values_missing_from_a_small_train():
+    # Poisson counts (lambda 3), 100 rows dealt at random into 50 + 50 (seed 20): 4 test rows
+    # hold values train lacks (8%) where Good-Turing expects 2% -- a warn before; dealt again
+    # at random, the same rows leave as many unseen once in 9 splits: info. A value only test
+    # holds, on 20 of its rows, still fails
+    from auditor.judging.drift_verdicts import unseen_finding
+
+    vals = np.random.default_rng(20).poisson(3, 100).astype(float)
+    frames = {"train": pl.DataFrame({"k": vals[:50]}), "test": pl.DataFrame({"k": vals[50:]})}
+    data = build_audit_data(frames, columns=Columns())
+    check = FeatureDrift()
+    cd = check.measure(engine_of(data), data.roles).drifts["train", "test"]["k"]
+    assert cd.per_value and cd.unseen_rows == 4 and cd.good_turing == pytest.approx(0.02)
+    assert cd.unseen_p == pytest.approx(0.1067, abs=1e-4)
+    assert unseen_finding(check, cd, "train", "test").severity == Severity.WARN  # GT alone
+    f = unseen_finding(check, cd, "train", "test", resplit=True)
+    assert f.severity == Severity.INFO
+    assert "dealt again at random leave as many unseen in one split of 9 (p 0.11" in f.message
+    assert not [x for x in check.run(data)
+                if x.metric == "unseen_share" and x.severity != Severity.INFO]
+    planted = vals[50:].copy()
+    planted[:20] = 99.0
+    frames["test"] = pl.DataFrame({"k": planted})
+    (g,) = [x for x in check.run(build_audit_data(frames, columns=Columns()))
+            if x.metric == "unseen_share"]
+    assert g.severity == Severity.FAIL and g.count == 20 + int(
+        np.isin(vals[70:], vals[:50], invert=True).sum())
+    assert g.evidence["statistics"]["p unseen by random re-split"] < 1e-5
