@@ -229,8 +229,8 @@ def scan_report(paths: list[Path], extra_fitters: Sequence[str] = ()) -> Report:
             severity=Severity.INFO, metric="files_scanned", value=float(len(files)),
             count=len(files),
             message=f"0 of {len(files)} file{'s' * (len(files) != 1)} ({lines:,} lines) fit a "
-                    "transformer before the split, on test data, or reuse the test set for "
-                    "model selection."))
+                    "transformer before the split, on test data, reuse the test set for "
+                    "model selection, or score a model on rows it was trained on."))
     check = PreprocessingFit(extra_fitters=tuple(extra_fitters))
     duration = round(time.perf_counter() - t0, 4)
     result = CheckResult(id=CHECK_ID, title=PreprocessingFit.title,

@@ -28,6 +28,12 @@ Findings (metric, what triggers it):
 - ``global_statistic_before_split``: a pandas/numpy statistic of unsplit data (``mean``,
   ``std``, ``median``, ``min``/``max``, ``quantile``, ``value_counts``, group aggregates) fills
   or scales data that is split afterwards, or is applied to the split parts.
+- ``evaluated_on_training_rows``: a model fitted on unsplit rows is scored on rows it was
+  trained on: ``.score`` of those rows, or its predictions of them reaching a metric
+  (``accuracy_score``, ``mean_absolute_error``, ...) -- all of them, or the test part of a
+  split of the same data (a search fitted on every row, then scored on ``X_test``). Reported
+  at the scoring line, naming the fit. A training score of a model fitted on the train part
+  of a split (printed beside the test score) and predictions that reach no metric are not.
 
 Roles come from the split calls themselves (``train_test_split`` outputs alternate train,
 test; ``KFold.split`` yields train and validation indices) and, for data loaded or sliced into
@@ -58,6 +64,7 @@ _TITLES = {
     "fit_on_train_and_test": "fitted on train and test combined",
     "test_reused_for_selection": "test set used for model selection and final evaluation",
     "global_statistic_before_split": "global statistic applied before the split",
+    "evaluated_on_training_rows": "scored on rows the model was trained on",
 }
 
 

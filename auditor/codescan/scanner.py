@@ -66,7 +66,7 @@ class Scanner:
         """Tainted data reached a split: report the fits on unsplit data it carries."""
         for e in sorted(taints):
             ev = self.events[e]
-            if ev.reported:
+            if ev.reported or ev.metric == "evaluated_on_training_rows":  # metrics report it
                 continue
             ev.reported = True
             if ev.metric == "fit_before_split":
@@ -776,11 +776,16 @@ class Scanner:
                 return replace(data, taints=data.taints | frozenset(obj.events),
                                split_part=False)
             self.check_mix_fit(obj, data)
-            return replace(data, split_part=False, index=False)
+            out = replace(data, split_part=False, index=False)
+            e = self.overlap(obj, data)
+            return out if e is None else replace(out, taints=out.taints | {e})
         if meth in EVAL_METHODS and obj.kind == "model":
             data = self.combine(data_args[:2])
             if data.kind == "data":
                 self.check_mix_fit(obj, data)
+                e = self.overlap(obj, data)
+                if e is not None:
+                    self.confirm_overlaps(frozenset({e}), f"{obj.cls}.{meth}")
                 return self.evaluation(data, node)
             return CONST
         if meth in ("get_params", "set_params"):
@@ -821,6 +826,8 @@ class Scanner:
             obj.mix_fits.append((node.lineno, data.holdouts, data.subject))
         else:
             obj.mix_fits = []
+        obj.trained_on = (node.lineno, data.roots, data.subject) \
+            if data.kind == "data" and data.role == FULL and data.roots else None
         monitored = self.combine([kwargs[k] for k in ("eval_set", "validation_data")
                                   if k in kwargs])
         stops = obj.early_stop or any(k in kwargs for k in ("early_stopping_rounds",
@@ -840,7 +847,36 @@ class Scanner:
                             f"{obj.cls} is trained on {subject or 'data'}, which includes the "
                             f"test rows it is evaluated on at {self.loc(self.line)}")
 
+    def overlap(self, obj: Obj, data: Val) -> int | None:
+        """An ``evaluated_on_training_rows`` event when model ``obj``, fitted on unsplit rows,
+        is applied to rows of the same data (all of them, or a split part: the fit held
+        them all); None otherwise. Reported once the output reaches a metric."""
+        if obj.trained_on is None or data.kind != "data" or data.role == TRAIN:
+            return None
+        line, roots, subject = obj.trained_on
+        if not roots & data.roots:
+            return None
+        part = "" if data.role == FULL else f", including the {data.role} rows"
+        return self.new_event("evaluated_on_training_rows", "model", obj.cls, line,
+                              f"{subject or 'the data'}{part}", roots)
+
+    def confirm_overlaps(self, taints: frozenset[int], how: str) -> None:
+        """Report the ``evaluated_on_training_rows`` events among ``taints``: a score of a
+        model on rows it was trained on (at the scoring line, naming the fit)."""
+        for e in sorted(taints):
+            ev = self.events[e]
+            if ev.metric != "evaluated_on_training_rows" or ev.reported:
+                continue
+            ev.reported = True
+            self.report(ev.metric, ev.family, ev.cls, self.line, ev.subject,
+                        f"{ev.cls} is scored ({how}) on rows it was trained on at "
+                        f"{self.loc(ev.line)} ({ev.subject}): a score on training rows "
+                        "says little about new data; fit on the train part of a split (or "
+                        "inside cross-validation) and score on rows the model never saw")
+
     def evaluation(self, data: Val, node: ast.Call) -> Val:
+        if data.kind == "data":
+            self.confirm_overlaps(data.taints, f"{_dotted(node.func) or 'a metric'}")
         if data.kind != "data" or data.role not in (TEST, MIX) or not data.holdouts:
             return self.combine([data]) if data.kind == "score" else CONST
         eid = len(self.eval_info)

@@ -21,6 +21,8 @@ class Obj:
     early_stop: bool = False
     events: set[int] = field(default_factory=set)
     mix_fits: list[tuple[int, frozenset[int], str]] = field(default_factory=list)
+    trained_on: tuple[int, frozenset[int], str] | None = None  # (line, roots, subject) of a
+    # fit on unsplit rows, until it is fitted again
 
 
 @dataclass(frozen=True)

@@ -128,8 +128,9 @@ class PreprocessingFit:
     With ``pipeline:`` scripts or notebooks in audit.yaml, the static scan of
     :func:`auditor.codescan.scan_paths` adds one finding per leak in the code
     (``fit_before_split``, ``fit_on_test``, ``fit_on_train_and_test``,
-    ``test_reused_for_selection``, ``global_statistic_before_split``) with file, line (and
-    cell), snippet and why; ``extra_fitters`` names more transformer classes or fit functions.
+    ``test_reused_for_selection``, ``global_statistic_before_split``,
+    ``evaluated_on_training_rows``) with file, line (and cell), snippet and why;
+    ``extra_fitters`` names more transformer classes or fit functions.
     """
 
     id: ClassVar[str] = "leakage.preprocessing"
