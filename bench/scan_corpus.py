@@ -10,8 +10,8 @@ encoding, vectorisation, binning, aggregation, selection, dimensionality, other;
 the fit and of the split), and ``overlap``, ``resampling``, ``multitest`` (yes / no). A file
 is flagged for preprocessing when the scan reports any of ``fit_before_split``,
 ``fit_on_train_and_test``, ``fit_on_test`` or ``global_statistic_before_split``; for multitest
-when it reports ``test_reused_for_selection``; for resampling when a preprocessing finding
-names a resampler; for overlap when it reports ``evaluated_on_training_rows``. Precision =
+when it reports ``test_reused_for_selection``; for resampling when it reports
+``resampled_before_split``; for overlap when it reports ``evaluated_on_training_rows``. Precision =
 flagged leaky files / flagged files, recall = flagged leaky files / leaky files; per pattern
 the recall of that pattern's leaky files. Also: files that did not scan (a ``code_unparsed``
 finding or an exception) and the seconds per file.
@@ -30,8 +30,6 @@ sys.path.insert(0, str(HERE.parent))
 
 PREPROCESSING = {"fit_before_split", "fit_on_train_and_test", "fit_on_test",
                  "global_statistic_before_split"}
-RESAMPLERS = ("smote", "adasyn", "randomoversampler", "randomundersampler", "resample",
-              "borderlinesmote", "svmsmote", "nearmiss", "tomeklinks", "smoteenn", "smotetomek")
 
 
 def read_labels(root: Path) -> list[dict[str, str]]:
@@ -46,9 +44,7 @@ def read_labels(root: Path) -> list[dict[str, str]]:
 
 def flags(findings: list) -> dict[str, bool]:
     metrics = {f.metric for f in findings}
-    resampled = any(f.metric in PREPROCESSING
-                    and any(r in str(f.evidence.get("transformer") or "").lower()
-                            for r in RESAMPLERS) for f in findings)
+    resampled = "resampled_before_split" in metrics
     return {"preprocessing": bool(metrics & PREPROCESSING),
             "multitest": "test_reused_for_selection" in metrics,
             "resampling": resampled,

@@ -88,7 +88,8 @@ def test_every_leak_pattern_of_the_issue_is_in_the_corpus():
                    "target_encoder"):
         assert ("fit_before_split", family) in declared
     for metric in ("fit_on_test", "fit_on_train_and_test", "test_reused_for_selection",
-                   "global_statistic_before_split", "evaluated_on_training_rows"):
+                   "global_statistic_before_split", "evaluated_on_training_rows",
+                   "resampled_before_split"):
         assert any(m == metric for m, _ in declared)
 
 

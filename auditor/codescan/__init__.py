@@ -28,6 +28,11 @@ Findings (metric, what triggers it):
 - ``global_statistic_before_split``: a pandas/numpy statistic of unsplit data (``mean``,
   ``std``, ``median``, ``min``/``max``, ``quantile``, ``value_counts``, group aggregates) fills
   or scales data that is split afterwards, or is applied to the split parts.
+- ``resampled_before_split``: a resampler (SMOTE and its kin, ``RandomOverSampler``,
+  ``RandomUnderSampler``, sklearn's ``resample``, ``DataFrame.sample`` of a row subset such as
+  one class's rows -- not a shuffle, ``frac=1``) draws the rows of unsplit data that is split
+  afterwards: the evaluation rows then hold copies or interpolations of training rows and the
+  resampled class balance.
 - ``evaluated_on_training_rows``: a model fitted on unsplit rows is scored on rows it was
   trained on: ``.score`` of those rows, or its predictions of them reaching a metric
   (``accuracy_score``, ``mean_absolute_error``, ...) -- all of them, or the test part of a
@@ -65,6 +70,7 @@ _TITLES = {
     "test_reused_for_selection": "test set used for model selection and final evaluation",
     "global_statistic_before_split": "global statistic applied before the split",
     "evaluated_on_training_rows": "scored on rows the model was trained on",
+    "resampled_before_split": "resampled before the split",
 }
 
 

@@ -69,7 +69,12 @@ class Scanner:
             if ev.reported or ev.metric == "evaluated_on_training_rows":  # metrics report it
                 continue
             ev.reported = True
-            if ev.metric == "fit_before_split":
+            if ev.metric == "resampled_before_split":
+                why = (f"{ev.cls} resamples {ev.subject or 'the data'} before the data is split "
+                       f"({how} at {self.loc(self.line)}), so the evaluation rows hold copies "
+                       "or interpolations of training rows and the resampled class balance: "
+                       "resample the training part only, after the split")
+            elif ev.metric == "fit_before_split":
                 why = (f"{ev.cls} is fitted on {ev.subject or 'the data'} before the data is "
                        f"split ({how} at {self.loc(self.line)}), so its fitted statistics "
                        "include the evaluation rows")
@@ -142,8 +147,18 @@ class Scanner:
             self.block(st.orelse)
         elif isinstance(st, ast.If):
             self.ev_test(st.test)
+            if not st.orelse:
+                self.block(st.body)
+                return
+            scope = self.scopes[-1]
+            before = dict(scope)
             self.block(st.body)
+            taken = dict(scope)
+            scope.clear()
+            scope.update(before)
             self.block(st.orelse)
+            for name in taken.keys() | scope.keys():
+                scope[name] = _joined(taken.get(name), scope.get(name))
         elif isinstance(st, (ast.With, ast.AsyncWith)):
             for item in st.items:
                 v = self.ev(item.context_expr)
@@ -285,7 +300,7 @@ class Scanner:
                 return replace(v, role=hint, subject=name, from_split=split,
                                holdouts=frozenset({r}) if hint == TEST else frozenset())
         if v.kind == "data":
-            return replace(v, subject=name)
+            return replace(v, subject=name, subset=_masked(value_node))
         return v
 
     def is_row_selection(self, node: ast.expr) -> bool:
@@ -684,6 +699,13 @@ class Scanner:
         if meth in STAT_METHODS or (meth == "transform" and any(
                 _const(a) in AGG_NAMES for a in node.args)):
             return self.stat_of(recv, node)
+        if meth == "sample" and recv.kind == "data" and recv.role == FULL \
+                and (recv.subset or _masked(recv_node)) and _const_kw(node, "frac") != 1:
+            # a class's rows drawn down (or up, with replacement) to rebalance: resampling
+            out = replace(self.combine([recv]), subject=recv.subject)
+            obj = Obj("DataFrame.sample", "transformer", "resampler")
+            self.fit_transformer(obj, out, node)
+            return replace(out, taints=out.taints | frozenset(obj.events))
         if meth == "train_test_split":
             self.confirm(recv.taints, "it is split by train_test_split")
             holdout = self.fresh()
@@ -808,7 +830,9 @@ class Scanner:
                         "test rows: fit on train only")
             obj.events = set()
         elif data.role == FULL:
-            obj.events = {self.new_event("fit_before_split", obj.family, obj.cls, line,
+            metric = "resampled_before_split" if obj.family == "resampler" \
+                else "fit_before_split"
+            obj.events = {self.new_event(metric, obj.family, obj.cls, line,
                                          subject, data.roots)}
         else:
             obj.events = set()
@@ -927,6 +951,32 @@ class Scanner:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+def _masked(node: ast.expr | None) -> bool:
+    """Whether ``node`` selects rows by a boolean mask (``df[df.y == 0]``,
+    ``df.loc[df.y == 0]``, ``df.query("y == 0")``): a subset such as one class's rows."""
+    if isinstance(node, ast.Subscript):
+        sl = node.slice
+        return isinstance(sl, (ast.Compare, ast.BoolOp)) or (
+            isinstance(sl, ast.UnaryOp) and isinstance(sl.op, ast.Invert))
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr == "query"
+
+
+def _joined(a: Val | None, b: Val | None) -> Val:
+    """A variable's value after an ``if``/``else`` that bound it to ``a`` in one branch and
+    ``b`` in the other (either may be unbound): data of one role keeps what either branch
+    carries (taints, roots, holdouts: an upsampling in one branch is not undone by the
+    other); otherwise the ``else`` branch's, walked last."""
+    if a is None or b is None:
+        out = a if b is None else b
+        assert out is not None
+        return out
+    if a is b or a.kind != "data" or b.kind != "data" or a.role != b.role:
+        return b
+    return replace(b, taints=a.taints | b.taints, roots=a.roots | b.roots,
+                   holdouts=a.holdouts | b.holdouts)
+
+
 def _flatten(vals: Iterable[Val], depth: int = 0) -> Iterable[Val]:
     for v in vals:
         if v.kind in ("tuple", "dict", "iter") and depth < 4:

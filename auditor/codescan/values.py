@@ -43,6 +43,7 @@ class Val:
     split_part: bool = False
     index: bool = False
     from_split: bool = False   # role train/val/test given by a split, not only by a name
+    subset: bool = False       # bound to a boolean-mask selection of rows (one class's rows)
 
 
 UNKNOWN = Val()

@@ -1,4 +1,4 @@
-# expect: leak fit_before_split resampler line 10
+# expect: leak resampled_before_split resampler line 10
 """Oversamples the minority class before splitting: synthetic test rows copy train rows."""
 import pandas as pd
 from imblearn.over_sampling import SMOTE
