@@ -42,7 +42,13 @@ Findings (metric, what triggers it):
 
 Roles come from the split calls themselves (``train_test_split`` outputs alternate train,
 test; ``KFold.split`` yields train and validation indices) and, for data loaded or sliced into
-a variable, from its name (``X_train``, ``test_df``, ``X_val``, ``Xte``). Stateless transforms
+a variable, from its name (``X_train``, ``test_df``, ``X_val``, ``Xte``). A name's train role
+is provisional: a fit or statistic on rows named train that no split made (``train.csv``)
+is reported when those rows are split afterwards by the code itself (its own validation
+split or cross-validation), and not when they are only applied to a separate test file.
+Columns written as attributes (``X.Age = ...``, ``X.Age.fillna(..., inplace=True)``) are
+writes of the frame; bins learned from the rows (``pd.qcut``, ``pd.cut`` with a bin count)
+are fits. Stateless transforms
 (``Normalizer``, ``HashingVectorizer``, ``FunctionTransformer``, ``PolynomialFeatures``,
 ``LabelEncoder``, ``pd.get_dummies`` on unsplit data) are not fits. The analysis is
 flow-sensitive but path-insensitive (both branches of an ``if`` are walked; a loop body once).

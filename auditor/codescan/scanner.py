@@ -267,6 +267,12 @@ class Scanner:
                     self.assign(t.value if isinstance(t, ast.Starred) else t, elem, None)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, v, value_node)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and (
+                (frame := self.lookup(target.value.id)) is not None and frame.kind == "data"):
+            # a column written as an attribute of a frame (X.Age = X.Age.fillna(...))
+            new = self.combine([frame, v], role_of=frame)
+            self.bind(target.value.id, replace(new, subject=frame.subject,
+                                               split_part=frame.split_part, index=frame.index))
         elif isinstance(target, ast.Subscript) or (
                 isinstance(target, ast.Attribute) and _dotted(target) is None):
             base = _base_name(target)
@@ -380,7 +386,9 @@ class Scanner:
                 self.report("global_statistic_before_split", "statistic", "", s.line, subject,
                             f"a statistic of all rows of {subject}, test rows included, is "
                             f"applied to the {role} part at {self.loc(self.line)}")
-            elif s.role == FULL and role == FULL:
+            elif (s.role, role) in ((FULL, FULL), (TRAIN, TRAIN)) and not split:
+                # unsplit rows, or rows a name calls train that no split has made: reported
+                # if the data is split afterwards (the notebook's own split)
                 new.add(self.new_event("global_statistic_before_split", "statistic", "",
                                        s.line, subject, s.roots))
         return frozenset(new)
@@ -627,6 +635,10 @@ class Scanner:
             return CONST
         if short in FIT_FUNCS:
             return self.fit_function(short, FIT_FUNCS[short], args, kwargs, node)
+        if short == "cut" and "." in qual and isinstance(_const(
+                node.args[1] if len(node.args) > 1 else _kw(node, "bins")), int):
+            # a bin count: edges spread between the minimum and maximum of the rows given
+            return self.fit_function(short, "discretizer", args, kwargs, node)
         if short == "get_dummies":
             data = self.combine(args[:1] + [kwargs[k] for k in ("data",) if k in kwargs])
             if data.kind == "data" and data.role == MIX:
@@ -724,6 +736,10 @@ class Scanner:
             out = replace(out, subject=recv.subject, index=recv.index)
         if _const_kw(node, "inplace") is True:
             base = _base_name(recv_node)
+            if isinstance(recv_node, ast.Attribute) and isinstance(recv_node.value, ast.Name) \
+                    and (frame := self.lookup(recv_node.value.id)) is not None \
+                    and frame.kind == "data":
+                base = recv_node.value.id  # a column as an attribute: X.Age.fillna(..., inplace)
             if base:
                 cur = self.lookup(base) or recv
                 self.bind(base, self.combine([cur, out], role_of=cur)
@@ -829,7 +845,9 @@ class Scanner:
                         f"{obj.cls} is fitted on {subject or 'data'}, which combines train and "
                         "test rows: fit on train only")
             obj.events = set()
-        elif data.role == FULL:
+        elif data.role == FULL or (data.role == TRAIN and not data.from_split):
+            # unsplit rows, or rows a name calls train (``train.csv``) that no split has made:
+            # pending until the data is split (then the fit saw the held-out rows)
             metric = "resampled_before_split" if obj.family == "resampler" \
                 else "fit_before_split"
             obj.events = {self.new_event(metric, obj.family, obj.cls, line,
@@ -989,6 +1007,10 @@ def _const(node: ast.expr | None) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     return None
+
+
+def _kw(node: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in node.keywords if k.arg == name), None)
 
 
 def _const_kw(node: ast.Call, name: str) -> Any:
