@@ -32,6 +32,8 @@ class Scanner:
         self.returns: list[list[Val]] = []
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.analysed: set[int] = set()
+        self.method_class: dict[int, int] = {}  # method -> its class (ids of the nodes)
+        self.class_attrs: dict[int, dict[str, Val]] = {}  # class -> self.* bindings
         self.active: list[int] = []
         self.unknown_roots: dict[str, int] = {}
         self.counter = 0
@@ -176,9 +178,13 @@ class Scanner:
             self.functions.append(st)
         elif isinstance(st, ast.ClassDef):
             self.bind(st.name, Val("module", name=st.name))
-            for sub in st.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self.functions.append(sub)
+            methods = [sub for sub in st.body
+                       if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            # __init__ first: what it binds to self.* (a vectorizer, a model) is what the
+            # other methods of the class find there
+            for sub in sorted(methods, key=lambda m: m.name != "__init__"):
+                self.functions.append(sub)
+                self.method_class[id(sub)] = id(st)
         elif isinstance(st, ast.Return):
             v = self.ev(st.value) if st.value is not None else CONST
             if self.returns:
@@ -951,13 +957,17 @@ class Scanner:
     def run_function(self, fn: Any, bound: dict[str, Val]) -> Val:
         self.analysed.add(id(fn))
         self.active.append(id(fn))
-        self.scopes.append(dict(bound))
+        cls = self.method_class.get(id(fn))
+        attrs = self.class_attrs.setdefault(cls, {}) if cls is not None else {}
+        self.scopes.append({**attrs, **bound})
         self.returns.append([])
         saved = self.line
         try:
             self.block(fn.body)
         finally:
-            self.scopes.pop()
+            scope = self.scopes.pop()
+            if cls is not None:  # the instance's attributes, for the class's other methods
+                attrs.update({k: v for k, v in scope.items() if k.startswith("self.")})
             rets = self.returns.pop()
             self.active.pop()
             self.line = saved
