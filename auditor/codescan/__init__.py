@@ -48,7 +48,9 @@ is reported when those rows are split afterwards by the code itself (its own val
 split or cross-validation), and not when they are only applied to a separate test file.
 Columns written as attributes (``X.Age = ...``, ``X.Age.fillna(..., inplace=True)``) are
 writes of the frame; bins learned from the rows (``pd.qcut``, ``pd.cut`` with a bin count)
-are fits. Stateless transforms
+are fits. A lambda or function handed to ``apply``/``transform``/``agg``/``pipe`` is followed
+with the receiver's rows (``groupby(...).transform(lambda s: s.fillna(s.mean()))``), and a
+class's methods share what they bind to ``self``. Stateless transforms
 (``Normalizer``, ``HashingVectorizer``, ``FunctionTransformer``, ``PolynomialFeatures``,
 ``LabelEncoder``, ``pd.get_dummies`` on unsplit data) are not fits. The analysis is
 flow-sensitive but path-insensitive (both branches of an ``if`` are walked; a loop body once).

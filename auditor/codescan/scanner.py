@@ -712,6 +712,10 @@ class Scanner:
     def data_method(self, recv: Val, meth: str, args: list[Val], kwargs: dict[str, Val],
                     node: ast.Call, recv_node: ast.expr) -> Val:
         every = args + list(kwargs.values())
+        if meth in _FUNCTION_APPLY and node.args:
+            applied = self.applied(recv, node.args[0])
+            if applied is not None:
+                return applied
         if any(v.evals for v in _flatten([recv])) and meth in COMPARE_FUNCS:
             self.compared([recv])
         if meth in STAT_METHODS or (meth == "transform" and any(
@@ -751,6 +755,26 @@ class Scanner:
                 self.bind(base, self.combine([cur, out], role_of=cur)
                           if cur.kind == "data" else out)
         return out
+
+    def applied(self, recv: Val, fn: ast.expr) -> Val | None:
+        """``recv.apply(fn)`` (``transform``, ``agg``, ``pipe``...) of a lambda or a user
+        function: ``fn`` followed with its argument bound to the receiver's rows, its result
+        what the call returns (a column filled with its own mode inside the lambda is a
+        statistic of every row applied to them); None for anything else."""
+        if isinstance(fn, ast.Lambda):
+            names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            self.scopes.append({names[0]: replace(recv, index=False)} if names else {})
+            try:
+                body = self.ev(fn.body)
+            finally:
+                self.scopes.pop()
+        elif isinstance(fn, ast.Name) and (f := self.lookup(fn.id)) is not None \
+                and f.kind == "func":
+            body = self.call_user(f, [replace(recv, index=False)], {})
+        else:
+            return None
+        out = self.combine([recv, body], role_of=recv)
+        return replace(out, subject=recv.subject) if out.kind == "data" else out
 
     def container_method(self, recv: Val, meth: str, args: list[Val], kwargs: dict[str, Val],
                          recv_node: ast.expr) -> Val:
@@ -979,6 +1003,9 @@ class Scanner:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+_FUNCTION_APPLY = {"apply", "transform", "agg", "aggregate", "pipe", "applymap", "map"}
+
+
 def _masked(node: ast.expr | None) -> bool:
     """Whether ``node`` selects rows by a boolean mask (``df[df.y == 0]``,
     ``df.loc[df.y == 0]``, ``df.query("y == 0")``): a subset such as one class's rows."""
