@@ -202,6 +202,13 @@ def test_fit_on_a_split_index_selection_is_train_only(tmp_path):
         "scaler = StandardScaler().fit(X[idx_train])\n"
         "Z = scaler.transform(X[idx_test])\n"
         "bad = StandardScaler().fit(X[idx_test])\n")
+    # a fit on the test rows that nothing evaluates on is no leak yet
+    assert scan_paths([path]) == []
+    path.write_text(path.read_text() + (
+        "from sklearn.linear_model import Ridge\n"
+        "y = np.load('y.npy')\n"
+        "model = Ridge().fit(scaler.transform(X[idx_train]), y[idx_train])\n"
+        "print(model.score(bad.transform(X[idx_test]), y[idx_test]))\n"))
     assert [(f.metric, f.evidence["line"]) for f in scan_paths([path])] == [("fit_on_test", 8)]
 
 

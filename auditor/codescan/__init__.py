@@ -15,7 +15,9 @@ Findings (metric, what triggers it):
   is fitted on unsplit data and either its output flows into ``train_test_split``, a
   ``KFold``-style ``.split``, ``cross_val_*``/``*SearchCV``, or is sliced into variables named
   train/val/test; or the fitted transformer is later applied to split parts of the same data.
-- ``fit_on_test``: a transformer or model is fitted on test data.
+- ``fit_on_test``: a transformer or model is fitted on test data that is then evaluated (a
+  metric or ``.score`` of that test set, with what the fit made); fitting on an unlabelled
+  ``test.csv`` for a submission, or training on one half and scoring on the other, is not.
 - ``fit_on_train_and_test``: a transformer is fitted on a concatenation of train and test (a
   model only when it is then evaluated on that test set); also a statistic of such a
   concatenation applied to data.
@@ -50,7 +52,8 @@ Columns written as attributes (``X.Age = ...``, ``X.Age.fillna(..., inplace=True
 writes of the frame; bins learned from the rows (``pd.qcut``, ``pd.cut`` with a bin count)
 are fits. A lambda or function handed to ``apply``/``transform``/``agg``/``pipe`` is followed
 with the receiver's rows (``groupby(...).transform(lambda s: s.fillna(s.mean()))``), and a
-class's methods share what they bind to ``self``. Stateless transforms
+class's methods share what they bind to ``self``. Data written to a file and read back from
+the same path is the same rows. Stateless transforms
 (``Normalizer``, ``HashingVectorizer``, ``FunctionTransformer``, ``PolynomialFeatures``,
 ``LabelEncoder``, ``pd.get_dummies`` on unsplit data) are not fits. The analysis is
 flow-sensitive but path-insensitive (both branches of an ``if`` are walked; a loop body once).

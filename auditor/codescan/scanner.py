@@ -33,6 +33,9 @@ class Scanner:
         self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.analysed: set[int] = set()
         self.method_class: dict[int, int] = {}  # method -> its class (ids of the nodes)
+        self.files: dict[str, Val] = {}  # a path this code wrote data to -> that data
+        self.test_fits: dict[int, tuple[frozenset[int], str]] = {}  # fit_on_test event ->
+        # the test set it was fitted on (holdouts) and why
         self.class_attrs: dict[int, dict[str, Val]] = {}  # class -> self.* bindings
         self.active: list[int] = []
         self.unknown_roots: dict[str, int] = {}
@@ -68,8 +71,8 @@ class Scanner:
         """Tainted data reached a split: report the fits on unsplit data it carries."""
         for e in sorted(taints):
             ev = self.events[e]
-            if ev.reported or ev.metric == "evaluated_on_training_rows":  # metrics report it
-                continue
+            if ev.reported or ev.metric in ("evaluated_on_training_rows", "fit_on_test"):
+                continue  # reported when the rows are evaluated
             ev.reported = True
             if ev.metric == "resampled_before_split":
                 why = (f"{ev.cls} resamples {ev.subject or 'the data'} before the data is split "
@@ -671,6 +674,9 @@ class Scanner:
         if short in CONST_FUNCS:
             return CONST
         if LOADER_RE.match(short) and not any(v.kind == "data" for v in _flatten(every)):
+            path = _const(node.args[0]) if node.args else None
+            if isinstance(path, str) and path in self.files:  # written earlier by this code
+                return self.files[path]
             r = self.fresh()
             return Val("data", roots=frozenset({r}), line=node.lineno)
         return self.combine(every)
@@ -712,6 +718,9 @@ class Scanner:
     def data_method(self, recv: Val, meth: str, args: list[Val], kwargs: dict[str, Val],
                     node: ast.Call, recv_node: ast.expr) -> Val:
         every = args + list(kwargs.values())
+        if meth in _WRITERS and node.args and isinstance(_const(node.args[0]), str):
+            self.files[_const(node.args[0])] = recv  # read back later: the same rows
+            return CONST
         if meth in _FUNCTION_APPLY and node.args:
             applied = self.applied(recv, node.args[0])
             if applied is not None:
@@ -844,7 +853,8 @@ class Scanner:
                 return replace(data, taints=data.taints | frozenset(obj.events),
                                split_part=False)
             self.check_mix_fit(obj, data)
-            out = replace(data, split_part=False, index=False)
+            out = replace(data, split_part=False, index=False,
+                          taints=data.taints | frozenset(obj.events))
             e = self.overlap(obj, data)
             return out if e is None else replace(out, taints=out.taints | {e})
         if meth in EVAL_METHODS and obj.kind == "model":
@@ -854,7 +864,8 @@ class Scanner:
                 e = self.overlap(obj, data)
                 if e is not None:
                     self.confirm_overlaps(frozenset({e}), f"{obj.cls}.{meth}")
-                return self.evaluation(data, node)
+                return self.evaluation(replace(data, taints=data.taints | frozenset(
+                    obj.events)), node)
             return CONST
         if meth in ("get_params", "set_params"):
             return Val("object", obj=obj) if meth == "set_params" else CONST
@@ -866,10 +877,9 @@ class Scanner:
         line = node.lineno
         subject = data.subject
         if data.role == TEST:
-            self.report("fit_on_test", obj.family, obj.cls, line, subject,
-                        f"{obj.cls} is fitted on {subject or 'test data'}, which is test data: "
-                        "fit on train and only transform the test set")
-            obj.events = set()
+            obj.events = {self.test_fit(
+                obj, data, line, f"{obj.cls} is fitted on {subject or 'test data'}, which is "
+                                 "test data: fit on train and only transform the test set")}
         elif data.role == MIX:
             self.report("fit_on_train_and_test", obj.family, obj.cls, line, subject,
                         f"{obj.cls} is fitted on {subject or 'data'}, which combines train and "
@@ -890,10 +900,11 @@ class Scanner:
             f.fits = True
         if obj.search:
             self.confirm(data.taints, f"it is cross-validated inside {obj.cls}.fit")
+        obj.events = set()
         if data.role == TEST:
-            self.report("fit_on_test", "model", obj.cls, node.lineno, data.subject,
-                        f"{obj.cls} is trained on {data.subject or 'test data'}, which is "
-                        "test data")
+            obj.events = {self.test_fit(obj, data, node.lineno,
+                                        f"{obj.cls} is trained on {data.subject or 'test data'}"
+                                        ", which is test data")}
         elif data.role == MIX:
             obj.mix_fits.append((node.lineno, data.holdouts, data.subject))
         else:
@@ -909,6 +920,15 @@ class Scanner:
                 node.lineno, monitored.subject, monitored.holdouts, frozenset(),
                 how=f"{obj.cls} stops early on the test set ({monitored.subject})",
                 early_stop=True))
+
+    def test_fit(self, obj: Obj, data: Val, line: int, why: str) -> int:
+        """A ``fit_on_test`` event, reported once the rows it was fitted on are evaluated
+        (a metric or ``.score`` of the same test set, with what the fit made): fitting on
+        Kaggle's unlabelled test.csv, or training on one half and scoring on the other
+        (two-fold validation), evaluates nothing on the rows fitted."""
+        e = self.new_event("fit_on_test", obj.family, obj.cls, line, data.subject, data.roots)
+        self.test_fits[e] = (data.holdouts, why)
+        return e
 
     def check_mix_fit(self, obj: Obj, data: Val) -> None:
         if data.role != TEST:
@@ -949,6 +969,11 @@ class Scanner:
     def evaluation(self, data: Val, node: ast.Call) -> Val:
         if data.kind == "data":
             self.confirm_overlaps(data.taints, f"{_dotted(node.func) or 'a metric'}")
+            for e in sorted(data.taints & self.test_fits.keys()):
+                ev, (holdouts, why) = self.events[e], self.test_fits[e]
+                if not ev.reported and holdouts & data.holdouts:
+                    ev.reported = True
+                    self.report(ev.metric, ev.family, ev.cls, ev.line, ev.subject, why)
         if data.kind != "data" or data.role not in (TEST, MIX) or not data.holdouts:
             return self.combine([data]) if data.kind == "score" else CONST
         eid = len(self.eval_info)
@@ -1004,6 +1029,8 @@ class Scanner:
 
 # -- helpers ----------------------------------------------------------------------------------
 _FUNCTION_APPLY = {"apply", "transform", "agg", "aggregate", "pipe", "applymap", "map"}
+_WRITERS = {"to_csv", "to_parquet", "to_pickle", "to_feather", "to_json", "to_excel",
+            "to_hdf", "to_orc"}
 
 
 def _masked(node: ast.expr | None) -> bool:
