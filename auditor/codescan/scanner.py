@@ -3,6 +3,7 @@ an abstract value per variable (see :mod:`auditor.codescan` for what it reports)
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Sequence
 
@@ -308,7 +309,8 @@ class Scanner:
                     else frozenset()
                 return replace(v, role=hint, holdouts=holdouts, split_part=False, subject=name)
             if v.role == FULL:
-                split = value_node is not None and self.is_row_selection(value_node)
+                split = v.split_part or (value_node is not None
+                                         and self.is_row_selection(value_node))
                 if split:
                     self.confirm(v.taints, f"rows of it are selected into {name}")
                 r = self.fresh()
@@ -673,6 +675,13 @@ class Scanner:
             return self.elem_of(args[0]) if short == "next" else args[0]
         if short in CONST_FUNCS:
             return CONST
+        if _SPLIT_FUNC.search(short) and not _TEXT_SPLIT.search(short) and any(
+                v.kind == "data" for v in _flatten(args)):
+            # a splitting helper defined elsewhere (``from utils import split_data``): its
+            # outputs are split parts, their roles from the names they are bound to
+            data = self.as_data(self.combine(args))
+            self.confirm(data.taints, f"it is split by {short}")
+            return replace(data, taints=frozenset(), split_part=True, role=FULL)
         if LOADER_RE.match(short) and not any(v.kind == "data" for v in _flatten(every)):
             path = _const(node.args[0]) if node.args else None
             if isinstance(path, str) and path in self.files:  # written earlier by this code
@@ -1028,6 +1037,8 @@ class Scanner:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+_SPLIT_FUNC = re.compile(r"(^|_)split(s|ted)?(_|$)", re.IGNORECASE)  # split_data, time_split
+_TEXT_SPLIT = re.compile(r"(sentence|word|text|token|string|str|line|name)", re.IGNORECASE)
 _FUNCTION_APPLY = {"apply", "transform", "agg", "aggregate", "pipe", "applymap", "map"}
 _WRITERS = {"to_csv", "to_parquet", "to_pickle", "to_feather", "to_json", "to_excel",
             "to_hdf", "to_orc"}
