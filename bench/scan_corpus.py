@@ -13,8 +13,9 @@ is flagged for preprocessing when the scan reports any of ``fit_before_split``,
 when it reports ``test_reused_for_selection``; for resampling when it reports
 ``resampled_before_split``; for overlap when it reports ``evaluated_on_training_rows``. Precision =
 flagged leaky files / flagged files, recall = flagged leaky files / leaky files; per pattern
-the recall of that pattern's leaky files. Also: files that did not scan (a ``code_unparsed``
-finding or an exception) and the seconds per file.
+the recall of that pattern's leaky files. Also: files scanned without the lines that do not
+parse (a ``code_unparsed`` finding with ``skipped_lines``), files that did not scan (a
+``code_unparsed`` finding or an exception) and the seconds per file.
 """
 from __future__ import annotations
 
@@ -49,7 +50,10 @@ def flags(findings: list) -> dict[str, bool]:
             "multitest": "test_reused_for_selection" in metrics,
             "resampling": resampled,
             "overlap": "evaluated_on_training_rows" in metrics,
-            "unparsed": "code_unparsed" in metrics}
+            "unparsed": any(f.metric == "code_unparsed" and not f.evidence.get("skipped_lines")
+                            for f in findings),
+            "partial": any(f.metric == "code_unparsed" and f.evidence.get("skipped_lines")
+                           for f in findings)}
 
 
 def score(pairs: list[tuple[bool, bool]]) -> tuple[int, int, int, float, float]:
@@ -94,7 +98,9 @@ def main() -> None:
         found = sum(got[r["path"]]["preprocessing"] for r in leaky)
         print(f"  {pattern:26}{found:>3} of {len(leaky):<3}")
     unparsed = [p for p, g in got.items() if g["unparsed"]]
-    print(f"not scanned: {len(unparsed)}; raised: {len(failed)}")
+    partial = [p for p, g in got.items() if g.get("partial")]
+    print(f"not scanned: {len(unparsed)}; scanned without lines that do not parse: "
+          f"{len(partial)}; raised: {len(failed)}")
     for line in failed:
         print("  " + line)
     if args.show_misses:

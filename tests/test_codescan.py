@@ -253,3 +253,26 @@ def test_scan_report_of_clean_code_passes_with_one_summary_finding():
     assert f.message.startswith(f"0 of 1 file ({n_lines} lines) fit a transformer before the "
                                 "split")
     assert check.params == {"extra_fitters": ["MyScaler"]}
+
+
+def test_a_script_with_an_invalid_line_is_scanned_without_it(tmp_path):
+    # a notebook export that kept one invalid line (``a[][0]``) inside a loop: the line is
+    # replaced by ``pass`` at its indentation, the rest is scanned, and the warning says so
+    path = tmp_path / "export.py"
+    path.write_text(
+        "import pandas as pd\n"
+        "from sklearn.feature_extraction.text import TfidfVectorizer\n"
+        "from sklearn.model_selection import train_test_split\n"
+        "reviews = pd.read_csv('reviews.csv')\n"
+        "for a in [[1]]:\n"
+        "    a[][0]\n"
+        "X = TfidfVectorizer().fit_transform(reviews['text'])\n"
+        "X_train, X_test = train_test_split(X)\n")
+    warn, leak = scan_paths([path])
+    assert (warn.severity, warn.metric, warn.evidence["skipped_lines"]) == (
+        Severity.WARN, "code_unparsed", [6])
+    assert "line 6 skipped, the rest of the file scanned" in warn.message
+    assert (leak.metric, leak.evidence["line"]) == ("fit_before_split", 7)
+    path.write_text("def f(:\n    x = 1\n  y = 2\n z = 3\n")  # beyond repair: not scanned
+    (only,) = scan_paths([path])
+    assert only.metric == "code_unparsed" and "the file was not scanned" in only.message

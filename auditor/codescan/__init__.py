@@ -97,10 +97,49 @@ def scan_source(src: Source, extra_fitters: Sequence[str] = ()) -> list[Finding]
                         evidence={"file": str(src.path), "why": str(err)[:200]})]
     except SyntaxError as err:
         loc = src.where(err.lineno or 1)
-        return [Finding(severity=Severity.WARN, metric="code_unparsed", subject="",
-                        message=f"{_loc(src, err.lineno or 1)}: cannot parse ({err.msg}); the "
-                                "file was not scanned",
-                        evidence={"file": str(src.path), **loc, "why": err.msg})]
+        recovered = _without_broken_lines(src.text)
+        unparsed = Finding(severity=Severity.WARN, metric="code_unparsed", subject="",
+                           message=f"{_loc(src, err.lineno or 1)}: cannot parse ({err.msg}); "
+                                   "the file was not scanned",
+                           evidence={"file": str(src.path), **loc, "why": err.msg})
+        if recovered is None:
+            return [unparsed]
+        tree, skipped = recovered
+        shown = ", ".join(str(n) for n in skipped)
+        unparsed.message = (f"{_loc(src, err.lineno or 1)}: cannot parse ({err.msg}); line"
+                            f"{'s' * (len(skipped) > 1)} {shown} skipped, the rest of the file "
+                            "scanned")
+        unparsed.evidence["skipped_lines"] = skipped
+        return [unparsed] + _scanned(src, tree, extra_fitters)
+    return _scanned(src, tree, extra_fitters)
+
+
+MAX_SKIPPED_LINES = 10  # lines of a script that does not parse blanked before giving up
+
+
+def _without_broken_lines(text: str) -> tuple[ast.Module, list[int]] | None:
+    """The module parsed with each line a syntax error points at replaced by ``pass`` at its
+    indentation (a notebook export keeping one invalid line, a stray ``a[][0]``), and those
+    line numbers; None when that does not make it parse within MAX_SKIPPED_LINES lines."""
+    lines = text.split("\n")
+    skipped: list[int] = []
+    while len(skipped) < MAX_SKIPPED_LINES:
+        try:
+            return ast.parse("\n".join(lines)), skipped
+        except SyntaxError as err:
+            n = err.lineno
+            if n is None or not 1 <= n <= len(lines) or n in skipped:
+                return None
+            line = lines[n - 1]
+            lines[n - 1] = line[:len(line) - len(line.lstrip())] + "pass"
+            skipped.append(n)
+        except (RecursionError, MemoryError, ValueError):
+            return None
+    return None
+
+
+def _scanned(src: Source, tree: ast.Module, extra_fitters: Sequence[str]) -> list[Finding]:
+    """The findings of a parsed module."""
     try:
         raw = Scanner(extra_fitters, loc=lambda line: _loc(src, line, short=True)).scan(tree)
     except RecursionError:
