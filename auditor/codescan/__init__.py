@@ -53,7 +53,10 @@ writes of the frame; bins learned from the rows (``pd.qcut``, ``pd.cut`` with a 
 are fits. A lambda or function handed to ``apply``/``transform``/``agg``/``pipe`` is followed
 with the receiver's rows (``groupby(...).transform(lambda s: s.fillna(s.mean()))``), and a
 class's methods share what they bind to ``self``. Data written to a file and read back from
-the same path is the same rows. Stateless transforms
+the same path is the same rows. ``Series.rank`` is learned from the rows ranked; row-wise statistics
+(``axis=1``) are not column statistics; rows cut back out of a train+test concatenation into a
+train/test name (``combined[:n_train]``) or by an ``is_train`` flag are that part again; an
+in-place fill (``fillna(..., inplace=True)``) is a write. Stateless transforms
 (``Normalizer``, ``HashingVectorizer``, ``FunctionTransformer``, ``PolynomialFeatures``,
 ``LabelEncoder``, ``pd.get_dummies`` on unsplit data) are not fits. The analysis is
 flow-sensitive but path-insensitive (both branches of an ``if`` are walked; a loop body once).

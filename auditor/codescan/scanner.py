@@ -303,6 +303,12 @@ class Scanner:
         """The value bound to ``name``: the name's role hint applies to unsplit data (and a row
         selection of unsplit data into a train/val/test name is a split)."""
         hint = role_hint(name)
+        if v.kind == "data" and v.role == MIX and value_node is not None:
+            part = _flag_role(value_node) or (
+                hint if hint in (TRAIN, TEST) and self.is_row_selection(value_node) else None)
+            if part is not None:  # combined[:n_train], df[df.is_train == 1]: that part again
+                return replace(v, role=part, subject=name, from_split=False,
+                               holdouts=v.holdouts if part == TEST else frozenset())
         if v.kind == "data" and hint:
             if v.split_part and v.role in (TRAIN, TEST, VAL) and hint != v.role:
                 holdouts = (v.holdouts or frozenset({self.fresh()})) if hint == TEST \
@@ -736,7 +742,14 @@ class Scanner:
                 return applied
         if any(v.evals for v in _flatten([recv])) and meth in COMPARE_FUNCS:
             self.compared([recv])
-        if meth in STAT_METHODS or (meth == "transform" and any(
+        if meth == "rank" and recv.kind == "data":
+            # percentile positions among the rows given: learned from all of them
+            out = replace(self.combine([recv]), subject=recv.subject)
+            obj = Obj("rank", "transformer", "scaler")
+            self.fit_transformer(obj, out, node)
+            return replace(out, taints=out.taints | frozenset(obj.events))
+        row_wise = _const_kw(node, "axis") in (1, "columns")  # across a row's columns
+        if (meth in STAT_METHODS and not row_wise) or (meth == "transform" and any(
                 _const(a) in AGG_NAMES for a in node.args)):
             return self.stat_of(recv, node)
         if meth == "sample" and recv.kind == "data" and recv.role == FULL \
@@ -759,10 +772,15 @@ class Scanner:
         if meth in ("values",) and recv.kind != "data":
             return Val("iter", items=(self.elem_of(recv),))
         role_of = None if meth in COMBINING_METHODS else recv
-        out = self.combine([recv, *every], role_of=role_of)
+        inplace = _const_kw(node, "inplace") is True
+        saved, self.assigning = self.assigning, self.assigning or inplace  # a write
+        try:
+            out = self.combine([recv, *every], role_of=role_of)
+        finally:
+            self.assigning = saved
         if out.kind == "data" and meth not in COMBINING_METHODS:
             out = replace(out, subject=recv.subject, index=recv.index)
-        if _const_kw(node, "inplace") is True:
+        if inplace:
             base = _base_name(recv_node)
             if isinstance(recv_node, ast.Attribute) and isinstance(recv_node.value, ast.Name) \
                     and (frame := self.lookup(recv_node.value.id)) is not None \
@@ -1042,6 +1060,29 @@ _TEXT_SPLIT = re.compile(r"(sentence|word|text|token|string|str|line|name)", re.
 _FUNCTION_APPLY = {"apply", "transform", "agg", "aggregate", "pipe", "applymap", "map"}
 _WRITERS = {"to_csv", "to_parquet", "to_pickle", "to_feather", "to_json", "to_excel",
             "to_hdf", "to_orc"}
+
+
+def _flag_role(node: ast.expr) -> str | None:
+    """The part a mask on a train/test flag selects: ``df[df.is_train == 1]`` (or
+    ``df.loc[df["is_test"] == 0]``, ``df[df.is_train]``) -> train or test; None otherwise."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    mask = node.slice
+    flag, value = mask, True
+    if isinstance(mask, ast.Compare) and len(mask.ops) == 1 \
+            and isinstance(mask.ops[0], (ast.Eq, ast.NotEq)):
+        const = _const(mask.comparators[0])
+        if not isinstance(const, (bool, int)):
+            return None
+        flag, value = mask.left, bool(const) == isinstance(mask.ops[0], ast.Eq)
+    name = (flag.attr if isinstance(flag, ast.Attribute) else
+            _const(flag.slice) if isinstance(flag, ast.Subscript) else None)
+    if not isinstance(name, str):
+        return None
+    role = role_hint(name)
+    if role not in (TRAIN, TEST):
+        return None
+    return role if value else (TEST if role == TRAIN else TRAIN)
 
 
 def _masked(node: ast.expr | None) -> bool:
