@@ -276,3 +276,15 @@ def test_a_script_with_an_invalid_line_is_scanned_without_it(tmp_path):
     path.write_text("def f(:\n    x = 1\n  y = 2\n z = 3\n")  # beyond repair: not scanned
     (only,) = scan_paths([path])
     assert only.metric == "code_unparsed" and "the file was not scanned" in only.message
+
+
+def test_findings_point_at_the_fit_the_split_the_path_and_a_fix():
+    # the fit's line (the finding's), where the leaked rows are split, the variables the fitted
+    # output passed through, and one suggested fix
+    (f,) = scan_paths([CORPUS / "leak_scaled_then_saved_and_read_back.py"])
+    assert f.evidence["line"] == 10 and f.evidence["split"]["line"] == 13
+    assert f.evidence["split"]["snippet"].startswith("X_tr, X_val, y_tr, y_val = train_test_split(")
+    assert f.evidence["path"] == ["houses", "scaled"]
+    assert f.evidence["fix"].startswith("fit it on the training part only, after the split")
+    (nb,) = scan_paths([CORPUS / "leak_notebook_scaler_before_split.ipynb"])
+    assert {"cell", "line"} <= set(nb.evidence["split"]) and nb.evidence["path"]

@@ -88,6 +88,22 @@ _TITLES = {
 }
 
 
+_FIXES = {
+    "fit_before_split": "fit it on the training part only, after the split, and apply it to "
+                        "the other parts (or put it in a Pipeline, which cross-validation "
+                        "refits in every fold)",
+    "resampled_before_split": "split first, then resample the training part only (imblearn's "
+                              "Pipeline resamples inside each fold)",
+    "global_statistic_before_split": "split first, compute the statistic on the training part "
+                                     "and fill or scale every part with that value",
+    "fit_on_test": "fit on the training part and only transform or score the test set",
+    "fit_on_train_and_test": "fit on the training rows only and apply the fit to the test rows",
+    "test_reused_for_selection": "select on a validation split or by cross-validation on the "
+                                 "training part; score the test set once, at the end",
+    "evaluated_on_training_rows": "score on a held-out split or by cross-validation",
+}
+
+
 def scan_source(src: Source, extra_fitters: Sequence[str] = ()) -> list[Finding]:
     """Findings for one loaded source (a syntax error is one warn finding)."""
     try:
@@ -152,12 +168,16 @@ def _scanned(src: Source, tree: ast.Module, extra_fitters: Sequence[str]) -> lis
                         evidence={"file": str(src.path), "why": "recursion limit"})]
     findings = []
     for f in sorted(raw, key=lambda f: (f.line, f.metric)):
+        evidence = {"file": str(src.path), **src.where(f.line), "snippet": src.snippet(f.line),
+                    "why": f.why, "kind": _TITLES[f.metric], "family": f.family,
+                    "transformer": f.cls or None, "fix": _FIXES[f.metric]}
+        if f.split_line is not None:
+            evidence["split"] = {**src.where(f.split_line), "snippet": src.snippet(f.split_line)}
+        if f.path:
+            evidence["path"] = list(f.path)
         findings.append(Finding(
             severity=Severity.FAIL, metric=f.metric, subject=f.subject, count=None,
-            message=f"{_loc(src, f.line)}: {f.why}.",
-            evidence={"file": str(src.path), **src.where(f.line), "snippet": src.snippet(f.line),
-                      "why": f.why, "kind": _TITLES[f.metric], "family": f.family,
-                      "transformer": f.cls or None}))
+            message=f"{_loc(src, f.line)}: {f.why}.", evidence=evidence))
     return findings
 
 

@@ -35,6 +35,7 @@ class Scanner:
         self.analysed: set[int] = set()
         self.method_class: dict[int, int] = {}  # method -> its class (ids of the nodes)
         self.files: dict[str, Val] = {}  # a path this code wrote data to -> that data
+        self.paths: dict[int, list[str]] = {}  # event -> names its output was bound to
         self.test_fits: dict[int, tuple[frozenset[int], str]] = {}  # fit_on_test event ->
         # the test set it was fitted on (holdouts) and why
         self.class_attrs: dict[int, dict[str, Val]] = {}  # class -> self.* bindings
@@ -63,10 +64,12 @@ class Scanner:
         self.scopes[-1][name] = v
 
     def report(self, metric: str, family: str, cls: str, line: int, subject: str,
-               why: str) -> None:
+               why: str, *, split_line: int | None = None, path: tuple[str, ...] = ()
+               ) -> None:
         if any(f.metric == metric and f.line == line for f in self.findings):
             return
-        self.findings.append(RawFinding(metric, family, cls, line, subject, why))
+        self.findings.append(RawFinding(metric, family, cls, line, subject, why, split_line,
+                                        path))
 
     def confirm(self, taints: frozenset[int], how: str) -> None:
         """Tainted data reached a split: report the fits on unsplit data it carries."""
@@ -88,7 +91,8 @@ class Scanner:
                 why = (f"a statistic of all rows of {ev.subject or 'the data'} fills or scales "
                        f"the data before it is split ({how} at {self.loc(self.line)}), so the "
                        "evaluation rows shaped the training features")
-            self.report(ev.metric, ev.family, ev.cls, ev.line, ev.subject, why)
+            self.report(ev.metric, ev.family, ev.cls, ev.line, ev.subject, why,
+                        split_line=self.line, path=tuple(self.paths.get(e, ())))
 
     def new_event(self, metric: str, family: str, cls: str, line: int, subject: str,
                   roots: frozenset[int]) -> int:
@@ -281,6 +285,7 @@ class Scanner:
                 (frame := self.lookup(target.value.id)) is not None and frame.kind == "data"):
             # a column written as an attribute of a frame (X.Age = X.Age.fillna(...))
             new = self.combine([frame, v], role_of=frame)
+            self.passed(new, target.value.id)
             self.bind(target.value.id, replace(new, subject=frame.subject,
                                                split_part=frame.split_part, index=frame.index))
         elif isinstance(target, ast.Subscript) or (
@@ -291,6 +296,7 @@ class Scanner:
             cur = self.lookup(base) or UNKNOWN
             if cur.kind in ("data", "stat"):
                 new = self.combine([cur, v], role_of=cur)
+                self.passed(new, base)
                 self.bind(base, replace(new, subject=cur.subject, split_part=cur.split_part,
                                         index=cur.index))
             elif cur.kind in ("const", "tuple", "dict", "score", "unknown"):
@@ -303,6 +309,8 @@ class Scanner:
         """The value bound to ``name``: the name's role hint applies to unsplit data (and a row
         selection of unsplit data into a train/val/test name is a split)."""
         hint = role_hint(name)
+        if v.kind == "data":
+            self.passed(v, name)
         if v.kind == "data" and v.role == MIX and value_node is not None:
             part = _flag_role(value_node) or (
                 hint if hint in (TRAIN, TEST) and self.is_row_selection(value_node) else None)
@@ -325,6 +333,14 @@ class Scanner:
         if v.kind == "data":
             return replace(v, subject=name, subset=_masked(value_node))
         return v
+
+    def passed(self, v: Val, name: str) -> None:
+        """Record that the data of ``v`` is bound to ``name``: each pending fit's path to where
+        it leaks (at most 8 names)."""
+        for e in v.taints:
+            path = self.paths.setdefault(e, [])
+            if (not path or path[-1] != name) and len(path) < 8:
+                path.append(name)
 
     def is_row_selection(self, node: ast.expr) -> bool:
         while True:
@@ -788,8 +804,9 @@ class Scanner:
                 base = recv_node.value.id  # a column as an attribute: X.Age.fillna(..., inplace)
             if base:
                 cur = self.lookup(base) or recv
-                self.bind(base, self.combine([cur, out], role_of=cur)
-                          if cur.kind == "data" else out)
+                new = self.combine([cur, out], role_of=cur) if cur.kind == "data" else out
+                self.passed(new, base)
+                self.bind(base, new)
         return out
 
     def applied(self, recv: Val, fn: ast.expr) -> Val | None:

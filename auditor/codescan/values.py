@@ -89,3 +89,5 @@ class RawFinding:
     line: int
     subject: str
     why: str
+    split_line: int | None = None   # where the data it leaks into is split (or scored)
+    path: tuple[str, ...] = ()      # the variables the fitted output passed through
