@@ -288,3 +288,29 @@ def test_findings_point_at_the_fit_the_split_the_path_and_a_fix():
     assert f.evidence["fix"].startswith("fit it on the training part only, after the split")
     (nb,) = scan_paths([CORPUS / "leak_notebook_scaler_before_split.ipynb"])
     assert {"cell", "line"} <= set(nb.evidence["split"]) and nb.evidence["path"]
+
+
+def test_an_unsupervised_fit_before_an_inner_cross_validation_warns(tmp_path):
+    # PCA fitted on the whole training part, then a grid search cross-validates inside it:
+    # the inner folds shaped the components (a warn, the test score is unaffected); the same
+    # PCA applied to the test part only, or refitted inside a Pipeline, says nothing
+    path = tmp_path / "inner.py"
+    path.write_text(
+        "import pandas as pd\n"
+        "from sklearn.decomposition import PCA\n"
+        "from sklearn.linear_model import LogisticRegression\n"
+        "from sklearn.model_selection import GridSearchCV, train_test_split\n"
+        "df = pd.read_csv('d.csv')\n"
+        "X_train, X_test, y_train, y_test = train_test_split(df.drop(columns='y'), df['y'])\n"
+        "pca = PCA(n_components=10).fit(X_train)\n"
+        "Z_train, Z_test = pca.transform(X_train), pca.transform(X_test)\n"
+        "search = GridSearchCV(LogisticRegression(), {'C': [0.1, 1]}, cv=5)\n"
+        "search.fit(Z_train, y_train)\n"
+        "print(search.score(Z_test, y_test))\n")
+    (f,) = scan_paths([path])
+    assert (f.severity, f.metric, f.evidence["line"]) == (
+        Severity.WARN, "fit_before_inner_split", 7)
+    assert f.evidence["split"]["line"] == 10 and "Pipeline" in f.evidence["fix"]
+    path.write_text(path.read_text().replace("search.fit(Z_train, y_train)",
+                                             "search.fit(X_train, y_train)"))
+    assert scan_paths([path]) == []

@@ -35,6 +35,10 @@ Findings (metric, what triggers it):
   one class's rows -- not a shuffle, ``frac=1``) draws the rows of unsplit data that is split
   afterwards: the evaluation rows then hold copies or interpolations of training rows and the
   resampled class balance.
+- ``fit_before_inner_split`` (warn): a transformer fitted on the whole training part of a
+  split whose output is split again (cross-validation or a search inside that part): the inner
+  scores are optimistic; a supervised fit there (selection, target encoding) is
+  ``fit_before_split``.
 - ``evaluated_on_training_rows``: a model fitted on unsplit rows is scored on rows it was
   trained on: ``.score`` of those rows, or its predictions of them reaching a metric
   (``accuracy_score``, ``mean_absolute_error``, ...) -- all of them, or the test part of a
@@ -85,7 +89,9 @@ _TITLES = {
     "global_statistic_before_split": "global statistic applied before the split",
     "evaluated_on_training_rows": "scored on rows the model was trained on",
     "resampled_before_split": "resampled before the split",
+    "fit_before_inner_split": "fitted before an inner split of the training part",
 }
+_WARN_ONLY = {"fit_before_inner_split"}  # a mild leak: the inner scores only
 
 
 _FIXES = {
@@ -101,6 +107,8 @@ _FIXES = {
     "test_reused_for_selection": "select on a validation split or by cross-validation on the "
                                  "training part; score the test set once, at the end",
     "evaluated_on_training_rows": "score on a held-out split or by cross-validation",
+    "fit_before_inner_split": "put the transformer in a Pipeline with the model, so the inner "
+                              "cross-validation refits it in every fold",
 }
 
 
@@ -176,7 +184,8 @@ def _scanned(src: Source, tree: ast.Module, extra_fitters: Sequence[str]) -> lis
         if f.path:
             evidence["path"] = list(f.path)
         findings.append(Finding(
-            severity=Severity.FAIL, metric=f.metric, subject=f.subject, count=None,
+            severity=Severity.WARN if f.metric in _WARN_ONLY else Severity.FAIL,
+            metric=f.metric, subject=f.subject, count=None,
             message=f"{_loc(src, f.line)}: {f.why}.", evidence=evidence))
     return findings
 

@@ -78,7 +78,12 @@ class Scanner:
             if ev.reported or ev.metric in ("evaluated_on_training_rows", "fit_on_test"):
                 continue  # reported when the rows are evaluated
             ev.reported = True
-            if ev.metric == "resampled_before_split":
+            if ev.metric == "fit_before_inner_split":
+                why = (f"{ev.cls} is fitted on {ev.subject} and its output is split again "
+                       f"({how} at {self.loc(self.line)}): the inner validation folds shaped "
+                       "it, so the inner scores are a little optimistic (the test score is "
+                       "not affected)")
+            elif ev.metric == "resampled_before_split":
                 why = (f"{ev.cls} resamples {ev.subject or 'the data'} before the data is split "
                        f"({how} at {self.loc(self.line)}), so the evaluation rows hold copies "
                        "or interpolations of training rows and the resampled class balance: "
@@ -877,7 +882,9 @@ class Scanner:
                 self.fit_model(obj, data, kwargs, node)
             if meth in ("fit", "partial_fit", "fit_on_texts", "fit_on_sequences", "adapt"):
                 return Val("object", obj=obj)
-            out = replace(data, taints=data.taints | frozenset(obj.events), split_part=False)
+            inner = frozenset({obj.inner[1]}) if obj.inner is not None else frozenset()
+            out = replace(data, taints=data.taints | frozenset(obj.events) | inner,
+                          split_part=False)
             if meth in ("fit_resample", "fit_sample"):
                 y = self.as_data(data_args[1]) if len(data_args) > 1 else out
                 return Val("tuple", items=(out, replace(y, taints=y.taints | frozenset(
@@ -894,7 +901,9 @@ class Scanner:
                         if not ev.reported and ev.roots & data.roots:
                             self.confirm(frozenset({e}), f"the fitted {obj.cls} is applied to "
                                                          f"the {data.role} part")
-                return replace(data, taints=data.taints | frozenset(obj.events),
+                inner = frozenset({obj.inner[1]}) if obj.inner is not None \
+                    and data.role == TRAIN and obj.inner[0] & data.roots else frozenset()
+                return replace(data, taints=data.taints | frozenset(obj.events) | inner,
                                split_part=False)
             self.check_mix_fit(obj, data)
             out = replace(data, split_part=False, index=False,
@@ -938,6 +947,15 @@ class Scanner:
                                          subject, data.roots)}
         else:
             obj.events = set()
+        obj.inner = None
+        if data.role == TRAIN and data.from_split and data.roots:
+            # the training part of a split: pending until that part is split again (an inner
+            # cross-validation or validation split, whose held-out folds it has seen);
+            # supervised fits (selection, target encoding, resampling) fail, others warn
+            metric = "fit_before_split" if obj.family in _SUPERVISED else "fit_before_inner_split"
+            obj.inner = (data.roots, self.new_event(
+                metric, obj.family, obj.cls, line,
+                f"{subject or 'the training part'}, the training part", data.roots))
 
     def fit_model(self, obj: Obj, data: Val, kwargs: dict[str, Val], node: ast.Call) -> None:
         for f in self.frames:
@@ -1074,6 +1092,7 @@ class Scanner:
 # -- helpers ----------------------------------------------------------------------------------
 _SPLIT_FUNC = re.compile(r"(^|_)split(s|ted)?(_|$)", re.IGNORECASE)  # split_data, time_split
 _TEXT_SPLIT = re.compile(r"(sentence|word|text|token|string|str|line|name)", re.IGNORECASE)
+_SUPERVISED = {"selector", "target_encoder"}  # fits that read the label
 _FUNCTION_APPLY = {"apply", "transform", "agg", "aggregate", "pipe", "applymap", "map"}
 _WRITERS = {"to_csv", "to_parquet", "to_pickle", "to_feather", "to_json", "to_excel",
             "to_hdf", "to_orc"}

@@ -23,6 +23,8 @@ class Obj:
     mix_fits: list[tuple[int, frozenset[int], str]] = field(default_factory=list)
     trained_on: tuple[int, frozenset[int], str] | None = None  # (line, roots, subject) of a
     # fit on unsplit rows, until it is fitted again
+    inner: tuple[frozenset[int], int] | None = None  # (roots, event) of a fit on the training
+    # part of a split: its output leaks into a later split of that part (inner CV)
 
 
 @dataclass(frozen=True)
