@@ -55,8 +55,8 @@ class PrepMeasures:
 @dataclass(frozen=True, kw_only=True)
 class PreprocessingFit:
     """Columns whose scaling, imputation or encoding was fitted on rows of later splits (val,
-    test), and pipeline code that fits a transformer before the split, on test data, or reuses
-    the test set for model selection.
+    test), and pipeline code that fits or resamples before the split, fits on test data, scores
+    a model on its training rows, or reuses the test set for model selection.
 
     A fail means the evaluation is optimistic: statistics of the evaluation rows (their mean,
     range, missing-value fill, categories or labels) went into the features the model was
