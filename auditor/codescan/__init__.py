@@ -31,10 +31,11 @@ Findings (metric, what triggers it):
   ``std``, ``median``, ``min``/``max``, ``quantile``, ``value_counts``, group aggregates) fills
   or scales data that is split afterwards, or is applied to the split parts.
 - ``resampled_before_split``: a resampler (SMOTE and its kin, ``RandomOverSampler``,
-  ``RandomUnderSampler``, sklearn's ``resample``, ``DataFrame.sample`` of a row subset such as
-  one class's rows -- not a shuffle, ``frac=1``) draws the rows of unsplit data that is split
-  afterwards: the evaluation rows then hold copies or interpolations of training rows and the
-  resampled class balance.
+  ``RandomUnderSampler``, sklearn's ``resample`` with ``n_samples``/``replace``/``stratify``,
+  ``DataFrame.sample`` of a row subset such as one class's rows once it is put back with other
+  rows of the data -- not a shuffle, ``frac=1``, nor a subsample alone) draws the rows of
+  unsplit data that is split afterwards: the evaluation rows then hold copies or
+  interpolations of training rows and the resampled class balance.
 - ``fit_before_inner_split`` (warn): a transformer fitted on the whole training part of a
   split whose output is split again (cross-validation or a search inside that part): the inner
   scores are optimistic; a supervised fit there (selection, target encoding) is

@@ -75,8 +75,9 @@ class Scanner:
         """Tainted data reached a split: report the fits on unsplit data it carries."""
         for e in sorted(taints):
             ev = self.events[e]
-            if ev.reported or ev.metric in ("evaluated_on_training_rows", "fit_on_test"):
-                continue  # reported when the rows are evaluated
+            if ev.reported or ev.metric in ("evaluated_on_training_rows", "fit_on_test") \
+                    or ev.needs_concat:
+                continue  # reported when the rows are evaluated (or put back together)
             ev.reported = True
             if ev.metric == "fit_before_inner_split":
                 why = (f"{ev.cls} is fitted on {ev.subject} and its output is split again "
@@ -119,7 +120,8 @@ class Scanner:
         hint = role_hint(name)
         r = self.fresh()
         return Val("data", role=hint or FULL, roots=frozenset({r}), subject=name,
-                   holdouts=frozenset({r}) if hint == TEST else frozenset())
+                   holdouts=frozenset({r}) if hint == TEST else frozenset(),
+                   from_split=hint is not None)  # the caller's split part
 
     # -- statements ----------------------------------------------------------------------------
     def block(self, body: list[ast.stmt]) -> None:
@@ -527,7 +529,8 @@ class Scanner:
         r = self.unknown_roots[name]
         hint = role_hint(name)
         return Val("data", role=hint or FULL, roots=frozenset({r}), subject=name,
-                   holdouts=frozenset({r}) if hint == TEST else frozenset())
+                   holdouts=frozenset({r}) if hint == TEST else frozenset(),
+                   from_split=hint is not None)  # the caller's split part
 
     def ev_attribute(self, node: ast.Attribute) -> Val:
         dotted = _dotted(node)
@@ -673,10 +676,15 @@ class Scanner:
             return CONST
         if short in FIT_FUNCS:
             return self.fit_function(short, FIT_FUNCS[short], args, kwargs, node)
+        if short == "resample" and {"n_samples", "replace", "stratify"} & kwargs.keys():
+            # sklearn.utils.resample (librosa's and scipy's take sample rates or a length)
+            return self.fit_function(short, "resampler", args, kwargs, node)
         if short == "cut" and "." in qual and isinstance(_const(
                 node.args[1] if len(node.args) > 1 else _kw(node, "bins")), int):
             # a bin count: edges spread between the minimum and maximum of the rows given
             return self.fit_function(short, "discretizer", args, kwargs, node)
+        if short in ("concat", "vstack", "hstack", "append"):
+            self.put_together(every)
         if short == "get_dummies":
             data = self.combine(args[:1] + [kwargs[k] for k in ("data",) if k in kwargs])
             if data.kind == "data" and data.role == MIX:
@@ -702,7 +710,8 @@ class Scanner:
             return self.elem_of(args[0]) if short == "next" else args[0]
         if short in CONST_FUNCS:
             return CONST
-        if _SPLIT_FUNC.search(short) and not _TEXT_SPLIT.search(short) and any(
+        if short != "split" and _SPLIT_FUNC.search(short) and not _NOT_ROW_SPLIT.search(short) \
+                and any(
                 v.kind == "data" for v in _flatten(args)):
             # a splitting helper defined elsewhere (``from utils import split_data``): its
             # outputs are split parts, their roles from the names they are bound to
@@ -758,28 +767,34 @@ class Scanner:
             self.files[_const(node.args[0])] = recv  # read back later: the same rows
             return CONST
         if meth in _FUNCTION_APPLY and node.args:
-            applied = self.applied(recv, node.args[0])
+            # a function of the whole column or group, unless it runs on each row or value:
+            # axis=1, or Series.apply (a single column selected: df["a"], df.a)
+            each = _const_kw(node, "axis") in (1, "columns") or (meth == "apply" and (
+                isinstance(recv_node, ast.Attribute) or (isinstance(recv_node, ast.Subscript)
+                                                         and isinstance(_const(recv_node.slice),
+                                                                        str))))
+            applied = self.applied(recv, node.args[0], each)
             if applied is not None:
                 return applied
         if any(v.evals for v in _flatten([recv])) and meth in COMPARE_FUNCS:
             self.compared([recv])
-        if meth == "rank" and recv.kind == "data":
-            # percentile positions among the rows given: learned from all of them
-            out = replace(self.combine([recv]), subject=recv.subject)
-            obj = Obj("rank", "transformer", "scaler")
-            self.fit_transformer(obj, out, node)
-            return replace(out, taints=out.taints | frozenset(obj.events))
         row_wise = _const_kw(node, "axis") in (1, "columns")  # across a row's columns
+        if meth == "rank" and recv.kind == "data" and not row_wise \
+                and "groupby" not in ast.unparse(recv_node):
+            # percentile positions among the rows given: learned from all of them (ranks
+            # within a row, or within each entity's own rows, are not)
+            return self.learned(recv, "rank", "scaler", node)
         if (meth in STAT_METHODS and not row_wise) or (meth == "transform" and any(
                 _const(a) in AGG_NAMES for a in node.args)):
             return self.stat_of(recv, node)
         if meth == "sample" and recv.kind == "data" and recv.role == FULL \
                 and (recv.subset or _masked(recv_node)) and _const_kw(node, "frac") != 1:
-            # a class's rows drawn down (or up, with replacement) to rebalance: resampling
-            out = replace(self.combine([recv]), subject=recv.subject)
-            obj = Obj("DataFrame.sample", "transformer", "resampler")
-            self.fit_transformer(obj, out, node)
-            return replace(out, taints=out.taints | frozenset(obj.events))
+            # a class's rows drawn down (or up, with replacement): resampling once they are put
+            # back with the other rows (a subsample alone is not)
+            out = self.learned(recv, "DataFrame.sample", "resampler", node)
+            for e in out.taints - recv.taints:
+                self.events[e].needs_concat = True
+            return out
         if meth == "train_test_split":
             self.confirm(recv.taints, "it is split by train_test_split")
             holdout = self.fresh()
@@ -792,6 +807,8 @@ class Scanner:
             return CONST
         if meth in ("values",) and recv.kind != "data":
             return Val("iter", items=(self.elem_of(recv),))
+        if meth in COMBINING_METHODS:
+            self.put_together([recv, *every])
         role_of = None if meth in COMBINING_METHODS else recv
         inplace = _const_kw(node, "inplace") is True
         saved, self.assigning = self.assigning, self.assigning or inplace  # a write
@@ -814,21 +831,42 @@ class Scanner:
                 self.bind(base, new)
         return out
 
-    def applied(self, recv: Val, fn: ast.expr) -> Val | None:
+    def put_together(self, vals: list[Val]) -> None:
+        """Rows combined: a drawn subset (``DataFrame.sample``) put back with other rows of
+        the same data is a resampling of it."""
+        datas = [v for v in _flatten(vals) if v.kind == "data"]
+        for d in datas:
+            for e in d.taints:
+                if self.events[e].needs_concat and any(
+                        o is not d and o.roots & d.roots for o in datas):
+                    self.events[e].needs_concat = False
+
+    def learned(self, recv: Val, cls: str, family: str, node: ast.Call) -> Val:
+        """``recv`` transformed by something learned from its rows (``cls`` of ``family``):
+        the output carries the fit."""
+        out = replace(self.combine([recv]), subject=recv.subject)
+        obj = Obj(cls, "transformer", family)
+        self.fit_transformer(obj, out, node)
+        return replace(out, taints=out.taints | frozenset(obj.events))
+
+    def applied(self, recv: Val, fn: ast.expr, each: bool = False) -> Val | None:
         """``recv.apply(fn)`` (``transform``, ``agg``, ``pipe``...) of a lambda or a user
         function: ``fn`` followed with its argument bound to the receiver's rows, its result
         what the call returns (a column filled with its own mode inside the lambda is a
-        statistic of every row applied to them); None for anything else."""
+        statistic of every row applied to them); ``each``: it runs on one row or value at a
+        time (bound to a constant: a statistic of it is no column statistic); None for
+        anything else."""
+        arg = CONST if each else replace(recv, index=False)
         if isinstance(fn, ast.Lambda):
             names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-            self.scopes.append({names[0]: replace(recv, index=False)} if names else {})
+            self.scopes.append({names[0]: arg} if names else {})
             try:
                 body = self.ev(fn.body)
             finally:
                 self.scopes.pop()
         elif isinstance(fn, ast.Name) and (f := self.lookup(fn.id)) is not None \
                 and f.kind == "func":
-            body = self.call_user(f, [replace(recv, index=False)], {})
+            body = self.call_user(f, [arg], {})
         else:
             return None
         out = self.combine([recv, body], role_of=recv)
@@ -879,7 +917,8 @@ class Scanner:
             if obj.kind == "transformer":
                 self.fit_transformer(obj, data, node)
             else:
-                self.fit_model(obj, data, kwargs, node)
+                self.fit_model(obj, data, kwargs, node,
+                               labelled=len(data_args) >= 2 or "y" in kwargs)
             if meth in ("fit", "partial_fit", "fit_on_texts", "fit_on_sequences", "adapt"):
                 return Val("object", obj=obj)
             inner = frozenset({obj.inner[1]}) if obj.inner is not None else frozenset()
@@ -957,7 +996,8 @@ class Scanner:
                 metric, obj.family, obj.cls, line,
                 f"{subject or 'the training part'}, the training part", data.roots))
 
-    def fit_model(self, obj: Obj, data: Val, kwargs: dict[str, Val], node: ast.Call) -> None:
+    def fit_model(self, obj: Obj, data: Val, kwargs: dict[str, Val], node: ast.Call,
+                  labelled: bool = True) -> None:
         for f in self.frames:
             f.fits = True
         if obj.search:
@@ -971,8 +1011,10 @@ class Scanner:
             obj.mix_fits.append((node.lineno, data.holdouts, data.subject))
         else:
             obj.mix_fits = []
+        # a model fitted with a label (an anomaly detector scored on its own rows is how
+        # unsupervised models are evaluated)
         obj.trained_on = (node.lineno, data.roots, data.subject) \
-            if data.kind == "data" and data.role == FULL and data.roots else None
+            if labelled and data.kind == "data" and data.role == FULL and data.roots else None
         monitored = self.combine([kwargs[k] for k in ("eval_set", "validation_data")
                                   if k in kwargs])
         stops = obj.early_stop or any(k in kwargs for k in ("early_stopping_rounds",
@@ -1084,16 +1126,16 @@ class Scanner:
             self.line = saved
         if not rets:
             return CONST
-        if all(r.kind == "tuple" for r in rets) and len({len(r.items) for r in rets}) == 1:
-            return rets[-1]
         return rets[-1]
 
 
 # -- helpers ----------------------------------------------------------------------------------
 _SPLIT_FUNC = re.compile(r"(^|_)split(s|ted)?(_|$)", re.IGNORECASE)  # split_data, time_split
-_TEXT_SPLIT = re.compile(r"(sentence|word|text|token|string|str|line|name)", re.IGNORECASE)
+_NOT_ROW_SPLIT = re.compile(  # text, path and column splitters (split_X_y, split_features)
+    r"(^|_)(sentences?|words?|text|tokens?|strings?|str|lines?|names?|path|x_?y|xy|features?|"
+    r"targets?|labels?|columns?|cols)(_|$)", re.IGNORECASE)
 _SUPERVISED = {"selector", "target_encoder"}  # fits that read the label
-_FUNCTION_APPLY = {"apply", "transform", "agg", "aggregate", "pipe", "applymap", "map"}
+_FUNCTION_APPLY = {"apply", "transform", "agg", "aggregate", "pipe"}
 _WRITERS = {"to_csv", "to_parquet", "to_pickle", "to_feather", "to_json", "to_excel",
             "to_hdf", "to_orc"}
 

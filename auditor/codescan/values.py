@@ -61,6 +61,8 @@ class Event:
     subject: str
     roots: frozenset[int]
     reported: bool = False
+    needs_concat: bool = False  # a subset drawn (DataFrame.sample): resampling only once it is
+    # combined with other rows of the same data (a class drawn down and put back with the rest)
 
 
 @dataclass

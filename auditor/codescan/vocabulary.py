@@ -54,7 +54,7 @@ CV_FUNCS = set("cross_val_score cross_validate cross_val_predict learning_curve 
                "validation_curve permutation_test_score".split())
 FIT_FUNCS = {"scale": "scaler", "minmax_scale": "scaler", "robust_scale": "scaler",
              "maxabs_scale": "scaler", "quantile_transform": "scaler",
-             "power_transform": "scaler", "resample": "resampler", "qcut": "discretizer"}
+             "power_transform": "scaler", "qcut": "discretizer"}
 MODEL_RE = re.compile(r"(Classifier|Regressor|Regression|RegressionCV|Classification|SVC|SVR|"
                        r"NB|Ridge|RidgeCV|Lasso|LassoCV|ElasticNet|ElasticNetCV|Perceptron|"
                        r"Booster|Net|Model|Sequential|Forest|Tree|Trees|LGBM\w*|XGB\w*|"

@@ -366,6 +366,10 @@ def measured_rows(data: AuditData, cols: list[str], as_text: list[str],
     row holding only such values counts toward the chance baseline like discrete data.
     Only values of rows whose compared row repeats are looked up (rows of a single pattern
     never enter the baseline)."""
+    # the windows below read "repeated" within each value of a column, which equals "repeated
+    # in the whole frame" only because equal compared rows hold equal values of the column
+    assert set(unique_cols) <= set(cols), "measured columns must be compared columns"
+
     def measure() -> dict[str, pl.Series]:
         names = data.split_names
         pooled = pl.concat([data.splits[s].select(unique_cols).with_columns(

@@ -129,11 +129,16 @@ def _kolmogorov_quantiles() -> tuple[float, float, float]:
 
 def _ks_d(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     """KS D of every re-split from its counts per value (columns in value order): the largest
-    gap between the two empirical CDFs; None when a draw leaves a side without a value."""
+    gap between the two empirical CDFs; NaN for a draw that leaves a side without a value
+    (left out of the null's quantiles, so the null does not depend on how many were drawn);
+    None when every draw does."""
     na, nb = a.sum(1, keepdims=True), b.sum(1, keepdims=True)
-    if (na == 0).any() or (nb == 0).any():
+    both = ((na > 0) & (nb > 0))[:, 0]
+    if not both.any():
         return None
-    gaps: np.ndarray = np.abs(np.cumsum(a, 1) / na - np.cumsum(b, 1) / nb).max(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gaps: np.ndarray = np.abs(np.cumsum(a, 1) / na - np.cumsum(b, 1) / nb).max(1)
+    gaps[~both] = np.nan
     return gaps
 
 
@@ -141,6 +146,7 @@ def _summary(values: np.ndarray, gate: bool = True
              ) -> tuple[float, float, float | None, int]:
     """Median, UPPER quantile, FAIL_GATE quantile (None when ``gate`` is False: a few hundred
     draws do not estimate a 99.9% quantile) and how many draws."""
+    values = values[np.isfinite(values)]
     med, upper, tail = np.quantile(values, [0.5, UPPER, FAIL_GATE])
     return float(med), float(upper), float(tail) if gate else None, len(values)
 
