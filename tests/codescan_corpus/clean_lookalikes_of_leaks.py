@@ -2,12 +2,15 @@
 """Code that looks like a leak and is not: audio resampled to a sample rate, a tensor split
 into column halves, X and y split apart, functions run on each row or value, a subsample of one
 country (not put back with the rest), ranks within a row or within each user's own rows, and
-an anomaly detector scored on the rows it was fitted on (how unsupervised models are judged).
-A scaler is fitted on all rows throughout, but nothing here splits the rows afterwards."""
+an anomaly detector scored on the rows it was fitted on (how unsupervised models are judged),
+and an image's colours quantised with KMeans and plotted. A scaler is fitted on all rows
+throughout, but nothing here splits the rows afterwards."""
 import librosa
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import tensorflow as tf
+from sklearn.cluster import KMeans
 from sklearn.ensemble import IsolationForest
 from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import StandardScaler
@@ -26,3 +29,6 @@ df["rank_in_row"] = df[["a", "b"]].rank(axis=1)["a"]
 df["nth_event"] = df.groupby("user")["ts"].rank(method="first")
 iso = IsolationForest(random_state=0).fit(X)
 print(roc_auc_score(y, -iso.score_samples(X)))
+pixels = np.load("photo.npy").reshape(-1, 3)
+palette = KMeans(n_clusters=16, random_state=0).fit(pixels)
+plt.imshow(palette.cluster_centers_[palette.predict(pixels)].reshape(480, 640, 3))
