@@ -288,13 +288,14 @@ class Scanner:
                     self.assign(t.value if isinstance(t, ast.Starred) else t, elem, None)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, v, value_node)
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and (
-                (frame := self.lookup(target.value.id)) is not None and frame.kind == "data"):
+        elif (name := self.frame_of(target)) is not None:
             # a column written as an attribute of a frame (X.Age = X.Age.fillna(...))
+            frame = self.lookup(name)
+            assert frame is not None
             new = self.combine([frame, v], role_of=frame)
-            self.passed(new, target.value.id)
-            self.bind(target.value.id, replace(new, subject=frame.subject,
-                                               split_part=frame.split_part, index=frame.index))
+            self.passed(new, name)
+            self.bind(name, replace(new, subject=frame.subject, split_part=frame.split_part,
+                                    index=frame.index))
         elif isinstance(target, ast.Subscript) or (
                 isinstance(target, ast.Attribute) and _dotted(target) is None):
             base = _base_name(target)
@@ -340,6 +341,14 @@ class Scanner:
         if v.kind == "data":
             return replace(v, subject=name, subset=_masked(value_node))
         return v
+
+    def frame_of(self, node: ast.expr) -> str | None:
+        """The name of the data frame ``node`` is a column attribute of (``X.Age``), else None."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            frame = self.lookup(node.value.id)
+            if frame is not None and frame.kind == "data":
+                return node.value.id
+        return None
 
     def passed(self, v: Val, name: str) -> None:
         """Record that the data of ``v`` is bound to ``name``: each pending fit's path to where
@@ -710,9 +719,9 @@ class Scanner:
             return self.elem_of(args[0]) if short == "next" else args[0]
         if short in CONST_FUNCS:
             return CONST
-        if short != "split" and _SPLIT_FUNC.search(short) and not _NOT_ROW_SPLIT.search(short) \
-                and any(
-                v.kind == "data" for v in _flatten(args)):
+        if short != "split" and _SPLIT_FUNC.search(short) \
+                and not _NOT_ROW_SPLIT.search(short) and any(v.kind == "data"
+                                                            for v in _flatten(args)):
             # a splitting helper defined elsewhere (``from utils import split_data``): its
             # outputs are split parts, their roles from the names they are bound to
             data = self.as_data(self.combine(args))
@@ -769,10 +778,9 @@ class Scanner:
         if meth in _FUNCTION_APPLY and node.args:
             # a function of the whole column or group, unless it runs on each row or value:
             # axis=1, or Series.apply (a single column selected: df["a"], df.a)
-            each = _const_kw(node, "axis") in (1, "columns") or (meth == "apply" and (
-                isinstance(recv_node, ast.Attribute) or (isinstance(recv_node, ast.Subscript)
-                                                         and isinstance(_const(recv_node.slice),
-                                                                        str))))
+            one_column = isinstance(recv_node, ast.Attribute) or (
+                isinstance(recv_node, ast.Subscript) and isinstance(_const(recv_node.slice), str))
+            each = _const_kw(node, "axis") in (1, "columns") or (meth == "apply" and one_column)
             applied = self.applied(recv, node.args[0], each)
             if applied is not None:
                 return applied
@@ -819,11 +827,8 @@ class Scanner:
         if out.kind == "data" and meth not in COMBINING_METHODS:
             out = replace(out, subject=recv.subject, index=recv.index)
         if inplace:
-            base = _base_name(recv_node)
-            if isinstance(recv_node, ast.Attribute) and isinstance(recv_node.value, ast.Name) \
-                    and (frame := self.lookup(recv_node.value.id)) is not None \
-                    and frame.kind == "data":
-                base = recv_node.value.id  # a column as an attribute: X.Age.fillna(..., inplace)
+            # a column as an attribute (X.Age.fillna(..., inplace=True)) writes the frame
+            base = self.frame_of(recv_node) or _base_name(recv_node)
             if base:
                 cur = self.lookup(base) or recv
                 new = self.combine([cur, out], role_of=cur) if cur.kind == "data" else out
@@ -1208,10 +1213,7 @@ def _kw(node: ast.Call, name: str) -> ast.expr | None:
 
 
 def _const_kw(node: ast.Call, name: str) -> Any:
-    for k in node.keywords:
-        if k.arg == name:
-            return _const(k.value)
-    return None
+    return _const(_kw(node, name))
 
 
 def _dotted(node: ast.expr) -> str | None:

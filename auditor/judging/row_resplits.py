@@ -43,8 +43,8 @@ from auditor.stats.numerics import PSI_EPSILON, cramers_v_of_chi2s
 DRAWS = 9_999      # random re-splits per column (a 99.9% quantile from the 10 largest)
 # Drawn in stages from the same seed: a column whose every statistic is reached by at least
 # ``settled`` of the first ``draws`` re-splits is far inside the null (a statistic at the null's
-# 95% quantile is reached by 30 or more of 199 draws, or 90 of 999, with probability below
-# 1e-7) and is graded on them; any other column is drawn DRAWS times, as it always was --
+# 95% quantile is reached by 30 or more of 199 draws with probability 8e-8, by 90 of 999 with
+# 9e-8) and is graded on them; any other column is drawn DRAWS times, as it always was --
 # unless no grade above info can read its null (``tail``), which stops at the last stage.
 STAGES = ((199, 30), (999, 90))
 UPPER = 0.95       # the null's quantile a drift is graded beyond
@@ -95,9 +95,9 @@ def row_resplit_trend(cd: ColumnDrift, seed: int, epsilon: float = PSI_EPSILON, 
 
 def _drawn(cd: ColumnDrift, table: np.ndarray, values: list[int] | None, draws: int,
            seed: int, epsilon: float) -> dict[str, np.ndarray]:
-    """Each drawn statistic on ``draws`` random re-splits of ``table`` (the first ``draws``
-    of the seed's sequence of re-splits); ``values``: the value bins' positions when KS D is
-    measured on every re-split."""
+    """Each drawn statistic on ``draws`` random re-splits of ``table``, drawn from the seed
+    (the same ``DRAWS`` tables every time all are drawn); ``values``: the value bins'
+    positions when KS D is measured on every re-split."""
     n_a, n_b = int(table[0].sum()), int(table[1].sum())
     rng = np.random.default_rng([seed, 26])
     first = random_tables(table, draws, rng)
