@@ -1,7 +1,7 @@
 """Rows shared between splits: exact copies, near copies, copies with conflicting labels.
 
-Measured by the engine's ``row_copies`` (:mod:`auditor.engines.polars_rows`,
-:mod:`auditor.engines.spark_rows`), judged here once for every engine.
+Measured once for every engine from keyed rows (:mod:`auditor.detectors.copy_keys`), judged
+here.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from auditor.core.checks import Cost, Needs
 from auditor.core.roles import Kind, LabelKind, Roles
+from auditor.detectors.copy_keys import row_copies
 from auditor.detectors.measured import judged
 from auditor.engines.operations import CopySpec, Operations, PairCopies, RowCopies
 from auditor.engines.polars_rows import cell
@@ -148,14 +149,14 @@ class Duplicates:
         untimed = None  # the time column is provenance: rows equal but for it, re-ingested
         if time in cols and len(roles.splits) > 1 and not roles_only:
             rest = tuple(c for c in cols if c != time)
-            untimed = engine.row_copies(roles, replace(
+            untimed = row_copies(engine, roles, replace(
                 spec, cols=rest, as_text=tuple(c for c in as_text if c != time),
                 text_cols=tuple(c for c in text_cols if c != time), features=(), label=None,
                 near=False))
         return CopyMeasures(spec=spec, rows=dict(roles.rows), splits=list(roles.splits),
                             numeric_label=roles.label_kind == LabelKind.NUMERIC,
                             roles_only=roles_only and bool(cols), as_text=as_text,
-                            left_out=left_out, copies=engine.row_copies(roles, spec),
+                            left_out=left_out, copies=row_copies(engine, roles, spec),
                             time=time if untimed is not None else None, untimed=untimed)
 
     # -- judge ---------------------------------------------------------------------------------

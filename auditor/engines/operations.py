@@ -24,6 +24,7 @@ from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator, 
                     Protocol,
                     Sequence, Union, runtime_checkable)
 
+import narwhals as nw
 import numpy as np
 import polars as pl
 
@@ -34,7 +35,6 @@ from auditor.stats.drift import Sample
 from auditor.stats.drift_binned import Binned
 
 if TYPE_CHECKING:
-    from auditor.core.roles import Roles
     from auditor.loading.data import AuditData
 
 
@@ -704,12 +704,43 @@ class Operations(Protocol):
         p, or 0 when m = 0; missing a level): :func:`auditor.stats.label.held_out_aucs`."""
         ...
 
-    def row_copies(self, roles: "Roles", spec: CopySpec) -> RowCopies:
-        """Rows shared between and within splits, compared on ``spec``: exact copies (null
-        equals null, NaN equals NaN, -0.0 equals 0.0) with their chance baseline, near copies
-        and label conflicts (:class:`RowCopies`). Polars: candidate pairs from 64-bit row
-        hashes, every pair verified value by value; Spark: 128-bit row keys counted in one
-        ``groupBy`` (a false match has probability ~n^2 / 2^129)."""
+    def columns(self, split: str) -> list[str]:
+        """Column names of a split, in order."""
+        ...
+
+    def kept(self, expansions: Sequence[Expansion]) -> "nw.LazyFrame[Any]":
+        """The rows each :class:`Expansion` makes of its split, stacked (the schemas must be
+        equal), kept by the engine until :meth:`release` and handed back as a narwhals lazy
+        frame to query there (polars: in memory; Spark: persisted on the executors): rows
+        reduced to keys once, then counted as often as a check asks."""
+        ...
+
+    def keep(self, frame: "nw.LazyFrame[Any]") -> "nw.LazyFrame[Any]":
+        """``frame`` (a query over :meth:`kept` rows) computed once and kept until
+        :meth:`release`, for several queries to read."""
+        ...
+
+    def rows_at(self, split: str, rows: np.ndarray, columns: Sequence[str]) -> pl.DataFrame:
+        """``columns`` of the rows ``rows`` (stored row numbers, from 0) of ``split``, in
+        the order asked (a few example rows: Spark scans the split once)."""
+        ...
+
+    def continuous_columns(self, columns: Sequence[str], splits: Sequence[str], *,
+                           share: float = 0.5) -> dict[str, list[str]]:
+        """Per split, the ``columns`` with n > 1 non-null values of which at least ``share`` n
+        are distinct (NaN a value): measurements, timestamps, free text, fine-grained codes.
+        Exact on polars; Spark sketches the distinct counts (HyperLogLog++) and counts exactly
+        the columns whose sketch lies near the cut (one stacked aggregate)."""
+        ...
+
+    def near_text_copies(self, earlier: str, later: str, spec: CopySpec,
+                         exact_rows: np.ndarray) -> tuple[int, list[dict[str, Any]],
+                                                          dict[str, Any]]:
+        """Near copies with free-text columns (``spec.text_cols``: word-shingle MinHash, LSH
+        and exact Jaccard >= ``spec.text_jaccard``, the other columns equal after
+        normalisation): later rows near an earlier row, not among ``exact_rows`` (the later
+        rows copying an earlier one exactly); examples and the Jaccard summary. Polars only:
+        Spark raises NotImplementedError (the check says so)."""
         ...
 
     def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]

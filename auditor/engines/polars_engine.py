@@ -4,12 +4,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
+import narwhals as nw
 import numpy as np
 import polars as pl
 
 from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.engines.operations import (BATCH_ROWS, BatchFn, Buckets, ClassLevels, ClassRanks,
+                                        CopySpec,
                                         bucketed,
                                         Condition, DistinctValues, DriverData, Examples,
                                         Exceeds, RunMemo, Subset, SuiteResults,
@@ -449,12 +451,30 @@ class PolarsOperations(RunMemo):
             out[col] = DistinctValues(values.len(), first)
         return out
 
-    def row_copies(self, roles: Any, spec: Any) -> Any:
-        """:func:`auditor.engines.polars_rows.row_copies` on the loaded data (every pair
-        verified value by value)."""
-        from auditor.engines.polars_rows import row_copies
+    def kept(self, expansions: Sequence[Expansion]) -> "nw.LazyFrame[Any]":
+        parts = [self._held(e) for e in expansions]
+        return nw.from_native(pl.concat(parts, how="vertical").lazy())
 
-        return row_copies(self.driver_data().data, spec)
+    def keep(self, frame: "nw.LazyFrame[Any]") -> "nw.LazyFrame[Any]":
+        held: pl.DataFrame = frame.collect().to_native()
+        return nw.from_native(held.lazy())
+
+    def rows_at(self, split: str, rows: np.ndarray, columns: Sequence[str]) -> pl.DataFrame:
+        df = self.frames[split].select(list(columns))
+        return df[np.asarray(rows, dtype=np.int64)] if len(rows) else df.clear()
+
+    def continuous_columns(self, columns: Sequence[str], splits: Sequence[str], *,
+                           share: float = 0.5) -> dict[str, list[str]]:
+        return {s: polars_values.continuous_columns(self.frames[s], columns, share)
+                for s in splits}
+
+    def near_text_copies(self, earlier: str, later: str, spec: CopySpec,
+                         exact_rows: np.ndarray) -> tuple[int, list[dict[str, Any]],
+                                                          dict[str, Any]]:
+        """:func:`auditor.engines.polars_rows.near_text_copies` on the loaded data."""
+        from auditor.engines.polars_rows import near_text_copies
+
+        return near_text_copies(self.driver_data().data, earlier, later, spec, exact_rows)
 
     def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
                   ) -> list[list[Bracket]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from functools import cache
+from typing import Mapping, cast
 
 import numpy as np
 import polars as pl
@@ -340,17 +341,27 @@ def _keys(data: AuditData, split: str, order: list[str],
     return [_mix(s) for s in sums]
 
 
-def prepare_keys(data: AuditData, split: str, order: list[str],
-                 variants: list[tuple[list[str], int | None]]) -> None:
-    """Build and cache :func:`normalised_keys` of ``split`` for several (columns, digits)
-    variants in one pass over ``order`` (:func:`_keys`): the near-copy keys and the
-    label-conflict keys share every string and integer column. The keys equal
-    :func:`normalised_keys`'; a variant with a column not in ``order`` is left to it."""
-    known = set(order)
-    variants = [(cols, d) for cols, d in variants if cols and known.issuperset(cols)]
-    for (cols, digits), key in zip(variants, _keys(data, split, order, variants)):
-        data.cached(("duplicates.keys", split, tuple(cols), digits),
-                    lambda k=key: pl.Series("h", k))
+class _Batch:
+    """A batch of rows read as :func:`_keys` reads a split (one split named ``b``)."""
+
+    def __init__(self, frame: pl.DataFrame, kinds: Mapping[str, Kind], seed: int) -> None:
+        self.splits = {"b": frame}
+        self.kinds = kinds
+        self.seed = seed
+
+
+def keys_of_frame(frame: pl.DataFrame, kinds: Mapping[str, Kind], seed: int, order: list[str],
+                  variants: list[tuple[list[str], int | None]]) -> list[np.ndarray]:
+    """:func:`normalised_keys` of a batch of rows (``kinds``: the run's column kinds), for
+    each (columns, digits) variant: element-wise, so a split's keys do not depend on how it
+    is cut into batches (any engine's batches give the polars keys)."""
+    return _keys(cast(AuditData, _Batch(frame, kinds, seed)), "b", order, variants)
+
+
+def normalise_value_column(s: pl.Series, name: str, kinds: Mapping[str, Kind]) -> pl.Series:
+    """A column normalised as :func:`normalised_column` with ``digits=None`` does (strings
+    normalised, everything else as it is)."""
+    return _normalise(cast(AuditData, _Batch(pl.DataFrame(), kinds, 0)), s, name, None)
 
 
 def normalised_equal(data: AuditData, a: str, ia: pl.Series | np.ndarray, b: str,
@@ -416,40 +427,6 @@ def _equal_rows(fa: pl.DataFrame, ia: pl.Series | np.ndarray, fb: pl.DataFrame,
     return mask
 
 
-def first_matches(ha: pl.Series, hb: pl.Series) -> pl.DataFrame:
-    """Candidate pairs from row hashes of two frames: for every row of b (``row_b``) whose
-    hash occurs in a, the first such row of a (``row_a``); sorted by ``row_b``. Linear in
-    rows (hash joins). Candidates still need verifying (:func:`frames_equal`)."""
-    ka = pl.DataFrame({"h": ha}).with_row_index("row_a")
-    kb = pl.DataFrame({"h": hb}).with_row_index("row_b")
-    first_a = ka.join(kb.select("h"), on="h", how="semi").group_by("h").agg(pl.col("row_a").min())
-    return kb.join(first_a, on="h", how="inner").select("row_a", "row_b").sort("row_b")
-
-
-def first_copies(h: pl.Series) -> pl.DataFrame:
-    """Candidate copies within one frame from its row hashes: every row (``row``) whose hash
-    an earlier row has, with the first row of that hash (``first_row``); sorted by row.
-
-    A stable argsort of the hashes puts each hash's rows together in row order: a sorted
-    position equal to the one before is a copy, the first position of its run gives
-    ``first_row``. (polars' ``is_duplicated`` built ~700 MB of hash table at 10M rows; the sort
-    needs ~260 MB.)"""
-    hv = h.to_numpy()
-    n = len(hv)
-    order = np.argsort(hv, kind="stable")
-    ordered = hv[order]
-    same = ordered[1:] == ordered[:-1]
-    del ordered
-    pos = np.flatnonzero(same) + 1  # sorted positions repeating the hash before them
-    if pos.size == 0:
-        return pl.DataFrame(schema={"row": pl.UInt32, "first_row": pl.UInt32})
-    start = np.zeros(n, dtype=np.int64)
-    start[1:] = np.where(same, 0, np.arange(1, n))
-    np.maximum.accumulate(start, out=start)  # sorted position where each run starts
-    return pl.DataFrame({"row": order[pos].astype(np.uint32),
-                         "first_row": order[start[pos]].astype(np.uint32)}).sort("row")
-
-
 _EMPTY_PAIRS = {"row_a": pl.UInt32, "row_b": pl.UInt32}
 
 
@@ -467,21 +444,16 @@ def near_matches(data: AuditData, earlier: str, later: str, cols: list[str], *, 
     """Rows of ``later`` equal to a row of ``earlier`` after normalisation: ``row_a``, ``row_b``
     and, per free-text column, ``jaccard_<col>`` (exact word-shingle Jaccard), sorted by row_b.
 
-    Without text columns: one candidate per later row from the normalised-row hash, verified
-    value by value. With text columns: the other columns must be equal after normalisation and
-    every text column must reach ``threshold`` Jaccard; candidates come from MinHash/LSH whose
-    signatures are keyed by the other columns' hash (only rows whose key occurs in both splits
-    are signed), then are verified exactly.
+    The other columns must be equal after normalisation and every text column must reach
+    ``threshold`` Jaccard; candidates come from MinHash/LSH whose signatures are keyed by the
+    other columns' hash (only rows whose key occurs in both splits are signed), then are
+    verified exactly. (Near copies without free text are counted from keys on any engine:
+    :mod:`auditor.detectors.copy_keys`.)
     """
+    assert text_cols, "near_matches matches free text; other near copies are keyed rows"
     key_cols = [c for c in cols if c not in text_cols]
     ha = normalised_keys(data, earlier, key_cols, digits)
     hb = normalised_keys(data, later, key_cols, digits)
-    if not text_cols:
-        cand = first_matches(ha, hb)
-        if cand.height == 0:
-            return _empty_pairs([])
-        return cand.filter(pl.Series(normalised_equal(data, earlier, cand["row_a"], later,
-                                                      cand["row_b"], key_cols, digits)))
     ka = pl.DataFrame({"h": ha}).with_row_index("row_a")
     kb = pl.DataFrame({"h": hb}).with_row_index("row_b")
     ra = ka.join(kb.select("h").unique(), on="h", how="semi")
@@ -560,69 +532,3 @@ def pair_jaccard(a: pl.Series, b: pl.Series, *, seed: int = 0) -> np.ndarray:
     union = size_a + size_b - inter
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(union > 0, inter / np.maximum(union, 1), 1.0)
-
-
-# ---------------------------------------------------------------------------------------------
-# Same features, different label
-# ---------------------------------------------------------------------------------------------
-
-def _labelled(data: AuditData, split: str, features: list[str], label: str,
-              digits: int | None = None) -> pl.DataFrame:
-    """Frame of row / key (:func:`normalised_keys` of the features) / label for labelled rows
-    (a null or NaN label is no label). Floats are compared exactly unless ``digits`` is
-    given: two independent draws that agree to 6 significant digits are different rows, not a
-    label conflict; strings are normalised (case, whitespace, NFKC)."""
-    y = normalised_column(data, split, label, digits)
-    if y.dtype.is_float():
-        y = y.fill_nan(None)
-    return (pl.DataFrame({"k": normalised_keys(data, split, features, digits), "y": y})
-            .with_row_index("row")
-            .filter(pl.col("y").is_not_null()))
-
-
-def conflicts_within(data: AuditData, split: str, features: list[str], label: str,
-                     digits: int | None = None) -> pl.DataFrame:
-    """Rows of ``split`` whose features equal another row's but whose label differs.
-
-    Columns ``row``, ``first_row`` (the group's first row), ``y`` (this row's label) and
-    ``first_y``; every row of a conflicting group is listed (the count is rows affected).
-    """
-    frame = _labelled(data, split, features, label, digits)
-    frame = frame.filter(pl.col("k").is_duplicated())
-    rep = frame.group_by("k").agg(pl.col("row").min().alias("first_row"))
-    cand = frame.join(rep, on="k").filter(
-        pl.col("y").n_unique().over("k") > 1).sort("row")
-    if cand.height == 0:
-        return pl.DataFrame(schema={"row": pl.UInt32, "first_row": pl.UInt32})
-    cand = cand.filter(pl.Series(normalised_equal(data, split, cand["first_row"], split,
-                                                  cand["row"], features, digits)))
-    cand = cand.filter(pl.col("y").n_unique().over("first_row") > 1)
-    first_y = frame.select(pl.col("row").alias("first_row"), pl.col("y").alias("first_y"))
-    return cand.join(first_y, on="first_row", how="left").select(
-        "row", "first_row", "y", "first_y").sort("row")
-
-
-def conflicts_across(data: AuditData, earlier: str, later: str, features: list[str],
-                     label: str, digits: int | None = None) -> pl.DataFrame:
-    """Rows of ``later`` whose features equal a row of ``earlier`` that carries a
-    different label: ``row_a`` (such an earlier row), ``row_b``, ``y_a``, ``y_b``, by row_b."""
-    a = _labelled(data, earlier, features, label, digits)
-    b = _labelled(data, later, features, label, digits)
-    a = a.join(b.select("k").unique(), on="k", how="semi")
-    # per feature key of earlier: the rows carrying its smallest and its largest label
-    ends = a.group_by("k").agg(
-        lo_y=pl.col("y").min(), hi_y=pl.col("y").max(),
-        lo_row=pl.col("row").filter(pl.col("y") == pl.col("y").min()).min(),
-        hi_row=pl.col("row").filter(pl.col("y") == pl.col("y").max()).min())
-    cand = (b.join(ends, on="k")
-            .with_columns(use_lo=pl.col("y") != pl.col("lo_y"))
-            .filter(pl.col("use_lo") | (pl.col("y") != pl.col("hi_y")))
-            .select(pl.when("use_lo").then("lo_row").otherwise("hi_row").alias("row_a"),
-                    pl.col("row").alias("row_b"),
-                    pl.when("use_lo").then("lo_y").otherwise("hi_y").alias("y_a"),
-                    pl.col("y").alias("y_b"))
-            .sort("row_b"))
-    if cand.height == 0:
-        return cand
-    return cand.filter(pl.Series(normalised_equal(data, earlier, cand["row_a"], later,
-                                                  cand["row_b"], features, digits)))

@@ -146,3 +146,18 @@ def level_spreads(frames: Frames, key: str, columns: Sequence[str], splits: Sequ
     groups = per.select((pl.col(c) >= 1).sum() for c in cols).row(0)
     most = per.select(pl.col(c).max() for c in cols).row(0)
     return {c: (int(g or 0), int(m or 0)) for c, g, m in zip(cols, groups, most)}
+
+
+def continuous_columns(frame: pl.DataFrame, columns: Sequence[str], share: float
+                       ) -> list[str]:
+    """:meth:`~auditor.engines.operations.Operations.continuous_columns` of one frame: the
+    ``columns`` (booleans never) with n > 1 non-null values, at least ``share`` n distinct."""
+    schema = frame.schema  # built anew on every access: once, not once per column
+    cand = [c for c in columns if schema[c] != pl.Boolean]
+    if not cand:
+        return []
+    stats = frame.select(*(pl.col(c).drop_nulls().n_unique().alias(f"u{i}")
+                           for i, c in enumerate(cand)),
+                         *(pl.col(c).count().alias(f"n{i}") for i, c in enumerate(cand))).row(0)
+    k = len(cand)
+    return [c for i, c in enumerate(cand) if stats[k + i] > 1 and stats[i] >= share * stats[k + i]]

@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import narwhals as nw
 import numpy as np
 import polars as pl
 
@@ -26,7 +27,8 @@ from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
 from auditor.engines.spark_columns import col, map_in_arrow, quoted, to_polars
-from auditor.engines.operations import (BatchFn, Buckets, ClassLevels, ClassRanks, Condition,
+from auditor.engines.operations import (BatchFn, Buckets, CopySpec, ClassLevels, ClassRanks,
+                                        Condition,
                                         DistinctValues, DriverData,
                                         Examples, Exceeds, RunMemo, conform, summed_columns,
                                         Num, Range, RecordMatch, SortedValues,
@@ -180,19 +182,36 @@ def spark_type(dtype: Any) -> str:
     raise TypeError(f"map_batches: no Spark type for {dtype}")
 
 
+_PARTITION = "__auditor_partition"
+
+
+def _numbered_input(df: Any, columns: Sequence[str]) -> Any:
+    """``columns`` of ``df`` and the partition's index as :data:`_PARTITION`
+    (``spark_partition_id``, evaluated where the rows are read: a ``mapInArrow`` inside a
+    union runs in a task whose ``TaskContext.partitionId`` is the union's partition, not the
+    split's)."""
+    from pyspark.sql import functions as F
+
+    return df.select(*[col(c) for c in columns], F.spark_partition_id().alias(_PARTITION))
+
+
 def _batch_runner(fn: BatchFn, schema: dict[str, Any], offsets: dict[int, int]
                   ) -> Callable[[Any], Any]:
-    """The ``mapInArrow`` function running ``fn`` on each Arrow batch of a partition, with the
-    stored number of the batch's first row (the partition's offset plus the rows before)."""
+    """The ``mapInArrow`` function running ``fn`` on each Arrow batch of a partition (read by
+    :func:`_numbered_input`), with the stored number of the batch's first row (the
+    partition's offset plus the rows before)."""
     def run(batches: Any) -> Any:
-        from pyspark import TaskContext
+        import pyarrow as pa
 
-        at = offsets.get(TaskContext.get().partitionId(), 0)
+        at: int | None = None
         for batch in batches:
             n = batch.num_rows
             if not n:
                 continue
-            frame = pl.from_arrow(batch)
+            if at is None:
+                at = offsets.get(int(batch.column(batch.num_columns - 1)[0].as_py()), 0)
+            frame = pl.from_arrow(pa.RecordBatch.from_arrays(batch.columns[:-1],
+                                                              names=batch.schema.names[:-1]))
             assert isinstance(frame, pl.DataFrame)
             out = conform(fn(frame, at), schema)
             at += n
@@ -292,7 +311,7 @@ class SparkOperations(RunMemo):
             if splits is not None and split not in splits:
                 continue
             offsets = self.cached(("spark.offsets", split), lambda df=df: partition_offsets(df))
-            mapped = map_in_arrow(df.select(*[col(c) for c in columns]),
+            mapped = map_in_arrow(_numbered_input(df, columns),
                                   _batch_runner(fn, schema, offsets), ddl)
             if sum_by is not None:
                 from pyspark.sql import functions as F
@@ -314,6 +333,8 @@ class SparkOperations(RunMemo):
             for table in held.values():
                 table.unpersist()
             held.clear()
+        for frame in self.__dict__.pop("_kept", []):
+            frame.unpersist()
 
     def _expanded(self, e: Expansion) -> Any:
         """The expansion as a Spark DataFrame (``mapInArrow``; persisted when keyed)."""
@@ -321,7 +342,7 @@ class SparkOperations(RunMemo):
         ddl = ", ".join(f"{quoted(c)} {spark_type(t)}" for c, t in schema.items())
         df = self.frames[e.split]
         offsets = self.cached(("spark.offsets", e.split), lambda: partition_offsets(df))
-        made = map_in_arrow(df.select(*[col(c) for c in e.columns]),
+        made = map_in_arrow(_numbered_input(df, e.columns),
                             _batch_runner(e.fn, schema, offsets), ddl)
         if e.key is None:
             return made
@@ -671,12 +692,47 @@ class SparkOperations(RunMemo):
             out[c] = DistinctValues(distinct, first)
         return out
 
-    def row_copies(self, roles: Any, spec: Any) -> Any:
-        """:func:`auditor.engines.spark_rows.row_copies`: 128-bit row keys of every row,
-        counted in one persisted ``groupBy`` (released before it returns)."""
-        from auditor.engines.spark_rows import row_copies
+    def kept(self, expansions: Sequence[Expansion]) -> "nw.LazyFrame[Any]":
+        """The expansions' ``mapInArrow`` outputs, unioned and persisted until ``release``."""
+        made = [self._expanded(e) for e in expansions]
+        union = made[0]
+        for m in made[1:]:
+            union = union.unionByName(m)
+        return self.keep(nw.from_native(union))
 
-        return row_copies(self, roles, spec)
+    def keep(self, frame: "nw.LazyFrame[Any]") -> "nw.LazyFrame[Any]":
+        from pyspark import StorageLevel
+
+        native = frame.to_native().persist(StorageLevel.MEMORY_AND_DISK)
+        self.__dict__.setdefault("_kept", []).append(native)
+        return nw.from_native(native)
+
+    def rows_at(self, split: str, rows: np.ndarray, columns: Sequence[str]) -> pl.DataFrame:
+        """One scan of the split, its stored row numbers added per partition
+        (``mapInArrow``), filtered to ``rows``."""
+        from pyspark.sql import types as T
+
+        wanted = [int(r) for r in np.asarray(rows, dtype=np.int64)]
+        df = self.frames[split].select(*[col(c) for c in columns])
+        if not wanted:
+            return pl.DataFrame(schema={c: t for c, t in to_polars(df.limit(0)).schema.items()})
+        offsets = self.cached(("spark.offsets", split),
+                              lambda: partition_offsets(self.frames[split]))
+        key = "__auditor_row"
+        schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
+        got = to_polars(map_in_arrow(df, _with_row_numbers(offsets, key), schema)
+                        .where(col(key).isin(sorted(set(wanted)))))
+        order = pl.DataFrame({key: wanted}, schema={key: pl.Int64})
+        return order.join(got, on=key, how="left", maintain_order="left").drop(key)
+
+    def continuous_columns(self, columns: Sequence[str], splits: Sequence[str], *,
+                           share: float = 0.5) -> dict[str, list[str]]:
+        return spark_values.continuous_columns(self.frames, columns, splits, share)
+
+    def near_text_copies(self, earlier: str, later: str, spec: CopySpec,
+                         exact_rows: np.ndarray) -> tuple[int, list[dict[str, Any]],
+                                                          dict[str, Any]]:
+        raise NotImplementedError("MinHash near copies of free text are polars-only")
 
     def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
                   ) -> list[list[Bracket]]:

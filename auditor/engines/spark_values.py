@@ -269,3 +269,43 @@ def level_spreads(frames: Mapping[str, Any], key: str, columns: Sequence[str],
                   ).collect()[0]
     return {c: (int(row[f"g{j}"] or 0), int(row[f"m{j}"] or 0))
             for j, c in enumerate(cols, start=1)}
+
+
+APPROX_RSD = 0.01   # relative standard error of the distinct-count sketch (HyperLogLog++)
+EXACT_BAND = 0.10   # sketched counts within 10% of the cut are counted exactly
+
+
+def continuous_columns(frames: Mapping[str, Any], columns: Sequence[str],
+                       splits: Sequence[str], share: float) -> dict[str, list[str]]:
+    """Per split, the ``columns`` (not boolean) with n > 1 non-null values, u >= ``share`` n of
+    them distinct: one aggregate over the splits with the columns stacked (a row per value:
+    its hash; partial aggregation leaves one sketch per split and column to shuffle). u is
+    sketched (``approx_count_distinct``, relative standard error :data:`APPROX_RSD`); a column
+    whose sketch lies within :data:`EXACT_BAND` of the cut (ten standard errors) is counted
+    exactly in a second aggregate, so the decision is the exact one but for a sketch error
+    beyond ten standard errors. (An exact distinct count of every column -- Spark expands each
+    row once per column -- cost more than the rest of leakage.duplicates.)"""
+    from pyspark.sql.types import BooleanType
+
+    F = _F()
+    out: dict[str, list[str]] = {s: [] for s in splits}
+    for s in splits:
+        df = frames[s]
+        cand = [c for c in columns if not isinstance(df.schema[c].dataType, BooleanType)]
+        if not cand:
+            continue
+        items = [F.struct(F.lit(j).alias("j"), F.xxhash64(col(c)).alias("h"),
+                          col(c).isNotNull().alias("ok")) for j, c in enumerate(cand)]
+        stacked = df.select(F.explode(F.array(*items)).alias("v")).select("v.j", "v.h", "v.ok")
+        rows = {int(r["j"]): (int(r["u"]), int(r["n"])) for r in stacked.where("ok")
+                .groupBy("j").agg(F.approx_count_distinct("h", APPROX_RSD).alias("u"),
+                                  F.count("h").alias("n")).collect()}
+        near = [j for j, (u, n) in rows.items()
+                if n > 1 and abs(u - share * n) <= EXACT_BAND * share * n]
+        if near:
+            got = df.agg(*[F.count_distinct(col(cand[j])).alias(f"u{j}") for j in near]
+                         ).collect()[0]
+            rows.update({j: (int(got[f"u{j}"]), rows[j][1]) for j in near})
+        out[s] = [c for j, c in enumerate(cand)
+                  if j in rows and rows[j][1] > 1 and rows[j][0] >= share * rows[j][1]]
+    return out

@@ -641,22 +641,29 @@ def test_column_by_column_keys_and_verification_agree_with_the_normalised_frame(
         assert got[:50].all() == (digits is not None) and got[:50].any() == (digits is not None)
 
 
-def test_keys_built_together_equal_the_single_keys_and_normalise_each_string_once(monkeypatch):
+def test_keys_of_a_batch_equal_the_split_keys_whatever_the_cut_and_normalise_strings_once(
+        monkeypatch):
+    """The keyed rows of leakage.duplicates are made batch by batch by every engine: a
+    batch's keys equal the split's (normalised_keys), however the rows are cut, and keys of
+    several variants built together normalise each string column once."""
     frames = {"train": _mixed(400, 1, text=True), "test": _mixed(100, 2, 9000, text=True)}
     cols = ["x", "name", "k", "y", "notes"]
     variants = [(["x", "name", "k", "y"], 6), (["x", "name", "k", "notes"], None)]
-    single = _data(frames, label="y", ids=["row_id"], text=["notes"])
-    want = {(s, tuple(c), d): nd.normalised_keys(single, s, c, d).to_numpy()
-            for s in frames for c, d in variants}
+    data = _data(frames, label="y", ids=["row_id"], text=["notes"])
+    frame = data.splits["train"]
+    want = [nd.normalised_keys(data, "train", c, d).to_numpy() for c, d in variants]
     seen = []
     real = nd.normalise_strings
     monkeypatch.setattr(nd, "normalise_strings", lambda s: seen.append(s.name) or real(s))
-    together = _data(frames, label="y", ids=["row_id"], text=["notes"])
-    for s in frames:
-        nd.prepare_keys(together, s, cols, variants)
-    assert sorted(seen) == ["name", "name", "notes", "notes"]  # once per split, not per variant
-    for (s, c, d), keys in want.items():
-        assert (together._cache[("duplicates.keys", s, c, d)].to_numpy() == keys).all()
+    whole = nd.keys_of_frame(frame, data.kinds, data.seed, cols, variants)
+    assert sorted(seen) == ["name", "notes"]  # once per call, not once per variant
+    for got, w in zip(whole, want):
+        assert (got == w).all()
+    for cut in (1, 37, 399):
+        parts = [nd.keys_of_frame(frame.slice(start, cut), data.kinds, data.seed, cols,
+                                  variants) for start in range(0, frame.height, cut)]
+        for v, w in enumerate(want):
+            assert (np.concatenate([p[v] for p in parts]) == w).all()
 
 
 def test_column_hashes_in_chunks_equal_the_whole_columns_hashes(monkeypatch):
@@ -706,25 +713,6 @@ def test_numeric_columns_hashed_as_blocks_hash_equal_values_alike(monkeypatch, k
                                nd.normalised_frame(data, "test", cols, digits), ib)
         keys = nd.normalised_keys(data, "train", cols, digits).to_numpy()
         assert (got == want).all() and (got == (keys[ia] == keys[ib])).all()
-
-
-def _first_copies_reference(h: pl.Series) -> pl.DataFrame:  # the polars form it replaced
-    k = pl.DataFrame({"h": h}).with_row_index("row").filter(pl.col("h").is_duplicated())
-    return (k.join(k.group_by("h").agg(pl.col("row").min().alias("first_row")), on="h")
-            .filter(pl.col("row") != pl.col("first_row")).select("row", "first_row")
-            .sort("row"))
-
-
-@pytest.mark.parametrize("values", [
-    np.random.default_rng(1).integers(0, 50, 2000),            # many groups, many repeats
-    np.random.default_rng(2).integers(0, 2**63, 2000),         # no repeat
-    np.zeros(300, dtype=np.int64),                             # one group of every row
-    np.array([7, 3, 7, 7, 3, 9, 2**63 + 5, 2**63 + 5]),         # tiny, high bit set
-    np.array([], dtype=np.int64)])
-def test_first_copies_by_sorting_equals_the_hash_join_form(values):
-    h = pl.Series("h", np.asarray(values).astype(np.uint64))
-    got, want = nd.first_copies(h), _first_copies_reference(h)
-    assert got.schema == want.schema and got.equals(want)
 
 
 def test_a_continuous_value_shared_by_differing_rows_is_a_level_not_a_measurement():

@@ -1,9 +1,9 @@
-"""The Spark engine's row operations (:mod:`auditor.engines.spark_rows`) beyond the
+"""leakage.duplicates and the row checks on the Spark engine beyond the
 conformance suite (tests/engines/test_conformance.py, which compares every check's measures
 and verdicts on both engines on planted and honest splits): text columns left to polars, the
-normalisation expressions value by value against the polars functions (``cat`` holds a
-non-ASCII level: NFKC changes it), sampled memorisation, and Spark jobs that do not grow with
-the columns. Skipped when pyspark or Java is missing (see conftest.py).
+keyed rows of every row equal to polars' (``cat`` holds a non-ASCII level: NFKC changes it),
+sampled memorisation, example rows by id, and Spark jobs that do not grow with the columns.
+Skipped when pyspark or Java is missing (see conftest.py).
 """
 from __future__ import annotations
 
@@ -97,41 +97,35 @@ def test_text_columns_leave_near_copies_to_polars_with_a_reason(spark, tmp_path)
     assert sorted(conflicts) == [7, 10]
 
 
-def test_round_significant_matches_numpy(spark, codegen):
-    """With Spark's code generation on (as in production; the other engine tests run
-    interpreted plans): the SQL text of the rounding compiles and gives numpy's values."""
-    from auditor.engines.polars_near import round_significant as reference
-    from auditor.engines.spark_rows import round_significant_frame
+def test_spark_keys_every_row_as_polars_does(spark, codegen):
+    """leakage.duplicates' keyed rows come from one polars function of each batch on both
+    engines (with Spark's code generation on, as in production): Spark's Arrow batches give
+    the very keys polars gives -- whole rows, normalised features (``cat`` holds a non-ASCII
+    level NFKC changes, and an upper-cased near copy) and rounded near keys alike."""
+    from auditor.core.config import Columns
+    from auditor.detectors.copy_keys import KeyedRows
+    from auditor.detectors.duplicates import Duplicates
+    from auditor.detectors.measured import engine_of
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.loading.data import build_audit_data
 
-    rng = np.random.default_rng(3)
-    x = np.concatenate([
-        rng.normal(size=2000) * 10.0 ** rng.integers(-30, 30, 2000),
-        [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-310, 1e300, 999999.5, 9.9999996, 0.1 + 0.2,
-         2.5, 1234565.0, 1234575.0, -1234565.0, 1e22, 1e23, 123456789012.0]])
-    df = spark.createDataFrame(pl.DataFrame({"i": np.arange(len(x)), "x": x}).to_arrow())
-    for digits in (1, 6, 12):
-        got = (round_significant_frame(df, ["x"], digits).orderBy("i")
-               .toPandas()["x"].to_numpy())
-        want = reference(x, digits)
-        same = (got == want) | (np.isnan(got) & np.isnan(want))
-        assert same.all(), (digits, x[~same][:5], got[~same][:5], want[~same][:5])
-
-
-def test_string_normalisation_matches_polars(spark):
-    from pyspark.sql import functions as F
-
-    from auditor.engines.polars_near import normalise_strings
-    from auditor.engines.spark_rows import fold_function, normalise_string
-
-    values = ["  Hello   World ", "A\tb\nc", "MiXeD", "Straße", "ＡＢＣ ｆｕｌｌ", "ΟΔΟΣ",
-              "x\u00a0\u2003y", "İstanbul", "ﬁne", None, "", "   "]
-    df = spark.createDataFrame(pl.DataFrame({"i": np.arange(len(values)),
-                                             "s": values}).to_arrow())
-    got = [r["n"] for r in df.select("i", normalise_string(F.col("s"), True).alias("n"))
-           .orderBy("i").collect()]
-    want = normalise_strings(pl.Series(values)).to_list()
-    assert got == want
-    assert fold_function()("ＡＢＣ\u3000Straße") == "abc strasse"
+    frames = planted_rows()
+    frames["test"] = frames["test"].with_columns(
+        pl.when(pl.col("row_id") % 7 == 0).then(-0.0).otherwise(pl.col("x2")).alias("x2"),
+        pl.when(pl.col("row_id") % 11 == 0).then(float("nan")).otherwise(pl.col("x1"))
+        .alias("x1"))
+    columns = Columns(label="y", time="ts", ids=["row_id"])
+    keyed = {}
+    for name, data in (("polars", build_audit_data(frames, columns=columns)),
+                       ("spark", SparkAuditData(_spark_frames(spark, frames), columns=columns))):
+        roles, engine = data.roles, engine_of(data)
+        spec = Duplicates().measure(engine, roles).spec
+        table = KeyedRows(engine, roles, spec).table
+        keyed[name] = table.sort("_s", "_r").collect().to_polars()
+        engine.release()
+    assert keyed["spark"].columns == keyed["polars"].columns
+    assert {"_fh1", "_rh1", "_y"} <= set(keyed["spark"].columns)
+    assert keyed["spark"].equals(keyed["polars"])
 
 
 def test_memorisation_on_a_sampled_train_says_the_count_is_a_lower_bound(spark):
@@ -198,32 +192,38 @@ def test_duplicates_jobs_do_not_grow_with_the_number_of_columns(spark):
     assert jobs[1] - jobs[0] <= 2, jobs
 
 
-def test_duplicates_sketch_continuity_only_when_rows_repeat(spark):
-    """The stacked continuity sketch (column_stats) runs only when some key repeats or is
-    shared: honest splits (unique row ids) leave it unmeasured and report no copies; planted
-    copies measure it, and the chance baseline's measured-value flags (RowTable.flagged)
-    give the planted counts (8 copies, 5 conflicting labels)."""
+def test_duplicates_sketch_continuity_only_when_rows_repeat(spark, monkeypatch):
+    """The stacked continuity sketch (``continuous_columns``) runs only when some key repeats
+    or is shared: honest splits (unique row ids) leave it unmeasured and report no copies;
+    planted copies measure it, and the chance baseline's measured values give the planted
+    counts (8 copies, 5 conflicting labels)."""
     from auditor.core.config import Columns
     from auditor.detectors.duplicates import Duplicates
     from auditor.detectors.measured import judged
+    from auditor.engines.spark_engine import SparkOperations
     from auditor.engines.spark_io import SparkAuditData
 
+    calls = []
+    real = SparkOperations.continuous_columns
+    monkeypatch.setattr(SparkOperations, "continuous_columns",
+                        lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
     honest = SparkAuditData(_spark_frames(spark, honest_rows()),
                             columns=Columns(label="y", time="ts", ids=["row_id"]))
     found = judged(Duplicates(), honest)
-    assert not [k for k in honest.engine.__dict__.get("_memo", {}) if k[0] == "spark.column_stats"]
+    assert not calls
     assert all(f.count == 0 for f in found
                if f.metric in ("duplicate_rows", "within_split_duplicates"))
     planted = SparkAuditData(_spark_frames(spark, _wide_rows(6)), columns=Columns(label="y"))
     got = {(f.metric, tuple(f.splits)): f.count for f in judged(Duplicates(), planted)}
-    assert [k for k in planted.engine.__dict__.get("_memo", {}) if k[0] == "spark.column_stats"]
+    assert len(calls) == 1
     assert got[("duplicate_rows", ("train", "test"))] == 8
     assert got[("conflicting_labels", ("train", "test"))] == 5
 
 
 def test_copy_examples_name_a_copied_row_by_its_declared_id(spark, tmp_path):
-    """Spark shows a shared row as its values and counts, and, like polars, the declared id
-    of a row that carries it in the later split."""
+    """Spark names a copied row by its row numbers and declared ids, as polars does (the same
+    examples on both engines), also when the id is typed differently in one split (each
+    split's rows are fetched from that split)."""
     from tests.engines.fixtures import planted
 
     frames = planted()
@@ -234,13 +234,12 @@ def test_copy_examples_name_a_copied_row_by_its_declared_id(spark, tmp_path):
         f = next(f for f in report.checks[0].findings if f.metric == "duplicate_rows"
                  and f.splits == ["train", "test"])
         found[engine] = [e["test row_id"] for e in f.evidence["examples"]]
-    assert len(found["polars"]) == 12 and len(found["spark"]) == 12
-    assert set(found["spark"]) == set(found["polars"])  # the 12 copies, each by its own id
-    # an id typed differently in one split cannot be carried through the union: left out,
-    # the check still runs
+    assert len(found["polars"]) == 12 and found["spark"] == found["polars"]
+    assert len(set(found["spark"])) == 12  # the 12 copies, each by its own id
     frames["test"] = frames["test"].with_columns(pl.col("row_id").cast(pl.String))
     report = _audit(frames, "spark", spark, tmp_path, suite, label="y", ids=["row_id"])
     assert report.checks[0].status != "error"
     f = next(f for f in report.checks[0].findings if f.metric == "duplicate_rows"
              and f.splits == ["train", "test"])
-    assert f.count == 12 and all("test row_id" not in e for e in f.evidence["examples"])
+    assert f.count == 12
+    assert [e["test row_id"] for e in f.evidence["examples"]] == [str(i) for i in found["polars"]]

@@ -1,0 +1,505 @@
+"""``leakage.duplicates`` measured once for every engine: each row reduced to keys, the keys
+counted by the engine (:func:`row_copies`).
+
+One pass over every split (:class:`~auditor.engines.operations.Expansion`, kept by the engine:
+:meth:`~auditor.engines.operations.Operations.kept`) gives each row, from a polars function of
+its batch (the same code on every engine, so the engines cannot normalise apart):
+
+- ``_s``/``_r``: the split's index and the stored row number;
+- ``_h1``/``_h2``: a 128-bit key of the compared values as loaded (two seeded
+  ``hash_rows``; null equals null, NaN equals NaN, -0.0 equals 0.0; columns compared as text
+  cast to strings): two different rows share it with probability about 2^-128 per pair,
+  n^2 / 2^129 over n rows (< 10^-20 at 10^9 rows), so counts of keys are counts of rows;
+- ``_fh1``/``_fh2`` and ``_y`` (a label is declared and compared): the features normalised as
+  :func:`auditor.engines.polars_near.normalised_keys` does (strings NFKC-normalised,
+  case-folded, whitespace-collapsed; floats exact), columns compared as text as they are, and
+  a hash of the label normalised likewise (numbers as doubles; null and NaN: no label);
+- ``_rh1``/``_rh2`` (near copies without free text): the compared columns normalised with
+  floats rounded to ``significant_digits`` significant digits.
+
+Everything else is a query over those rows in the engine (narwhals: polars lazily, Spark on
+its executors), one ``group_by`` of the whole-row key kept for the check: within-split copies
+(rows minus distinct keys), shared keys per pair, the chance baseline's counts, near copies
+(``group_by`` of the near key), conflicting labels (``group_by`` of the feature key), example
+rows by row number (:meth:`~auditor.engines.operations.Operations.rows_at`). Near copies of
+free text (MinHash) are an engine capability (:meth:`~auditor.engines.operations.Operations.
+near_text_copies`); an engine without it names the columns in ``not_matched``.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Mapping, Sequence
+
+import narwhals as nw
+import numpy as np
+import polars as pl
+
+from auditor.core.roles import Kind, Roles
+from auditor.engines.operations import (CopySpec, Expansion, Operations, PairCopies, RowCopies,
+                                        SplitCopies)
+from auditor.engines.polars_near import keys_of_frame, normalise_value_column
+from auditor.engines.polars_rows import cells, differences, json_value
+from auditor.stats.copies import chance_from_counts, natural_repeats, no_chance
+
+Lazy = nw.LazyFrame[Any]
+
+_SEEDS = (0x2545F491, 0x5BD1E995)  # mixed into the run's seed: the key's two halves
+_CONTINUOUS_SHARE = 0.5  # distinct share of a column's values from which it is continuous
+
+
+# ---------------------------------------------------------------------------------------------
+# the keyed rows: one polars function of a batch, run by every engine
+# ---------------------------------------------------------------------------------------------
+
+def _signed(h: np.ndarray | pl.Series) -> pl.Series:
+    """u64 hashes as Int64 (the same bits: Spark has no unsigned type)."""
+    a = h.to_numpy() if isinstance(h, pl.Series) else h
+    return pl.Series(np.ascontiguousarray(a, dtype=np.uint64).view(np.int64))
+
+
+def _label_hash(frame: pl.DataFrame, label: str, kinds: Mapping[str, Kind], seed: int
+                ) -> pl.Series:
+    """A hash of each row's label normalised (strings as text is, numbers as doubles); null
+    where there is no label (null, NaN)."""
+    y = normalise_value_column(frame.get_column(label), label, kinds)
+    if y.dtype.is_numeric():
+        y = y.cast(pl.Float64).fill_nan(None)
+    h = _signed(y.hash(seed=seed % (2**32)))
+    return pl.select(pl.when(y.is_null()).then(None).otherwise(h)).to_series() \
+        if y.null_count() else h
+
+
+def keyed_batch(frame: pl.DataFrame, first_row: int, *, split: int, cols: tuple[str, ...],
+                as_text: tuple[str, ...], features: tuple[str, ...], label: str | None,
+                near: tuple[str, ...], digits: int, kinds: Mapping[str, Kind], seed: int
+                ) -> pl.DataFrame:
+    """The keyed rows (module docstring) of one batch of a split."""
+    n = frame.height
+    texts = frame.select(pl.col(c).cast(pl.String) for c in as_text)
+    compared = pl.concat([frame.select(cols), texts], how="horizontal")
+    out: dict[str, pl.Series] = {
+        "_s": pl.Series(np.full(n, split, dtype=np.int32)),
+        "_r": pl.Series(np.arange(first_row, first_row + n, dtype=np.int64))}
+    for i, s in enumerate(_SEEDS, start=1):
+        out[f"_h{i}"] = _signed(compared.hash_rows(seed=(seed ^ s) % (2**32)))
+    variants: list[tuple[list[str], int | None]] = []
+    if label is not None and features:
+        variants.append((list(features), None))
+    if near:
+        variants.append((list(near), digits))
+    for i, s in enumerate(_SEEDS, start=1):
+        keys = keys_of_frame(frame, kinds, seed ^ s, list(dict.fromkeys(
+            c for v, _ in variants for c in v)), variants)
+        for (names, d), k in zip(variants, keys):
+            if as_text:  # compared as text: equal as strings, not normalised
+                k = pl.DataFrame({"k": k}).hstack(texts).hash_rows(seed=(seed ^ s) % (2**32)
+                                                                   ).to_numpy()
+            out[f"_{'r' if d is not None else 'f'}h{i}"] = _signed(k)
+    if label is not None and features:
+        out["_y"] = _label_hash(frame, label, kinds, seed)
+    return pl.DataFrame(out)
+
+
+def keyed_schema(spec: CopySpec, near: bool) -> dict[str, Any]:
+    schema: dict[str, Any] = {"_s": pl.Int32, "_r": pl.Int64, "_h1": pl.Int64, "_h2": pl.Int64}
+    if spec.label is not None and spec.features:
+        schema |= {"_fh1": pl.Int64, "_fh2": pl.Int64}
+    if near:
+        schema |= {"_rh1": pl.Int64, "_rh2": pl.Int64}
+    if spec.label is not None and spec.features:
+        schema["_y"] = pl.Int64
+    return schema
+
+
+def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
+                as_text: tuple[str, ...], measured: tuple[str, ...], seed: int
+                ) -> pl.DataFrame:
+    """Per row and value of the ``measured`` columns (non-null): the whole-row key, the
+    column's position ``j`` and a hash ``v`` of the value (-0.0 as 0.0, every NaN one value)."""
+    texts = frame.select(pl.col(c).cast(pl.String) for c in as_text)
+    compared = pl.concat([frame.select(cols), texts], how="horizontal")
+    h = [_signed(compared.hash_rows(seed=(seed ^ s) % (2**32))) for s in _SEEDS]
+    parts = []
+    for j, c in enumerate(measured):
+        s = frame.get_column(c)
+        present = s.is_not_null().to_numpy()
+        if not present.any():
+            continue
+        v = _signed(s.to_frame().hash_rows(seed=seed % (2**32))).to_numpy()
+        parts.append(pl.DataFrame({"_h1": h[0].to_numpy()[present],
+                                   "_h2": h[1].to_numpy()[present],
+                                   "j": np.full(int(present.sum()), j, dtype=np.int32),
+                                   "v": v[present]}))
+    return pl.concat(parts) if parts else pl.DataFrame()
+
+
+CELLS_SCHEMA = {"_h1": pl.Int64, "_h2": pl.Int64, "j": pl.Int32, "v": pl.Int64}
+
+
+# ---------------------------------------------------------------------------------------------
+# the counts
+# ---------------------------------------------------------------------------------------------
+
+def _one(frame: Lazy) -> dict[str, Any]:
+    """The single row of an aggregate, as a dict (nulls of empty sums as 0)."""
+    row = frame.collect().to_polars().row(0, named=True)
+    return {k: (0 if v is None else v) for k, v in row.items()}
+
+
+def _when(cond: Any, value: Any) -> Any:
+    return nw.when(cond).then(value).otherwise(nw.lit(0))
+
+
+class KeyedRows:
+    """The keyed rows of every split and the counts of :func:`row_copies` read from them."""
+
+    def __init__(self, engine: Operations, roles: Roles, spec: CopySpec) -> None:
+        self.engine, self.spec = engine, spec
+        self.names = list(roles.splits)
+        self.rows = dict(roles.rows)
+        self.cols = tuple(spec.cols)
+        self.as_text = tuple(spec.as_text)
+        self.compared = [*self.cols, *self.as_text]
+        self.labelled = spec.label is not None and bool(spec.features)
+        self.near = tuple(c for c in spec.cols if c not in spec.text_cols) \
+            if spec.near and not spec.text_cols else ()
+        self.seed = roles.seed
+        self.kinds = dict(roles.kinds)
+        self.pair_idx = [(self.names.index(a), self.names.index(b)) for a, b in roles.pairs()]
+        schema = keyed_schema(spec, bool(self.near))
+        read = list(dict.fromkeys([*self.compared, *(spec.features or ()),
+                                   *([spec.label] if self.labelled and spec.label else [])]))
+        self.table = engine.kept([Expansion(
+            split=s, columns=tuple(read), schema=tuple(schema.items()),
+            fn=partial(keyed_batch, split=i, cols=self.cols, as_text=self.as_text,
+                       features=tuple(spec.features) + (), label=spec.label
+                       if self.labelled else None, near=self.near, digits=spec.digits,
+                       kinds=self.kinds, seed=self.seed))
+            for i, s in enumerate(self.names)])
+        n = [(nw.col("_s") == i).cast(nw.Int64).sum().alias(f"_n{i}")
+             for i in range(len(self.names))]
+        carried = [c for c in ("_fh1", "_fh2", "_rh1", "_rh2") if c in schema]
+        self.keys = engine.keep(self.table.group_by("_h1", "_h2").agg(
+            *n, *[nw.col(c).max() for c in carried]))
+        self._summary: dict[str, int] | None = None
+        self._continuous: dict[str, list[str]] | None = None
+        self._measured: Lazy | None = None
+
+    # -- per split and pair --------------------------------------------------------------------
+    def summary(self) -> dict[str, int]:
+        """One aggregate of the keys: per split i the distinct rows ``d{i}`` and the rows in
+        repeated keys ``r{i}``; per pair the shared keys ``sh``, rows of the earlier split in
+        them ``re`` and of the later ``rl`` (the exact copies)."""
+        if self._summary is None:
+            n = {i: nw.col(f"_n{i}") for i in range(len(self.names))}
+            exprs = []
+            for i in n:
+                exprs += [_when(n[i] > 0, nw.lit(1)).sum().alias(f"d{i}"),
+                          _when(n[i] >= 2, n[i]).sum().alias(f"r{i}")]
+            for e, l in self.pair_idx:
+                both = (n[e] > 0) & (n[l] > 0)
+                exprs += [_when(both, nw.lit(1)).sum().alias(f"sh{e}_{l}"),
+                          _when(both, n[l]).sum().alias(f"rl{e}_{l}")]
+            self._summary = {k: int(v) for k, v in _one(self.keys.select(*exprs)).items()}
+        return self._summary
+
+    def repeated(self, i: int) -> int:
+        return int(self.rows[self.names[i]] - self.summary()[f"d{i}"])
+
+    def copies(self, e: int, l: int) -> int:
+        return self.summary()[f"rl{e}_{l}"]
+
+    def continuous(self) -> dict[str, list[str]]:
+        """Per split its continuous compared columns (not boolean; n > 1 values of which at
+        least half distinct): measured on first use, only when a grade reads it."""
+        if self._continuous is None:
+            cand = [c for c in self.compared if self.kinds.get(c) != Kind.BOOLEAN]
+            self._continuous = self.engine.continuous_columns(cand, self.names,
+                                                              share=_CONTINUOUS_SHARE)
+        return self._continuous
+
+    # -- the chance baseline -------------------------------------------------------------------
+    def measured(self) -> Lazy | None:
+        """The (key, column j) of *measured* values (a continuous compared column's value --
+        continuous in some split, compared as loaded -- that only rows of one key hold) of the
+        keys seen at least twice: the values of repeated keys, the distinct keys holding each,
+        kept for the check; None when no column is continuous."""
+        cont = tuple(sorted({c for cs in self.continuous().values() for c in cs
+                             if c in self.cols}, key=self.compared.index))
+        if not cont:
+            return None
+        if self._measured is None:
+            cells = self.engine.kept([Expansion(
+                split=s, columns=tuple(self.compared), schema=tuple(CELLS_SCHEMA.items()),
+                fn=partial(cells_batch, cols=self.cols, as_text=self.as_text, measured=cont,
+                           seed=self.seed)) for s in self.names])
+            seen = sum((nw.col(f"_n{i}") for i in range(1, len(self.names))), nw.col("_n0"))
+            repeated = self.keys.filter(seen >= 2).select("_h1", "_h2")
+            mine = cells.join(repeated, on=["_h1", "_h2"], how="semi")
+            shared = (cells.join(mine.select("j", "v").unique(), on=["j", "v"], how="semi")
+                      .unique().group_by("j", "v").agg(nw.len().alias("k"))
+                      .filter(nw.col("k") > 1).select("j", "v"))
+            self._measured = self.engine.keep(
+                mine.join(shared, on=["j", "v"], how="anti").select("_h1", "_h2", "j").unique()
+                .with_columns(nw.col("j").cast(nw.Int64)))
+            self._cont = cont
+        return self._measured
+
+    def _known(self, i: int) -> Lazy | None:
+        """The keys holding a measured value in a column continuous in split ``i``."""
+        m = self.measured()
+        mine = set(self.continuous()[self.names[i]])
+        js = [j for j, c in enumerate(self._cont) if c in mine] if m is not None else []
+        if m is None or not js:
+            return None
+        return m.filter(nw.col("j").is_in(js)).select("_h1", "_h2").unique()
+
+    def _flagged(self, i: int) -> Lazy:
+        """The keys with ``known``: 1 when the key holds a measured value of split ``i``."""
+        known = self._known(i)
+        if known is None:
+            return self.keys.with_columns(nw.lit(0).alias("known"))
+        return self.keys.join(known.with_columns(nw.lit(1).alias("known")),
+                              on=["_h1", "_h2"], how="left").with_columns(
+            nw.col("known").fill_null(0))
+
+    def chance(self, e: int, l: int) -> dict[str, Any]:
+        """:func:`auditor.stats.copies.chance_from_counts` from the key counts: R = earlier
+        rows in a repeated key holding no measured value of the earlier split's continuous
+        columns; the null of D from the counts of counts m = rows of both splits per key
+        (keys holding a measured value left out); later copies holding one counted in full
+        (``certain``) -- unless the data repeat measured records by themselves
+        (:func:`~auditor.stats.copies.natural_repeats`: then every key counts)."""
+        s = self.summary()
+        count = self.copies(e, l)
+        if not count and not s[f"r{e}"]:  # nothing copied, nothing repeats: nothing to weigh
+            return no_chance(count)
+        ne, nl = nw.col(f"_n{e}"), nw.col(f"_n{l}")
+        flagged = self._flagged(e)
+        got = _one(flagged.select(
+            _when((ne >= 2) & (nw.col("known") == 0), ne).sum().alias("rn"),
+            _when((ne > 0) & (nl > 0) & (nw.col("known") == 1), nl).sum().alias("certain")))
+        repeating, certain = int(got["rn"]), int(got["certain"])
+        natural: dict[str, int] = {}
+        if certain:  # do the data repeat measured records by themselves?
+            row = _one(flagged.filter(nw.col("known") == 1).select(
+                (_when(ne >= 2, ne) + _when(nl >= 2, nl)).sum().alias("within"),
+                _when(ne + nl >= 2, ne + nl).sum().alias("pooled")))
+            n_a, n_b = self.rows[self.names[e]], self.rows[self.names[l]]
+            natural = natural_repeats(int(row["within"]), int(row["pooled"]), n_a + n_b,
+                                      self.spec.natural_repeats)
+        if natural:
+            flagged = self.keys.with_columns(nw.lit(0).alias("known"))
+            certain, repeating = 0, s[f"r{e}"]
+        if not count and not repeating:
+            return no_chance(count)
+        n_a, n_b = self.rows[self.names[e]], self.rows[self.names[l]]
+        m = (flagged.filter(nw.col("known") == 0).select((ne + nl).alias("m"))
+             .filter(nw.col("m") >= 2).group_by("m").agg(nw.len().alias("k"))
+             .collect().to_polars())
+        if not m.height:  # no row repeats in the two splits together: no chance copy
+            return no_chance(count)
+        m = m.sort("m")
+        b = repeating / n_a if n_a else 0.0
+        return chance_from_counts(count, certain, n_a, n_b, b, repeating,
+                                  m["m"].to_numpy().astype(np.int64),
+                                  m["k"].to_numpy().astype(np.int64)) | natural
+
+    # -- near copies ---------------------------------------------------------------------------
+    def near_rows(self, e: int, l: int) -> int:
+        """Later rows whose near key occurs in the earlier split (exact copies included)."""
+        near = self.keys.group_by("_rh1", "_rh2").agg(nw.col(f"_n{e}").sum().alias("a"),
+                                                     nw.col(f"_n{l}").sum().alias("b"))
+        return int(_one(near.select(_when((nw.col("a") > 0) & (nw.col("b") > 0),
+                                          nw.col("b")).sum().alias("n")))["n"])
+
+    # -- conflicting labels --------------------------------------------------------------------
+    def _labelled(self, i: int) -> Lazy:
+        return self.table.filter((nw.col("_s") == i) & ~nw.col("_y").is_null())
+
+    def within_conflicts(self, i: int) -> tuple[int, int]:
+        """Rows of split ``i`` (labelled) in groups of equal features holding two labels or
+        more, and the number of such groups."""
+        groups = self._labelled(i).group_by("_fh1", "_fh2").agg(
+            nw.len().alias("t"), nw.col("_y").n_unique().alias("L"))
+        got = _one(groups.select(_when(nw.col("L") > 1, nw.col("t")).sum().alias("rows"),
+                                 _when(nw.col("L") > 1, nw.lit(1)).sum().alias("groups")))
+        return int(got["rows"]), int(got["groups"])
+
+    def _ends(self, e: int) -> Lazy:
+        """Per feature key of the earlier split's labelled rows: the smallest and largest label
+        hash and the first row holding each."""
+        a = self._labelled(e)
+        ends = a.group_by("_fh1", "_fh2").agg(nw.col("_y").min().alias("lo_y"),
+                                              nw.col("_y").max().alias("hi_y"))
+        first = a.group_by("_fh1", "_fh2", "_y").agg(nw.col("_r").min().alias("_first"))
+        return (ends.join(first.rename({"_y": "lo_y", "_first": "lo_row"}),
+                          on=["_fh1", "_fh2", "lo_y"], how="inner")
+                .join(first.rename({"_y": "hi_y", "_first": "hi_row"}),
+                      on=["_fh1", "_fh2", "hi_y"], how="inner"))
+
+    def across(self, e: int, l: int) -> Lazy:
+        """Later labelled rows whose features occur in the earlier split with another label
+        (all of them when the earlier rows hold two labels): ``_r`` and the earlier row
+        ``row_a`` holding another label."""
+        use_lo = nw.col("_y") != nw.col("lo_y")
+        return (self._labelled(l).join(self._ends(e), on=["_fh1", "_fh2"], how="inner")
+                .filter(use_lo | (nw.col("_y") != nw.col("hi_y")))
+                .select("_r", nw.when(use_lo).then(nw.col("lo_row"))
+                        .otherwise(nw.col("hi_row")).alias("row_a")))
+
+    # -- example rows --------------------------------------------------------------------------
+    def firsts(self, i: int, key: tuple[str, str]) -> Lazy:
+        """Per ``key`` of split ``i``: its first row ``row_a``."""
+        return (self.table.filter(nw.col("_s") == i).group_by(*key)
+                .agg(nw.col("_r").min().alias("row_a")))
+
+    def head(self, frame: Lazy, limit: int) -> pl.DataFrame:
+        return frame.sort("_r").head(limit).collect().to_polars()
+
+
+# ---------------------------------------------------------------------------------------------
+# the operation
+# ---------------------------------------------------------------------------------------------
+
+def _ids(roles: Roles, engine: Operations, split: str) -> list[str]:
+    have = set(engine.columns(split))
+    return [c for c in dict.fromkeys(roles.columns.ids)
+            if c in have and roles.kinds.get(c) != Kind.NESTED]
+
+
+def _fetch(engine: Operations, roles: Roles, split: str, rows: pl.Series | Sequence[int],
+           columns: Sequence[str]) -> tuple[pl.DataFrame, list[str]]:
+    """``columns`` and the declared ids of ``rows`` of ``split``, in the order asked."""
+    ids = _ids(roles, engine, split)
+    wanted = list(dict.fromkeys([*columns, *ids]))
+    if not wanted:
+        return pl.DataFrame(), ids
+    return engine.rows_at(split, np.asarray(rows, dtype=np.int64), wanted), ids
+
+
+def _named(ids: list[str], got: pl.DataFrame, i: int, prefix: str) -> dict[str, Any]:
+    return {f"{prefix}{k}": got[k][i] for k in ids}
+
+
+def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
+    """:class:`~auditor.engines.operations.RowCopies` of the roles' splits compared on
+    ``spec`` (module docstring), on any engine."""
+    names = list(roles.splits)
+    if not spec.cols and not spec.as_text:
+        empty = SplitCopies(repeated=0, conflicts=0, groups=0, continuous=None)
+        return RowCopies(splits={s: empty for s in names},
+                         pairs={p: PairCopies(copies=0, chance=no_chance(0), near=None,
+                                              conflicts=0) for p in roles.pairs()})
+    t = KeyedRows(engine, roles, spec)
+    limit = spec.max_examples
+    shown = t.compared
+    label = spec.label
+    features = list(spec.features)
+    try:
+        splits = {}
+        for i, split in enumerate(names):
+            repeated = t.repeated(i)
+            within, groups = t.within_conflicts(i) if t.labelled else (0, 0)
+            examples: list[dict[str, Any]] = []
+            if repeated and limit:
+                first = t.firsts(i, ("_h1", "_h2"))
+                head = t.head(t.table.filter(nw.col("_s") == i)
+                              .join(first, on=["_h1", "_h2"], how="inner")
+                              .filter(nw.col("_r") > nw.col("row_a")), limit)
+                got, ids = _fetch(engine, roles, split, head["_r"], shown)
+                firsts, _ = _fetch(engine, roles, split, head["row_a"], ids)
+                values = cells(got, shown)
+                examples = [{"row": r, "copy_of_row": f,
+                             **{(f"id {k}" if k in ("row", "copy_of_row", "values") else k):
+                                got[k][j] for k in ids},
+                             **_named(ids, firsts, j, "copy_of "), "values": values[j]}
+                            for j, (r, f) in enumerate(zip(head["_r"], head["row_a"]))]
+            conflict_ex: list[dict[str, Any]] = []
+            if within and limit and label is not None:
+                first = t._labelled(i).group_by("_fh1", "_fh2").agg(
+                    nw.col("_r").min().alias("row_a"), nw.col("_y").n_unique().alias("L"))
+                head = t.head(t._labelled(i).join(first.filter(nw.col("L") > 1),
+                                                  on=["_fh1", "_fh2"], how="inner"), limit)
+                got, _ = _fetch(engine, roles, split, head["_r"], [*features, label])
+                firsts, _ = _fetch(engine, roles, split, head["row_a"], [label])
+                values = cells(got, features)
+                conflict_ex = [{"row": r, "first_row_of_group": f,
+                                label: json_value(got[label][j]),
+                                f"{label} of first row": json_value(firsts[label][j]),
+                                "features": values[j]}
+                               for j, (r, f) in enumerate(zip(head["_r"], head["row_a"]))]
+            splits[split] = SplitCopies(
+                repeated=repeated, conflicts=within, groups=groups,
+                continuous=tuple(t.continuous()[split]) if repeated else None,
+                examples=examples, conflict_examples=conflict_ex)
+        pairs = {}
+        for (earlier, later), (e, l) in zip(roles.pairs(), t.pair_idx):
+            copies = t.copies(e, l)
+            pair_ex: list[dict[str, Any]] = []
+            if copies and limit:
+                head = t.head(t.table.filter(nw.col("_s") == l).join(
+                    t.firsts(e, ("_h1", "_h2")), on=["_h1", "_h2"], how="inner"), limit)
+                got_b, ids_b = _fetch(engine, roles, later, head["_r"], shown)
+                got_a, ids_a = _fetch(engine, roles, earlier, head["row_a"], [])
+                values = cells(got_b, shown)
+                pair_ex = [{f"{earlier}_row": ra, f"{later}_row": rb,
+                            **_named(ids_a, got_a, j, f"{earlier} "),
+                            **_named(ids_b, got_b, j, f"{later} "), "values": values[j]}
+                           for j, (ra, rb) in enumerate(zip(head["row_a"], head["_r"]))]
+            near: int | None = None
+            near_ex: list[dict[str, Any]] = []
+            summary: dict[str, Any] = {}
+            if t.near:
+                near = max(0, t.near_rows(e, l) - copies)
+                if near and limit:
+                    exact = t.firsts(e, ("_h1", "_h2")).select("_h1", "_h2")
+                    head = t.head(t.table.filter(nw.col("_s") == l)
+                                  .join(exact, on=["_h1", "_h2"], how="anti")
+                                  .join(t.firsts(e, ("_rh1", "_rh2")), on=["_rh1", "_rh2"],
+                                        how="inner"), limit)
+                    near_ex = near_examples(engine, roles, earlier, later, head, list(spec.cols))
+            elif spec.near and spec.text_cols:
+                try:
+                    exact_rows = (t.table.filter(nw.col("_s") == l)
+                                  .join(t.firsts(e, ("_h1", "_h2")), on=["_h1", "_h2"],
+                                        how="semi").select("_r").collect().to_polars()["_r"])
+                    near, near_ex, summary = engine.near_text_copies(
+                        earlier, later, spec, exact_rows.to_numpy())
+                except NotImplementedError:
+                    near = None
+            conflicts, across_ex = 0, []
+            if t.labelled and label is not None:
+                across = t.across(e, l)
+                conflicts = int(_one(across.select(nw.len().alias("n")))["n"])
+                if conflicts and limit:
+                    head = t.head(across, limit)
+                    got_b, _ = _fetch(engine, roles, later, head["_r"], [*features, label])
+                    got_a, _ = _fetch(engine, roles, earlier, head["row_a"], [label])
+                    values = cells(got_b, features)
+                    across_ex = [{f"{earlier}_row": ra, f"{later}_row": rb,
+                                  f"{label} in {earlier}": json_value(got_a[label][j]),
+                                  f"{label} in {later}": json_value(got_b[label][j]),
+                                  "features": values[j]}
+                                 for j, (ra, rb) in enumerate(zip(head["row_a"], head["_r"]))]
+            pairs[(earlier, later)] = PairCopies(
+                copies=copies, chance=t.chance(e, l), near=near, conflicts=conflicts,
+                examples=pair_ex, near_examples=near_ex, near_summary=summary,
+                conflict_examples=across_ex)
+    finally:
+        engine.release()
+    not_matched = tuple(spec.text_cols) if spec.near and spec.text_cols and any(
+        p.near is None for p in pairs.values()) else ()
+    return RowCopies(splits=splits, pairs=pairs, not_matched=not_matched)
+
+
+def near_examples(engine: Operations, roles: Roles, earlier: str, later: str,
+                  head: pl.DataFrame, cols: list[str]) -> list[dict[str, Any]]:
+    """Near pairs (``row_a``, ``_r``) with the columns whose raw values differ."""
+    a, ids_a = _fetch(engine, roles, earlier, head["row_a"], cols)
+    b, ids_b = _fetch(engine, roles, later, head["_r"], cols)
+    return [{f"{earlier}_row": ra, f"{later}_row": rb,
+             **_named(ids_a, a, j, f"{earlier} "), **_named(ids_b, b, j, f"{later} "),
+             "differences": differences(a.select(cols).row(j), b.select(cols).row(j), cols)}
+            for j, (ra, rb) in enumerate(zip(head["row_a"], head["_r"]))]
+
