@@ -45,6 +45,8 @@ Lazy = nw.LazyFrame[Any]
 
 _SEEDS = (0x2545F491, 0x5BD1E995)  # mixed into the run's seed: the key's two halves
 _CONTINUOUS_SHARE = 0.5  # distinct share of a column's values from which it is continuous
+MAX_SHIPPED = 1_000_000  # repeated keys (or their values) sent to the batches as a filter;
+# beyond, every cell is kept and joined in the engine
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,24 +114,30 @@ def keyed_schema(spec: CopySpec, near: bool) -> dict[str, Any]:
 
 
 def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
-                as_text: tuple[str, ...], measured: tuple[str, ...], seed: int
+                as_text: tuple[str, ...], measured: tuple[str, ...], seed: int,
+                keys: pl.DataFrame | None = None, values: pl.DataFrame | None = None
                 ) -> pl.DataFrame:
     """Per row and value of the ``measured`` columns (non-null): the whole-row key, the
-    column's position ``j`` and a hash ``v`` of the value (-0.0 as 0.0, every NaN one value)."""
+    column's position ``j`` and a hash ``v`` of the value (-0.0 as 0.0, every NaN one value);
+    only the rows whose key is among ``keys`` and the cells among ``values`` (``j``, ``v``)
+    when given (the cells of every value of every row held 600 MB at 1M rows)."""
     texts = frame.select(pl.col(c).cast(pl.String) for c in as_text)
     compared = pl.concat([frame.select(cols), texts], how="horizontal")
-    h = [_signed(compared.hash_rows(seed=(seed ^ s) % (2**32))) for s in _SEEDS]
+    rows = pl.DataFrame({f"_h{i}": _signed(compared.hash_rows(seed=(seed ^ s) % (2**32)))
+                         for i, s in enumerate(_SEEDS, start=1)}).with_row_index("_i")
+    if keys is not None:
+        rows = rows.join(keys, on=["_h1", "_h2"], how="semi")
+    at = rows["_i"]
     parts = []
     for j, c in enumerate(measured):
-        s = frame.get_column(c)
-        present = s.is_not_null().to_numpy()
+        col = frame.get_column(c).gather(at)
+        present = col.is_not_null()
         if not present.any():
             continue
-        v = _signed(s.to_frame().hash_rows(seed=seed % (2**32))).to_numpy()
-        parts.append(pl.DataFrame({"_h1": h[0].to_numpy()[present],
-                                   "_h2": h[1].to_numpy()[present],
-                                   "j": np.full(int(present.sum()), j, dtype=np.int32),
-                                   "v": v[present]}))
+        v = _signed(col.filter(present).to_frame().hash_rows(seed=seed % (2**32)))
+        part = rows.filter(present).select("_h1", "_h2").with_columns(
+            pl.lit(j, dtype=pl.Int32).alias("j"), v.alias("v"))
+        parts.append(part if values is None else part.join(values, on=["j", "v"], how="semi"))
     return pl.concat(parts) if parts else pl.DataFrame()
 
 
@@ -229,14 +237,26 @@ class KeyedRows:
         if not cont:
             return None
         if self._measured is None:
-            cells = self.engine.kept([Expansion(
-                split=s, columns=tuple(self.compared), schema=tuple(CELLS_SCHEMA.items()),
-                fn=partial(cells_batch, cols=self.cols, as_text=self.as_text, measured=cont,
-                           seed=self.seed)) for s in self.names])
             seen = sum((nw.col(f"_n{i}") for i in range(1, len(self.names))), nw.col("_n0"))
             repeated = self.keys.filter(seen >= 2).select("_h1", "_h2")
-            mine = cells.join(repeated, on=["_h1", "_h2"], how="semi")
-            shared = (cells.join(mine.select("j", "v").unique(), on=["j", "v"], how="semi")
+
+            def cells(keys: pl.DataFrame | None = None, values: pl.DataFrame | None = None
+                      ) -> Lazy:
+                return self.engine.kept([Expansion(
+                    split=s, columns=tuple(self.compared), schema=tuple(CELLS_SCHEMA.items()),
+                    fn=partial(cells_batch, cols=self.cols, as_text=self.as_text,
+                               measured=cont, seed=self.seed, keys=keys, values=values))
+                    for s in self.names])
+            keys = repeated.collect().to_polars()
+            if keys.height <= MAX_SHIPPED:  # the cells of repeated keys, then every cell of
+                # a value they hold: two passes, never every cell of every row
+                mine = cells(keys=keys)
+                held = mine.select("j", "v").unique().collect().to_polars()
+                everywhere = cells(values=held) if held.height <= MAX_SHIPPED else cells()
+            else:
+                everywhere = cells()
+                mine = everywhere.join(repeated, on=["_h1", "_h2"], how="semi")
+            shared = (everywhere.join(mine.select("j", "v").unique(), on=["j", "v"], how="semi")
                       .unique().group_by("j", "v").agg(nw.len().alias("k"))
                       .filter(nw.col("k") > 1).select("j", "v"))
             self._measured = self.engine.keep(

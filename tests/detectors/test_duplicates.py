@@ -715,7 +715,15 @@ def test_numeric_columns_hashed_as_blocks_hash_equal_values_alike(monkeypatch, k
         assert (got == want).all() and (got == (keys[ia] == keys[ib])).all()
 
 
-def test_a_continuous_value_shared_by_differing_rows_is_a_level_not_a_measurement():
+@pytest.mark.parametrize("shipped", [1_000_000, 0])
+def test_a_continuous_value_shared_by_differing_rows_is_a_level_not_a_measurement(
+        monkeypatch, shipped):
+    # measured values found from the repeated keys' cells and then every cell of a value they
+    # hold (the default), or, with too many repeated keys to ship to the batches (0), from
+    # every cell of every row: alike
+    from auditor.detectors import copy_keys
+
+    monkeypatch.setattr(copy_keys, "MAX_SHIPPED", shipped)
     # carData Chile: statusquo is continuous (>= half its values distinct), yet some of its
     # values recur under different answers, so equal rows holding them repeat by chance; before,
     # every copy holding a statusquo value was "never chance" and this honest split failed
