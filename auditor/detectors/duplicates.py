@@ -32,8 +32,9 @@ class Duplicates:
       of an earlier row / rows of the later split. Equality: null equals null, NaN equals NaN
       and -0.0 equals 0.0. Discrete data repeat by chance, so the share is compared with a
       chance baseline b = (earlier rows that repeat another earlier row) / (earlier rows)
-      (:func:`copy_chance`), rows holding a *measured* value (a continuous column's value
-      that no differing row shares: copied, not a coincidence) left out of it: the graded
+      (:meth:`~auditor.detectors.copy_keys.KeyedRows.chance`), rows holding a *measured*
+      value (a continuous column's value that no differing row shares: copied, not a
+      coincidence) left out of it: the graded
       value is the excess max(0, share - b), flagged only when a one-sided z-test against the
       copies an honest random split of the two splits' rows makes gives p < ``chance_alpha``;
       with no row repeating in the two splits together (continuous data), the share itself.
@@ -72,7 +73,7 @@ class Duplicates:
     - ``within_split_duplicates`` (when found): rows that exactly copy an earlier row of the
       same split / the split's rows; info, or warn above ``within_warn_above`` (never fail:
       repeated rows inflate weights but do not leak across splits); info when no compared
-      column is continuous (:func:`~auditor.engines.polars_rows.continuous_columns`): survey
+      column is continuous (at least half of its non-null values distinct): survey
       answers and other discrete rows repeat by chance. With a single split this
       and the conflicts are all the check reports.
     - ``reingested_rows`` (with a declared time column, when found): later rows equal to an
@@ -90,10 +91,11 @@ class Duplicates:
     - Without any feature column (only ids, a time, groups and a label) rows are compared on
       those roles and every finding is info: equal (date, label) pairs are not copies.
 
-    Measured by the engine's ``row_copies`` (polars: 64-bit hashes, every pair verified value
-    by value, examples named by row number; Spark: 128-bit keys counted in one ``groupBy``,
-    examples named by value with their rows per split, near copies on free-text columns not
-    matched, which an info finding says), judged here once.
+    Measured once for every engine (:func:`auditor.detectors.copy_keys.row_copies`): each row
+    reduced to 128-bit keys by one polars function of its batch, the keys counted by the
+    engine (a false match has probability ~n^2 / 2^129); examples are the first rows by row
+    number, named by row number and declared ids. Near copies on free-text columns are
+    matched on polars only (MinHash); on Spark an info finding says so.
     """
 
     id: ClassVar[str] = "leakage.duplicates"
@@ -131,7 +133,7 @@ class Duplicates:
 
     # -- measure -------------------------------------------------------------------------------
     def measure(self, engine: Operations, roles: Roles) -> "CopyMeasures":
-        """What rows are compared on (from the roles), then the engine's ``row_copies``."""
+        """What rows are compared on (from the roles), then their keyed counts."""
         cols = roles.duplicate_columns()
         as_text, left_out = columns_outside(roles)
         text_cols = [c for c in roles.columns.text if c in cols and roles.kinds.get(c) == Kind.TEXT]

@@ -394,7 +394,8 @@ BATCH_ROWS = 65_536
 
 @dataclass(frozen=True)
 class CopySpec:
-    """What ``leakage.duplicates`` compares rows on (:meth:`Operations.row_copies`).
+    """What ``leakage.duplicates`` compares rows on (:func:`auditor.detectors.copy_keys.
+    row_copies`).
 
     ``cols``: compared as loaded (every role but ids, excluded, token and nested columns);
     ``as_text``: compared cast to strings (types differ across splits); ``text_cols``: free
@@ -424,12 +425,10 @@ class PairCopies:
     :func:`auditor.stats.copies.chance_verdict`, or ``{"baseline": 0.0, ...}`` when the
     earlier rows do not repeat naturally); ``near`` later rows that are near but not exact
     copies (None when not measured); ``conflicts`` later rows whose features occur in the
-    earlier split with another label. ``*_examples``: at most ``max_examples`` rows each, in
-    the engine's own form (polars names rows by number, Spark by value with counts);
-    ``near_summary``: the Jaccard of the free-text columns over every near pair (polars)."""
-
-    ENGINE_NATIVE: ClassVar[tuple[str, ...]] = ("examples", "near_examples",
-                                                "conflict_examples")
+    earlier split with another label. ``*_examples``: at most ``max_examples`` rows each, the
+    first later rows by row number, named by their row numbers and declared ids (the same on
+    every engine); ``near_summary``: the Jaccard of the free-text columns over every near pair
+    (polars)."""
 
     copies: int
     chance: dict[str, Any]
@@ -449,8 +448,6 @@ class SplitCopies:
     at least half of the non-null values distinct), measured only where a grade reads it
     (some row repeats or conflicts), else None."""
 
-    ENGINE_NATIVE: ClassVar[tuple[str, ...]] = ("examples", "conflict_examples")
-
     repeated: int
     conflicts: int
     groups: int
@@ -461,9 +458,9 @@ class SplitCopies:
 
 @dataclass(frozen=True)
 class RowCopies:
-    """:meth:`Operations.row_copies`: per split and per (earlier, later) pair of the roles'
-    splits; ``not_matched``: the free-text columns the engine did not match near copies on
-    (Spark: MinHash is polars-only), empty when it did."""
+    """:func:`auditor.detectors.copy_keys.row_copies`: per split and per (earlier, later) pair
+    of the roles' splits; ``not_matched``: the free-text columns the engine did not match
+    near copies on (Spark: MinHash is polars-only), empty when it did."""
 
     splits: dict[str, SplitCopies]
     pairs: dict[tuple[str, str], PairCopies]

@@ -2,7 +2,7 @@
 
 Discrete rows repeat naturally, so an honest random split puts copies of earlier rows into a
 later split; :func:`chance_verdict` weighs the observed copies against that. Both engines
-measure the counts (:meth:`auditor.engines.operations.Operations.row_copies`).
+measure the counts (:func:`auditor.detectors.copy_keys.row_copies`).
 """
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ def drawn_p(sizes: np.ndarray, n_patterns: np.ndarray, n_a: int, n_b: int, d: fl
 
 def chance_verdict(count: int, certain: int, n_b: int, b: float, repeating: int, mu: float,
                    var: float, p_drawn: float | None = None) -> dict[str, Any]:
-    """The chance-baseline result of :func:`copy_chance` from its measured parts (shared by the
-    engines): D = (count - certain) / n_b - b against its null mean ``mu`` and variance
+    """The chance-baseline result of :meth:`auditor.detectors.copy_keys.KeyedRows.chance` from
+    its measured parts: D = (count - certain) / n_b - b against its null mean ``mu`` and variance
     ``var``; z = (D - mu) / sqrt(var), p = 1 - Phi(z), or ``p_drawn`` when the null was drawn
     (:func:`chance_from_counts`), 0 when ``certain`` copies hold a measured value;
     excess = certain / n_b + max(0, D)."""
