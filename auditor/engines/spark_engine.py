@@ -756,9 +756,9 @@ class SparkOperations(RunMemo):
 
     def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                     ) -> ClassRanks:
-        from auditor.engines import spark_label
+        from auditor.engines import label_bins
 
-        return spark_label.class_ranks(self, label, classes, columns)
+        return label_bins.class_ranks(self, label, classes, columns)
 
     def class_levels(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                      ) -> ClassLevels:

@@ -404,7 +404,7 @@ def test_many_partitions_each_under_the_exact_cap_still_bin_a_continuous_column(
     the column must fall back to its quantile bins, never become an "exact" column stripped
     of its values (it used to: AUC from nothing, the leak unflagged on Spark)."""
     from auditor.api import audit
-    from auditor.engines.spark_label import MAX_EXACT
+    from auditor.engines.label_bins import MAX_EXACT
 
     frames = {}
     for name, n, seed in (("train", 9000, 11), ("test", 3000, 12)):
