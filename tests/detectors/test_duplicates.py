@@ -72,13 +72,27 @@ def test_negative_zero_nan_and_null_equal_themselves():
     assert [e["test_row"] for e in f.evidence["examples"]] == [0, 1, 2]
 
 
-def test_hash_collisions_cannot_create_findings(monkeypatch):
+@pytest.mark.parametrize("halves", [1, 2])
+def test_a_row_key_is_both_hash_halves(monkeypatch, halves):
+    """Rows are counted by 128-bit keys (two seeded 64-bit row hashes): rows colliding in one
+    half are still told apart by the other, so no copy is found; only when both halves
+    collide (every row the same key, which real hashes reach with probability ~n^2 / 2^129)
+    would they be."""
+    from auditor.detectors import copy_keys
+
     train, test = clean_frame(200, 1), clean_frame(200, 2, 1000)
     data = _data({"train": train, "test": test}, label="y", ids=["row_id"])
-    monkeypatch.setattr(AuditData, "row_hashes",
-                        lambda self, split, cols: pl.Series(np.zeros(self.rows(split),
-                                                                     dtype=np.uint64)))
-    assert Duplicates().run(data)[0].count == 0
+    real = pl.DataFrame.hash_rows
+    constant = {(data.seed ^ s) % (2**32) for s in copy_keys._SEEDS[:halves]}
+
+    def colliding(self, seed=0, *args, **kwargs):
+        if seed in constant:
+            return pl.Series(np.zeros(self.height, dtype=np.uint64))
+        return real(self, seed, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "hash_rows", colliding)
+    count = Duplicates().run(data)[0].count
+    assert count == (0 if halves == 1 else 200)
 
 
 def test_within_split_copies_count_each_later_row_once():
