@@ -61,11 +61,12 @@ def _signed(h: np.ndarray | pl.Series) -> pl.Series:
 
 def _label_hash(frame: pl.DataFrame, label: str, kinds: Mapping[str, Kind], seed: int
                 ) -> pl.Series:
-    """A hash of each row's label normalised (strings as text is, numbers as doubles); null
-    where there is no label (null, NaN)."""
+    """A hash of each row's label normalised (strings as text is, numbers as they are: the
+    loader gives a column one type in every split); null where there is no label (null,
+    NaN)."""
     y = normalise_value_column(frame.get_column(label), label, kinds)
-    if y.dtype.is_numeric():
-        y = y.cast(pl.Float64).fill_nan(None)
+    if y.dtype.is_float():
+        y = y.fill_nan(None)
     h = _signed(y.hash(seed=seed % (2**32)))
     return pl.select(pl.when(y.is_null()).then(None).otherwise(h)).to_series() \
         if y.null_count() else h
@@ -113,31 +114,47 @@ def keyed_schema(spec: CopySpec, near: bool) -> dict[str, Any]:
     return schema
 
 
+def _member(pool: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Whether each of ``x`` is in ``pool`` (sorted, unique): a binary search, not a hash
+    table built per batch."""
+    if not pool.size:
+        return np.zeros(x.size, dtype=bool)
+    at = np.minimum(np.searchsorted(pool, x), pool.size - 1)
+    return np.asarray(pool[at] == x, dtype=bool)
+
+
 def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
                 as_text: tuple[str, ...], measured: tuple[str, ...], seed: int,
-                keys: pl.DataFrame | None = None, values: pl.DataFrame | None = None
-                ) -> pl.DataFrame:
+                keys: tuple[np.ndarray, np.ndarray] | None = None,
+                values: tuple[np.ndarray, ...] | None = None) -> pl.DataFrame:
     """Per row and value of the ``measured`` columns (non-null): the whole-row key, the
     column's position ``j`` and a hash ``v`` of the value (-0.0 as 0.0, every NaN one value);
-    only the rows whose key is among ``keys`` and the cells among ``values`` (``j``, ``v``)
-    when given (the cells of every value of every row held 600 MB at 1M rows)."""
+    only the rows whose key is among ``keys`` (first halves sorted and unique, second halves
+    beside them) and the values among ``values[j]`` (sorted) when given: the cells of every
+    value of every row held 600 MB at 1M rows."""
     texts = frame.select(pl.col(c).cast(pl.String) for c in as_text)
     compared = pl.concat([frame.select(cols), texts], how="horizontal")
-    rows = pl.DataFrame({f"_h{i}": _signed(compared.hash_rows(seed=(seed ^ s) % (2**32)))
-                         for i, s in enumerate(_SEEDS, start=1)}).with_row_index("_i")
+    h1, h2 = (_signed(compared.hash_rows(seed=(seed ^ s) % (2**32))).to_numpy()
+              for s in _SEEDS)
+    at = np.arange(frame.height)
     if keys is not None:
-        rows = rows.join(keys, on=["_h1", "_h2"], how="semi")
-    at = rows["_i"]
+        first, second = keys
+        hit = _member(first, h1)
+        hit[hit] = second[np.searchsorted(first, h1[hit])] == h2[hit]
+        at = at[hit]
     parts = []
     for j, c in enumerate(measured):
         col = frame.get_column(c).gather(at)
-        present = col.is_not_null()
+        present = col.is_not_null().to_numpy()
+        v = _signed(col.to_frame().hash_rows(seed=seed % (2**32))).to_numpy()
+        if values is not None:
+            present &= _member(values[j], v)
         if not present.any():
             continue
-        v = _signed(col.filter(present).to_frame().hash_rows(seed=seed % (2**32)))
-        part = rows.filter(present).select("_h1", "_h2").with_columns(
-            pl.lit(j, dtype=pl.Int32).alias("j"), v.alias("v"))
-        parts.append(part if values is None else part.join(values, on=["j", "v"], how="semi"))
+        rows = at[present]
+        parts.append(pl.DataFrame({"_h1": h1[rows], "_h2": h2[rows],
+                                   "j": np.full(rows.size, j, dtype=np.int32),
+                                   "v": v[present]}))
     return pl.concat(parts) if parts else pl.DataFrame()
 
 
@@ -154,8 +171,16 @@ def _one(frame: Lazy) -> dict[str, Any]:
     return {k: (0 if v is None else v) for k, v in row.items()}
 
 
+def _count(frame: Lazy) -> int:
+    """Rows of a query (counted in the engine)."""
+    return int(_one(frame.select(nw.len().alias("n")))["n"])
+
+
+ONE = nw.lit(1, dtype=nw.Int64)  # counted as 64-bit (an Int32 sum wraps at 2^31 keys)
+
+
 def _when(cond: Any, value: Any) -> Any:
-    return nw.when(cond).then(value).otherwise(nw.lit(0))
+    return nw.when(cond).then(value).otherwise(nw.lit(0, dtype=nw.Int64))
 
 
 class KeyedRows:
@@ -186,7 +211,7 @@ class KeyedRows:
             for i, s in enumerate(self.names)])
         n = [(nw.col("_s") == i).cast(nw.Int64).sum().alias(f"_n{i}")
              for i in range(len(self.names))]
-        carried = [c for c in ("_fh1", "_fh2", "_rh1", "_rh2") if c in schema]
+        carried = [c for c in ("_rh1", "_rh2") if c in schema]  # near copies group by them
         self.keys = engine.keep(self.table.group_by("_h1", "_h2").agg(
             *n, *[nw.col(c).max() for c in carried]))
         self._summary: dict[str, int] | None = None
@@ -202,11 +227,11 @@ class KeyedRows:
             n = {i: nw.col(f"_n{i}") for i in range(len(self.names))}
             exprs = []
             for i in n:
-                exprs += [_when(n[i] > 0, nw.lit(1)).sum().alias(f"d{i}"),
+                exprs += [_when(n[i] > 0, ONE).sum().alias(f"d{i}"),
                           _when(n[i] >= 2, n[i]).sum().alias(f"r{i}")]
             for e, l in self.pair_idx:
                 both = (n[e] > 0) & (n[l] > 0)
-                exprs += [_when(both, nw.lit(1)).sum().alias(f"sh{e}_{l}"),
+                exprs += [_when(both, ONE).sum().alias(f"sh{e}_{l}"),
                           _when(both, n[l]).sum().alias(f"rl{e}_{l}")]
             self._summary = {k: int(v) for k, v in _one(self.keys.select(*exprs)).items()}
         return self._summary
@@ -240,21 +265,31 @@ class KeyedRows:
             seen = sum((nw.col(f"_n{i}") for i in range(1, len(self.names))), nw.col("_n0"))
             repeated = self.keys.filter(seen >= 2).select("_h1", "_h2")
 
-            def cells(keys: pl.DataFrame | None = None, values: pl.DataFrame | None = None
-                      ) -> Lazy:
+            def cells(keys: tuple[np.ndarray, np.ndarray] | None = None,
+                      values: tuple[np.ndarray, ...] | None = None) -> Lazy:
                 return self.engine.kept([Expansion(
                     split=s, columns=tuple(self.compared), schema=tuple(CELLS_SCHEMA.items()),
                     fn=partial(cells_batch, cols=self.cols, as_text=self.as_text,
                                measured=cont, seed=self.seed, keys=keys, values=values))
                     for s in self.names])
-            keys = repeated.collect().to_polars()
-            if keys.height <= MAX_SHIPPED:  # the cells of repeated keys, then every cell of
-                # a value they hold: two passes, never every cell of every row
-                mine = cells(keys=keys)
-                held = mine.select("j", "v").unique().collect().to_polars()
-                everywhere = cells(values=held) if held.height <= MAX_SHIPPED else cells()
-            else:
+            everywhere = mine = None
+            if _count(repeated) <= MAX_SHIPPED:  # the cells of repeated keys, then every cell
+                # of a value they hold: two passes, never every cell of every row
+                got = repeated.sort("_h1").collect().to_polars()
+                first = got["_h1"].to_numpy()
+                if np.all(first[1:] != first[:-1]):  # first halves unique (else: every cell)
+                    mine = cells(keys=(first, got["_h2"].to_numpy()))
+                    held = mine.select("j", "v").unique()
+                    if _count(held) <= MAX_SHIPPED:
+                        by_j = held.sort("j", "v").collect().to_polars().partition_by(
+                            "j", as_dict=True)
+                        pools = tuple(by_j[(j,)]["v"].to_numpy() if (j,) in by_j
+                                      else np.array([], dtype=np.int64)
+                                      for j in range(len(cont)))
+                        everywhere = cells(values=pools)
+            if everywhere is None:
                 everywhere = cells()
+            if mine is None:
                 mine = everywhere.join(repeated, on=["_h1", "_h2"], how="semi")
             shared = (everywhere.join(mine.select("j", "v").unique(), on=["j", "v"], how="semi")
                       .unique().group_by("j", "v").agg(nw.len().alias("k"))
@@ -377,7 +412,7 @@ class KeyedRows:
         groups = self._labelled(i).group_by("_fh1", "_fh2").agg(
             nw.len().alias("t"), nw.col("_y").n_unique().alias("L"))
         got = _one(groups.select(_when(nw.col("L") > 1, nw.col("t")).sum().alias("rows"),
-                                 _when(nw.col("L") > 1, nw.lit(1)).sum().alias("groups")))
+                                 _when(nw.col("L") > 1, ONE).sum().alias("groups")))
         return int(got["rows"]), int(got["groups"])
 
     def _ends(self, e: int) -> Lazy:
@@ -418,8 +453,7 @@ class KeyedRows:
 
 def _ids(roles: Roles, engine: Operations, split: str) -> list[str]:
     have = set(engine.columns(split))
-    return [c for c in dict.fromkeys(roles.columns.ids)
-            if c in have and roles.kinds.get(c) != Kind.NESTED]
+    return [c for c in dict.fromkeys(roles.columns.ids) if c in have]
 
 
 def _fetch(engine: Operations, roles: Roles, split: str, rows: pl.Series | Sequence[int],

@@ -67,9 +67,21 @@ def class_codes(s: pl.Series, classes: Sequence[Any]) -> np.ndarray:
                             return_dtype=pl.Int64).to_numpy()
 
 
-def label_counts(frame: pl.DataFrame, first_row: int, *, label: str) -> pl.DataFrame:
-    """Rows per label value of a batch (null and NaN: no label)."""
-    y = frame.get_column(label)
+def label_dtype(dtype: Any) -> Any:
+    """The type a label's values are counted in: integers as Int64, floats and decimals as
+    Float64, booleans as they are, anything else as text (a type every engine carries; the
+    values, and so the classes, stay equal)."""
+    if dtype.is_integer():
+        return pl.Int64
+    if dtype.is_float() or dtype.is_decimal():
+        return pl.Float64
+    return pl.Boolean if dtype == pl.Boolean else pl.String
+
+
+def label_counts(frame: pl.DataFrame, first_row: int, *, label: str, dtype: pl.DataType
+                 ) -> pl.DataFrame:
+    """Rows per label value of a batch (null and NaN: no label), the values in ``dtype``."""
+    y = frame.get_column(label).cast(dtype)
     if y.dtype.is_float():
         y = y.fill_nan(None)
     return y.drop_nulls().value_counts(name="n")
@@ -79,8 +91,8 @@ def class_counts(ops: Operations, label: str) -> tuple[list[Any], dict[str, np.n
     """The label's classes (sorted, over all splits) and labelled rows per class per split:
     one ``map_batches`` with the counts summed in the engine (kept for the run)."""
     def measure() -> tuple[list[Any], dict[str, np.ndarray]]:
-        dtype = next(iter(ops.driver_data().data.splits.values())).schema[label]
-        got = ops.map_batches([label], partial(label_counts, label=label),
+        dtype = label_dtype(next(iter(ops.driver_data().data.splits.values())).schema[label])
+        got = ops.map_batches([label], partial(label_counts, label=label, dtype=dtype),
                               {label: dtype, "n": pl.Int64}, sum_by=[label])
         classes = sorted({v for t in got.values() for v in t[label].to_list()})
         out = {}
@@ -114,7 +126,8 @@ def class_cells(frame: pl.DataFrame, first_row: int, *, label: str, classes: tup
                 cap: int) -> pl.DataFrame:
     """The non-zero :data:`CELLS` of one batch."""
     k = len(classes)
-    y = class_codes(frame.get_column(label), classes)
+    raw = frame.get_column(label)
+    y = class_codes(raw.cast(label_dtype(raw.dtype)), classes)  # as class_counts read them
     keep = y >= 0
     y = y[keep]
     out: dict[str, list[np.ndarray]] = {c: [] for c in CELLS}

@@ -204,11 +204,12 @@ def value_codes(frame: pl.DataFrame, kind: str, digits: int | None
 def _code_hashes(codes: np.ndarray, nulls: np.ndarray, kind: str, seed: int) -> np.ndarray:
     """Seeded u64 value of each code: the code xor a seeded tag of the kind, a null a tag of
     its own. Not mixed here: :func:`_keys` mixes every column's value with the column's
-    position (``mix(h xor p_j)``), which spreads it (mixing twice cost 0.4 s at 1M rows x 27
-    columns). Two rows whose values a, b are swapped between columns i, j share a key when
-    a xor b = p_i xor p_j, whatever the seed: a collision only crafted data meets, and every
-    match is verified value by value anyway."""
-    tag = _mix(np.array([seed % (2**32), 1 if kind == "float" else 2], dtype=np.uint64))
+    seeded position (``mix(h xor p_j)``), which spreads it (mixing twice cost 0.4 s at 1M
+    rows x 27 columns). Both tags and positions depend on the seed, so keys made with two
+    seeds are two independent halves of a 128-bit key (leakage.duplicates counts keys
+    without verifying them)."""
+    s = seed % (2**32)
+    tag = _mix(np.array([s, 4 * s + (1 if kind == "float" else 2) + 1], dtype=np.uint64))
     out = codes ^ tag[1]
     if nulls.any():
         out[nulls] = tag[0]
@@ -301,9 +302,10 @@ def _form(data: AuditData, dtype: pl.DataType, col: str, digits: int | None) -> 
     return digits if digits is not None and _is_float(dtype) else None
 
 
-def _positions(count: int) -> np.ndarray:
-    """p_j of :func:`normalised_keys`: one u64 constant per column position."""
-    return _mix(np.arange(1, count + 1, dtype=np.uint64) * _U64(0x9E3779B97F4A7C15))
+def _positions(count: int, seed: int) -> np.ndarray:
+    """p_j of :func:`normalised_keys`: one u64 constant per column position and seed."""
+    salt = _mix(np.array([seed % (2**32) + 0x51ED270B], dtype=np.uint64))[0]
+    return _mix((np.arange(1, count + 1, dtype=np.uint64) * _U64(0x9E3779B97F4A7C15)) ^ salt)
 
 
 def _keys(data: AuditData, split: str, order: list[str],
@@ -316,7 +318,7 @@ def _keys(data: AuditData, split: str, order: list[str],
     n = frame.height
     schema = frame.schema  # built anew on every access: once
     place = [{c: j for j, c in enumerate(cols)} for cols, _ in variants]
-    pos = [_positions(len(cols)) for cols, _ in variants]
+    pos = [_positions(len(cols), data.seed) for cols, _ in variants]
     forms = [{c: _form(data, schema[c], c, digits) for c in cols} for cols, digits in variants]
     sums = [np.zeros(n, dtype=np.uint64) for _ in variants]
     width = max(1, KEY_CELLS // max(1, min(n, KEY_CHUNK)))

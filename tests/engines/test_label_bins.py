@@ -84,3 +84,24 @@ def test_class_codes_and_values_read_missing_as_no_label_and_nan():
     v = label_bins.values_of(pl.Series([datetime(1970, 1, 1, 0, 0, 1), None]).cast(
         pl.Datetime("ns")))
     assert v[0] == 1e6 and np.isnan(v[1])
+
+
+@pytest.mark.parametrize("dtype", [pl.Int8, pl.Int16, pl.UInt8, pl.UInt64, pl.Float32,
+                                   pl.Decimal(10, 2), pl.Boolean, pl.String, pl.Date,
+                                   pl.Datetime("ns"), pl.Categorical])
+def test_label_values_are_counted_in_a_type_every_engine_carries(dtype):
+    """Spark's ``map_batches`` carries a few types only: a label of any other type (a short,
+    a float, a date) is counted widened, its values unchanged."""
+    from auditor.engines.spark_engine import spark_type
+
+    wide = label_bins.label_dtype(dtype)
+    assert spark_type(wide)
+    s = pl.Series("y", [1, 0, 1, None]).cast(pl.String if dtype == pl.Categorical else pl.Int64)
+    if dtype == pl.Date or isinstance(dtype, pl.Datetime):
+        s = pl.Series("y", [10, 0, 10, None]).cast(dtype)
+    else:
+        s = s.cast(dtype)
+    got = label_bins.label_counts(s.to_frame(), 0, label="y", dtype=wide).sort("y")
+    assert got["n"].to_list() == [1, 2] and got["y"].dtype == wide
+    if wide != pl.String:
+        assert got["y"].to_list() == sorted(set(s.drop_nulls().to_list()))
