@@ -17,6 +17,12 @@ its batch (the same code on every engine, so the engines cannot normalise apart)
 - ``_rh1``/``_rh2`` (near copies without free text): the compared columns normalised with
   floats rounded to ``significant_digits`` significant digits.
 
+Columns compared as text (types differ across splits) are part of every key as strings, not
+normalised: two rows that differ only there are different rows for conflicts and near copies
+too (the polars path before counted a group's rows whose text equalled its first row's). The
+earlier row an across-split conflict example shows is the first holding the smallest (or
+largest) label *hash*, not value; counts do not depend on it.
+
 Everything else is a query over those rows in the engine (narwhals: polars lazily, Spark on
 its executors), one ``group_by`` of the whole-row key kept for the check: within-split copies
 (rows minus distinct keys), shared keys per pair, the chance baseline's counts, near copies

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from auditor.core.config import Columns
+from auditor.core.roles import Kind
 from auditor.loading.data import AuditData, build_audit_data
 from auditor.engines import polars_near as nd
 from auditor.detectors.duplicates import Duplicates
@@ -93,6 +94,24 @@ def test_a_row_key_is_both_hash_halves(monkeypatch, halves):
     monkeypatch.setattr(pl.DataFrame, "hash_rows", colliding)
     count = Duplicates().run(data)[0].count
     assert count == (0 if halves == 1 else 200)
+
+
+def test_normalised_key_halves_are_independent_hashes():
+    """The feature and near keys are two seeded halves too: for rows of numbers only (no
+    null) the halves differ and change with the run's seed (one seed-free half made them one
+    64-bit key)."""
+    from auditor.detectors.copy_keys import keyed_batch
+
+    frame = pl.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1, 2, 3], "y": [0, 1, 0]})
+    kinds = {"a": Kind.NUMERIC, "b": Kind.NUMERIC, "y": Kind.NUMERIC}
+    keyed = {seed: keyed_batch(frame, 0, split=0, cols=("a", "b", "y"), as_text=(),
+                               features=("a", "b"), label="y", near=("a", "b", "y"), digits=6,
+                               kinds=kinds, seed=seed) for seed in (0, 99)}
+    for out in keyed.values():
+        for half in ("_fh", "_rh", "_h"):
+            assert (out[f"{half}1"] != out[f"{half}2"]).all()
+    for c in ("_h1", "_h2", "_fh1", "_fh2", "_rh1", "_rh2"):
+        assert (keyed[0][c] != keyed[99][c]).all()
 
 
 def test_within_split_copies_count_each_later_row_once():
