@@ -731,13 +731,16 @@ class Operations(Protocol):
         ...
 
     def near_text_copies(self, earlier: str, later: str, spec: CopySpec,
-                         exact_rows: np.ndarray) -> tuple[int, list[dict[str, Any]],
-                                                          dict[str, Any]]:
+                         exact_rows: Callable[[], np.ndarray],
+                         near_keys: Callable[[str], np.ndarray]
+                         ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
         """Near copies with free-text columns (``spec.text_cols``: word-shingle MinHash, LSH
         and exact Jaccard >= ``spec.text_jaccard``, the other columns equal after
-        normalisation): later rows near an earlier row, not among ``exact_rows`` (the later
-        rows copying an earlier one exactly); examples and the Jaccard summary. Polars only:
-        Spark raises NotImplementedError (the check says so)."""
+        normalisation): later rows near an earlier row, not among ``exact_rows()`` (the later
+        rows copying an earlier one exactly); examples and the Jaccard summary.
+        ``near_keys(split)``: the key of the other columns normalised, per row of a split
+        (the candidates' blocks; verified value by value). Polars only: Spark raises
+        NotImplementedError (the check says so)."""
         ...
 
     def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]

@@ -469,12 +469,15 @@ class PolarsOperations(RunMemo):
                 for s in splits}
 
     def near_text_copies(self, earlier: str, later: str, spec: CopySpec,
-                         exact_rows: np.ndarray) -> tuple[int, list[dict[str, Any]],
-                                                          dict[str, Any]]:
+                         exact_rows: Callable[[], np.ndarray],
+                         near_keys: Callable[[str], np.ndarray]
+                         ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
         """:func:`auditor.engines.polars_rows.near_text_copies` on the loaded data."""
         from auditor.engines.polars_rows import near_text_copies
 
-        return near_text_copies(self.driver_data().data, earlier, later, spec, exact_rows)
+        keys = {s: near_keys(s) for s in (earlier, later)}
+        return near_text_copies(self.driver_data().data, earlier, later, spec, exact_rows(),
+                                keys)
 
     def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
                   ) -> list[list[Bracket]]:

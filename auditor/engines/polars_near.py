@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from functools import cache
-from typing import Mapping, cast
+from typing import Mapping, Sequence, cast
 
 import numpy as np
 import polars as pl
@@ -264,7 +264,8 @@ def column_hashes(data: AuditData, split: str, cols: list[str], digits: int | No
 
 def _normalise(data: AuditData, s: pl.Series, col: str, digits: int | None) -> pl.Series:
     if _is_string(data, s.dtype, col):
-        return normalise_strings(s)
+        # a batch of keys_of_frame holds its strings normalised already (once for every seed)
+        return s if getattr(data, "strings_normalised", False) else normalise_strings(s)
     if digits is not None and _is_float(s.dtype):
         return round_significant_frame(s.to_frame(), [col], digits)[col]
     return s
@@ -346,18 +347,28 @@ def _keys(data: AuditData, split: str, order: list[str],
 class _Batch:
     """A batch of rows read as :func:`_keys` reads a split (one split named ``b``)."""
 
-    def __init__(self, frame: pl.DataFrame, kinds: Mapping[str, Kind], seed: int) -> None:
+    def __init__(self, frame: pl.DataFrame, kinds: Mapping[str, Kind], seed: int,
+                 strings_normalised: bool = False) -> None:
         self.splits = {"b": frame}
         self.kinds = kinds
         self.seed = seed
+        self.strings_normalised = strings_normalised
 
 
-def keys_of_frame(frame: pl.DataFrame, kinds: Mapping[str, Kind], seed: int, order: list[str],
-                  variants: list[tuple[list[str], int | None]]) -> list[np.ndarray]:
-    """:func:`normalised_keys` of a batch of rows (``kinds``: the run's column kinds), for
-    each (columns, digits) variant: element-wise, so a split's keys do not depend on how it
-    is cut into batches (any engine's batches give the polars keys)."""
-    return _keys(cast(AuditData, _Batch(frame, kinds, seed)), "b", order, variants)
+def keys_of_frame(frame: pl.DataFrame, kinds: Mapping[str, Kind], seeds: Sequence[int],
+                  order: list[str], variants: list[tuple[list[str], int | None]]
+                  ) -> list[list[np.ndarray]]:
+    """Per seed, :func:`normalised_keys` of a batch of rows (``kinds``: the run's column
+    kinds) for each (columns, digits) variant: element-wise, so a split's keys do not depend
+    on how it is cut into batches (any engine's batches give the polars keys). String columns
+    are normalised once for every seed (NFKC and case folding were most of the cost)."""
+    probe = cast(AuditData, _Batch(frame, kinds, 0))
+    schema = frame.schema
+    strings = [c for c in order if _is_string(probe, schema[c], c)]
+    if strings:
+        frame = frame.with_columns(normalise_strings(frame.get_column(c)) for c in strings)
+    return [_keys(cast(AuditData, _Batch(frame, kinds, seed, strings_normalised=True)), "b",
+                  order, variants) for seed in seeds]
 
 
 def normalise_value_column(s: pl.Series, name: str, kinds: Mapping[str, Kind]) -> pl.Series:
@@ -442,20 +453,22 @@ def _empty_pairs(text_cols: list[str]) -> pl.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 def near_matches(data: AuditData, earlier: str, later: str, cols: list[str], *, digits: int,
-                 text_cols: list[str], threshold: float) -> pl.DataFrame:
+                 text_cols: list[str], threshold: float,
+                 keys: dict[str, np.ndarray] | None = None) -> pl.DataFrame:
     """Rows of ``later`` equal to a row of ``earlier`` after normalisation: ``row_a``, ``row_b``
     and, per free-text column, ``jaccard_<col>`` (exact word-shingle Jaccard), sorted by row_b.
 
     The other columns must be equal after normalisation and every text column must reach
     ``threshold`` Jaccard; candidates come from MinHash/LSH whose signatures are keyed by the
     other columns' hash (only rows whose key occurs in both splits are signed), then are
-    verified exactly. (Near copies without free text are counted from keys on any engine:
-    :mod:`auditor.detectors.copy_keys`.)
+    verified exactly. ``keys``: per split, any key of the other columns normalised (the keyed
+    rows of leakage.duplicates); :func:`normalised_keys` when not given. (Near copies without
+    free text are counted from keys on any engine: :mod:`auditor.detectors.copy_keys`.)
     """
     assert text_cols, "near_matches matches free text; other near copies are keyed rows"
     key_cols = [c for c in cols if c not in text_cols]
-    ha = normalised_keys(data, earlier, key_cols, digits)
-    hb = normalised_keys(data, later, key_cols, digits)
+    ha, hb = ((pl.Series("h", keys[s]) for s in (earlier, later)) if keys is not None
+              else (normalised_keys(data, s, key_cols, digits) for s in (earlier, later)))
     ka = pl.DataFrame({"h": ha}).with_row_index("row_a")
     kb = pl.DataFrame({"h": hb}).with_row_index("row_b")
     ra = ka.join(kb.select("h").unique(), on="h", how="semi")

@@ -20,13 +20,15 @@ EXAMPLE_COLUMNS = 8
 
 
 def near_text_copies(data: AuditData, earlier: str, later: str, spec: CopySpec,
-                     exact_rows: np.ndarray) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
+                     exact_rows: np.ndarray, keys: dict[str, np.ndarray] | None = None
+                     ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
     """Near copies with free-text columns (:func:`auditor.engines.polars_near.near_matches`:
     MinHash/LSH candidates, exact Jaccard), later rows among ``exact_rows`` left out, columns
-    compared as text equal as strings; examples and the Jaccard summary."""
+    compared as text equal as strings; examples and the Jaccard summary. ``keys``: per split
+    the rows' keys of the other columns normalised (computed here when not given)."""
     text_cols = list(spec.text_cols)
     near = near_matches(data, earlier, later, list(spec.cols), digits=spec.digits,
-                        text_cols=text_cols, threshold=spec.text_jaccard)
+                        text_cols=text_cols, threshold=spec.text_jaccard, keys=keys)
     near = near.filter(~pl.col("row_b").is_in(pl.Series(exact_rows, dtype=pl.UInt32).implode()))
     near = also_equal(data, near, earlier, later, "row_a", "row_b", list(spec.as_text))
     shown, summary = near_examples(data, near, earlier, later, list(spec.cols), text_cols,

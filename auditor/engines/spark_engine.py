@@ -730,8 +730,9 @@ class SparkOperations(RunMemo):
         return spark_values.continuous_columns(self.frames, columns, splits, share)
 
     def near_text_copies(self, earlier: str, later: str, spec: CopySpec,
-                         exact_rows: np.ndarray) -> tuple[int, list[dict[str, Any]],
-                                                          dict[str, Any]]:
+                         exact_rows: Callable[[], np.ndarray],
+                         near_keys: Callable[[str], np.ndarray]
+                         ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
         raise NotImplementedError("MinHash near copies of free text are polars-only")
 
     def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]

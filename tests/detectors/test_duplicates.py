@@ -624,7 +624,10 @@ def test_copied_rows_with_a_measured_value_count_in_full_among_natural_discrete_
 
 
 def test_the_check_holds_row_keys_only_never_a_normalised_copy_of_a_column(monkeypatch):
-    # at 10M rows the rounded floats and normalised strings held GBs: only the u64 keys stay
+    # at 10M rows the rounded floats and normalised strings held GBs: what the check keeps is
+    # integer keys (and measured cells: key, column, value hash), nothing in the loaded data
+    from auditor.engines.polars_engine import PolarsOperations
+
     train, test = _mixed(1000, 1, text=True), _mixed(300, 2, 10_000, text=True)
     near = train[10:19].with_columns(pl.col("x") * (1 + 3e-9), pl.col("row_id") + 50_000,
                                      ("  " + pl.col("name").str.to_uppercase()).alias("name"))
@@ -639,14 +642,21 @@ def test_the_check_holds_row_keys_only_never_a_normalised_copy_of_a_column(monke
         held[key] = value
         return value
 
+    kept = []
+    real_kept = PolarsOperations.kept
+
+    def keep_spy(self, expansions):
+        frame = real_kept(self, expansions)
+        kept.append(frame.collect().to_native().schema)
+        return frame
+
     monkeypatch.setattr(AuditData, "cached", spy)
+    monkeypatch.setattr(PolarsOperations, "kept", keep_spy)
     f = Duplicates().run(data)
     assert _by(f, "near_duplicate_rows")[("train", "test")].count == 9
     assert _by(f, "conflicting_labels")[("train", "test")].count == 5
-    mine = {k: v for k, v in held.items() if k[0].startswith("duplicates.")}
-    assert {k[0] for k in mine} == {"duplicates.keys"}
-    for (_, split, _cols, _digits), v in mine.items():
-        assert isinstance(v, pl.Series) and v.dtype == pl.UInt64 and v.len() == data.rows(split)
+    assert not [k for k in held if k[0].startswith("duplicates.")]
+    assert kept and all(t.is_integer() for schema in kept for t in schema.values())
 
 
 def test_column_by_column_keys_and_verification_agree_with_the_normalised_frame():
@@ -688,13 +698,17 @@ def test_keys_of_a_batch_equal_the_split_keys_whatever_the_cut_and_normalise_str
     seen = []
     real = nd.normalise_strings
     monkeypatch.setattr(nd, "normalise_strings", lambda s: seen.append(s.name) or real(s))
-    whole = nd.keys_of_frame(frame, data.kinds, data.seed, cols, variants)
+    whole = nd.keys_of_frame(frame, data.kinds, [data.seed], cols, variants)[0]
     assert sorted(seen) == ["name", "notes"]  # once per call, not once per variant
+    seen.clear()
+    two = nd.keys_of_frame(frame, data.kinds, [data.seed, data.seed + 1], cols, variants)
+    assert sorted(seen) == ["name", "notes"]  # nor once per seed
+    assert all((a == w).all() for a, w in zip(two[0], want))
     for got, w in zip(whole, want):
         assert (got == w).all()
     for cut in (1, 37, 399):
-        parts = [nd.keys_of_frame(frame.slice(start, cut), data.kinds, data.seed, cols,
-                                  variants) for start in range(0, frame.height, cut)]
+        parts = [nd.keys_of_frame(frame.slice(start, cut), data.kinds, [data.seed], cols,
+                                  variants)[0] for start in range(0, frame.height, cut)]
         for v, w in enumerate(want):
             assert (np.concatenate([p[v] for p in parts]) == w).all()
 
