@@ -78,19 +78,26 @@ def _label_hash(frame: pl.DataFrame, label: str, kinds: Mapping[str, Kind], seed
         if y.null_count() else h
 
 
+def row_key(frame: pl.DataFrame, cols: tuple[str, ...], as_text: tuple[str, ...], seed: int
+            ) -> tuple[pl.DataFrame, list[pl.Series]]:
+    """The columns compared as text (cast to strings) and the two halves of each row's
+    whole-row key (seeded ``hash_rows`` of ``cols`` as loaded and the text columns)."""
+    texts = frame.select(pl.col(c).cast(pl.String) for c in as_text)
+    compared = pl.concat([frame.select(cols), texts], how="horizontal")
+    return texts, [_signed(compared.hash_rows(seed=(seed ^ s) % (2**32))) for s in _SEEDS]
+
+
 def keyed_batch(frame: pl.DataFrame, first_row: int, *, split: int, cols: tuple[str, ...],
                 as_text: tuple[str, ...], features: tuple[str, ...], label: str | None,
                 near: tuple[str, ...], digits: int, kinds: Mapping[str, Kind], seed: int
                 ) -> pl.DataFrame:
     """The keyed rows (module docstring) of one batch of a split."""
     n = frame.height
-    texts = frame.select(pl.col(c).cast(pl.String) for c in as_text)
-    compared = pl.concat([frame.select(cols), texts], how="horizontal")
+    texts, whole = row_key(frame, cols, as_text, seed)
     out: dict[str, pl.Series] = {
         "_s": pl.Series(np.full(n, split, dtype=np.int32)),
-        "_r": pl.Series(np.arange(first_row, first_row + n, dtype=np.int64))}
-    for i, s in enumerate(_SEEDS, start=1):
-        out[f"_h{i}"] = _signed(compared.hash_rows(seed=(seed ^ s) % (2**32)))
+        "_r": pl.Series(np.arange(first_row, first_row + n, dtype=np.int64)),
+        "_h1": whole[0], "_h2": whole[1]}
     variants: list[tuple[list[str], int | None]] = []
     if label is not None and features:
         variants.append((list(features), None))
@@ -148,10 +155,7 @@ def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
     beside them) and the cells whose :func:`cell_codes` are among ``values`` when given (the
     cells of every value of every row held 600 MB at 1M rows). Every column at once: one
     select of the value hashes, numpy after it (a loop over 10,000 columns took 35 s)."""
-    texts = frame.select(pl.col(c).cast(pl.String) for c in as_text)
-    compared = pl.concat([frame.select(cols), texts], how="horizontal")
-    h1, h2 = (_signed(compared.hash_rows(seed=(seed ^ s) % (2**32))).to_numpy()
-              for s in _SEEDS)
+    h1, h2 = (h.to_numpy() for h in row_key(frame, cols, as_text, seed)[1])
     at = np.arange(frame.height)
     if keys is not None:
         first, second = keys
@@ -223,7 +227,7 @@ class KeyedRows:
         self.table = engine.kept([Expansion(
             split=s, columns=tuple(read), schema=tuple(schema.items()),
             fn=partial(keyed_batch, split=i, cols=self.cols, as_text=self.as_text,
-                       features=tuple(spec.features) + (), label=spec.label
+                       features=tuple(spec.features), label=spec.label
                        if self.labelled else None, near=self.near, digits=spec.digits,
                        kinds=self.kinds, seed=self.seed))
             for i, s in enumerate(self.names)])
@@ -239,8 +243,8 @@ class KeyedRows:
     # -- per split and pair --------------------------------------------------------------------
     def summary(self) -> dict[str, int]:
         """One aggregate of the keys: per split i the distinct rows ``d{i}`` and the rows in
-        repeated keys ``r{i}``; per pair the shared keys ``sh``, rows of the earlier split in
-        them ``re`` and of the later ``rl`` (the exact copies)."""
+        repeated keys ``r{i}``; per pair the later split's rows in keys the earlier split holds
+        ``rl`` (the exact copies)."""
         if self._summary is None:
             n = {i: nw.col(f"_n{i}") for i in range(len(self.names))}
             exprs = []
@@ -249,8 +253,7 @@ class KeyedRows:
                           _when(n[i] >= 2, n[i]).sum().alias(f"r{i}")]
             for e, l in self.pair_idx:
                 both = (n[e] > 0) & (n[l] > 0)
-                exprs += [_when(both, ONE).sum().alias(f"sh{e}_{l}"),
-                          _when(both, n[l]).sum().alias(f"rl{e}_{l}")]
+                exprs.append(_when(both, n[l]).sum().alias(f"rl{e}_{l}"))
             self._summary = {k: int(v) for k, v in _one(self.keys.select(*exprs)).items()}
         return self._summary
 
@@ -270,13 +273,18 @@ class KeyedRows:
         return self._continuous
 
     # -- the chance baseline -------------------------------------------------------------------
+    def measured_columns(self) -> tuple[str, ...]:
+        """The compared columns (as loaded) continuous in some split, in compared order:
+        position ``j`` of :meth:`measured`'s cells."""
+        return tuple(sorted({c for cs in self.continuous().values() for c in cs
+                             if c in self.cols}, key=self.compared.index))
+
     def measured(self) -> Lazy | None:
         """The (key, column j) of *measured* values (a continuous compared column's value --
         continuous in some split, compared as loaded -- that only rows of one key hold) of the
         keys seen at least twice: the values of repeated keys, the distinct keys holding each,
         kept for the check; None when no column is continuous."""
-        cont = tuple(sorted({c for cs in self.continuous().values() for c in cs
-                             if c in self.cols}, key=self.compared.index))
+        cont = self.measured_columns()
         if not cont:
             return None
         if self._measured is None:
@@ -312,14 +320,14 @@ class KeyedRows:
             self._measured = self.engine.keep(
                 mine.join(shared, on=["j", "v"], how="anti").select("_h1", "_h2", "j").unique()
                 .with_columns(nw.col("j").cast(nw.Int64)))
-            self._cont = cont
         return self._measured
 
     def _known(self, i: int) -> Lazy | None:
         """The keys holding a measured value in a column continuous in split ``i``."""
         m = self.measured()
         mine = set(self.continuous()[self.names[i]])
-        js = [j for j, c in enumerate(self._cont) if c in mine] if m is not None else []
+        js = [j for j, c in enumerate(self.measured_columns()) if c in mine] \
+            if m is not None else []
         if m is None or not js:
             return None
         return m.filter(nw.col("j").is_in(js)).select("_h1", "_h2").unique()
