@@ -235,6 +235,14 @@ def column_hashes(data: AuditData, split: str, cols: list[str], digits: int | No
     normalised (:func:`normalised_column`), for :func:`_keys` to mix: numeric columns as seeded
     codes (:func:`_code_hashes` of :func:`value_codes`, in blocks of at most :data:`KEY_CELLS`
     values), the others one column at a time (:func:`row_keys` of the normalised column)."""
+    return _seeded_hashes(data, split, cols, digits, rows, [data.seed])[0]
+
+
+def _seeded_hashes(data: AuditData, split: str, cols: list[str], digits: int | None,
+                   rows: slice | None, seeds: Sequence[int]) -> list[np.ndarray]:
+    """:func:`column_hashes` for each of ``seeds``: the columns normalised and a numeric
+    block's codes made once (rounding floats was a third of the keys' cost), only the seeded
+    tags (and a string's hash) once per seed."""
     frame = data.splits[split]
     # the columns themselves, not frame.select / slice / schema: those cost O(the frame's
     # columns) per call, and a wide frame is hashed a block of columns at a time
@@ -242,14 +250,15 @@ def column_hashes(data: AuditData, split: str, cols: list[str], digits: int | No
     if rows is not None:
         series = {c: s.slice(rows.start, rows.stop - rows.start) for c, s in series.items()}
     n = frame.height if rows is None else rows.stop - rows.start
-    out = np.empty((n, len(cols)), dtype=np.uint64)
+    out = [np.empty((n, len(cols)), dtype=np.uint64) for _ in seeds]
     blocks: dict[str, list[int]] = {}
     for j, c in enumerate(cols):
         s = series[c]
         kind = None if _is_string(data, s.dtype, c) else numeric_kind(s.dtype)
         if kind is None:
-            out[:, j] = row_keys(_normalise(data, s, c, digits).to_frame(), data.seed,
-                                 n).to_numpy()
+            normal = _normalise(data, s, c, digits).to_frame()
+            for o, seed in zip(out, seeds):
+                o[:, j] = row_keys(normal, seed, n).to_numpy()
         else:
             blocks.setdefault(kind, []).append(j)
     width = max(1, KEY_CELLS // max(n, 1))
@@ -258,7 +267,8 @@ def column_hashes(data: AuditData, split: str, cols: list[str], digits: int | No
             part = idx[b:b + width]
             codes, nulls = value_codes(pl.DataFrame({cols[j]: series[cols[j]] for j in part}),
                                        kind, digits if kind == "float" else None)
-            out[:, part] = _code_hashes(codes, nulls, kind, data.seed)
+            for o, seed in zip(out, seeds):
+                o[:, part] = _code_hashes(codes, nulls, kind, seed)
     return out
 
 
@@ -292,7 +302,7 @@ def normalised_keys(data: AuditData, split: str, cols: list[str],
     from keys are verified value by value (:func:`normalised_equal`)."""
     return data.cached(("duplicates.keys", split, tuple(cols), digits),
                        lambda: pl.Series("h", _keys(data, split, cols,
-                                                    [(list(cols), digits)])[0]))
+                                                    [(list(cols), digits)])[0][0]))
 
 
 def _form(data: AuditData, dtype: pl.DataType, col: str, digits: int | None) -> object:
@@ -310,18 +320,21 @@ def _positions(count: int, seed: int) -> np.ndarray:
 
 
 def _keys(data: AuditData, split: str, order: list[str],
-          variants: list[tuple[list[str], int | None]]) -> list[np.ndarray]:
-    """:func:`normalised_keys` of ``split`` for each (columns, digits) variant (columns drawn
-    from ``order``), in one pass over ``order`` in blocks of columns and :data:`KEY_CHUNK`
-    rows: a column whose normalised values are the same in two variants (a string column, an
-    integer column) is normalised and hashed once for both."""
+          variants: list[tuple[list[str], int | None]],
+          seeds: Sequence[int] | None = None) -> list[list[np.ndarray]]:
+    """Per seed (``data.seed`` when None), :func:`normalised_keys` of ``split`` for each
+    (columns, digits) variant (columns drawn from ``order``), in one pass over ``order`` in
+    blocks of columns and :data:`KEY_CHUNK` rows: a column whose normalised values are the same
+    in two variants (a string column, an integer column) is normalised and hashed once for
+    both, and its codes are made once for every seed (:func:`_seeded_hashes`)."""
+    seeds = [data.seed] if seeds is None else list(seeds)
     frame = data.splits[split]
     n = frame.height
     schema = frame.schema  # built anew on every access: once
     place = [{c: j for j, c in enumerate(cols)} for cols, _ in variants]
-    pos = [_positions(len(cols), data.seed) for cols, _ in variants]
+    pos = [[_positions(len(cols), seed) for cols, _ in variants] for seed in seeds]
     forms = [{c: _form(data, schema[c], c, digits) for c in cols} for cols, digits in variants]
-    sums = [np.zeros(n, dtype=np.uint64) for _ in variants]
+    sums = [[np.zeros(n, dtype=np.uint64) for _ in variants] for _ in seeds]
     width = max(1, KEY_CELLS // max(1, min(n, KEY_CHUNK)))
     for start in range(0, n, KEY_CHUNK):
         rows = slice(start, min(n, start + KEY_CHUNK))
@@ -332,16 +345,18 @@ def _keys(data: AuditData, split: str, order: list[str],
                 for f in {fm[c] for fm in forms if c in fm}:
                     by_form.setdefault(f, []).append(c)
             for form, cs in by_form.items():
-                h = column_hashes(data, split, cs, form if isinstance(form, int) else None,
-                                  rows)
-                for v, fm in enumerate(forms):
-                    sel = [j for j, c in enumerate(cs) if fm.get(c, "-") == form]
-                    if not sel:
-                        continue
-                    p = pos[v][[place[v][cs[j]] for j in sel]]
-                    with np.errstate(over="ignore"):
-                        sums[v][rows] += _mix(h[:, sel] ^ p).sum(axis=1, dtype=np.uint64)
-    return [_mix(s) for s in sums]
+                hashes = _seeded_hashes(data, split, cs, form if isinstance(form, int)
+                                        else None, rows, seeds)
+                for h, p_seed, sum_seed in zip(hashes, pos, sums):
+                    for v, fm in enumerate(forms):
+                        sel = [j for j, c in enumerate(cs) if fm.get(c, "-") == form]
+                        if not sel:
+                            continue
+                        p = p_seed[v][[place[v][cs[j]] for j in sel]]
+                        with np.errstate(over="ignore"):
+                            sum_seed[v][rows] += _mix(h[:, sel] ^ p).sum(axis=1,
+                                                                         dtype=np.uint64)
+    return [[_mix(s) for s in per_seed] for per_seed in sums]
 
 
 class _Batch:
@@ -361,14 +376,15 @@ def keys_of_frame(frame: pl.DataFrame, kinds: Mapping[str, Kind], seeds: Sequenc
     """Per seed, :func:`normalised_keys` of a batch of rows (``kinds``: the run's column
     kinds) for each (columns, digits) variant: element-wise, so a split's keys do not depend
     on how it is cut into batches (any engine's batches give the polars keys). String columns
-    are normalised once for every seed (NFKC and case folding were most of the cost)."""
+    are normalised, and numeric codes made, once for every seed (NFKC and case folding were
+    most of the cost, rounding floats most of the rest)."""
     probe = cast(AuditData, _Batch(frame, kinds, 0))
     schema = frame.schema
     strings = [c for c in order if _is_string(probe, schema[c], c)]
     if strings:
         frame = frame.with_columns(normalise_strings(frame.get_column(c)) for c in strings)
-    return [_keys(cast(AuditData, _Batch(frame, kinds, seed, strings_normalised=True)), "b",
-                  order, variants) for seed in seeds]
+    return _keys(cast(AuditData, _Batch(frame, kinds, 0, strings_normalised=True)), "b",
+                 order, variants, seeds)
 
 
 def normalise_value_column(s: pl.Series, name: str, kinds: Mapping[str, Kind]) -> pl.Series:
