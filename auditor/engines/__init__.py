@@ -96,11 +96,6 @@ class Engine(Protocol):
         ``max_examples`` rows)."""
         ...
 
-    def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
-        """Rows per value of ``column`` (``value`` as String, ``n`` as Int64, sorted by value)
-        and the missing count. One shuffle by value; the driver holds one row per level."""
-        ...
-
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
                           seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """A seeded sample of about ``rows`` rows collected to the driver as polars, each value

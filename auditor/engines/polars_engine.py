@@ -585,15 +585,6 @@ class PolarsEngine(PolarsOperations):
         return KeyOverlap(shared.height, int(shared["rows_earlier"].sum()),
                           int(shared["rows_later"].sum()), top)
 
-    def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
-        df = self.frames[split]
-        dtype = df.schema[column]
-        missing = int(df.select(_missing(column, dtype).sum()).item())
-        counts = (df.select(_plain(column, dtype).drop_nulls().cast(pl.String).alias("value"))
-                  .group_by("value").len(name="n").with_columns(pl.col("n").cast(pl.Int64))
-                  .sort("value"))
-        return counts, missing
-
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
                           seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:
         df = self.frames[split]

@@ -9,7 +9,6 @@ What each operation costs on a cluster (n rows, k distinct keys, b bins):
 - ``key_overlap``: counts by key in each split (two shuffles by key), a sort-merge (or
   broadcast-hash, when one side is small) join of the two count tables, totals and at most
   ``max_examples`` rows to the driver (a top-k, no global sort).
-- ``category_counts``: one shuffle by value; the driver holds one row per level.
 - ``stratified_sample``: a seeded Bernoulli sample per partition, collected through Arrow:
   the only operation whose driver memory grows with its argument (``rows``), never with n.
 """
@@ -872,19 +871,6 @@ class SparkEngine(SparkOperations):
         finally:
             shared.unpersist()
         return KeyOverlap(int(tot["n"]), int(tot["re"] or 0), int(tot["rl"] or 0), top_pl)
-
-    def category_counts(self, split: str, column: str) -> tuple[pl.DataFrame, int]:
-        df = self.frames[split]
-        counts = (df.where(~missing(df, column))
-                  .select(col(column).cast("string").alias("value")).groupBy("value").count())
-        out = to_polars(counts)
-        if out.height == 0:
-            out = pl.DataFrame(schema={"value": pl.String, "n": pl.Int64})
-        else:
-            out = out.rename({"count": "n"}).with_columns(pl.col("value").cast(pl.String),
-                                                          pl.col("n").cast(pl.Int64))
-        total = int(out["n"].sum()) if out.height else 0
-        return out.sort("value"), self.rows(split) - total
 
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
                           seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -243,3 +243,34 @@ def test_copy_examples_name_a_copied_row_by_its_declared_id(spark, tmp_path):
              and f.splits == ["train", "test"])
     assert f.count == 12
     assert [e["test row_id"] for e in f.evidence["examples"]] == [str(i) for i in found["polars"]]
+
+
+def test_continuous_columns_decide_as_polars_around_the_cut(spark):
+    """Spark's continuity (one sketch job over every split, exact distinct counts of the
+    columns within ten standard errors of the cut) decides as polars' exact counts: columns
+    with 40-60% distinct values (the exact recount), 5% and 100% (the sketch alone), a
+    constant, nulls, a boolean; three splits whose shares differ. A column is continuous at
+    u >= n / 2 of its non-null values."""
+    from auditor.engines.polars_engine import PolarsEngine
+    from auditor.engines.spark_values import continuous_columns
+
+    def frame(n: int, shares: dict[str, float]) -> pl.DataFrame:
+        cols: dict[str, object] = {
+            name: np.arange(n) % max(1, round(share * n)) for name, share in shares.items()}
+        cols["constant"] = np.ones(n)
+        cols["nulls"] = pl.Series([None, 1.5, 2.5] + [None] * (n - 3), dtype=pl.Float64)
+        cols["flag"] = np.arange(n) % 2 == 0
+        return pl.DataFrame(cols).with_columns(pl.col("c45").cast(pl.String),
+                                               pl.col("c51") * 0.5)
+    shares = {"c40": 0.40, "c45": 0.45, "c49": 0.49, "c50": 0.50, "c51": 0.51, "c55": 0.55,
+              "c05": 0.05, "c100": 1.0}
+    frames = {"train": frame(2000, shares),
+              "val": frame(1000, {k: min(1.0, v + 0.02) for k, v in shares.items()}),
+              "test": frame(600, {k: max(0.0, v - 0.02) for k, v in shares.items()})}
+    columns = [*shares, "constant", "nulls", "flag"]
+    expected = {s: [c for c in columns if c != "flag" and (x := df[c].drop_nulls()).len() > 1
+                    and x.n_unique() >= 0.5 * x.len()] for s, df in frames.items()}
+    assert expected["train"] == ["c50", "c51", "c55", "c100", "nulls"]
+    assert PolarsEngine(frames).continuous_columns(columns, list(frames), share=0.5) == expected
+    got = continuous_columns(_spark_frames(spark, frames), columns, list(frames), 0.5)
+    assert got == expected
