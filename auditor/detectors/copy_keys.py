@@ -268,8 +268,15 @@ class KeyedRows:
         least half distinct): measured on first use, only when a grade reads it."""
         if self._continuous is None:
             cand = [c for c in self.compared if self.kinds.get(c) != Kind.BOOLEAN]
-            self._continuous = self.engine.continuous_columns(cand, self.names,
-                                                              share=_CONTINUOUS_SHARE)
+            # per column, the splits it is continuous in: shared by the run's keyed rows (the
+            # rows without their time column ask for the same columns but one)
+            known: dict[str, set[str]] = self.engine.cached(
+                ("duplicates.continuous", tuple(self.names)), dict)
+            todo = [c for c in cand if c not in known]
+            if todo:
+                got = self.engine.continuous_columns(todo, self.names, share=_CONTINUOUS_SHARE)
+                known.update({c: {s for s in self.names if c in got[s]} for c in todo})
+            self._continuous = {s: [c for c in cand if s in known[c]] for s in self.names}
         return self._continuous
 
     # -- the chance baseline -------------------------------------------------------------------
