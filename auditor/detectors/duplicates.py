@@ -147,7 +147,8 @@ class Duplicates:
                         digits=self.significant_digits, text_jaccard=self.text_jaccard,
                         near=len(roles.splits) > 1, max_examples=self.max_examples,
                         natural_repeats=self.natural_repeats_below)
-        time = roles.columns.time
+        copies = row_copies(engine, roles, spec)  # first: the rows without their time column
+        time = roles.columns.time  # ask for a subset of its measures (continuity)
         untimed = None  # the time column is provenance: rows equal but for it, re-ingested
         if time in cols and len(roles.splits) > 1 and not roles_only:
             rest = tuple(c for c in cols if c != time)
@@ -158,7 +159,7 @@ class Duplicates:
         return CopyMeasures(spec=spec, rows=dict(roles.rows), splits=list(roles.splits),
                             numeric_label=roles.label_kind == LabelKind.NUMERIC,
                             roles_only=roles_only and bool(cols), as_text=as_text,
-                            left_out=left_out, copies=row_copies(engine, roles, spec),
+                            left_out=left_out, copies=copies,
                             time=time if untimed is not None else None, untimed=untimed)
 
     # -- judge ---------------------------------------------------------------------------------
