@@ -127,6 +127,105 @@ def cast_issue(col: str, dtypes: dict[str, str], target: str) -> SchemaIssue:
         splits=list(dtypes), dtypes=dict(dtypes))
 
 
+_KIND_OF_TYPE = {ColumnType.NULL: Kind.NULL, ColumnType.BOOLEAN: Kind.BOOLEAN,
+                 ColumnType.INTEGER: Kind.NUMERIC, ColumnType.FLOAT: Kind.NUMERIC,
+                 ColumnType.DECIMAL: Kind.NUMERIC, ColumnType.DURATION: Kind.NUMERIC,
+                 ColumnType.STRING: Kind.CATEGORICAL, ColumnType.DATE: Kind.DATETIME,
+                 ColumnType.DATETIME: Kind.DATETIME, ColumnType.DATETIME_TZ: Kind.DATETIME}
+
+
+def kind_of_type(t: ColumnType) -> Kind:
+    """How a column of type ``t`` is treated: numbers (decimals and durations too) numeric,
+    strings categorical, dates and times datetime, anything else (lists, structs, binary,
+    times of day) nested."""
+    return _KIND_OF_TYPE.get(t, Kind.NESTED)
+
+
+@dataclass
+class Harmonised:
+    """The loaders' reading of the splits' column types (:func:`harmonise_types`): each
+    column's kind, the type each compared column is read as in every split (``targets``:
+    its common type, and whether the splits holding values share one engine type, which is
+    then kept) and the issues of the columns some splits lack or whose types differ."""
+
+    kinds: dict[str, Kind]
+    targets: dict[str, tuple[ColumnType, bool]]
+    issues: list[SchemaIssue]
+
+
+def harmonise_types(types: dict[str, dict[str, ColumnType]], names: dict[str, dict[str, str]],
+                    *, token_cols: set[str], paths: dict[str, str | None],
+                    target_name: Callable[[ColumnType], str]) -> Harmonised:
+    """The rule both loaders apply, in every engine's types: ``types`` per split and column
+    (a column with no value in a split read as ``null``), ``names`` the engine's own type
+    names; columns in the first split's order, then the others'. A column missing from some
+    split is left out (a ``fail`` issue; ``warn`` when only the reference snapshot lacks it);
+    a token column keeps its kind; types that :func:`common_type` cannot join are left out
+    (``fail``) unless nested somewhere (then nested); a column null everywhere is ``null``;
+    otherwise it is read as its common type, an ``info`` issue naming every split's type when
+    the splits holding values differ (``target_name``: the engine's name of the type a common
+    type is cast to)."""
+    splits = list(types)
+    order = list(dict.fromkeys(c for n in splits for c in types[n]))
+    kinds: dict[str, Kind] = {}
+    targets: dict[str, tuple[ColumnType, bool]] = {}
+    issues: list[SchemaIssue] = []
+    for col in order:
+        present = [n for n in splits if col in types[n]]
+        missing = [n for n in splits if n not in present]
+        if missing:
+            issues.append(missing_column_issue(col, present, missing, paths,
+                                               "warn" if REFERENCE in missing else "fail"))
+            continue
+        per_split = {kind_of_type(types[n][col]) for n in splits}
+        target = common_type([types[n][col] for n in splits])
+        if col in token_cols or (target is None and Kind.NESTED in per_split):
+            kinds[col] = Kind.NESTED if Kind.NESTED in per_split else per_split.pop()
+            continue
+        if target is None:
+            issues.append(incompatible_types_issue(col, {n: names[n][col] for n in splits}))
+            continue
+        if target == ColumnType.NULL:
+            kinds[col] = Kind.NULL
+            continue
+        shared = len({names[n][col] for n in splits if types[n][col] != ColumnType.NULL}) == 1
+        targets[col] = (target, shared)
+        if not shared:
+            issues.append(cast_issue(col, {n: names[n][col] for n in splits},
+                                     target_name(target)))
+        kinds[col] = kind_of_type(target)
+    return Harmonised(kinds, targets, issues)
+
+
+def resolve_features(order: Sequence[str], kinds: dict[str, Kind], names: dict[str, str],
+                     columns: Columns, tokens: Tokens | None, issues: list[SchemaIssue]
+                     ) -> list[str]:
+    """The feature columns (in ``order``, the first split's): the harmonised columns that
+    are no declared role nor token column, neither nested (an ``info`` issue) nor null in every
+    split (a ``warn`` issue); declared text columns become :attr:`Kind.TEXT`. ``names``: the
+    first split's engine type names."""
+    roles = columns.declared()
+    token_cols = set(tokens.columns()) if tokens else set()
+    features = []
+    for col in order:
+        if col not in kinds or col in roles or col in token_cols:
+            continue
+        if kinds[col] == Kind.NESTED:
+            issues.append(SchemaIssue("info", col, "nested",
+                                      f"column {col!r} is a nested/binary type "
+                                      f"({names[col]}); it is not audited as a feature"))
+            continue
+        if kinds[col] == Kind.NULL:
+            issues.append(SchemaIssue("warn", col, "null_type",
+                                      f"column {col!r} is null in every split; it carries no "
+                                      "information and is not audited"))
+            continue
+        features.append(col)
+    for col in columns.text:
+        kinds[col] = Kind.TEXT if kinds.get(col) == Kind.CATEGORICAL else kinds.get(col, Kind.TEXT)
+    return features
+
+
 @dataclass(frozen=True)
 class BenchmarkSet:
     """One public evaluation set of ``benchmarks:``

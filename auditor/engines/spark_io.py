@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.core.roles import (BenchmarkSet, ColumnType, Kind, LabelKind, Roles, cast_issue,
-                                common_type, incompatible_types_issue, missing_column_issue)
+from auditor.core.roles import (BenchmarkSet, ColumnType, Kind, LabelKind, Roles,
+                                harmonise_types, resolve_features)
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import ConfigError, InputError
 
@@ -142,23 +142,6 @@ def read_split(spark: Any, spec: str | Path, name: str, csv: Any = None) -> Any:
                          f"({str(err).strip().splitlines()[0][:200]})") from None
     raise InputError(f"{path}: unknown format for the spark engine; expected a Parquet file or "
                      "folder, .csv, .jsonl/.json (optionally .gz), or table:NAME")
-
-
-def spark_kind(data_type: Any) -> Kind:
-    """How a Spark column is treated: the same kinds as :func:`auditor.loading.data.kind_of`."""
-    from pyspark.sql import types as T
-
-    if isinstance(data_type, T.NullType):
-        return Kind.NULL
-    if isinstance(data_type, T.BooleanType):
-        return Kind.BOOLEAN
-    if isinstance(data_type, (T.NumericType, T.DayTimeIntervalType)):
-        return Kind.NUMERIC
-    if isinstance(data_type, T.StringType):
-        return Kind.CATEGORICAL
-    if isinstance(data_type, (T.DateType, T.TimestampType, T.TimestampNTZType)):
-        return Kind.DATETIME
-    return Kind.NESTED
 
 
 def _spark_type_of(target: ColumnType) -> Any:
@@ -382,65 +365,36 @@ class SparkAuditData:
                                      f"{', '.join(map(repr, df.columns[:12]))}")
 
     def _resolve(self) -> tuple[dict[str, Kind], list[str]]:
-        """Kinds of the columns present in every split, each cast to one type across splits by
-        the rule of :func:`auditor.core.roles.common_type` (as the polars loader: an integer
-        column in one split and a float one in another are compared as double, a column
-        with no value in one split takes the others' type); features as in
-        :func:`auditor.loading.data._resolve_features` (not a declared role, not nested, not
-        null). Missing, incompatible and cast columns are recorded with the polars loader's
-        words (and Spark's type names)."""
+        """Kinds and features by the polars loader's rule (:func:`auditor.core.roles.
+        harmonise_types`, :func:`~auditor.core.roles.resolve_features`) in Spark's types: a
+        column with no value in a split is read as null there (:meth:`_all_null`), each
+        compared column cast to one type across splits (Spark's type names in the issues)."""
         from auditor.engines.spark_engine import col as column
 
-        names = list(self.splits)
         fields = {n: {f.name: f.dataType for f in df.schema.fields}
                   for n, df in self.splits.items()}
-        all_cols = list(dict.fromkeys(c for n in names for c in fields[n]))
         token_cols = set(self.tokens.columns()) if self.tokens else set()
-        kinds: dict[str, Kind] = {}
-        casts: dict[str, dict[str, Any]] = {n: {} for n in names}
         empty = self._all_null(fields, token_cols)
-        for col in all_cols:  # as the polars loader: the first split's columns, then the rest
-            present = [n for n in names if col in fields[n]]
-            if len(present) < len(names):
-                self.schema_issues.append(missing_column_issue(
-                    col, present, [n for n in names if n not in present], self.paths))
-                continue
-            per_split = {spark_kind(fields[n][col]) for n in names}
-            target = common_type([ColumnType.NULL if (n, col) in empty
-                                  else spark_type(fields[n][col]) for n in names])
-            if col in token_cols or (target is None and Kind.NESTED in per_split):
-                kinds[col] = Kind.NESTED if Kind.NESTED in per_split else per_split.pop()
-                continue
-            if target is None:
-                self.schema_issues.append(incompatible_types_issue(
-                    col, {n: fields[n][col].simpleString() for n in names}))
-                continue
-            if target == ColumnType.NULL:
-                kinds[col] = Kind.NULL
-                continue
-            named = {n: fields[n][col].simpleString() for n in names
-                     if spark_type(fields[n][col]) != ColumnType.NULL and (n, col) not in empty}
-            to = (next(fields[n][col] for n in named) if len(set(named.values())) == 1
-                  else _spark_type_of(target))
-            for n in names:
-                if fields[n][col] != to:
-                    casts[n][col] = to
-            if len(set(named.values())) > 1:
-                self.schema_issues.append(cast_issue(col, named, to.simpleString()))
-            kinds[col] = spark_kind(to)
-        for n, todo in casts.items():
+        types = {n: {c: ColumnType.NULL if (n, c) in empty else spark_type(t)
+                     for c, t in f.items()} for n, f in fields.items()}
+        got = harmonise_types(
+            types,
+            {n: {c: "void" if (n, c) in empty else t.simpleString() for c, t in f.items()}
+             for n, f in fields.items()},
+            token_cols=token_cols, paths=self.paths,
+            target_name=lambda t: _spark_type_of(t).simpleString())
+        self.schema_issues += got.issues
+        to = {c: next(fields[m][c] for m in fields if types[m][c] != ColumnType.NULL)
+              if shared else _spark_type_of(target) for c, (target, shared) in got.targets.items()}
+        for n, f in fields.items():
+            todo = {c: column(c).cast(t) for c, t in to.items() if f[c] != t}
             if todo:
-                self.splits[n] = self.splits[n].withColumns(
-                    {c: column(c).cast(t) for c, t in todo.items()})
-
-        roles = self.columns.declared()
-        tokens = set(self.tokens.columns()) if self.tokens else set()
-        features = [c for c, k in kinds.items() if c not in roles and c not in tokens
-                    and k not in (Kind.NESTED, Kind.NULL)]
-        for col in self.columns.text:
-            if kinds.get(col) == Kind.CATEGORICAL:
-                kinds[col] = Kind.TEXT
-        return kinds, features
+                self.splits[n] = self.splits[n].withColumns(todo)
+        first = fields[next(iter(fields))]
+        features = resolve_features(list(first), got.kinds,
+                                    {c: t.simpleString() for c, t in first.items()},
+                                    self.columns, self.tokens, self.schema_issues)
+        return got.kinds, features
 
     def _all_null(self, fields: dict[str, dict[str, Any]], token_cols: set[str]
                   ) -> set[tuple[str, str]]:

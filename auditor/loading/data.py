@@ -17,8 +17,7 @@ import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, CsvFormat, Tokens
 from auditor.core.roles import (REFERENCE, BenchmarkSet, ColumnType, Kind, LabelKind, Roles,
-                                SchemaIssue, cast_issue, common_type, incompatible_types_issue,
-                                missing_column_issue)
+                                SchemaIssue, harmonise_types, kind_of_type, resolve_features)
 from auditor.errors import InputError
 
 
@@ -327,19 +326,8 @@ def to_polars(obj: Any, name: str) -> pl.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 def kind_of(dtype: pl.DataType) -> Kind:
-    if dtype == pl.Null:
-        return Kind.NULL
-    if dtype == pl.Boolean:
-        return Kind.BOOLEAN
-    if dtype.is_numeric():
-        return Kind.NUMERIC
-    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, (pl.Categorical, pl.Enum)):
-        return Kind.CATEGORICAL
-    if isinstance(dtype, (pl.Datetime, pl.Date)):
-        return Kind.DATETIME
-    if isinstance(dtype, pl.Duration):
-        return Kind.NUMERIC
-    return Kind.NESTED  # List, Array, Struct, Object, Binary, Time, Decimal-like oddities
+    """How a polars column is treated (:func:`auditor.core.roles.kind_of_type`)."""
+    return kind_of_type(type_of(dtype))
 
 
 def type_of(dtype: pl.DataType) -> ColumnType:
@@ -367,19 +355,16 @@ def type_of(dtype: pl.DataType) -> ColumnType:
     return ColumnType.OTHER
 
 
-def _target_dtype(dtypes: list[pl.DataType]) -> pl.DataType | None:
-    """The common dtype of a column whose per-split dtypes are ``dtypes``, by the engine-free
-    rule :func:`auditor.core.roles.common_type` (the Spark loader applies it too): strings
-    (and categoricals) as String, else the dtype itself when every split that holds values
-    has the same one, else the rule's type as polars names it; None if incompatible."""
-    target = common_type([type_of(d) for d in dtypes])
-    if target is None:
-        return None
-    if target in (ColumnType.NULL, ColumnType.STRING):
-        return pl.Null() if target == ColumnType.NULL else pl.String()
-    non_null = [d for d in dtypes if d != pl.Null]
-    if len({str(d) for d in non_null}) == 1:
-        return non_null[0]
+def _target_dtype(target: ColumnType, shared: bool, dtypes: list[pl.DataType]
+                  ) -> pl.DataType:
+    """The polars dtype of a column read as ``target`` (:func:`auditor.core.roles.
+    harmonise_types`) whose per-split dtypes are ``dtypes``: strings (and categoricals) as
+    String, else the dtype itself when every split that holds values has the same one
+    (``shared``), else the common type as polars names it."""
+    if target == ColumnType.STRING:
+        return pl.String()
+    if shared:
+        return next(d for d in dtypes if d != pl.Null)
     return _POLARS_TYPE[target]
 
 
@@ -561,60 +546,28 @@ class AuditData:
 def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens | None,
                paths: dict[str, str | None]) -> tuple[dict[str, pl.DataFrame], dict[str, Kind],
                                                       list[SchemaIssue]]:
-    """Cast each shared column to one dtype across splits; record what could not be."""
-    issues: list[SchemaIssue] = []
-    names = list(frames)
+    """Cast each shared column to one dtype across splits (the engine-free rule of
+    :func:`auditor.core.roles.harmonise_types`); record what could not be."""
     # polars builds a new Schema on every `.schema` access: read each split's once (a lookup
     # per column inside the loop would make loading quadratic in the number of columns)
     schemas = {n: dict(df.schema) for n, df in frames.items()}
-    all_cols: list[str] = list(schemas[names[0]])
-    seen = set(all_cols)
-    for n in names[1:]:
-        new_cols = [c for c in schemas[n] if c not in seen]
-        all_cols += new_cols
-        seen.update(new_cols)
-    token_cols = set(tokens.columns()) if tokens else set()
-    kinds: dict[str, Kind] = {}
-    casts: dict[str, dict[str, pl.Expr]] = {n: {} for n in names}
-    for col in all_cols:
-        present = [n for n in names if col in schemas[n]]
-        missing = [n for n in names if n not in present]
-        if missing:
-            issues.append(missing_column_issue(
-                col, present, missing, paths, "fail" if REFERENCE not in missing else "warn"))
-            continue
-        dtypes = [schemas[n][col] for n in names]
-        split_kinds = {kind_of(d) for d in dtypes}
-        if col in token_cols:
-            kinds[col] = Kind.NESTED if Kind.NESTED in split_kinds else split_kinds.pop()
-            continue
-        target = _target_dtype(dtypes)
-        if target is None and Kind.NESTED not in split_kinds:
-            issues.append(incompatible_types_issue(
-                col, {n: str(d) for n, d in zip(names, dtypes)}))
-            continue
-        if target is None:
-            kinds[col] = Kind.NESTED
-            continue
-        if target == pl.Null:
-            kinds[col] = Kind.NULL
-            continue
-        for n in names:
-            if schemas[n][col] != target:
-                casts[n][col] = _cast(schemas[n][col], col, target).alias(col)
-        if len({str(d) for d in dtypes if d != pl.Null}) > 1:
-            issues.append(cast_issue(col, {n: str(d) for n, d in zip(names, dtypes)},
-                                     str(target)))
-        kinds[col] = kind_of(target)
+    got = harmonise_types({n: {c: type_of(d) for c, d in sc.items()} for n, sc in schemas.items()},
+                          {n: {c: str(d) for c, d in sc.items()} for n, sc in schemas.items()},
+                          token_cols=set(tokens.columns()) if tokens else set(), paths=paths,
+                          target_name=lambda t: str(_POLARS_TYPE[t]))
+    to = {col: _target_dtype(target, shared, [sc[col] for sc in schemas.values()])
+          for col, (target, shared) in got.targets.items()}
     out = {}
     for n, df in frames.items():
+        casts = {col: _cast(schemas[n][col], col, t).alias(col) for col, t in to.items()
+                 if schemas[n][col] != t}
         try:
-            out[n] = df.with_columns(list(casts[n].values())) if casts[n] else df
+            out[n] = df.with_columns(list(casts.values())) if casts else df
         except Exception as err:
-            col = next(iter(casts[n]))
+            col = next(iter(casts))
             raise InputError(f"{paths.get(n) or n}: cannot convert column {col!r} to a type "
                              f"shared with the other splits: {_first_line(err)}") from None
-    return out, kinds, issues
+    return out, got.kinds, got.issues
 
 
 def _check_roles(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens | None,
@@ -650,34 +603,6 @@ def _check_roles(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Toke
                                  f"{' ...' if df.width > 12 else ''}")
 
 
-def _resolve_features(frames: dict[str, pl.DataFrame], kinds: dict[str, Kind],
-                      columns: Columns, tokens: Tokens | None,
-                      issues: list[SchemaIssue]) -> list[str]:
-    roles = columns.declared()
-    token_cols = set(tokens.columns()) if tokens else set()
-    first = next(iter(frames.values()))
-    first_schema = dict(first.schema)
-    features = []
-    for col in first_schema:
-        if col not in kinds or col in roles or col in token_cols:
-            continue
-        kind = kinds[col]
-        if kind == Kind.NESTED:
-            issues.append(SchemaIssue("info", col, "nested",
-                                      f"column {col!r} is a nested/binary type "
-                                      f"({first_schema[col]}); it is not audited as a feature"))
-            continue
-        if kind == Kind.NULL:
-            issues.append(SchemaIssue("warn", col, "null_type",
-                                      f"column {col!r} is null in every split; it carries no "
-                                      "information and is not audited"))
-            continue
-        features.append(col)
-    for col in columns.text:
-        kinds[col] = Kind.TEXT if kinds.get(col) == Kind.CATEGORICAL else kinds.get(col, Kind.TEXT)
-    return features
-
-
 def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
                      tokens: Tokens | None = None, paths: dict[str, str | None] | None = None,
                      reference: pl.DataFrame | None = None, reference_path: str | None = None,
@@ -704,7 +629,9 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
     _one_label_type(issues, columns.label, paths)
     ref = harmonised.pop(REFERENCE, None)
     _check_label(harmonised, columns, paths)
-    features = _resolve_features(harmonised, kinds, columns, tokens, issues)
+    first = dict(next(iter(harmonised.values())).schema)
+    features = resolve_features(list(first), kinds, {c: str(d) for c, d in first.items()},
+                                columns, tokens, issues)
     # No feature column is no reason to stop: duplicate, group, id, temporal and label checks
     # need none; the checks that do say so as ``skipped`` (NotApplicable).
     issues += _label_nulls(harmonised, columns.label)

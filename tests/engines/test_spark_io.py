@@ -164,3 +164,56 @@ def test_text_splits_are_persisted_once_and_released_parquet_is_not(spark, tmp_p
         spark.conf.unset(PERSIST_CONF)
 
 
+
+
+def test_both_loaders_resolve_kinds_features_and_schema_issues_alike(spark):
+    """One rule (``auditor.core.roles.harmonise_types`` / ``resolve_features``) on both
+    engines: the same kinds, features and schema issues (severity, column, problem, splits;
+    the messages name each engine's types) for a column missing from test, one of list type
+    (not a feature: info), one null everywhere (warn), integers in train and floats in test
+    (cast to one type: info), incompatible types (fail), a declared text column and a string
+    column typed categorical. Spark reported neither the nested nor the all-null column
+    before its loader applied the shared rule."""
+    import polars as pl
+
+    from auditor.core.config import Columns
+    from auditor.core.roles import Kind
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.loading.data import build_audit_data
+
+    def frame(n: int, test: bool) -> pl.DataFrame:
+        cols: dict[str, pl.Series] = {
+            "y": pl.Series([i % 2 for i in range(n)]),
+            "x": pl.Series([float(i) for i in range(n)]),
+            "mixed": pl.Series([i * 1.5 for i in range(n)]) if test
+            else pl.Series(list(range(n))),
+            "clash": pl.Series([f"v{i}" for i in range(n)]) if test
+            else pl.Series(list(range(n))),
+            "tags": pl.Series([[i, i + 1] for i in range(n)]),
+            "empty": pl.Series([None] * n, dtype=pl.Null),
+            "note": pl.Series([f"text {i}" for i in range(n)]),
+            "city": pl.Series(["Oslo", "Lima"] * (n // 2)),
+        }
+        if not test:
+            cols["train_only"] = pl.Series(list(range(n)))
+        return pl.DataFrame(cols)
+
+    frames = {"train": frame(20, False), "test": frame(10, True)}
+    columns = Columns(label="y", text=["note"])
+    polars_data = build_audit_data(dict(frames), columns=columns)
+    spark_data = SparkAuditData({k: spark.createDataFrame(v.to_arrow()) for k, v in
+                                 frames.items()}, columns=columns)
+
+    def issues(data):
+        return [(i.severity, i.column, i.problem, list(i.splits)) for i in data.schema_issues]
+
+    assert issues(spark_data) == issues(polars_data) == [
+        ("info", "mixed", "cast", ["train", "test"]),
+        ("fail", "clash", "dtype", ["train", "test"]),
+        ("fail", "train_only", "missing", ["test"]),
+        ("info", "tags", "nested", []),
+        ("warn", "empty", "null_type", []),
+    ]
+    assert spark_data.features == polars_data.features == ["x", "mixed", "city"]
+    assert spark_data.kinds == polars_data.kinds
+    assert polars_data.kinds["note"] == Kind.TEXT and polars_data.kinds["mixed"] == Kind.NUMERIC
