@@ -127,6 +127,18 @@ def cast_issue(col: str, dtypes: dict[str, str], target: str) -> SchemaIssue:
         splits=list(dtypes), dtypes=dict(dtypes))
 
 
+def label_kind_of(distinct: int, *, numeric: bool, fractional: bool) -> LabelKind:
+    """The rule both loaders apply to a label's values (null and NaN left out): binary with at
+    most 2 distinct values; numeric when the values are numbers and some hold a fraction or
+    more than 20 are distinct; multiclass otherwise (strings, booleans, up to 20 whole
+    numbers)."""
+    if distinct <= 2:
+        return LabelKind.BINARY
+    if numeric and (fractional or distinct > 20):
+        return LabelKind.NUMERIC
+    return LabelKind.MULTICLASS
+
+
 _KIND_OF_TYPE = {ColumnType.NULL: Kind.NULL, ColumnType.BOOLEAN: Kind.BOOLEAN,
                  ColumnType.INTEGER: Kind.NUMERIC, ColumnType.FLOAT: Kind.NUMERIC,
                  ColumnType.DECIMAL: Kind.NUMERIC, ColumnType.DURATION: Kind.NUMERIC,

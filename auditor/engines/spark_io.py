@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from auditor.core.config import AuditConfig, Columns, Tokens
 from auditor.core.roles import (BenchmarkSet, ColumnType, Kind, LabelKind, Roles,
-                                harmonise_types, resolve_features)
+                                harmonise_types, label_kind_of, resolve_features)
 from auditor.engines import NOT_ON_SPARK
 from auditor.errors import ConfigError, InputError
 
@@ -309,14 +309,9 @@ class SparkAuditData:
         summary = self._label_summary()
         if summary is None:
             return None
-        n = summary["distinct"]
-        if n <= 2:
-            return LabelKind.BINARY
-        if summary["is_float"]:
-            return LabelKind.MULTICLASS if not summary["frac"] and n <= 20 else LabelKind.NUMERIC
-        if self.kinds.get(self.label) == Kind.NUMERIC:
-            return LabelKind.MULTICLASS if n <= 20 else LabelKind.NUMERIC
-        return LabelKind.MULTICLASS
+        return label_kind_of(summary["distinct"],
+                             numeric=self.kinds.get(self.label) == Kind.NUMERIC,
+                             fractional=bool(summary["frac"]))
 
     def _label_summary(self) -> dict[str, Any] | None:
         """One aggregate over the splits' label values (null and NaN left out): distinct

@@ -17,7 +17,8 @@ import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, CsvFormat, Tokens
 from auditor.core.roles import (REFERENCE, BenchmarkSet, ColumnType, Kind, LabelKind, Roles,
-                                SchemaIssue, harmonise_types, kind_of_type, resolve_features)
+                                SchemaIssue, harmonise_types, kind_of_type, label_kind_of,
+                                resolve_features)
 from auditor.errors import InputError
 
 
@@ -475,18 +476,10 @@ class AuditData:
         values = pl.concat([df.select(pl.col(y)) for df in self.splits.values()])[y]
         if values.dtype.is_float():  # NaN is a missing label, not a class
             values = values.fill_nan(None)
-        n = values.drop_nulls().n_unique()
-        if n <= 2:
-            return LabelKind.BINARY
-        dtype = values.dtype
-        if dtype.is_float():
-            whole = values.drop_nulls().drop_nans()
-            if (whole == whole.round(0)).all() and n <= 20:
-                return LabelKind.MULTICLASS
-            return LabelKind.NUMERIC
-        if dtype.is_integer():
-            return LabelKind.MULTICLASS if n <= 20 else LabelKind.NUMERIC
-        return LabelKind.MULTICLASS
+        values = values.drop_nulls()
+        return label_kind_of(values.n_unique(), numeric=values.dtype.is_numeric(),
+                             fractional=values.dtype.is_float()
+                             and not (values == values.round(0)).all())
 
     @property
     def roles(self) -> Roles:

@@ -217,3 +217,37 @@ def test_both_loaders_resolve_kinds_features_and_schema_issues_alike(spark):
     assert spark_data.features == polars_data.features == ["x", "mixed", "city"]
     assert spark_data.kinds == polars_data.kinds
     assert polars_data.kinds["note"] == Kind.TEXT and polars_data.kinds["mixed"] == Kind.NUMERIC
+
+
+def test_both_loaders_read_the_label_kind_by_one_rule(spark):
+    """``auditor.core.roles.label_kind_of`` on both engines: two values binary; up to 20 whole
+    numbers (integers or floats) multiclass, more, or a fraction, numeric; strings and dates
+    multiclass however many; NaN is no value."""
+    import datetime as dt
+
+    import polars as pl
+
+    from auditor.core.config import Columns
+    from auditor.core.roles import LabelKind
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.loading.data import build_audit_data
+
+    n = 60
+    labels = {
+        "yes/no": (["yes", "no"] * (n // 2), LabelKind.BINARY),
+        "5 ints": ([i % 5 for i in range(n)], LabelKind.MULTICLASS),
+        "30 ints": ([i % 30 for i in range(n)], LabelKind.NUMERIC),
+        "5 whole floats, NaN": ([float(i % 5) if i % 7 else float("nan") for i in range(n)],
+                                LabelKind.MULTICLASS),
+        "3 floats, a fraction": ([(i % 3) + 0.5 for i in range(n)], LabelKind.NUMERIC),
+        "25 strings": ([f"c{i % 25}" for i in range(n)], LabelKind.MULTICLASS),
+        "dates": ([dt.date(2024, 1, 1 + i % 25) for i in range(n)], LabelKind.MULTICLASS),
+    }
+    for name, (values, expected) in labels.items():
+        frames = {"train": pl.DataFrame({"x": range(n), "y": values}),
+                  "test": pl.DataFrame({"x": range(n), "y": values})}
+        polars_kind = build_audit_data(dict(frames), columns=Columns(label="y")).label_kind
+        spark_kind = SparkAuditData({k: spark.createDataFrame(v.to_arrow())
+                                     for k, v in frames.items()},
+                                    columns=Columns(label="y")).label_kind
+        assert polars_kind == spark_kind == expected, name
