@@ -712,9 +712,10 @@ class Operations(Protocol):
         reduced to keys once, then counted as often as a check asks."""
         ...
 
-    def keep(self, frame: "nw.LazyFrame[Any]") -> "nw.LazyFrame[Any]":
+    def keep(self, frame: "nw.LazyFrame[Any]", *, run: bool = False) -> "nw.LazyFrame[Any]":
         """``frame`` (a query over :meth:`kept` rows) computed once and kept until
-        :meth:`release`, for several queries to read."""
+        :meth:`release` (with ``run``: until the run ends, for the checks after this one to
+        read through :meth:`cached`), for several queries to read."""
         ...
 
     def rows_at(self, split: str, rows: np.ndarray, columns: Sequence[str]) -> pl.DataFrame:

@@ -455,7 +455,7 @@ class PolarsOperations(RunMemo):
         parts = [self._held(e) for e in expansions]
         return nw.from_native(pl.concat(parts, how="vertical").lazy())
 
-    def keep(self, frame: "nw.LazyFrame[Any]") -> "nw.LazyFrame[Any]":
+    def keep(self, frame: "nw.LazyFrame[Any]", *, run: bool = False) -> "nw.LazyFrame[Any]":
         held: pl.DataFrame = frame.collect().to_native()
         return nw.from_native(held.lazy())
 

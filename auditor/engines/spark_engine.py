@@ -699,11 +699,11 @@ class SparkOperations(RunMemo):
             union = union.unionByName(m)
         return self.keep(nw.from_native(union))
 
-    def keep(self, frame: "nw.LazyFrame[Any]") -> "nw.LazyFrame[Any]":
+    def keep(self, frame: "nw.LazyFrame[Any]", *, run: bool = False) -> "nw.LazyFrame[Any]":
         from pyspark import StorageLevel
 
         native = frame.to_native().persist(StorageLevel.MEMORY_AND_DISK)
-        self.__dict__.setdefault("_kept", []).append(native)
+        self.__dict__.setdefault("persisted" if run else "_kept", []).append(native)
         return nw.from_native(native)
 
     def rows_at(self, split: str, rows: np.ndarray, columns: Sequence[str]) -> pl.DataFrame:
@@ -762,15 +762,15 @@ class SparkOperations(RunMemo):
 
     def class_levels(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                      ) -> ClassLevels:
-        from auditor.engines import spark_label
+        from auditor.engines import label_levels
 
-        return spark_label.class_levels(self, label, classes, columns)
+        return label_levels.class_levels(self, label, classes, columns)
 
     def target_rate_aucs(self, label: str, classes: Sequence[Any], columns: Sequence[str],
                          smoothing: float) -> dict[str, dict[str, float]]:
-        from auditor.engines import spark_label
+        from auditor.engines import label_levels
 
-        return spark_label.target_rate_aucs(self, label, classes, columns, smoothing)
+        return label_levels.target_rate_aucs(self, label, classes, columns, smoothing)
 
 
 class SparkEngine(SparkOperations):

@@ -349,17 +349,17 @@ def test_level_tables_stay_in_spark_whatever_the_levels(spark, tmp_path, monkeyp
     per column for the AUC (before: one per (split, column, level), 2,400+ here) --
     and the figures equal polars' (1e-9) and the references (scipy's chi2 -> Cramér's V;
     sklearn's AUC of the target-encoded test rows; to the overview's 4 decimals)."""
-    from auditor.engines import spark_label
+    from auditor.engines import label_levels
 
     received = []
-    real = spark_label._to_driver
+    real = label_levels._to_driver
 
     def counting(df):
         rows = real(df)
         received.append(len(rows))
         return rows
 
-    monkeypatch.setattr(spark_label, "_to_driver", counting)
+    monkeypatch.setattr(label_levels, "_to_driver", counting)
     seen = {}
     for levels in (40, 2400):
         frames = _many_levels(levels)
