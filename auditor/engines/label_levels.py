@@ -2,13 +2,13 @@
 the engine operations only (engine-free): the Spark engine's implementation (the polars engine
 codes every level of the loaded data exactly, :mod:`auditor.engines.polars_label`).
 
-One :meth:`~auditor.engines.operations.Operations.kept` expansion per labelled split turns each
-labelled row into one cell per column (:func:`level_cells`, a polars function of a batch, the
-same code on every engine): the column's position ``j``, its level ``v`` (a 64-bit key of the
-value: strings hashed, anything else its value as a double with -0.0 as 0.0; null for a
-missing value -- null or NaN -- which is a level of its own, as
+One :meth:`~auditor.engines.operations.Operations.kept` expansion per labelled split counts
+each batch's labelled rows per column and level (:func:`level_cells`, a polars function of a
+batch, the same code on every engine): the column's position ``j``, its level ``v`` (a
+64-bit key of the value: strings hashed, anything else its value as a double with -0.0 as
+0.0; null for a missing value -- null or NaN -- which is a level of its own, as
 :func:`auditor.stats.label.level_codes` forms levels) and the row's split and class. One
-``group_by(j, v)`` counts each (split, class) in a column of its own; that count table is kept
+``group_by(j, v)`` sums each (split, class) in a column of its own; that count table is kept
 for the run (both label checks read it) and stays in the engine: Cramér's V
 (chi2 = n (sum_k S_k / n_k - 1), S_k = sum_l n_lk^2 / n_l) and the held-out target-rate AUC are
 aggregated there, so one row per column reaches the driver however many levels a column has
@@ -28,13 +28,15 @@ from auditor.engines.label_bins import same_classes
 from auditor.engines.operations import ClassLevels, Expansion, LevelStats, Operations
 from auditor.stats.numerics import cramers_v_from_chi2
 
-CELLS = {"j": pl.Int32, "v": pl.Int64, "s": pl.Int32, "y": pl.Int32}
+CELLS: dict[str, pl.DataType] = {"j": pl.Int32(), "v": pl.Int64(), "s": pl.Int32(),
+                                 "y": pl.Int32(), "n": pl.Int64()}
 
 
 def level_cells(frame: pl.DataFrame, first_row: int, *, split: int, label: str,
                 classes: tuple[Any, ...], cols: tuple[str, ...]) -> pl.DataFrame:
-    """One cell per labelled row and column of a batch (module docstring): every column at
-    once (numbers as one float block, strings hashed in one select)."""
+    """The labelled rows of a batch per (column, level, split, class) and their count ``n``
+    (module docstring): every column at once (numbers as one float block, strings hashed in
+    one select), counted in the batch (a few rows per level and batch leave the engine)."""
     raw = frame.get_column(label)
     y = class_codes(raw.cast(label_dtype(raw.dtype)), classes)  # as class_counts read them
     rows = np.flatnonzero(y >= 0)
@@ -58,12 +60,12 @@ def level_cells(frame: pl.DataFrame, first_row: int, *, split: int, label: str,
         keys[:, idx] = np.where(np.isnan(x), 0.0, x).view(np.int64)
     n, p = keys.shape
     out = pl.DataFrame({"j": np.tile(np.arange(p, dtype=np.int32), n), "v": keys.ravel(),
-                        "s": np.full(n * p, split, dtype=np.int32),
-                        "y": np.repeat(y[rows].astype(np.int32), p)}, schema=CELLS)
+                        "y": np.repeat(y[rows].astype(np.int32), p)})
     if missing.any():  # a missing value: the null level
         out = out.with_columns(pl.when(pl.lit(pl.Series(missing.ravel()))).then(None)
                                .otherwise(pl.col("v")).alias("v"))
-    return out
+    return (out.group_by("j", "v", "y").agg(pl.len().alias("n"))
+            .with_columns(pl.lit(split).alias("s")).select(list(CELLS)).cast(pl.Schema(CELLS)))
 
 
 def _doubles(s: pl.Series) -> np.ndarray:
@@ -100,8 +102,9 @@ def level_counts(ops: Operations, label: str, cols: list[str], classes: list[Any
                        cols=tuple(cols))) for s in splits])
         k = len(classes)
         return ops.keep(cells.group_by("j", "v").agg(*[
-            ((nw.col("s") == names.index(s)) & (nw.col("y") == y)).cast(nw.Int64).sum()
-            .alias(_cell(names.index(s), y)) for s in splits for y in range(k)]), run=True)
+            nw.when((nw.col("s") == names.index(s)) & (nw.col("y") == y)).then(nw.col("n"))
+            .otherwise(0).sum().alias(_cell(names.index(s), y))
+            for s in splits for y in range(k)]), run=True)
     counts: nw.LazyFrame[Any] = ops.cached(("label_levels.counts", label, tuple(cols)), make)
     return counts
 
