@@ -147,8 +147,10 @@ class Duplicates:
                         digits=self.significant_digits, text_jaccard=self.text_jaccard,
                         near=len(roles.splits) > 1, max_examples=self.max_examples,
                         natural_repeats=self.natural_repeats_below)
-        copies = row_copies(engine, roles, spec)  # first: the rows without their time column
-        time = roles.columns.time  # ask for a subset of its measures (continuity)
+        # every compared column first: the rows without their time column then ask for a
+        # subset of its measures (continuity), measured once
+        copies = row_copies(engine, roles, spec)
+        time = roles.columns.time
         untimed = None  # the time column is provenance: rows equal but for it, re-ingested
         if time in cols and len(roles.splits) > 1 and not roles_only:
             rest = tuple(c for c in cols if c != time)

@@ -9,7 +9,7 @@ batch, the same code on every engine): the column's position ``j``, its level ``
 0.0; null for a missing value -- null or NaN -- which is a level of its own, as
 :func:`auditor.stats.label.level_codes` forms levels) and the row's split and class. One
 ``group_by(j, v)`` sums each (split, class) in a column of its own; that count table is kept
-for the run (both label checks read it) and stays in the engine: Cramér's V
+for the run (a later check asking for the same columns reads it) and stays in the engine: Cramér's V
 (chi2 = n (sum_k S_k / n_k - 1), S_k = sum_l n_lk^2 / n_l) and the held-out target-rate AUC are
 aggregated there, so one row per column reaches the driver however many levels a column has
 (an id-like string's levels grow with the rows).
@@ -28,6 +28,7 @@ from auditor.engines.label_bins import same_classes
 from auditor.engines.operations import ClassLevels, Expansion, LevelStats, Operations
 from auditor.stats.numerics import cramers_v_from_chi2
 
+BLOCK_CELLS = 1 << 22  # (row, column) cells of a batch keyed at a time (about 80 MB)
 CELLS: dict[str, pl.DataType] = {"j": pl.Int32(), "v": pl.Int64(), "s": pl.Int32(),
                                  "y": pl.Int32(), "n": pl.Int64()}
 
@@ -35,37 +36,50 @@ CELLS: dict[str, pl.DataType] = {"j": pl.Int32(), "v": pl.Int64(), "s": pl.Int32
 def level_cells(frame: pl.DataFrame, first_row: int, *, split: int, label: str,
                 classes: tuple[Any, ...], cols: tuple[str, ...]) -> pl.DataFrame:
     """The labelled rows of a batch per (column, level, split, class) and their count ``n``
-    (module docstring): every column at once (numbers as one float block, strings hashed in
-    one select), counted in the batch (a few rows per level and batch leave the engine)."""
+    (module docstring): the columns in blocks of at most :data:`BLOCK_CELLS` cells (numbers
+    as one float block, strings hashed in one select), each block counted before the next
+    (a few rows per level and batch leave the engine; a batch of 10,000 columns is not held
+    as one array)."""
     raw = frame.get_column(label)
     y = class_codes(raw.cast(label_dtype(raw.dtype)), classes)  # as class_counts read them
     rows = np.flatnonzero(y >= 0)
     part = frame.select(cols)[rows] if rows.size < frame.height else frame.select(cols)
     schema = part.schema
-    text = [c for c in cols if schema[c] in (pl.String, pl.Categorical)
+    width = max(1, BLOCK_CELLS // max(1, part.height))
+    counted = [_block_counts(part, [(j, cols[j]) for j in range(b, min(b + width, len(cols)))],
+                             schema, y[rows].astype(np.int32))
+               for b in range(0, len(cols), width)]
+    out = pl.concat(counted) if counted else pl.DataFrame(
+        schema={"j": pl.Int32, "v": pl.Int64, "y": pl.Int32, "n": pl.UInt32})
+    return out.with_columns(pl.lit(split).alias("s")).select(list(CELLS)).cast(pl.Schema(CELLS))
+
+
+def _block_counts(part: pl.DataFrame, block: list[tuple[int, str]], schema: pl.Schema,
+                  y: np.ndarray) -> pl.DataFrame:
+    """(j, v, y, n) of a block of (position, column)s of the labelled rows ``part``."""
+    text = [(j, c) for j, c in block if schema[c] in (pl.String, pl.Categorical)
             or isinstance(schema[c], (pl.Categorical, pl.Enum))]
-    keys = np.zeros((part.height, len(cols)), dtype=np.int64)
-    missing = np.zeros((part.height, len(cols)), dtype=bool)
-    at = {c: j for j, c in enumerate(cols)}
+    numbers = [(j, c) for j, c in block if (j, c) not in set(text)]
+    n, p = part.height, len(block)
+    keys = np.zeros((n, p), dtype=np.int64)
+    missing = np.zeros((n, p), dtype=bool)
+    at = {c: i for i, (_, c) in enumerate(block)}
     if text:
-        idx = [at[c] for c in text]
-        hashed = part.select(pl.col(c).cast(pl.String).hash(0) for c in text)
+        idx = [at[c] for _, c in text]
+        hashed = part.select(pl.col(c).cast(pl.String).hash(0) for _, c in text)
         keys[:, idx] = np.ascontiguousarray(hashed.to_numpy(), dtype=np.uint64).view(np.int64)
-        missing[:, idx] = part.select(pl.col(c).is_null() for c in text).to_numpy()
-    numbers = [c for c in cols if c not in set(text)]
+        missing[:, idx] = part.select(pl.col(c).is_null() for _, c in text).to_numpy()
     if numbers:
-        idx = [at[c] for c in numbers]
-        x = np.column_stack([_doubles(part.get_column(c)) for c in numbers]) + 0.0  # -0.0: 0.0
+        idx = [at[c] for _, c in numbers]
+        x = np.column_stack([_doubles(part.get_column(c)) for _, c in numbers]) + 0.0  # -0.0
         missing[:, idx] = np.isnan(x)
         keys[:, idx] = np.where(np.isnan(x), 0.0, x).view(np.int64)
-    n, p = keys.shape
-    out = pl.DataFrame({"j": np.tile(np.arange(p, dtype=np.int32), n), "v": keys.ravel(),
-                        "y": np.repeat(y[rows].astype(np.int32), p)})
+    out = pl.DataFrame({"j": np.tile(np.array([j for j, _ in block], dtype=np.int32), n),
+                        "v": keys.ravel(), "y": np.repeat(y, p)})
     if missing.any():  # a missing value: the null level
         out = out.with_columns(pl.when(pl.lit(pl.Series(missing.ravel()))).then(None)
                                .otherwise(pl.col("v")).alias("v"))
-    return (out.group_by("j", "v", "y").agg(pl.len().alias("n"))
-            .with_columns(pl.lit(split).alias("s")).select(list(CELLS)).cast(pl.Schema(CELLS)))
+    return out.group_by("j", "v", "y").agg(pl.len().alias("n"))
 
 
 def _doubles(s: pl.Series) -> np.ndarray:
@@ -99,7 +113,7 @@ def level_counts(ops: Operations, label: str, cols: list[str], classes: list[Any
         cells = ops.kept([Expansion(
             split=s, columns=tuple(dict.fromkeys([label, *cols])), schema=tuple(CELLS.items()),
             fn=partial(level_cells, split=names.index(s), label=label, classes=tuple(classes),
-                       cols=tuple(cols))) for s in splits])
+                       cols=tuple(cols))) for s in splits], persist=False)  # read once
         k = len(classes)
         return ops.keep(cells.group_by("j", "v").agg(*[
             nw.when((nw.col("s") == names.index(s)) & (nw.col("y") == y)).then(nw.col("n"))
@@ -157,11 +171,11 @@ def target_rate_aucs(ops: Operations, label: str, classes: Sequence[Any],
     by the smoothed target rate fitted on all train rows (as
     :func:`auditor.stats.label.target_encode` scores held-out splits: (positives_l + m p) /
     (n_l + m), p the train positive rate, unseen levels at p -- 0 when m = 0 -- missing a
-    level), in the engine: each level's score from its train counts in its row of
-    :func:`level_counts`; levels grouped by (column, score) with each later split's (P_g,
-    N_g); AUC = sum_g P_g (N_<g + N_g / 2) / (P N), N_<g a cumulative sum over the column's
-    scores (a window per column) -- :func:`auditor.stats.label.auc_from_groups` of the same
-    counts."""
+    level; every level by the same arithmetic), in the engine: each level's score from its
+    train counts in its row of :func:`level_counts`; levels grouped by (column, score) with
+    each later split's (P_g, N_g); AUC = sum_g P_g (N_<g + N_g / 2) / (P N), N_<g a cumulative
+    sum over the column's scores (a window per column) --
+    :func:`auditor.stats.label.auc_from_groups` of the same counts."""
     got, n = class_counts(ops, label)
     same_classes(got, classes)
     cols = list(columns)
@@ -173,9 +187,10 @@ def target_rate_aucs(ops: Operations, label: str, classes: Sequence[Any],
     prior = float(n[train][1] / n_tr) if n_tr else 0.0
     table = level_counts(ops, label, cols, list(got))
     pos0, neg0 = nw.col(_cell(0, 1)), nw.col(_cell(0, 0))
-    rate = (pos0 + m * prior) / nw.max_horizontal(neg0 + pos0 + m, nw.lit(1e-300))
-    score = nw.when(neg0 + pos0 > 0).then(rate).otherwise(
-        nw.lit(prior if m > 0 else 0.0)).alias("score")
+    # every level by polars' arithmetic (an unseen one: m p / m, 0 when m = 0), so that equal
+    # scores tie alike on both engines
+    score = ((pos0 + m * prior) / nw.max_horizontal(neg0 + pos0 + m, nw.lit(1e-300))
+             ).alias("score")
     groups = table.with_columns(score).group_by("j", "score").agg(
         *[nw.col(_cell(i, y)).sum().alias(f"{x}{i}") for i, _ in later
           for y, x in ((1, "P"), (0, "N"))])

@@ -705,11 +705,13 @@ class Operations(Protocol):
         """Column names of a split, in order."""
         ...
 
-    def kept(self, expansions: Sequence[Expansion]) -> "nw.LazyFrame[Any]":
+    def kept(self, expansions: Sequence[Expansion], *, persist: bool = True
+             ) -> "nw.LazyFrame[Any]":
         """The rows each :class:`Expansion` makes of its split, stacked (the schemas must be
         equal), kept by the engine until :meth:`release` and handed back as a narwhals lazy
         frame to query there (polars: in memory; Spark: persisted on the executors): rows
-        reduced to keys once, then counted as often as a check asks."""
+        reduced to keys once, then counted as often as a check asks. Without ``persist`` a
+        lazy engine computes them for the one query that reads them."""
         ...
 
     def keep(self, frame: "nw.LazyFrame[Any]", *, run: bool = False) -> "nw.LazyFrame[Any]":

@@ -451,7 +451,8 @@ class PolarsOperations(RunMemo):
             out[col] = DistinctValues(values.len(), first)
         return out
 
-    def kept(self, expansions: Sequence[Expansion]) -> "nw.LazyFrame[Any]":
+    def kept(self, expansions: Sequence[Expansion], *, persist: bool = True
+             ) -> "nw.LazyFrame[Any]":
         parts = [self._held(e) for e in expansions]
         return nw.from_native(pl.concat(parts, how="vertical").lazy())
 

@@ -691,13 +691,15 @@ class SparkOperations(RunMemo):
             out[c] = DistinctValues(distinct, first)
         return out
 
-    def kept(self, expansions: Sequence[Expansion]) -> "nw.LazyFrame[Any]":
-        """The expansions' ``mapInArrow`` outputs, unioned and persisted until ``release``."""
+    def kept(self, expansions: Sequence[Expansion], *, persist: bool = True
+             ) -> "nw.LazyFrame[Any]":
+        """The expansions' ``mapInArrow`` outputs, unioned and persisted until ``release``
+        (with ``persist``)."""
         made = [self._expanded(e) for e in expansions]
         union = made[0]
         for m in made[1:]:
             union = union.unionByName(m)
-        return self.keep(nw.from_native(union))
+        return self.keep(nw.from_native(union)) if persist else nw.from_native(union)
 
     def keep(self, frame: "nw.LazyFrame[Any]", *, run: bool = False) -> "nw.LazyFrame[Any]":
         from pyspark import StorageLevel

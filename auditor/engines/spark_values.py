@@ -290,25 +290,30 @@ def continuous_columns(frames: Mapping[str, Any], columns: Sequence[str],
     from pyspark.sql.types import BooleanType
 
     F = _F()
-    cand = {s: [c for c in columns if not isinstance(frames[s].schema[c].dataType, BooleanType)]
-            for s in splits}
+    types = {s: {f.name: f.dataType for f in frames[s].schema.fields} for s in splits}
+    cand = {s: [c for c in columns if not isinstance(types[s][c], BooleanType)] for s in splits}
     width, at = len(columns), {c: j for j, c in enumerate(columns)}
-    parts = [frames[s].select(F.explode(F.array(*[
-        F.struct(F.lit(i * width + at[c]).alias("sj"), F.xxhash64(col(c)).alias("h"),
-                 col(c).isNotNull().alias("ok")) for c in cand[s]])).alias("v"))
-        .select("v.sj", "v.h", "v.ok").where("ok").drop("ok")
-        for i, s in enumerate(splits) if cand[s]]
-    if not parts:
+
+    def stacked(which: dict[str, list[str]]) -> Any:
+        parts = [frames[s].select(F.explode(F.array(*[
+            F.struct(F.lit(i * width + at[c]).alias("sj"), F.xxhash64(col(c)).alias("h"),
+                     col(c).isNotNull().alias("ok")) for c in which[s]])).alias("v"))
+            .select("v.sj", "v.h", "v.ok").where("ok").drop("ok")
+            for i, s in enumerate(splits) if which.get(s)]
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.unionByName(p)
+        return out
+
+    if not any(cand.values()):
         return {s: [] for s in splits}
-    stacked = parts[0]
-    for p in parts[1:]:
-        stacked = stacked.unionByName(p)
-    rows = {int(r["sj"]): (int(r["u"]), int(r["n"])) for r in stacked.groupBy("sj").agg(
+    rows = {int(r["sj"]): (int(r["u"]), int(r["n"])) for r in stacked(cand).groupBy("sj").agg(
         F.approx_count_distinct("h", APPROX_RSD).alias("u"), F.count("h").alias("n")).collect()}
-    near = [sj for sj, (u, n) in rows.items()
-            if n > 1 and abs(u - share * n) <= EXACT_BAND * share * n]
-    if near:
-        exact = stacked.where(F.col("sj").isin(near)).groupBy("sj").agg(
+    near = {sj for sj, (u, n) in rows.items()
+            if n > 1 and abs(u - share * n) <= EXACT_BAND * share * n}
+    if near:  # only the near (split, column)s stacked again
+        exact = stacked({s: [c for c in cand[s] if i * width + at[c] in near]
+                         for i, s in enumerate(splits)}).groupBy("sj").agg(
             F.count_distinct("h").alias("u")).collect()
         rows.update({int(r["sj"]): (int(r["u"]), rows[int(r["sj"])][1]) for r in exact})
     return {s: [c for c in cand[s] if (got := rows.get(i * width + at[c]))

@@ -1,9 +1,9 @@
 """The engine-free level tables (:mod:`auditor.engines.label_levels`, Spark's ``class_levels``
 and ``target_rate_aucs``) run on the polars engine's operations: equal to polars' exact level
 codes (levels, rows with a value, Cramér's V; the held-out target-rate AUC) for strings,
-categoricals, integers, floats with NaN and -0.0, booleans, dates and nulls, a level unseen in
-train, a split without labels; whatever the batches. Cramér's V checked against scipy's chi2.
-No Spark needed."""
+categoricals, integers, floats with NaN and -0.0, booleans, dates and nulls, a level unseen
+in train, a split without labels; whatever the batches and blocks of columns. Cramér's V
+checked against scipy's chi2. No Spark needed."""
 from __future__ import annotations
 
 from datetime import date, timedelta
@@ -46,6 +46,8 @@ def test_level_tables_equal_polars_exact_levels(monkeypatch, batch):
 
     monkeypatch.setattr(operations, "BATCH_ROWS", batch)
     monkeypatch.setattr(polars_engine, "BATCH_ROWS", batch)
+    if batch != operations.BATCH_ROWS:  # and blocks of one or two columns
+        monkeypatch.setattr(label_levels, "BLOCK_CELLS", 400)
     frames = _frames(np.random.default_rng(8))
     data = build_audit_data(frames, columns=Columns(label="y"))
     ops = engine_of(data)

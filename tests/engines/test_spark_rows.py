@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 
 ROWS_SUITE = """
 checks:
@@ -245,14 +246,19 @@ def test_copy_examples_name_a_copied_row_by_its_declared_id(spark, tmp_path):
     assert [e["test row_id"] for e in f.evidence["examples"]] == [str(i) for i in found["polars"]]
 
 
-def test_continuous_columns_decide_as_polars_around_the_cut(spark):
+@pytest.mark.parametrize("band", [0.10, 0.0, 10.0])
+def test_continuous_columns_decide_as_polars_around_the_cut(spark, monkeypatch, band):
     """Spark's continuity (one sketch job over every split, exact distinct counts of the
     columns within ten standard errors of the cut) decides as polars' exact counts: columns
     with 40-60% distinct values (the exact recount), 5% and 100% (the sketch alone), a
     constant, nulls, a boolean; three splits whose shares differ. A column is continuous at
-    u >= n / 2 of its non-null values."""
+    u >= n / 2 of its non-null values. ``band``: the default; no recount (the sketch alone,
+    which misjudges ``c50``); every (split, column) recounted exactly."""
+    from auditor.engines import spark_values
     from auditor.engines.polars_engine import PolarsEngine
     from auditor.engines.spark_values import continuous_columns
+
+    monkeypatch.setattr(spark_values, "EXACT_BAND", band)
 
     def frame(n: int, shares: dict[str, float]) -> pl.DataFrame:
         cols: dict[str, object] = {
@@ -273,4 +279,7 @@ def test_continuous_columns_decide_as_polars_around_the_cut(spark):
     assert expected["train"] == ["c50", "c51", "c55", "c100", "nulls"]
     assert PolarsEngine(frames).continuous_columns(columns, list(frames), share=0.5) == expected
     got = continuous_columns(_spark_frames(spark, frames), columns, list(frames), 0.5)
-    assert got == expected
+    if band == 0.0:  # the sketch alone misjudges a column at the cut: the recount decides
+        assert got != expected and got["train"] == ["c51", "c55", "c100", "nulls"]
+    else:
+        assert got == expected
