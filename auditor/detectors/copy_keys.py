@@ -34,7 +34,7 @@ near_text_copies`); an engine without it names the columns in ``not_matched``.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import narwhals as nw
 import numpy as np
@@ -496,14 +496,49 @@ def _ids(roles: Roles, engine: Operations, split: str) -> list[str]:
     return [c for c in dict.fromkeys(roles.columns.ids) if c in have]
 
 
-def _fetch(engine: Operations, roles: Roles, split: str, rows: pl.Series | Sequence[int],
-           columns: Sequence[str]) -> tuple[pl.DataFrame, list[str]]:
-    """``columns`` and the declared ids of ``rows`` of ``split``, in the order asked."""
-    ids = _ids(roles, engine, split)
-    wanted = list(dict.fromkeys([*columns, *ids]))
-    if not wanted:
-        return pl.DataFrame(), ids
-    return engine.rows_at(split, np.asarray(rows, dtype=np.int64), wanted), ids
+class _Asked:
+    """Rows of one split asked for by :class:`_Rows`: read after :meth:`_Rows.fetch`."""
+
+    def __init__(self, rows: "_Rows", split: str, at: np.ndarray, wanted: list[str],
+                 ids: list[str]) -> None:
+        self.source, self.split, self.at, self.wanted, self.ids = rows, split, at, wanted, ids
+
+    def frame(self) -> pl.DataFrame:
+        """``wanted`` (the columns asked and the declared ids) of the rows, in the order
+        asked."""
+        if not self.wanted:
+            return pl.DataFrame()
+        rows, frame = self.source.got[self.split]
+        return frame[np.searchsorted(rows, self.at)].select(self.wanted)
+
+
+class _Rows:
+    """The example rows :func:`row_copies` shows, asked for while it counts and fetched once
+    at the end: one :meth:`~auditor.engines.operations.Operations.rows_at` per split with
+    every row and column asked (on Spark each is a scan of the split; asked one by one they
+    were 8-10 scans)."""
+
+    def __init__(self, engine: Operations, roles: Roles) -> None:
+        self.engine, self.roles = engine, roles
+        self.asked: dict[str, tuple[list[np.ndarray], dict[str, None]]] = {}
+        self.got: dict[str, tuple[np.ndarray, pl.DataFrame]] = {}
+
+    def ask(self, split: str, rows: pl.Series | Sequence[int], columns: Sequence[str]
+            ) -> _Asked:
+        """``columns`` and the declared ids of ``rows`` of ``split``."""
+        ids = _ids(self.roles, self.engine, split)
+        wanted = list(dict.fromkeys([*columns, *ids]))
+        at = np.asarray(rows, dtype=np.int64)
+        if wanted:
+            held, cols = self.asked.setdefault(split, ([], {}))
+            held.append(at)
+            cols.update(dict.fromkeys(wanted))
+        return _Asked(self, split, at, wanted, ids)
+
+    def fetch(self) -> None:
+        for split, (held, cols) in self.asked.items():
+            rows = np.unique(np.concatenate(held))
+            self.got[split] = (rows, self.engine.rows_at(split, rows, list(cols)))
 
 
 def _named(ids: list[str], got: pl.DataFrame, i: int, prefix: str) -> dict[str, Any]:
@@ -524,6 +559,8 @@ def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
     shown = t.compared
     label = spec.label
     features = list(spec.features)
+    rows = _Rows(engine, roles)
+    todo: list[Callable[[], None]] = []  # examples built once their rows are fetched
     try:
         splits = {}
         for i, split in enumerate(names):
@@ -535,28 +572,18 @@ def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
                 head = t.head(t.table.filter(nw.col("_s") == i)
                               .join(first, on=["_h1", "_h2"], how="inner")
                               .filter(nw.col("_r") > nw.col("row_a")), limit)
-                got, ids = _fetch(engine, roles, split, head["_r"], shown)
-                firsts, _ = _fetch(engine, roles, split, head["row_a"], ids)
-                values = cells(got, shown)
-                examples = [{"row": r, "copy_of_row": f,
-                             **{(f"id {k}" if k in ("row", "copy_of_row", "values") else k):
-                                got[k][j] for k in ids},
-                             **_named(ids, firsts, j, "copy_of "), "values": values[j]}
-                            for j, (r, f) in enumerate(zip(head["_r"], head["row_a"]))]
+                copy = rows.ask(split, head["_r"], shown)
+                todo.append(partial(_copy_examples, examples, head, copy,
+                                    rows.ask(split, head["row_a"], copy.ids), shown))
             conflict_ex: list[dict[str, Any]] = []
             if within and limit and label is not None:
                 first = t._labelled(i).group_by("_fh1", "_fh2").agg(
                     nw.col("_r").min().alias("row_a"), nw.col("_y").n_unique().alias("L"))
                 head = t.head(t._labelled(i).join(first.filter(nw.col("L") > 1),
                                                   on=["_fh1", "_fh2"], how="inner"), limit)
-                got, _ = _fetch(engine, roles, split, head["_r"], [*features, label])
-                firsts, _ = _fetch(engine, roles, split, head["row_a"], [label])
-                values = cells(got, features)
-                conflict_ex = [{"row": r, "first_row_of_group": f,
-                                label: json_value(got[label][j]),
-                                f"{label} of first row": json_value(firsts[label][j]),
-                                "features": values[j]}
-                               for j, (r, f) in enumerate(zip(head["_r"], head["row_a"]))]
+                todo.append(partial(_conflict_examples, conflict_ex, head,
+                                    rows.ask(split, head["_r"], [*features, label]),
+                                    rows.ask(split, head["row_a"], [label]), features, label))
             splits[split] = SplitCopies(
                 repeated=repeated, conflicts=within, groups=groups,
                 continuous=tuple(t.continuous()[split]) if repeated else None,
@@ -568,13 +595,9 @@ def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
             if copies and limit:
                 head = t.head(t.table.filter(nw.col("_s") == l).join(
                     t.firsts(e, ("_h1", "_h2")), on=["_h1", "_h2"], how="inner"), limit)
-                got_b, ids_b = _fetch(engine, roles, later, head["_r"], shown)
-                got_a, ids_a = _fetch(engine, roles, earlier, head["row_a"], [])
-                values = cells(got_b, shown)
-                pair_ex = [{f"{earlier}_row": ra, f"{later}_row": rb,
-                            **_named(ids_a, got_a, j, f"{earlier} "),
-                            **_named(ids_b, got_b, j, f"{later} "), "values": values[j]}
-                           for j, (ra, rb) in enumerate(zip(head["row_a"], head["_r"]))]
+                todo.append(partial(_pair_examples, pair_ex, head, earlier, later,
+                                    rows.ask(later, head["_r"], shown),
+                                    rows.ask(earlier, head["row_a"], []), shown))
             near: int | None = None
             near_ex: list[dict[str, Any]] = []
             summary: dict[str, Any] = {}
@@ -586,7 +609,10 @@ def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
                                   .join(exact, on=["_h1", "_h2"], how="anti")
                                   .join(t.firsts(e, ("_rh1", "_rh2")), on=["_rh1", "_rh2"],
                                         how="inner"), limit)
-                    near_ex = near_examples(engine, roles, earlier, later, head, list(spec.cols))
+                    cols = list(spec.cols)
+                    todo.append(partial(_near_examples, near_ex, head, earlier, later,
+                                        rows.ask(earlier, head["row_a"], cols),
+                                        rows.ask(later, head["_r"], cols), cols))
             elif t.text_near:
                 try:
                     near, near_ex, summary = engine.near_text_copies(
@@ -594,24 +620,24 @@ def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
                         lambda split: t.column("_rh1", names.index(split)))
                 except NotImplementedError:
                     near = None
-            conflicts, across_ex = 0, []
+            conflicts = 0
+            across_ex: list[dict[str, Any]] = []
             if t.labelled and label is not None:
                 across = t.across(e, l)
                 conflicts = int(_one(across.select(nw.len().alias("n")))["n"])
                 if conflicts and limit:
                     head = t.head(across, limit)
-                    got_b, _ = _fetch(engine, roles, later, head["_r"], [*features, label])
-                    got_a, _ = _fetch(engine, roles, earlier, head["row_a"], [label])
-                    values = cells(got_b, features)
-                    across_ex = [{f"{earlier}_row": ra, f"{later}_row": rb,
-                                  f"{label} in {earlier}": json_value(got_a[label][j]),
-                                  f"{label} in {later}": json_value(got_b[label][j]),
-                                  "features": values[j]}
-                                 for j, (ra, rb) in enumerate(zip(head["row_a"], head["_r"]))]
+                    todo.append(partial(_across_examples, across_ex, head, earlier, later,
+                                        rows.ask(later, head["_r"], [*features, label]),
+                                        rows.ask(earlier, head["row_a"], [label]), features,
+                                        label))
             pairs[(earlier, later)] = PairCopies(
                 copies=copies, chance=t.chance(e, l), near=near, conflicts=conflicts,
                 examples=pair_ex, near_examples=near_ex, near_summary=summary,
                 conflict_examples=across_ex)
+        rows.fetch()
+        for build in todo:
+            build()
     finally:
         engine.release()
     not_matched = tuple(spec.text_cols) if spec.near and spec.text_cols and any(
@@ -619,13 +645,55 @@ def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
     return RowCopies(splits=splits, pairs=pairs, not_matched=not_matched)
 
 
-def near_examples(engine: Operations, roles: Roles, earlier: str, later: str,
-                  head: pl.DataFrame, cols: list[str]) -> list[dict[str, Any]]:
-    """Near pairs (``row_a``, ``_r``) with the columns whose raw values differ."""
-    a, ids_a = _fetch(engine, roles, earlier, head["row_a"], cols)
-    b, ids_b = _fetch(engine, roles, later, head["_r"], cols)
-    return [{f"{earlier}_row": ra, f"{later}_row": rb,
-             **_named(ids_a, a, j, f"{earlier} "), **_named(ids_b, b, j, f"{later} "),
-             "differences": differences(a.select(cols).row(j), b.select(cols).row(j), cols)}
+def _copy_examples(out: list[dict[str, Any]], head: pl.DataFrame, copy: _Asked, first: _Asked,
+                   shown: list[str]) -> None:
+    """Within-split copies: the later row and the first row it copies, with their ids."""
+    got, firsts, ids = copy.frame(), first.frame(), copy.ids
+    values = cells(got, shown)
+    out += [{"row": r, "copy_of_row": f,
+             **{(f"id {k}" if k in ("row", "copy_of_row", "values") else k): got[k][j]
+                for k in ids},
+             **_named(ids, firsts, j, "copy_of "), "values": values[j]}
+            for j, (r, f) in enumerate(zip(head["_r"], head["row_a"]))]
+
+
+def _conflict_examples(out: list[dict[str, Any]], head: pl.DataFrame, row: _Asked,
+                       first: _Asked, features: list[str], label: str) -> None:
+    """Conflicting labels within a split: a row and the first row of its group."""
+    got, firsts = row.frame(), first.frame()
+    values = cells(got, features)
+    out += [{"row": r, "first_row_of_group": f, label: json_value(got[label][j]),
+             f"{label} of first row": json_value(firsts[label][j]), "features": values[j]}
+            for j, (r, f) in enumerate(zip(head["_r"], head["row_a"]))]
+
+
+def _pair_examples(out: list[dict[str, Any]], head: pl.DataFrame, earlier: str, later: str,
+                   copy: _Asked, source: _Asked, shown: list[str]) -> None:
+    """Exact copies across a pair: the later row and the earlier row it copies."""
+    got_b, got_a = copy.frame(), source.frame()
+    values = cells(got_b, shown)
+    out += [{f"{earlier}_row": ra, f"{later}_row": rb,
+             **_named(source.ids, got_a, j, f"{earlier} "),
+             **_named(copy.ids, got_b, j, f"{later} "), "values": values[j]}
             for j, (ra, rb) in enumerate(zip(head["row_a"], head["_r"]))]
 
+
+def _across_examples(out: list[dict[str, Any]], head: pl.DataFrame, earlier: str, later: str,
+                     row: _Asked, source: _Asked, features: list[str], label: str) -> None:
+    """Conflicting labels across a pair: the later row and an earlier row of other label."""
+    got_b, got_a = row.frame(), source.frame()
+    values = cells(got_b, features)
+    out += [{f"{earlier}_row": ra, f"{later}_row": rb,
+             f"{label} in {earlier}": json_value(got_a[label][j]),
+             f"{label} in {later}": json_value(got_b[label][j]), "features": values[j]}
+            for j, (ra, rb) in enumerate(zip(head["row_a"], head["_r"]))]
+
+
+def _near_examples(out: list[dict[str, Any]], head: pl.DataFrame, earlier: str, later: str,
+                   first: _Asked, second: _Asked, cols: list[str]) -> None:
+    """Near pairs (``row_a``, ``_r``) with the columns whose raw values differ."""
+    a, b = first.frame(), second.frame()
+    out += [{f"{earlier}_row": ra, f"{later}_row": rb,
+             **_named(first.ids, a, j, f"{earlier} "), **_named(second.ids, b, j, f"{later} "),
+             "differences": differences(a.select(cols).row(j), b.select(cols).row(j), cols)}
+            for j, (ra, rb) in enumerate(zip(head["row_a"], head["_r"]))]
