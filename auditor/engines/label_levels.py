@@ -23,8 +23,8 @@ import narwhals as nw
 import numpy as np
 import polars as pl
 
-from auditor.engines.label_bins import class_codes, class_counts, label_dtype, labelled_splits
-from auditor.engines.label_bins import same_classes
+from auditor.engines.label_bins import (class_codes, class_counts, label_dtype,
+                                        labelled_splits, same_classes, values_of)
 from auditor.engines.operations import ClassLevels, Expansion, LevelStats, Operations
 from auditor.stats.numerics import cramers_v_from_chi2
 
@@ -71,7 +71,7 @@ def _block_counts(part: pl.DataFrame, block: list[tuple[int, str]], schema: pl.S
         missing[:, idx] = part.select(pl.col(c).is_null() for _, c in text).to_numpy()
     if numbers:
         idx = [at[c] for _, c in numbers]
-        x = np.column_stack([_doubles(part.get_column(c)) for _, c in numbers]) + 0.0  # -0.0
+        x = np.column_stack([values_of(part.get_column(c)) for _, c in numbers]) + 0.0  # -0.0
         missing[:, idx] = np.isnan(x)
         keys[:, idx] = np.where(np.isnan(x), 0.0, x).view(np.int64)
     out = pl.DataFrame({"j": np.tile(np.array([j for j, _ in block], dtype=np.int32), n),
@@ -80,15 +80,6 @@ def _block_counts(part: pl.DataFrame, block: list[tuple[int, str]], schema: pl.S
         out = out.with_columns(pl.when(pl.lit(pl.Series(missing.ravel()))).then(None)
                                .otherwise(pl.col("v")).alias("v"))
     return out.group_by("j", "v", "y").agg(pl.len().alias("n"))
-
-
-def _doubles(s: pl.Series) -> np.ndarray:
-    """A column's values as doubles (one per distinct value), missing (null, NaN) as NaN:
-    booleans 0/1, dates and times by their physical integer, decimals and durations as
-    numbers."""
-    if s.dtype == pl.Boolean or s.dtype.is_temporal():
-        s = s.to_physical()
-    return s.cast(pl.Float64).fill_null(float("nan")).to_numpy()
 
 
 def _to_driver(frame: "nw.LazyFrame[Any]") -> pl.DataFrame:
