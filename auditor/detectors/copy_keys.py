@@ -275,7 +275,11 @@ class KeyedRows:
             todo = [c for c in cand if c not in known]
             if todo:
                 got = self.engine.continuous_columns(todo, self.names, share=_CONTINUOUS_SHARE)
-                known.update({c: {s for s in self.names if c in got[s]} for c in todo})
+                for c in todo:
+                    known[c] = set()
+                for s in self.names:
+                    for c in got[s]:
+                        known[c].add(s)
             self._continuous = {s: [c for c in cand if s in known[c]] for s in self.names}
         return self._continuous
 
@@ -283,8 +287,8 @@ class KeyedRows:
     def measured_columns(self) -> tuple[str, ...]:
         """The compared columns (as loaded) continuous in some split, in compared order:
         position ``j`` of :meth:`measured`'s cells."""
-        return tuple(sorted({c for cs in self.continuous().values() for c in cs
-                             if c in self.cols}, key=self.compared.index))
+        continuous = {c for cs in self.continuous().values() for c in cs}
+        return tuple(c for c in self.cols if c in continuous)
 
     def measured(self) -> Lazy | None:
         """The (key, column j) of *measured* values (a continuous compared column's value --
