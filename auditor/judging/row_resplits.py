@@ -4,7 +4,7 @@ In a random or stratified design an honest split of the same rows is the pooled 
 again at random into splits of the same sizes. Per compared pair, the rows of each bin
 (numeric quantile bins, categories, the missing bin) are pooled, and each re-split is a
 random 2 x k table with the same margins: the earlier split's counts drawn from the
-multivariate hypergeometric distribution (:func:`auditor.stats.levels.random_tables`), the
+multivariate hypergeometric distribution (:func:`auditor.stats.levels.null_draws`), the
 compared split's the rest. No data is read again: :data:`DRAWS` tables of a column cost
 20-120 ms (10 bins to 50 levels), and only columns graded above info are judged so. A
 stratified design is re-split as a random one (its strata are the label's classes, which
@@ -37,7 +37,7 @@ import numpy as np
 
 from auditor.judging.drift_verdicts import ColumnTrend, trend_values
 from auditor.stats.drift import ColumnDrift
-from auditor.stats.levels import MISSING, OTHER_VALUES, chi2_statistics, random_tables
+from auditor.stats.levels import MISSING, OTHER_VALUES, chi2_statistics, null_draws
 from auditor.stats.numerics import PSI_EPSILON, cramers_v_of_chi2s
 
 DRAWS = 9_999      # random re-splits per column (a 99.9% quantile from the 10 largest)
@@ -99,8 +99,7 @@ def _drawn(cd: ColumnDrift, table: np.ndarray, values: list[int] | None, draws: 
     (the same ``DRAWS`` tables every time all are drawn); ``values``: the value bins'
     positions when KS D is measured on every re-split."""
     n_a, n_b = int(table[0].sum()), int(table[1].sum())
-    rng = np.random.default_rng([seed, 26])
-    first = random_tables(table, draws, rng)
+    first = null_draws(table, [seed, 26])(draws)
     second = table.sum(0) - first
     ea = np.maximum(first / n_a, epsilon)
     eb = np.maximum(second / n_b, epsilon)

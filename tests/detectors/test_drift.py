@@ -794,8 +794,8 @@ def test_the_sequential_monte_carlo_stops_at_the_hundredth_hit(monkeypatch):
     def run(stage1_hits: int, stage2: np.ndarray) -> tuple[float, int]:
         calls = {"batches": 0, "drawn": 0}
 
-        def tables(counts, n, rng):
-            return np.zeros((n, counts.shape[1]), dtype=np.int64)
+        def draws(counts, seed):
+            return lambda n: np.zeros((n, counts.shape[1]), dtype=np.int64)
 
         def statistics(first, counts):
             if first.ndim == 1:
@@ -809,7 +809,7 @@ def test_the_sequential_monte_carlo_stops_at_the_hundredth_hit(monkeypatch):
             calls["drawn"] += n
             return np.where(hit, 2.0, 0.0)
 
-        monkeypatch.setattr(levels, "random_tables", tables)
+        monkeypatch.setattr(levels, "null_draws", draws)
         monkeypatch.setattr(levels, "chi2_statistics", statistics)
         return levels.monte_carlo_p(np.array([[1, 2], [3, 4]])), calls["drawn"]
 
@@ -821,6 +821,34 @@ def test_the_sequential_monte_carlo_stops_at_the_hundredth_hit(monkeypatch):
     few = np.zeros(levels.MC_RESAMPLES, bool)
     few[:30] = True
     assert run(3, few) == (31 / 10_000, levels.MC_RESAMPLES)
+
+
+def test_shared_null_draws_are_hypergeometric_and_the_same_whatever_was_asked_before():
+    """Small tables' random tables are read from random subsets of their rows shared by every
+    table with the same total and first-row total: each column's first-row count has the
+    hypergeometric mean and variance over 9,999 draws, two tables with the same totals are
+    drawn from the same subsets (their merged columns give the merged table's draws), and the
+    first n tables do not depend on what was drawn before (blocks of fixed size)."""
+    from auditor.stats import levels
+
+    counts = np.array([[9, 14, 4, 23], [16, 6, 21, 7]])  # 100 rows, 50 in the first row
+    total, first = int(counts.sum()), int(counts[0].sum())
+    levels._subsets.cache_clear()
+    got = levels.null_draws(counts, 7)(levels.MC_RESAMPLES)
+    cols = counts.sum(0)
+    assert got.shape == (levels.MC_RESAMPLES, 4) and (got.sum(1) == first).all()
+    share = cols / total
+    mean, var = first * share, first * share * (1 - share) * (total - first) / (total - 1)
+    assert np.abs(got.mean(0) - mean).max() < 4 * np.sqrt(var / levels.MC_RESAMPLES).max()
+    assert np.allclose(got.var(0), var, rtol=0.1)
+    merged = np.array([[23, 4, 23], [22, 21, 7]])  # the first two columns as one
+    assert (levels.null_draws(merged, 7)(levels.MC_RESAMPLES)
+            == np.column_stack([got[:, 0] + got[:, 1], got[:, 2:]])).all()
+    levels._subsets.cache_clear()
+    draw = levels.null_draws(counts, 7)
+    stepwise = np.concatenate([draw(150), draw(700), draw(1500)])
+    assert (stepwise == got[:2350]).all()
+    assert not (levels.null_draws(counts, 8)(199) == got[:199]).all()
 
 
 def test_the_monte_carlo_draws_of_a_large_sparse_table_agree_with_scipy():
