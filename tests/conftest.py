@@ -42,14 +42,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slowest files first (:data:`SLOWEST_FIRST`), the others after in collection order;
     a file's tests stay together and in order."""
     rank = {f"tests/{name}": i for i, name in enumerate(SLOWEST_FIRST)}
-    root = Path(__file__).parent.parent
 
-    def key(item: pytest.Item) -> int:
-        try:
-            name = item.path.relative_to(root).as_posix()
-        except ValueError:
-            return len(rank)
-        return rank.get(name, len(rank))
+    def key(item: pytest.Item) -> int:  # the file part of the node id: xdist's scope
+        return rank.get(item.nodeid.split("::", 1)[0], len(rank))
 
     items.sort(key=key)  # stable: the rest keep their order
 

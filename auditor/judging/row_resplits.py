@@ -5,10 +5,10 @@ again at random into splits of the same sizes. Per compared pair, the rows of ea
 (numeric quantile bins, categories, the missing bin) are pooled, and each re-split is a
 random 2 x k table with the same margins: the earlier split's counts drawn from the
 multivariate hypergeometric distribution (:func:`auditor.stats.levels.null_draws`), the
-compared split's the rest. No data is read again: :data:`DRAWS` tables of a column cost
-20-120 ms (10 bins to 50 levels), and only columns graded above info are judged so. A
-stratified design is re-split as a random one (its strata are the label's classes, which
-the features' null barely depends on).
+compared split's the rest. No data is read again: :data:`DRAWS` tables of a column of more
+than 300 rows cost 20-120 ms (10 bins to 50 levels; fewer rows share one cached draw), and
+only columns graded above info are judged so. A stratified design is re-split as a random
+one (its strata are the label's classes, which the features' null barely depends on).
 
 - PSI (and PSI beyond chance for high-cardinality columns) and Cramér's V are measured on
   every drawn table exactly as on the observed one (:func:`auditor.stats.numerics.psi`,

@@ -115,7 +115,8 @@ SUBSET_BLOCKS = (199, 999, 2999, 9999)  # the shared subsets are drawn up to the
 class _Subsets:
     """Random subsets of ``first`` of ``total`` numbered rows, drawn from one seed, kept as
     cumulative counts: ``cum[d, x]`` = rows below ``x`` in subset ``d``. Drawn in
-    SUBSET_BLOCKS blocks, so the first ``n`` subsets are the same whatever was asked before."""
+    SUBSET_BLOCKS blocks (then blocks of the last one's size), so the first ``n`` subsets are
+    the same whatever was asked before."""
 
     def __init__(self, seed: tuple[int, ...], total: int, first: int) -> None:
         self.rng = np.random.default_rng(list(seed))
@@ -126,7 +127,8 @@ class _Subsets:
     def upto(self, n: int) -> np.ndarray:
         with self.lock:
             while len(self.cum) < n:
-                stop = next((b for b in SUBSET_BLOCKS if b > len(self.cum)), n)
+                have, last = len(self.cum), SUBSET_BLOCKS[-1]
+                stop = next((b for b in SUBSET_BLOCKS if b > have), (have // last + 1) * last)
                 picked = self.rng.multivariate_hypergeometric(
                     np.ones(self.total, dtype=np.int64), self.first,
                     size=stop - len(self.cum), method="count")
@@ -145,12 +147,16 @@ def null_draws(counts: np.ndarray, seed: int | Sequence[int]) -> Callable[[int],
     """The permutation null of a 2 x k table of ``counts`` drawn from ``seed``: a function
     giving the next ``n`` random tables with its margins (first rows, shape (n, k)).
 
-    Up to COUNT_METHOD_ROWS rows in all, a random table is a random subset of ``first`` of
-    the table's ``total`` rows, numbered column after column: its first row counts the subset's
-    rows in each column's range, read from the subsets' cumulative counts. The subsets depend
-    only on (seed, total, first), so the many short columns of a wide table share one draw
-    (numpy's multivariate hypergeometric draw by counting, cached) and each of their tables
-    costs a lookup. Beyond, :func:`random_tables` draws column by column from the seed."""
+    Up to COUNT_METHOD_ROWS rows in all, a random table is a uniformly random subset of
+    ``first`` of the table's ``total`` rows, numbered column after column (column j holds rows
+    B_j .. B_{j+1} - 1, B_j = c_0 + ... + c_{j-1} of the column totals c): its first row is
+    t_j = cum[d, B_{j+1}] - cum[d, B_j], read from the subsets' cumulative counts -- exactly
+    the multivariate hypergeometric draw. The subsets depend only on (seed, total, first), so
+    the many short columns of a wide table share one draw (numpy's draw by counting, cached)
+    and each of their tables costs a lookup. Columns with the same totals are thus drawn from
+    the same subsets (their nulls are dependent, as they were when each column drew afresh
+    from the same seed). Beyond, :func:`random_tables` draws column by column from the
+    seed."""
     total, first = int(counts.sum()), int(counts[0].sum())
     key = tuple(int(v) for v in np.atleast_1d(seed))
     if total > COUNT_METHOD_ROWS:

@@ -849,6 +849,19 @@ def test_shared_null_draws_are_hypergeometric_and_the_same_whatever_was_asked_be
     stepwise = np.concatenate([draw(150), draw(700), draw(1500)])
     assert (stepwise == got[:2350]).all()
     assert not (levels.null_draws(counts, 8)(199) == got[:199]).all()
+    # each block is new draws, not a repeat of the one before
+    assert (got[levels.SUBSET_BLOCKS[0]:2 * levels.SUBSET_BLOCKS[0]]
+            != got[:levels.SUBSET_BLOCKS[0]]).any(1).mean() > 0.9
+    # past the last block: still the same whatever was asked before
+    levels._subsets.cache_clear()
+    long = levels.null_draws(counts, 7)(25_000)
+    levels._subsets.cache_clear()
+    draw = levels.null_draws(counts, 7)
+    assert (np.concatenate([draw(12_000), draw(13_000)]) == long).all()
+    # tables of more than COUNT_METHOD_ROWS rows are drawn afresh from the seed, as before
+    big = counts * 4
+    assert (levels.null_draws(big, 3)(500)
+            == levels.random_tables(big, 500, np.random.default_rng(3))).all()
 
 
 def test_the_monte_carlo_draws_of_a_large_sparse_table_agree_with_scipy():
