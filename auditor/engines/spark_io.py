@@ -343,7 +343,7 @@ class SparkAuditData:
             if is_float:
                 aggs.append(F.sum(F.when(col != F.round(col, 0), 1).otherwise(0)).alias("frac"))
             row = valued.agg(*aggs).collect()[0]
-            return {"distinct": int(row["n"]), "is_float": is_float,
+            return {"distinct": int(row["n"]),
                     "frac": row["frac"] if is_float else 0,
                     "labelled": {n: int(row[f"r{i}"] or 0) for i, n in enumerate(names)}}
         summary: dict[str, Any] = self.cached(("spark.label_summary", y), measure)
