@@ -88,16 +88,13 @@ def contingency_test(table: np.ndarray, seed: int = 0) -> tuple[float, str]:
 
 def random_tables(counts: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` random 2 x k tables with the margins of ``counts`` (the permutation null of a
-    2 x k table), as their first rows, shape (n, k). Up to COUNT_METHOD_ROWS rows in all,
-    numpy's multivariate hypergeometric draw by counting (cost grows with the rows: ~0.2 ms
-    for 199 tables of 100 rows); beyond, the first row's counts drawn column by column from
-    the hypergeometric distribution of what is left (as Patefield's algorithm does for two
-    rows), vectorised over the tables (cost grows with the columns, ~40 us per column and
-    call)."""
+    2 x k table), as their first rows, shape (n, k): the first row's counts drawn column by
+    column from the hypergeometric distribution of what is left (as Patefield's algorithm
+    does for two rows), vectorised over the tables (cost grows with the columns, ~40 us per
+    column and call). Tables of up to COUNT_METHOD_ROWS rows are read from shared subsets
+    instead (:func:`null_draws`)."""
     cols = counts.sum(0)
     first = int(counts[0].sum())
-    if cols.sum() <= COUNT_METHOD_ROWS:
-        return rng.multivariate_hypergeometric(cols, first, size=n, method="count")
     left = np.full(n, first)  # first-row rows still to place, per table
     pool = int(cols.sum())
     out = np.empty((n, len(cols)), dtype=np.int64)
@@ -131,7 +128,7 @@ class _Subsets:
                 stop = next((b for b in SUBSET_BLOCKS if b > have), (have // last + 1) * last)
                 picked = self.rng.multivariate_hypergeometric(
                     np.ones(self.total, dtype=np.int64), self.first,
-                    size=stop - len(self.cum), method="count")
+                    size=stop - have, method="count")
                 block = np.zeros((len(picked), self.total + 1), dtype=np.int16)
                 np.cumsum(picked, axis=1, out=block[:, 1:])
                 self.cum = np.concatenate([self.cum, block])
