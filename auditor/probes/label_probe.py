@@ -132,6 +132,9 @@ def prepare(check: "LabelProbe", data: AuditData, task: str) -> Prepared:
                     evals, leaks)
 
 
+_ROW_SEED = 11  # any fixed seed: both sides of a comparison hash with it
+
+
 @dataclass(frozen=True)
 class LeakRows:
     """Evaluation rows that share something with train: ``kind`` is ``copies`` (the same
@@ -154,9 +157,14 @@ def leak_rows(train: pl.DataFrame, rows: pl.DataFrame, first: str, copy_columns:
     index = pl.int_range(pl.len()).alias("__auditor_row")
 
     def rows_in(cols: list[str], reference: pl.DataFrame) -> np.ndarray:
-        # a semi join keeps each left row once, however often its key repeats on the right
-        found = rows.select(*cols, index).join(reference.select(cols), on=cols, how="semi",
-                                               nulls_equal=True)
+        # Only the reference rows whose 64-bit row hash some evaluation row shares can equal
+        # one: a join on all of train's rows would build a hash table of every train row
+        # (+4.5 GB and 9 s at 8M rows). The semi join on that superset then decides exactly
+        # (a semi join keeps each left row once, however often its key repeats on the right).
+        mine = rows.select(cols).hash_rows(seed=_ROW_SEED)
+        near = reference.select(cols).filter(
+            reference.select(cols).hash_rows(seed=_ROW_SEED).is_in(mine.implode()))
+        found = rows.select(*cols, index).join(near, on=cols, how="semi", nulls_equal=True)
         mask = np.zeros(rows.height, dtype=bool)
         mask[found["__auditor_row"].to_numpy()] = True
         return mask
@@ -165,7 +173,7 @@ def leak_rows(train: pl.DataFrame, rows: pl.DataFrame, first: str, copy_columns:
                     rows_in(copy_columns, train))]
     for g in groups:
         out.append(LeakRows("group", g, f"rows whose {g} occurs in {first}",
-                            rows_in([g], train.filter(pl.col(g).is_not_null()))))
+                            rows_in([g], train.select(g).drop_nulls())))
     if time:
         end = train.select(numeric_expr(train, time)).to_series().max()
         t = rows.select(numeric_expr(rows, time)).to_series().to_numpy()

@@ -186,6 +186,31 @@ def test_leak_rows_mark_copies_shared_groups_and_earlier_dates():
         ("time", "t", "rows dated before the end of train", [True, False, True, False, False])]
 
 
+def test_leak_rows_equal_a_semi_join_on_all_train_rows():
+    # leak_rows joins only the train rows whose row hash an evaluation row shares; the result
+    # must be a plain semi join's, with -0.0 = 0.0, NaN = NaN and null = null as in a join
+    rng = np.random.default_rng(5)
+    n = 3_000
+    x = rng.integers(0, 6, n).astype(float)
+    x[rng.random(n) < 0.05] = np.nan
+    x[rng.random(n) < 0.05] = -0.0
+    train = pl.DataFrame({"x": x, "c": rng.choice(["a", "b", None], n),
+                          "y": rng.integers(0, 2, n), "g": rng.integers(0, 2_000, n)})
+    rows = train.sample(800, seed=1, with_replacement=True).with_columns(
+        pl.when(pl.int_range(pl.len()) % 3 == 0).then(pl.col("y") + 1).otherwise("y")
+        .alias("y"), (pl.col("g") + pl.int_range(pl.len()) % 2 * 1_000).alias("g"))
+    leaks = leak_rows(train, rows, "train", ["x", "c", "y"], ["g"], None)
+
+    def semi(cols: list[str]) -> list[bool]:
+        found = rows.with_row_index("i").join(train.select(cols).unique(), on=cols,
+                                              how="semi", nulls_equal=True)["i"]
+        return np.isin(np.arange(rows.height), found.to_numpy()).tolist()
+
+    assert leaks[0].mask.tolist() == semi(["x", "c", "y"])
+    assert leaks[1].mask.tolist() == semi(["g"])
+    assert 0 < leaks[0].mask.sum() < rows.height and 0 < leaks[1].mask.sum() < rows.height
+
+
 def test_scores_without_leaking_rows_equal_sklearn_on_the_kept_rows():
     rng = np.random.default_rng(3)
     y = rng.integers(0, 2, 400)
