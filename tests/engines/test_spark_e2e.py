@@ -31,9 +31,10 @@ def _run(args: list[str], out: Path) -> tuple[int, dict]:
     return code, json.loads((out / "report.json").read_text())
 
 
-def _verdicts(config_args: list[str], tmp_path: Path) -> tuple[dict, dict, list[str]]:
+def _verdicts(config_args: list[str], tmp_path: Path, spark_args: tuple[str, ...] = ()
+              ) -> tuple[dict, dict, list[str]]:
     code_p, polars = _run([*config_args, "--engine", "polars"], tmp_path / "polars")
-    code_s, spark = _run([*config_args, "--engine", "spark"], tmp_path / "spark")
+    code_s, spark = _run([*config_args, "--engine", "spark", *spark_args], tmp_path / "spark")
     p = {c["id"]: c for c in polars["checks"]}
     s = {c["id"]: c for c in spark["checks"]}
     assert set(p) == set(s)  # the same suite on both
@@ -52,7 +53,15 @@ def test_demo_verdicts_equal_on_both_engines(spark, tmp_path):
     from auditor.loading.demo import write_demo
 
     config = write_demo(tmp_path / "data")
-    p, s, skipped = _verdicts([str(config)], tmp_path)
+    p, s, skipped = _verdicts([str(config)], tmp_path,
+                              ("--spark-conf", "spark.sql.shuffle.partitions=4"))
+    # the Spark run's report: its engine, the engine's note, the rows, the HTML beside it
+    doc = json.loads((tmp_path / "spark" / "report.json").read_text())
+    assert doc["config"]["engine"] == "spark"
+    assert any("spark engine" in n for n in doc["notes"])
+    assert doc["datasets"]["train"]["rows"] == json.loads(
+        (tmp_path / "polars" / "report.json").read_text())["datasets"]["train"]["rows"] > 0
+    assert (tmp_path / "spark" / "report.html").stat().st_size > 0
     for check in CORE:
         assert check not in skipped, f"{check} does not run on spark"
     differ = {c: (p[c]["status"], s[c]["status"]) for c in p
@@ -68,17 +77,38 @@ def test_demo_verdicts_equal_on_both_engines(spark, tmp_path):
     assert s["leakage.duplicates"]["status"] == "fail"
 
 
-def test_token_demo_verdicts_equal_on_both_engines(spark, tmp_path):
+def test_token_demo_with_names_spark_would_parse_gives_the_polars_verdicts(spark, tmp_path):
+    """The token demo with its columns renamed (``input.ids``, ``attn`mask``, ``la bels``,
+    ``te.xt``, ``doc.id``): every tokens.* check runs on Spark (``mapInArrow`` resolves its
+    input by name; see ``spark_engine.map_in_arrow``), without an error, and reaches the
+    polars status."""
     pytest.importorskip("tokenizers")
+    import polars as pl
+
     from auditor.loading.demo_tokens import write_token_demo
 
     config = write_token_demo(tmp_path / "data")
+    names = {"text": "te.xt", "input_ids": "input.ids", "attention_mask": "attn`mask",
+             "labels": "la bels", "doc_id": "doc.id"}
+    for split in ("train", "test"):
+        path = config.parent / f"{split}.parquet"
+        frame = pl.read_parquet(path)
+        frame.rename({k: v for k, v in names.items() if k in frame.columns}).write_parquet(path)
+    text = config.read_text()
+    for old, new in (("[doc_id]", "[doc.id]"), ("text: text", "text: te.xt"),
+                     ("input_ids: input_ids", "input_ids: input.ids"),
+                     ("attention_mask: attention_mask", 'attention_mask: "attn`mask"'),
+                     ("labels: labels", "labels: la bels")):
+        assert old in text, old
+        text = text.replace(old, new)
+    config.write_text(text)
     p, s, skipped = _verdicts([str(config)], tmp_path)
-    ran = [c for c in s if c not in skipped and c.startswith("tokens.")]
-    assert ran, "no tokens.* check ran on spark"
-    differ = {c: (p[c]["status"], s[c]["status"]) for c in p
-              if c not in skipped and p[c]["status"] != s[c]["status"]}
-    assert differ == {}
+    assert {c: s[c].get("error") for c in s if s[c]["status"] == "error"} == {}
+    assert {c: (p[c]["status"], s[c]["status"]) for c in p
+            if p[c]["status"] != s[c]["status"]} == {}
+    ran = [c for c in s if c.startswith("tokens.") and s[c]["status"] != "skipped"]
+    assert len(ran) == 4, ran  # special_tokens, lengths, roundtrip, contamination
+    assert s["tokens.special_tokens"]["status"] == "fail"  # the demo's planted problems
 
 
 def test_bench_data_verdicts_equal_on_both_engines(spark, tmp_path):

