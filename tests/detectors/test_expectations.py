@@ -2,6 +2,8 @@
 suite ``auditor export-expectations`` infers from train (validated by GX on the demo)."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import socket
@@ -27,8 +29,17 @@ gx = gx_or_skip()
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "auditor", *args], capture_output=True,
-                          text=True, timeout=300)
+    """``auditor ARGS`` in this process (a fresh interpreter per call cost ~6 s of imports;
+    the one-line, no-traceback contract is the same ``main``'s), stdout and stderr captured."""
+    from auditor.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as stop:  # argparse's usage errors
+            code = stop.code if isinstance(stop.code, int) else 2
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def _data(frames: dict[str, pl.DataFrame], suite: dict | None):
