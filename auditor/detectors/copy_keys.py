@@ -239,6 +239,7 @@ class KeyedRows:
         self._summary: dict[str, int] | None = None
         self._continuous: dict[str, list[str]] | None = None
         self._measured: Lazy | None = None
+        self._conflicts: dict[int, tuple[int, int]] | None = None
 
     # -- per split and pair --------------------------------------------------------------------
     def summary(self) -> dict[str, int]:
@@ -442,12 +443,17 @@ class KeyedRows:
 
     def within_conflicts(self, i: int) -> tuple[int, int]:
         """Rows of split ``i`` (labelled) in groups of equal features holding two labels or
-        more, and the number of such groups."""
-        groups = self._labelled(i).group_by("_fh1", "_fh2").agg(
-            nw.len().alias("t"), nw.col("_y").n_unique().alias("L"))
-        got = _one(groups.select(_when(nw.col("L") > 1, nw.col("t")).sum().alias("rows"),
-                                 _when(nw.col("L") > 1, ONE).sum().alias("groups")))
-        return int(got["rows"]), int(got["groups"])
+        more, and the number of such groups (every split's in one query)."""
+        if self._conflicts is None:
+            groups = (self.table.filter(~nw.col("_y").is_null())
+                      .group_by("_s", "_fh1", "_fh2")
+                      .agg(nw.len().alias("t"), nw.col("_y").n_unique().alias("L"))
+                      .filter(nw.col("L") > 1))
+            got = groups.group_by("_s").agg(nw.col("t").sum().alias("rows"),
+                                             nw.len().alias("groups")).select(
+                "_s", "rows", "groups").collect().to_polars()
+            self._conflicts = {int(s): (int(r), int(g)) for s, r, g in got.iter_rows()}
+        return self._conflicts.get(i, (0, 0))
 
     def _ends(self, e: int) -> Lazy:
         """Per feature key of the earlier split's labelled rows: the smallest and largest label

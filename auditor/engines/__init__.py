@@ -1,7 +1,8 @@
 """The engine boundary: the few measuring operations a detector needs over all rows.
 
 A detector *measures* (reduces every row to a small aggregate) and then *judges* (grades the
-aggregate into findings). The measuring half goes through the operations of :class:`Engine`,
+aggregate into findings). The measuring half goes through the batched operations of
+:class:`~auditor.engines.operations.Operations` (over many columns and every split at once),
 implemented once per engine: :class:`~auditor.engines.polars_engine.PolarsEngine` (one machine,
 the default) and :class:`~auditor.engines.spark_engine.SparkEngine` (Apache Spark). The judging
 half is plain Python that never sees an engine. Every operation returns an aggregate whose size
@@ -36,9 +37,8 @@ class KeySummary:
     rows: int
     keyed_rows: int
     distinct: int
-    rows_in_repeated: int = 0       # rows whose key occurs at least twice in the split
-    rows_in_repeated_null: int = 0  # of those, rows null (not NaN) in every ``null_in`` column
-    sum_squares: int = 0            # sum over keys of (rows per key) squared
+    rows_in_repeated: int = 0  # rows whose key occurs at least twice in the split
+    sum_squares: int = 0       # sum over keys of (rows per key) squared
 
     @property
     def repeated_rows(self) -> int:
@@ -65,7 +65,8 @@ class KeyOverlap:
 
 @runtime_checkable
 class Engine(Protocol):
-    """The measuring operations. ``splits`` are named tables held by the engine."""
+    """An engine's named tables (``splits``) and its driver-side sample; the measuring
+    operations are :class:`~auditor.engines.operations.Operations`."""
 
     name: str
 
@@ -79,21 +80,6 @@ class Engine(Protocol):
 
     def rows(self, split: str) -> int:
         """Row count of a split (a global count: one pass, no shuffle)."""
-        ...
-
-    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
-                    null_in: Sequence[str] = ()) -> KeySummary:
-        """Rows, rows with a complete key and distinct keys (one shuffle by key); ``null_in``
-        must be key columns.
-        ``nulls_are_keys``: a missing value is a key value (whole-row keys of duplicate
-        detection); otherwise a row with a missing key column has no key (entities)."""
-        ...
-
-    def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
-                    nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:
-        """Keys of ``later`` that also occur in ``earlier`` (counts by key in each split, then
-        one inner join of the two count tables: two shuffles by key, driver gets the totals and
-        ``max_examples`` rows)."""
         ...
 
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,

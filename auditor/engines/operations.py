@@ -626,9 +626,11 @@ class Operations(Protocol):
 
     def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,
                      max_examples: int = 20) -> dict[tuple[str, str, str], KeyOverlap]:
-        """Per (column, earlier, later): the keys of ``later`` also in ``earlier``, as
-        :meth:`~auditor.engines.Engine.key_overlap`; the ``top`` frame's columns are ``key``,
-        ``rows_earlier`` and ``rows_later`` whatever the column is called."""
+        """Per (column, earlier, later): the keys of ``later`` also in ``earlier`` (a missing
+        value is no key; -0.0 is 0.0), the rows holding them in each split, and the
+        ``max_examples`` keys with the most later rows (then the most earlier rows, then by
+        text); the ``top`` frame's columns are ``key``, ``rows_earlier`` and ``rows_later``
+        whatever the column is called."""
         ...
 
     def record_matches(self, key: str, compare: Sequence[str],

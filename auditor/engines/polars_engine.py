@@ -23,12 +23,6 @@ from auditor.engines import polars_values
 from auditor.stats.drift import prepare
 
 
-def _missing(col: str, dtype: pl.DataType) -> pl.Expr:
-    """Null, or NaN in a float column."""
-    expr = pl.col(col).is_null()
-    return expr | pl.col(col).is_nan() if dtype.is_float() else expr
-
-
 def _plain(col: str, dtype: pl.DataType) -> pl.Expr:
     """The column with NaN as null (floats), for min/max/quantiles/counts of values."""
     return pl.col(col).fill_nan(None) if dtype.is_float() else pl.col(col)
@@ -310,7 +304,7 @@ class PolarsOperations(RunMemo):
                     n.sum().alias("k"), pl.len().alias("d"), n.filter(n >= 2).sum().alias("r"),
                     (n * n).sum().alias("q")).row(0)
                 out[split][col] = KeySummary(df.height, int(row[0] or 0), int(row[1]),
-                                             int(row[2] or 0), int(row[2] or 0), int(row[3] or 0))
+                                             int(row[2] or 0), int(row[3] or 0))
         return out
 
     def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,
@@ -541,50 +535,6 @@ class PolarsEngine(PolarsOperations):
 
     def rows(self, split: str) -> int:
         return self.frames[split].height
-
-    def _keyed(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> pl.DataFrame:
-        df = self.frames[split].select(list(key))
-        if nulls_are_keys:
-            return df
-        schema = df.schema
-        complete = pl.all_horizontal([~_missing(c, schema[c]) for c in key])
-        return df.filter(complete)
-
-    def _key_counts(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> pl.DataFrame:
-        """Rows per key; keys normalised so that -0.0 == 0.0 and NaN == NaN."""
-        df = self._keyed(split, key, nulls_are_keys)
-        schema = df.schema
-        norm = [(pl.col(c) + 0.0).alias(c) if schema[c].is_float() else pl.col(c) for c in key]
-        return (df.select(norm).group_by(list(key), maintain_order=False)
-                .agg(pl.len().cast(pl.Int64).alias("rows")))
-
-    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
-                    null_in: Sequence[str] = ()) -> KeySummary:
-        counts = self._key_counts(split, key, nulls_are_keys)
-        rep = pl.col("rows") >= 2
-        unknown = pl.all_horizontal([pl.col(c).is_null() for c in null_in]) if null_in \
-            else pl.lit(True)
-        row = counts.select(pl.col("rows").sum().alias("n"), pl.len().alias("k"),
-                            pl.col("rows").filter(rep).sum().alias("r"),
-                            pl.col("rows").filter(rep & unknown).sum().alias("rn"),
-                            (pl.col("rows") ** 2).sum().alias("sq")).row(0)
-        return KeySummary(self.rows(split), int(row[0] or 0), int(row[1]), int(row[2] or 0),
-                          int(row[3] or 0), int(row[4] or 0))
-
-    def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
-                    nulls_are_keys: bool = False, max_examples: int = 20) -> KeyOverlap:
-        key = list(key)
-        a = self._key_counts(earlier, key, nulls_are_keys).rename({"rows": "rows_earlier"})
-        b = self._key_counts(later, key, nulls_are_keys).rename({"rows": "rows_later"})
-        b = b.cast({c: a.schema[c] for c in key if a.schema[c] != b.schema[c]})
-        shared = a.join(b, on=key, how="inner", nulls_equal=True)
-        top = (shared.with_columns(pl.concat_str([pl.col(c).cast(pl.String) for c in key],
-                                                 separator="\x1f", ignore_nulls=True)
-                                   .alias("_text"))
-               .sort(["rows_later", "rows_earlier", "_text"], descending=[True, True, False])
-               .head(max_examples).drop("_text"))
-        return KeyOverlap(shared.height, int(shared["rows_earlier"].sum()),
-                          int(shared["rows_later"].sum()), top)
 
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
                           seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -46,3 +46,13 @@ def to_polars(df: Any) -> pl.DataFrame:
         return got
     except AttributeError:  # pyspark 3.5
         return pl.from_pandas(df.toPandas())
+
+
+def empty_polars(df: Any) -> pl.DataFrame:
+    """``df``'s columns with no rows, typed as :func:`to_polars` (``toArrow``: timestamps in
+    UTC) would type them, without a job."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    got = pl.from_arrow(to_arrow_schema(df.schema, timezone="UTC").empty_table())
+    assert isinstance(got, pl.DataFrame)
+    return got

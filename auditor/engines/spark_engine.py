@@ -4,11 +4,11 @@ executors need the same Python packages as the driver (polars, pyarrow, auditor)
 
 What each operation costs on a cluster (n rows, k distinct keys, b bins):
 - ``rows``: one count per split, kept.
-- ``key_summary``: one scan, one shuffle of the partial counts by key (size ~k), two numbers
-  to the driver.
-- ``key_overlap``: counts by key in each split (two shuffles by key), a sort-merge (or
-  broadcast-hash, when one side is small) join of the two count tables, totals and at most
-  ``max_examples`` rows to the driver (a top-k, no global sort).
+- ``key_summaries``: per split and column one scan, one shuffle of the partial counts by key
+  (size ~k), persisted; every total in one job, four numbers each to the driver.
+- ``key_overlaps``: a sort-merge (or broadcast-hash, when one side is small) join of two
+  splits' count tables per column and pair, every total in one job, and at most
+  ``max_examples`` rows of a pair sharing keys to the driver (a top-k, no global sort).
 - ``stratified_sample``: a seeded Bernoulli sample per partition, collected through Arrow:
   the only operation whose driver memory grows with its argument (``rows``), never with n.
 """
@@ -25,7 +25,7 @@ import polars as pl
 from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import NotApplicable
-from auditor.engines.spark_columns import col, map_in_arrow, quoted, to_polars
+from auditor.engines.spark_columns import col, empty_polars, map_in_arrow, quoted, to_polars
 from auditor.engines.operations import (BatchFn, Buckets, CopySpec, ClassLevels, ClassRanks,
                                         Condition,
                                         DistinctValues, DriverData,
@@ -138,12 +138,30 @@ def _buckets(df: Any, g: Buckets) -> list[tuple[int, int, Any, Any]]:
             for r in per]
 
 
-def aggregate_row(df: Any, exprs: Mapping[str, str]) -> Any:
-    """One global aggregation of SQL aggregate ``exprs`` (name -> text), as a Row: one
-    ``named_struct`` expression, so that building the query is one call to the JVM whatever
-    the number of aggregates (a list of them costs one per item)."""
+def _aggregate(df: Any, exprs: Mapping[str, str]) -> Any:
+    """One global aggregation of SQL aggregate ``exprs`` (name -> text) as the struct ``_r``
+    of a one-row DataFrame: one ``named_struct`` expression, so that building the query is one
+    call to the JVM whatever the number of aggregates (a list of them costs one per item)."""
     fields = ", ".join(f"'{k}', {e}" for k, e in exprs.items())
-    return df.selectExpr(f"named_struct({fields}) AS _r").collect()[0]["_r"]
+    return df.selectExpr(f"named_struct({fields}) AS _r")
+
+
+def aggregate_row(df: Any, exprs: Mapping[str, str]) -> Any:
+    """:func:`_aggregate` collected: its values as a Row."""
+    return _aggregate(df, exprs).collect()[0]["_r"]
+
+
+def _collected(rows: Sequence[Any]) -> list[Any]:
+    """The single rows of one-row aggregates, collected in one job (a tagged union)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    if not rows:
+        return []
+    tagged = [r.withColumn("_i", F.lit(i)) for i, r in enumerate(rows)]
+    got = {int(r["_i"]): r for r in reduce(lambda a, b: a.unionByName(b), tagged).collect()}
+    return [got[i] for i in range(len(rows))]
 
 
 def _plain_number(value: Any) -> Any:
@@ -281,13 +299,20 @@ def _within_budget(n: int, what: str) -> None:
                             f"({DRIVER_VALUES:,} values in one operation)")
 
 
-class SparkOperations(RunMemo):
+class SparkEngine(RunMemo):
     """:class:`~auditor.engines.operations.Operations` on named Spark DataFrames: one
     aggregate (one scan, one row to the driver) per split for ranges and tallies; key
-    operations through the persisted count tables of :class:`SparkEngine`."""
+    operations through persisted count tables. Row counts are computed once and kept."""
 
-    frames: dict[str, Any]
+    name = "spark"
     driver: Callable[[], Any] | None = None  # the run's driver-side sample (spark_io)
+
+    def __init__(self, frames: dict[str, Any], *, seed: int = 0) -> None:
+        self.frames = frames
+        self.seed = seed
+        self._rows: dict[str, int] = {}
+        self._counts: dict[tuple[Any, ...], Any] = {}  # persisted count tables, reused
+        self.persisted: list[Any] = []  # splits persisted by spark_io.persist_splits
 
     def driver_data(self) -> DriverData:
         """The seeded, label-stratified driver-side sample the loader collects once per run
@@ -428,11 +453,11 @@ class SparkOperations(RunMemo):
             os.replace(tmp, target)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        return self.rows(split) - len(drop)  # type: ignore[attr-defined]
+        return self.rows(split) - len(drop)
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         """(The spark engine has no reference snapshot.)"""
-        return {s: self.rows(s) for s in self.frames}  # type: ignore[attr-defined]
+        return {s: self.rows(s) for s in self.frames}
 
     def sorted_values(self, columns: Sequence[str], *, with_reference: bool = False
                       ) -> dict[str, dict[str, SortedValues]]:
@@ -446,7 +471,7 @@ class SparkOperations(RunMemo):
             _within_budget(sum(int(v) for v in counted), f"{', '.join(columns)} in {split}")
             got = to_polars(df.selectExpr(*[f"{number(df, Num(c))} AS v{i}"
                                             for i, c in enumerate(columns)]))
-            n = self.rows(split)  # type: ignore[attr-defined]
+            n = self.rows(split)
             for i, c in enumerate(columns):
                 s = got[f"v{i}"].cast(pl.Float64) if got.height else pl.Series([], dtype=pl.Float64)
                 out[c][split] = SortedValues(n, s.null_count(), np.sort(s.drop_nulls().to_numpy()))
@@ -454,19 +479,20 @@ class SparkOperations(RunMemo):
 
     def ranges(self, values: Sequence[Num], *, with_reference: bool = False
                ) -> dict[str, dict[Num, Range]]:
-        """(The spark engine has no reference snapshot.)"""
-
-        out: dict[str, dict[Num, Range]] = {}
-        for split, df in self.frames.items():
-            if not values:
-                out[split] = {}
-                continue
+        """Every split's counts, minima and maxima in one job. (The spark engine has no
+        reference snapshot.)"""
+        if not values:
+            return {split: {} for split in self.frames}
+        aggregates = []
+        for df in self.frames.values():
             exprs = {"_n": "count(1)"}
             for i, v in enumerate(values):
                 x = number(df, v)
                 exprs |= {f"p{i}": f"count({x})", f"lo{i}": f"min({x})", f"hi{i}": f"max({x})"}
-            row = aggregate_row(df, exprs)
-            n = int(row["_n"])
+            aggregates.append(_aggregate(df, exprs))
+        out: dict[str, dict[Num, Range]] = {}
+        for split, got in zip(self.frames, _collected(aggregates)):
+            row, n = got["_r"], int(got["_r"]["_n"])
             out[split] = {v: Range(int(row[f"p{i}"]), n - int(row[f"p{i}"]),
                                    _plain_number(row[f"lo{i}"]), _plain_number(row[f"hi{i}"]))
                           for i, v in enumerate(values)}
@@ -513,16 +539,49 @@ class SparkOperations(RunMemo):
                         {c: [r[f"i{j}"] for r in got] for j, c in enumerate(ids)})
 
     def key_summaries(self, columns: Sequence[str]) -> dict[str, dict[str, KeySummary]]:
-        return {s: {c: self.key_summary(s, [c]) for c in columns}  # type: ignore[attr-defined]
-                for s in self.frames}
+        """Every (split, column)'s counts per key (persisted for ``key_overlaps``), their
+        totals in one job."""
+        from pyspark.sql import functions as F
+
+        asked = [(s, c) for s in self.frames for c in columns]
+        n = F.col("count")
+        got = _collected([self._key_counts(s, c).agg(
+            F.sum(n).alias("rows"), F.count(F.lit(1)).alias("keys"),
+            F.sum(F.when(n >= 2, n).otherwise(0)).alias("r"), F.sum(n * n).alias("sq"))
+            for s, c in asked])
+        out: dict[str, dict[str, KeySummary]] = {s: {} for s in self.frames}
+        for (s, c), row in zip(asked, got):
+            r = int(row["r"] or 0)
+            out[s][c] = KeySummary(self.rows(s), int(row["rows"] or 0),
+                                   int(row["keys"]), r, int(row["sq"] or 0))
+        return out
 
     def key_overlaps(self, columns: Sequence[str], pairs: Sequence[tuple[str, str]], *,
                      max_examples: int = 20) -> dict[tuple[str, str, str], KeyOverlap]:
-        out = {}
+        """Per column and pair: the inner join of the two splits' count tables; every pair's
+        totals in one job, then the ``max_examples`` top keys of each pair sharing any (a
+        top-k, no global sort)."""
+        from pyspark.sql import functions as F
+
+        shared = {}
         for c in columns:
             for a, b in pairs:
-                out[(c, a, b)] = self.key_overlap(  # type: ignore[attr-defined]
-                    a, b, [c], max_examples=max_examples, names=["key"])
+                x = self._key_counts(a, c).withColumnRenamed("count", "rows_earlier")
+                y = (self._key_counts(b, c).withColumnRenamed("_k", "_l")
+                     .withColumnRenamed("count", "rows_later"))
+                shared[(c, a, b)] = x.join(y, x["_k"].eqNullSafe(y["_l"]), "inner").select(
+                    F.col("_k").alias("key"), F.col("rows_earlier").cast("long"),
+                    F.col("rows_later").cast("long"))
+        totals = _collected([j.agg(F.count(F.lit(1)).alias("n"), F.sum("rows_earlier")
+                                   .alias("re"), F.sum("rows_later").alias("rl"))
+                             for j in shared.values()])
+        out = {}
+        for (k, j), tot in zip(shared.items(), totals):
+            top = j.orderBy(F.col("rows_later").desc(), F.col("rows_earlier").desc(),
+                            F.col("key").cast("string").asc())
+            out[k] = KeyOverlap(int(tot["n"]), int(tot["re"] or 0), int(tot["rl"] or 0),
+                                to_polars(top.limit(max_examples)) if tot["n"] and max_examples
+                                else empty_polars(top))
         return out
 
     def record_matches(self, key: str, compare: Sequence[str],
@@ -650,7 +709,7 @@ class SparkOperations(RunMemo):
         out: dict[str, dict[str, Distribution]] = {}
         for o, split in enumerate(names):
             rows = got.filter(pl.col("_s") == o) if got.height else got
-            n = self.rows(split)  # type: ignore[attr-defined]
+            n = self.rows(split)
             out[split] = {}
             for i, c in enumerate(cols):
                 v = (rows[f"_x{i}"].cast(pl.Float64) if rows.height
@@ -774,19 +833,6 @@ class SparkOperations(RunMemo):
 
         return label_levels.target_rate_aucs(self, label, classes, columns, smoothing)
 
-
-class SparkEngine(SparkOperations):
-    """Named Spark DataFrames. Row counts are computed once and kept."""
-
-    name = "spark"
-
-    def __init__(self, frames: dict[str, Any], *, seed: int = 0) -> None:
-        self.frames = frames
-        self.seed = seed
-        self._rows: dict[str, int] = {}
-        self._counts: dict[tuple[Any, ...], Any] = {}  # persisted count tables, reused
-        self.persisted: list[Any] = []  # splits persisted by spark_io.persist_splits
-
     def close(self) -> None:
         """Release the persisted count tables and splits (the run is over)."""
         for table in [*self._counts.values(), *self.persisted]:
@@ -805,74 +851,16 @@ class SparkEngine(SparkOperations):
             self._rows[split] = int(self.frames[split].count())
         return self._rows[split]
 
-    def _key_counts(self, split: str, key: Sequence[str], nulls_are_keys: bool,
-                    prefix: str = "") -> Any:
-        """Rows per key (columns ``{prefix}0..``, ``count``); computed once per (split, key)
-        and persisted on the executors (memory and disk), so that the summary and the overlap
-        of the same key shuffle the rows once."""
-        cache_key = (split, tuple(key), nulls_are_keys)
-        if cache_key not in self._counts:
-            self._counts[cache_key] = self._count_table(split, key, nulls_are_keys).persist()
-        table = self._counts[cache_key]
-        return table.select(*[table[f"_k{i}"].alias(f"{prefix}{i}") for i in range(len(key))],
-                            "count")
-
-    def _count_table(self, split: str, key: Sequence[str], nulls_are_keys: bool) -> Any:
-        prefix = "_k"
-        df = self.frames[split]
-        if not nulls_are_keys:
-            for c in key:
-                df = df.where(~missing(df, c))
-        cols = [col(c).alias(f"{prefix}{i}") for i, c in enumerate(key)]
-        return df.select(*cols).groupBy(*[f"{prefix}{i}" for i in range(len(key))]).count()
-
-    def key_summary(self, split: str, key: Sequence[str], *, nulls_are_keys: bool = False,
-                    null_in: Sequence[str] = ()) -> KeySummary:
-        from pyspark.sql import functions as F
-
-        key = list(key)
-        n = F.col("count")
-        rep = n >= 2
-        unknown = F.lit(True)
-        for c in null_in:
-            unknown = unknown & F.col(f"k{key.index(c)}").isNull()
-        row = (self._key_counts(split, key, nulls_are_keys, "k")
-               .agg(F.sum(n).alias("rows"), F.count(F.lit(1)).alias("keys"),
-                    F.sum(F.when(rep, n).otherwise(0)).alias("r"),
-                    F.sum(F.when(rep & unknown, n).otherwise(0)).alias("rn"),
-                    F.sum(n * n).alias("sq")).collect()[0])
-        return KeySummary(self.rows(split), int(row["rows"] or 0), int(row["keys"]),
-                          int(row["r"] or 0), int(row["rn"] or 0), int(row["sq"] or 0))
-
-    def key_overlap(self, earlier: str, later: str, key: Sequence[str], *,
-                    nulls_are_keys: bool = False, max_examples: int = 20,
-                    names: Sequence[str] | None = None) -> KeyOverlap:
-        """``names``: the ``top`` frame's key columns (default: the key columns' own)."""
-        from pyspark.sql import functions as F
-
-        key = list(key)
-        shown = list(names or key)
-        a = (self._key_counts(earlier, key, nulls_are_keys, "a")
-             .withColumnRenamed("count", "rows_earlier"))
-        b = (self._key_counts(later, key, nulls_are_keys, "b")
-             .withColumnRenamed("count", "rows_later"))
-        cond = [a[f"a{i}"].eqNullSafe(b[f"b{i}"]) for i in range(len(key))]
-        shared = a.join(b, on=cond, how="inner").select(
-            *[F.col(f"a{i}").alias(c) for i, c in enumerate(shown)],
-            F.col("rows_earlier").cast("long"), F.col("rows_later").cast("long"))
-        shared = shared.cache()
-        try:
-            tot = shared.agg(F.count(F.lit(1)).alias("n"), F.sum("rows_earlier").alias("re"),
-                             F.sum("rows_later").alias("rl")).collect()[0]
-            text = F.concat_ws("\x1f", *[col(c).cast("string") for c in shown])
-            top = (shared.orderBy(F.col("rows_later").desc(), F.col("rows_earlier").desc(),
-                                  text.asc()).limit(max_examples))
-            top_pl = to_polars(top) if max_examples else pl.DataFrame(
-                schema={**{c: pl.String for c in shown}, "rows_earlier": pl.Int64,
-                        "rows_later": pl.Int64})
-        finally:
-            shared.unpersist()
-        return KeyOverlap(int(tot["n"]), int(tot["re"] or 0), int(tot["rl"] or 0), top_pl)
+    def _key_counts(self, split: str, column: str) -> Any:
+        """Rows per value ``_k`` of ``column`` (``count``; a missing value is no key), computed
+        once per (split, column) and persisted on the executors (memory and disk), so that the
+        summary and the overlaps of a key shuffle the rows once."""
+        if (split, column) not in self._counts:
+            df = self.frames[split]
+            self._counts[(split, column)] = (df.where(~missing(df, column))
+                                             .select(col(column).alias("_k"))
+                                             .groupBy("_k").count().persist())
+        return self._counts[(split, column)]
 
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,
                           seed: int = 0, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -1,7 +1,6 @@
 """The polars engine's operations against plain numpy / Python references (no Spark needed)."""
 from __future__ import annotations
 
-from collections import Counter
 
 import numpy as np
 import polars as pl
@@ -26,31 +25,14 @@ def test_every_registered_check_is_written_once_as_measure_and_judge():
     assert [i for i in CHECKS if not is_measured(load_check_class(i)())] == []
 
 
-def test_key_overlap_counts_shared_keys_and_rows_like_python_sets():
-    e = _engine()
-    frames = planted()
-    tr, te = Counter(frames["train"]["user"].to_list()), Counter(frames["test"]["user"].to_list())
-    shared = set(tr) & set(te)
-    ko = e.key_overlap("train", "test", ["user"], max_examples=3)
-    assert ko.shared == len(shared)
-    assert ko.rows_earlier == sum(tr[k] for k in shared)
-    assert ko.rows_later == sum(te[k] for k in shared)
-    assert ko.top.height == 3
-    assert ko.top["rows_later"].to_list() == sorted((te[k] for k in shared), reverse=True)[:3]
-
-
-def test_whole_row_keys_treat_null_and_nan_as_values():
-    df = pl.DataFrame({"a": [1.0, float("nan"), float("nan"), None, None, -0.0, 0.0],
-                       "b": ["x", "y", "y", None, None, "z", "z"]})
-    e = PolarsEngine({"s": df, "t": df.slice(1, 2)})
-    ks = e.key_summary("s", ["a", "b"], nulls_are_keys=True)
-    assert (ks.keyed_rows, ks.distinct, ks.repeated_rows) == (7, 4, 3)
-    assert ks.rows_in_repeated == 6 and ks.sum_squares == 1 + 4 + 4 + 4
-    assert ks.rows_in_repeated_null == 6  # null_in empty: every repeated row
-    assert e.key_summary("s", ["a", "b"], nulls_are_keys=True,
-                         null_in=["a"]).rows_in_repeated_null == 2
-    assert e.key_summary("s", ["a", "b"]).keyed_rows == 3  # NaN and null are no entity
-    assert e.key_overlap("s", "t", ["a", "b"], nulls_are_keys=True).rows_later == 2
+def test_missing_keys_are_no_entity_and_negative_zero_is_zero():
+    df = pl.DataFrame({"a": [1.0, float("nan"), float("nan"), None, None, -0.0, 0.0]})
+    e = PolarsEngine({"s": df, "t": df.slice(4, 3)})
+    ks = e.key_summaries(["a"])["s"]["a"]
+    assert (ks.rows, ks.keyed_rows, ks.distinct, ks.repeated_rows) == (7, 3, 2, 1)
+    assert ks.rows_in_repeated == 2 and ks.sum_squares == 1 + 4
+    ko = e.key_overlaps(["a"], [("s", "t")])[("a", "s", "t")]
+    assert (ko.shared, ko.rows_earlier, ko.rows_later) == (1, 2, 2)  # 0.0 in both
 
 
 def test_stratified_sample():

@@ -201,12 +201,12 @@ def test_duplicates_sketch_continuity_only_when_rows_repeat(spark, monkeypatch):
     from auditor.core.config import Columns
     from auditor.detectors.duplicates import Duplicates
     from auditor.detectors.measured import judged
-    from auditor.engines.spark_engine import SparkOperations
+    from auditor.engines.spark_engine import SparkEngine
     from auditor.engines.spark_io import SparkAuditData
 
     calls = []
-    real = SparkOperations.continuous_columns
-    monkeypatch.setattr(SparkOperations, "continuous_columns",
+    real = SparkEngine.continuous_columns
+    monkeypatch.setattr(SparkEngine, "continuous_columns",
                         lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
     honest = SparkAuditData(_spark_frames(spark, honest_rows()),
                             columns=Columns(label="y", time="ts", ids=["row_id"]))
