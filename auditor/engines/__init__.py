@@ -29,10 +29,10 @@ NOT_ON_SPARK = "not yet implemented on the spark engine"
 
 @dataclass(frozen=True)
 class KeySummary:
-    """Per split and key (one or more columns): ``rows`` of the split, ``keyed_rows`` holding a
-    complete key (every key column non-missing; all rows when nulls are keys), ``distinct``
-    keys among them and ``repeated_rows`` = keyed_rows - distinct (rows that repeat a key seen
-    earlier in the split: within-split copies when the key is the whole row)."""
+    """Per split and key column: ``rows`` of the split, ``keyed_rows`` holding a key (the
+    column non-missing: null and NaN are no key), ``distinct`` keys among them and
+    ``repeated_rows`` = keyed_rows - distinct (rows that repeat a key seen earlier in the
+    split)."""
 
     rows: int
     keyed_rows: int
@@ -53,7 +53,7 @@ class KeySummary:
 class KeyOverlap:
     """A semi-join of two splits on a key: ``shared`` keys present in both, the rows of each
     split that hold one (``rows_earlier``, ``rows_later``) and ``top``: at most ``max_examples``
-    shared keys with their row counts (columns ``key`` (or the key columns), ``rows_earlier``,
+    shared keys with their row counts (columns ``key``, ``rows_earlier``,
     ``rows_later``), most rows in the later split first, ties by rows in the earlier split, then
     by the key's text."""
 

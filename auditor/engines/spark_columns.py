@@ -53,6 +53,10 @@ def empty_polars(df: Any) -> pl.DataFrame:
     UTC) would type them, without a job."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    got = pl.from_arrow(to_arrow_schema(df.schema, timezone="UTC").empty_table())
+    try:
+        schema = to_arrow_schema(df.schema, timezone="UTC")
+    except TypeError:  # pyspark before 4.2: no ``timezone`` (timestamps are UTC there)
+        schema = to_arrow_schema(df.schema)
+    got = pl.from_arrow(schema.empty_table())
     assert isinstance(got, pl.DataFrame)
     return got

@@ -151,17 +151,24 @@ def aggregate_row(df: Any, exprs: Mapping[str, str]) -> Any:
     return _aggregate(df, exprs).collect()[0]["_r"]
 
 
-def _collected(rows: Sequence[Any]) -> list[Any]:
-    """The single rows of one-row aggregates, collected in one job (a tagged union)."""
-    from functools import reduce
+_UNION_CHUNK = 64  # one-row aggregates collected per job (a plan of thousands is slow to plan)
 
+
+def _collected(rows: Sequence[Any]) -> list[Any]:
+    """The single rows of one-row aggregates, :data:`_UNION_CHUNK` of them per job (a tagged
+    union, built as a balanced tree: each ``unionByName`` is analysed whole)."""
     from pyspark.sql import functions as F
 
-    if not rows:
-        return []
-    tagged = [r.withColumn("_i", F.lit(i)) for i, r in enumerate(rows)]
-    got = {int(r["_i"]): r for r in reduce(lambda a, b: a.unionByName(b), tagged).collect()}
-    return [got[i] for i in range(len(rows))]
+    out: list[Any] = []
+    for start in range(0, len(rows), _UNION_CHUNK):
+        chunk = rows[start:start + _UNION_CHUNK]
+        level = [r.withColumn("_i", F.lit(i)) for i, r in enumerate(chunk)]
+        while len(level) > 1:
+            odd = level[-1:] if len(level) % 2 else []
+            level = [a.unionByName(b) for a, b in zip(level[::2], level[1::2])] + odd
+        got = {int(r["_i"]): r for r in level[0].collect()}
+        out += [got[i] for i in range(len(chunk))]
+    return out
 
 
 def _plain_number(value: Any) -> Any:
@@ -301,8 +308,9 @@ def _within_budget(n: int, what: str) -> None:
 
 class SparkEngine(RunMemo):
     """:class:`~auditor.engines.operations.Operations` on named Spark DataFrames: one
-    aggregate (one scan, one row to the driver) per split for ranges and tallies; key
-    operations through persisted count tables. Row counts are computed once and kept."""
+    aggregate (one scan, one row to the driver) per split for tallies, one job for every
+    split's ranges; key operations through persisted count tables, their totals in one job.
+    Row counts are computed once and kept."""
 
     name = "spark"
     driver: Callable[[], Any] | None = None  # the run's driver-side sample (spark_io)
@@ -483,7 +491,7 @@ class SparkEngine(RunMemo):
         reference snapshot.)"""
         if not values:
             return {split: {} for split in self.frames}
-        aggregates = []
+        aggregates = []  # one struct type in every split: the loader gave each column one type
         for df in self.frames.values():
             exprs = {"_n": "count(1)"}
             for i, v in enumerate(values):

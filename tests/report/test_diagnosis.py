@@ -188,13 +188,16 @@ def test_leak_rows_mark_copies_shared_groups_and_earlier_dates():
 
 def test_leak_rows_equal_a_semi_join_on_all_train_rows():
     # leak_rows joins only the train rows whose row hash an evaluation row shares; the result
-    # must be a plain semi join's, with -0.0 = 0.0, NaN = NaN and null = null as in a join
+    # must be a plain semi join's, with -0.0 = 0.0, NaN = -NaN and null = null as in a join,
+    # categories compared by value
     rng = np.random.default_rng(5)
     n = 3_000
     x = rng.integers(0, 6, n).astype(float)
     x[rng.random(n) < 0.05] = np.nan
     x[rng.random(n) < 0.05] = -0.0
-    train = pl.DataFrame({"x": x, "c": rng.choice(["a", "b", None], n),
+    x[rng.random(n) < 0.05] = -np.nan  # NaN with the sign bit set
+    train = pl.DataFrame({"x": x, "c": pl.Series(rng.choice(["a", "b", None], n),
+                                                 dtype=pl.Categorical),
                           "y": rng.integers(0, 2, n), "g": rng.integers(0, 2_000, n)})
     rows = train.sample(800, seed=1, with_replacement=True).with_columns(
         pl.when(pl.int_range(pl.len()) % 3 == 0).then(pl.col("y") + 1).otherwise("y")
