@@ -141,9 +141,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--driver-memory", default="2g")
-    ap.add_argument("--executor-memory", default="1g",
+    ap.add_argument("--executor-memory", default="2g",
                     help="spark.executor.memory for a cluster master "
-                         "(e.g. local-cluster[2,1,2048])")
+                         "(e.g. local-cluster[2,1,2560]; 1g executors ran out of heap at 50M)")
     ap.add_argument("--engines", nargs="+", default=["polars", "spark"])
     ap.add_argument("--suite", default="spark", help="spark (default), default or fast")
     ap.add_argument("--data", type=Path, default=DATA,
