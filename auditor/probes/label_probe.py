@@ -167,9 +167,9 @@ def leak_rows(train: pl.DataFrame, rows: pl.DataFrame, first: str, copy_columns:
         # column one type in every split; otherwise: the plain join), categories as text.
         mine, near = rows.select(cols), reference.select(cols)
         if mine.schema == near.schema:
-            mine, near = mine.with_columns(_AS_TEXT), near.with_columns(_AS_TEXT)
-            near = reference.select(cols).filter(near.hash_rows(seed=_ROW_SEED).is_in(
-                mine.hash_rows(seed=_ROW_SEED).implode()))
+            wanted = mine.with_columns(_AS_TEXT).hash_rows(seed=_ROW_SEED)
+            near = near.filter(near.with_columns(_AS_TEXT).hash_rows(seed=_ROW_SEED)
+                               .is_in(wanted.implode()))
         found = rows.select(*cols, index).join(near, on=cols, how="semi", nulls_equal=True)
         mask = np.zeros(rows.height, dtype=bool)
         mask[found["__auditor_row"].to_numpy()] = True
