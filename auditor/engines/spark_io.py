@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from auditor.core.config import AuditConfig, Columns, Tokens
-from auditor.core.roles import (BenchmarkSet, ColumnType, Kind, LabelKind, Roles,
-                                harmonise_types, label_kind_of, resolve_features)
+from auditor.core.roles import (ColumnType, Kind, LabelKind, harmonise_types, label_kind_of,
+                                resolve_features)
+from auditor.core.splits import LoadedSplits, TokenType, check_declared_columns, check_token_types
 from auditor.engines import NOT_ON_SPARK
+from auditor.loading.data import with_config
 from auditor.errors import ConfigError, InputError
 
 TABLE_PREFIX = "table:"
@@ -174,13 +176,12 @@ def spark_type(data_type: Any) -> ColumnType:
     return ColumnType.OTHER
 
 
-class SparkAuditData:
+class SparkAuditData(LoadedSplits):
     """The splits as Spark DataFrames with their roles; measuring goes through ``engine``
     (every check's ``measure`` asks its operations; a plugin with only ``run(data)`` is
     skipped with the reason "not yet implemented on the spark engine")."""
 
     engine_name = "spark"
-    declared_split: str | None = None  # ``split:`` of audit.yaml (set by the loader's caller)
 
     def __init__(self, splits: dict[str, Any], *, columns: Columns, tokens: Tokens | None = None,
                  paths: dict[str, str | None] | None = None, seed: int = 0,
@@ -189,31 +190,16 @@ class SparkAuditData:
 
         if len(splits) == 0:
             raise ConfigError("at least one split is required")
-        self.splits = splits
-        self.columns = columns
-        self.tokens = tokens
-        self.paths = paths or {k: None for k in splits}
-        self.seed = seed
+        super().__init__(splits, columns=columns, tokens=tokens, paths=paths, seed=seed)
         self.sample_rows = sample_rows
-        self.reference = None
-        self.reference_path = None
-        self.notes: list[str] = [
+        self.notes = [
             "Measured on the spark engine: checks without a Spark implementation are skipped "
             "(\"not yet implemented on the spark engine\"); model probes ran on a seeded "
             "driver-side sample whose size their findings state."]
-        self.sampled = False
-        # ids of the checks this run will run (set by the runner): schema.consistency measures
-        # the category counts drift.features will reuse when both are planned
-        self.planned_checks: frozenset[str] = frozenset()
-        self.schema_issues: list[Any] = []
-        self.pipeline: list[Any] = []  # pipeline code for leakage.preprocessing's scan
-        self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
-        self.benchmarks: tuple[BenchmarkSet, ...] = ()  # benchmarks: (tokens.benchmarks)
         self.engine = SparkEngine(splits, seed=seed)
         self.engine.driver = self.driver_sample
-        self._cache: dict[Any, Any] = {}
-        self._label_kind: Any = False
-        self._check_roles()
+        check_declared_columns({n: df.columns for n, df in splits.items()}, columns, tokens,
+                               self.paths)
         self.kinds, self.features = self._resolve()
 
     def driver_sample(self) -> Any:
@@ -233,20 +219,15 @@ class SparkAuditData:
         return self.cached(("spark.driver_sample", self.sample_rows), collect)
 
     # -- structure (as AuditData) --------------------------------------------------------------
-    @property
-    def split_names(self) -> list[str]:
-        return list(self.splits)
-
-    def pairs(self) -> list[tuple[str, str]]:
-        names = self.split_names
-        return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
-
     def rows(self, split: str) -> int:
         return self.engine.rows(split)
 
-    @property
-    def label(self) -> str | None:
-        return self.columns.label
+    def split_rows(self) -> dict[str, int]:
+        return self.engine.split_rows()
+
+    def first_schema(self) -> dict[str, tuple[ColumnType, str]]:
+        return {f.name: (spark_type(f.dataType), f.dataType.simpleString())
+                for f in next(iter(self.splits.values())).schema.fields}
 
     def info(self) -> dict[str, dict[str, Any]]:
         return {n: {"path": self.paths.get(n), "rows": self.rows(n), "columns": len(df.columns)}
@@ -260,31 +241,8 @@ class SparkAuditData:
                     "schema": {f.name: f.dataType.simpleString() for f in df.schema.fields}}
                 for n, df in self.splits.items()}
 
-    def features_of(self, *kinds: Kind) -> list[str]:
-        return [c for c in self.features if self.kinds.get(c) in kinds]
-
-    def common_columns(self) -> list[str]:
-        first = next(iter(self.splits.values()))
-        return [c for c in first.columns if c in self.kinds]
-
-    @property
-    def roles(self) -> Roles:
-        """The engine-free view of the splits that checks measure and judge with."""
-        schema = {f.name: f.dataType for f in next(iter(self.splits.values())).schema.fields}
-        common = self.common_columns()
-        return Roles(splits=tuple(self.splits), rows=self.engine.split_rows(),
-                     columns=self.columns, kinds=dict(self.kinds),
-                     types={c: spark_type(schema[c]) for c in common},
-                     features=tuple(self.features), label_kind=self.label_kind,
-                     tokens=self.tokens, seed=self.seed, order=tuple(common),
-                     schema_issues=tuple(self.schema_issues),
-                     schema=tuple((c, t.simpleString()) for c, t in schema.items()),
-                     expectations=self.expectations, benchmarks=self.benchmarks,
-                     pipeline=tuple(str(p) for p in self.pipeline),
-                     unlabelled=self.unlabelled, split=self.declared_split)
-
     @cached_property
-    def unlabelled(self) -> tuple[str, ...]:
+    def unlabelled(self) -> tuple[str, ...]:  # type: ignore[override]
         """The splits whose label is missing (null, or NaN) in every row (counted in the label
         kind's aggregate, :meth:`_label_summary`)."""
         summary = self._label_summary()
@@ -292,17 +250,6 @@ class SparkAuditData:
             return ()
         rows = self.engine.split_rows()
         return tuple(n for n in self.splits if not summary["labelled"][n] and rows[n])
-
-    def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            self._cache[key] = factory()
-        return self._cache[key]
-
-    @property
-    def label_kind(self) -> LabelKind | None:
-        if self._label_kind is False:
-            self._label_kind = self._detect_label_kind()
-        return self._label_kind
 
     def _detect_label_kind(self) -> LabelKind | None:
         """As :meth:`auditor.loading.data.AuditData.label_kind`, from :meth:`_label_summary`."""
@@ -350,15 +297,6 @@ class SparkAuditData:
         return summary
 
     # -- loading -------------------------------------------------------------------------------
-    def _check_roles(self) -> None:
-        for name, df in self.splits.items():
-            present = set(df.columns)
-            for col, role in self.columns.declared().items():
-                if col not in present:
-                    raise InputError(f"{self.paths.get(name) or name}: {role} column {col!r} "
-                                     f"not found; columns are "
-                                     f"{', '.join(map(repr, df.columns[:12]))}")
-
     def _resolve(self) -> tuple[dict[str, Kind], list[str]]:
         """Kinds and features by the polars loader's rule (:func:`auditor.core.roles.
         harmonise_types`, :func:`~auditor.core.roles.resolve_features`) in Spark's types: a
@@ -439,20 +377,12 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
     persisted = persist_splits(spark, splits, paths)
     data = SparkAuditData(splits, columns=cfg.columns, tokens=cfg.tokens, paths=paths,
                           seed=cfg.seed, sample_rows=cfg.spark_sample_rows)
-    data.pipeline = list(cfg.pipeline)  # leakage.preprocessing's code scan
-    if cfg.benchmarks:  # tokens.benchmarks; a file that cannot be read: exit 2
-        from auditor.loading.benchmarks import read_benchmarks
-        from auditor.loading.data import read_table
-        data.benchmarks = read_benchmarks(cfg.benchmarks, read_table)
-    if cfg.expectations is not None:  # schema.expectations; malformed: exit 2
-        from auditor.integrations.gx import read_suite
-        data.expectations = read_suite(cfg.expectations)
     data.engine.persisted = persisted  # unpersisted by engine.close() at the end of the run
-    if cfg.tokens is not None:  # token columns and the tokenizer: input errors (exit 2)
-        from auditor.loading.data import check_chat_template
-
-        load_tokens(data)
-        check_chat_template(cfg.tokens)
+    if cfg.tokens is not None:  # token columns of the wrong type: input errors (exit 2)
+        check_token_types({n: {f.name: (token_type(f.dataType), f.dataType.simpleString())
+                               for f in df.schema.fields} for n, df in splits.items()},
+                          cfg.tokens, paths)
+    with_config(data, cfg)
     return data
 
 
@@ -499,53 +429,15 @@ def _as_spark(spark: Any, obj: Any, name: str) -> Any:
     return spark.createDataFrame(to_polars(obj, name).to_arrow())
 
 
-def check_token_columns(splits: dict[str, Any], tokens: Any, paths: dict[str, Any]) -> None:
-    """Declared token columns must exist and hold arrays of numbers (booleans for the mask),
-    the text column strings: else one InputError naming split, column and expected type."""
+def token_type(data_type: Any) -> TokenType:
+    """A Spark type as the token checks see it (:func:`~auditor.core.splits.check_token_types`)."""
     from pyspark.sql import types as T
 
-    lists = (("input_ids", "token ids"), ("attention_mask", "0/1 (or booleans)"),
-             ("labels", "label token ids"), ("position_ids", "positions"))
-    for name, df in splits.items():
-        where = paths.get(name) or name
-        fields = {f.name: f.dataType for f in df.schema.fields}
-        for role in ("text", "input_ids", "attention_mask", "labels", "position_ids"):
-            col = getattr(tokens, role)
-            if col and col not in fields:
-                hint = (" (a corpus stored as text only: set input_ids: null under tokens:)"
-                         if role == "input_ids" and tokens.text in fields else "")
-                raise InputError(f"{where}: tokens.{role} column {col!r} not found{hint}; "
-                                 "columns are "
-                                 f"{', '.join(map(repr, list(fields)[:12]))}")
-        for role, what in lists:
-            col = getattr(tokens, role)
-            if not col:
-                continue
-            dtype = fields[col]
-            inner = dtype.elementType if isinstance(dtype, T.ArrayType) else None
-            if isinstance(dtype, T.NullType) or isinstance(
-                    inner, (T.NumericType, T.BooleanType, T.NullType)):
-                continue
-            raise InputError(f"{where}: tokens.{role} column {col!r} has type "
-                             f"{dtype.simpleString()}; expected a list of {what} (array<int>)")
-        chat = tokens.chat.messages if tokens.chat else None
-        if chat:
-            dtype = fields.get(chat)
-            inner = dtype.elementType if isinstance(dtype, T.ArrayType) else None
-            if dtype is None or not (isinstance(inner, T.StructType) and {"role", "content"}
-                                     <= set(inner.fieldNames())):
-                raise InputError(f"{where}: tokens.chat.messages column {chat!r} "
-                                 + ("not found" if dtype is None else
-                                    f"has type {dtype.simpleString()}") + "; expected a list "
-                                 "of {role, content} messages")
-
-
-def load_tokens(data: Any) -> None:
-    """The loading step of ``open_spark_splits`` for a tokens section: token columns checked
-    and the tokenizer loaded on the driver (an unreadable one is an input error, as on
-    polars)."""
-    from auditor.loading.tokenizers import load_tokenizer
-
-    check_token_columns(data.splits, data.tokens, data.paths)
-    spec = data.tokens.tokenizer
-    data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))
+    inner = data_type.elementType if isinstance(data_type, T.ArrayType) else None
+    if isinstance(data_type, T.NullType):
+        return TokenType.NULL
+    if isinstance(inner, (T.NumericType, T.BooleanType, T.NullType)):
+        return TokenType.NUMBERS
+    if isinstance(inner, T.StructType) and {"role", "content"} <= set(inner.fieldNames()):
+        return TokenType.MESSAGES
+    return TokenType.TEXT if isinstance(data_type, T.StringType) else TokenType.OTHER

@@ -11,14 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import polars as pl
 
 from auditor.core.config import AuditConfig, Columns, CsvFormat, Tokens
-from auditor.core.roles import (REFERENCE, BenchmarkSet, ColumnType, Kind, LabelKind, Roles,
-                                SchemaIssue, harmonise_types, kind_of_type, label_kind_of,
-                                resolve_features)
+from auditor.core.roles import (REFERENCE, ColumnType, Kind, LabelKind, SchemaIssue,
+                                harmonise_types, kind_of_type, label_kind_of, resolve_features)
+from auditor.core.splits import (LoadedSplits, TokenType, check_declared_columns,
+                                 check_token_types)
 from auditor.errors import InputError
 
 
@@ -391,13 +392,12 @@ def _cast(src: pl.DataType, col: str, dtype: pl.DataType) -> pl.Expr:
 # AuditData
 # ---------------------------------------------------------------------------------------------
 
-class AuditData:
-    """The loaded splits (in time order of use), their column roles and cached shared work.
+class AuditData(LoadedSplits):
+    """The loaded splits as polars frames (in time order of use), their column roles and cached
+    shared work.
 
     Detectors read from it and never mutate it. Cached work (row hashes) is shared by checks.
     """
-
-    declared_split: str | None = None  # ``split:`` of audit.yaml (set by the loader's caller)
 
     def __init__(self, splits: dict[str, pl.DataFrame], *, columns: Columns,
                  tokens: Tokens | None = None, paths: dict[str, str | None] | None = None,
@@ -405,41 +405,21 @@ class AuditData:
                  seed: int = 0, kinds: dict[str, Kind] | None = None,
                  features: list[str] | None = None,
                  schema_issues: list[SchemaIssue] | None = None) -> None:
-        self.splits = splits
-        self.columns = columns
-        self.tokens = tokens
-        self.paths = paths or {k: None for k in splits}
-        self.reference = reference
+        super().__init__(splits, columns=columns, tokens=tokens, paths=paths, seed=seed,
+                         kinds=kinds, features=features, schema_issues=schema_issues)
+        self.splits: dict[str, pl.DataFrame] = splits
+        self.reference: pl.DataFrame | None = reference
         self.reference_path = reference_path
-        self.seed = seed
-        self.kinds = kinds or {}
-        self.features = features or []
-        self.schema_issues = schema_issues or []
-        self.pipeline: list[Path] = []
-        self.expectations: dict[str, Any] | None = None  # a GX suite (schema.expectations)
-        self.benchmarks: tuple[BenchmarkSet, ...] = ()  # benchmarks: (tokens.benchmarks)
         self.csv = CsvFormat()  # how its CSV split files are written (audit.yaml csv:)
-        self.notes: list[str] = []
-        self.sampled = False  # True when the loader read samples to fit the memory budget
-        # ids of the checks this run will run (set by the runner), so a check may measure once
-        # for a later one
-        self.planned_checks: frozenset[str] = frozenset()
         self._hash_cache: dict[tuple[str, tuple[str, ...]], pl.Series] = {}
-        self._cache: dict[Any, Any] = {}
-        self._label_kind: LabelKind | None | bool = False
 
     # -- structure -----------------------------------------------------------------------------
-    @property
-    def split_names(self) -> list[str]:
-        return list(self.splits)
-
-    def pairs(self) -> list[tuple[str, str]]:
-        """Every (earlier, later) pair of splits in their declared order."""
-        names = self.split_names
-        return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
-
     def rows(self, split: str) -> int:
         return self.splits[split].height
+
+    def first_schema(self) -> dict[str, tuple[ColumnType, str]]:
+        return {c: (type_of(t), str(t))
+                for c, t in next(iter(self.splits.values())).schema.items()}
 
     def info(self) -> dict[str, dict[str, Any]]:
         out = {name: {"path": self.paths.get(name), "rows": df.height, "columns": df.width}
@@ -448,26 +428,6 @@ class AuditData:
             out[REFERENCE] = {"path": self.reference_path, "rows": self.reference.height,
                               "columns": self.reference.width, "role": "reference"}
         return out
-
-    @property
-    def label(self) -> str | None:
-        return self.columns.label
-
-    def features_of(self, *kinds: Kind) -> list[str]:
-        return [c for c in self.features if self.kinds.get(c) in kinds]
-
-    def common_columns(self) -> list[str]:
-        """Columns present in every split with a harmonised dtype, in train's column order."""
-        first = next(iter(self.splits.values()))
-        return [c for c in first.columns if c in self.kinds]
-
-    @property
-    def label_kind(self) -> LabelKind | None:
-        """binary (2 distinct values), multiclass (strings/booleans or <= 20 integer values),
-        numeric (anything else numeric); None without a label."""
-        if self._label_kind is False:
-            self._label_kind = self._detect_label_kind()
-        return self._label_kind  # type: ignore[return-value]
 
     def _detect_label_kind(self) -> LabelKind | None:
         y = self.label
@@ -481,27 +441,8 @@ class AuditData:
                              fractional=values.dtype.is_float()
                              and not (values == values.round(0)).all())
 
-    @property
-    def roles(self) -> Roles:
-        """The engine-free view of the splits that checks measure and judge with."""
-        first = next(iter(self.splits.values()))
-        schema = dict(first.schema)
-        common = self.common_columns()
-        return Roles(splits=tuple(self.splits),
-                     rows={n: df.height for n, df in self.splits.items()},
-                     columns=self.columns, kinds=dict(self.kinds),
-                     types={c: type_of(schema[c]) for c in common},
-                     features=tuple(self.features),
-                     label_kind=self.label_kind, tokens=self.tokens, seed=self.seed,
-                     order=tuple(common), schema_issues=tuple(self.schema_issues),
-                     schema=tuple((c, str(t)) for c, t in schema.items()),
-                     reference=self.reference is not None,
-                     expectations=self.expectations, benchmarks=self.benchmarks,
-                     pipeline=tuple(str(p) for p in self.pipeline),
-                     unlabelled=self.unlabelled, split=self.declared_split)
-
     @cached_property
-    def unlabelled(self) -> tuple[str, ...]:
+    def unlabelled(self) -> tuple[str, ...]:  # type: ignore[override]
         """The splits whose label is missing (null, or NaN) in every row."""
         y = self.label
         if not y:
@@ -510,13 +451,6 @@ class AuditData:
                      if y in df.columns and df.height and labelled_rows(df, y) == 0)
 
     # -- cached shared work -------------------------------------------------------------------
-    def cached(self, key: Any, factory: Callable[[], Any]) -> Any:
-        """Compute ``factory()`` once per run and share it between checks (e.g. a loaded
-        tokenizer, per-column ranks). ``key`` must be hashable and name what is computed."""
-        if key not in self._cache:
-            self._cache[key] = factory()
-        return self._cache[key]
-
     def release(self, prefix: str) -> None:
         """Drop the cached entries whose key's first part starts with ``prefix``: a check's
         own intermediate results (``duplicates.``: normalised copies of every column), once
@@ -565,35 +499,13 @@ def _harmonise(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens
 
 def _check_roles(frames: dict[str, pl.DataFrame], columns: Columns, tokens: Tokens | None,
                  paths: dict[str, str | None]) -> None:
-    """Declared columns must exist in every split (else the audit cannot run: exit 2)."""
-    required: list[tuple[str, str]] = [(c, r) for c, r in columns.declared().items()
-                                       if r != "exclude"]
-    if tokens:
-        required += [(c, "tokens") for c in tokens.columns()]
+    """No split is empty and declared columns exist in every split (else the audit cannot run:
+    exit 2; :func:`~auditor.core.splits.check_declared_columns`)."""
     for name, df in frames.items():
-        where = paths.get(name) or f"split {name!r}"
         if df.height == 0:  # an in-memory split was named twice: "split 'test': split 'test'"
             raise InputError(f"{paths[name]}: split {name!r} has 0 rows" if paths.get(name)
                              else f"split {name!r} has 0 rows")
-        seen: set[str] = set()
-        for col in df.columns:
-            if col in seen:
-                raise InputError(f"{where}: duplicate column name {col!r}")
-            seen.add(col)
-        for col, role in required:
-            if col not in df.columns:
-                hint = ""
-                import difflib
-                close = difflib.get_close_matches(col, df.columns, n=1, cutoff=0.6)
-                if close:
-                    hint = f" (did you mean {close[0]!r}?)"
-                elif tokens is not None and role == "tokens" and col == tokens.input_ids \
-                        and tokens.text in df.columns:
-                    hint = (" (a corpus stored as text only: set input_ids: null under "
-                            "tokens:)")
-                raise InputError(f"{where}: {role} column {col!r} not found{hint}; columns are "
-                                 f"{', '.join(map(repr, df.columns[:12]))}"
-                                 f"{' ...' if df.width > 12 else ''}")
+    check_declared_columns({n: df.columns for n, df in frames.items()}, columns, tokens, paths)
 
 
 def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
@@ -617,7 +529,8 @@ def build_audit_data(frames: dict[str, pl.DataFrame], *, columns: Columns,
         paths[REFERENCE] = reference_path
     all_frames, converted = _plain_types(all_frames, columns, paths)
     all_frames = _empty_label(all_frames, columns.label, paths)
-    _check_token_types(frames, tokens, paths)
+    check_token_types({n: {c: (token_type(t), str(t)) for c, t in df.schema.items()}
+                       for n, df in frames.items()}, tokens, paths)
     harmonised, kinds, issues = _harmonise(all_frames, columns, tokens, paths)
     _one_label_type(issues, columns.label, paths)
     ref = harmonised.pop(REFERENCE, None)
@@ -703,39 +616,17 @@ def _empty_label(frames: dict[str, pl.DataFrame], label: str | None,
             for n, df in frames.items()}
 
 
-_TOKEN_LISTS = (("input_ids", "token ids"), ("attention_mask", "0/1 mask values"),
-                ("labels", "label token ids"), ("position_ids", "positions"))
-
-
-def _check_token_types(frames: dict[str, pl.DataFrame], tokens: Tokens | None,
-                       paths: dict[str, str | None]) -> None:
-    """Declared token columns must hold lists (or arrays) of numbers, or booleans for the mask;
-    anything else (text, structs, lists of strings) is an input error naming the column."""
-    if tokens is None:
-        return
-    for name, df in frames.items():
-        for role, what in _TOKEN_LISTS:
-            col = getattr(tokens, role)
-            if not col or col not in df.columns:
-                continue
-            dtype = df.schema[col]
-            inner = dtype.inner if isinstance(dtype, (pl.List, pl.Array)) else None
-            if dtype == pl.Null or (inner is not None and (
-                    inner.is_numeric() or inner in (pl.Boolean, pl.Null))):
-                continue
-            hint = " (text cannot hold lists: store them as Parquet or JSON Lines lists)" \
-                if dtype == pl.String else ""
-            raise InputError(f"{paths.get(name) or name}: tokens.{role} column {col!r} has type "
-                             f"{dtype}; expected a list of {what} (list<int>){hint}")
-        chat = tokens.chat.messages if tokens.chat else None
-        if chat and chat in df.columns:
-            dtype = df.schema[chat]
-            inner = dtype.inner if isinstance(dtype, pl.List) else None
-            if dtype != pl.Null and not (isinstance(inner, pl.Struct) and {"role", "content"}
-                                         <= {f.name for f in inner.fields}):
-                raise InputError(f"{paths.get(name) or name}: tokens.chat.messages column "
-                                 f"{chat!r} has type {dtype}; expected a list of "
-                                 "{role, content} messages")
+def token_type(dtype: pl.DataType) -> TokenType:
+    """A polars type as the token checks see it (:func:`~auditor.core.splits.check_token_types`)."""
+    inner = dtype.inner if isinstance(dtype, (pl.List, pl.Array)) else None
+    if dtype == pl.Null:
+        return TokenType.NULL
+    if inner is not None and (inner.is_numeric() or inner in (pl.Boolean, pl.Null)):
+        return TokenType.NUMBERS
+    if isinstance(dtype, pl.List) and isinstance(inner, pl.Struct) \
+            and {"role", "content"} <= {f.name for f in inner.fields}:
+        return TokenType.MESSAGES
+    return TokenType.TEXT if dtype == pl.String else TokenType.OTHER
 
 
 def _rename_reserved(frames: dict[str, pl.DataFrame], reference: pl.DataFrame | None,
@@ -1032,23 +923,30 @@ def open_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None) -> Audit
                             reference_path=(None if REFERENCE in frames
                                             else str(cfg.reference) if cfg.reference else None),
                             seed=cfg.seed)
-    data.pipeline = list(cfg.pipeline)
-    if cfg.benchmarks:  # a benchmark that cannot be read is an input error (exit 2)
-        from auditor.loading.benchmarks import read_benchmarks
-        data.benchmarks = read_benchmarks(cfg.benchmarks, read_table)
+    with_config(data, cfg)
     data.csv = cfg.csv  # a split file read again (tokens.contamination's clean splits)
-    if cfg.expectations is not None:  # a malformed suite is an input error (exit 2)
-        from auditor.integrations.gx import read_suite
-        data.expectations = read_suite(cfg.expectations)
     data.notes = notes
     data.sampled = fraction < 1.0
-    if cfg.tokens is not None:  # a tokenizer that cannot load is an input error (exit 2)
+    return data
+
+
+def with_config(data: LoadedSplits, cfg: AuditConfig) -> None:
+    """What the loaders of both engines read beside the splits: the pipeline code, benchmark
+    sets, a GX suite and a ``tokens:`` section's tokenizer and chat template (a benchmark, suite,
+    tokenizer or template that cannot be read is an input error: exit 2)."""
+    data.pipeline = list(cfg.pipeline)  # leakage.preprocessing's code scan
+    if cfg.benchmarks:
+        from auditor.loading.benchmarks import read_benchmarks
+        data.benchmarks = read_benchmarks(cfg.benchmarks, read_table)
+    if cfg.expectations is not None:
+        from auditor.integrations.gx import read_suite
+        data.expectations = read_suite(cfg.expectations)
+    if cfg.tokens is not None:
         from auditor.loading.tokenizers import load_tokenizer
 
         spec = cfg.tokens.tokenizer
         data.cached(("tokens.tokenizer", spec), lambda: load_tokenizer(spec))
         check_chat_template(cfg.tokens)
-    return data
 
 
 def check_chat_template(tokens: Tokens) -> None:

@@ -219,3 +219,22 @@ def test_both_loaders_read_the_label_kind_by_one_rule(spark):
                                      for k, v in frames.items()},
                                     columns=Columns(label="y")).label_kind
         assert polars_kind == spark_kind == expected, name
+
+
+def test_spark_splits_get_the_polars_loaders_column_checks(spark):
+    """Declared columns and repeated names are checked by the code both loaders share: a Spark
+    frame with a name twice (which Spark allows) is an input error, not a failing check."""
+    from auditor.core.config import AuditConfig
+    from auditor.engines.spark_io import open_spark_splits
+
+    frames = planted()
+    train = spark.createDataFrame(frames["train"].to_arrow())
+    test = spark.createDataFrame(frames["test"].to_arrow())
+    cfg = AuditConfig(datasets={"train": "train", "test": "test"}, columns={"label": "y"})
+    twice = test.toDF(*["x1" if c == "x2" else c for c in test.columns])
+    with pytest.raises(InputError, match="^split 'test': duplicate column name 'x1'$"):
+        open_spark_splits(cfg, {"train": train, "test": twice}, spark=spark)
+    renamed = test.withColumnRenamed("y", "yy")
+    with pytest.raises(InputError, match=r"label column 'y' not found \(did you mean "
+                                         r"'yy'\?\)"):
+        open_spark_splits(cfg, {"train": train, "test": renamed}, spark=spark)
