@@ -125,17 +125,15 @@ def _bucket_sql(v: str, bounds: Sequence[int | float], lo: int, hi: int) -> str:
             f" ELSE {_bucket_sql(v, bounds, mid + 1, hi)} END")
 
 
-def _buckets(df: Any, g: Buckets) -> list[tuple[int, int, Any, Any]]:
-    """(bucket, rows, smallest, largest value) of each bucket of ``g`` holding rows: one
-    group-by of the rows holding a value by their bucket."""
+def _buckets(df: Any, g: Buckets) -> Any:
+    """The query of (bucket, rows, smallest, largest value) of each bucket of ``g`` holding
+    rows: one group-by of the rows holding a value by their bucket."""
     from pyspark.sql import functions as F
 
-    per = (df.selectExpr(f"{number(df, g.value)} AS _v").where("_v IS NOT NULL")
-           .selectExpr(f"{_bucket_sql('_v', g.bounds, 0, len(g.bounds))} AS _b", "_v")
-           .groupBy("_b").agg(F.count(F.lit(1)).alias("n"), F.min("_v").alias("lo"),
-                              F.max("_v").alias("hi")).collect())
-    return [(int(r["_b"]), int(r["n"]), _plain_number(r["lo"]), _plain_number(r["hi"]))
-            for r in per]
+    return (df.selectExpr(f"{number(df, g.value)} AS _v").where("_v IS NOT NULL")
+            .selectExpr(f"{_bucket_sql('_v', g.bounds, 0, len(g.bounds))} AS _b", "_v")
+            .groupBy("_b").agg(F.count(F.lit(1)).alias("n"), F.min("_v").alias("lo"),
+                               F.max("_v").alias("hi")))
 
 
 def _aggregate(df: Any, exprs: Mapping[str, str]) -> Any:
@@ -151,24 +149,34 @@ def aggregate_row(df: Any, exprs: Mapping[str, str]) -> Any:
     return _aggregate(df, exprs).collect()[0]["_r"]
 
 
-_UNION_CHUNK = 64  # one-row aggregates collected per job (a plan of thousands is slow to plan)
+_UNION_CHUNK = 64  # queries collected per job (a plan of thousands is slow to plan)
+
+
+def _gathered(queries: Sequence[Any]) -> list[list[Any]]:
+    """The rows of each query, the queries of one schema collected :data:`_UNION_CHUNK` per
+    job (a tagged union, built as a balanced tree: each ``unionByName`` is analysed whole);
+    queries of other schemas are never unioned, so no value is widened to another type."""
+    from pyspark.sql import functions as F
+
+    out: list[list[Any]] = [[] for _ in queries]
+    by_schema: dict[str, list[int]] = {}
+    for i, q in enumerate(queries):
+        by_schema.setdefault(q.schema.simpleString(), []).append(i)
+    for same in by_schema.values():
+        for start in range(0, len(same), _UNION_CHUNK):
+            chunk = same[start:start + _UNION_CHUNK]
+            level = [queries[i].withColumn("_i", F.lit(i)) for i in chunk]
+            while len(level) > 1:
+                odd = level[-1:] if len(level) % 2 else []
+                level = [a.unionByName(b) for a, b in zip(level[::2], level[1::2])] + odd
+            for r in level[0].collect():
+                out[int(r["_i"])].append(r)
+    return out
 
 
 def _collected(rows: Sequence[Any]) -> list[Any]:
-    """The single rows of one-row aggregates, :data:`_UNION_CHUNK` of them per job (a tagged
-    union, built as a balanced tree: each ``unionByName`` is analysed whole)."""
-    from pyspark.sql import functions as F
-
-    out: list[Any] = []
-    for start in range(0, len(rows), _UNION_CHUNK):
-        chunk = rows[start:start + _UNION_CHUNK]
-        level = [r.withColumn("_i", F.lit(i)) for i, r in enumerate(chunk)]
-        while len(level) > 1:
-            odd = level[-1:] if len(level) % 2 else []
-            level = [a.unionByName(b) for a, b in zip(level[::2], level[1::2])] + odd
-        got = {int(r["_i"]): r for r in level[0].collect()}
-        out += [got[i] for i in range(len(chunk))]
-    return out
+    """The single row of each one-row aggregate, in few jobs (:func:`_gathered`)."""
+    return [got[0] for got in _gathered(rows)]
 
 
 def _plain_number(value: Any) -> Any:
@@ -464,8 +472,14 @@ class SparkEngine(RunMemo):
         return self.rows(split) - len(drop)
 
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
-        """(The spark engine has no reference snapshot.)"""
-        return {s: self.rows(s) for s in self.frames}
+        """The splits not yet counted are counted in one job. (The spark engine has no
+        reference snapshot.)"""
+        from pyspark.sql import functions as F
+
+        todo = [s for s in self.frames if s not in self._rows]
+        got = _collected([self.frames[s].agg(F.count(F.lit(1)).alias("n")) for s in todo])
+        self._rows |= {s: int(r["n"]) for s, r in zip(todo, got)}
+        return {s: self._rows[s] for s in self.frames}
 
     def sorted_values(self, columns: Sequence[str], *, with_reference: bool = False
                       ) -> dict[str, dict[str, SortedValues]]:
@@ -508,18 +522,16 @@ class SparkEngine(RunMemo):
 
     def tallies(self, conditions: Mapping[str, Sequence[Condition]]
                 ) -> dict[str, list[Tally]]:
-
-        out: dict[str, list[Tally]] = {}
+        """Every split's conditions in one job (a bucketed group's per split and column in
+        one more, :func:`_gathered`)."""
+        queries: list[Any] = []
+        asked: list[tuple[str, Buckets | None, list[int]]] = []  # (split, group, conditions)
         for split, conds in conditions.items():
-            if not conds:
-                out[split] = []
-                continue
             df = self.frames[split]
-            groups, rest = bucketed(conds)
-            got: list[Tally | None] = [None] * len(conds)
+            groups, rest = bucketed(conds) if conds else ([], [])
             for g in groups:
-                for i, t in zip(g.at, g.tallies(conds, _buckets(df, g))):
-                    got[i] = t
+                queries.append(_buckets(df, g))
+                asked.append((split, g, list(g.at)))
             exprs = {}
             for i in rest:
                 hit, both, q = condition(df, conds[i])
@@ -527,11 +539,21 @@ class SparkEngine(RunMemo):
                           f"b{i}": f"sum(CASE WHEN {both} THEN 1 ELSE 0 END)",
                           f"x{i}": f"max(CASE WHEN {hit} THEN {q} END)",
                           f"n{i}": f"min(CASE WHEN {hit} THEN {q} END)"}
-            row = aggregate_row(df, exprs) if exprs else {}
-            for i in rest:
-                got[i] = Tally(int(row[f"h{i}"] or 0), int(row[f"b{i}"] or 0),
-                               _plain_number(row[f"x{i}"]), _plain_number(row[f"n{i}"]))
-            out[split] = got  # type: ignore[assignment]
+            if exprs:
+                queries.append(_aggregate(df, exprs))
+                asked.append((split, None, list(rest)))
+        out: dict[str, list[Any]] = {s: [None] * len(c) for s, c in conditions.items()}
+        for (split, g, at), rows in zip(asked, _gathered(queries)):
+            if g is not None:
+                per_bucket = [(int(r["_b"]), int(r["n"]), _plain_number(r["lo"]),
+                               _plain_number(r["hi"])) for r in rows]
+                for i, t in zip(at, g.tallies(conditions[split], per_bucket)):
+                    out[split][i] = t
+                continue
+            row = rows[0]["_r"]
+            for i in at:
+                out[split][i] = Tally(int(row[f"h{i}"] or 0), int(row[f"b{i}"] or 0),
+                                      _plain_number(row[f"x{i}"]), _plain_number(row[f"n{i}"]))
         return out
 
     def examples(self, split: str, condition_: Condition, values: Sequence[Num],
@@ -853,6 +875,10 @@ class SparkEngine(RunMemo):
 
     def columns(self, split: str) -> list[str]:
         return list(self.frames[split].columns)
+
+    def counted(self, rows: Mapping[str, int]) -> None:
+        """Row counts of splits a caller already has (the loader's label aggregate)."""
+        self._rows.update(rows)
 
     def rows(self, split: str) -> int:
         if split not in self._rows:

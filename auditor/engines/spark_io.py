@@ -222,9 +222,6 @@ class SparkAuditData(LoadedSplits):
     def rows(self, split: str) -> int:
         return self.engine.rows(split)
 
-    def split_rows(self) -> dict[str, int]:
-        return self.engine.split_rows()
-
     def first_schema(self) -> dict[str, tuple[ColumnType, str]]:
         return {f.name: (spark_type(f.dataType), f.dataType.simpleString())
                 for f in next(iter(self.splits.values())).schema.fields}
@@ -262,8 +259,9 @@ class SparkAuditData(LoadedSplits):
 
     def _label_summary(self) -> dict[str, Any] | None:
         """One aggregate over the splits' label values (null and NaN left out): distinct
-        values, values with a fraction (floats), labelled rows per split; None without a
-        label. Kept for the run."""
+        values, values with a fraction (floats), labelled rows per split, and every split's
+        rows (handed to the engine: the loader needs no other job to count them); None without
+        a label. Kept for the run."""
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
@@ -283,18 +281,27 @@ class SparkAuditData(LoadedSplits):
             col = F.col("_y")
             is_float = isinstance(union.schema["_y"].dataType,
                                   (T.FloatType, T.DoubleType, T.DecimalType))
-            valued = union.where(col.isNotNull() & (~F.isnan(col) if is_float else F.lit(True)))
-            aggs = [F.count_distinct(col).alias("n"),
-                    *[F.sum(F.when(F.col("_s") == i, 1).otherwise(0)).alias(f"r{i}")
+            valued = col.isNotNull() & (~F.isnan(col) if is_float else F.lit(True))
+            aggs = [F.count_distinct(F.when(valued, col)).alias("n"),
+                    *[F.sum(F.when(valued & (F.col("_s") == i), 1).otherwise(0)).alias(f"r{i}")
+                      for i in range(len(names))],
+                    *[F.sum(F.when(F.col("_s") == i, 1).otherwise(0)).alias(f"a{i}")
                       for i in range(len(names))]]
             if is_float:
-                aggs.append(F.sum(F.when(col != F.round(col, 0), 1).otherwise(0)).alias("frac"))
-            row = valued.agg(*aggs).collect()[0]
+                aggs.append(F.sum(F.when(valued & (col != F.round(col, 0)), 1).otherwise(0))
+                            .alias("frac"))
+            row = union.agg(*aggs).collect()[0]
+            self.engine.counted({n: int(row[f"a{i}"] or 0) for i, n in enumerate(names)})
             return {"distinct": int(row["n"]),
                     "frac": row["frac"] if is_float else 0,
                     "labelled": {n: int(row[f"r{i}"] or 0) for i, n in enumerate(names)}}
         summary: dict[str, Any] = self.cached(("spark.label_summary", y), measure)
         return summary
+
+    def split_rows(self) -> dict[str, int]:
+        """Counted with the label's aggregate when there is a label (one job for both)."""
+        self._label_summary()
+        return self.engine.split_rows()
 
     # -- loading -------------------------------------------------------------------------------
     def _resolve(self) -> tuple[dict[str, Kind], list[str]]:
