@@ -264,20 +264,14 @@ def _spark_arrow(table: Any) -> Any:
     return table if target == table.schema else table.cast(target)
 
 
-def partition_offsets(df: Any) -> dict[int, int]:
-    """The first stored row number of every partition of ``df``, from one count job. ``df``
+def _partition_counts(df: Any) -> Any:
+    """The query of every partition's rows of ``df`` (for :meth:`SparkEngine._offsets`). ``df``
     must be persisted or read from files, as the loader leaves every split: on a DataFrame
     made from local rows Spark evaluates ``spark_partition_id`` on the driver (partition 0
     for every row) while ``mapInArrow`` runs on its real partitions."""
     from pyspark.sql import functions as F
 
-    counts = sorted((int(r[0]), int(r[1])) for r in df.select(
-        F.spark_partition_id().alias("p")).groupBy("p").count().collect())
-    out, at = {}, 0
-    for p, n in counts:
-        out[p] = at
-        at += n
-    return out
+    return df.select(F.spark_partition_id().alias("p")).groupBy("p").count()
 
 
 # values one operation may bring to the driver ((split, value) counts, or a column's values);
@@ -350,7 +344,7 @@ class SparkEngine(RunMemo):
         for split, df in self.frames.items():
             if splits is not None and split not in splits:
                 continue
-            offsets = self.cached(("spark.offsets", split), lambda df=df: partition_offsets(df))
+            offsets = self._offsets(split)
             mapped = map_in_arrow(_numbered_input(df, columns),
                                   _batch_runner(fn, schema, offsets), ddl)
             if sum_by is not None:
@@ -381,7 +375,7 @@ class SparkEngine(RunMemo):
         schema = e.types
         ddl = ", ".join(f"{quoted(c)} {spark_type(t)}" for c, t in schema.items())
         df = self.frames[e.split]
-        offsets = self.cached(("spark.offsets", e.split), lambda: partition_offsets(df))
+        offsets = self._offsets(e.split)
         made = map_in_arrow(_numbered_input(df, e.columns),
                             _batch_runner(e.fn, schema, offsets), ddl)
         if e.key is None:
@@ -449,7 +443,7 @@ class SparkEngine(RunMemo):
         from auditor.report.output import confined
 
         df = self.frames[split]
-        offsets = self.cached(("spark.offsets", split), lambda: partition_offsets(df))
+        offsets = self._offsets(split)
         key = "_row__clean"
         schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
         numbered = map_in_arrow(df, _with_row_numbers(offsets, key), schema)
@@ -806,8 +800,7 @@ class SparkEngine(RunMemo):
         df = self.frames[split].select(*[col(c) for c in columns])
         if not wanted:
             return pl.DataFrame(schema={c: t for c, t in to_polars(df.limit(0)).schema.items()})
-        offsets = self.cached(("spark.offsets", split),
-                              lambda: partition_offsets(self.frames[split]))
+        offsets = self._offsets(split)
         key = "__auditor_row"
         schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
         got = to_polars(map_in_arrow(df, _with_row_numbers(offsets, key), schema)
@@ -884,6 +877,19 @@ class SparkEngine(RunMemo):
         if split not in self._rows:
             self._rows[split] = int(self.frames[split].count())
         return self._rows[split]
+
+    def _offsets(self, split: str) -> dict[int, int]:
+        """The first stored row number of every partition of ``split``; on the first call
+        every split's, from one job (kept for the run)."""
+        memo: dict[str, dict[int, int]] = self.cached("spark.offsets", dict)
+        if split not in memo:
+            todo = [s for s in self.frames if s not in memo]
+            for s, rows in zip(todo, _gathered([_partition_counts(self.frames[s])
+                                                 for s in todo])):
+                memo[s], at = {}, 0
+                for p, n in sorted((int(r["p"]), int(r["count"])) for r in rows):
+                    memo[s][p], at = at, at + n
+        return memo[split]
 
     def _key_counts(self, split: str, column: str) -> Any:
         """Rows per value ``_k`` of ``column`` (``count``; a missing value is no key), computed

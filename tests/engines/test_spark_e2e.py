@@ -12,9 +12,10 @@ import pytest
 
 from auditor.engines import NOT_ON_SPARK
 
-# the whole pipeline with Spark's code generation on, as in production (the other Spark tests
-# run interpreted plans: tests/engines/conftest.py)
-pytestmark = pytest.mark.usefixtures("codegen")
+# the demos run the whole pipeline with Spark's code generation on, as in production (the
+# other Spark tests, the bench data's here among them, run interpreted plans:
+# tests/engines/conftest.py)
+CODEGEN = pytest.mark.usefixtures("codegen")
 
 ROOT = Path(__file__).resolve().parents[2]
 # checks with a Spark implementation since the engine landed: they must run, not skip (since
@@ -49,6 +50,7 @@ def _verdicts(config_args: list[str], tmp_path: Path, spark_args: tuple[str, ...
     return p, s, not_on_spark
 
 
+@CODEGEN
 def test_demo_verdicts_equal_on_both_engines(spark, tmp_path):
     from auditor.loading.demo import write_demo
 
@@ -80,6 +82,7 @@ def test_demo_verdicts_equal_on_both_engines(spark, tmp_path):
     assert s["leakage.duplicates"]["status"] == "fail"
 
 
+@CODEGEN
 def test_token_demo_with_names_spark_would_parse_gives_the_polars_verdicts(spark, tmp_path):
     """The token demo with its columns renamed (``input.ids``, ``attn`mask``, ``la bels``,
     ``te.xt``, ``doc.id``): every tokens.* check runs on Spark (``mapInArrow`` resolves its
