@@ -24,7 +24,7 @@ import polars as pl
 
 from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
-from auditor.errors import NotApplicable
+from auditor.errors import ConfigError, NotApplicable
 from auditor.engines.spark_columns import col, empty_polars, map_in_arrow, quoted, to_polars
 from auditor.engines.operations import (BatchFn, Buckets, CopySpec, ClassLevels, ClassRanks,
                                         Condition,
@@ -280,6 +280,11 @@ def _partition_counts(df: Any) -> Any:
 DRIVER_VALUES = 2_000_000
 
 
+# rows of all splits beyond which the tables a run keeps are persisted on local disk only
+# (SparkEngine._persisted; spark.auditor.keep)
+KEEP_IN_MEMORY_ROWS = 20_000_000
+KEEP_CONF = "spark.auditor.keep"
+
 # numeric values numeric_distributions collects and sorts exactly; more are sketched
 NUMERIC_VALUES = 2_000_000
 
@@ -382,9 +387,8 @@ class SparkEngine(RunMemo):
             return made
         held: dict[Any, Any] = self.__dict__.setdefault("_expansions", {})
         if e.key not in held:
-            from pyspark import StorageLevel
 
-            held[e.key] = made.persist(StorageLevel.MEMORY_AND_DISK)
+            held[e.key] = self._persisted(made)
         return held[e.key]
 
     def matches(self, left: Expansion, right: Expansion, on: Sequence[str], *, order: str,
@@ -401,9 +405,8 @@ class SparkEngine(RunMemo):
         l_ = base
         if keep:
             if left.key is None:  # read twice (kept rows, join): made once
-                from pyspark import StorageLevel
 
-                base = l_ = base.persist(StorageLevel.MEMORY_AND_DISK)
+                base = l_ = self._persisted(base)
             mark = col(keep[0]) == F.lit(keep[1])
             kept_l, kept_r = l_.where(mark), r.where(mark)
             l_, r = l_.where(~mark), r.where(~mark)
@@ -663,7 +666,8 @@ class SparkEngine(RunMemo):
                 union = part if union is None else union.unionByName(part)
         assert union is not None
         counts = (union.where(F.col("value").isNotNull())
-                  .groupBy("column", "split", "order", "value").count().cache())
+                  .groupBy("column", "split", "order", "value").count())
+        counts = self._persisted(counts)
         kept = counts
         try:
             totals = {int(r[0]): int(r[1] or 0)
@@ -676,7 +680,7 @@ class SparkEngine(RunMemo):
                          .select("column", "_key"))
                 keep = keyed.join(multi, on=["column", "_key"]).select("column", "value")
                 kept = counts.join(keep, on=["column", "value"], how="left_semi")
-            kept = kept.cache()  # counted, then collected: the mapInArrow runs once
+            kept = self._persisted(kept)  # counted, then collected: mapInArrow runs once
             over: dict[int, int] = {}
             if partial:
                 per = {int(r[0]): int(r[1])
@@ -764,7 +768,7 @@ class SparkEngine(RunMemo):
             for df in self.frames.values():
                 part = df.select(_plain(df, c).cast("string").alias("v"))
                 union = part if union is None else union.unionByName(part)
-            values = union.where(F.col("v").isNotNull()).distinct().cache()
+            values = self._persisted(union.where(F.col("v").isNotNull()).distinct())
             try:
                 distinct = int(values.count())
                 first = [r["v"] for r in values.orderBy("v").limit(limit).collect()] \
@@ -785,9 +789,8 @@ class SparkEngine(RunMemo):
         return self.keep(nw.from_native(union)) if persist else nw.from_native(union)
 
     def keep(self, frame: "nw.LazyFrame[Any]", *, run: bool = False) -> "nw.LazyFrame[Any]":
-        from pyspark import StorageLevel
 
-        native = frame.to_native().persist(StorageLevel.MEMORY_AND_DISK)
+        native = self._persisted(frame.to_native())
         self.__dict__.setdefault("persisted" if run else "_kept", []).append(native)
         return nw.from_native(native)
 
@@ -878,6 +881,24 @@ class SparkEngine(RunMemo):
             self._rows[split] = int(self.frames[split].count())
         return self._rows[split]
 
+    def _persisted(self, df: Any) -> Any:
+        """``df`` persisted for reuse within the run, at the storage level of
+        ``spark.auditor.keep`` (``--spark-conf``): ``memory`` (memory, spilling to disk),
+        ``disk`` (the executors' local disks only), or ``auto`` (default): ``disk`` when the
+        splits hold more than :data:`KEEP_IN_MEMORY_ROWS` rows in all. Tables cached in
+        memory are built as columnar batches on the executors' heap: at 50M rows the count
+        table of a unique id and the keyed rows of leakage.duplicates ran 2 GB and 3 GB
+        executors out of heap."""
+        from pyspark import StorageLevel
+
+        mode = self.cached(KEEP_CONF, lambda: (df.sparkSession.conf.get(KEEP_CONF, "auto")
+                                                or "auto").strip().lower())
+        if mode not in ("auto", "memory", "disk"):
+            raise ConfigError(f"{KEEP_CONF} must be auto, memory or disk; got {mode!r}")
+        disk = mode == "disk" or (mode == "auto"
+                                  and sum(self.split_rows().values()) > KEEP_IN_MEMORY_ROWS)
+        return df.persist(StorageLevel.DISK_ONLY if disk else StorageLevel.MEMORY_AND_DISK)
+
     def _offsets(self, split: str) -> dict[int, int]:
         """The first stored row number of every partition of ``split``; on the first call
         every split's, from one job (kept for the run)."""
@@ -897,9 +918,9 @@ class SparkEngine(RunMemo):
         summary and the overlaps of a key shuffle the rows once."""
         if (split, column) not in self._counts:
             df = self.frames[split]
-            self._counts[(split, column)] = (df.where(~missing(df, column))
-                                             .select(col(column).alias("_k"))
-                                             .groupBy("_k").count().persist())
+            self._counts[(split, column)] = self._persisted(
+                df.where(~missing(df, column)).select(col(column).alias("_k"))
+                .groupBy("_k").count())
         return self._counts[(split, column)]
 
     def stratified_sample(self, split: str, rows: int, *, by: str | None = None,

@@ -408,9 +408,14 @@ def persist_splits(spark: Any, splits: dict[str, Any], paths: dict[str, str | No
     is left as it is."""
     from pyspark import StorageLevel
 
+    from auditor.engines.spark_engine import KEEP_CONF
+
     mode = (spark.conf.get(PERSIST_CONF, "auto") or "auto").strip().lower()
     if mode not in ("auto", "all", "none"):
         raise ConfigError(f"{PERSIST_CONF} must be auto, all or none; got {mode!r}")
+    keep = (spark.conf.get(KEEP_CONF, "auto") or "auto").strip().lower()
+    if keep not in ("auto", "memory", "disk"):  # read by SparkEngine._persisted
+        raise ConfigError(f"{KEEP_CONF} must be auto, memory or disk; got {keep!r}")
     out = []
     for name, df in list(splits.items()):
         path = paths.get(name)

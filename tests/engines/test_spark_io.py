@@ -238,3 +238,37 @@ def test_spark_splits_get_the_polars_loaders_column_checks(spark):
     with pytest.raises(InputError, match=r"label column 'y' not found \(did you mean "
                                          r"'yy'\?\)"):
         open_spark_splits(cfg, {"train": train, "test": renamed}, spark=spark)
+
+
+def test_kept_tables_go_to_local_disk_beyond_the_row_budget_or_when_asked(spark, monkeypatch):
+    """``spark.auditor.keep``: auto keeps tables in memory (spilling to disk) up to
+    KEEP_IN_MEMORY_ROWS rows in all splits and on disk only beyond; memory / disk force one;
+    anything else is a configuration error before any check runs."""
+    import narwhals as nw
+    from pyspark import StorageLevel
+
+    import auditor.engines.spark_engine as se
+    from auditor.core.config import AuditConfig
+    from auditor.engines.spark_io import open_spark_splits
+
+    frames = {k: spark.createDataFrame(v.to_arrow()) for k, v in planted().items()}
+    cfg = AuditConfig(datasets={"train": "train", "test": "test"}, columns={"label": "y"})
+
+    def level() -> StorageLevel:
+        engine = open_spark_splits(cfg, frames, spark=spark).engine
+        kept = engine.keep(nw.from_native(frames["test"].select("x1"))).to_native()
+        level = kept.storageLevel
+        engine.release()
+        return level
+
+    assert level() == StorageLevel.MEMORY_AND_DISK  # 556 rows
+    monkeypatch.setattr(se, "KEEP_IN_MEMORY_ROWS", 500)
+    assert level() == StorageLevel.DISK_ONLY
+    spark.conf.set("spark.auditor.keep", "memory")
+    assert level() == StorageLevel.MEMORY_AND_DISK
+    monkeypatch.setattr(se, "KEEP_IN_MEMORY_ROWS", 10**9)
+    spark.conf.set("spark.auditor.keep", "disk")
+    assert level() == StorageLevel.DISK_ONLY
+    spark.conf.set("spark.auditor.keep", "ram")
+    with pytest.raises(ConfigError, match="spark.auditor.keep must be auto, memory or disk"):
+        open_spark_splits(cfg, frames, spark=spark)
