@@ -123,19 +123,27 @@ class LoadedSplits:
 
 
 def check_declared_columns(names: Mapping[str, Sequence[str]], columns: Columns,
-                           tokens: Tokens | None, paths: Mapping[str, str | None]) -> None:
-    """Every split's column names (``names``) are unique and hold every declared column (roles
-    but ``exclude``, and a ``tokens:`` section's columns); else one InputError naming the file,
-    the column and its role, with the closest name when one is close."""
+                           tokens: Tokens | None, paths: Mapping[str, str | None], *,
+                           fold_case: bool = False) -> None:
+    """Every split's column names (``names``) are unique (``fold_case``: also ignoring case, as
+    Spark resolves names by default) and hold every declared column (roles but ``exclude``, and
+    a ``tokens:`` section's columns); else one InputError naming the file, the column and its
+    role, with the closest name when one is close."""
     required = [(c, r) for c, r in columns.declared().items() if r != "exclude"]
     if tokens:
         required += [(c, f"tokens.{role}") for role, c in token_roles(tokens)]
     for name, cols in names.items():
         where = paths.get(name) or f"split {name!r}"
         seen: set[str] = set()
+        folded: dict[str, str] = {}
         for col in cols:
             if col in seen:
                 raise InputError(f"{where}: duplicate column name {col!r}")
+            other = folded.setdefault(col.casefold(), col)
+            if fold_case and other != col:
+                raise InputError(f"{where}: column names {other!r} and {col!r} differ only in "
+                                 "case, which Spark does not tell apart "
+                                 "(spark.sql.caseSensitive=false)")
             seen.add(col)
         for col, role in required:
             if col in seen:

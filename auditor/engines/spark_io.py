@@ -198,8 +198,10 @@ class SparkAuditData(LoadedSplits):
             "driver-side sample whose size their findings state."]
         self.engine = SparkEngine(splits, seed=seed)
         self.engine.driver = self.driver_sample
+        fold = next(iter(splits.values())).sparkSession.conf.get(
+            "spark.sql.caseSensitive", "false").strip().lower() != "true"
         check_declared_columns({n: df.columns for n, df in splits.items()}, columns, tokens,
-                               self.paths)
+                               self.paths, fold_case=fold)
         self.kinds, self.features = self._resolve()
 
     def driver_sample(self) -> Any:
@@ -227,14 +229,16 @@ class SparkAuditData(LoadedSplits):
                 for f in next(iter(self.splits.values())).schema.fields}
 
     def info(self) -> dict[str, dict[str, Any]]:
-        return {n: {"path": self.paths.get(n), "rows": self.rows(n), "columns": len(df.columns)}
+        rows = self.split_rows()
+        return {n: {"path": self.paths.get(n), "rows": rows[n], "columns": len(df.columns)}
                 for n, df in self.splits.items()}
 
     def describe_inputs(self) -> dict[str, dict[str, Any]]:
         """``inputs`` of report.json: path, rows, schema (no content hash: a Spark input may be
         a table or a folder of any size)."""
+        rows = self.split_rows()  # with the label's aggregate: one job
         return {n: {"path": self.paths.get(n), "bytes": None, "hash": None, "hash_mode": None,
-                    "rows": self.rows(n),
+                    "rows": rows[n],
                     "schema": {f.name: f.dataType.simpleString() for f in df.schema.fields}}
                 for n, df in self.splits.items()}
 

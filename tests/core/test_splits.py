@@ -29,6 +29,11 @@ def test_excluded_columns_may_be_absent_and_a_repeated_name_is_an_error():
     with pytest.raises(InputError, match="^tr.csv: duplicate column name 'x'$"):
         check_declared_columns({"train": ["rid", "x", "y", "x"]}, COLS, None,
                                {"train": "tr.csv"})
+    check_declared_columns({"train": ["rid", "x", "y", "X"]}, COLS, None, {})  # polars
+    with pytest.raises(InputError, match="^split 'train': column names 'x' and 'X' differ only "
+                                         "in case"):
+        check_declared_columns({"train": ["rid", "x", "y", "X"]}, COLS, None, {},
+                               fold_case=True)
 
 
 def test_token_columns_are_required_with_their_role_and_a_text_only_hint():

@@ -234,6 +234,10 @@ def test_spark_splits_get_the_polars_loaders_column_checks(spark):
     twice = test.toDF(*["x1" if c == "x2" else c for c in test.columns])
     with pytest.raises(InputError, match="^split 'test': duplicate column name 'x1'$"):
         open_spark_splits(cfg, {"train": train, "test": twice}, spark=spark)
+    cased = test.withColumnRenamed("x2", "X1")
+    with pytest.raises(InputError, match="^split 'test': column names 'x1' and 'X1' differ "
+                                         r"only in case, which Spark does not tell apart"):
+        open_spark_splits(cfg, {"train": train, "test": cased}, spark=spark)
     renamed = test.withColumnRenamed("y", "yy")
     with pytest.raises(InputError, match=r"label column 'y' not found \(did you mean "
                                          r"'yy'\?\)"):
@@ -259,6 +263,7 @@ def test_kept_tables_go_to_local_disk_beyond_the_row_budget_or_when_asked(spark,
         kept = engine.keep(nw.from_native(frames["test"].select("x1"))).to_native()
         level = kept.storageLevel
         engine.release()
+        engine.close()
         return level
 
     assert level() == StorageLevel.MEMORY_AND_DISK  # 556 rows
