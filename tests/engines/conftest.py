@@ -30,8 +30,8 @@ def spark():
     # Tiny data: one task thread and one shuffle partition (two xdist workers share two cores;
     # split frames still arrive in two partitions: default.parallelism), and a JVM that
     # compiles little (C1 only) with the serial collector. Against local[2], 4 partitions and
-    # the JVM's defaults, the conformance cases' Spark side took 156 s instead of 225 s (two
-    # concurrent halves, /tmp A/B, session 28). The e2e tests run 4 partitions (--spark-conf).
+    # the JVM's defaults, the conformance cases' Spark side took 156 s instead of 225 s
+    # (bench/spark_test_session.py). The e2e demo runs 2 partitions (--spark-conf).
     session = (SparkSession.builder.master("local[1]").appName("auditor-tests")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "1")

@@ -58,7 +58,7 @@ def test_demo_verdicts_equal_on_both_engines(spark, tmp_path):
     # --spark-conf makes the run apply the session defaults, adaptive execution on among them;
     # the test session keeps it off (a tiny job's adaptive re-planning costs more than it saves)
     p, s, skipped = _verdicts([str(config)], tmp_path,
-                              ("--spark-conf", "spark.sql.shuffle.partitions=4",
+                              ("--spark-conf", "spark.sql.shuffle.partitions=2",
                                "--spark-conf", "spark.sql.adaptive.enabled=false"))
     # the Spark run's report: its engine, the engine's note, the rows, the HTML beside it
     doc = json.loads((tmp_path / "spark" / "report.json").read_text())
