@@ -10,10 +10,11 @@ its batch (the same code on every engine, so the engines cannot normalise apart)
   ``hash_rows``; null equals null, NaN equals NaN, -0.0 equals 0.0; columns compared as text
   cast to strings): two different rows share it with probability about 2^-128 per pair,
   n^2 / 2^129 over n rows (< 10^-20 at 10^9 rows), so counts of keys are counts of rows;
-- ``_fh1``/``_fh2`` and ``_y`` (a label is declared and compared): the features normalised as
-  :func:`auditor.engines.polars_near.normalised_keys` does (strings NFKC-normalised,
-  case-folded, whitespace-collapsed; floats exact), columns compared as text as they are, and
-  a hash of the label normalised likewise (numbers as doubles; null and NaN: no label);
+- ``_fh1``/``_fh2`` and ``_y`` (a label is declared and compared): two seeded ``hash_rows``
+  of the features normalised (:func:`auditor.engines.polars_near.keys_of_frame`: strings
+  NFKC-normalised, case-folded, whitespace-collapsed; floats exact), columns compared as
+  text as they are, and a hash of the label normalised likewise (numbers as doubles; null
+  and NaN: no label);
 - ``_rh1``/``_rh2`` (near copies without free text): the compared columns normalised with
   floats rounded to ``significant_digits`` significant digits.
 
@@ -33,6 +34,7 @@ near_text_copies`); an engine without it names the columns in ``not_matched``.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
@@ -89,8 +91,8 @@ def row_key(frame: pl.DataFrame, cols: tuple[str, ...], as_text: tuple[str, ...]
 
 def keyed_batch(frame: pl.DataFrame, first_row: int, *, split: int, cols: tuple[str, ...],
                 as_text: tuple[str, ...], features: tuple[str, ...], label: str | None,
-                near: tuple[str, ...], digits: int, kinds: Mapping[str, Kind], seed: int
-                ) -> pl.DataFrame:
+                near: tuple[str, ...], digits: int, kinds: Mapping[str, Kind], seed: int,
+                without: str | None = None) -> pl.DataFrame:
     """The keyed rows (module docstring) of one batch of a split."""
     n = frame.height
     texts, whole = row_key(frame, cols, as_text, seed)
@@ -98,19 +100,21 @@ def keyed_batch(frame: pl.DataFrame, first_row: int, *, split: int, cols: tuple[
         "_s": pl.Series(np.full(n, split, dtype=np.int32)),
         "_r": pl.Series(np.arange(first_row, first_row + n, dtype=np.int64)),
         "_h1": whole[0], "_h2": whole[1]}
+    if without is not None:
+        rest = row_key(frame, tuple(c for c in cols if c != without),
+                       tuple(c for c in as_text if c != without), seed)[1]
+        out |= {"_uh1": rest[0], "_uh2": rest[1]}
     variants: list[tuple[list[str], int | None]] = []
     if label is not None and features:
         variants.append((list(features), None))
     if near:
         variants.append((list(near), digits))
     if variants:
+        # columns compared as text: equal as strings, not normalised
         halves = keys_of_frame(frame, kinds, [seed ^ s for s in _SEEDS], list(dict.fromkeys(
-            c for v, _ in variants for c in v)), variants)
-        for i, (s, keys) in enumerate(zip(_SEEDS, halves), start=1):
+            c for v, _ in variants for c in v)), variants, extra=texts)
+        for i, keys in enumerate(halves, start=1):
             for (names, d), k in zip(variants, keys):
-                if as_text:  # compared as text: equal as strings, not normalised
-                    k = pl.DataFrame({"k": k}).hstack(texts).hash_rows(
-                        seed=(seed ^ s) % (2**32)).to_numpy()
                 out[f"_{'r' if d is not None else 'f'}h{i}"] = _signed(k)
     if label is not None and features:
         out["_y"] = _label_hash(frame, label, kinds, seed)
@@ -119,6 +123,8 @@ def keyed_batch(frame: pl.DataFrame, first_row: int, *, split: int, cols: tuple[
 
 def keyed_schema(spec: CopySpec, near: bool) -> dict[str, Any]:
     schema: dict[str, Any] = {"_s": pl.Int32, "_r": pl.Int64, "_h1": pl.Int64, "_h2": pl.Int64}
+    if spec.without is not None:
+        schema |= {"_uh1": pl.Int64, "_uh2": pl.Int64}
     if spec.label is not None and spec.features:
         schema |= {"_fh1": pl.Int64, "_fh2": pl.Int64}
     if near:
@@ -136,46 +142,48 @@ def _member(pool: np.ndarray, x: np.ndarray) -> np.ndarray:
     return pl.Series(x).is_in(pl.Series(pool).implode()).to_numpy()
 
 
-def cell_codes(j: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """One int64 per (column position j, value hash v), for a single membership test of
-    cells of every column (distinct cells may share a code by chance: a filter's superset,
-    which the exact join after it removes)."""
-    with np.errstate(over="ignore"):
-        salt = (j.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
-    return np.asarray(v.view(np.uint64) ^ salt).view(np.int64)
-
-
 def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
                 as_text: tuple[str, ...], measured: tuple[str, ...], seed: int,
                 keys: tuple[np.ndarray, np.ndarray] | None = None,
-                values: np.ndarray | None = None) -> pl.DataFrame:
+                values: tuple[np.ndarray, ...] | None = None) -> pl.DataFrame:
     """Per row and value of the ``measured`` columns (non-null): the whole-row key, the
     column's position ``j`` and a hash ``v`` of the value (-0.0 as 0.0, every NaN one value);
     only the rows whose key is among ``keys`` (first halves sorted and unique, second halves
-    beside them) and the cells whose :func:`cell_codes` are among ``values`` when given (the
-    cells of every value of every row held 600 MB at 1M rows). Every column at once: one
-    select of the value hashes, numpy after it (a loop over 10,000 columns took 35 s)."""
-    h1, h2 = (h.to_numpy() for h in row_key(frame, cols, as_text, seed)[1])
+    beside them) or, with ``values`` (per measured column, the hashes to keep), the cells
+    whose hash is among their column's (the cells of every value of every row held 600 MB at
+    1M rows). Every column at once: one select of the value hashes (or of their membership),
+    numpy after it (a loop over 10,000 columns took 35 s); rows are keyed only where a cell
+    is kept (hash_rows of every row was most of a pass)."""
     at = np.arange(frame.height)
+    present: np.ndarray | None = None
     if keys is not None:
+        h1, h2 = (h.to_numpy() for h in row_key(frame, cols, as_text, seed)[1])
         first, second = keys
         hit = _member(first, h1)
         hit[hit] = second[np.searchsorted(first, h1[hit])] == h2[hit]
         at = at[hit]
-    part = frame.select(measured)[at] if keys is not None else frame.select(measured)
-    if not part.height or not part.width:
+        h1, h2 = h1[at], h2[at]
+    elif values is not None:
+        masks = frame.select(
+            (pl.col(c).is_not_null() & pl.col(c).hash(seed=seed % (2**32)).is_in(
+                pl.Series(np.asarray(values[j]).view(np.uint64)).implode())).alias(f"m{j}")
+            for j, c in enumerate(measured))
+        at = masks.select(pl.any_horizontal(pl.all())).to_series().arg_true().to_numpy() \
+            if masks.width else at[:0]
+        present = masks[at].to_numpy()
+    part = frame[at] if keys is not None or values is not None else frame
+    if values is not None or keys is None:
+        h1, h2 = (h.to_numpy() for h in row_key(part, cols, as_text, seed)[1])
+    if not part.height or not measured:
         return pl.DataFrame(schema=CELLS_SCHEMA)
+    part = part.select(measured)
     hashed = part.select(pl.col(c).hash(seed=seed % (2**32)) for c in measured)
     v = np.ascontiguousarray(hashed.to_numpy(), dtype=np.uint64).view(np.int64)
-    present = ~part.select(pl.all().is_null()).to_numpy()
+    if present is None:
+        present = ~part.select(pl.all().is_null()).to_numpy()
     rr, jj = np.nonzero(present)
-    vv = v[rr, jj]
-    if values is not None:
-        keep = _member(values, cell_codes(jj, vv))
-        rr, jj, vv = rr[keep], jj[keep], vv[keep]
-    rows = at[rr]
-    return pl.DataFrame({"_h1": h1[rows], "_h2": h2[rows], "j": jj.astype(np.int32), "v": vv},
-                        schema=CELLS_SCHEMA)
+    return pl.DataFrame({"_h1": h1[rr], "_h2": h2[rr], "j": jj.astype(np.int32),
+                         "v": v[rr, jj]}, schema=CELLS_SCHEMA)
 
 
 CELLS_SCHEMA = {"_h1": pl.Int64, "_h2": pl.Int64, "j": pl.Int32, "v": pl.Int64}
@@ -206,7 +214,8 @@ def _when(cond: Any, value: Any) -> Any:
 class KeyedRows:
     """The keyed rows of every split and the counts of :func:`row_copies` read from them."""
 
-    def __init__(self, engine: Operations, roles: Roles, spec: CopySpec) -> None:
+    def __init__(self, engine: Operations, roles: Roles, spec: CopySpec,
+                 table: Lazy | None = None) -> None:
         self.engine, self.spec = engine, spec
         self.names = list(roles.splits)
         self.rows = dict(roles.rows)
@@ -224,12 +233,14 @@ class KeyedRows:
         schema = keyed_schema(spec, bool(self.near))
         read = list(dict.fromkeys([*self.compared, *(spec.features or ()),
                                    *([spec.label] if self.labelled and spec.label else [])]))
-        self.table = engine.kept([Expansion(
+        # ``table``: keyed rows made already (the rows without a column: a view of the
+        # keyed rows of every column, :meth:`without`)
+        self.table = table if table is not None else engine.kept([Expansion(
             split=s, columns=tuple(read), schema=tuple(schema.items()),
             fn=partial(keyed_batch, split=i, cols=self.cols, as_text=self.as_text,
                        features=tuple(spec.features), label=spec.label
                        if self.labelled else None, near=self.near, digits=spec.digits,
-                       kinds=self.kinds, seed=self.seed))
+                       kinds=self.kinds, seed=self.seed, without=spec.without))
             for i, s in enumerate(self.names)])
         n = [(nw.col("_s") == i).cast(nw.Int64).sum().alias(f"_n{i}")
              for i in range(len(self.names))]
@@ -240,6 +251,21 @@ class KeyedRows:
         self._continuous: dict[str, list[str]] | None = None
         self._measured: Lazy | None = None
         self._conflicts: dict[int, tuple[int, int]] | None = None
+
+    def without(self, roles: Roles) -> "KeyedRows | None":
+        """The rows compared on every column but ``spec.without`` (exact copies only), from
+        the same keyed rows (their ``_uh1``/``_uh2``); None when no column is left."""
+        c = self.spec.without
+        if c is None:
+            return None
+        spec = replace(self.spec, cols=tuple(x for x in self.spec.cols if x != c),
+                       as_text=tuple(x for x in self.spec.as_text if x != c),
+                       text_cols=tuple(x for x in self.spec.text_cols if x != c), features=(),
+                       label=None, near=False, without=None)
+        if not spec.cols and not spec.as_text:
+            return None
+        return KeyedRows(self.engine, roles, spec, table=self.table.select(
+            "_s", "_r", nw.col("_uh1").alias("_h1"), nw.col("_uh2").alias("_h2")))
 
     # -- per split and pair --------------------------------------------------------------------
     def summary(self) -> dict[str, int]:
@@ -304,7 +330,7 @@ class KeyedRows:
             repeated = self.keys.filter(seen >= 2).select("_h1", "_h2")
 
             def cells(keys: tuple[np.ndarray, np.ndarray] | None = None,
-                      values: np.ndarray | None = None) -> Lazy:
+                      values: tuple[np.ndarray, ...] | None = None) -> Lazy:
                 return self.engine.kept([Expansion(
                     split=s, columns=tuple(self.compared), schema=tuple(CELLS_SCHEMA.items()),
                     fn=partial(cells_batch, cols=self.cols, as_text=self.as_text,
@@ -319,9 +345,11 @@ class KeyedRows:
                     mine = cells(keys=(first, got["_h2"].to_numpy()))
                     held = mine.select("j", "v").unique()
                     if _count(held) <= MAX_SHIPPED:
-                        pairs = held.collect().to_polars()
-                        everywhere = cells(values=np.unique(cell_codes(
-                            pairs["j"].to_numpy(), pairs["v"].to_numpy())))
+                        pairs = held.collect().to_polars().partition_by("j", as_dict=True)
+                        empty = np.zeros(0, dtype=np.int64)
+                        everywhere = cells(values=tuple(
+                            pairs[(j,)]["v"].to_numpy() if (j,) in pairs else empty
+                            for j in range(len(cont))))
             if everywhere is None:
                 everywhere = cells()
             if mine is None:
@@ -557,99 +585,110 @@ def _named(ids: list[str], got: pl.DataFrame, i: int, prefix: str) -> dict[str, 
 
 def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
     """:class:`~auditor.engines.operations.RowCopies` of the roles' splits compared on
-    ``spec`` (module docstring), on any engine."""
-    names = list(roles.splits)
+    ``spec`` (module docstring), on any engine; with ``spec.without``, also the exact copies
+    on every column but that one (:attr:`~auditor.engines.operations.RowCopies.without`),
+    counted from the same keyed rows."""
     if not spec.cols and not spec.as_text:
         empty = SplitCopies(repeated=0, conflicts=0, groups=0, continuous=None)
-        return RowCopies(splits={s: empty for s in names},
+        return RowCopies(splits={s: empty for s in roles.splits},
                          pairs={p: PairCopies(copies=0, chance=no_chance(0), near=None,
                                               conflicts=0) for p in roles.pairs()})
-    t = KeyedRows(engine, roles, spec)
+    try:
+        t = KeyedRows(engine, roles, spec)
+        copies = _counted(engine, roles, spec, t)
+        rest = t.without(roles)
+        if rest is not None:
+            copies = replace(copies, without=_counted(engine, roles, rest.spec, rest))
+        return copies
+    finally:
+        engine.release()
+
+
+def _counted(engine: Operations, roles: Roles, spec: CopySpec, t: KeyedRows) -> RowCopies:
+    """:func:`row_copies` read from the keyed rows ``t``."""
+    names = list(roles.splits)
     limit = spec.max_examples
     shown = t.compared
     label = spec.label
     features = list(spec.features)
     rows = _Rows(engine, roles)
     todo: list[Callable[[], None]] = []  # examples built once their rows are fetched
-    try:
-        splits = {}
-        for i, split in enumerate(names):
-            repeated = t.repeated(i)
-            within, groups = t.within_conflicts(i) if t.labelled else (0, 0)
-            examples: list[dict[str, Any]] = []
-            if repeated and limit:
-                first = t.firsts(i, ("_h1", "_h2"))
-                head = t.head(t.table.filter(nw.col("_s") == i)
-                              .join(first, on=["_h1", "_h2"], how="inner")
-                              .filter(nw.col("_r") > nw.col("row_a")), limit)
-                copy = rows.ask(split, head["_r"], shown)
-                todo.append(partial(_copy_examples, examples, head, copy,
-                                    rows.ask(split, head["row_a"], copy.ids), shown))
-            conflict_ex: list[dict[str, Any]] = []
-            if within and limit and label is not None:
-                first = t._labelled(i).group_by("_fh1", "_fh2").agg(
-                    nw.col("_r").min().alias("row_a"), nw.col("_y").n_unique().alias("L"))
-                head = t.head(t._labelled(i).join(first.filter(nw.col("L") > 1),
-                                                  on=["_fh1", "_fh2"], how="inner"), limit)
-                todo.append(partial(_conflict_examples, conflict_ex, head,
-                                    rows.ask(split, head["_r"], [*features, label]),
-                                    rows.ask(split, head["row_a"], [label]), features, label))
-            splits[split] = SplitCopies(
-                repeated=repeated, conflicts=within, groups=groups,
-                continuous=tuple(t.continuous()[split]) if repeated else None,
-                examples=examples, conflict_examples=conflict_ex)
-        pairs = {}
-        for (earlier, later), (e, l) in zip(roles.pairs(), t.pair_idx):
-            copies = t.copies(e, l)
-            pair_ex: list[dict[str, Any]] = []
-            if copies and limit:
-                head = t.head(t.table.filter(nw.col("_s") == l).join(
-                    t.firsts(e, ("_h1", "_h2")), on=["_h1", "_h2"], how="inner"), limit)
-                todo.append(partial(_pair_examples, pair_ex, head, earlier, later,
-                                    rows.ask(later, head["_r"], shown),
-                                    rows.ask(earlier, head["row_a"], []), shown))
-            near: int | None = None
-            near_ex: list[dict[str, Any]] = []
-            summary: dict[str, Any] = {}
-            if t.near and not t.text_near:
-                near = max(0, t.near_rows(e, l) - copies)
-                if near and limit:
-                    exact = t.firsts(e, ("_h1", "_h2")).select("_h1", "_h2")
-                    head = t.head(t.table.filter(nw.col("_s") == l)
-                                  .join(exact, on=["_h1", "_h2"], how="anti")
-                                  .join(t.firsts(e, ("_rh1", "_rh2")), on=["_rh1", "_rh2"],
-                                        how="inner"), limit)
-                    cols = list(spec.cols)
-                    todo.append(partial(_near_examples, near_ex, head, earlier, later,
-                                        rows.ask(earlier, head["row_a"], cols),
-                                        rows.ask(later, head["_r"], cols), cols))
-            elif t.text_near:
-                try:
-                    near, near_ex, summary = engine.near_text_copies(
-                        earlier, later, spec, partial(t.column, "_r", l, copied_from=e),
-                        lambda split: t.column("_rh1", names.index(split)))
-                except NotImplementedError:
-                    near = None
-            conflicts = 0
-            across_ex: list[dict[str, Any]] = []
-            if t.labelled and label is not None:
-                across = t.across(e, l)
-                conflicts = int(_one(across.select(nw.len().alias("n")))["n"])
-                if conflicts and limit:
-                    head = t.head(across, limit)
-                    todo.append(partial(_across_examples, across_ex, head, earlier, later,
-                                        rows.ask(later, head["_r"], [*features, label]),
-                                        rows.ask(earlier, head["row_a"], [label]), features,
-                                        label))
-            pairs[(earlier, later)] = PairCopies(
-                copies=copies, chance=t.chance(e, l), near=near, conflicts=conflicts,
-                examples=pair_ex, near_examples=near_ex, near_summary=summary,
-                conflict_examples=across_ex)
-        rows.fetch()
-        for build in todo:
-            build()
-    finally:
-        engine.release()
+    splits = {}
+    for i, split in enumerate(names):
+        repeated = t.repeated(i)
+        within, groups = t.within_conflicts(i) if t.labelled else (0, 0)
+        examples: list[dict[str, Any]] = []
+        if repeated and limit:
+            first = t.firsts(i, ("_h1", "_h2"))
+            head = t.head(t.table.filter(nw.col("_s") == i)
+                          .join(first, on=["_h1", "_h2"], how="inner")
+                          .filter(nw.col("_r") > nw.col("row_a")), limit)
+            copy = rows.ask(split, head["_r"], shown)
+            todo.append(partial(_copy_examples, examples, head, copy,
+                                rows.ask(split, head["row_a"], copy.ids), shown))
+        conflict_ex: list[dict[str, Any]] = []
+        if within and limit and label is not None:
+            first = t._labelled(i).group_by("_fh1", "_fh2").agg(
+                nw.col("_r").min().alias("row_a"), nw.col("_y").n_unique().alias("L"))
+            head = t.head(t._labelled(i).join(first.filter(nw.col("L") > 1),
+                                              on=["_fh1", "_fh2"], how="inner"), limit)
+            todo.append(partial(_conflict_examples, conflict_ex, head,
+                                rows.ask(split, head["_r"], [*features, label]),
+                                rows.ask(split, head["row_a"], [label]), features, label))
+        splits[split] = SplitCopies(
+            repeated=repeated, conflicts=within, groups=groups,
+            continuous=tuple(t.continuous()[split]) if repeated else None,
+            examples=examples, conflict_examples=conflict_ex)
+    pairs = {}
+    for (earlier, later), (e, l) in zip(roles.pairs(), t.pair_idx):
+        copies = t.copies(e, l)
+        pair_ex: list[dict[str, Any]] = []
+        if copies and limit:
+            head = t.head(t.table.filter(nw.col("_s") == l).join(
+                t.firsts(e, ("_h1", "_h2")), on=["_h1", "_h2"], how="inner"), limit)
+            todo.append(partial(_pair_examples, pair_ex, head, earlier, later,
+                                rows.ask(later, head["_r"], shown),
+                                rows.ask(earlier, head["row_a"], []), shown))
+        near: int | None = None
+        near_ex: list[dict[str, Any]] = []
+        summary: dict[str, Any] = {}
+        if t.near and not t.text_near:
+            near = max(0, t.near_rows(e, l) - copies)
+            if near and limit:
+                exact = t.firsts(e, ("_h1", "_h2")).select("_h1", "_h2")
+                head = t.head(t.table.filter(nw.col("_s") == l)
+                              .join(exact, on=["_h1", "_h2"], how="anti")
+                              .join(t.firsts(e, ("_rh1", "_rh2")), on=["_rh1", "_rh2"],
+                                    how="inner"), limit)
+                cols = list(spec.cols)
+                todo.append(partial(_near_examples, near_ex, head, earlier, later,
+                                    rows.ask(earlier, head["row_a"], cols),
+                                    rows.ask(later, head["_r"], cols), cols))
+        elif t.text_near:
+            try:
+                near, near_ex, summary = engine.near_text_copies(
+                    earlier, later, spec, partial(t.column, "_r", l, copied_from=e),
+                    lambda split: t.column("_rh1", names.index(split)))
+            except NotImplementedError:
+                near = None
+        conflicts = 0
+        across_ex: list[dict[str, Any]] = []
+        if t.labelled and label is not None:
+            across = t.across(e, l)
+            conflicts = int(_one(across.select(nw.len().alias("n")))["n"])
+            if conflicts and limit:
+                head = t.head(across, limit)
+                todo.append(partial(_across_examples, across_ex, head, earlier, later,
+                                    rows.ask(later, head["_r"], [*features, label]),
+                                    rows.ask(earlier, head["row_a"], [label]), features,
+                                    label))
+        pairs[(earlier, later)] = PairCopies(
+            copies=copies, chance=t.chance(e, l), near=near, conflicts=conflicts,
+            examples=pair_ex, near_examples=near_ex, near_summary=summary,
+            conflict_examples=across_ex)
+    rows.fetch()
+    for build in todo:
+        build()
     not_matched = tuple(spec.text_cols) if spec.near and spec.text_cols and any(
         p.near is None for p in pairs.values()) else ()
     return RowCopies(splits=splits, pairs=pairs, not_matched=not_matched)

@@ -79,8 +79,8 @@ class Duplicates:
     - ``reingested_rows`` (with a declared time column, when found): later rows equal to an
       earlier row in every compared column but the time column -- a declared time (like an
       id) is provenance, not content, and a pipeline that re-ingests rows stamps them anew --
-      that are not exact copies (those are ``duplicate_rows``). Counted by a second
-      ``row_copies`` on the columns without the time (exact copies only) and graded as
+      that are not exact copies (those are ``duplicate_rows``). Counted from the same keyed
+      rows by a second whole-row key without the time (exact copies only) and graded as
       ``duplicate_rows`` against that comparison's own chance baseline: value = the share of
       later rows equal but for the time, minus the baseline when rows repeat naturally.
       Info when the rows beyond the exact copies are at most ``warn_above`` of the split.
@@ -142,26 +142,21 @@ class Duplicates:
         roles_only = not set(features) & (set(roles.features) | set(text_cols))
         if roles_only:
             features = []  # only roles (time, groups) left: equal dates are not equal features
+        # the time column is provenance: rows equal but for it were re-ingested (compared
+        # from the same keyed rows, sharing the continuity of the columns)
+        time = roles.columns.time
+        without = time if time in cols and len(roles.splits) > 1 and not roles_only else None
         spec = CopySpec(cols=tuple(cols), as_text=tuple(as_text), text_cols=tuple(text_cols),
                         features=tuple(features) if label else (), label=label,
                         digits=self.significant_digits, text_jaccard=self.text_jaccard,
                         near=len(roles.splits) > 1, max_examples=self.max_examples,
-                        natural_repeats=self.natural_repeats_below)
-        # every compared column first: the rows without their time column then ask for a
-        # subset of its measures (continuity), measured once
+                        natural_repeats=self.natural_repeats_below, without=without)
         copies = row_copies(engine, roles, spec)
-        time = roles.columns.time
-        untimed = None  # the time column is provenance: rows equal but for it, re-ingested
-        if time in cols and len(roles.splits) > 1 and not roles_only:
-            rest = tuple(c for c in cols if c != time)
-            untimed = row_copies(engine, roles, replace(
-                spec, cols=rest, as_text=tuple(c for c in as_text if c != time),
-                text_cols=tuple(c for c in text_cols if c != time), features=(), label=None,
-                near=False))
+        untimed = copies.without
         return CopyMeasures(spec=spec, rows=dict(roles.rows), splits=list(roles.splits),
                             numeric_label=roles.label_kind == LabelKind.NUMERIC,
                             roles_only=roles_only and bool(cols), as_text=as_text,
-                            left_out=left_out, copies=copies,
+                            left_out=left_out, copies=replace(copies, without=None),
                             time=time if untimed is not None else None, untimed=untimed)
 
     # -- judge ---------------------------------------------------------------------------------

@@ -389,6 +389,8 @@ BatchFn = Callable[[pl.DataFrame, int], pl.DataFrame]
 returning a (small) polars frame: see :meth:`Operations.map_batches`."""
 
 # rows per batch of ``map_batches`` on polars (Spark's batches are its Arrow batches)
+EXACT_BAND = 0.10   # continuous_columns: sketched distinct counts within 10% of the cut are
+# counted exactly (on either engine)
 BATCH_ROWS = 65_536
 
 
@@ -404,7 +406,9 @@ class CopySpec:
     on, with ``label``; ``digits``: significant digits floats are rounded to for near copies;
     ``near``: whether near copies are measured (more than one split); ``max_examples``: rows
     kept per example list; ``natural_repeats``: the share of rows up to which records holding
-    a measured value may repeat naturally (:func:`auditor.stats.copies.natural_repeats`)."""
+    a measured value may repeat naturally (:func:`auditor.stats.copies.natural_repeats`);
+    ``without``: a compared column (the declared time) the rows are also compared without,
+    exact copies only (:attr:`RowCopies.without`), keyed in the same pass."""
 
     cols: tuple[str, ...]
     as_text: tuple[str, ...]
@@ -416,6 +420,7 @@ class CopySpec:
     near: bool
     max_examples: int
     natural_repeats: float = 0.0
+    without: str | None = None
 
 
 @dataclass(frozen=True)
@@ -460,11 +465,13 @@ class SplitCopies:
 class RowCopies:
     """:func:`auditor.detectors.copy_keys.row_copies`: per split and per (earlier, later) pair
     of the roles' splits; ``not_matched``: the free-text columns the engine did not match
-    near copies on (Spark: MinHash is polars-only), empty when it did."""
+    near copies on (Spark: MinHash is polars-only), empty when it did; ``without``: the
+    copies of the rows compared without ``CopySpec.without`` (when set)."""
 
     splits: dict[str, SplitCopies]
     pairs: dict[tuple[str, str], PairCopies]
     not_matched: tuple[str, ...] = ()
+    without: "RowCopies | None" = None  # exact copies on every column but ``spec.without``
 
 
 @dataclass(frozen=True)
@@ -731,8 +738,9 @@ class Operations(Protocol):
                            share: float = 0.5) -> dict[str, list[str]]:
         """Per split, the ``columns`` with n > 1 non-null values of which at least ``share`` n
         are distinct (NaN a value): measurements, timestamps, free text, fine-grained codes.
-        Exact on polars; Spark sketches the distinct counts (HyperLogLog++) and counts exactly
-        the columns whose sketch lies near the cut (one stacked aggregate)."""
+        Both engines sketch the distinct counts (HyperLogLog) and count exactly the columns
+        whose sketch lies within :data:`EXACT_BAND` of the cut (on Spark, one stacked
+        aggregate)."""
         ...
 
     def near_text_copies(self, earlier: str, later: str, spec: CopySpec,

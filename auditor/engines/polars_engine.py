@@ -20,6 +20,7 @@ from auditor.engines.operations import (BATCH_ROWS, BatchFn, Buckets, ClassLevel
                                         Distribution, Expansion, Matches, Tally,
                                         ValueCounts, Values, Bracket, OrderStat)
 from auditor.engines import polars_values
+from auditor.stats.numerics import map_columns
 from auditor.stats.drift import prepare
 
 
@@ -139,7 +140,13 @@ class PolarsOperations(RunMemo):
 
     def _held(self, e: Expansion) -> pl.DataFrame:
         def make() -> pl.DataFrame:
-            parts = list(self._expanded(e))
+            # batches on polars' threads (numpy and most polars calls release the GIL), but
+            # where the expansion bounds what one call may hold (a batch's n-grams)
+            sel = self.frames[e.split].select(list(e.columns))
+            step = e.batch_rows or BATCH_ROWS
+            parts = map_columns(lambda start: conform(e.fn(sel.slice(start, step), start),
+                                                      e.types), range(0, sel.height, step),
+                                workers=1 if e.batch_rows else None)
             return pl.concat(parts) if parts else conform(pl.DataFrame(), e.types)
 
         if e.key is None:
@@ -360,15 +367,16 @@ class PolarsOperations(RunMemo):
         splits: one group-by per column."""
         tables = self._tables(with_reference)
         parts = []
+        tall = []
         for order, (split, df) in enumerate(tables.items()):
             schema = df.schema  # once: O(columns) each time it is built
-            if df.height > STACK_ROWS:  # tall: a group-by per column uses the cores as well
-                parts += [df.select(_plain(c, schema[c]).cast(pl.String).alias("value"))
-                          .drop_nulls().group_by("value").len(name="n")
-                          .select(pl.lit(i, dtype=pl.Int64).alias("_c"),
-                                  pl.lit(split).alias("split"), pl.lit(order).alias("order"),
-                                  "value", pl.col("n").cast(pl.Int64))
-                          for i, c in enumerate(columns)]
+            if df.height > STACK_ROWS:  # tall: a group-by per column, run concurrently
+                tall += [df.lazy().select(_plain(c, schema[c]).cast(pl.String).alias("value"))
+                         .drop_nulls().group_by("value").len(name="n")
+                         .select(pl.lit(i, dtype=pl.Int64).alias("_c"),
+                                 pl.lit(split).alias("split"), pl.lit(order).alias("order"),
+                                 "value", pl.col("n").cast(pl.Int64))
+                         for i, c in enumerate(columns)]
                 continue
             step = max(1, STACK_CELLS // max(df.height, 1))
             for lo in range(0, len(columns), step):
@@ -380,6 +388,7 @@ class PolarsOperations(RunMemo):
                              .select(pl.col("_c").cast(pl.Int64), pl.lit(split).alias("split"),
                                      pl.lit(order).alias("order"), "value",
                                      pl.col("n").cast(pl.Int64)))
+        parts += pl.collect_all(tall) if tall else []  # at 1M rows x 10 columns, 0.86 -> 0.50 s
         empty = pl.DataFrame(schema={"_c": pl.Int64, "split": pl.String, "order": pl.Int32,
                                      "value": pl.String, "n": pl.Int64})
         stacked = pl.concat(parts) if parts else empty

@@ -61,17 +61,19 @@ def normalise_strings(s: pl.Series) -> pl.Series:
 
     Columns with few distinct values are normalised once per distinct value."""
     s = s.cast(pl.String)
-    uniq = s.drop_nulls().unique()
-    if 4 * uniq.len() < s.len():
+    if 4 * s.approx_n_unique() < s.len():  # the sketch decides only which way: both agree
+        uniq = s.drop_nulls().unique()
         return s.replace_strict(uniq, _normalise_strings(uniq), default=None,
                                 return_dtype=pl.String)
     return _normalise_strings(s)
 
 
 def _normalise_strings(s: pl.Series) -> pl.Series:
-    out = fold(s)  # NFKC (on non-ASCII rows only) and lowercase
-    if out.str.contains(r"[^\x00-\x7F]").any():
+    if s.str.contains(r"[^\x00-\x7F]").any():
+        out = fold(s)  # NFKC (on non-ASCII rows only) and lowercase
         out = out.str.replace_many(_casefold_table())
+    else:  # ASCII: lowercasing is all of it (one scan for non-ASCII, not two)
+        out = s.str.to_lowercase()
     return pl.DataFrame({"s": out}).select(collapse_whitespace(pl.col("s")))["s"].alias(s.name)
 
 
@@ -371,20 +373,41 @@ class _Batch:
 
 
 def keys_of_frame(frame: pl.DataFrame, kinds: Mapping[str, Kind], seeds: Sequence[int],
-                  order: list[str], variants: list[tuple[list[str], int | None]]
-                  ) -> list[list[np.ndarray]]:
-    """Per seed, :func:`normalised_keys` of a batch of rows (``kinds``: the run's column
-    kinds) for each (columns, digits) variant: element-wise, so a split's keys do not depend
-    on how it is cut into batches (any engine's batches give the polars keys). String columns
-    are normalised, and numeric codes made, once for every seed (NFKC and case folding were
-    most of the cost, rounding floats most of the rest)."""
+                  order: list[str], variants: list[tuple[list[str], int | None]],
+                  extra: pl.DataFrame | None = None) -> list[list[np.ndarray]]:
+    """Per seed, a 64-bit key of each row of a batch (``kinds``: the run's column kinds) for
+    each (columns, digits) variant: the seeded ``hash_rows`` of the variant's columns
+    normalised (:func:`normalised_column`: strings normalised, floats rounded to ``digits``
+    significant digits or exact when None, the rest as loaded) and the columns of ``extra``
+    as they are (hash_rows: null equals null, NaN equals NaN, -0.0 equals 0.0). Rows equal
+    after normalisation get equal keys. Element-wise, so a split's keys do not depend on how
+    it is cut into batches (any engine's batches give the same keys). A string column is
+    normalised, and a float column rounded, once for every variant and seed (NFKC and case
+    folding were most of the cost; the per-column seeded codes mixed in numpy, which these
+    keys replaced, took twice the CPU of the whole key at 1M rows)."""
     probe = cast(AuditData, _Batch(frame, kinds, 0))
-    schema = frame.schema
-    strings = [c for c in order if _is_string(probe, schema[c], c)]
-    if strings:
-        frame = frame.with_columns(normalise_strings(frame.get_column(c)) for c in strings)
-    return _keys(cast(AuditData, _Batch(frame, kinds, 0, strings_normalised=True)), "b",
-                 order, variants, seeds)
+    schema = frame.schema  # built anew on every access: once
+    strings = {c: normalise_strings(frame.get_column(c)) for c in order
+               if _is_string(probe, schema[c], c)}
+    rounded: dict[tuple[str, int], pl.Series] = {}
+
+    def normal(c: str, digits: int | None) -> pl.Series:
+        if c in strings:
+            return strings[c]
+        if digits is None or not _is_float(schema[c]):
+            return frame.get_column(c)
+        if (c, digits) not in rounded:
+            rounded[(c, digits)] = round_significant_frame(frame.select(c), [c], digits)[c]
+        return rounded[(c, digits)]
+
+    out: list[list[np.ndarray]] = [[] for _ in seeds]
+    for cols, digits in variants:
+        normalised = pl.DataFrame([normal(c, digits) for c in cols])
+        if extra is not None and extra.width:
+            normalised = normalised.hstack(extra)
+        for keys, seed in zip(out, seeds):
+            keys.append(row_keys(normalised, seed, frame.height).to_numpy())
+    return out
 
 
 def normalise_value_column(s: pl.Series, name: str, kinds: Mapping[str, Kind]) -> pl.Series:

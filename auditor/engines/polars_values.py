@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
-from auditor.engines.operations import Bracket, OrderStat, Values
+from auditor.engines.operations import EXACT_BAND, Bracket, OrderStat, Values
 from auditor.stats.long_form import COLUMN, LONG_ROWS, VALUE, floats, long_values
 
 QUANTILE_BATCH = 4  # columns per select on a tall frame
@@ -151,13 +151,24 @@ def level_spreads(frames: Frames, key: str, columns: Sequence[str], splits: Sequ
 def continuous_columns(frame: pl.DataFrame, columns: Sequence[str], share: float
                        ) -> list[str]:
     """:meth:`~auditor.engines.operations.Operations.continuous_columns` of one frame: the
-    ``columns`` (booleans never) with n > 1 non-null values, at least ``share`` n distinct."""
+    ``columns`` (booleans never) with n > 1 non-null values, u >= ``share`` n of them
+    distinct. u is sketched (``approx_n_unique``, HyperLogLog: ~0.5% relative error) and
+    counted exactly where the sketch lies within ``EXACT_BAND`` of the cut, as on Spark:
+    the decision is the exact one but for a sketch error beyond ten standard errors (exact
+    counts of every column were a fifth of leakage.duplicates at 1M rows)."""
     schema = frame.schema  # built anew on every access: once, not once per column
     cand = [c for c in columns if schema[c] != pl.Boolean]
     if not cand:
         return []
-    stats = frame.select(*(pl.col(c).drop_nulls().n_unique().alias(f"u{i}")
+    stats = frame.select(*(pl.col(c).drop_nulls().approx_n_unique().alias(f"u{i}")
                            for i, c in enumerate(cand)),
                          *(pl.col(c).count().alias(f"n{i}") for i, c in enumerate(cand))).row(0)
     k = len(cand)
-    return [c for i, c in enumerate(cand) if stats[k + i] > 1 and stats[i] >= share * stats[k + i]]
+    u, n = list(stats[:k]), stats[k:]
+    near = [i for i in range(k)
+            if n[i] > 1 and abs(u[i] - share * n[i]) <= EXACT_BAND * share * n[i]]
+    if near:
+        exact = frame.select(pl.col(cand[i]).drop_nulls().n_unique() for i in near).row(0)
+        for i, v in zip(near, exact):
+            u[i] = v
+    return [c for i, c in enumerate(cand) if n[i] > 1 and u[i] >= share * n[i]]

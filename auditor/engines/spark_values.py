@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from auditor.engines.operations import Bracket, OrderStat, Values
+from auditor.engines.operations import EXACT_BAND, Bracket, OrderStat, Values
 from auditor.engines.spark_columns import col
 from auditor.stats.preprocessing import linear_quantile
 
@@ -272,7 +272,6 @@ def level_spreads(frames: Mapping[str, Any], key: str, columns: Sequence[str],
 
 
 APPROX_RSD = 0.01   # relative standard error of the distinct-count sketch (HyperLogLog++)
-EXACT_BAND = 0.10   # sketched counts within 10% of the cut are counted exactly
 
 
 def continuous_columns(frames: Mapping[str, Any], columns: Sequence[str],

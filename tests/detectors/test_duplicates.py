@@ -306,8 +306,14 @@ def test_near_copies_are_found_for_every_pair_of_splits():
 
 
 def test_hash_collisions_cannot_create_near_or_conflict_findings(monkeypatch):
-    monkeypatch.setattr(nd, "row_keys",
-                        lambda frame, seed, height: pl.Series("h", np.zeros(height, np.uint64)))
+    """Every row colliding in one 64-bit half of the normalised keys (the feature and near
+    keys): the other half keeps them apart."""
+    from auditor.detectors.copy_keys import _SEEDS
+
+    real = nd.row_keys
+    half = _SEEDS[0] % (2**32)  # the run's seed is 0
+    monkeypatch.setattr(nd, "row_keys", lambda frame, seed, height: pl.Series(
+        "h", np.zeros(height, np.uint64)) if seed == half else real(frame, seed, height))
     data = _data({"train": _mixed(300, 1, text=True), "test": _mixed(200, 2, 9000, text=True)},
                  label="y", ids=["row_id"], text=["notes"])
     assert [f.metric for f in Duplicates().run(data)] == ["duplicate_rows"]
@@ -684,17 +690,18 @@ def test_column_by_column_keys_and_verification_agree_with_the_normalised_frame(
         assert got[:50].all() == (digits is not None) and got[:50].any() == (digits is not None)
 
 
-def test_keys_of_a_batch_equal_the_split_keys_whatever_the_cut_and_normalise_strings_once(
-        monkeypatch):
+def test_keys_of_a_batch_are_the_normalised_rows_hashes_whatever_the_cut(monkeypatch):
     """The keyed rows of leakage.duplicates are made batch by batch by every engine: a
-    batch's keys equal the split's (normalised_keys), however the rows are cut, and keys of
-    several variants built together normalise each string column once."""
+    batch's keys are the seeded row hashes of its rows normalised (normalised_frame), however
+    the rows are cut; keys of several variants and seeds built together normalise each string
+    column once; rows equal only after normalisation share a key."""
     frames = {"train": _mixed(400, 1, text=True), "test": _mixed(100, 2, 9000, text=True)}
     cols = ["x", "name", "k", "y", "notes"]
     variants = [(["x", "name", "k", "y"], 6), (["x", "name", "k", "notes"], None)]
     data = _data(frames, label="y", ids=["row_id"], text=["notes"])
     frame = data.splits["train"]
-    want = [nd.normalised_keys(data, "train", c, d).to_numpy() for c, d in variants]
+    want = [nd.row_keys(nd.normalised_frame(data, "train", c, d), data.seed, frame.height)
+            .to_numpy() for c, d in variants]
     seen = []
     real = nd.normalise_strings
     monkeypatch.setattr(nd, "normalise_strings", lambda s: seen.append(s.name) or real(s))
@@ -704,6 +711,7 @@ def test_keys_of_a_batch_equal_the_split_keys_whatever_the_cut_and_normalise_str
     two = nd.keys_of_frame(frame, data.kinds, [data.seed, data.seed + 1], cols, variants)
     assert sorted(seen) == ["name", "notes"]  # nor once per seed
     assert all((a == w).all() for a, w in zip(two[0], want))
+    assert all((a != b).all() for a, b in zip(two[0], two[1]))  # independent halves
     for got, w in zip(whole, want):
         assert (got == w).all()
     for cut in (1, 37, 399):
@@ -711,6 +719,14 @@ def test_keys_of_a_batch_equal_the_split_keys_whatever_the_cut_and_normalise_str
                                   variants)[0] for start in range(0, frame.height, cut)]
         for v, w in enumerate(want):
             assert (np.concatenate([p[v] for p in parts]) == w).all()
+    odd = pl.DataFrame({"x": [1.0000001, 1.0, -0.0, 0.0, float("nan"), None],
+                        "s": ["A  b", "a b", "\uff21", "a", "x", "x"]})
+    kinds = {"x": Kind.NUMERIC, "s": Kind.CATEGORICAL}
+    rounded, exact = nd.keys_of_frame(odd, kinds, [0], ["x", "s"],
+                                      [(["x", "s"], 6), (["x", "s"], None)])[0]
+    assert rounded[0] == rounded[1] and exact[0] != exact[1]  # 6 digits; "A  b" is "a b"
+    assert exact[2] == exact[3]  # -0.0 is 0.0, fullwidth A is a
+    assert exact[4] != exact[5]  # NaN is not null
 
 
 def test_column_hashes_in_chunks_equal_the_whole_columns_hashes(monkeypatch):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 
 import numpy as np
+import pytest
 import polars as pl
 
 from auditor.engines import Engine
@@ -161,3 +162,30 @@ def test_bucketed_tallies_compare_integer_times_exactly_beyond_2_53():
     got = PolarsEngine({"a": frame}).tallies({"a": conds})["a"]
     assert [t.hits for t in got] == list(range(1, 9)) + [3, 0]
     assert got[-2].largest == got[-2].smallest == us
+
+
+@pytest.mark.parametrize("band", [0.10, 0.0])
+def test_continuous_columns_sketch_and_recount_near_the_cut(monkeypatch, band):
+    """polars' continuity sketches the distinct counts (HyperLogLog) and recounts exactly the
+    columns within ``EXACT_BAND`` of the cut (u >= n / 2): with 995-999 distinct of 2,000
+    values the sketch says > 1,000 for some (continuous by the sketch alone, band 0), which
+    the recount corrects; 5% and 100% distinct, a constant, nulls and a boolean are decided
+    by the sketch."""
+    from auditor.engines import polars_values
+
+    monkeypatch.setattr(polars_values, "EXACT_BAND", band)
+    n = 2000
+    near = {f"k{k}": (np.arange(n) % k) * 0.5 for k in range(995, 1001)}
+    frame = pl.DataFrame({
+        **near, "c05": np.arange(n) % 100, "c100": np.arange(n) * 1.5, "constant": np.ones(n),
+        "nulls": pl.Series([None, 1.5, 2.5] + [None] * (n - 3), dtype=pl.Float64),
+        "flag": np.arange(n) % 2 == 0})
+    exact = [c for c in frame.columns if c != "flag" and (x := frame[c].drop_nulls()).len() > 1
+             and x.n_unique() >= 0.5 * x.len()]
+    assert exact == ["k1000", "c100", "nulls"]
+    # beyond the cut by the sketch (one exactly at it is recounted even with band 0)
+    sketched = [c for c in near if frame.select(pl.col(c).drop_nulls().approx_n_unique()).item()
+                > n / 2]
+    assert set(sketched) > {"k1000"}  # the sketch alone misjudges at least one column
+    got = PolarsEngine({"train": frame}).continuous_columns(frame.columns, ["train"])["train"]
+    assert got == (exact if band else [*sketched, "c100", "nulls"])
