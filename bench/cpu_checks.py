@@ -79,7 +79,8 @@ def measure(rows: int, checks: list[str] | None, profile: list[str], data_dir: P
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         if prof:
             text = io.StringIO()
-            pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(50)
+            pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(
+                int(os.environ.get("PROFILE_LINES", "50")))
             Path(f"/tmp/cpu_checks-{check.id}.txt").write_text(text.getvalue())
         out["checks"].append({
             "id": check.id, "status": str(res.status), "cpu_s": round(cpu, 3),

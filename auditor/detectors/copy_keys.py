@@ -16,7 +16,9 @@ its batch (the same code on every engine, so the engines cannot normalise apart)
   text as they are, and a hash of the label normalised likewise (numbers as doubles; null
   and NaN: no label);
 - ``_rh1``/``_rh2`` (near copies without free text): the compared columns normalised with
-  floats rounded to ``significant_digits`` significant digits.
+  floats rounded to ``significant_digits`` significant digits;
+- ``_uh1``/``_uh2`` (``CopySpec.without``, the declared time): the whole-row key of every
+  compared column but that one, counted as a second comparison (:meth:`KeyedRows.without`).
 
 Columns compared as text (types differ across splits) are part of every key as strings, not
 normalised: two rows that differ only there are different rows for conflicts and near copies
@@ -240,8 +242,8 @@ class KeyedRows:
             fn=partial(keyed_batch, split=i, cols=self.cols, as_text=self.as_text,
                        features=tuple(spec.features), label=spec.label
                        if self.labelled else None, near=self.near, digits=spec.digits,
-                       kinds=self.kinds, seed=self.seed, without=spec.without))
-            for i, s in enumerate(self.names)])
+                       kinds=self.kinds, seed=self.seed, without=spec.without),
+            concurrent=True) for i, s in enumerate(self.names)])
         n = [(nw.col("_s") == i).cast(nw.Int64).sum().alias(f"_n{i}")
              for i in range(len(self.names))]
         carried = [c for c in ("_rh1", "_rh2") if c in schema]  # near copies group by them
@@ -252,9 +254,10 @@ class KeyedRows:
         self._measured: Lazy | None = None
         self._conflicts: dict[int, tuple[int, int]] | None = None
 
-    def without(self, roles: Roles) -> "KeyedRows | None":
-        """The rows compared on every column but ``spec.without`` (exact copies only), from
-        the same keyed rows (their ``_uh1``/``_uh2``); None when no column is left."""
+    def without(self) -> tuple[CopySpec, Lazy] | None:
+        """What the rows compared on every column but ``spec.without`` are counted from
+        (exact copies only): their spec and the keyed rows' view with ``_uh1``/``_uh2`` as the
+        whole-row key, for a second :class:`KeyedRows`; None when no column is left."""
         c = self.spec.without
         if c is None:
             return None
@@ -264,8 +267,8 @@ class KeyedRows:
                        label=None, near=False, without=None)
         if not spec.cols and not spec.as_text:
             return None
-        return KeyedRows(self.engine, roles, spec, table=self.table.select(
-            "_s", "_r", nw.col("_uh1").alias("_h1"), nw.col("_uh2").alias("_h2")))
+        return spec, self.table.select("_s", "_r", nw.col("_uh1").alias("_h1"),
+                                       nw.col("_uh2").alias("_h2"))
 
     # -- per split and pair --------------------------------------------------------------------
     def summary(self) -> dict[str, int]:
@@ -334,8 +337,8 @@ class KeyedRows:
                 return self.engine.kept([Expansion(
                     split=s, columns=tuple(self.compared), schema=tuple(CELLS_SCHEMA.items()),
                     fn=partial(cells_batch, cols=self.cols, as_text=self.as_text,
-                               measured=cont, seed=self.seed, keys=keys, values=values))
-                    for s in self.names])
+                               measured=cont, seed=self.seed, keys=keys, values=values),
+                    concurrent=True) for s in self.names])
             everywhere = mine = None
             if _count(repeated) <= MAX_SHIPPED:  # the cells of repeated keys, then every cell
                 # of a value they hold: two passes, never every cell of every row
@@ -596,9 +599,13 @@ def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
     try:
         t = KeyedRows(engine, roles, spec)
         copies = _counted(engine, roles, spec, t)
-        rest = t.without(roles)
+        rest = t.without()
+        # its counts go (on polars, GBs at 10M rows); the rest reads the keyed rows alone. On
+        # Spark what it persisted stays until the release below (on disk beyond 20M rows)
+        del t
         if rest is not None:
-            copies = replace(copies, without=_counted(engine, roles, rest.spec, rest))
+            copies = replace(copies, without=_counted(
+                engine, roles, rest[0], KeyedRows(engine, roles, rest[0], table=rest[1])))
         return copies
     finally:
         engine.release()

@@ -500,6 +500,9 @@ class Expansion:
     # rows per batch where the engine cuts its own batches (polars; Spark's are its Arrow
     # batches): what one call of ``fn`` may hold (None: the engine's BATCH_ROWS)
     batch_rows: int | None = None
+    # whether batches may be made at the same time (polars: on its threads; Spark's executors
+    # always do): for a ``fn`` whose temporaries are small next to its batch (row keys)
+    concurrent: bool = False
 
     @property
     def types(self) -> dict[str, Any]:

@@ -140,13 +140,13 @@ class PolarsOperations(RunMemo):
 
     def _held(self, e: Expansion) -> pl.DataFrame:
         def make() -> pl.DataFrame:
-            # batches on polars' threads (numpy and most polars calls release the GIL), but
-            # where the expansion bounds what one call may hold (a batch's n-grams)
+            # batches on polars' threads where the expansion allows it (numpy and most polars
+            # calls release the GIL: leakage.duplicates' keyed rows)
             sel = self.frames[e.split].select(list(e.columns))
             step = e.batch_rows or BATCH_ROWS
             parts = map_columns(lambda start: conform(e.fn(sel.slice(start, step), start),
                                                       e.types), range(0, sel.height, step),
-                                workers=1 if e.batch_rows else None)
+                                workers=None if e.concurrent else 1)
             return pl.concat(parts) if parts else conform(pl.DataFrame(), e.types)
 
         if e.key is None:

@@ -4,9 +4,11 @@ Helpers of ``leakage.duplicates`` (:mod:`auditor.detectors.duplicates`). Every m
 hash is verified by comparing the normalised values themselves (and, for free text, the exact
 word-shingle Jaccard), so a hash collision can never create a finding.
 
-Normalisation (:func:`normalised_column`; rows are keyed by :func:`normalised_keys`, which
-combines one hash per column, and only candidate rows are normalised again to verify them; numeric
-columns are normalised, hashed and compared many at a time, as numpy blocks of codes):
+Normalisation (:func:`normalised_column`). leakage.duplicates keys a batch of rows with
+:func:`keys_of_frame` (seeded ``hash_rows`` of the normalised columns) on any engine; the
+polars-only paths key a split with :func:`normalised_keys` (one hash per column, combined) and
+normalise only candidate rows again to verify them, numeric columns compared many at a time as
+numpy blocks of codes:
 - floating-point (and decimal) columns are rounded to ``digits`` significant digits
   (:func:`round_significant`); integers, booleans, dates and durations are exact values and are
   kept as they are (rounding a 9-digit integer code would merge distinct codes);
@@ -276,8 +278,7 @@ def _seeded_hashes(data: AuditData, split: str, cols: list[str], digits: int | N
 
 def _normalise(data: AuditData, s: pl.Series, col: str, digits: int | None) -> pl.Series:
     if _is_string(data, s.dtype, col):
-        # a batch of keys_of_frame holds its strings normalised already (once for every seed)
-        return s if getattr(data, "strings_normalised", False) else normalise_strings(s)
+        return normalise_strings(s)
     if digits is not None and _is_float(s.dtype):
         return round_significant_frame(s.to_frame(), [col], digits)[col]
     return s
@@ -362,14 +363,13 @@ def _keys(data: AuditData, split: str, order: list[str],
 
 
 class _Batch:
-    """A batch of rows read as :func:`_keys` reads a split (one split named ``b``)."""
+    """A batch of rows read as the loaded data are (one split named ``b``): the column kinds
+    :func:`_is_string` asks for."""
 
-    def __init__(self, frame: pl.DataFrame, kinds: Mapping[str, Kind], seed: int,
-                 strings_normalised: bool = False) -> None:
+    def __init__(self, frame: pl.DataFrame, kinds: Mapping[str, Kind], seed: int) -> None:
         self.splits = {"b": frame}
         self.kinds = kinds
         self.seed = seed
-        self.strings_normalised = strings_normalised
 
 
 def keys_of_frame(frame: pl.DataFrame, kinds: Mapping[str, Kind], seeds: Sequence[int],
@@ -381,10 +381,11 @@ def keys_of_frame(frame: pl.DataFrame, kinds: Mapping[str, Kind], seeds: Sequenc
     significant digits or exact when None, the rest as loaded) and the columns of ``extra``
     as they are (hash_rows: null equals null, NaN equals NaN, -0.0 equals 0.0). Rows equal
     after normalisation get equal keys. Element-wise, so a split's keys do not depend on how
-    it is cut into batches (any engine's batches give the same keys). A string column is
-    normalised, and a float column rounded, once for every variant and seed (NFKC and case
-    folding were most of the cost; the per-column seeded codes mixed in numpy, which these
-    keys replaced, took twice the CPU of the whole key at 1M rows)."""
+    it is cut into batches (any engine's batches of the same column types give the same
+    keys; a Float32 and a Float64 column hash apart, so keys are compared within a run). A
+    string column is normalised, and a float column rounded, once for every variant and
+    seed (NFKC and case folding were most of the cost; the per-column seeded codes mixed in
+    numpy, which these keys replaced, took twice the CPU of the whole key at 1M rows)."""
     probe = cast(AuditData, _Batch(frame, kinds, 0))
     schema = frame.schema  # built anew on every access: once
     strings = {c: normalise_strings(frame.get_column(c)) for c in order

@@ -478,8 +478,9 @@ def entity_columns(frames: dict[str, pl.DataFrame], entity: str, columns: list[s
     has more than one row and each frame holds at least ``min_rows`` rows per entity on
     average (else any column qualifies by chance, and none is reported)."""
     counted = [(f.get_column(entity).drop_nulls(), f) for f in frames.values() if f.height]
-    if not columns or not any(e.is_duplicated().any() for e, _ in counted) or any(
-            e.len() < min_rows * e.n_unique() for e, _ in counted):
+    distinct = [e.n_unique() for e, _ in counted] if columns else []  # one pass per frame
+    if not columns or not any(u < e.len() for u, (e, _) in zip(distinct, counted)) or any(
+            e.len() < min_rows * u for u, (e, _) in zip(distinct, counted)):
         return []
     keep = set(columns)
     for _, f in counted:
