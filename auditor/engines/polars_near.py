@@ -4,11 +4,10 @@ Helpers of ``leakage.duplicates`` (:mod:`auditor.detectors.duplicates`). Every m
 hash is verified by comparing the normalised values themselves (and, for free text, the exact
 word-shingle Jaccard), so a hash collision can never create a finding.
 
-Normalisation (:func:`normalised_column`). leakage.duplicates keys a batch of rows with
-:func:`keys_of_frame` (seeded ``hash_rows`` of the normalised columns) on any engine; the
-polars-only paths key a split with :func:`normalised_keys` (one hash per column, combined) and
-normalise only candidate rows again to verify them, numeric columns compared many at a time as
-numpy blocks of codes:
+Normalisation (:func:`normalised_column`). Rows are keyed a batch at a time by
+:func:`keys_of_frame` (seeded ``hash_rows`` of the normalised columns), the same on any engine;
+the polars-only matching of free text normalises its candidate rows again to verify them,
+numeric columns compared many at a time as numpy blocks of codes:
 - floating-point (and decimal) columns are rounded to ``digits`` significant digits
   (:func:`round_significant`); integers, booleans, dates and durations are exact values and are
   kept as they are (rounding a 9-digit integer code would merge distinct codes);
@@ -164,15 +163,13 @@ def normalised_column(data: AuditData, split: str, col: str, digits: int | None,
     return _normalise(data, s, col, digits)
 
 
-KEY_CHUNK = 1 << 18  # rows normalised at a time when hashing: a 10M-row text column normalised
-                     # whole took GBs of new strings and their temporaries
 KEY_CELLS = 1 << 20  # values (rows x columns) of numeric columns normalised at a time
 
 
 def numeric_kind(dtype: pl.DataType) -> str | None:
     """``"float"`` or ``"int"`` (integers up to 64 bits signed, booleans, dates and times) for
-    columns normalised, hashed and compared as numpy blocks of codes (:func:`value_codes`);
-    None for the rest (strings, UInt64, nested, null), handled one column at a time."""
+    columns normalised and compared as numpy blocks of codes (:func:`value_codes`); None for
+    the rest (strings, UInt64, nested, null), compared one column at a time."""
     if dtype in (pl.Float32, pl.Float64):
         return "float"
     if dtype == pl.Boolean or dtype.is_temporal() or (
@@ -205,77 +202,6 @@ def value_codes(frame: pl.DataFrame, kind: str, digits: int | None
     return (np.where(nulls, _U64(0), codes) if has_nulls else codes), nulls
 
 
-def _code_hashes(codes: np.ndarray, nulls: np.ndarray, kind: str, seed: int) -> np.ndarray:
-    """Seeded u64 value of each code: the code xor a seeded tag of the kind, a null a tag of
-    its own. Not mixed here: :func:`_keys` mixes every column's value with the column's
-    seeded position (``mix(h xor p_j)``), which spreads it (mixing twice cost 0.4 s at 1M
-    rows x 27 columns). Both tags and positions depend on the seed, so keys made with two
-    seeds are two independent halves of a 128-bit key (leakage.duplicates counts keys
-    without verifying them)."""
-    s = seed % (2**32)
-    tag = _mix(np.array([s, 4 * s + (1 if kind == "float" else 2) + 1], dtype=np.uint64))
-    out = codes ^ tag[1]
-    if nulls.any():
-        out[nulls] = tag[0]
-    return out
-
-
-def column_hash(data: AuditData, split: str, col: str, digits: int | None) -> np.ndarray:
-    """u64 hash (a numeric column's seeded code, :func:`_code_hashes`: :func:`_keys` mixes it)
-    of each value of ``col`` of ``split`` normalised (:func:`normalised_column`),
-    :data:`KEY_CHUNK` rows at a time (normalisation and hash are element-wise): equal
-    normalised values, equal hashes."""
-    n = data.rows(split)
-    out = np.empty(n, dtype=np.uint64)
-    for start in range(0, n, KEY_CHUNK):
-        rows = slice(start, min(n, start + KEY_CHUNK))
-        out[rows] = column_hashes(data, split, [col], digits, rows)[:, 0]
-    return out
-
-
-def column_hashes(data: AuditData, split: str, cols: list[str], digits: int | None,
-                  rows: slice | None = None) -> np.ndarray:
-    """u64 hashes (rows x columns) of ``cols`` of ``split`` (its ``rows`` when given)
-    normalised (:func:`normalised_column`), for :func:`_keys` to mix: numeric columns as seeded
-    codes (:func:`_code_hashes` of :func:`value_codes`, in blocks of at most :data:`KEY_CELLS`
-    values), the others one column at a time (:func:`row_keys` of the normalised column)."""
-    return _seeded_hashes(data, split, cols, digits, rows, [data.seed])[0]
-
-
-def _seeded_hashes(data: AuditData, split: str, cols: list[str], digits: int | None,
-                   rows: slice | None, seeds: Sequence[int]) -> list[np.ndarray]:
-    """:func:`column_hashes` for each of ``seeds``: the columns normalised and a numeric
-    block's codes made once (rounding floats was a third of the keys' cost), only the seeded
-    tags (and a string's hash) once per seed."""
-    frame = data.splits[split]
-    # the columns themselves, not frame.select / slice / schema: those cost O(the frame's
-    # columns) per call, and a wide frame is hashed a block of columns at a time
-    series = {c: frame.get_column(c) for c in cols}
-    if rows is not None:
-        series = {c: s.slice(rows.start, rows.stop - rows.start) for c, s in series.items()}
-    n = frame.height if rows is None else rows.stop - rows.start
-    out = [np.empty((n, len(cols)), dtype=np.uint64) for _ in seeds]
-    blocks: dict[str, list[int]] = {}
-    for j, c in enumerate(cols):
-        s = series[c]
-        kind = None if _is_string(data, s.dtype, c) else numeric_kind(s.dtype)
-        if kind is None:
-            normal = _normalise(data, s, c, digits).to_frame()
-            for o, seed in zip(out, seeds):
-                o[:, j] = row_keys(normal, seed, n).to_numpy()
-        else:
-            blocks.setdefault(kind, []).append(j)
-    width = max(1, KEY_CELLS // max(n, 1))
-    for kind, idx in blocks.items():
-        for b in range(0, len(idx), width):
-            part = idx[b:b + width]
-            codes, nulls = value_codes(pl.DataFrame({cols[j]: series[cols[j]] for j in part}),
-                                       kind, digits if kind == "float" else None)
-            for o, seed in zip(out, seeds):
-                o[:, part] = _code_hashes(codes, nulls, kind, seed)
-    return out
-
-
 def _normalise(data: AuditData, s: pl.Series, col: str, digits: int | None) -> pl.Series:
     if _is_string(data, s.dtype, col):
         return normalise_strings(s)
@@ -288,78 +214,8 @@ def normalised_frame(data: AuditData, split: str, cols: list[str],
                      digits: int | None) -> pl.DataFrame:
     """``cols`` of ``split`` normalised (:func:`normalised_column`). Not cached, and the check
     itself never builds it: at 10M rows the normalised copies of every column held GBs
-    (:func:`normalised_keys` hashes a few columns' chunks of rows at a time instead)."""
+    (:func:`keys_of_frame` hashes a batch of rows at a time instead)."""
     return pl.DataFrame([normalised_column(data, split, c, digits) for c in cols])
-
-
-def normalised_keys(data: AuditData, split: str, cols: list[str],
-                    digits: int | None) -> pl.Series:
-    """64-bit key of each row of ``split`` over ``cols`` normalised (:func:`normalised_column`).
-
-    k = mix(sum_j mix(h_j xor p_j)) over the columns j of ``cols`` (in u64 arithmetic, mix the
-    splitmix64 finaliser), h_j the hash of the row's normalised value in column j
-    (:func:`column_hashes`) and p_j a constant of the position j, so column order matters.
-    A sum, so the key is built from blocks of columns and chunks of rows in any grouping
-    (:func:`_keys`): only the keys (8 bytes a row) are kept, cached per (split, columns,
-    digits) for the rest of the check. Equal normalised rows get equal keys; matches found
-    from keys are verified value by value (:func:`normalised_equal`)."""
-    return data.cached(("duplicates.keys", split, tuple(cols), digits),
-                       lambda: pl.Series("h", _keys(data, split, cols,
-                                                    [(list(cols), digits)])[0][0]))
-
-
-def _form(data: AuditData, dtype: pl.DataType, col: str, digits: int | None) -> object:
-    """What :func:`normalised_column` does to ``col`` with ``digits``: equal forms, equal
-    values (strings and exact columns do not depend on ``digits``)."""
-    if _is_string(data, dtype, col):
-        return "string"
-    return digits if digits is not None and _is_float(dtype) else None
-
-
-def _positions(count: int, seed: int) -> np.ndarray:
-    """p_j of :func:`normalised_keys`: one u64 constant per column position and seed."""
-    salt = _mix(np.array([seed % (2**32) + 0x51ED270B], dtype=np.uint64))[0]
-    return _mix((np.arange(1, count + 1, dtype=np.uint64) * _U64(0x9E3779B97F4A7C15)) ^ salt)
-
-
-def _keys(data: AuditData, split: str, order: list[str],
-          variants: list[tuple[list[str], int | None]],
-          seeds: Sequence[int] | None = None) -> list[list[np.ndarray]]:
-    """Per seed (``data.seed`` when None), :func:`normalised_keys` of ``split`` for each
-    (columns, digits) variant (columns drawn from ``order``), in one pass over ``order`` in
-    blocks of columns and :data:`KEY_CHUNK` rows: a column whose normalised values are the same
-    in two variants (a string column, an integer column) is normalised and hashed once for
-    both, and its codes are made once for every seed (:func:`_seeded_hashes`)."""
-    seeds = [data.seed] if seeds is None else list(seeds)
-    frame = data.splits[split]
-    n = frame.height
-    schema = frame.schema  # built anew on every access: once
-    place = [{c: j for j, c in enumerate(cols)} for cols, _ in variants]
-    pos = [[_positions(len(cols), seed) for cols, _ in variants] for seed in seeds]
-    forms = [{c: _form(data, schema[c], c, digits) for c in cols} for cols, digits in variants]
-    sums = [[np.zeros(n, dtype=np.uint64) for _ in variants] for _ in seeds]
-    width = max(1, KEY_CELLS // max(1, min(n, KEY_CHUNK)))
-    for start in range(0, n, KEY_CHUNK):
-        rows = slice(start, min(n, start + KEY_CHUNK))
-        for b in range(0, len(order), width):
-            block = order[b:b + width]
-            by_form: dict[object, list[str]] = {}
-            for c in block:
-                for f in {fm[c] for fm in forms if c in fm}:
-                    by_form.setdefault(f, []).append(c)
-            for form, cs in by_form.items():
-                hashes = _seeded_hashes(data, split, cs, form if isinstance(form, int)
-                                        else None, rows, seeds)
-                for h, p_seed, sum_seed in zip(hashes, pos, sums):
-                    for v, fm in enumerate(forms):
-                        sel = [j for j, c in enumerate(cs) if fm.get(c, "-") == form]
-                        if not sel:
-                            continue
-                        p = p_seed[v][[place[v][cs[j]] for j in sel]]
-                        with np.errstate(over="ignore"):
-                            sum_seed[v][rows] += _mix(h[:, sel] ^ p).sum(axis=1,
-                                                                         dtype=np.uint64)
-    return [[_mix(s) for s in per_seed] for per_seed in sums]
 
 
 class _Batch:
@@ -494,7 +350,7 @@ def _empty_pairs(text_cols: list[str]) -> pl.DataFrame:
 
 def near_matches(data: AuditData, earlier: str, later: str, cols: list[str], *, digits: int,
                  text_cols: list[str], threshold: float,
-                 keys: dict[str, np.ndarray] | None = None) -> pl.DataFrame:
+                 keys: dict[str, np.ndarray]) -> pl.DataFrame:
     """Rows of ``later`` equal to a row of ``earlier`` after normalisation: ``row_a``, ``row_b``
     and, per free-text column, ``jaccard_<col>`` (exact word-shingle Jaccard), sorted by row_b.
 
@@ -502,13 +358,12 @@ def near_matches(data: AuditData, earlier: str, later: str, cols: list[str], *, 
     ``threshold`` Jaccard; candidates come from MinHash/LSH whose signatures are keyed by the
     other columns' hash (only rows whose key occurs in both splits are signed), then are
     verified exactly. ``keys``: per split, any key of the other columns normalised (the keyed
-    rows of leakage.duplicates); :func:`normalised_keys` when not given. (Near copies without
-    free text are counted from keys on any engine: :mod:`auditor.detectors.copy_keys`.)
+    rows of leakage.duplicates, :func:`keys_of_frame`). (Near copies without free text are
+    counted from keys on any engine: :mod:`auditor.detectors.copy_keys`.)
     """
     assert text_cols, "near_matches matches free text; other near copies are keyed rows"
     key_cols = [c for c in cols if c not in text_cols]
-    ha, hb = ((pl.Series("h", keys[s]) for s in (earlier, later)) if keys is not None
-              else (normalised_keys(data, s, key_cols, digits) for s in (earlier, later)))
+    ha, hb = (pl.Series("h", keys[s]) for s in (earlier, later))
     ka = pl.DataFrame({"h": ha}).with_row_index("row_a")
     kb = pl.DataFrame({"h": hb}).with_row_index("row_b")
     ra = ka.join(kb.select("h").unique(), on="h", how="semi")

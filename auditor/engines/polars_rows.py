@@ -20,12 +20,12 @@ EXAMPLE_COLUMNS = 8
 
 
 def near_text_copies(data: AuditData, earlier: str, later: str, spec: CopySpec,
-                     exact_rows: np.ndarray, keys: dict[str, np.ndarray] | None = None
+                     exact_rows: np.ndarray, keys: dict[str, np.ndarray]
                      ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
     """Near copies with free-text columns (:func:`auditor.engines.polars_near.near_matches`:
     MinHash/LSH candidates, exact Jaccard), later rows among ``exact_rows`` left out, columns
     compared as text equal as strings; examples and the Jaccard summary. ``keys``: per split
-    the rows' keys of the other columns normalised (computed here when not given)."""
+    the rows' keys of the other columns normalised (the keyed rows')."""
     text_cols = list(spec.text_cols)
     near = near_matches(data, earlier, later, list(spec.cols), digits=spec.digits,
                         text_cols=text_cols, threshold=spec.text_jaccard, keys=keys)

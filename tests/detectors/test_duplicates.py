@@ -665,7 +665,7 @@ def test_the_check_holds_row_keys_only_never_a_normalised_copy_of_a_column(monke
     assert kept and all(t.is_integer() for schema in kept for t in schema.values())
 
 
-def test_column_by_column_keys_and_verification_agree_with_the_normalised_frame():
+def test_keys_and_verification_agree_with_the_normalised_frame():
     train = _mixed(500, 1).with_columns(pl.col("x").cast(pl.Float32).alias("x32"))
     test = pl.concat([train[:50].with_columns(pl.col("x") * (1 + 1e-9),
                                               pl.col("name").str.to_uppercase()),
@@ -673,11 +673,15 @@ def test_column_by_column_keys_and_verification_agree_with_the_normalised_frame(
                           pl.col("x").cast(pl.Float32).alias("x32"))])
     data = _data({"train": train, "test": test}, label="y", ids=["row_id"])
     cols = ["x", "name", "k", "x32"]
-    ka = nd.normalised_keys(data, "train", cols, 6).to_numpy()
-    kb = nd.normalised_keys(data, "test", cols, 6).to_numpy()
+
+    def keys(split: str, order: list[str]) -> np.ndarray:
+        return nd.keys_of_frame(data.splits[split], data.kinds, [data.seed], order,
+                                [(order, 6)])[0][0]
+
+    ka, kb = keys("train", cols), keys("test", cols)
     assert (ka[:50] == kb[:50]).all()  # equal after normalisation: equal keys across splits
     assert len(np.unique(ka)) == 500 and not np.isin(kb[50:], ka).any()
-    assert (nd.normalised_keys(data, "train", cols[::-1], 6).to_numpy() != ka).all()
+    assert (keys("train", cols[::-1]) != ka).all()
     rng = np.random.default_rng(0)
     ia = np.concatenate([np.arange(50), rng.integers(0, 500, 200)])
     ib = np.concatenate([np.arange(50), rng.integers(0, 100, 200)])
@@ -729,28 +733,13 @@ def test_keys_of_a_batch_are_the_normalised_rows_hashes_whatever_the_cut(monkeyp
     assert exact[4] != exact[5]  # NaN is not null
 
 
-def test_column_hashes_in_chunks_equal_the_whole_columns_hashes(monkeypatch):
-    frames = {"train": _mixed(1000, 1, text=True).with_columns(
-        pl.when(pl.col("k") == 0).then(None).otherwise(pl.col("name")).alias("name"),
-        pl.when(pl.col("k") == 1).then(float("nan")).otherwise(pl.col("x")).alias("x")),
-        "test": _mixed(10, 2, 9000, text=True)}
-    data = _data(frames, label="y", ids=["row_id"], text=["notes"])
-    for c, digits in (("x", 6), ("x", None), ("name", 6), ("notes", None), ("k", 3)):
-        whole = nd.column_hash(data, "train", c, digits)
-        if c in ("name", "notes"):  # text: the row hash of the normalised column
-            assert (whole == nd.row_keys(nd.normalised_column(data, "train", c, digits)
-                                         .to_frame(), data.seed, 1000).to_numpy()).all()
-        monkeypatch.setattr(nd, "KEY_CHUNK", 64)  # 16 chunks, the last one short
-        assert (nd.column_hash(data, "train", c, digits) == whole).all()
-        monkeypatch.setattr(nd, "KEY_CHUNK", 1 << 18)
-
-
 @pytest.mark.parametrize("key_cells", [1, 7, 1 << 20])
-def test_numeric_columns_hashed_as_blocks_hash_equal_values_alike(monkeypatch, key_cells):
-    """Numeric columns are normalised and hashed many at a time (10,000 float columns of 50
-    rows took seconds one column at a time): whatever the block, a column's hashes are its
-    own, and two values hash alike exactly when they are equal after normalisation as
-    eq_missing compares them (null = null, NaN = NaN, -0.0 = 0.0, 6 significant digits)."""
+def test_numeric_keys_and_blocks_of_codes_equal_values_alike(monkeypatch, key_cells):
+    """Two values key alike (keys_of_frame of one column) exactly when they are equal after
+    normalisation as eq_missing compares them (null = null, NaN = NaN, -0.0 = 0.0, 6
+    significant digits), and rows are verified equal (normalised_equal: numeric columns
+    compared many at a time as blocks of codes, whatever the block) exactly when their keys
+    are."""
     monkeypatch.setattr(nd, "KEY_CELLS", key_cells)
     x = [0.0, -0.0, float("nan"), None, 1.0, 1.0 + 1e-9, 2.0, -1.5, float("inf"), 1e300]
     frame = pl.DataFrame({
@@ -762,19 +751,18 @@ def test_numeric_columns_hashed_as_blocks_hash_equal_values_alike(monkeypatch, k
     data = _data({"train": frame, "test": frame}, label="y")
     cols = ["f", "g", "i", "b", "t"]
     for digits in (6, None):
-        block = nd.column_hashes(data, "train", cols, digits)
-        for j, c in enumerate(cols):
-            assert (block[:, j] == nd.column_hash(data, "train", c, digits)).all()
+        for c in cols:
+            k = nd.keys_of_frame(frame, data.kinds, [data.seed], [c], [([c], digits)])[0][0]
             v = nd.normalised_column(data, "train", c, digits)
             for r in range(len(x)):
                 for q in range(len(x)):
                     same = bool(v[r:r + 1].eq_missing(v[q:q + 1]).fill_null(False)[0])
-                    assert (block[r, j] == block[q, j]) == same, (c, digits, r, q)
+                    assert (k[r] == k[q]) == same, (c, digits, r, q)
         ia, ib = np.repeat(np.arange(len(x)), len(x)), np.tile(np.arange(len(x)), len(x))
         got = nd.normalised_equal(data, "train", ia, "test", ib, cols, digits)
         want = nd.frames_equal(nd.normalised_frame(data, "train", cols, digits), ia,
                                nd.normalised_frame(data, "test", cols, digits), ib)
-        keys = nd.normalised_keys(data, "train", cols, digits).to_numpy()
+        keys = nd.keys_of_frame(frame, data.kinds, [data.seed], cols, [(cols, digits)])[0][0]
         assert (got == want).all() and (got == (keys[ia] == keys[ib])).all()
 
 
