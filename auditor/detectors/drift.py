@@ -96,12 +96,14 @@ def compare_all(check: Any, columns: list[str], ref: dict[str, Sample],
 
 
 def compare_columns(check: Any, columns: list[str], ref: dict[str, Sample],
-                    cur: dict[str, Sample], seed: int = 0) -> list[ColumnDrift]:
-    """:func:`~auditor.stats.drift.compare` of every column (threads), in column order."""
+                    cur: dict[str, Sample], seed: int = 0, *, null: bool = False
+                    ) -> list[ColumnDrift]:
+    """:func:`~auditor.stats.drift.compare` of every column (threads), in column order
+    (``null``: a comparison of the design's null, measured for its effect sizes only)."""
     def one(c: str) -> ColumnDrift:
         return compare(c, ref[c], cur[c], n_bins=check.n_bins, epsilon=check.epsilon,
                        seed=seed, max_levels=check.max_levels,
-                       min_level_rows=check.level_min_rows)
+                       min_level_rows=check.level_min_rows, null=null)
 
     big = sum(len(v) for c in columns if (v := ref[c].values) is not None)
     return map_columns(one, columns, workers=None if big > 200_000 else 1)
@@ -330,7 +332,8 @@ class FeatureDrift(DriftThresholds):
         categorical columns whose counts the driver cannot hold: ``over``), with the sketch's
         bounds, accuracy per split and grid."""
         drifts: dict[tuple[str, str], dict[str, ColumnDrift]] = {pair: {} for pair in pairs}
-        over = self._categorical(engine, kinds, pairs, drifts, with_reference, seed)
+        over = self._categorical(engine, kinds, pairs, drifts, with_reference, seed,
+                                 null=not charts)
         numeric = {c: k for c, k in kinds.items() if k in NUMERIC_KINDS}
         bounds: dict[tuple[str, str], dict[str, float | None]] = {pair: {} for pair in pairs}
         sketched: dict[str, int] = {}
@@ -341,7 +344,7 @@ class FeatureDrift(DriftThresholds):
                 exact = {s: {c: d for c, d in batch[s].items() if isinstance(d, Sample)}
                          for s in (ref, cur)}
                 a, b = exact[ref], exact[cur]
-                for cd in compare_columns(self, list(a), a, b, seed):
+                for cd in compare_columns(self, list(a), a, b, seed, null=not charts):
                     va, vb = a[cd.column].values, b[cd.column].values
                     assert va is not None and vb is not None  # numeric samples hold values
                     if charts:
@@ -424,7 +427,8 @@ class FeatureDrift(DriftThresholds):
     def _categorical(self, engine: Operations, kinds: dict[str, Kind],
                      pairs: list[tuple[str, str]],
                      drifts: dict[tuple[str, str], dict[str, ColumnDrift]],
-                     with_reference: bool, seed: int) -> dict[str, tuple[int, int]]:
+                     with_reference: bool, seed: int, null: bool = False
+                     ) -> dict[str, tuple[int, int]]:
         """Categorical and boolean columns compared on every pair from one call of value
         counts; the columns whose counts the engine's driver cannot hold, with their count and
         the driver's budget."""
@@ -445,7 +449,7 @@ class FeatureDrift(DriftThresholds):
                 samples[s][c] = Sample(kinds[c], n, n - int(counts["n"].sum() or 0),
                                        counts=counts)
         for ref, cur in pairs:
-            for cd in compare_columns(self, kept, samples[ref], samples[cur], seed):
+            for cd in compare_columns(self, kept, samples[ref], samples[cur], seed, null=null):
                 drifts[ref, cur][cd.column] = cd
         return over
 

@@ -312,9 +312,13 @@ def unseen_values(a: np.ndarray, b: np.ndarray, kind: Kind
 
 
 def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, seed: int = 0,
-                        max_levels: int = 50, min_level_rows: int = 30) -> ColumnDrift:
+                        max_levels: int = 50, min_level_rows: int = 30, null: bool = False
+                        ) -> ColumnDrift:
     """Per-category bins; above ``max_levels`` categories the levels too rare to compare are
-    pooled (:func:`pool_rare_levels`) and PSI is judged net of chance (:func:`psi_by_chance`)."""
+    pooled (:func:`pool_rare_levels`) and PSI is judged net of chance (:func:`psi_by_chance`).
+    ``null`` (a backtest of the design's null, read for its effect sizes only: PSI and PSI in
+    excess of chance, Cramér's V, level folds): no contingency test (p = 1), no unseen-value
+    p-value and no variants of new values."""
     assert ref.counts is not None and cur.counts is not None
     joined = (ref.counts.join(cur.counts, on="value", how="full", coalesce=True, suffix="_cur")
               .fill_null(0).sort("value"))
@@ -334,10 +338,11 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, s
         return [(values[i], int(counts[i])) for i in idx]
 
     new_listed, vanished_listed = listed(new, cb), listed(vanished, ca)
-    variants = new_value_variants(values, ca > 0, new) if new.any() and (ca > 0).any() else {}
+    variants = new_value_variants(values, ca > 0, new) \
+        if not null and new.any() and (ca > 0).any() else {}
     unseen_rows = int(cb[new].sum())
     unseen_p = unseen_by_chance_p(ca + cb, ref.rows, cur.rows, unseen_rows) \
-        if unseen_rows else None
+        if unseen_rows and not null else None
     labels = list(values)
     if ref.missing or cur.missing:
         labels.append(MISSING)
@@ -349,7 +354,7 @@ def compare_categorical(col: str, ref: Sample, cur: Sample, *, epsilon: float, s
         chance = psi_by_chance(int(((ca + cb) > 0).sum()), int(ca.sum()), int(cb.sum()))
     value, terms = psi(ca, cb, epsilon=epsilon)
     table = np.vstack([ca, cb])
-    chi2_p, test = contingency_test(table, seed)
+    chi2_p, test = contingency_test(table, seed) if not null else (1.0, "not tested (null)")
     return ColumnDrift(col, ref.kind, ref.rows, cur.rows, ref.missing, cur.missing, labels, ca,
                        cb, value, terms, js_distance(ca, cb), chi2_p,
                        cramers_v=cramers_v(table), unseen_rows=unseen_rows,
@@ -375,12 +380,14 @@ def new_value_variants(values: list[str], seen: np.ndarray, new: np.ndarray) -> 
 
 
 def compare(col: str, ref: Sample, cur: Sample, *, n_bins: int, epsilon: float, seed: int = 0,
-            max_levels: int = 50, min_level_rows: int = 30) -> ColumnDrift:
+            max_levels: int = 50, min_level_rows: int = 30, null: bool = False) -> ColumnDrift:
+    """``null``: a comparison of the split design's null (a backtest), whose effect sizes are
+    all that is read (categorical: no test, unseen-value p or variants)."""
     if ref.kind in NUMERIC_KINDS:
         return compare_numeric(col, ref, cur, n_bins=n_bins, epsilon=epsilon, seed=seed,
                                min_level_rows=min_level_rows)
     return compare_categorical(col, ref, cur, epsilon=epsilon, seed=seed, max_levels=max_levels,
-                               min_level_rows=min_level_rows)
+                               min_level_rows=min_level_rows, null=null)
 
 
 # ---------------------------------------------------------------------------------------------
