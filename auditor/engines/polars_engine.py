@@ -132,21 +132,23 @@ class PolarsOperations(RunMemo):
     def split_rows(self, *, with_reference: bool = False) -> dict[str, int]:
         return {s: df.height for s, df in self._tables(with_reference).items()}
 
-    def _expanded(self, e: Expansion) -> Iterator[pl.DataFrame]:
+    def _batches(self, e: Expansion) -> tuple[Callable[[int], pl.DataFrame], range]:
+        """The expansion's batch maker (first row -> its conformed rows) and first rows."""
         sel = self.frames[e.split].select(list(e.columns))
         step = e.batch_rows or BATCH_ROWS
-        for start in range(0, sel.height, step):
-            yield conform(e.fn(sel.slice(start, step), start), e.types)
+        return (lambda start: conform(e.fn(sel.slice(start, step), start), e.types),
+                range(0, sel.height, step))
+
+    def _expanded(self, e: Expansion) -> Iterator[pl.DataFrame]:
+        make, starts = self._batches(e)
+        return map(make, starts)  # a batch at a time
 
     def _held(self, e: Expansion) -> pl.DataFrame:
         def make() -> pl.DataFrame:
             # batches on polars' threads where the expansion allows it (numpy and most polars
             # calls release the GIL: leakage.duplicates' keyed rows)
-            sel = self.frames[e.split].select(list(e.columns))
-            step = e.batch_rows or BATCH_ROWS
-            parts = map_columns(lambda start: conform(e.fn(sel.slice(start, step), start),
-                                                      e.types), range(0, sel.height, step),
-                                workers=None if e.concurrent else 1)
+            batch, starts = self._batches(e)
+            parts = map_columns(batch, starts, workers=None if e.concurrent else 1)
             return pl.concat(parts) if parts else conform(pl.DataFrame(), e.types)
 
         if e.key is None:

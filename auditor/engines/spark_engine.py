@@ -387,7 +387,6 @@ class SparkEngine(RunMemo):
             return made
         held: dict[Any, Any] = self.__dict__.setdefault("_expansions", {})
         if e.key not in held:
-
             held[e.key] = self._persisted(made)
         return held[e.key]
 
@@ -405,7 +404,6 @@ class SparkEngine(RunMemo):
         l_ = base
         if keep:
             if left.key is None:  # read twice (kept rows, join): made once
-
                 base = l_ = self._persisted(base)
             mark = col(keep[0]) == F.lit(keep[1])
             kept_l, kept_r = l_.where(mark), r.where(mark)
