@@ -374,7 +374,7 @@ class PolarsOperations(RunMemo):
             schema = df.schema  # once: O(columns) each time it is built
             if df.height > STACK_ROWS:  # tall: a group-by per column, run concurrently
                 tall += [df.lazy().select(_plain(c, schema[c]).cast(pl.String).alias("value"))
-                         .drop_nulls().group_by("value").len(name="n")
+                         .drop_nulls().group_by("value").len(name="n").sort("value")
                          .select(pl.lit(i, dtype=pl.Int64).alias("_c"),
                                  pl.lit(split).alias("split"), pl.lit(order).alias("order"),
                                  "value", pl.col("n").cast(pl.Int64))
@@ -387,6 +387,7 @@ class PolarsOperations(RunMemo):
                                   for i, c in enumerate(batch, start=lo)])
                 parts.append(wide.unpivot(variable_name="_c", value_name="value")
                              .drop_nulls("value").group_by("_c", "value").len(name="n")
+                             .sort("_c", "value")
                              .select(pl.col("_c").cast(pl.Int64), pl.lit(split).alias("split"),
                                      pl.lit(order).alias("order"), "value",
                                      pl.col("n").cast(pl.Int64)))
@@ -399,8 +400,12 @@ class PolarsOperations(RunMemo):
             keys = (stacked.select("_c", "value").unique()
                     .with_columns(shared_key(pl.col("value")).alias("_key")))
             shared = keys.filter(pl.len().over("_c", "_key") > 1).select("_c", "value")
-            stacked = stacked.join(shared, on=["_c", "value"], how="semi")
-        by_column = stacked.sort("_c", "order", "value").partition_by("_c", as_dict=True)
+            stacked = stacked.join(shared, on=["_c", "value"], how="semi", maintain_order="left")
+        # each (column, split) is one part, already in value order: a stable sort by column
+        # and split keeps it (sorting the strings of every part at once took 0.9 s of 1.1 for
+        # the time backtests' windows at 1M rows)
+        by_column = stacked.sort("_c", "order", maintain_order=True).partition_by(
+            "_c", as_dict=True)
         return {col: ValueCounts(int(totals.get(i, 0) or 0),
                                  by_column[(i,)].drop("_c") if (i,) in by_column
                                  else empty.drop("_c"))

@@ -133,6 +133,35 @@ def test_value_counts_keep_only_values_sharing_a_key():
         v: int((frames["a"]["city"] == v).sum()) for v in ("New York", "new york", "NEW-YORK")}
 
 
+def test_value_counts_come_in_split_then_value_order_for_short_and_tall_splits():
+    """Each column's counts are ordered by split (the engine's order) and then by value,
+    whether a split is counted stacked (short) or a column at a time (tall), and after the
+    shared-key filter: the order the callers' tables and examples rely on."""
+    from auditor.engines.polars_engine import STACK_ROWS
+    from auditor.stats.textnorm import normalised
+
+    rng = np.random.default_rng(3)
+    words = np.array(["b", "A", "a", "c c", "C  c", "d", "B"])
+    frames = {name: pl.DataFrame({"w": rng.choice(words, n), "k": rng.integers(0, 40, n)})
+              for name, n in (("tall", STACK_ROWS + 500), ("short", 300),
+                              ("tall2", STACK_ROWS + 7))}
+    e = PolarsEngine(frames)
+    for shared in (None, normalised):
+        got = e.value_counts(["w", "k"], shared_key=shared)
+        for col in ("w", "k"):
+            counts = got[col].counts
+            order = {s: i for i, s in enumerate(frames)}
+            want = counts.sort(pl.col("split").replace_strict(order), "value")
+            assert counts.select("split", "value").equals(want.select("split", "value"))
+            if shared is None or col == "w":  # no two numbers share a normalised key
+                assert counts["split"].unique(maintain_order=True).to_list() == list(frames)
+            else:
+                assert counts.is_empty()
+    k = e.value_counts(["k"])["k"].counts.filter(pl.col("split") == "short")
+    assert dict(zip(k["value"], k["n"])) == {
+        str(v): n for v, n in frames["short"]["k"].value_counts().iter_rows()}
+
+
 def test_sorted_values_drop_nan_and_reference_is_asked_for():
     frames = _ops_frames()
     ref = frames["a"].head(10)
