@@ -9,7 +9,8 @@ its batch (the same code on every engine, so the engines cannot normalise apart)
 - ``_h1``/``_h2``: a 128-bit key of the compared values as loaded (two seeded
   ``hash_rows``; null equals null, NaN equals NaN, -0.0 equals 0.0; columns compared as text
   cast to strings): two different rows share it with probability about 2^-128 per pair,
-  n^2 / 2^129 over n rows (< 10^-20 at 10^9 rows), so counts of keys are counts of rows;
+  n^2 / 2^129 over n rows (< 10^-20 at 10^9 rows), so counts of keys are counts of rows
+  (with ``_uh``: each half hashes that half of ``_uh`` and the time, :func:`row_key`);
 - ``_fh1``/``_fh2`` and ``_y`` (a label is declared and compared): two seeded ``hash_rows``
   of the features normalised (:func:`auditor.engines.polars_near.keys_of_frame`: strings
   NFKC-normalised, case-folded, whitespace-collapsed; floats exact), columns compared as
@@ -82,13 +83,29 @@ def _label_hash(frame: pl.DataFrame, label: str, kinds: Mapping[str, Kind], seed
         if y.null_count() else h
 
 
-def row_key(frame: pl.DataFrame, cols: tuple[str, ...], as_text: tuple[str, ...], seed: int
-            ) -> tuple[pl.DataFrame, list[pl.Series]]:
+def row_key(frame: pl.DataFrame, cols: tuple[str, ...], as_text: tuple[str, ...], seed: int,
+            without: str | None = None
+            ) -> tuple[pl.DataFrame, list[pl.Series], list[pl.Series] | None]:
     """The columns compared as text (cast to strings) and the two halves of each row's
-    whole-row key (seeded ``hash_rows`` of ``cols`` as loaded and the text columns)."""
+    whole-row key (seeded ``hash_rows`` of ``cols`` as loaded and the text columns). With
+    ``without`` (one of ``cols``), also the halves of the key of every column but that one
+    (``_uh``), and each half of the whole-row key is the seeded ``hash_rows`` of that half and
+    the column: one pass over the row's values, not two (the time column is a small part of
+    a row)."""
     texts = frame.select(pl.col(c).cast(pl.String) for c in as_text)
     compared = pl.concat([frame.select(cols), texts], how="horizontal")
-    return texts, [_signed(compared.hash_rows(seed=(seed ^ s) % (2**32))) for s in _SEEDS]
+    if without is None:
+        return texts, _halves(compared, seed), None
+    rest = _halves(compared.drop(without), seed)
+    last = compared.get_column(without).alias("_t")
+    whole = [_signed(pl.DataFrame([h.alias("_k"), last]).hash_rows(seed=(seed ^ s) % (2**32)))
+             for h, s in zip(rest, _SEEDS)]
+    return texts, whole, rest
+
+
+def _halves(frame: pl.DataFrame, seed: int) -> list[pl.Series]:
+    """The two seeded ``hash_rows`` of ``frame``: a row's 128-bit key."""
+    return [_signed(frame.hash_rows(seed=(seed ^ s) % (2**32))) for s in _SEEDS]
 
 
 def keyed_batch(frame: pl.DataFrame, first_row: int, *, split: int, cols: tuple[str, ...],
@@ -97,14 +114,12 @@ def keyed_batch(frame: pl.DataFrame, first_row: int, *, split: int, cols: tuple[
                 without: str | None = None) -> pl.DataFrame:
     """The keyed rows (module docstring) of one batch of a split."""
     n = frame.height
-    texts, whole = row_key(frame, cols, as_text, seed)
+    texts, whole, rest = row_key(frame, cols, as_text, seed, without)
     out: dict[str, pl.Series] = {
         "_s": pl.Series(np.full(n, split, dtype=np.int32)),
         "_r": pl.Series(np.arange(first_row, first_row + n, dtype=np.int64)),
         "_h1": whole[0], "_h2": whole[1]}
-    if without is not None:
-        rest = row_key(frame, tuple(c for c in cols if c != without),
-                       tuple(c for c in as_text if c != without), seed)[1]
+    if rest is not None:
         out |= {"_uh1": rest[0], "_uh2": rest[1]}
     variants: list[tuple[list[str], int | None]] = []
     if label is not None and features:
@@ -147,7 +162,8 @@ def _member(pool: np.ndarray, x: np.ndarray) -> np.ndarray:
 def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
                 as_text: tuple[str, ...], measured: tuple[str, ...], seed: int,
                 keys: tuple[np.ndarray, np.ndarray] | None = None,
-                values: tuple[np.ndarray, ...] | None = None) -> pl.DataFrame:
+                values: tuple[np.ndarray, ...] | None = None, without: str | None = None
+                ) -> pl.DataFrame:
     """Per row and value of the ``measured`` columns (non-null): the whole-row key, the
     column's position ``j`` and a hash ``v`` of the value (-0.0 as 0.0, every NaN one value);
     only the rows whose key is among ``keys`` (first halves sorted and unique, second halves
@@ -159,7 +175,7 @@ def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
     at = np.arange(frame.height)
     present: np.ndarray | None = None
     if keys is not None:
-        h1, h2 = (h.to_numpy() for h in row_key(frame, cols, as_text, seed)[1])
+        h1, h2 = (h.to_numpy() for h in row_key(frame, cols, as_text, seed, without)[1])
         first, second = keys
         hit = _member(first, h1)
         hit[hit] = second[np.searchsorted(first, h1[hit])] == h2[hit]
@@ -175,7 +191,7 @@ def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
         present = masks[at].to_numpy()
     part = frame[at] if keys is not None or values is not None else frame
     if values is not None or keys is None:
-        h1, h2 = (h.to_numpy() for h in row_key(part, cols, as_text, seed)[1])
+        h1, h2 = (h.to_numpy() for h in row_key(part, cols, as_text, seed, without)[1])
     if not part.height or not measured:
         return pl.DataFrame(schema=CELLS_SCHEMA)
     part = part.select(measured)
@@ -337,7 +353,8 @@ class KeyedRows:
                 return self.engine.kept([Expansion(
                     split=s, columns=tuple(self.compared), schema=tuple(CELLS_SCHEMA.items()),
                     fn=partial(cells_batch, cols=self.cols, as_text=self.as_text,
-                               measured=cont, seed=self.seed, keys=keys, values=values),
+                               measured=cont, seed=self.seed, keys=keys, values=values,
+                               without=self.spec.without),
                     concurrent=True) for s in self.names])
             everywhere = mine = None
             if _count(repeated) <= MAX_SHIPPED:  # the cells of repeated keys, then every cell
