@@ -55,7 +55,7 @@ DEFAULTS = {
         "auditor.detectors.copy_keys:KeyedRows.continuous",
         "auditor.detectors.copy_keys:KeyedRows.head",
         "auditor.detectors.copy_keys:_counted",
-        "auditor.engines.polars_near:keys_of_frame",
+        "auditor.detectors.copy_keys:keys_of_frame",  # the name keyed_batch calls
         "auditor.engines.polars_near:normalise_strings",
         "auditor.engines.polars_near:round_significant_frame",
         "auditor.engines.polars_engine:PolarsEngine.near_text_copies",
@@ -90,7 +90,8 @@ def main() -> None:
     def wrap(target: str, as_context: bool) -> None:
         owner, name = _resolve(target)
         fn = getattr(owner, name)
-        label = target.partition(":")[2]
+        module, _, attr = target.partition(":")
+        label = f"{module.rsplit('.', 1)[-1]}:{attr}"  # two modules' same name stay apart
 
         @functools.wraps(fn)
         def timed(*a: Any, **k: Any) -> Any:
@@ -116,10 +117,10 @@ def main() -> None:
     for target in CONTEXTS.get(args.check, []) if args.context is None else args.context:
         wrap(target, True)
     cpu_checks.measure(args.rows, [args.check], [], args.data)
-    print(f"\n{'inside':28} {'function':48} {'calls':>5} {'wall s':>7} {'cpu s':>7}")
+    print(f"\n{'inside':34} {'function':54} {'calls':>5} {'wall s':>7} {'cpu s':>7}")
     rows = sorted(totals.items(), key=lambda x: (x[0][0] != "check", x[0][0], -x[1][1]))
     for (where, label), (n, wall, cpu) in rows:
-        print(f"{where:28} {label:48} {int(n):5d} {wall:7.2f} {cpu:7.2f}")
+        print(f"{where:34} {label:54} {int(n):5d} {wall:7.2f} {cpu:7.2f}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ its batch (the same code on every engine, so the engines cannot normalise apart)
   ``hash_rows``; null equals null, NaN equals NaN, -0.0 equals 0.0; columns compared as text
   cast to strings): two different rows share it with probability about 2^-128 per pair,
   n^2 / 2^129 over n rows (< 10^-20 at 10^9 rows), so counts of keys are counts of rows
-  (with ``_uh``: each half hashes that half of ``_uh`` and the time, :func:`row_key`);
+  (with ``_uh``, each half hashes that half of ``_uh`` and the time, :func:`row_key`: two
+  rows then share the key when ``_uh`` or the outer hash collides, about n^2 / 2^127, still
+  < 10^-20 at 10^9 rows);
 - ``_fh1``/``_fh2`` and ``_y`` (a label is declared and compared): two seeded ``hash_rows``
   of the features normalised (:func:`auditor.engines.polars_near.keys_of_frame`: strings
   NFKC-normalised, case-folded, whitespace-collapsed; floats exact), columns compared as
