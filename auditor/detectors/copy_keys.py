@@ -60,6 +60,9 @@ _SEEDS = (0x2545F491, 0x5BD1E995)  # mixed into the run's seed: the key's two ha
 _CONTINUOUS_SHARE = 0.5  # distinct share of a column's values from which it is continuous
 MAX_SHIPPED = 1_000_000  # repeated keys (or their values) sent to the batches as a filter;
 # beyond, every cell is kept and joined in the engine
+MAX_PASSES = 8  # passes of at most MAX_SHIPPED values each before every cell is kept instead
+# (at 50M rows, 125k copied rows held 3.1M values: every cell was 1.5 billion rows, a 28 GB
+# shuffle on Spark's local disks)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,6 +190,7 @@ def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
         masks = frame.select(
             (pl.col(c).is_not_null() & pl.col(c).hash(seed=seed % (2**32)).is_in(
                 pl.Series(np.asarray(values[j]).view(np.uint64)).implode())).alias(f"m{j}")
+            if len(values[j]) else pl.repeat(False, pl.len()).alias(f"m{j}")  # nothing held
             for j, c in enumerate(measured))
         at = masks.select(pl.any_horizontal(pl.all())).to_series().arg_true().to_numpy() \
             if masks.width else at[:0]
@@ -366,12 +370,8 @@ class KeyedRows:
                 if np.all(first[1:] != first[:-1]):  # first halves unique (else: every cell)
                     mine = cells(keys=(first, got["_h2"].to_numpy()))
                     held = mine.select("j", "v").unique()
-                    if _count(held) <= MAX_SHIPPED:
-                        pairs = held.collect().to_polars().partition_by("j", as_dict=True)
-                        empty = np.zeros(0, dtype=np.int64)
-                        everywhere = cells(values=tuple(
-                            pairs[(j,)]["v"].to_numpy() if (j,) in pairs else empty
-                            for j in range(len(cont))))
+                    if _count(held) <= MAX_SHIPPED * MAX_PASSES:
+                        everywhere = self._holding(held.collect().to_polars(), len(cont), cells)
             if everywhere is None:
                 everywhere = cells()
             if mine is None:
@@ -383,6 +383,20 @@ class KeyedRows:
                 mine.join(shared, on=["j", "v"], how="anti").select("_h1", "_h2", "j").unique()
                 .with_columns(nw.col("j").cast(nw.Int64)))
         return self._measured
+
+    @staticmethod
+    def _holding(held: pl.DataFrame, columns: int, cells: Callable[..., Lazy]) -> Lazy:
+        """The cells holding a ``held`` value (``j``, ``v``) of their column: one pass per
+        :data:`MAX_SHIPPED` values (in column order, so a pass hashes only its columns), the
+        passes' cells together (each cell is in one pass: the passes' values are disjoint)."""
+        held = held.sort("j", "v")
+        empty = np.zeros(0, dtype=np.int64)
+        passes = []
+        for lo in range(0, max(held.height, 1), MAX_SHIPPED):
+            pairs = held.slice(lo, MAX_SHIPPED).partition_by("j", as_dict=True)
+            passes.append(cells(values=tuple(pairs[(j,)]["v"].to_numpy() if (j,) in pairs
+                                             else empty for j in range(columns))))
+        return passes[0] if len(passes) == 1 else nw.concat(passes, how="vertical")
 
     def _known(self, i: int) -> Lazy | None:
         """The keys holding a measured value in a column continuous in split ``i``."""

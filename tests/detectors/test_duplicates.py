@@ -911,3 +911,59 @@ def test_example_rows_carry_the_declared_ids_beside_their_positions():
     (ex,) = within.evidence["examples"]
     assert (ex["row"], ex["copy_of_row"], ex["row_id"], ex["copy_of row_id"]) == (
         1000, 7, train["row_id"][1000], train["row_id"][7])
+
+
+def _held_values_splits(copied: int = 20) -> dict[str, pl.DataFrame]:
+    """Three continuous columns and a discrete one; ``copied`` train rows copied into test
+    (each copied row holds three measured values) and rows of train repeating a discrete
+    pattern (chance copies)."""
+    rng = np.random.default_rng(11)
+
+    def frame(n: int, offset: int) -> pl.DataFrame:
+        return pl.DataFrame({"a": rng.normal(size=n) + offset, "b": rng.normal(size=n),
+                             "c": rng.normal(size=n), "k": rng.integers(0, 3, n),
+                             "y": rng.integers(0, 2, n)})
+
+    train, test = frame(400, 0), frame(150, 0)
+    repeats = pl.DataFrame({"a": [None] * 30, "b": [None] * 30, "c": [None] * 30,
+                            "k": [1] * 30, "y": [0] * 30},
+                           schema=train.schema)  # a discrete pattern, repeated
+    return {"train": pl.concat([train, repeats]),
+            "test": pl.concat([test, train[:copied], repeats[:5]])}
+
+
+def test_held_values_beyond_one_shipment_are_found_in_passes_with_the_same_findings(monkeypatch):
+    """The measured values held by repeated keys are looked for in every row one pass per
+    MAX_SHIPPED values (at 50M rows every cell of every row was 1.5 billion rows): 20 copied
+    rows hold 60 values, so 25 a pass makes three passes, hashing only their columns; the
+    findings equal those of one pass and of every cell (more passes than MAX_PASSES)."""
+    from auditor.detectors import copy_keys
+
+    data = _data(_held_values_splits(), label="y")
+    passes: list[int] = []
+    real = copy_keys.cells_batch
+
+    def spy(frame, first_row, **kw):
+        if kw.get("values") is not None and first_row == 0:
+            passes.append(sum(len(v) > 0 for v in kw["values"]))
+        return real(frame, first_row, **kw)
+
+    monkeypatch.setattr(copy_keys, "cells_batch", spy)
+
+    def findings():
+        return [(f.metric, f.severity, f.count, f.splits, f.evidence)
+                for f in Duplicates().run(data)]
+
+    one = findings()
+    assert passes == [3, 3]  # one values pass per split, the three measured columns
+    (dup,) = [f for f in one if f[0] == "duplicate_rows"]
+    assert dup[1] == Severity.FAIL and dup[2] == 20 + 5
+    assert dup[4]["chance_baseline"]["copies_with_a_continuous_value"] == 20
+    passes.clear()
+    monkeypatch.setattr(copy_keys, "MAX_SHIPPED", 25)
+    assert findings() == one
+    # 60 values, 25 a pass, sorted by column: a, a+b, b+c; each pass once per split
+    assert sorted(passes) == sorted([1, 2, 2] * 2)
+    passes.clear()
+    monkeypatch.setattr(copy_keys, "MAX_PASSES", 2)  # 3 passes needed: every cell instead
+    assert findings() == one and passes == []

@@ -221,6 +221,35 @@ def test_duplicates_sketch_continuity_only_when_rows_repeat(spark, monkeypatch):
     assert got[("conflicting_labels", ("train", "test"))] == 5
 
 
+def test_held_values_in_passes_give_the_polars_findings_on_spark(spark, monkeypatch):
+    """The measured values of the repeated keys searched for in passes of at most
+    MAX_SHIPPED values (here 25 of 60: three passes, their cells put together in the engine)
+    give, on Spark, the findings of one pass on polars."""
+    from auditor.core.config import Columns
+    from auditor.detectors import copy_keys
+    from auditor.detectors.duplicates import Duplicates
+    from auditor.detectors.measured import judged
+    from auditor.engines.spark_io import SparkAuditData
+    from auditor.loading.data import build_audit_data
+    from tests.detectors.test_duplicates import _held_values_splits
+
+    frames = _held_values_splits()
+
+    def findings(data):
+        return sorted((f.metric, str(f.severity), f.count, tuple(f.splits),
+                       str(f.evidence.get("chance_baseline"))) for f in judged(Duplicates(), data))
+
+    want = findings(build_audit_data(frames, columns=Columns(label="y")))
+    passes = []
+    real = copy_keys.KeyedRows._holding
+    monkeypatch.setattr(copy_keys, "MAX_SHIPPED", 25)
+    monkeypatch.setattr(copy_keys.KeyedRows, "_holding", staticmethod(
+        lambda held, columns, cells: passes.append(held.height) or real(held, columns, cells)))
+    got = findings(SparkAuditData(_spark_frames(spark, frames), columns=Columns(label="y")))
+    assert passes == [60] and got == want
+    assert any(m == "duplicate_rows" and c == 25 for m, _, c, _, _ in got)
+
+
 def test_copy_examples_name_a_copied_row_by_its_declared_id(spark, tmp_path):
     """Spark names a copied row by its row numbers and declared ids, as polars does (the same
     examples on both engines), also when the id is typed differently in one split (each
