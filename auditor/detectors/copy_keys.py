@@ -61,8 +61,8 @@ _CONTINUOUS_SHARE = 0.5  # distinct share of a column's values from which it is 
 MAX_SHIPPED = 1_000_000  # repeated keys (or their values) sent to the batches as a filter;
 # beyond, every cell is kept and joined in the engine
 MAX_PASSES = 8  # passes of at most MAX_SHIPPED values each before every cell is kept instead
-# (at 50M rows, 125k copied rows held 3.1M values: every cell was 1.5 billion rows, a 28 GB
-# shuffle on Spark's local disks)
+# (at 50M rows, 125k copied rows held 3.1M values: every cell was over a billion rows, a
+# 27.6 GB shuffle on Spark's local disks)
 
 
 # ---------------------------------------------------------------------------------------------

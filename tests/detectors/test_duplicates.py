@@ -934,7 +934,7 @@ def _held_values_splits(copied: int = 20) -> dict[str, pl.DataFrame]:
 
 def test_held_values_beyond_one_shipment_are_found_in_passes_with_the_same_findings(monkeypatch):
     """The measured values held by repeated keys are looked for in every row one pass per
-    MAX_SHIPPED values (at 50M rows every cell of every row was 1.5 billion rows): 20 copied
+    MAX_SHIPPED values (at 50M rows every cell of every row was over a billion rows): 20 copied
     rows hold 60 values, so 25 a pass makes three passes, hashing only their columns; the
     findings equal those of one pass and of every cell (more passes than MAX_PASSES)."""
     from auditor.detectors import copy_keys
