@@ -167,7 +167,8 @@ def _member(pool: np.ndarray, x: np.ndarray) -> np.ndarray:
 def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
                 as_text: tuple[str, ...], measured: tuple[str, ...], seed: int,
                 keys: tuple[np.ndarray, np.ndarray] | None = None,
-                values: tuple[np.ndarray, ...] | None = None, without: str | None = None
+                values: tuple[np.ndarray, ...] | None = None, without: str | None = None,
+                rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                 ) -> pl.DataFrame:
     """Per row and value of the ``measured`` columns (non-null): the whole-row key, the
     column's position ``j`` and a hash ``v`` of the value (-0.0 as 0.0, every NaN one value);
@@ -176,10 +177,17 @@ def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
     whose hash is among their column's (the cells of every value of every row held 600 MB at
     1M rows). Every column at once: one select of the value hashes (or of their membership),
     numpy after it (a loop over 10,000 columns took 35 s); rows are keyed only where a cell
-    is kept (hash_rows of every row was most of a pass)."""
+    is kept (hash_rows of every row was most of a pass). With ``rows`` (the split's stored
+    row numbers, sorted, and their keys' halves, read from the keyed rows), only those rows,
+    keyed as given: nothing is hashed but their values."""
     at = np.arange(frame.height)
     present: np.ndarray | None = None
-    if keys is not None:
+    if rows is not None:
+        r, k1, k2 = rows
+        lo, hi = np.searchsorted(r, [first_row, first_row + frame.height])
+        at = r[lo:hi] - first_row
+        h1, h2 = k1[lo:hi], k2[lo:hi]
+    elif keys is not None:
         h1, h2 = (h.to_numpy() for h in row_key(frame, cols, as_text, seed, without)[1])
         first, second = keys
         hit = _member(first, h1)
@@ -195,8 +203,8 @@ def cells_batch(frame: pl.DataFrame, first_row: int, *, cols: tuple[str, ...],
         at = masks.select(pl.any_horizontal(pl.all())).to_series().arg_true().to_numpy() \
             if masks.width else at[:0]
         present = masks[at].to_numpy()
-    part = frame[at] if keys is not None or values is not None else frame
-    if values is not None or keys is None:
+    part = frame if keys is None and values is None and rows is None else frame[at]
+    if rows is None and (values is not None or keys is None):
         h1, h2 = (h.to_numpy() for h in row_key(part, cols, as_text, seed, without)[1])
     if not part.height or not measured:
         return pl.DataFrame(schema=CELLS_SCHEMA)
@@ -233,6 +241,19 @@ ONE = nw.lit(1, dtype=nw.Int64)  # counted as 64-bit (an Int32 sum wraps at 2^31
 
 def _when(cond: Any, value: Any) -> Any:
     return nw.when(cond).then(value).otherwise(nw.lit(0, dtype=nw.Int64))
+
+
+def _rows_by_split(rows: pl.DataFrame, splits: int
+                   ) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per split index, the sorted row numbers ``_r`` of ``rows`` and their ``_h1``/``_h2``
+    (empty arrays for a split without rows): :func:`cells_batch`'s ``rows``."""
+    parts = rows.sort("_s", "_r").partition_by("_s", as_dict=True)
+    empty = pl.DataFrame(schema={"_r": pl.Int64, "_h1": pl.Int64, "_h2": pl.Int64})
+    out = {}
+    for i in range(splits):
+        part = parts.get((i,), empty)
+        out[i] = (part["_r"].to_numpy(), part["_h1"].to_numpy(), part["_h2"].to_numpy())
+    return out
 
 
 class KeyedRows:
@@ -355,23 +376,35 @@ class KeyedRows:
             repeated = self.keys.filter(seen >= 2).select("_h1", "_h2")
 
             def cells(keys: tuple[np.ndarray, np.ndarray] | None = None,
-                      values: tuple[np.ndarray, ...] | None = None) -> Lazy:
+                      values: tuple[np.ndarray, ...] | None = None,
+                      rows: Mapping[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None
+                      = None) -> Lazy:
                 return self.engine.kept([Expansion(
                     split=s, columns=tuple(self.compared), schema=tuple(CELLS_SCHEMA.items()),
                     fn=partial(cells_batch, cols=self.cols, as_text=self.as_text,
                                measured=cont, seed=self.seed, keys=keys, values=values,
-                               without=self.spec.without),
-                    concurrent=True) for s in self.names])
+                               without=self.spec.without,
+                               rows=None if rows is None else rows[i]),
+                    concurrent=True) for i, s in enumerate(self.names)])
             everywhere = mine = None
-            if _count(repeated) <= MAX_SHIPPED:  # the cells of repeated keys, then every cell
-                # of a value they hold: two passes, never every cell of every row
+            # the cells of repeated keys, then every cell of a value they hold: two passes,
+            # never every cell of every row. The repeated keys' rows are read off the keyed
+            # rows (their row numbers and keys shipped: no row is hashed again) up to
+            # MAX_SHIPPED rows; beyond, their keys are shipped and every row is keyed again
+            held_rows = (self.table.join(repeated, on=["_h1", "_h2"], how="semi")
+                         .select("_s", "_r", "_h1", "_h2").head(MAX_SHIPPED + 1)
+                         .collect().to_polars())
+            if held_rows.height <= MAX_SHIPPED:
+                mine = cells(rows=_rows_by_split(held_rows, len(self.names)))
+            elif _count(repeated) <= MAX_SHIPPED:
                 got = repeated.sort("_h1").collect().to_polars()
                 first = got["_h1"].to_numpy()
                 if np.all(first[1:] != first[:-1]):  # first halves unique (else: every cell)
                     mine = cells(keys=(first, got["_h2"].to_numpy()))
-                    held = mine.select("j", "v").unique()
-                    if _count(held) <= MAX_SHIPPED * MAX_PASSES:
-                        everywhere = self._holding(held.collect().to_polars(), len(cont), cells)
+            if mine is not None:
+                held = mine.select("j", "v").unique()
+                if _count(held) <= MAX_SHIPPED * MAX_PASSES:
+                    everywhere = self._holding(held.collect().to_polars(), len(cont), cells)
             if everywhere is None:
                 everywhere = cells()
             if mine is None:

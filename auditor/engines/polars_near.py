@@ -70,12 +70,22 @@ def normalise_strings(s: pl.Series) -> pl.Series:
 
 
 def _normalise_strings(s: pl.Series) -> pl.Series:
-    if s.str.contains(r"[^\x00-\x7F]").any():
+    if not (s.str.len_bytes() == s.str.len_chars()).all():  # a non-ASCII character
         out = fold(s)  # NFKC (on non-ASCII rows only) and lowercase
         out = out.str.replace_many(_casefold_table())
-    else:  # ASCII: lowercasing is all of it (one scan for non-ASCII, not two)
-        out = s.str.to_lowercase()
-    return pl.DataFrame({"s": out}).select(collapse_whitespace(pl.col("s")))["s"].alias(s.name)
+        return pl.DataFrame({"s": out}).select(collapse_whitespace(pl.col("s")))["s"] \
+            .alias(s.name)
+    # ASCII: lowercasing, and whitespace runs collapsed only where a row holds one (a count
+    # of bytes and two scans for bytes are a fifth of the cost of the regex replacement)
+    out = s.str.to_lowercase()
+    if out.str.contains("  ", literal=True).any() or out.str.contains(_ASCII_SPACES).any():
+        out = pl.DataFrame({"s": out}).select(collapse_whitespace(pl.col("s")))["s"]
+    else:
+        out = out.str.strip_chars()
+    return out.alias(s.name)
+
+
+_ASCII_SPACES = "[\t\n\x0b\x0c\r]"  # ASCII whitespace but the space (Unicode White_Space)
 
 
 _POW10 = np.array([10.0 ** i for i in range(23)])  # exact doubles 1 .. 1e22
@@ -144,6 +154,11 @@ def round_significant_frame(df: pl.DataFrame, cols: list[str], digits: int) -> p
 
 
 def _is_string(data: AuditData, dtype: pl.DataType, col: str) -> bool:
+    """Whether ``col`` is normalised as text: a string column, or a categorical or text one
+    that is not stored as integers or booleans (an integer's decimal string is one to one with
+    the integer, so integer codes compare equal exactly when their strings would)."""
+    if dtype.is_integer() or dtype == pl.Boolean:
+        return False
     return data.kinds.get(col) in (Kind.CATEGORICAL, Kind.TEXT) or dtype == pl.String
 
 

@@ -186,6 +186,27 @@ def test_strings_are_nfkc_casefolded_and_whitespace_collapsed_like_python():
     assert out.to_list() == expected and out.name == "city"
 
 
+def test_ascii_strings_take_the_short_path_and_match_python_one_by_one():
+    """ASCII strings are lowercased, and their whitespace collapsed only when some row holds
+    a run or a tab-like character: each string alone (so each takes its own path) and all of
+    them together match Python's NFKC + casefold + split/join."""
+    rng = np.random.default_rng(11)
+    alphabet = list("aB1 ") + ["\t", "\n", "\r", "\x0b", "\x0c", "  ", "\u00a0", "\u00e9"]
+    texts = ["".join(rng.choice(alphabet, rng.integers(0, 6))) for _ in range(600)]
+    texts += ["abc def", " abc", "abc ", "a  b", "a\tb", "AB\u00a0", "007", "X-y_Z", None]
+
+    def python(t: str | None) -> str | None:
+        return None if t is None else " ".join(unicodedata.normalize("NFKC", t).casefold()
+                                               .split())
+
+    for t in texts:
+        assert nd.normalise_strings(pl.Series("c", [t]))[0] == python(t), repr(t)
+    assert nd.normalise_strings(pl.Series("c", texts)).to_list() == [python(t) for t in texts]
+    clean = ["Abc Def", "H12", None, "x-y"]  # no whitespace to collapse: lowercased only
+    assert nd.normalise_strings(pl.Series("c", clean)).to_list() == \
+        ["abc def", "h12", None, "x-y"]
+
+
 def test_pair_jaccard_matches_the_reference_jaccard():
     rng = np.random.default_rng(5)
     a = [" ".join(rng.choice(WORDS, rng.integers(1, 40))) for _ in range(60)] + ["", None, "x"]
@@ -967,3 +988,36 @@ def test_held_values_beyond_one_shipment_are_found_in_passes_with_the_same_findi
     passes.clear()
     monkeypatch.setattr(copy_keys, "MAX_PASSES", 2)  # 3 passes needed: every cell instead
     assert findings() == one and passes == []
+
+
+def test_repeated_rows_read_off_the_keyed_rows_give_the_findings_of_their_keys(monkeypatch):
+    """The cells of repeated keys come from their rows' numbers and keys read off the keyed
+    rows (75 rows: 20 copied pairs and 35 rows of one discrete pattern); with more rows than
+    MAX_SHIPPED but no more keys (21), from the keys shipped and every row keyed again: the
+    same findings, which name the 20 copies as certain."""
+    from auditor.detectors import copy_keys
+
+    data = _data(_held_values_splits(), label="y")
+    ways: list[tuple[str, int]] = []
+    real = copy_keys.cells_batch
+
+    def spy(frame, first_row, **kw):
+        if kw.get("rows") is not None:
+            ways.append(("rows", len(kw["rows"][0])))
+        elif kw.get("keys") is not None:
+            ways.append(("keys", len(kw["keys"][0])))
+        return real(frame, first_row, **kw)
+
+    monkeypatch.setattr(copy_keys, "cells_batch", spy)
+
+    def findings():
+        return [(f.metric, f.severity, f.count, f.splits, f.evidence)
+                for f in Duplicates().run(data)]
+
+    by_rows = findings()
+    assert sorted(ways) == [("rows", 20 + 5), ("rows", 20 + 30)]  # test's, train's rows
+    (dup,) = [f for f in by_rows if f[0] == "duplicate_rows"]
+    assert dup[2] == 25 and dup[4]["chance_baseline"]["copies_with_a_continuous_value"] == 20
+    ways.clear()
+    monkeypatch.setattr(copy_keys, "MAX_SHIPPED", 21)
+    assert findings() == by_rows and ways == [("keys", 21), ("keys", 21)]
