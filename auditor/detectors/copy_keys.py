@@ -552,10 +552,10 @@ class KeyedRows:
             self._conflicts = {int(s): (int(r), int(g)) for s, r, g in got.iter_rows()}
         return self._conflicts.get(i, (0, 0))
 
-    def _ends(self, e: int) -> Lazy:
-        """Per feature key of the earlier split's labelled rows: the smallest and largest label
-        hash and the first row holding each."""
-        a = self._labelled(e)
+    @staticmethod
+    def _ends(a: Lazy) -> Lazy:
+        """Per feature key of labelled rows ``a``: the smallest and largest label hash and the
+        first row holding each."""
         ends = a.group_by("_fh1", "_fh2").agg(nw.col("_y").min().alias("lo_y"),
                                               nw.col("_y").max().alias("hi_y"))
         first = a.group_by("_fh1", "_fh2", "_y").agg(nw.col("_r").min().alias("_first"))
@@ -566,13 +566,27 @@ class KeyedRows:
 
     def across(self, e: int, l: int) -> Lazy:
         """Later labelled rows whose features occur in the earlier split with another label
-        (all of them when the earlier rows hold two labels): ``_r`` and the earlier row
-        ``row_a`` holding another label."""
-        use_lo = nw.col("_y") != nw.col("lo_y")
-        return (self._labelled(l).join(self._ends(e), on=["_fh1", "_fh2"], how="inner")
-                .filter(use_lo | (nw.col("_y") != nw.col("hi_y")))
-                .select("_r", nw.when(use_lo).then(nw.col("lo_row"))
-                        .otherwise(nw.col("hi_row")).alias("row_a")))
+        (all of them when the earlier rows hold two labels): ``_r``, the feature key and
+        ``_y``. One ``group_by`` of the earlier rows (the smallest and largest label hash per
+        feature key) and a join: which earlier row holds the other label is looked up for the
+        examples only (:meth:`across_examples`)."""
+        ends = self._labelled(e).group_by("_fh1", "_fh2").agg(
+            nw.col("_y").min().alias("lo_y"), nw.col("_y").max().alias("hi_y"))
+        return (self._labelled(l).join(ends, on=["_fh1", "_fh2"], how="inner")
+                .filter((nw.col("_y") != nw.col("lo_y")) | (nw.col("_y") != nw.col("hi_y")))
+                .select("_r", "_fh1", "_fh2", "_y"))
+
+    def across_examples(self, e: int, l: int, limit: int) -> pl.DataFrame:
+        """The first ``limit`` rows of :meth:`across` by row number, with ``row_a``: the
+        first earlier row holding the smallest label hash of their features when their label
+        differs from it, else the first holding the largest (the earlier rows of their feature
+        keys alone are grouped)."""
+        head = self.head(self.across(e, l), limit)
+        a = self._labelled(e).filter(nw.col("_fh1").is_in(head["_fh1"].unique().to_list()))
+        ends = self._ends(a).collect().to_polars()
+        got = head.join(ends, on=["_fh1", "_fh2"], how="inner")
+        return got.select("_r", pl.when(pl.col("_y") != pl.col("lo_y")).then(pl.col("lo_row"))
+                          .otherwise(pl.col("hi_row")).alias("row_a")).sort("_r")
 
     def column(self, name: str, split: int, copied_from: int | None = None) -> np.ndarray:
         """A keyed column of split ``split`` in row order (of its rows copying a row of
@@ -747,10 +761,9 @@ def _counted(engine: Operations, roles: Roles, spec: CopySpec, t: KeyedRows) -> 
         conflicts = 0
         across_ex: list[dict[str, Any]] = []
         if t.labelled and label is not None:
-            across = t.across(e, l)
-            conflicts = int(_one(across.select(nw.len().alias("n")))["n"])
+            conflicts = _count(t.across(e, l))
             if conflicts and limit:
-                head = t.head(across, limit)
+                head = t.across_examples(e, l, limit)
                 todo.append(partial(_across_examples, across_ex, head, earlier, later,
                                     rows.ask(later, head["_r"], [*features, label]),
                                     rows.ask(earlier, head["row_a"], [label]), features,
