@@ -685,14 +685,20 @@ def row_copies(engine: Operations, roles: Roles, spec: CopySpec) -> RowCopies:
         del t
         if rest is not None:
             copies = replace(copies, without=_counted(
-                engine, roles, rest[0], KeyedRows(engine, roles, rest[0], table=rest[1])))
+                engine, roles, rest[0], KeyedRows(engine, roles, rest[0], table=rest[1]),
+                beyond={p: c.copies for p, c in copies.pairs.items()}))
         return copies
     finally:
         engine.release()
 
 
-def _counted(engine: Operations, roles: Roles, spec: CopySpec, t: KeyedRows) -> RowCopies:
-    """:func:`row_copies` read from the keyed rows ``t``."""
+def _counted(engine: Operations, roles: Roles, spec: CopySpec, t: KeyedRows,
+             beyond: Mapping[tuple[str, str], int] | None = None) -> RowCopies:
+    """:func:`row_copies` read from the keyed rows ``t``. With ``beyond`` (the rows compared
+    without a column, :attr:`~auditor.engines.operations.RowCopies.without`: what the judge
+    reads is the pairs whose copies exceed the exact copies), the splits' counts only, and a
+    pair's chance baseline and examples only where its copies exceed ``beyond``'s count for
+    it (elsewhere ``no_chance`` and none: nothing beyond the exact copies to grade)."""
     names = list(roles.splits)
     limit = spec.max_examples
     shown = t.compared
@@ -703,6 +709,10 @@ def _counted(engine: Operations, roles: Roles, spec: CopySpec, t: KeyedRows) -> 
     splits = {}
     for i, split in enumerate(names):
         repeated = t.repeated(i)
+        if beyond is not None:
+            splits[split] = SplitCopies(repeated=repeated, conflicts=0, groups=0,
+                                        continuous=None)
+            continue
         within, groups = t.within_conflicts(i) if t.labelled else (0, 0)
         examples: list[dict[str, Any]] = []
         if repeated and limit:
@@ -730,6 +740,10 @@ def _counted(engine: Operations, roles: Roles, spec: CopySpec, t: KeyedRows) -> 
     for (earlier, later), (e, l) in zip(roles.pairs(), t.pair_idx):
         copies = t.copies(e, l)
         pair_ex: list[dict[str, Any]] = []
+        if beyond is not None and copies <= beyond[(earlier, later)]:
+            pairs[(earlier, later)] = PairCopies(copies=copies, chance=no_chance(copies),
+                                                 near=None, conflicts=0)
+            continue
         if copies and limit:
             head = t.head(t.table.filter(nw.col("_s") == l).join(
                 t.firsts(e, ("_h1", "_h2")), on=["_h1", "_h2"], how="inner"), limit)

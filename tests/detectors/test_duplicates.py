@@ -1021,3 +1021,31 @@ def test_repeated_rows_read_off_the_keyed_rows_give_the_findings_of_their_keys(m
     ways.clear()
     monkeypatch.setattr(copy_keys, "MAX_SHIPPED", 21)
     assert findings() == by_rows and ways == [("keys", 21), ("keys", 21)]
+
+
+@pytest.mark.parametrize("restamped", [0, 10])
+def test_rows_without_the_time_are_graded_only_beyond_the_exact_copies(monkeypatch, restamped):
+    """The rows compared without the time column are judged only where they copy more later
+    rows than the exact copies do: then (10 rows re-ingested with new times, beside 3 exact
+    copies) their chance baseline and examples are measured, else only their counts."""
+    from auditor.detectors import copy_keys
+    from tests.engines.test_conformance import _restamped
+
+    frames = _restamped(restamped)
+    frames["test"] = pl.concat([frames["test"], frames["train"].slice(50, 3)])  # exact copies
+    chances: list[int] = []
+    real = copy_keys.KeyedRows.chance
+    monkeypatch.setattr(copy_keys.KeyedRows, "chance",
+                        lambda self, e, l: chances.append(len(self.cols)) or real(self, e, l))
+    found = Duplicates().run(_data(frames, label="y", time="ts"))
+    exact = next(f for f in found if f.metric == "duplicate_rows")
+    assert exact.count == 3
+    width = frames["train"].width
+    assert chances == ([width, width - 1] if restamped else [width])
+    again = [f for f in found if f.metric == "reingested_rows"]
+    if restamped:
+        (f,) = again
+        assert f.count == 13 and len(f.evidence["examples"]) == 13
+        assert f.severity == Severity.FAIL
+    else:
+        assert again == []
