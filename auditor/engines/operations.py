@@ -466,7 +466,9 @@ class RowCopies:
     """:func:`auditor.detectors.copy_keys.row_copies`: per split and per (earlier, later) pair
     of the roles' splits; ``not_matched``: the free-text columns the engine did not match
     near copies on (Spark: MinHash is polars-only), empty when it did; ``without``: the
-    copies of the rows compared without ``CopySpec.without`` (when set)."""
+    copies of the rows compared without ``CopySpec.without`` (when set): its splits' counts
+    only, and a pair's chance baseline and examples only where it copies more later rows than
+    the exact copies do (what the judge grades)."""
 
     splits: dict[str, SplitCopies]
     pairs: dict[tuple[str, str], PairCopies]
