@@ -85,7 +85,7 @@ def _normalise_strings(s: pl.Series) -> pl.Series:
     return out.alias(s.name)
 
 
-_ASCII_SPACES = "[\t\n\x0b\x0c\r]"  # ASCII whitespace but the space (Unicode White_Space)
+_ASCII_SPACES = r"[\t\n\x0b\x0c\r]"  # ASCII whitespace but the space (Unicode White_Space)
 
 
 _POW10 = np.array([10.0 ** i for i in range(23)])  # exact doubles 1 .. 1e22
