@@ -58,8 +58,8 @@ Lazy = nw.LazyFrame[Any]
 
 _SEEDS = (0x2545F491, 0x5BD1E995)  # mixed into the run's seed: the key's two halves
 _CONTINUOUS_SHARE = 0.5  # distinct share of a column's values from which it is continuous
-MAX_SHIPPED = 1_000_000  # repeated keys (or their values) sent to the batches as a filter;
-# beyond, every cell is kept and joined in the engine
+MAX_SHIPPED = 1_000_000  # repeated keys' rows (or the keys, or their values) sent to the
+# batches as a filter; beyond, every cell is kept and joined in the engine
 MAX_PASSES = 8  # passes of at most MAX_SHIPPED values each before every cell is kept instead
 # (at 50M rows, 125k copied rows held 3.1M values: every cell was over a billion rows, a
 # 27.6 GB shuffle on Spark's local disks)
@@ -391,12 +391,13 @@ class KeyedRows:
             # never every cell of every row. The repeated keys' rows are read off the keyed
             # rows (their row numbers and keys shipped: no row is hashed again) up to
             # MAX_SHIPPED rows; beyond, their keys are shipped and every row is keyed again
-            held_rows = (self.table.join(repeated, on=["_h1", "_h2"], how="semi")
-                         .select("_s", "_r", "_h1", "_h2").head(MAX_SHIPPED + 1)
-                         .collect().to_polars())
-            if held_rows.height <= MAX_SHIPPED:
+            counts = _one(self.keys.filter(seen >= 2).select(  # one aggregate of the keys
+                nw.len().alias("keys"), seen.sum().alias("rows")))
+            if counts["rows"] <= MAX_SHIPPED:
+                held_rows = (self.table.join(repeated, on=["_h1", "_h2"], how="semi")
+                             .select("_s", "_r", "_h1", "_h2").collect().to_polars())
                 mine = cells(rows=_rows_by_split(held_rows, len(self.names)))
-            elif _count(repeated) <= MAX_SHIPPED:
+            elif counts["keys"] <= MAX_SHIPPED:
                 got = repeated.sort("_h1").collect().to_polars()
                 first = got["_h1"].to_numpy()
                 if np.all(first[1:] != first[:-1]):  # first halves unique (else: every cell)

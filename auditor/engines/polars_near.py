@@ -154,11 +154,6 @@ def round_significant_frame(df: pl.DataFrame, cols: list[str], digits: int) -> p
 
 
 def _is_string(data: AuditData, dtype: pl.DataType, col: str) -> bool:
-    """Whether ``col`` is normalised as text: a string column, or a categorical or text one
-    that is not stored as integers or booleans (an integer's decimal string is one to one with
-    the integer, so integer codes compare equal exactly when their strings would)."""
-    if dtype.is_integer() or dtype == pl.Boolean:
-        return False
     return data.kinds.get(col) in (Kind.CATEGORICAL, Kind.TEXT) or dtype == pl.String
 
 

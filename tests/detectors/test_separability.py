@@ -397,12 +397,16 @@ def test_probe_on_wide_inputs_trains_beside_its_null_retrains_with_the_same_numb
         return df.with_columns(**{f"n{j:03d}": rng.normal(size=df.height) for j in range(260)})
     data = _data({"train": wide(_signal_frame(1000, 1)),
                   "test": wide(_signal_frame(400, 2, 10_000))}, label="y", ids=["row_id"])
-    threads = torch.get_num_threads()
-    calls = []
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)  # the tests run one OpenMP thread (conftest): the probe must
+    calls = []  # give back what it found, so it must find two
     real = lp.ThreadPoolExecutor
     monkeypatch.setattr(lp, "ThreadPoolExecutor", lambda **kw: calls.append(kw) or real(**kw))
-    together = LabelProbe(**FAST).run(data)
-    assert calls == [{"max_workers": 1}] and torch.get_num_threads() == threads
+    try:
+        together = LabelProbe(**FAST).run(data)
+        assert calls == [{"max_workers": 1}] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
     monkeypatch.setattr(lp, "PARALLEL_INPUTS", 10**9)  # one after the other
     alone = LabelProbe(**FAST).run(data)
     assert len(calls) == 1 and together[1].evidence["probe"]["inputs"] >= 256
