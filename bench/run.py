@@ -13,9 +13,10 @@ On a shared machine compare the CPU seconds (user + system of the whole child pr
 `/usr/bin/time -v`, else `getrusage(RUSAGE_CHILDREN)`): wall times measure the neighbours too.
 The load average is printed with each size.
 
-``--like-for-like`` times the redesign of the engine boundary alone against the code before it
-(78edb5d): it switches off the work the precision issue added after that commit, which the
-code before the redesign did not do at all -- the split design's null comparisons of
+``--like-for-like`` times the redesign of the engine boundary against a normal run of the code
+before it (78edb5d): it switches off the largest parts of the work the precision issue added
+after that commit, which the code before the redesign did not do at all (smaller ones stay
+on: the split design's inference, ``natural_repeats``) -- the split design's null comparisons of
 ``drift.features`` and ``drift.label`` (time backtests, entity re-splits), and in
 ``leakage.duplicates`` the comparison without the time column and the measured-values chance
 baseline. Its findings differ from a normal run's; use it only for that comparison.
