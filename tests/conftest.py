@@ -1,15 +1,6 @@
 """Shared fixtures: small seeded frames, split files on disk, and a CLI runner."""
 from __future__ import annotations
 
-import os
-
-# One OpenMP thread per test process, before torch (or numpy's BLAS) is imported: `make test`
-# runs two pytest-xdist workers on two cores, and torch's two OpenMP threads in each of them
-# spin-waited for each other's cores (tests/detectors: 92 -> 84 CPU-s and 110 -> 102 s wall
-# under load with this). Polars keeps its thread pool: the concurrent code paths
-# (``map_columns``, the keyed batches) stay tested.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 import subprocess
 import sys
 from pathlib import Path

@@ -398,8 +398,8 @@ def test_probe_on_wide_inputs_trains_beside_its_null_retrains_with_the_same_numb
     data = _data({"train": wide(_signal_frame(1000, 1)),
                   "test": wide(_signal_frame(400, 2, 10_000))}, label="y", ids=["row_id"])
     before = torch.get_num_threads()
-    torch.set_num_threads(2)  # the tests run one OpenMP thread (conftest): the probe must
-    calls = []  # give back what it found, so it must find two
+    torch.set_num_threads(2)  # the probe must give back the thread count it found: two,
+    calls = []  # whatever the machine's default (one core: one)
     real = lp.ThreadPoolExecutor
     monkeypatch.setattr(lp, "ThreadPoolExecutor", lambda **kw: calls.append(kw) or real(**kw))
     try:
