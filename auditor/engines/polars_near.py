@@ -70,15 +70,16 @@ def normalise_strings(s: pl.Series) -> pl.Series:
 
 
 def _normalise_strings(s: pl.Series) -> pl.Series:
-    if not (s.str.len_bytes() == s.str.len_chars()).all():  # a non-ASCII character
+    ascii_only = (s.str.len_bytes() == s.str.len_chars()).all()  # a count, not a regex scan
+    if ascii_only:
+        out = s.str.to_lowercase()
+    else:
         out = fold(s)  # NFKC (on non-ASCII rows only) and lowercase
         out = out.str.replace_many(_casefold_table())
-        return pl.DataFrame({"s": out}).select(collapse_whitespace(pl.col("s")))["s"] \
-            .alias(s.name)
-    # ASCII: lowercasing, and whitespace runs collapsed only where a row holds one (a count
-    # of bytes and two scans for bytes are a fifth of the cost of the regex replacement)
-    out = s.str.to_lowercase()
-    if out.str.contains("  ", literal=True).any() or out.str.contains(_ASCII_SPACES).any():
+    # whitespace runs collapsed only where a row may hold one (in ASCII: a double space or a
+    # tab-like character; two scans for bytes are a fifth of the cost of the regex replacement)
+    if not ascii_only or out.str.contains("  ", literal=True).any() \
+            or out.str.contains(_ASCII_SPACES).any():
         out = pl.DataFrame({"s": out}).select(collapse_whitespace(pl.col("s")))["s"]
     else:
         out = out.str.strip_chars()
