@@ -10,7 +10,7 @@ pseudo-pair as the real pair is measured. A drift is judged on how far the real 
 statistic exceeds the largest re-split (about the 90th percentile of the null).
 
 Rows without an entity are each their own. The pool is the engine's driver data (polars: the
-loaded rows; Spark: the run's driver-side sample); beyond :data:`MAX_ROWS` pooled rows a
+loaded rows; Spark: the run's driver-side sample); beyond :data:`MAX_POOLED` pooled rows a
 seeded sample of whole entities is re-split, and the real pair is measured on the same
 sample, so both sides of the comparison see the same rows.
 """
@@ -23,9 +23,9 @@ import polars as pl
 
 from auditor.core.roles import REFERENCE, Roles
 from auditor.engines.operations import Operations
-from auditor.judging.backtest import MAX_ROWS  # pooled rows re-split: whole entities beyond
 
 RESPLITS = 9        # re-splits per compared pair
+MAX_POOLED = 100_000  # pooled rows re-split: whole entities beyond
 _KEY = "__auditor_entity"
 
 
@@ -81,8 +81,8 @@ def entity_views(engine: Operations, roles: Roles, pairs: list[tuple[str, str]],
         sizes = pooled.group_by(_KEY).len().sort(_KEY)
         keys, rows = sizes.get_column(_KEY), sizes.get_column("len").to_numpy()
         sampled = ""
-        if pooled.height > MAX_ROWS:  # whole entities, each kept with the same probability
-            keep = rng.random(len(keys)) < MAX_ROWS / pooled.height
+        if pooled.height > MAX_POOLED:  # whole entities, each kept with the same probability
+            keep = rng.random(len(keys)) < MAX_POOLED / pooled.height
             kept = keys.filter(pl.Series(keep))
             ref, cur = (f.filter(pl.col(_KEY).is_in(kept.implode())) for f in (ref, cur))
             pooled = pooled.filter(pl.col(_KEY).is_in(kept.implode()))

@@ -12,7 +12,8 @@ import pytest
 from auditor.core.config import Columns
 from auditor.detectors.drift import FeatureDrift, LabelDrift
 from auditor.engines.selection import engine_of
-from auditor.judging.backtest import plan, time_backtests
+from auditor.judging import backtest
+from auditor.judging.backtest import plan, time_backtests, views
 from auditor.judging.drift_verdicts import TrendNull
 from auditor.loading.data import build_audit_data
 from auditor.report.results import Severity
@@ -46,6 +47,28 @@ def test_daily_backtests_slide_back_from_the_end_on_the_geometry_of_the_recent_r
                                   "to the end)")
     assert bt.note.startswith("test is compared with the last ~100 rows of train (`day` "
                               "after 2024-07-17), and 8 backtests")
+
+
+def test_each_comparison_is_a_seeded_sample_of_at_most_max_rows(monkeypatch):
+    # train's windows (~100 + ~100 rows) and the recent comparison (~100 + 100) sampled to at
+    # most 120 rows each, both sides at the same rate; the same seed draws the same rows
+    plans, engine, _ = _plans(trend_split(), time="day")
+    monkeypatch.setattr(backtest, "MAX_ROWS", 120)
+    view, names = views(engine, plans, ["x"], seed=5)
+    assert view is not None and len(names["train", "test"]) == 9
+    rows = view.split_rows()
+    for ref, cur in names["train", "test"]:
+        assert abs(rows[ref] + rows[cur] - 120) <= 2  # 60% of each side's ~100 rows
+    again, _ = views(engine, plans, ["x"], seed=5)
+    assert again is not None
+    for name in rows:
+        assert again.frames[name]["x"].to_list() == view.frames[name]["x"].to_list()
+    monkeypatch.setattr(backtest, "MAX_ROWS", 1_000)  # above every comparison: every row
+    whole, _ = views(engine, plans, ["x"], seed=5)
+    assert whole is not None
+    bt = plans["train", "test"]
+    assert whole.split_rows()["recent0"] == bt.recent.rows
+    assert whole.split_rows()["current0"] == 100
 
 
 def test_coarse_times_give_whole_periods_and_identical_cuts_are_made_once():
