@@ -68,13 +68,11 @@ Condition = Union[Between, Exceeds]
 
 @dataclass(frozen=True)
 class Subset:
-    """The rows of ``split`` meeting ``condition`` (None: every row), a seeded sample of
-    ``share`` of them (1: every one): a split of
+    """The rows of ``split`` meeting ``condition`` (None: every row): a split of
     :meth:`~auditor.engines.polars_engine.PolarsOperations.subsets`."""
 
     split: str
     condition: Condition | None
-    share: float = 1.0
 
 
 @dataclass(frozen=True)

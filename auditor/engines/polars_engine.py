@@ -265,16 +265,15 @@ class PolarsOperations(RunMemo):
 
     def subsets(self, parts: Mapping[str, Subset], *, seed: int = 0) -> "PolarsEngine":
         """A polars engine whose splits are ``parts`` (name -> :class:`Subset`): rows of these
-        frames meeting a condition, a seeded ``DataFrame.sample`` of them when the share is
-        below 1; no driver data or reference comes with it. For statistics of honest splits
-        of the same data made the same way, on rows this process holds (the time backtests of
-        :mod:`auditor.judging.backtest`, on any engine's driver data)."""
+        frames meeting a condition; no driver data or reference comes with it. For statistics
+        of honest splits of the same data made the same way, on rows this process holds (the
+        time backtests of :mod:`auditor.judging.backtest`, on any engine's driver data)."""
         frames = {}
         for name, part in parts.items():
             df = self.frames[part.split]
             if part.condition is not None:
                 df = df.filter(condition(part.condition, df.schema)[0])
-            frames[name] = df.sample(fraction=part.share, seed=seed) if part.share < 1 else df
+            frames[name] = df
         return PolarsEngine(frames, seed=seed)
 
     def examples(self, split: str, condition_: Condition, values: Sequence[Num],

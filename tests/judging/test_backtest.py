@@ -49,16 +49,22 @@ def test_daily_backtests_slide_back_from_the_end_on_the_geometry_of_the_recent_r
                               "after 2024-07-17), and 8 backtests")
 
 
-def test_each_comparison_is_a_seeded_sample_of_at_most_max_rows(monkeypatch):
-    # train's windows (~100 + ~100 rows) and the recent comparison (~100 + 100) sampled to at
-    # most 120 rows each, both sides at the same rate; the same seed draws the same rows
+def test_each_comparison_is_a_seeded_sample_of_about_max_rows(monkeypatch):
+    # the recent comparison (~100 + 100 rows) and train's windows (~100 + ~100): the pair's
+    # splits sampled once at 120 / ~201 (seeded), each window a filter of the sample
     plans, engine, _ = _plans(trend_split(), time="day")
     monkeypatch.setattr(backtest, "MAX_ROWS", 120)
     view, names = views(engine, plans, ["x"], seed=5)
     assert view is not None and len(names["train", "test"]) == 9
     rows = view.split_rows()
-    for ref, cur in names["train", "test"]:
-        assert abs(rows[ref] + rows[cur] - 120) <= 2  # 60% of each side's ~100 rows
+    bt = plans["train", "test"]
+    assert abs(rows["current0"] - 60) <= 1  # test's 100 rows sampled at ~0.6
+    full = [(bt.recent.rows, 100)] + [(t.ref.rows, t.cur.rows) for t in bt.tests]
+    for (ref, cur), (n_ref, n_cur) in zip(names["train", "test"], full):
+        assert rows[ref] < n_ref and rows[cur] < n_cur  # sampled on both sides
+        assert 85 <= rows[ref] + rows[cur] <= 155  # ~120: 60% of ~200, hypergeometric
+    assert sum(rows[r] + rows[c] for r, c in names["train", "test"]) == pytest.approx(
+        9 * 120, rel=0.08)
     again, _ = views(engine, plans, ["x"], seed=5)
     assert again is not None
     for name in rows:
@@ -66,7 +72,6 @@ def test_each_comparison_is_a_seeded_sample_of_at_most_max_rows(monkeypatch):
     monkeypatch.setattr(backtest, "MAX_ROWS", 1_000)  # above every comparison: every row
     whole, _ = views(engine, plans, ["x"], seed=5)
     assert whole is not None
-    bt = plans["train", "test"]
     assert whole.split_rows()["recent0"] == bt.recent.rows
     assert whole.split_rows()["current0"] == 100
 
