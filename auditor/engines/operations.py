@@ -537,6 +537,58 @@ class RunMemo:
         return memo[key]
 
 
+class ValueOps(Protocol):
+    """An engine's value operations as functions of its frames by split: the modules
+    :mod:`auditor.engines.polars_values` and :mod:`auditor.engines.spark_values`."""
+
+    def quantiles(self, frames: Any, requests: Sequence[tuple[Values, int]],
+                  qs: Sequence[float]) -> list[list[Bracket]]: ...
+
+    def order_statistics(self, frames: Any, requests: Sequence[OrderStat]
+                         ) -> list[tuple[float, float]]: ...
+
+    def most_repeated(self, frames: Any, values: Sequence[Values]) -> list[int]: ...
+
+    def distinct_counts(self, frames: Any, columns: Sequence[str], splits: Sequence[str], *,
+                        missing_level: bool = False) -> dict[str, int]: ...
+
+    def level_spreads(self, frames: Any, key: str, columns: Sequence[str],
+                      splits: Sequence[str]) -> dict[str, tuple[int, int]]: ...
+
+
+class FrameOps(RunMemo):
+    """What every engine answers the same way from ``frames`` (split -> its table): the split
+    names, their columns, and the value operations of its :class:`ValueOps` module."""
+
+    frames: Mapping[str, Any]
+    value_ops: ValueOps
+
+    def split_names(self) -> list[str]:
+        return list(self.frames)
+
+    def columns(self, split: str) -> list[str]:
+        return list(self.frames[split].columns)
+
+    def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
+                  ) -> list[list[Bracket]]:
+        return self.value_ops.quantiles(self.frames, values, qs)
+
+    def order_statistics(self, requests: Sequence[OrderStat]) -> list[tuple[float, float]]:
+        return self.value_ops.order_statistics(self.frames, requests)
+
+    def most_repeated(self, values: Sequence[Values]) -> list[int]:
+        return self.value_ops.most_repeated(self.frames, values)
+
+    def distinct_counts(self, columns: Sequence[str], splits: Sequence[str], *,
+                        missing_level: bool = False) -> dict[str, int]:
+        return self.value_ops.distinct_counts(self.frames, columns, splits,
+                                              missing_level=missing_level)
+
+    def level_spreads(self, key: str, columns: Sequence[str], splits: Sequence[str]
+                      ) -> dict[str, tuple[int, int]]:
+        return self.value_ops.level_spreads(self.frames, key, columns, splits)
+
+
 @runtime_checkable
 class Operations(Protocol):
     """The batched operations (every split in one call)."""

@@ -10,15 +10,11 @@ import polars as pl
 
 from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
-from auditor.engines.operations import (BATCH_ROWS, BatchFn, Buckets, ClassLevels, ClassRanks,
-                                        CopySpec,
-                                        bucketed,
-                                        Condition, DistinctValues, DriverData, Examples,
-                                        Exceeds, RunMemo, Subset, SuiteResults,
-                                        conform, gx_results, summed_columns,
-                                        REFERENCE, Num, Range, RecordMatch, SortedValues,
-                                        Distribution, Expansion, Matches, Tally,
-                                        ValueCounts, Values, Bracket, OrderStat)
+from auditor.engines.operations import (
+    BATCH_ROWS, REFERENCE, BatchFn, Buckets, ClassLevels, ClassRanks, Condition, CopySpec,
+    DistinctValues, Distribution, DriverData, Examples, Exceeds, Expansion, FrameOps, Matches,
+    Num, Range, RecordMatch, SortedValues, Subset, SuiteResults, Tally, ValueCounts, bucketed,
+    conform, gx_results, summed_columns)
 from auditor.engines import polars_values
 from auditor.stats.numerics import map_columns
 from auditor.stats.drift import prepare
@@ -85,11 +81,14 @@ STACK_ROWS = 5_000  # splits taller than this are counted a column at a time
 NUMERIC_BATCH = 4  # numeric columns whose sorted values numeric_distributions holds at a time
 
 
-class PolarsOperations(RunMemo):
+class PolarsOperations(FrameOps):
     """:class:`~auditor.engines.operations.Operations` on named polars DataFrames; each
-    operation is one query per split (many columns or conditions in one ``select``)."""
+    operation is one query per split (many columns or conditions in one ``select``); the
+    value operations exact (:mod:`auditor.engines.polars_values`)."""
 
     name = "polars"
+    value_ops = polars_values
+    frames: dict[str, pl.DataFrame]
 
     def __init__(self, frames: dict[str, pl.DataFrame],
                  reference: pl.DataFrame | None = None, data: "AuditData | None" = None
@@ -495,26 +494,6 @@ class PolarsOperations(RunMemo):
         return near_text_copies(self.driver_data().data, earlier, later, spec, exact_rows(),
                                 keys)
 
-    def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
-                  ) -> list[list[Bracket]]:
-        """Exact (:func:`auditor.engines.polars_values.quantiles`)."""
-        return polars_values.quantiles(self.frames, values, qs)
-
-    def order_statistics(self, requests: Sequence[OrderStat]) -> list[tuple[float, float]]:
-        return polars_values.order_statistics(self.frames, requests)
-
-    def most_repeated(self, values: Sequence[Values]) -> list[int]:
-        return polars_values.most_repeated(self.frames, values)
-
-    def distinct_counts(self, columns: Sequence[str], splits: Sequence[str], *,
-                        missing_level: bool = False) -> dict[str, int]:
-        return polars_values.distinct_counts(self.frames, columns, splits,
-                                             missing_level=missing_level)
-
-    def level_spreads(self, key: str, columns: Sequence[str], splits: Sequence[str]
-                      ) -> dict[str, tuple[int, int]]:
-        return polars_values.level_spreads(self.frames, key, columns, splits)
-
     def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                     ) -> ClassRanks:
         from auditor.engines import polars_label
@@ -547,12 +526,6 @@ class PolarsEngine(PolarsOperations):
         self.reference = reference
         self.data = data
         self.seed = seed
-
-    def split_names(self) -> list[str]:
-        return list(self.frames)
-
-    def columns(self, split: str) -> list[str]:
-        return list(self.frames[split].columns)
 
     def rows(self, split: str) -> int:
         return self.frames[split].height

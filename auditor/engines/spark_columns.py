@@ -2,7 +2,8 @@
 literally, ``mapInArrow`` under any column names, and collecting a small result as polars."""
 from __future__ import annotations
 
-from typing import Any
+from functools import reduce
+from typing import Any, Iterable
 
 import polars as pl
 
@@ -15,6 +16,33 @@ def col(name: str) -> Any:
     from pyspark.sql import functions as F
 
     return F.col(quoted(name))
+
+
+def is_float(df: Any, name: str) -> bool:
+    from pyspark.sql.types import DoubleType, FloatType
+
+    return isinstance(df.schema[name].dataType, (DoubleType, FloatType))
+
+
+def missing(df: Any, name: str) -> Any:
+    """Null, or NaN in a float column."""
+    from pyspark.sql import functions as F
+
+    c = col(name)
+    return (c.isNull() | F.isnan(c)) if is_float(df, name) else c.isNull()
+
+
+def plain(df: Any, name: str) -> Any:
+    """The column with NaN as null (floats)."""
+    from pyspark.sql import functions as F
+
+    c = col(name)
+    return F.when(~F.isnan(c), c) if is_float(df, name) else c
+
+
+def unioned(parts: Iterable[Any]) -> Any:
+    """The DataFrames stacked by column name, in order (``unionByName``)."""
+    return reduce(lambda a, b: a.unionByName(b), parts)
 
 
 def map_in_arrow(df: Any, func: Any, schema: Any) -> Any:

@@ -25,38 +25,15 @@ import polars as pl
 from auditor.core.roles import Kind
 from auditor.engines import KeyOverlap, KeySummary
 from auditor.errors import ConfigError, NotApplicable
-from auditor.engines.spark_columns import col, empty_polars, map_in_arrow, quoted, to_polars
-from auditor.engines.operations import (BatchFn, Buckets, CopySpec, ClassLevels, ClassRanks,
-                                        Condition,
-                                        DistinctValues, DriverData,
-                                        Examples, Exceeds, RunMemo, conform, summed_columns,
-                                        Num, Range, RecordMatch, SortedValues,
-                                        SuiteResults, Tally, ValueCounts, bucketed,
-                                        Distribution, Expansion, Matches, gx_results,
-                                        Bracket, OrderStat, Values)
-from auditor.engines import spark_values
+from auditor.engines.spark_columns import (col, empty_polars, is_float, map_in_arrow, missing,
+                                           plain, quoted, to_polars, unioned)
+from auditor.engines.operations import (
+    BatchFn, Buckets, ClassLevels, ClassRanks, Condition, CopySpec, DistinctValues, DriverData,
+    Distribution, Examples, Exceeds, Expansion, FrameOps, Matches, Num, Range, RecordMatch,
+    SortedValues, SuiteResults, Tally, ValueCounts, bucketed, conform, gx_results,
+    summed_columns)
+from auditor.engines import label_bins, label_levels, spark_sketch, spark_values
 from auditor.stats.drift import Sample
-
-
-def _is_float(df: Any, name: str) -> bool:
-    from pyspark.sql.types import DoubleType, FloatType
-
-    return isinstance(df.schema[name].dataType, (DoubleType, FloatType))
-
-
-def missing(df: Any, name: str) -> Any:
-    from pyspark.sql import functions as F
-
-    c = col(name)
-    return (c.isNull() | F.isnan(c)) if _is_float(df, name) else c.isNull()
-
-
-def _plain(df: Any, name: str) -> Any:
-    """The column with NaN as null (floats)."""
-    from pyspark.sql import functions as F
-
-    c = col(name)
-    return F.when(~F.isnan(c), c) if _is_float(df, name) else c
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,10 +43,8 @@ def _plain(df: Any, name: str) -> Any:
 def sql_literal(value: Any) -> str:
     """A number as a Spark SQL literal of its own type: ``12L`` (bigint), ``1.5D`` (double:
     a plain ``1.5`` would be a decimal), infinities and NaN by cast."""
-    if isinstance(value, (bool, np.bool_)):  # compared as a number, as polars does
-        return f"({int(value)}L)"
-    if isinstance(value, (int, np.integer)):
-        return f"({int(value)}L)"
+    if isinstance(value, (bool, np.bool_, int, np.integer)):  # a bool compared as a number,
+        return f"({int(value)}L)"  # as polars does
     x = float(value)
     if math.isnan(x) or math.isinf(x):
         return f"CAST('{'NaN' if math.isnan(x) else ('Infinity' if x > 0 else '-Infinity')}'" \
@@ -144,11 +119,6 @@ def _aggregate(df: Any, exprs: Mapping[str, str]) -> Any:
     return df.selectExpr(f"named_struct({fields}) AS _r")
 
 
-def aggregate_row(df: Any, exprs: Mapping[str, str]) -> Any:
-    """:func:`_aggregate` collected: its values as a Row."""
-    return _aggregate(df, exprs).collect()[0]["_r"]
-
-
 _UNION_CHUNK = 64  # queries collected per job (a plan of thousands is slow to plan)
 
 
@@ -217,21 +187,16 @@ def spark_type(dtype: Any) -> str:
 _PARTITION = "__auditor_partition"
 
 
-def _numbered_input(df: Any, columns: Sequence[str]) -> Any:
-    """``columns`` of ``df`` and the partition's index as :data:`_PARTITION`
-    (``spark_partition_id``, evaluated where the rows are read: a ``mapInArrow`` inside a
-    union runs in a task whose ``TaskContext.partitionId`` is the union's partition, not the
+def _batch_mapped(df: Any, columns: Sequence[str], fn: BatchFn, schema: dict[str, Any],
+                  ddl: str, offsets: dict[int, int]) -> Any:
+    """``fn`` on each Arrow batch of ``df``'s ``columns`` (``mapInArrow``, output ``ddl``),
+    with the stored number of the batch's first row: its partition's offset plus the rows
+    before. The partition's index is read as a column (:data:`_PARTITION`,
+    ``spark_partition_id``, evaluated where the rows are read: a ``mapInArrow`` inside a union
+    runs in a task whose ``TaskContext.partitionId`` is the union's partition, not the
     split's)."""
     from pyspark.sql import functions as F
 
-    return df.select(*[col(c) for c in columns], F.spark_partition_id().alias(_PARTITION))
-
-
-def _batch_runner(fn: BatchFn, schema: dict[str, Any], offsets: dict[int, int]
-                  ) -> Callable[[Any], Any]:
-    """The ``mapInArrow`` function running ``fn`` on each Arrow batch of a partition (read by
-    :func:`_numbered_input`), with the stored number of the batch's first row (the
-    partition's offset plus the rows before)."""
     def run(batches: Any) -> Any:
         import pyarrow as pa
 
@@ -249,7 +214,9 @@ def _batch_runner(fn: BatchFn, schema: dict[str, Any], offsets: dict[int, int]
             at += n
             if out.height:
                 yield from _spark_arrow(out.to_arrow()).to_batches()
-    return run
+
+    numbered = df.select(*[col(c) for c in columns], F.spark_partition_id().alias(_PARTITION))
+    return map_in_arrow(numbered, run, ddl)
 
 
 def _spark_arrow(table: Any) -> Any:
@@ -262,16 +229,6 @@ def _spark_arrow(table: Any) -> Any:
 
     target = pa.schema([pa.field(f.name, small(f.type)) for f in table.schema])
     return table if target == table.schema else table.cast(target)
-
-
-def _partition_counts(df: Any) -> Any:
-    """The query of every partition's rows of ``df`` (for :meth:`SparkEngine._offsets`). ``df``
-    must be persisted or read from files, as the loader leaves every split: on a DataFrame
-    made from local rows Spark evaluates ``spark_partition_id`` on the driver (partition 0
-    for every row) while ``mapInArrow`` runs on its real partitions."""
-    from pyspark.sql import functions as F
-
-    return df.select(F.spark_partition_id().alias("p")).groupBy("p").count()
 
 
 # values one operation may bring to the driver ((split, value) counts, or a column's values);
@@ -292,9 +249,11 @@ KEEP_CONF = "spark.auditor.keep"
 NUMERIC_VALUES = 2_000_000
 
 
-def _with_row_numbers(offsets: dict[int, int], name: str) -> Callable[[Any], Any]:
-    """A ``mapInArrow`` function that puts the stored row number (the partition's offset plus
-    the row's place in it) in front of every batch's columns, as column ``name``."""
+def _row_numbered(df: Any, offsets: dict[int, int], name: str) -> Any:
+    """``df`` with the stored row number (the partition's offset plus the row's place in it)
+    in front of its columns, as column ``name`` (``mapInArrow``)."""
+    from pyspark.sql import types as T
+
     def per_batch(batches: Any) -> Any:
         import pyarrow as pa
         from pyspark import TaskContext
@@ -307,7 +266,8 @@ def _with_row_numbers(offsets: dict[int, int], name: str) -> Callable[[Any], Any
                 names=[name] + list(batch.schema.names))
             at += n
 
-    return per_batch
+    schema = T.StructType([T.StructField(name, T.LongType())] + list(df.schema.fields))
+    return map_in_arrow(df, per_batch, schema)
 
 
 def _within_budget(n: int, what: str) -> None:
@@ -316,13 +276,15 @@ def _within_budget(n: int, what: str) -> None:
                             f"({DRIVER_VALUES:,} values in one operation)")
 
 
-class SparkEngine(RunMemo):
+class SparkEngine(FrameOps):
     """:class:`~auditor.engines.operations.Operations` on named Spark DataFrames: one
     aggregate (one scan, one row to the driver) per split for tallies, one job for every
-    split's ranges; key operations through persisted count tables, their totals in one job.
-    Row counts are computed once and kept."""
+    split's ranges; key operations through persisted count tables, their totals in one job;
+    ``percentile_approx`` brackets (:mod:`auditor.engines.spark_values`). Row counts are
+    computed once and kept."""
 
     name = "spark"
+    value_ops = spark_values
     driver: Callable[[], Any] | None = None  # the run's driver-side sample (spark_io)
 
     def __init__(self, frames: dict[str, Any], *, seed: int = 0) -> None:
@@ -352,9 +314,7 @@ class SparkEngine(RunMemo):
         for split, df in self.frames.items():
             if splits is not None and split not in splits:
                 continue
-            offsets = self._offsets(split)
-            mapped = map_in_arrow(_numbered_input(df, columns),
-                                  _batch_runner(fn, schema, offsets), ddl)
+            mapped = _batch_mapped(df, columns, fn, schema, ddl, self._offsets(split))
             if sum_by is not None:
                 from pyspark.sql import functions as F
 
@@ -397,10 +357,8 @@ class SparkEngine(RunMemo):
         """The expansion as a Spark DataFrame (``mapInArrow``; persisted when keyed)."""
         schema = e.types
         ddl = ", ".join(f"{quoted(c)} {spark_type(t)}" for c, t in schema.items())
-        df = self.frames[e.split]
-        offsets = self._offsets(e.split)
-        made = map_in_arrow(_numbered_input(df, e.columns),
-                            _batch_runner(e.fn, schema, offsets), ddl)
+        made = _batch_mapped(self.frames[e.split], e.columns, e.fn, schema, ddl,
+                             self._offsets(e.split))
         if e.key is None:
             return made
         held: dict[Any, Any] = self.__dict__.setdefault("_expansions", {})
@@ -435,7 +393,6 @@ class SparkEngine(RunMemo):
         schema = {**{c: right.types[c] for c in on},
                   **{c: t for c, t in right.types.items() if c not in on},
                   **{c: t for c, t in left.types.items() if c not in on}}
-        got = conform(to_polars(joined.select(*[col(c) for c in schema])), schema)
 
         def kept(frame: Any, types: dict[str, Any]) -> pl.DataFrame:
             if frame is None:
@@ -443,7 +400,8 @@ class SparkEngine(RunMemo):
             return conform(to_polars(frame.select(*[col(c) for c in types])), types)
 
         try:
-            return Matches(got, kept(kept_l, left.types), kept(kept_r, right.types))
+            return Matches(kept(joined, schema), kept(kept_l, left.types),
+                           kept(kept_r, right.types))
         finally:
             if keep and left.key is None:
                 base.unpersist()
@@ -457,15 +415,11 @@ class SparkEngine(RunMemo):
         import shutil
         import uuid
 
-        from pyspark.sql import types as T
-
         from auditor.report.output import confined
 
         df = self.frames[split]
-        offsets = self._offsets(split)
         key = "_row__clean"
-        schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
-        numbered = map_in_arrow(df, _with_row_numbers(offsets, key), schema)
+        numbered = _row_numbered(df, self._offsets(split), key)
         drop = np.unique(np.asarray(rows, dtype=np.int64))
         if len(drop):
             gone = df.sparkSession.createDataFrame([(int(r),) for r in drop], f"{key} long")
@@ -501,8 +455,8 @@ class SparkEngine(RunMemo):
 
         out: dict[str, dict[str, SortedValues]] = {c: {} for c in columns}
         for split, df in self.frames.items():
-            counted = aggregate_row(df, {f"c{i}": f"count({number(df, Num(c))})"
-                                         for i, c in enumerate(columns)})
+            counted = _aggregate(df, {f"c{i}": f"count({number(df, Num(c))})"
+                                      for i, c in enumerate(columns)}).collect()[0]["_r"]
             _within_budget(sum(int(v) for v in counted), f"{', '.join(columns)} in {split}")
             got = to_polars(df.selectExpr(*[f"{number(df, Num(c))} AS v{i}"
                                             for i, c in enumerate(columns)]))
@@ -652,9 +606,9 @@ class SparkEngine(RunMemo):
         out = []
         for i, c in enumerate(cols):
             x = col(c)
-            if _is_float(df, c) and i == 0:  # a NaN key is no key, as in the key operations
+            if is_float(df, c) and i == 0:  # a NaN key is no key, as in the key operations
                 x = F.when(~F.isnan(x), x + F.lit(0.0))
-            elif _is_float(df, c):
+            elif is_float(df, c):
                 x = F.when(F.isnan(x), F.lit(float("nan"))).otherwise(x + F.lit(0.0))
             out.append(x.alias(f"c{i}"))
         return df.select(*out)
@@ -673,17 +627,13 @@ class SparkEngine(RunMemo):
 
         if not columns:
             return {}
-        union = None
-        for order, (split, df) in enumerate(self.frames.items()):
-            for i, c in enumerate(columns):
-                part = df.select(F.lit(split).alias("split"), F.lit(order).alias("order"),
-                                 F.lit(i).alias("column"),
-                                 _plain(df, c).cast("string").alias("value"))
-                union = part if union is None else union.unionByName(part)
-        assert union is not None
-        counts = (union.where(F.col("value").isNotNull())
-                  .groupBy("column", "split", "order", "value").count())
-        counts = self._persisted(counts)
+        union = unioned(
+            df.select(F.lit(split).alias("split"), F.lit(order).alias("order"),
+                      F.lit(i).alias("column"), plain(df, c).cast("string").alias("value"))
+            for order, (split, df) in enumerate(self.frames.items())
+            for i, c in enumerate(columns))
+        counts = self._persisted(union.where(F.col("value").isNotNull())
+                                 .groupBy("column", "split", "order", "value").count())
         kept = counts
         try:
             totals = {int(r[0]): int(r[1] or 0)
@@ -736,22 +686,18 @@ class SparkEngine(RunMemo):
         (:func:`auditor.engines.spark_sketch.binned`: two jobs whatever the columns)."""
         from pyspark.sql import functions as F
 
-        from auditor.engines import spark_sketch
-
         cols = list(kinds)
         if not cols:
             return
-        names = list(self.frames)
         union = spark_sketch.union(self.frames, cols)
-        counted = {int(r["_s"]): r for r in union.groupBy("_s").agg(
-            *[F.count(F.col(f"_x{i}")).alias(f"n{i}") for i in range(len(cols))]).collect()}
-        total = sum(int(r[f"n{i}"]) for r in counted.values() for i in range(len(cols)))
-        if total > NUMERIC_VALUES:
+        counted = union.agg(*[F.count(F.col(f"_x{i}")).alias(f"n{i}")
+                              for i in range(len(cols))]).collect()[0]
+        if sum(int(counted[f"n{i}"]) for i in range(len(cols))) > NUMERIC_VALUES:
             yield dict(spark_sketch.binned(self.frames, cols, dict(kinds), n_bins))
             return
         got = to_polars(union)
         out: dict[str, dict[str, Distribution]] = {}
-        for o, split in enumerate(names):
+        for o, split in enumerate(self.frames):
             rows = got.filter(pl.col("_s") == o) if got.height else got
             n = self.rows(split)
             out[split] = {}
@@ -764,14 +710,10 @@ class SparkEngine(RunMemo):
 
     def unseen_values(self, split: str, refs: Mapping[str, np.ndarray], kinds: Mapping[str, Kind],
                       *, limit: int) -> dict[str, tuple[list[tuple[float, int]], int]]:
-        from auditor.engines import spark_sketch
-
         return spark_sketch.unseen_values(self.frames, split, dict(refs), limit)
 
     def all_unique(self, kinds: Mapping[str, Kind], splits: Sequence[str]
                    ) -> dict[str, dict[str, bool]]:
-        from auditor.engines import spark_sketch
-
         return spark_sketch.all_unique(self.frames, splits, list(kinds))
 
     def distinct_values(self, columns: Sequence[str], *, limit: int = 0
@@ -780,10 +722,8 @@ class SparkEngine(RunMemo):
 
         out = {}
         for c in columns:
-            union = None
-            for df in self.frames.values():
-                part = df.select(_plain(df, c).cast("string").alias("v"))
-                union = part if union is None else union.unionByName(part)
+            union = unioned(df.select(plain(df, c).cast("string").alias("v"))
+                            for df in self.frames.values())
             values = self._persisted(union.where(F.col("v").isNotNull()).distinct())
             try:
                 distinct = int(values.count())
@@ -798,14 +738,10 @@ class SparkEngine(RunMemo):
              ) -> "nw.LazyFrame[Any]":
         """The expansions' ``mapInArrow`` outputs, unioned and persisted until ``release``
         (with ``persist``)."""
-        made = [self._expanded(e) for e in expansions]
-        union = made[0]
-        for m in made[1:]:
-            union = union.unionByName(m)
+        union = unioned(self._expanded(e) for e in expansions)
         return self.keep(nw.from_native(union)) if persist else nw.from_native(union)
 
     def keep(self, frame: "nw.LazyFrame[Any]", *, run: bool = False) -> "nw.LazyFrame[Any]":
-
         native = self._persisted(frame.to_native())
         self.__dict__.setdefault("persisted" if run else "_kept", []).append(native)
         return nw.from_native(native)
@@ -813,16 +749,12 @@ class SparkEngine(RunMemo):
     def rows_at(self, split: str, rows: np.ndarray, columns: Sequence[str]) -> pl.DataFrame:
         """One scan of the split, its stored row numbers added per partition
         (``mapInArrow``), filtered to ``rows``."""
-        from pyspark.sql import types as T
-
         wanted = [int(r) for r in np.asarray(rows, dtype=np.int64)]
         df = self.frames[split].select(*[col(c) for c in columns])
         if not wanted:
             return pl.DataFrame(schema={c: t for c, t in to_polars(df.limit(0)).schema.items()})
-        offsets = self._offsets(split)
         key = "__auditor_row"
-        schema = T.StructType([T.StructField(key, T.LongType())] + list(df.schema.fields))
-        got = to_polars(map_in_arrow(df, _with_row_numbers(offsets, key), schema)
+        got = to_polars(_row_numbered(df, self._offsets(split), key)
                         .where(col(key).isin(sorted(set(wanted)))))
         order = pl.DataFrame({key: wanted}, schema={key: pl.Int64})
         return order.join(got, on=key, how="left", maintain_order="left").drop(key)
@@ -837,42 +769,16 @@ class SparkEngine(RunMemo):
                          ) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
         raise NotImplementedError("MinHash near copies of free text are polars-only")
 
-    def quantiles(self, values: Sequence[tuple[Values, int]], qs: Sequence[float]
-                  ) -> list[list[Bracket]]:
-        """``percentile_approx`` brackets (:func:`auditor.engines.spark_values.quantiles`)."""
-        return spark_values.quantiles(self.frames, values, qs)
-
-    def order_statistics(self, requests: Sequence[OrderStat]) -> list[tuple[float, float]]:
-        return spark_values.order_statistics(self.frames, requests)
-
-    def most_repeated(self, values: Sequence[Values]) -> list[int]:
-        return spark_values.most_repeated(self.frames, values)
-
-    def distinct_counts(self, columns: Sequence[str], splits: Sequence[str], *,
-                        missing_level: bool = False) -> dict[str, int]:
-        return spark_values.distinct_counts(self.frames, columns, splits,
-                                            missing_level=missing_level)
-
-    def level_spreads(self, key: str, columns: Sequence[str], splits: Sequence[str]
-                      ) -> dict[str, tuple[int, int]]:
-        return spark_values.level_spreads(self.frames, key, columns, splits)
-
     def class_ranks(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                     ) -> ClassRanks:
-        from auditor.engines import label_bins
-
         return label_bins.class_ranks(self, label, classes, columns)
 
     def class_levels(self, label: str, classes: Sequence[Any], columns: Sequence[str]
                      ) -> ClassLevels:
-        from auditor.engines import label_levels
-
         return label_levels.class_levels(self, label, classes, columns)
 
     def target_rate_aucs(self, label: str, classes: Sequence[Any], columns: Sequence[str],
                          smoothing: float) -> dict[str, dict[str, float]]:
-        from auditor.engines import label_levels
-
         return label_levels.target_rate_aucs(self, label, classes, columns, smoothing)
 
     def close(self) -> None:
@@ -881,12 +787,6 @@ class SparkEngine(RunMemo):
             table.unpersist()
         self._counts.clear()
         self.persisted = []
-
-    def split_names(self) -> list[str]:
-        return list(self.frames)
-
-    def columns(self, split: str) -> list[str]:
-        return list(self.frames[split].columns)
 
     def counted(self, rows: Mapping[str, int]) -> None:
         """Row counts of splits a caller already has (the loader's label aggregate)."""
@@ -917,12 +817,17 @@ class SparkEngine(RunMemo):
 
     def _offsets(self, split: str) -> dict[int, int]:
         """The first stored row number of every partition of ``split``; on the first call
-        every split's, from one job (kept for the run)."""
+        every split's, from one job (kept for the run). The splits must be persisted or read
+        from files, as the loader leaves them: on a DataFrame made from local rows Spark
+        evaluates ``spark_partition_id`` on the driver (partition 0 for every row) while
+        ``mapInArrow`` runs on its real partitions."""
+        from pyspark.sql import functions as F
+
         memo: dict[str, dict[int, int]] = self.cached("spark.offsets", dict)
         if split not in memo:
             todo = [s for s in self.frames if s not in memo]
-            for s, rows in zip(todo, _gathered([_partition_counts(self.frames[s])
-                                                 for s in todo])):
+            for s, rows in zip(todo, _gathered([self.frames[s].select(
+                    F.spark_partition_id().alias("p")).groupBy("p").count() for s in todo])):
                 memo[s], at = {}, 0
                 for p, n in sorted((int(r["p"]), int(r["count"])) for r in rows):
                     memo[s][p], at = at, at + n

@@ -7,16 +7,20 @@ counts and whatever the checks' engine operations return.
 """
 from __future__ import annotations
 
+import os
+import re
+import sys
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from auditor.core.config import AuditConfig, Columns, Tokens
+from auditor.core.config import AuditConfig, Columns, CsvFormat, Tokens
 from auditor.core.roles import (ColumnType, Kind, LabelKind, harmonise_types, label_kind_of,
                                 resolve_features)
 from auditor.core.splits import LoadedSplits, TokenType, check_declared_columns, check_token_types
 from auditor.engines import NOT_ON_SPARK
-from auditor.loading.data import with_config
+from auditor.engines.spark_columns import col as column, unioned
+from auditor.loading.data import to_polars, with_config
 from auditor.errors import ConfigError, InputError
 
 TABLE_PREFIX = "table:"
@@ -28,9 +32,6 @@ JSONL = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 def local_cores(master: str | None) -> int | None:
     """Cores of a local master (``local`` 1, ``local[N]`` / ``local[N,F]`` N, ``local[*]`` the
     machine's); None for a cluster master (spark://, yarn, k8s://)."""
-    import os
-    import re
-
     text = (master or "local[*]").strip()
     if text == "local":
         return 1
@@ -80,9 +81,6 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
     if active is not None and master is None and not conf:
         return active
     builder = SparkSession.builder.appName("auditor").master(master or "local[*]")
-    import os
-    import sys
-
     if (master or "local").startswith("local"):
         # local Python workers run this interpreter, and so see its packages (polars, ...)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -123,8 +121,6 @@ def read_split(spark: Any, spec: str | Path, name: str, csv: Any = None) -> Any:
     if not path.exists():
         raise InputError(f"{path}: no such file or folder (split {name})")
     lower = path.name.lower()
-    from auditor.core.config import CsvFormat
-
     csv = csv or CsvFormat()
     if lower.endswith(CSV) and csv.decimal == ",":
         raise InputError(f"{path}: the spark engine's CSV reader has no decimal comma "
@@ -269,19 +265,14 @@ class SparkAuditData(LoadedSplits):
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
-        from auditor.engines.spark_engine import col as _c
-
         y = self.label
         if not y:
             return None
 
         def measure() -> dict[str, Any]:
             names = list(self.splits)
-            parts = [df.select(F.lit(i).alias("_s"), _c(y).alias("_y"))
-                     for i, df in enumerate(self.splits.values())]
-            union = parts[0]
-            for p in parts[1:]:
-                union = union.unionByName(p, allowMissingColumns=True)
+            union = unioned(df.select(F.lit(i).alias("_s"), column(y).alias("_y"))
+                            for i, df in enumerate(self.splits.values()))
             col = F.col("_y")
             is_float = isinstance(union.schema["_y"].dataType,
                                   (T.FloatType, T.DoubleType, T.DecimalType))
@@ -313,8 +304,6 @@ class SparkAuditData(LoadedSplits):
         harmonise_types`, :func:`~auditor.core.roles.resolve_features`) in Spark's types: a
         column with no value in a split is read as null there (:meth:`_all_null`), each
         compared column cast to one type across splits (Spark's type names in the issues)."""
-        from auditor.engines.spark_engine import col as column
-
         fields = {n: {f.name: f.dataType for f in df.schema.fields}
                   for n, df in self.splits.items()}
         token_cols = set(self.tokens.columns()) if self.tokens else set()
@@ -348,8 +337,6 @@ class SparkAuditData(LoadedSplits):
         column, as polars' ``Null`` type. One count per split, only when a type differs."""
         from pyspark.sql import functions as F
 
-        from auditor.engines.spark_engine import col as column
-
         names = list(fields)
         differ = [c for c in fields[names[0]] if c not in token_cols
                   and all(c in fields[n] for n in names)
@@ -380,7 +367,8 @@ def open_spark_splits(cfg: AuditConfig, frames: dict[str, Any] | None = None, *,
     paths: dict[str, str | None] = {}
     for name, spec in cfg.datasets.items():
         if name in frames:
-            splits[name] = _as_spark(spark, frames[name], name)
+            splits[name] = frames[name] if _is_spark_frame(frames[name]) else \
+                spark.createDataFrame(to_polars(frames[name], name).to_arrow())
             paths[name] = None
         else:
             splits[name] = read_split(spark, spec, name, cfg.csv)
@@ -435,14 +423,6 @@ def persist_splits(spark: Any, splits: dict[str, Any], paths: dict[str, str | No
 
 def _is_spark_frame(obj: Any) -> bool:
     return type(obj).__module__.startswith("pyspark.sql") and hasattr(obj, "sparkSession")
-
-
-def _as_spark(spark: Any, obj: Any, name: str) -> Any:
-    if _is_spark_frame(obj):
-        return obj
-    from auditor.loading.data import to_polars
-
-    return spark.createDataFrame(to_polars(obj, name).to_arrow())
 
 
 def token_type(data_type: Any) -> TokenType:

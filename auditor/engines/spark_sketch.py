@@ -33,13 +33,12 @@ columns whose finding states them.
 """
 from __future__ import annotations
 
-from functools import reduce
 from typing import Any, Sequence
 
 import numpy as np
 
 from auditor.core.roles import Kind
-from auditor.engines.spark_columns import col as _c, quoted, to_polars
+from auditor.engines.spark_columns import col as _c, quoted, to_polars, unioned
 from auditor.stats.drift_binned import Binned, Cells, Profile, grid_of
 
 KS_GRID = 1000              # quantiles per split in a column's fine grid
@@ -83,27 +82,22 @@ def union(frames: dict[str, Any], cols: list[str], splits: Sequence[str] | None 
     from pyspark.sql import functions as F
 
     names = list(frames)
-    parts = []
-    for s in splits or names:
-        df = frames[s]
-        parts.append(df.select(F.lit(names.index(s)).alias("_s"),
-                               *[numeric_expr(df, c).alias(f"_x{i}")
-                                 for i, c in enumerate(cols)]))
-    return reduce(lambda a, b: a.unionByName(b), parts)
+    return unioned(frames[s].select(F.lit(names.index(s)).alias("_s"),
+                                    *[numeric_expr(frames[s], c).alias(f"_x{i}")
+                                      for i, c in enumerate(cols)]) for s in splits or names)
 
 
-def _stack(df: Any, exprs: list[Any], split: Any = "_s") -> Any:
-    """Rows (``_s`` = ``split``, c = column index, v = value) for every expression: one long
-    frame, no job per column. Spark aggregates it map-side (partial HashAggregate) before the
-    shuffle, so at most (splits x columns x distinct values) rows per partition move.
-    ``split``: the name of the frame's split column, a split's position, or None (no ``_s``)."""
+def _stack(df: Any, exprs: list[Any], split: bool = True) -> Any:
+    """Rows (``_s`` the frame's split column, kept with ``split``; c = column index, v = value)
+    for every expression: one long frame, no job per column. Spark aggregates it map-side
+    (partial HashAggregate) before the shuffle, so at most (splits x columns x distinct values)
+    rows per partition move."""
     from pyspark.sql import functions as F
 
-    keep = ([] if split is None else
-            [F.col(split) if isinstance(split, str) else F.lit(split).alias("_s")])
+    keep = ["_s"] if split else []
     wide = df.select(*keep, *[e.alias(f"_v{i}") for i, e in enumerate(exprs)])
     body = ", ".join(f"{i}, `_v{i}`" for i in range(len(exprs)))
-    return wide.select(*(["_s"] if keep else []), F.expr(f"stack({len(exprs)}, {body}) as (c, v)"))
+    return wide.select(*keep, F.expr(f"stack({len(exprs)}, {body}) as (c, v)"))
 
 
 def profiles(frames: dict[str, Any], cols: list[str], n_bins: int) -> dict[str, dict[str, Profile]]:
@@ -278,7 +272,7 @@ def unseen_values(frames: dict[str, Any], split: str, refs: dict[str, np.ndarray
     u = union(frames, cols, [split])
     exprs = [F.when(~F.col(f"_x{i}").isin([float(v) for v in refs[c]]), F.col(f"_x{i}"))
              for i, c in enumerate(cols)]
-    counts = (_stack(u, exprs, split=None).where(F.col("v").isNotNull())
+    counts = (_stack(u, exprs, split=False).where(F.col("v").isNotNull())
               .groupBy("c", "v").count())
     w = Window.partitionBy("c")
     top = (counts.withColumn("rk", F.row_number().over(w.orderBy(F.desc("count"),

@@ -23,10 +23,12 @@ bounds (null elsewhere: aggregates skip it).
 from __future__ import annotations
 
 import math
+from functools import reduce
+from operator import or_
 from typing import Any, Mapping, Sequence
 
 from auditor.engines.operations import EXACT_BAND, Bracket, OrderStat, Values
-from auditor.engines.spark_columns import col
+from auditor.engines.spark_columns import col, is_float, plain, unioned
 from auditor.stats.preprocessing import linear_quantile
 
 ACCURACY = 10_000          # percentile_approx accuracy: rank error <= n / ACCURACY
@@ -47,24 +49,14 @@ def doubles(name: str) -> Any:
     return F.when(~F.isnan(x), x)
 
 
-def _any(conds: Sequence[Any]) -> Any:
-    out = conds[0]
-    for c in conds[1:]:
-        out = out | c
-    return out
-
-
 def requested(frames: Mapping[str, Any], values: Sequence[Values]) -> tuple[Any, list[Any]]:
     """The union of the splits ``values`` read (their columns as ``v0..``, doubles with NaN as
     null, under :data:`TAG`) and each request's values as a column expression."""
     F = _F()
     names = [s for s in frames if any(s in v.splits for v in values)]
     cols = list(dict.fromkeys(v.column for v in values))
-    union = None
-    for t, s in enumerate(names):
-        part = frames[s].select(*[doubles(c).alias(f"v{j}") for j, c in enumerate(cols)],
-                                F.lit(t).alias(TAG))
-        union = part if union is None else union.unionByName(part)
+    union = unioned(frames[s].select(*[doubles(c).alias(f"v{j}") for j, c in enumerate(cols)],
+                                     F.lit(t).alias(TAG)) for t, s in enumerate(names))
     exprs = []
     for v in values:
         x = F.col(f"v{cols.index(v.column)}")
@@ -188,7 +180,7 @@ def _windows(frame: Any, brackets: list[tuple[Any, float, float]]
     hits = F.array(*[F.struct(F.lit(i).alias("r"), F.when((e >= lo) & (e <= hi), e).alias("v"))
                      for i, (e, lo, hi) in enumerate(brackets)])
     out: dict[int, list[tuple[float, int]]] = {i: [] for i in range(len(brackets))}
-    for r in (frame.where(_any([(e >= lo) & (e <= hi) for e, lo, hi in brackets]))
+    for r in (frame.where(reduce(or_, [(e >= lo) & (e <= hi) for e, lo, hi in brackets]))
               .select(F.explode(F.filter(hits, lambda s: s["v"].isNotNull())).alias("s"))
               .select("s.r", "s.v").groupBy("r", "v").count().collect()):
         out[int(r["r"])].append((float(r["v"]), int(r["count"])))
@@ -201,7 +193,7 @@ def most_repeated(frames: Mapping[str, Any], values: Sequence[Values]) -> list[i
         return []
     frame, exprs = requested(frames, values)
     hits = F.array(*[F.struct(F.lit(i).alias("r"), e.alias("v")) for i, e in enumerate(exprs)])
-    rows = (frame.where(_any([e.isNotNull() for e in exprs]))
+    rows = (frame.where(reduce(or_, [e.isNotNull() for e in exprs]))
             .select(F.explode(F.filter(hits, lambda s: s["v"].isNotNull())).alias("s"))
             .select("s.r", "s.v").groupBy("r", "v").count()
             .groupBy("r").agg(F.max("count").alias("m")).collect())
@@ -209,47 +201,25 @@ def most_repeated(frames: Mapping[str, Any], values: Sequence[Values]) -> list[i
     return [most.get(i, 0) for i in range(len(values))]
 
 
-def _stacked(frames: Mapping[str, Any], cols: Sequence[str], splits: Sequence[str]) -> Any:
-    """``cols`` of ``splits`` stacked as ``c0..`` (float NaN as null)."""
-    from pyspark.sql.types import DoubleType, FloatType
-
-    F = _F()
-    union = None
-    for s in splits:
-        df = frames[s]
-        part = df.select(*[
-            (F.when(~F.isnan(col(c)), col(c))
-             if isinstance(df.schema[c].dataType, (DoubleType, FloatType)) else col(c))
-            .alias(f"c{j}") for j, c in enumerate(cols)])
-        union = part if union is None else union.unionByName(part)
-    return union
-
-
 def distinct_counts(frames: Mapping[str, Any], columns: Sequence[str], splits: Sequence[str],
                     *, missing_level: bool = False) -> dict[str, int]:
     """One ``agg`` over the stacked splits: ``count_distinct`` of the values (NaN as null),
     and whether a null or a NaN occurs (each a level of its own with ``missing_level``)."""
-    from pyspark.sql.types import DoubleType, FloatType
-
     F = _F()
     cols = list(dict.fromkeys(columns))
     if not cols:
         return {}
-    union = None
-    for s in splits:
-        df = frames[s]
-        part = df.select(*[x for j, c in enumerate(cols) for x in (
-            col(c).alias(f"r{j}"),
-            (F.isnan(col(c)) if isinstance(df.schema[c].dataType, (DoubleType, FloatType))
-             else F.lit(False)).alias(f"a{j}"))])
-        union = part if union is None else union.unionByName(part)
+    assert splits, "distinct counts of no split"
+    union = unioned(frames[s].select(*[x for j, c in enumerate(cols) for x in (
+        col(c).alias(f"r{j}"),
+        (F.isnan(col(c)) if is_float(frames[s], c) else F.lit(False)).alias(f"a{j}"))])
+        for s in splits)
     aggs = []
     for j in range(len(cols)):
         r, nan = F.col(f"r{j}"), F.col(f"a{j}")
         aggs += [F.count_distinct(F.when(~nan, r)).alias(f"d{j}"),
                  F.max(r.isNull().cast("int")).alias(f"m{j}"),
                  F.max(nan.cast("int")).alias(f"n{j}")]
-    assert union is not None, "distinct counts of no split"
     row = union.agg(*aggs).collect()[0]
     return {c: int(row[f"d{j}"]) + (int(bool(row[f"m{j}"])) + int(bool(row[f"n{j}"]))
                                     if missing_level else 0) for j, c in enumerate(cols)}
@@ -261,7 +231,9 @@ def level_spreads(frames: Mapping[str, Any], key: str, columns: Sequence[str],
     cols = [c for c in dict.fromkeys(columns) if c != key]
     if not cols:
         return {}
-    per = _stacked(frames, [key, *cols], splits).groupBy("c0").agg(
+    stacked = unioned(frames[s].select(*[plain(frames[s], c).alias(f"c{j}")
+                                         for j, c in enumerate([key, *cols])]) for s in splits)
+    per = stacked.groupBy("c0").agg(
         *[F.count_distinct(f"c{j}").alias(f"u{j}") for j in range(1, len(cols) + 1)])
     row = per.agg(*[F.sum((F.col(f"u{j}") >= 1).cast("int")).alias(f"g{j}")
                     for j in range(1, len(cols) + 1)],
@@ -299,10 +271,7 @@ def continuous_columns(frames: Mapping[str, Any], columns: Sequence[str],
                      col(c).isNotNull().alias("ok")) for c in which[s]])).alias("v"))
             .select("v.sj", "v.h", "v.ok").where("ok").drop("ok")
             for i, s in enumerate(splits) if which.get(s)]
-        out = parts[0]
-        for p in parts[1:]:
-            out = out.unionByName(p)
-        return out
+        return unioned(parts)
 
     if not any(cand.values()):
         return {s: [] for s in splits}
