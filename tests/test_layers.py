@@ -77,6 +77,25 @@ def test_no_module_imports_from_a_higher_layer():
     assert upward == []
 
 
+def private_imports(path: Path) -> list[tuple[str, str, int]]:
+    """(module, private name, line) of every ``from auditor.x import _name`` in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(node.module, a.name, node.lineno) for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+            and node.module.split(".")[0] == "auditor"
+            for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+
+
+def test_no_private_name_is_imported_across_layers(tmp_path):
+    crossing = [f"{module_name(p)}:{line} imports {name} from {d}"
+                for p in ROOT.rglob("*.py") for d, name, line in private_imports(p)
+                if layer_of(d) != layer_of(module_name(p))]
+    assert crossing == []
+    planted = tmp_path / "planted.py"  # the scan sees one when there is one
+    planted.write_text("def f():\n    from auditor.stats.drift import _as_float, prepare\n")
+    assert private_imports(planted) == [("auditor.stats.drift", "_as_float", 2)]
+
+
 def test_there_is_no_import_cycle():
     g = {m: {d for d, _, _ in deps} for m, deps in graph().items()}
     index: dict[str, int] = {}
