@@ -405,14 +405,15 @@ class PolarsOperations(FrameOps):
                      for i, fs in pieces.items()}
         totals = {i: int(c["n"].sum() or 0) for i, c in by_column.items()}
         if shared_key is not None and by_column:  # every column at once: (column, value)
-            stacked = pl.concat([c.select(pl.lit(i, dtype=pl.Int64).alias("_c"), "value")
+            stacked = pl.concat([c.with_columns(pl.lit(i, dtype=pl.Int64).alias("_c"))
                                  for i, c in by_column.items()])  # pairs sharing a key
-            keys = stacked.unique().with_columns(shared_key(pl.col("value")).alias("_key"))
-            shared = keys.filter(pl.len().over("_c", "_key") > 1)
-            by_column = {i: c.join(shared.filter(pl.col("_c") == i).select("value"),
-                                   on="value", how="semi", maintain_order="left")
-                         for i, c in by_column.items()}
-        return {col: ValueCounts(totals.get(i, 0), by_column.get(i, empty))
+            keys = (stacked.select("_c", "value").unique()
+                    .with_columns(shared_key(pl.col("value")).alias("_key")))
+            shared = keys.filter(pl.len().over("_c", "_key") > 1).select("_c", "value")
+            kept = stacked.join(shared, on=["_c", "value"], how="semi", maintain_order="left")
+            parts = kept.partition_by("_c", as_dict=True, include_key=False)
+            by_column = {i: parts.get((i,), c.clear()) for i, c in by_column.items()}
+        return {col: ValueCounts(totals.get(i, 0), by_column.get(i, empty.clear()))
                 for i, col in enumerate(columns)}
 
     def numeric_distributions(self, kinds: Mapping[str, Kind], *, n_bins: int,

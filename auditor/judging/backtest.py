@@ -228,9 +228,10 @@ def views(engine: Operations, plans: dict[tuple[str, str], Backtests], columns: 
     the loaded data; Spark: the run's seeded driver-side sample, collected once): the windows
     are filters of rows already in this process, so a pair's nine comparisons cost no scan of
     the data. Each pair's two splits are sampled once (seeded) at the rate that leaves its
-    largest comparison :data:`MAX_ROWS` rows (every comparison of a pair spans about the same
-    rows), and the windows filter the samples: at 1M rows 18 filters of 80,000 rows instead of
-    1M. A pair whose splits have no rows there (or an engine without driver data) gets none."""
+    largest comparison about :data:`MAX_ROWS` rows (every comparison of a pair spans about the
+    same rows; a smaller one is thinned at the same rate), and the windows filter the samples:
+    at 1M train rows 17 filters of 80,000 rows instead of 1M. A pair whose splits have no rows
+    there (or an engine without driver data) gets none."""
     from auditor.engines.polars_engine import PolarsEngine
     from auditor.errors import NotApplicable
 

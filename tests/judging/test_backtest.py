@@ -65,6 +65,12 @@ def test_each_comparison_is_a_seeded_sample_of_about_max_rows(monkeypatch):
         assert 85 <= rows[ref] + rows[cur] <= 155  # ~120: 60% of ~200, hypergeometric
     assert sum(rows[r] + rows[c] for r, c in names["train", "test"]) == pytest.approx(
         9 * 120, rel=0.08)
+    # train sampled once: every train-side window holds rows of one 180-row sample (windows
+    # sampled one by one would together hold nearly all 300 train rows)
+    train_sides = [names["train", "test"][0][0]] + [n for pair in names["train", "test"][1:]
+                                                     for n in pair]
+    seen = pl.concat([view.frames[n].select("day") for n in train_sides]).unique()
+    assert seen.height <= 181
     again, _ = views(engine, plans, ["x"], seed=5)
     assert again is not None
     for name in rows:
